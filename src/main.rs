@@ -1,1 +1,25 @@
-fn main() {}
+//! `rocescope`: capture and analyse RoCEv2 traffic from a terminal.
+//!
+//! Subcommands live in their own modules; this file parses the command line and maps
+//! failures to exit codes (0 success, 1 error, 2 usage).
+
+mod cli;
+mod decode_cmd;
+mod output;
+
+use clap::Parser;
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let cli = cli::Cli::parse();
+    let result = match cli.command {
+        cli::Command::Decode(args) => decode_cmd::run(&args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("rocescope: {e:#}");
+            ExitCode::from(1)
+        }
+    }
+}

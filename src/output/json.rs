@@ -1,0 +1,371 @@
+//! NDJSON: one object per frame. The schema is documented in `docs/decode-json.md`; the
+//! names here are that schema, so change both together.
+
+use super::{mac, Frame};
+use rocescope_decoder::MacControl;
+use serde::Serialize;
+
+#[derive(Serialize)]
+struct Obj {
+    frame: u64,
+    ts_ns: i64,
+    caplen: u32,
+    len: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    eth: Option<Eth>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    sll: Option<Sll>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    vlan: Vec<Vlan>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ip: Option<IpJ>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    udp: Option<Udp>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    grh: Option<Grh>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    bth: Option<Bth>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    dceth: Option<DcEth>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    rdeth: Option<Rdeth>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    deth: Option<Deth>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    xrceth: Option<XrcEth>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    feth: Option<Feth>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reth: Option<Reth>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    atomiceth: Option<AtomicEth>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    aeth: Option<Aeth>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    atomicacketh: Option<AtomicAckEth>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    immdt: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ieth: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cnp: Option<Cnp>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    payload_len: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    icrc: Option<Icrc>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pfc: Option<Pfc>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pause: Option<Pause>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<String>,
+}
+
+#[derive(Serialize)]
+struct Eth {
+    src: String,
+    dst: String,
+    ethertype: u16,
+}
+#[derive(Serialize)]
+struct Sll {
+    version: u8,
+    protocol: u16,
+    packet_type: u16,
+}
+#[derive(Serialize)]
+struct Vlan {
+    id: u16,
+    pcp: u8,
+    dei: bool,
+}
+#[derive(Serialize)]
+struct IpJ {
+    version: u8,
+    src: String,
+    dst: String,
+    dscp: u8,
+    ecn: u8,
+    ttl: u8,
+    len: u16,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    fragment: bool,
+}
+#[derive(Serialize)]
+struct Udp {
+    sport: u16,
+    dport: u16,
+    len: u16,
+}
+#[derive(Serialize)]
+struct Grh {
+    tclass: u8,
+    flow_label: u32,
+    paylen: u16,
+    nxthdr: u8,
+    hoplmt: u8,
+    sgid: String,
+    dgid: String,
+}
+#[derive(Serialize)]
+struct Bth {
+    opcode: u8,
+    opcode_name: &'static str,
+    se: bool,
+    m: bool,
+    pad: u8,
+    tver: u8,
+    pkey: u16,
+    fecn: bool,
+    becn: bool,
+    resv6: u8,
+    dqpn: u32,
+    ackreq: bool,
+    resv7: u8,
+    psn: u32,
+}
+#[derive(Serialize)]
+struct DcEth {
+    value: u64,
+}
+#[derive(Serialize)]
+struct Rdeth {
+    eecn: u32,
+}
+#[derive(Serialize)]
+struct Deth {
+    qkey: u32,
+    srcqp: u32,
+}
+#[derive(Serialize)]
+struct XrcEth {
+    srqn: u32,
+}
+#[derive(Serialize)]
+struct Feth {
+    sel: u8,
+    plt: u8,
+}
+#[derive(Serialize)]
+struct Reth {
+    va: u64,
+    rkey: u32,
+    dmalen: u32,
+}
+#[derive(Serialize)]
+struct AtomicEth {
+    va: u64,
+    rkey: u32,
+    swap: u64,
+    compare: u64,
+}
+#[derive(Serialize)]
+struct Aeth {
+    syndrome: u8,
+    kind: &'static str,
+    value: u8,
+    msn: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    nak: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    rnr_timer_us: Option<u32>,
+}
+#[derive(Serialize)]
+struct AtomicAckEth {
+    orig: u64,
+}
+#[derive(Serialize)]
+struct Cnp {}
+#[derive(Serialize)]
+struct Icrc {
+    value: Option<u32>,
+    status: &'static str,
+}
+#[derive(Serialize)]
+struct Pfc {
+    enable: u16,
+    quanta: [u16; 8],
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    bad_dst: bool,
+}
+#[derive(Serialize)]
+struct Pause {
+    quanta: u16,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    bad_dst: bool,
+}
+
+/// Append the JSON object for `f` to `out` (no newline).
+pub fn write(f: &Frame<'_>, out: &mut String) {
+    let p = f.packet;
+    let mut o = Obj {
+        frame: f.number,
+        ts_ns: f.record.ts_ns,
+        caplen: f.record.caplen,
+        len: f.record.len,
+        eth: None,
+        sll: None,
+        vlan: p
+            .vlans
+            .as_slice()
+            .iter()
+            .map(|t| Vlan {
+                id: t.vid,
+                pcp: t.pcp,
+                dei: t.dei,
+            })
+            .collect(),
+        ip: p.ip.as_ref().map(|ip| IpJ {
+            version: ip.version(),
+            src: ip.src().to_string(),
+            dst: ip.dst().to_string(),
+            dscp: ip.dscp(),
+            ecn: ip.ecn() as u8,
+            ttl: ip.ttl(),
+            len: ip.len_field(),
+            fragment: p.ip_fragment,
+        }),
+        udp: p.udp.as_ref().map(|u| Udp {
+            sport: u.source_port(),
+            dport: u.destination_port(),
+            len: u.length(),
+        }),
+        grh: None,
+        bth: None,
+        dceth: None,
+        rdeth: None,
+        deth: None,
+        xrceth: None,
+        feth: None,
+        reth: None,
+        atomiceth: None,
+        aeth: None,
+        atomicacketh: None,
+        immdt: None,
+        ieth: None,
+        cnp: None,
+        payload_len: None,
+        icrc: None,
+        pfc: None,
+        pause: None,
+        error: p.error.map(|e| e.to_string()),
+    };
+    match &p.link {
+        rocescope_decoder::Link::Ethernet(e) => {
+            o.eth = Some(Eth {
+                src: mac(&e.src()),
+                dst: mac(&e.dst()),
+                ethertype: e.ethertype(),
+            })
+        }
+        rocescope_decoder::Link::Sll(s) => {
+            o.sll = Some(Sll {
+                version: 1,
+                protocol: s.protocol(),
+                packet_type: s.packet_type(),
+            })
+        }
+        rocescope_decoder::Link::Sll2(s) => {
+            o.sll = Some(Sll {
+                version: 2,
+                protocol: s.protocol(),
+                packet_type: u16::from(s.packet_type()),
+            })
+        }
+        _ => {}
+    }
+    if let Some(r) = &p.roce {
+        let b = r.bth;
+        o.grh = r.grh.map(|g| Grh {
+            tclass: g.tclass(),
+            flow_label: g.flow_label(),
+            paylen: g.paylen(),
+            nxthdr: g.nxthdr(),
+            hoplmt: g.hoplmt(),
+            sgid: g.sgid().to_string(),
+            dgid: g.dgid().to_string(),
+        });
+        o.bth = Some(Bth {
+            opcode: b.opcode().0,
+            opcode_name: b.opcode().name(f.opts.opcode),
+            se: b.se(),
+            m: b.migreq(),
+            pad: b.pad_count(),
+            tver: b.tver(),
+            pkey: b.pkey(),
+            fecn: b.fecn(),
+            becn: b.becn(),
+            resv6: b.resv6(),
+            dqpn: b.dest_qp(),
+            ackreq: b.ack_req(),
+            resv7: b.resv7(),
+            psn: b.psn(),
+        });
+        let e = &r.ext;
+        o.dceth = e.dceth.map(|h| DcEth { value: h.value() });
+        o.rdeth = e.rdeth.map(|h| Rdeth { eecn: h.eecn() });
+        o.deth = e.deth.map(|h| Deth {
+            qkey: h.qkey(),
+            srcqp: h.src_qp(),
+        });
+        o.xrceth = e.xrceth.map(|h| XrcEth { srqn: h.srqn() });
+        o.feth = e.feth.map(|h| Feth {
+            sel: h.sel(),
+            plt: h.plt(),
+        });
+        o.reth = e.reth.map(|h| Reth {
+            va: h.va(),
+            rkey: h.rkey(),
+            dmalen: h.dma_len(),
+        });
+        o.atomiceth = e.atomiceth.map(|h| AtomicEth {
+            va: h.va(),
+            rkey: h.rkey(),
+            swap: h.swap(),
+            compare: h.compare(),
+        });
+        o.aeth = e.aeth.map(|h| {
+            let a = h.repr();
+            Aeth {
+                syndrome: a.syndrome,
+                kind: a.kind().name(),
+                value: a.value(),
+                msn: a.msn,
+                nak: a.nak_code().map(|c| c.name()),
+                rnr_timer_us: a.rnr_timer_us(),
+            }
+        });
+        o.atomicacketh = e.atomicacketh.map(|h| AtomicAckEth { orig: h.orig() });
+        o.immdt = e.immdt.map(|h| h.value());
+        o.ieth = e.ieth.map(|h| h.rkey());
+        o.cnp = e.cnp.map(|_| Cnp {});
+        o.payload_len = Some(r.payload_len);
+        o.icrc = Some(Icrc {
+            value: r.icrc.value,
+            status: r.icrc.status.name(),
+        });
+    }
+    match &p.mac_control {
+        Some(MacControl::Pfc(pfc)) => {
+            o.pfc = Some(Pfc {
+                enable: pfc.enable_vector,
+                quanta: pfc.quanta,
+                bad_dst: pfc.bad_dst,
+            })
+        }
+        Some(MacControl::Pause(pause)) => {
+            o.pause = Some(Pause {
+                quanta: pause.quanta,
+                bad_dst: pause.bad_dst,
+            })
+        }
+        _ => {}
+    }
+    match serde_json::to_string(&o) {
+        Ok(s) => out.push_str(&s),
+        Err(e) => out.push_str(&format!(
+            "{{\"frame\":{},\"error\":\"json: {e}\"}}",
+            f.number
+        )),
+    }
+}
