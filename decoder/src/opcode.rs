@@ -196,8 +196,8 @@ pub enum Position {
 /// Decoder options that change how opcodes are read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct OpcodeOptions {
-    /// Read 0x40-0x5F as Mellanox DC (BTH + 8-byte DC extension + the RD header
-    /// sequence), as Wireshark does, instead of IBTA Reliable Datagram.
+    /// Read 0x40-0x5F as Mellanox DC (BTH + 8-byte DC extension + RDETH + DETH + the RC
+    /// header sequence) instead of IBTA Reliable Datagram.
     pub dc: bool,
 }
 
@@ -562,15 +562,19 @@ impl Opcode {
                 if matches!(op, 0x16 | 0x17 | 0x1D) {
                     return unknown;
                 }
-                let mut h = base.with(ExtKind::Rdeth);
-                // Requests carry a DETH; responses and FLUSH do not (reference §1.3).
-                if !is_response && op != 0x1C {
-                    h = h.with(ExtKind::Deth);
-                }
+                let h = base.with(ExtKind::Rdeth);
                 if opts.dc {
-                    h = h.with(ExtKind::DcEth);
+                    // Mellanox DC: an 8-byte extension, then RDETH and DETH on every packet,
+                    // responses included, then the RC sequence. Inferred from the lengths of
+                    // the DC frames in the real captures (an ACK's AETH, 0x1F = ACK, ends
+                    // exactly at the ICRC); Wireshark reads a DC ACK's RDETH as its AETH.
+                    h.with(ExtKind::Deth).with(ExtKind::DcEth)
+                } else if !is_response && op != 0x1C {
+                    // IBTA RD: requests carry a DETH; responses and FLUSH do not (§1.3).
+                    h.with(ExtKind::Deth)
+                } else {
+                    h
                 }
-                h
             }
             Transport::Ud if op == 0x04 || op == 0x05 => base.with(ExtKind::Deth),
             Transport::Xrc if !matches!(op, 0x15 | 0x1D) => {
