@@ -763,7 +763,7 @@ mod tests {
         let dc = Opcode(0x51).layout(OpcodeOptions { dc: true });
         assert_eq!(
             dc.headers.iter().collect::<Vec<_>>(),
-            [ExtKind::DcEth, ExtKind::Rdeth, ExtKind::Aeth]
+            [ExtKind::DcEth, ExtKind::Rdeth, ExtKind::Deth, ExtKind::Aeth]
         );
     }
 
