@@ -1,0 +1,647 @@
+//! A tiny model of a RoCE fabric that emits frames with the decoder's emitters and records,
+//! by construction, what an analyzer must find in them (the expected answers).
+
+use rocescope_decoder::build::{ExtRepr, IbRepr, IcrcMode, IpRepr, RoceV2Frame};
+use rocescope_decoder::ext::{AethRepr, NakCode, RethRepr};
+use rocescope_decoder::mac_control::{Pause, Pfc};
+use rocescope_decoder::{BthRepr, Ecn, Opcode, OpcodeOptions, VlanTag};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::net::IpAddr;
+
+/// 2026-01-01T00:00:00Z: every sample starts here.
+pub const EPOCH_NS: i64 = 1_767_225_600_000_000_000;
+
+/// One end of a connection.
+#[derive(Clone, Copy, Debug)]
+pub struct Host {
+    pub mac: [u8; 6],
+    pub ip: IpAddr,
+}
+
+impl Host {
+    pub fn v4(n: u8) -> Host {
+        Host {
+            mac: [0x02, 0, 0, 0, 0, n],
+            ip: IpAddr::from([10, 0, 0, n]),
+        }
+    }
+    pub fn v6(n: u8) -> Host {
+        let mut a = [0u8; 16];
+        a[0] = 0xfd;
+        a[15] = n;
+        Host {
+            mac: [0x02, 0, 0, 0, 0x66, n],
+            ip: IpAddr::from(a),
+        }
+    }
+}
+
+/// An RC connection: `a` is the requester, `b` the responder.
+#[derive(Clone, Debug)]
+pub struct Conn {
+    pub a: Host,
+    pub b: Host,
+    pub a_qpn: u32,
+    pub b_qpn: u32,
+    /// Next request PSN.
+    pub psn: u32,
+    /// Responder's message sequence number.
+    pub msn: u32,
+    pub dscp: u8,
+    pub ecn: Ecn,
+    /// VLAN (id, pcp) of this connection's frames.
+    pub vlan: Option<(u16, u8)>,
+    pub sport: u16,
+    pub pmtu: usize,
+}
+
+impl Conn {
+    pub fn new(a: Host, b: Host, a_qpn: u32, b_qpn: u32, psn: u32) -> Conn {
+        Conn {
+            a,
+            b,
+            a_qpn,
+            b_qpn,
+            psn: psn & 0xFF_FFFF,
+            msn: 0,
+            dscp: 26,
+            ecn: Ecn::Ect0,
+            vlan: None,
+            sport: 49152 + (a_qpn & 0x3FFF) as u16,
+            pmtu: 1024,
+        }
+    }
+}
+
+/// Expected per-flow figures (one direction of a QP: src, dst, destination QP).
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct FlowExpect {
+    pub src: String,
+    pub dst: String,
+    pub dest_qp: u32,
+    pub packets: u64,
+    pub payload_bytes: u64,
+    pub ecn_ce: u64,
+    pub acks: u64,
+    pub naks_psn_seq_err: u64,
+    pub naks_other: u64,
+    pub rnr_naks: u64,
+    pub cnps: u64,
+    /// Request packets sent again (PSN at or behind the highest seen).
+    pub retransmits: u64,
+    /// Of those, sent again because a NAK (sequence error or RNR) asked for it.
+    pub retransmits_nak: u64,
+    /// Of those, sent again with no NAK pending: the requester's ACK timeout fired.
+    pub retransmits_timeout: u64,
+    /// PSN gaps in the request stream, and the PSNs missing in them.
+    pub gaps: u64,
+    pub missing_psns: u64,
+    /// Gaps never followed by a NAK or a retransmission: lost by the capture, not the network.
+    pub capture_loss_gaps: u64,
+    pub dscp: Vec<u8>,
+    pub pcp: Vec<u8>,
+}
+
+/// Something in the capture a reader should find, by frame number (1-based).
+#[derive(Clone, Debug, Serialize)]
+pub struct Event {
+    pub frame: usize,
+    pub what: &'static str,
+    pub detail: String,
+}
+
+/// Decode-level expectations.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Counts {
+    pub frames: u64,
+    pub roce_v2: u64,
+    pub roce_v1: u64,
+    pub cnp: u64,
+    pub pfc: u64,
+    pub pause: u64,
+    pub icrc_valid: u64,
+    pub icrc_invalid: u64,
+    pub icrc_truncated: u64,
+    pub malformed: u64,
+    pub opcodes: BTreeMap<String, u64>,
+}
+
+/// A frame as written to the capture.
+#[derive(Clone, Debug)]
+pub struct Frame {
+    pub ts_ns: i64,
+    pub data: Vec<u8>,
+    /// Length on the wire (the record's original length).
+    pub len: u32,
+    /// Bytes kept in the capture (snap length).
+    pub snap: usize,
+}
+
+/// Builds one sample capture.
+#[derive(Debug, Default)]
+pub struct Gen {
+    pub t: i64,
+    pub frames: Vec<Frame>,
+    pub events: Vec<Event>,
+    pub counts: Counts,
+    pub flows: BTreeMap<(String, String, u32), FlowExpect>,
+    /// PFC/PAUSE expectations: (src MAC, kind, priority) -> (pause frames, XON frames, quanta).
+    pub pauses: BTreeMap<(String, &'static str, u8), (u64, u64, u64)>,
+}
+
+pub const OPTS: OpcodeOptions = OpcodeOptions { dc: true };
+
+fn vlans(v: Option<(u16, u8)>) -> Vec<VlanTag> {
+    v.map(|(vid, pcp)| {
+        vec![VlanTag {
+            tpid: 0x8100,
+            pcp,
+            dei: false,
+            vid,
+        }]
+    })
+    .unwrap_or_default()
+}
+
+fn ip(src: Host, dst: Host, dscp: u8, ecn: Ecn) -> IpRepr {
+    match (src.ip, dst.ip) {
+        (IpAddr::V4(s), IpAddr::V4(d)) => IpRepr::V4 {
+            src: s,
+            dst: d,
+            dscp,
+            ecn,
+            ttl: 64,
+            id: 0,
+        },
+        (IpAddr::V6(s), IpAddr::V6(d)) => IpRepr::V6 {
+            src: s,
+            dst: d,
+            dscp,
+            ecn,
+            hop_limit: 64,
+            flow_label: 0,
+        },
+        _ => panic!("mixed address families"),
+    }
+}
+
+/// How a request packet is labelled in the expectations.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Req {
+    /// First transmission.
+    New,
+    /// Sent again after a NAK (go-back-N, or the retry after an RNR NAK).
+    RetransmitNak,
+    /// Sent again after the ACK timeout, with no NAK pending.
+    RetransmitTimeout,
+}
+
+impl Gen {
+    pub fn new() -> Gen {
+        Gen {
+            t: EPOCH_NS,
+            ..Default::default()
+        }
+    }
+
+    /// Advance the clock.
+    pub fn wait_us(&mut self, us: i64) {
+        self.t += us * 1000;
+    }
+    pub fn wait_ns(&mut self, ns: i64) {
+        self.t += ns;
+    }
+
+    pub fn event(&mut self, what: &'static str, detail: String) {
+        let frame = self.frames.len();
+        self.events.push(Event {
+            frame,
+            what,
+            detail,
+        });
+    }
+
+    fn flow(&mut self, src: Host, dst: Host, dqpn: u32) -> &mut FlowExpect {
+        let key = (src.ip.to_string(), dst.ip.to_string(), dqpn);
+        self.flows.entry(key.clone()).or_insert_with(|| FlowExpect {
+            src: key.0,
+            dst: key.1,
+            dest_qp: dqpn,
+            ..Default::default()
+        })
+    }
+
+    fn push_raw(&mut self, data: Vec<u8>, snap: usize) {
+        let len = data.len() as u32;
+        self.frames.push(Frame {
+            ts_ns: self.t,
+            data,
+            len,
+            snap,
+        });
+        self.counts.frames += 1;
+        self.wait_ns(800);
+    }
+
+    /// Emit a RoCEv2 packet from `src` to `dst` and account for it.
+    #[allow(clippy::too_many_arguments)]
+    pub fn roce(
+        &mut self,
+        src: Host,
+        dst: Host,
+        vlan: Option<(u16, u8)>,
+        dscp: u8,
+        ecn: Ecn,
+        sport: u16,
+        bth: BthRepr,
+        ext: ExtRepr,
+        payload_len: usize,
+        icrc: IcrcMode,
+        snap: Option<usize>,
+    ) {
+        let payload: Vec<u8> = (0..payload_len)
+            .map(|i| (i as u8).wrapping_mul(31).wrapping_add(7))
+            .collect();
+        let mut f = RoceV2Frame::new(
+            src.mac,
+            dst.mac,
+            ip(src, dst, dscp, ecn),
+            IbRepr {
+                bth,
+                ext,
+                payload,
+                icrc,
+            },
+        );
+        f.vlans = vlans(vlan);
+        f.sport = sport;
+        let data = f.build(OPTS);
+        let snap = snap.unwrap_or(data.len()).min(data.len());
+        self.counts.roce_v2 += 1;
+        *self
+            .counts
+            .opcodes
+            .entry(bth.opcode.name(OPTS).to_string())
+            .or_default() += 1;
+        if bth.opcode == Opcode::CNP {
+            self.counts.cnp += 1;
+        }
+        match (snap < data.len(), icrc) {
+            (true, _) => self.counts.icrc_truncated += 1,
+            (false, IcrcMode::Correct) => self.counts.icrc_valid += 1,
+            (false, IcrcMode::Corrupt) => self.counts.icrc_invalid += 1,
+        }
+        let fl = self.flow(src, dst, bth.dest_qp);
+        fl.packets += 1;
+        fl.payload_bytes += payload_len as u64;
+        if ecn == Ecn::Ce {
+            fl.ecn_ce += 1;
+        }
+        if !fl.dscp.contains(&dscp) {
+            fl.dscp.push(dscp);
+        }
+        if let Some((_, pcp)) = vlan {
+            if !fl.pcp.contains(&pcp) {
+                fl.pcp.push(pcp);
+            }
+        }
+        if bth.opcode == Opcode::CNP {
+            fl.cnps += 1;
+        }
+        self.push_raw(data, snap);
+    }
+
+    /// A request packet on `c` (requester to responder) with the next PSN. Returns it.
+    pub fn request(
+        &mut self,
+        c: &mut Conn,
+        op: Opcode,
+        ext: ExtRepr,
+        len: usize,
+        ackreq: bool,
+        kind: Req,
+    ) -> u32 {
+        let psn = c.psn;
+        c.psn = (c.psn + 1) & 0xFF_FFFF;
+        let bth = BthRepr {
+            opcode: op,
+            dest_qp: c.b_qpn,
+            psn,
+            ack_req: ackreq,
+            ..Default::default()
+        };
+        self.roce(
+            c.a,
+            c.b,
+            c.vlan,
+            c.dscp,
+            c.ecn,
+            c.sport,
+            bth,
+            ext,
+            len,
+            IcrcMode::Correct,
+            None,
+        );
+        let f = self.flow(c.a, c.b, c.b_qpn);
+        match kind {
+            Req::New => {}
+            Req::RetransmitNak => {
+                f.retransmits += 1;
+                f.retransmits_nak += 1;
+            }
+            Req::RetransmitTimeout => {
+                f.retransmits += 1;
+                f.retransmits_timeout += 1;
+            }
+        }
+        psn
+    }
+
+    /// A packet the network loses: it takes a PSN but never reaches the capture.
+    pub fn lose(&mut self, c: &mut Conn) -> u32 {
+        let psn = c.psn;
+        c.psn = (c.psn + 1) & 0xFF_FFFF;
+        psn
+    }
+
+    /// Record a gap of `missing` PSNs in `c`'s request stream.
+    pub fn expect_gap(&mut self, c: &Conn, missing: u64, capture_loss: bool) {
+        let f = self.flow(c.a, c.b, c.b_qpn);
+        f.gaps += 1;
+        f.missing_psns += missing;
+        if capture_loss {
+            f.capture_loss_gaps += 1;
+        }
+    }
+
+    /// A response packet on `c` (responder to requester) with the given AETH.
+    pub fn respond(
+        &mut self,
+        c: &mut Conn,
+        op: Opcode,
+        psn: u32,
+        aeth: Option<AethRepr>,
+        len: usize,
+    ) {
+        let bth = BthRepr {
+            opcode: op,
+            dest_qp: c.a_qpn,
+            psn,
+            ..Default::default()
+        };
+        let ext = ExtRepr {
+            aeth,
+            ..Default::default()
+        };
+        // Responses use the connection's class too; responders mark ECT like requesters.
+        self.roce(
+            c.b,
+            c.a,
+            c.vlan,
+            c.dscp,
+            c.ecn,
+            c.sport ^ 1,
+            bth,
+            ext,
+            len,
+            IcrcMode::Correct,
+            None,
+        );
+        if let Some(a) = aeth {
+            let f = self.flow(c.b, c.a, c.a_qpn);
+            match a.kind() {
+                rocescope_decoder::ext::AethKind::Ack => {
+                    if op == Opcode::RC_ACKNOWLEDGE {
+                        f.acks += 1
+                    }
+                }
+                rocescope_decoder::ext::AethKind::RnrNak => f.rnr_naks += 1,
+                rocescope_decoder::ext::AethKind::Nak => {
+                    if a.nak_code() == Some(NakCode::PSN_SEQUENCE_ERROR) {
+                        f.naks_psn_seq_err += 1
+                    } else {
+                        f.naks_other += 1
+                    }
+                }
+                rocescope_decoder::ext::AethKind::Reserved => {}
+            }
+        }
+    }
+
+    /// ACK covering `psn`.
+    pub fn ack(&mut self, c: &mut Conn, psn: u32) {
+        let msn = c.msn;
+        self.respond(c, Opcode::RC_ACKNOWLEDGE, psn, Some(AethRepr::ack(msn)), 0);
+    }
+
+    /// A whole RDMA WRITE of `len` bytes (First/Middle/Last or Only), AckReq on the last
+    /// packet, then the responder's ACK. Returns the PSN of the last packet.
+    pub fn write(&mut self, c: &mut Conn, len: usize, ack: bool) -> u32 {
+        let n = len.div_ceil(c.pmtu).max(1);
+        let reth = RethRepr {
+            va: 0x7f00_0000_0000 + u64::from(c.psn) * 4096,
+            rkey: 0x1234,
+            dma_len: len as u32,
+        };
+        let mut last = 0;
+        for i in 0..n {
+            let chunk = if i + 1 == n { len - i * c.pmtu } else { c.pmtu };
+            let (op, ext) = match (n, i) {
+                (1, _) => (
+                    Opcode::RC_WRITE_ONLY,
+                    ExtRepr {
+                        reth: Some(reth),
+                        ..Default::default()
+                    },
+                ),
+                (_, 0) => (
+                    Opcode::RC_WRITE_FIRST,
+                    ExtRepr {
+                        reth: Some(reth),
+                        ..Default::default()
+                    },
+                ),
+                (_, i) if i + 1 == n => (Opcode::RC_WRITE_LAST, ExtRepr::default()),
+                _ => (Opcode::RC_WRITE_MIDDLE, ExtRepr::default()),
+            };
+            last = self.request(c, op, ext, chunk, i + 1 == n, Req::New);
+            self.wait_ns(300);
+        }
+        c.msn = (c.msn + 1) & 0xFF_FFFF;
+        if ack {
+            self.wait_us(3);
+            self.ack(c, last);
+        }
+        last
+    }
+
+    /// A SEND of `len` bytes, then the ACK.
+    pub fn send(&mut self, c: &mut Conn, len: usize) -> u32 {
+        let n = len.div_ceil(c.pmtu).max(1);
+        let mut last = 0;
+        for i in 0..n {
+            let chunk = if i + 1 == n { len - i * c.pmtu } else { c.pmtu };
+            let op = match (n, i) {
+                (1, _) => Opcode::RC_SEND_ONLY,
+                (_, 0) => Opcode::RC_SEND_FIRST,
+                (_, i) if i + 1 == n => Opcode::RC_SEND_LAST,
+                _ => Opcode::RC_SEND_MIDDLE,
+            };
+            last = self.request(c, op, ExtRepr::default(), chunk, i + 1 == n, Req::New);
+            self.wait_ns(300);
+        }
+        c.msn = (c.msn + 1) & 0xFF_FFFF;
+        self.wait_us(3);
+        self.ack(c, last);
+        last
+    }
+
+    /// An RDMA READ of `len` bytes: the request reserves ceil(len / PMTU) PSNs and the
+    /// responder answers with READ Response First/Middle/Last (or Only) on those PSNs.
+    pub fn read(&mut self, c: &mut Conn, len: usize) {
+        let n = len.div_ceil(c.pmtu).max(1);
+        let psn = c.psn;
+        let reth = RethRepr {
+            va: 0x7e00_0000_0000 + u64::from(psn) * 4096,
+            rkey: 0x5678,
+            dma_len: len as u32,
+        };
+        let bth = BthRepr {
+            opcode: Opcode::RC_READ_REQUEST,
+            dest_qp: c.b_qpn,
+            psn,
+            ack_req: true,
+            ..Default::default()
+        };
+        let ext = ExtRepr {
+            reth: Some(reth),
+            ..Default::default()
+        };
+        self.roce(
+            c.a,
+            c.b,
+            c.vlan,
+            c.dscp,
+            c.ecn,
+            c.sport,
+            bth,
+            ext,
+            0,
+            IcrcMode::Correct,
+            None,
+        );
+        c.psn = (c.psn + n as u32) & 0xFF_FFFF;
+        c.msn = (c.msn + 1) & 0xFF_FFFF;
+        self.wait_us(4);
+        for i in 0..n {
+            let chunk = if i + 1 == n { len - i * c.pmtu } else { c.pmtu };
+            let (op, aeth) = match (n, i) {
+                (1, _) => (Opcode::RC_READ_RESPONSE_ONLY, Some(AethRepr::ack(c.msn))),
+                (_, 0) => (Opcode::RC_READ_RESPONSE_FIRST, Some(AethRepr::ack(c.msn))),
+                (_, i) if i + 1 == n => (Opcode::RC_READ_RESPONSE_LAST, Some(AethRepr::ack(c.msn))),
+                _ => (Opcode::RC_READ_RESPONSE_MIDDLE, None),
+            };
+            self.respond(c, op, (psn + i as u32) & 0xFF_FFFF, aeth, chunk);
+            self.wait_ns(300);
+        }
+    }
+
+    /// A CNP from `np` (the notification point, receiver of CE-marked data) to the data
+    /// sender's QP `sender_qpn` on host `rp`.
+    pub fn cnp(&mut self, np: Host, rp: Host, sender_qpn: u32, dscp: u8, vlan: Option<(u16, u8)>) {
+        let bth = BthRepr {
+            opcode: Opcode::CNP,
+            becn: true,
+            dest_qp: sender_qpn,
+            psn: 0,
+            ..Default::default()
+        };
+        self.roce(
+            np,
+            rp,
+            vlan,
+            dscp,
+            Ecn::NotEct,
+            0,
+            bth,
+            ExtRepr::default(),
+            0,
+            IcrcMode::Correct,
+            None,
+        );
+    }
+
+    /// A PFC frame from `src` with per-priority quanta for the enabled priorities.
+    pub fn pfc(&mut self, src: [u8; 6], enable: u8, quanta: [u16; 8], vlan: Option<(u16, u8)>) {
+        let pfc = Pfc {
+            enable_vector: u16::from(enable),
+            quanta,
+            bad_dst: false,
+        };
+        let data = rocescope_decoder::build::pfc_frame(src, None, &vlans(vlan), &pfc);
+        self.counts.pfc += 1;
+        let mac = rocescope_decoder::link::mac_string(&src);
+        for p in 0..8u8 {
+            if enable & (1 << p) != 0 {
+                let q = quanta[usize::from(p)];
+                let e = self.pauses.entry((mac.clone(), "pfc", p)).or_default();
+                if q == 0 {
+                    e.1 += 1;
+                } else {
+                    e.0 += 1;
+                    e.2 += u64::from(q);
+                }
+            }
+        }
+        self.push_raw(data, usize::MAX);
+    }
+
+    /// An 802.3x PAUSE frame.
+    pub fn pause(&mut self, src: [u8; 6], quanta: u16) {
+        let data = rocescope_decoder::build::pause_frame(
+            src,
+            None,
+            &Pause {
+                quanta,
+                bad_dst: false,
+            },
+        );
+        self.counts.pause += 1;
+        let mac = rocescope_decoder::link::mac_string(&src);
+        let e = self.pauses.entry((mac, "pause", 0)).or_default();
+        if quanta == 0 {
+            e.1 += 1;
+        } else {
+            e.0 += 1;
+            e.2 += u64::from(quanta);
+        }
+        self.push_raw(data, usize::MAX);
+    }
+
+    /// A frame the decoder must report as malformed (e.g. cut inside a header that the
+    /// IP/UDP lengths say is complete).
+    pub fn raw_malformed(&mut self, data: Vec<u8>) {
+        self.counts.malformed += 1;
+        self.push_raw(data, usize::MAX);
+    }
+
+    /// Any other frame (non-RoCE background traffic).
+    pub fn raw(&mut self, data: Vec<u8>) {
+        self.push_raw(data, usize::MAX);
+    }
+
+    /// A RoCEv1 frame.
+    pub fn v1(&mut self, f: &rocescope_decoder::build::RoceV1Frame) {
+        self.counts.roce_v1 += 1;
+        self.counts.icrc_valid += 1;
+        *self
+            .counts
+            .opcodes
+            .entry(f.ib.bth.opcode.name(OPTS).to_string())
+            .or_default() += 1;
+        let data = f.build(OPTS);
+        self.push_raw(data, usize::MAX);
+    }
+}

@@ -1,0 +1,136 @@
+//! `rocescope-samplegen [DIR]`: write the bundled sample captures and, beside each, a
+//! `NAME.expected.json` with what a decoder and an analyzer must find in it.
+//! `--check DIR` regenerates in memory and fails if any file on disk differs.
+
+mod fabric;
+mod scenarios;
+
+use fabric::{FlowExpect, Gen};
+use rocescope_capture::PcapWriter;
+use rocescope_decoder::LinkType;
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+#[derive(Serialize)]
+struct PauseExpect {
+    src_mac: String,
+    kind: &'static str,
+    priority: u8,
+    pause_frames: u64,
+    xon_frames: u64,
+    quanta_total: u64,
+}
+
+#[derive(Serialize)]
+struct Expected<'a> {
+    file: String,
+    description: &'a str,
+    counts: &'a fabric::Counts,
+    events: &'a [fabric::Event],
+    flows: Vec<&'a FlowExpect>,
+    pauses: Vec<PauseExpect>,
+}
+
+fn render(name: &str, description: &str, g: &Gen) -> (Vec<u8>, Vec<u8>) {
+    let mut pcap = Vec::new();
+    {
+        let mut w = match PcapWriter::new(&mut pcap, LinkType::ETHERNET, 65535) {
+            Ok(w) => w,
+            Err(e) => unreachable_io(e),
+        };
+        for f in &g.frames {
+            let keep = f.snap.min(f.data.len());
+            if let Err(e) = w.write(f.ts_ns, f.data.get(..keep).unwrap_or(&f.data), f.len) {
+                unreachable_io(e);
+            }
+        }
+    }
+    let exp = Expected {
+        file: format!("{name}.pcap"),
+        description,
+        counts: &g.counts,
+        events: &g.events,
+        flows: g.flows.values().collect(),
+        pauses: g
+            .pauses
+            .iter()
+            .map(|((mac, kind, p), (n, x, q))| PauseExpect {
+                src_mac: mac.clone(),
+                kind,
+                priority: *p,
+                pause_frames: *n,
+                xon_frames: *x,
+                quanta_total: *q,
+            })
+            .collect(),
+    };
+    let mut json = serde_json::to_vec_pretty(&exp).unwrap_or_default();
+    json.push(b'\n');
+    (pcap, json)
+}
+
+fn unreachable_io(e: std::io::Error) -> ! {
+    eprintln!("rocescope-samplegen: writing to memory failed: {e}");
+    std::process::exit(1)
+}
+
+fn outputs() -> Vec<(String, Vec<u8>)> {
+    let mut files = Vec::new();
+    let mut demo = Gen::new();
+    for (name, description, build) in scenarios::SCENARIOS {
+        let mut g = Gen::new();
+        build(&mut g);
+        let (pcap, json) = render(name, description, &g);
+        files.push((format!("{name}.pcap"), pcap));
+        files.push((format!("{name}.expected.json"), json));
+        build(&mut demo);
+        demo.wait_us(100);
+    }
+    let (pcap, json) = render(
+        "demo",
+        "Every scenario in one capture, one after another",
+        &demo,
+    );
+    files.push(("demo.pcap".into(), pcap));
+    files.push(("demo.expected.json".into(), json));
+    files
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let (check, dir) = match args.as_slice() {
+        [] => (false, PathBuf::from("samples")),
+        [d] if d != "--check" => (false, PathBuf::from(d)),
+        [c, d] if c == "--check" => (true, PathBuf::from(d)),
+        _ => {
+            eprintln!("usage: rocescope-samplegen [--check] [DIR]");
+            return ExitCode::from(2);
+        }
+    };
+    let mut stale = 0;
+    for (name, bytes) in outputs() {
+        let path: PathBuf = Path::new(&dir).join(&name);
+        if check {
+            if std::fs::read(&path).ok().as_deref() != Some(&bytes[..]) {
+                eprintln!(
+                    "{} is out of date: run `cargo run -p rocescope-samplegen`",
+                    path.display()
+                );
+                stale += 1;
+            }
+        } else if let Err(e) =
+            std::fs::create_dir_all(&dir).and_then(|()| std::fs::write(&path, &bytes))
+        {
+            eprintln!("rocescope-samplegen: {}: {e}", path.display());
+            return ExitCode::from(1);
+        } else {
+            println!("wrote {}", path.display());
+        }
+    }
+    if stale > 0 {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
