@@ -154,11 +154,15 @@ impl<'a> Packet<'a> {
     }
 
     /// True when the frame went to the RoCE port (or carried EtherType 0x8915) but did not
-    /// decode as RoCE.
+    /// decode completely as RoCE. Its `roce` may still hold the BTH and the headers that
+    /// decoded before the failure.
     pub fn is_malformed_roce(&self) -> bool {
-        self.roce.is_none()
-            && self.error.is_some()
-            && (self.to_roce_port || self.ethertype == Some(ethertype::ROCE_V1))
+        self.error.is_some() && (self.to_roce_port || self.ethertype == Some(ethertype::ROCE_V1))
+    }
+
+    /// The RoCE transport, only when it decoded completely.
+    pub fn roce_ok(&self) -> Option<&Roce<'a>> {
+        self.roce.as_ref().filter(|_| self.error.is_none())
     }
 }
 
@@ -338,13 +342,13 @@ fn decode_ip<'a>(
     }
     let ib_start = uoff + 8;
     let ib_end = uoff + ulen;
-    let roce = decode_ib(data, ib_start, ib_end, RoceVersion::V2, None, opts, |ib| {
+    let (roce, err) = decode_ib(data, ib_start, ib_end, RoceVersion::V2, None, opts, |ib| {
         let mut u = [0u8; 8];
         u.copy_from_slice(udp_bytes.get(..8).unwrap_or(&[0; 8]));
         icrc_v2(ip_hdr, &u, ib)
     })?;
     p.roce = Some(roce);
-    Ok(())
+    err.map_or(Ok(()), Err)
 }
 
 fn decode_v1<'a>(p: &mut Packet<'a>, off: usize, opts: &DecodeOptions) -> Result<(), DecodeError> {
@@ -359,7 +363,7 @@ fn decode_v1<'a>(p: &mut Packet<'a>, off: usize, opts: &DecodeOptions) -> Result
     }
     let ib_start = off + 40;
     let ib_end = ib_start + usize::from(grh.paylen());
-    let roce = decode_ib(
+    let (roce, err) = decode_ib(
         data,
         ib_start,
         ib_end,
@@ -369,7 +373,7 @@ fn decode_v1<'a>(p: &mut Packet<'a>, off: usize, opts: &DecodeOptions) -> Result
         |ib| icrc_v1(grh.bytes(), ib),
     )?;
     p.roce = Some(roce);
-    Ok(())
+    err.map_or(Ok(()), Err)
 }
 
 /// Decode the IB transport between `start` and the declared `end` (which may lie past the
@@ -382,7 +386,7 @@ fn decode_ib<'a>(
     grh: Option<Grh<'a>>,
     opts: &DecodeOptions,
     crc: impl FnOnce(&[u8]) -> u32,
-) -> Result<Roce<'a>, DecodeError> {
+) -> Result<(Roce<'a>, Option<DecodeError>), DecodeError> {
     let truncated = data.len() < end;
     let avail_end = end.min(data.len());
     let ib = data.get(start..avail_end).unwrap_or(&[]);
@@ -402,13 +406,41 @@ fn decode_ib<'a>(
     let layout = bth.opcode().layout(opts.opcode);
     let mut ext = ExtHeaders::default();
     let mut rel = Bth::LEN;
+    // A frame that fails part-way keeps the BTH and the headers before the failure.
+    let partial = |ext: ExtHeaders<'a>, err: DecodeError| {
+        let status = if truncated {
+            IcrcStatus::Truncated
+        } else {
+            IcrcStatus::NotApplicable
+        };
+        let icrc = Icrc {
+            value: None,
+            computed: None,
+            status,
+        };
+        let roce = Roce {
+            version,
+            grh,
+            bth,
+            ext,
+            known_opcode: layout.known,
+            payload: &[],
+            payload_len: 0,
+            pad: 0,
+            icrc,
+        };
+        Ok((roce, Some(err)))
+    };
     for kind in layout.headers.iter() {
         macro_rules! take {
             ($ty:ident, $field:ident) => {{
-                let (r, h) =
-                    $ty::parse(rest).map_err(|_| short(Layer::Ext(kind), rel, kind.len()))?;
-                ext.$field = Some(h);
-                r
+                match $ty::parse(rest) {
+                    Ok((r, h)) => {
+                        ext.$field = Some(h);
+                        r
+                    }
+                    Err(_) => return partial(ext, short(Layer::Ext(kind), rel, kind.len())),
+                }
             }};
         }
         rest = match kind {
@@ -432,11 +464,8 @@ fn decode_ib<'a>(
     let pad = if layout.known { bth.pad_count() } else { 0 };
     let tail = 4 + usize::from(pad);
     if declared < rel + tail {
-        return Err(DecodeError::invalid(
-            Layer::Payload,
-            start + rel,
-            "the IP/UDP length leaves no room for the pad and ICRC",
-        ));
+        let why = "the IP/UDP length leaves no room for the pad and ICRC";
+        return partial(ext, DecodeError::invalid(Layer::Payload, start + rel, why));
     }
     let payload_len = declared - rel - tail;
     let payload = rest.get(..payload_len.min(rest.len())).unwrap_or(rest);
@@ -472,7 +501,7 @@ fn decode_ib<'a>(
             },
         }
     };
-    Ok(Roce {
+    let roce = Roce {
         version,
         grh,
         bth,
@@ -482,5 +511,6 @@ fn decode_ib<'a>(
         payload_len,
         pad,
         icrc,
-    })
+    };
+    Ok((roce, None))
 }

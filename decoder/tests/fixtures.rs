@@ -221,3 +221,26 @@ fn errors_keep_the_layers_that_parsed() {
     assert!(p.is_malformed_roce());
     assert!(e.to_string().contains("BTH at offset 46"), "{e}");
 }
+
+#[test]
+fn partial_decode_keeps_the_bth() {
+    // RDMA WRITE Only whose UDP length ends 8 bytes into the 16-byte RETH.
+    let data = frame(&[
+        "020000000002",
+        "020000000001",
+        "0800",
+        "4568003000004000401100000a0000170a000018", // IPv4 len 48
+        "c00012b7001c0000",                         // UDP len 28: 8 + 12 + 8
+        "0a000000000001020000025c",                 // BTH: RC RDMA WRITE Only, QP 0x102, PSN 604
+        "0000000000000000",                         // first half of a RETH
+    ]);
+    let p = v2(&data);
+    let e = p.error.unwrap();
+    assert_eq!(e.layer, Layer::Ext(ExtKind::Reth));
+    assert_eq!(e.offset, 54);
+    let r = p.roce.as_ref().expect("the BTH is kept");
+    assert_eq!(r.bth.psn(), 604);
+    assert!(r.ext.reth.is_none());
+    assert!(p.is_malformed_roce());
+    assert!(p.roce_ok().is_none());
+}

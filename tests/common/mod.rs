@@ -74,7 +74,7 @@ pub fn count(path: &Path) -> Counts {
     {
         c.frames += 1;
         let p = decode(rec.link_type, rec.data, &opts);
-        if let Some(roce) = &p.roce {
+        if let Some(roce) = p.roce_ok() {
             match roce.version {
                 RoceVersion::V1 => c.roce_v1 += 1,
                 RoceVersion::V2 => c.roce_v2 += 1,
