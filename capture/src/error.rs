@@ -51,7 +51,11 @@ impl fmt::Display for CaptureError {
                 write!(f, "cannot read {}: {}", source_name.display(), error)
             }
             CaptureError::Empty { source_name } => {
-                write!(f, "{} is empty: not a pcap or pcapng capture", source_name.display())
+                write!(
+                    f,
+                    "{} is empty: not a pcap or pcapng capture",
+                    source_name.display()
+                )
             }
             CaptureError::NotACapture { source_name, magic } => write!(
                 f,
@@ -64,12 +68,20 @@ impl fmt::Display for CaptureError {
             ),
             CaptureError::Truncated { offset, records } => write!(
                 f,
-                "capture is cut off: the record at byte {offset} is incomplete ({records} records read before it)"
+                "capture is cut off: the record at byte {offset} is incomplete (after {})",
+                plural(*records)
             ),
-            CaptureError::Corrupt { offset, records, detail } => write!(
-                f,
-                "capture is corrupt at byte {offset}: {detail} ({records} records read before it)"
-            ),
+            CaptureError::Corrupt {
+                offset,
+                records,
+                detail,
+            } => {
+                write!(
+                    f,
+                    "capture is corrupt at byte {offset}: {detail} (after {})",
+                    plural(*records)
+                )
+            }
         }
     }
 }
@@ -80,5 +92,13 @@ impl std::error::Error for CaptureError {
             CaptureError::Io { error, .. } => Some(error),
             _ => None,
         }
+    }
+}
+
+fn plural(n: u64) -> String {
+    if n == 1 {
+        String::from("1 record")
+    } else {
+        format!("{n} records")
     }
 }

@@ -85,6 +85,8 @@ pub struct CaptureReader {
     capacity: usize,
     last_ts: i64,
     done: bool,
+    /// Byte order of the file (classic pcap) or of the current section (pcapng).
+    big_endian: bool,
 }
 
 impl std::fmt::Debug for CaptureReader {
@@ -180,6 +182,10 @@ impl CaptureReader {
             capacity: BUFFER,
             last_ts: 0,
             done: false,
+            big_endian: matches!(
+                u32::from_le_bytes(magic),
+                0xD4C3_B2A1 | 0x4D3C_B2A1 | 0x34CD_B2A1
+            ),
         })
     }
 
@@ -203,6 +209,35 @@ impl CaptureReader {
             offset: self.inner.consumed() as u64,
             records: self.records,
             detail,
+        }
+    }
+
+    /// When the pending record or block claims a length no capture can have, say so (a
+    /// damaged length field, rather than a file that merely ends early).
+    fn implausible_length(&self) -> Option<String> {
+        let data = self.inner.data();
+        let word = |at: usize| {
+            let b: [u8; 4] = data.get(at..at + 4)?.try_into().ok()?;
+            Some(if self.big_endian {
+                u32::from_be_bytes(b)
+            } else {
+                u32::from_le_bytes(b)
+            })
+        };
+        match self.format {
+            Format::Pcap | Format::PcapNanos => {
+                let caplen = word(8)?;
+                let snaplen = self.interfaces.first().map_or(0, |i| i.snaplen);
+                let limit = snaplen.max(262_144);
+                (caplen > limit).then(|| {
+                    format!("a record claims {caplen} captured bytes (snap length {snaplen})")
+                })
+            }
+            Format::PcapNg => {
+                let len = word(4)?;
+                (len as usize > MAX_RECORD || len < 12 || len % 4 != 0)
+                    .then(|| format!("a block claims a length of {len} bytes"))
+            }
         }
     }
 
@@ -259,9 +294,10 @@ impl CaptureReader {
                             }
                             None => Step::Corrupt("record before the file header".into()),
                         },
-                        PcapBlockOwned::NG(Block::SectionHeader(_)) => {
+                        PcapBlockOwned::NG(Block::SectionHeader(shb)) => {
                             // A new section starts a new set of interfaces.
                             self.interfaces.clear();
+                            self.big_endian = shb.big_endian();
                             Step::Skip
                         }
                         PcapBlockOwned::NG(Block::InterfaceDescription(idb)) => {
@@ -344,12 +380,15 @@ impl CaptureReader {
                 }
                 Err(PcapError::Eof) => return Ok(None),
                 Err(PcapError::Incomplete(_)) => Step::Refill,
-                Err(PcapError::UnexpectedEof) => {
-                    return Err(CaptureError::Truncated {
-                        offset: self.inner.consumed() as u64,
-                        records: self.records,
-                    })
-                }
+                Err(PcapError::UnexpectedEof) => match self.implausible_length() {
+                    Some(detail) => Step::Corrupt(detail),
+                    None => {
+                        return Err(CaptureError::Truncated {
+                            offset: self.inner.consumed() as u64,
+                            records: self.records,
+                        })
+                    }
+                },
                 Err(PcapError::BufferTooSmall) => Step::Grow,
                 Err(PcapError::ReadError) => Step::Corrupt("read error".into()),
                 Err(PcapError::HeaderNotRecognized) => Step::Corrupt("unrecognised header".into()),
@@ -370,6 +409,9 @@ impl CaptureReader {
                     }
                 }
                 Step::Grow => {
+                    if let Some(detail) = self.implausible_length() {
+                        return Err(self.corrupt(detail));
+                    }
                     let next = self.capacity * 2;
                     if next > MAX_RECORD || !self.inner.grow(next) {
                         return Err(self

@@ -1,0 +1,23 @@
+//! Fuzz the whole-frame decoder: the first byte picks the link type and options, the rest
+//! is the frame. Any panic is a bug (the decoder promises none on any input).
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use rocescope_decoder::{decode, DecodeOptions, LinkType, OpcodeOptions};
+
+const LINK_TYPES: [u32; 8] = [1, 101, 113, 276, 228, 229, 12, 197];
+
+fuzz_target!(|data: &[u8]| {
+    let Some((&sel, frame)) = data.split_first() else { return };
+    let lt = LinkType(LINK_TYPES[usize::from(sel & 7)]);
+    let opts = DecodeOptions {
+        roce_port: if sel & 0x80 == 0 { 4791 } else { 4789 },
+        opcode: OpcodeOptions { dc: sel & 0x40 != 0 },
+        check_icrc: sel & 0x20 == 0,
+    };
+    let p = decode(lt, frame, &opts);
+    let _ = format!("{p:?}");
+    if let Some(e) = p.error {
+        let _ = e.to_string();
+    }
+});
