@@ -29,13 +29,7 @@ pub fn run(args: &DecodeArgs) -> anyhow::Result<ExitCode> {
         n += 1;
         let t0 = *first_ts.get_or_insert(rec.ts_ns);
         let packet = decode(rec.link_type, rec.data, &opts);
-        let frame = Frame {
-            number: n,
-            record: &rec,
-            packet: &packet,
-            rel_ns: rec.ts_ns - t0,
-            opts: &opts,
-        };
+        let frame = Frame { number: n, record: &rec, packet: &packet, rel_ns: rec.ts_ns - t0, opts: &opts };
         scratch.clear();
         if args.json {
             json::write(&frame, &mut scratch);
@@ -54,9 +48,7 @@ pub fn run(args: &DecodeArgs) -> anyhow::Result<ExitCode> {
     }
     match result {
         Ok(()) => Ok(ExitCode::SUCCESS),
-        Err(e) => {
-            Err(e).with_context(|| format!("{}: stopped after {n} frames", args.read.display()))
-        }
+        Err(e) => Err(e).with_context(|| format!("{}: stopped after {n} frames", args.read.display())),
     }
 }
 

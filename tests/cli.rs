@@ -24,16 +24,12 @@ fn stdout(o: &Output) -> String {
 }
 
 fn json_lines(o: &Output) -> Vec<serde_json::Value> {
-    stdout(o)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
-        .collect()
+    stdout(o).lines().map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}"))).collect()
 }
 
 fn expected_frames(name: &str) -> usize {
     let v: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(sample(&format!("{name}.expected.json"))).unwrap())
-            .unwrap();
+        serde_json::from_slice(&std::fs::read(sample(&format!("{name}.expected.json"))).unwrap()).unwrap();
     v["counts"]["frames"].as_u64().unwrap() as usize
 }
 
@@ -64,23 +60,14 @@ fn summary_has_one_line_per_frame_with_the_flags() {
 
 #[test]
 fn json_has_the_documented_names_and_integer_numbers() {
-    let o = run(&[
-        "decode",
-        "--json",
-        "-r",
-        sample("demo.pcap").to_str().unwrap(),
-    ]);
+    let o = run(&["decode", "--json", "-r", sample("demo.pcap").to_str().unwrap()]);
     assert!(o.status.success());
     let v = json_lines(&o);
     assert_eq!(v.len(), expected_frames("demo"));
     for (i, f) in v.iter().enumerate() {
         assert_eq!(f["frame"].as_u64(), Some(i as u64 + 1));
         for k in ["ts_ns", "caplen", "len"] {
-            assert!(
-                f[k].is_i64() || f[k].is_u64(),
-                "frame {}: {k} is not an integer",
-                i + 1
-            );
+            assert!(f[k].is_i64() || f[k].is_u64(), "frame {}: {k} is not an integer", i + 1);
         }
     }
     let find = |pred: &dyn Fn(&serde_json::Value) -> bool| {
@@ -93,20 +80,9 @@ fn json_has_the_documented_names_and_integer_numbers() {
     assert_eq!(cnp["ip"]["dscp"], 48);
     assert_eq!(cnp["icrc"]["status"], "valid");
     let bth = cnp["bth"].as_object().unwrap();
-    for k in [
-        "opcode",
-        "opcode_name",
-        "se",
-        "m",
-        "pad",
-        "tver",
-        "pkey",
-        "fecn",
-        "becn",
-        "dqpn",
-        "ackreq",
-        "psn",
-    ] {
+    for k in
+        ["opcode", "opcode_name", "se", "m", "pad", "tver", "pkey", "fecn", "becn", "dqpn", "ackreq", "psn"]
+    {
         assert!(bth.contains_key(k), "bth.{k}");
     }
     let nak = find(&|f| f["aeth"]["kind"] == "nak");
@@ -128,10 +104,7 @@ fn json_has_the_documented_names_and_integer_numbers() {
     let bad = find(&|f| f.get("error").is_some());
     assert!(bad["error"].as_str().unwrap().contains("offset"));
     let qinq = find(&|f| f["vlan"].as_array().is_some_and(|a| a.len() == 2));
-    assert_eq!(
-        qinq["vlan"][1],
-        serde_json::json!({"id": 100, "pcp": 3, "dei": true})
-    );
+    assert_eq!(qinq["vlan"][1], serde_json::json!({"id": 100, "pcp": 3, "dei": true}));
     let v1 = find(&|f| f.get("grh").is_some());
     assert_eq!(v1["grh"]["nxthdr"], 0x1b);
     let x = find(&|f| f.get("xrceth").is_some());
@@ -144,10 +117,7 @@ fn json_has_the_documented_names_and_integer_numbers() {
     for k in ["va", "rkey", "swap", "compare"] {
         assert!(at["atomiceth"][k].is_u64());
     }
-    assert_eq!(
-        find(&|f| f.get("atomicacketh").is_some())["atomicacketh"]["orig"],
-        0
-    );
+    assert_eq!(find(&|f| f.get("atomicacketh").is_some())["atomicacketh"]["orig"], 0);
     let ud = find(&|f| f.get("deth").is_some());
     assert_eq!(ud["deth"]["qkey"], 0x8001_0000u64);
     let reth = find(&|f| f.get("reth").is_some());
@@ -158,12 +128,7 @@ fn json_has_the_documented_names_and_integer_numbers() {
 
 #[test]
 fn verbose_prints_every_header() {
-    let o = run(&[
-        "decode",
-        "-V",
-        "-r",
-        sample("all-headers.pcap").to_str().unwrap(),
-    ]);
+    let o = run(&["decode", "-V", "-r", sample("all-headers.pcap").to_str().unwrap()]);
     assert!(o.status.success());
     let out = stdout(&o);
     for needle in [
@@ -213,10 +178,8 @@ fn count_stdin_and_gzip() {
 
     let dir = tempfile::tempdir().unwrap();
     let gz = dir.path().join("rc-normal.pcap.gz");
-    let mut enc = flate2::write::GzEncoder::new(
-        std::fs::File::create(&gz).unwrap(),
-        flate2::Compression::fast(),
-    );
+    let mut enc =
+        flate2::write::GzEncoder::new(std::fs::File::create(&gz).unwrap(), flate2::Compression::fast());
     enc.write_all(&std::fs::read(&path).unwrap()).unwrap();
     enc.finish().unwrap();
     let o = run(&["decode", "-r", gz.to_str().unwrap()]);
@@ -254,27 +217,19 @@ fn damaged_and_wrong_inputs_give_clear_errors() {
     assert_eq!(o.status.code(), Some(1));
     assert_eq!(stdout(&o).lines().count(), expected_frames("rc-normal") - 1);
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(
-        err.contains("capture is cut off") && err.contains("stopped after"),
-        "{err}"
-    );
+    assert!(err.contains("capture is cut off") && err.contains("stopped after"), "{err}");
 
     // A record claiming an absurd length.
     let rec2 = 24 + 16 + u32::from_le_bytes(good[24 + 8..24 + 12].try_into().unwrap()) as usize;
     let mut bad = good[..rec2].to_vec();
-    bad.extend_from_slice(&[
-        0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0x7f, 0xff, 0xff, 0xff, 0x7f,
-    ]);
+    bad.extend_from_slice(&[0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0x7f, 0xff, 0xff, 0xff, 0x7f]);
     bad.extend_from_slice(&[0u8; 64]);
     let p = write(dir.path(), "huge.pcap", &bad);
     let o = run(&["decode", "-r", p.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(1));
     assert_eq!(stdout(&o).lines().count(), 1);
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(
-        err.contains("corrupt at byte") && err.contains("claims 2147483647 captured bytes"),
-        "{err}"
-    );
+    assert!(err.contains("corrupt at byte") && err.contains("claims 2147483647 captured bytes"), "{err}");
 
     let p = write(dir.path(), "notes.txt", b"hello, this is not a capture\n");
     let o = run(&["decode", "-r", p.to_str().unwrap()]);
@@ -288,8 +243,7 @@ fn damaged_and_wrong_inputs_give_clear_errors() {
 
     let o = run(&["decode", "-r", "/nonexistent/x.pcap"]);
     assert_eq!(o.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&o.stderr)
-        .contains("cannot read /nonexistent/x.pcap: No such file"));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("cannot read /nonexistent/x.pcap: No such file"));
 
     let o = run(&["decode"]);
     assert_eq!(o.status.code(), Some(2), "usage errors exit 2");
@@ -388,22 +342,12 @@ fn pcapng_with_interfaces_of_different_link_types_and_resolutions() {
 }
 
 fn hex(s: &str) -> Vec<u8> {
-    (0..s.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
-        .collect()
+    (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap()).collect()
 }
 
 #[test]
 fn roce_port_is_configurable() {
     // With --roce-port 4792, nothing in the sample is RoCE any more.
-    let o = run(&[
-        "decode",
-        "--json",
-        "--roce-port",
-        "4792",
-        "-r",
-        sample("rnr.pcap").to_str().unwrap(),
-    ]);
+    let o = run(&["decode", "--json", "--roce-port", "4792", "-r", sample("rnr.pcap").to_str().unwrap()]);
     assert!(json_lines(&o).iter().all(|f| f.get("bth").is_none()));
 }

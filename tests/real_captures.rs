@@ -21,10 +21,7 @@ struct Row {
 }
 
 fn num(s: &str) -> u64 {
-    s.trim()
-        .trim_matches('*')
-        .parse()
-        .unwrap_or_else(|_| panic!("not a number: {s:?}"))
+    s.trim().trim_matches('*').parse().unwrap_or_else(|_| panic!("not a number: {s:?}"))
 }
 
 fn rows(index: &str) -> Vec<Row> {
@@ -60,11 +57,7 @@ fn real_captures_match_their_index() {
     };
     let index = std::fs::read_to_string(dir.join("INDEX.md")).unwrap();
     let rows = rows(&index);
-    assert!(
-        rows.len() >= 38,
-        "parsed only {} rows of INDEX.md",
-        rows.len()
-    );
+    assert!(rows.len() >= 38, "parsed only {} rows of INDEX.md", rows.len());
     for row in &rows {
         let c = common::count(&dir.join(&row.file));
         let f = &row.file;
@@ -84,11 +77,7 @@ fn real_captures_match_their_index() {
         match row.icrc {
             Some((ok, bad, trunc)) => {
                 let v2_ok = c.icrc_valid - c.icrc_valid_v1;
-                assert_eq!(
-                    (v2_ok, c.icrc_invalid, c.icrc_truncated),
-                    (ok, bad, trunc),
-                    "{f}: ICRC"
-                );
+                assert_eq!((v2_ok, c.icrc_invalid, c.icrc_truncated), (ok, bad, trunc), "{f}: ICRC");
             }
             None => assert_eq!((c.icrc_invalid, c.icrc_truncated), (0, 0), "{f}: ICRC"),
         }

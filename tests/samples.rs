@@ -8,11 +8,8 @@ use rocescope_decoder::{decode, DecodeOptions, Ecn, IcrcStatus, MacControl, Opco
 use serde_json::Value;
 
 fn expected(name: &str) -> Value {
-    let p = common::root()
-        .join("samples")
-        .join(format!("{name}.expected.json"));
-    serde_json::from_slice(&std::fs::read(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display())))
-        .unwrap()
+    let p = common::root().join("samples").join(format!("{name}.expected.json"));
+    serde_json::from_slice(&std::fs::read(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))).unwrap()
 }
 
 fn sample_names() -> Vec<String> {
@@ -42,10 +39,7 @@ fn there_are_samples_for_every_scenario() {
         "truncated",
         "all-headers",
     ] {
-        assert!(
-            names.iter().any(|n| n == want),
-            "missing samples/{want}.pcap"
-        );
+        assert!(names.iter().any(|n| n == want), "missing samples/{want}.pcap");
     }
 }
 
@@ -55,10 +49,7 @@ fn sample_counts_match_their_expectations() {
         let e = expected(&name);
         let c = common::count(&common::root().join("samples").join(format!("{name}.pcap")));
         let x = &e["counts"];
-        let n = |k: &str| {
-            x[k].as_u64()
-                .unwrap_or_else(|| panic!("{name}: no counts.{k}"))
-        };
+        let n = |k: &str| x[k].as_u64().unwrap_or_else(|| panic!("{name}: no counts.{k}"));
         assert_eq!(c.frames, n("frames"), "{name}: frames");
         assert_eq!(c.roce_v2, n("roce_v2"), "{name}: roce_v2");
         assert_eq!(c.roce_v1, n("roce_v1"), "{name}: roce_v1");
@@ -67,11 +58,7 @@ fn sample_counts_match_their_expectations() {
         assert_eq!(c.pause, n("pause"), "{name}: pause");
         assert_eq!(c.icrc_valid, n("icrc_valid"), "{name}: icrc_valid");
         assert_eq!(c.icrc_invalid, n("icrc_invalid"), "{name}: icrc_invalid");
-        assert_eq!(
-            c.icrc_truncated,
-            n("icrc_truncated"),
-            "{name}: icrc_truncated"
-        );
+        assert_eq!(c.icrc_truncated, n("icrc_truncated"), "{name}: icrc_truncated");
         assert_eq!(c.malformed, n("malformed"), "{name}: malformed");
         let want: std::collections::BTreeMap<String, u64> =
             serde_json::from_value(x["opcodes"].clone()).unwrap();
@@ -87,8 +74,7 @@ fn sample_events_are_where_the_expectations_say() {
     for name in sample_names() {
         let e = expected(&name);
         let mut r =
-            CaptureReader::open(&common::root().join("samples").join(format!("{name}.pcap")))
-                .unwrap();
+            CaptureReader::open(&common::root().join("samples").join(format!("{name}.pcap"))).unwrap();
         let mut frames = Vec::new();
         while let Some(rec) = r.next_record().unwrap() {
             frames.push((rec.link_type, rec.data.to_vec(), rec.caplen, rec.len));
@@ -100,16 +86,11 @@ fn sample_events_are_where_the_expectations_say() {
             let p = decode(*lt, data, &opts);
             let roce = p.roce.as_ref();
             let ok = match what {
-                "gap" | "capture_loss" | "retransmit" => {
-                    roce.is_some_and(|r| r.bth.opcode().is_request())
-                }
+                "gap" | "capture_loss" | "retransmit" => roce.is_some_and(|r| r.bth.opcode().is_request()),
                 "nak" => roce.and_then(|r| r.ext.aeth).is_some_and(|a| {
-                    a.kind() == AethKind::Nak
-                        && a.repr().nak_code() == Some(NakCode::PSN_SEQUENCE_ERROR)
+                    a.kind() == AethKind::Nak && a.repr().nak_code() == Some(NakCode::PSN_SEQUENCE_ERROR)
                 }),
-                "rnr_nak" => roce
-                    .and_then(|r| r.ext.aeth)
-                    .is_some_and(|a| a.kind() == AethKind::RnrNak),
+                "rnr_nak" => roce.and_then(|r| r.ext.aeth).is_some_and(|a| a.kind() == AethKind::RnrNak),
                 "ecn_ce" => p.ip.as_ref().is_some_and(|ip| ip.ecn() == Ecn::Ce),
                 "cnp" => {
                     roce.is_some_and(|r| r.bth.opcode() == Opcode::CNP && r.bth.becn())
@@ -130,14 +111,10 @@ fn sample_events_are_where_the_expectations_say() {
                         && p.ip.as_ref().is_some_and(|ip| ip.dscp() == 0)
                 }
                 "icrc_bad" => roce.is_some_and(|r| r.icrc.status == IcrcStatus::Invalid),
-                "truncated" => {
-                    roce.is_some_and(|r| r.icrc.status == IcrcStatus::Truncated) && caplen < len
-                }
+                "truncated" => roce.is_some_and(|r| r.icrc.status == IcrcStatus::Truncated) && caplen < len,
                 "malformed" => p.is_malformed_roce(),
                 "qinq" => {
-                    p.vlans.len() == 2
-                        && p.vlans.as_slice()[0].tpid == 0x88A8
-                        && p.vlans.pcp() == Some(3)
+                    p.vlans.len() == 2 && p.vlans.as_slice()[0].tpid == 0x88A8 && p.vlans.pcp() == Some(3)
                 }
                 "opaque_opcode" => roce.is_some_and(|r| !r.known_opcode),
                 "rocev1" => roce.is_some_and(|r| r.version == RoceVersion::V1),

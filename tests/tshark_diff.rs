@@ -93,14 +93,8 @@ const FIELDS: &[&str] = &[
 ];
 
 /// Fields that carry several values per frame (one per tag); the rest compare their first.
-const LISTS: &[&str] = &[
-    "vlan.id",
-    "vlan.priority",
-    "vlan.dei",
-    "ieee8021ad.id",
-    "ieee8021ad.priority",
-    "ieee8021ad.dei",
-];
+const LISTS: &[&str] =
+    &["vlan.id", "vlan.priority", "vlan.dei", "ieee8021ad.id", "ieee8021ad.priority", "ieee8021ad.dei"];
 /// Byte fields tshark prints as bare hex.
 const HEX_BYTES: &[&str] = &["infiniband.immdt", "infiniband.ieth"];
 
@@ -113,9 +107,7 @@ enum Val {
 fn parse(field: &str, s: &str) -> Val {
     let s = s.trim();
     if HEX_BYTES.contains(&field) {
-        return u64::from_str_radix(s, 16)
-            .map(Val::N)
-            .unwrap_or_else(|_| Val::S(s.into()));
+        return u64::from_str_radix(s, 16).map(Val::N).unwrap_or_else(|_| Val::S(s.into()));
     }
     if let Some(h) = s.strip_prefix("0x") {
         if let Ok(n) = u64::from_str_radix(h, 16) {
@@ -184,10 +176,7 @@ fn ours(p: &Packet<'_>, opts: &DecodeOptions) -> Fields {
     if let Some(r) = &p.roce {
         if let Some(g) = r.grh {
             put("infiniband.grh.tclass", Val::N(u64::from(g.tclass())));
-            put(
-                "infiniband.grh.flowlabel",
-                Val::N(u64::from(g.flow_label())),
-            );
+            put("infiniband.grh.flowlabel", Val::N(u64::from(g.flow_label())));
             put("infiniband.grh.paylen", Val::N(u64::from(g.paylen())));
             put("infiniband.grh.nxthdr", Val::N(u64::from(g.nxthdr())));
             put("infiniband.grh.hoplmt", Val::N(u64::from(g.hoplmt())));
@@ -240,10 +229,7 @@ fn ours(p: &Packet<'_>, opts: &DecodeOptions) -> Fields {
         }
         if let Some(v) = r.icrc.value {
             // tshark reads the ICRC big-endian; rocescope keeps the wire's little-endian word.
-            put(
-                "infiniband.invariant.crc",
-                Val::N(u64::from(v.swap_bytes())),
-            );
+            put("infiniband.invariant.crc", Val::N(u64::from(v.swap_bytes())));
         }
     }
     match &p.mac_control {
@@ -300,10 +286,7 @@ fn tshark_rows(path: &Path) -> Vec<Vec<String>> {
         cmd.args(["-e", f]);
     }
     let out = cmd.output().expect("run tshark");
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(|l| l.split('\t').map(str::to_owned).collect())
-        .collect()
+    String::from_utf8_lossy(&out.stdout).lines().map(|l| l.split('\t').map(str::to_owned).collect()).collect()
 }
 
 fn compare_file(path: &Path) -> Outcome {
@@ -314,9 +297,7 @@ fn compare_file(path: &Path) -> Outcome {
     let name = path.file_name().unwrap().to_string_lossy().to_string();
     let mut i = 0;
     while let Some(rec) = reader.next_record().unwrap() {
-        let row = rows
-            .get(i)
-            .unwrap_or_else(|| panic!("{name}: tshark printed fewer rows"));
+        let row = rows.get(i).unwrap_or_else(|| panic!("{name}: tshark printed fewer rows"));
         i += 1;
         let p = decode(rec.link_type, rec.data, &opts);
         let mine = ours(&p, &opts);
@@ -326,14 +307,9 @@ fn compare_file(path: &Path) -> Outcome {
             out.tshark_missed_roce += 1;
         }
         let op = p.roce.as_ref().map(|r| r.bth.opcode().0).unwrap_or(0);
-        let truncated = p
-            .roce
-            .as_ref()
-            .is_some_and(|r| r.icrc.status == rocescope_decoder::IcrcStatus::Truncated);
-        let dc = p
-            .roce
-            .as_ref()
-            .is_some_and(|r| r.version == RoceVersion::V2 && (0x40..=0x5F).contains(&op));
+        let truncated =
+            p.roce.as_ref().is_some_and(|r| r.icrc.status == rocescope_decoder::IcrcStatus::Truncated);
+        let dc = p.roce.as_ref().is_some_and(|r| r.version == RoceVersion::V2 && (0x40..=0x5F).contains(&op));
         for (k, field) in FIELDS.iter().enumerate().skip(2) {
             let raw = row.get(k).map(String::as_str).unwrap_or("");
             if raw.is_empty() {
@@ -353,32 +329,20 @@ fn compare_file(path: &Path) -> Outcome {
             let (t, m) = if LISTS.contains(field) {
                 (theirs, mine_v)
             } else {
-                (
-                    theirs.into_iter().take(1).collect(),
-                    mine_v.into_iter().take(1).collect(),
-                )
+                (theirs.into_iter().take(1).collect(), mine_v.into_iter().take(1).collect())
             };
             out.compared += 1;
             if t != m {
-                out.mismatches.push(format!(
-                    "{name} frame {i}: {field}: tshark {t:?}, rocescope {m:?}"
-                ));
+                out.mismatches.push(format!("{name} frame {i}: {field}: tshark {t:?}, rocescope {m:?}"));
             }
         }
     }
-    assert_eq!(
-        i,
-        rows.len(),
-        "{name}: tshark printed more rows than frames"
-    );
+    assert_eq!(i, rows.len(), "{name}: tshark printed more rows than frames");
     out
 }
 
 fn tshark_available() -> bool {
-    let ok = Command::new("tshark")
-        .arg("-v")
-        .output()
-        .is_ok_and(|o| o.status.success());
+    let ok = Command::new("tshark").arg("-v").output().is_ok_and(|o| o.status.success());
     if !ok {
         eprintln!("skipping: tshark is not installed (apt-get install tshark)");
     }
@@ -392,10 +356,7 @@ fn inputs() -> Vec<PathBuf> {
             // ERF (native InfiniBand, link type 197) is not RoCE and not decoded by rocescope.
             CaptureReader::open(p).ok().and_then(|r| {
                 let mut r = r;
-                r.next_record()
-                    .ok()
-                    .flatten()
-                    .map(|rec| rec.link_type.0 != 197)
+                r.next_record().ok().flatten().map(|rec| rec.link_type.0 != 197)
             }) != Some(false)
         }));
     }
@@ -411,11 +372,7 @@ fn agrees_with_tshark_field_by_field() {
     let half = files.len() / 2;
     let (a, b) = files.split_at(half);
     let results: Vec<(PathBuf, Outcome)> = std::thread::scope(|s| {
-        let h = s.spawn(|| {
-            a.iter()
-                .map(|p| (p.clone(), compare_file(p)))
-                .collect::<Vec<_>>()
-        });
+        let h = s.spawn(|| a.iter().map(|p| (p.clone(), compare_file(p))).collect::<Vec<_>>());
         let mut r: Vec<_> = b.iter().map(|p| (p.clone(), compare_file(p))).collect();
         r.extend(h.join().unwrap());
         r

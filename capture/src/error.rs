@@ -51,11 +51,7 @@ impl fmt::Display for CaptureError {
                 write!(f, "cannot read {}: {}", source_name.display(), error)
             }
             CaptureError::Empty { source_name } => {
-                write!(
-                    f,
-                    "{} is empty: not a pcap or pcapng capture",
-                    source_name.display()
-                )
+                write!(f, "{} is empty: not a pcap or pcapng capture", source_name.display())
             }
             CaptureError::NotACapture { source_name, magic } => write!(
                 f,
@@ -71,16 +67,8 @@ impl fmt::Display for CaptureError {
                 "capture is cut off: the record at byte {offset} is incomplete (after {})",
                 plural(*records)
             ),
-            CaptureError::Corrupt {
-                offset,
-                records,
-                detail,
-            } => {
-                write!(
-                    f,
-                    "capture is corrupt at byte {offset}: {detail} (after {})",
-                    plural(*records)
-                )
+            CaptureError::Corrupt { offset, records, detail } => {
+                write!(f, "capture is corrupt at byte {offset}: {detail} (after {})", plural(*records))
             }
         }
     }

@@ -106,10 +106,8 @@ impl CaptureReader {
         if path == Path::new("-") {
             return Self::from_read(io::stdin(), path);
         }
-        let file = File::open(path).map_err(|error| CaptureError::Io {
-            source_name: path.to_path_buf(),
-            error,
-        })?;
+        let file =
+            File::open(path).map_err(|error| CaptureError::Io { source_name: path.to_path_buf(), error })?;
         Self::from_read(file, path)
     }
 
@@ -117,23 +115,15 @@ impl CaptureReader {
     pub fn from_read<R: Read + Send + 'static>(r: R, name: &Path) -> Result<Self, CaptureError> {
         let source_name: PathBuf = name.to_path_buf();
         let mut br = BufReader::with_capacity(64 * 1024, r);
-        let head = br.fill_buf().map_err(|error| CaptureError::Io {
-            source_name: source_name.clone(),
-            error,
-        })?;
+        let head =
+            br.fill_buf().map_err(|error| CaptureError::Io { source_name: source_name.clone(), error })?;
         let gz = head.starts_with(&[0x1f, 0x8b]);
-        let source: Box<dyn Read + Send> = if gz {
-            Box::new(flate2::read::MultiGzDecoder::new(br))
-        } else {
-            Box::new(br)
-        };
+        let source: Box<dyn Read + Send> =
+            if gz { Box::new(flate2::read::MultiGzDecoder::new(br)) } else { Box::new(br) };
         Self::from_boxed(source, source_name)
     }
 
-    fn from_boxed(
-        source: Box<dyn Read + Send>,
-        source_name: PathBuf,
-    ) -> Result<Self, CaptureError> {
+    fn from_boxed(source: Box<dyn Read + Send>, source_name: PathBuf) -> Result<Self, CaptureError> {
         // Peek the magic so the error for a non-capture can show it.
         let mut source = source;
         let mut magic = [0u8; 4];
@@ -159,19 +149,12 @@ impl CaptureReader {
         };
         let inner = create_reader(BUFFER, FullRead(chained)).map_err(|e| match e {
             PcapError::Eof | PcapError::Incomplete(_) | PcapError::UnexpectedEof => {
-                CaptureError::Truncated {
-                    offset: 0,
-                    records: 0,
-                }
+                CaptureError::Truncated { offset: 0, records: 0 }
             }
-            PcapError::ReadError => CaptureError::Io {
-                source_name: source_name.clone(),
-                error: io::Error::other("read failed"),
-            },
-            _ => CaptureError::NotACapture {
-                source_name: source_name.clone(),
-                magic,
-            },
+            PcapError::ReadError => {
+                CaptureError::Io { source_name: source_name.clone(), error: io::Error::other("read failed") }
+            }
+            _ => CaptureError::NotACapture { source_name: source_name.clone(), magic },
         })?;
         Ok(CaptureReader {
             inner,
@@ -182,10 +165,7 @@ impl CaptureReader {
             capacity: BUFFER,
             last_ts: 0,
             done: false,
-            big_endian: matches!(
-                u32::from_le_bytes(magic),
-                0xD4C3_B2A1 | 0x4D3C_B2A1 | 0x34CD_B2A1
-            ),
+            big_endian: matches!(u32::from_le_bytes(magic), 0xD4C3_B2A1 | 0x4D3C_B2A1 | 0x34CD_B2A1),
         })
     }
 
@@ -205,11 +185,7 @@ impl CaptureReader {
     }
 
     fn corrupt(&self, detail: String) -> CaptureError {
-        CaptureError::Corrupt {
-            offset: self.inner.consumed() as u64,
-            records: self.records,
-            detail,
-        }
+        CaptureError::Corrupt { offset: self.inner.consumed() as u64, records: self.records, detail }
     }
 
     /// When the pending record or block claims a length no capture can have, say so (a
@@ -218,20 +194,15 @@ impl CaptureReader {
         let data = self.inner.data();
         let word = |at: usize| {
             let b: [u8; 4] = data.get(at..at + 4)?.try_into().ok()?;
-            Some(if self.big_endian {
-                u32::from_be_bytes(b)
-            } else {
-                u32::from_le_bytes(b)
-            })
+            Some(if self.big_endian { u32::from_be_bytes(b) } else { u32::from_le_bytes(b) })
         };
         match self.format {
             Format::Pcap | Format::PcapNanos => {
                 let caplen = word(8)?;
                 let snaplen = self.interfaces.first().map_or(0, |i| i.snaplen);
                 let limit = snaplen.max(262_144);
-                (caplen > limit).then(|| {
-                    format!("a record claims {caplen} captured bytes (snap length {snaplen})")
-                })
+                (caplen > limit)
+                    .then(|| format!("a record claims {caplen} captured bytes (snap length {snaplen})"))
             }
             Format::PcapNg => {
                 let len = word(4)?;
@@ -252,16 +223,14 @@ impl CaptureReader {
             self.done = true;
         }
         let meta = r?;
-        Ok(
-            meta.map(|(ts_ns, caplen, len, link_type, interface)| Record {
-                ts_ns,
-                caplen,
-                len,
-                link_type,
-                interface,
-                data: &self.buf,
-            }),
-        )
+        Ok(meta.map(|(ts_ns, caplen, len, link_type, interface)| Record {
+            ts_ns,
+            caplen,
+            len,
+            link_type,
+            interface,
+            data: &self.buf,
+        }))
     }
 
     /// Move to the next packet, copying its bytes into `self.buf`.
@@ -285,8 +254,7 @@ impl CaptureReader {
                         }
                         PcapBlockOwned::Legacy(b) => match self.interfaces.first() {
                             Some(ifc) => {
-                                let units =
-                                    u64::from(b.ts_sec) * ifc.ts_units + u64::from(b.ts_usec);
+                                let units = u64::from(b.ts_sec) * ifc.ts_units + u64::from(b.ts_usec);
                                 let ts = ifc.ts_ns(units);
                                 self.buf.clear();
                                 self.buf.extend_from_slice(b.data);
@@ -300,49 +268,40 @@ impl CaptureReader {
                             self.big_endian = shb.big_endian();
                             Step::Skip
                         }
-                        PcapBlockOwned::NG(Block::InterfaceDescription(idb)) => {
-                            match idb.ts_resolution() {
-                                Some(units) => {
-                                    let speed = idb
-                                        .options
-                                        .iter()
-                                        .find(|o| o.code == OptionCode::IfSpeed)
-                                        .and_then(|o| o.value.get(..8))
-                                        .and_then(|v| v.try_into().ok())
-                                        .map(u64::from_le_bytes);
-                                    self.interfaces.push(Interface {
-                                        link_type: LinkType(idb.linktype.0 as u32),
-                                        snaplen: idb.snaplen,
-                                        name: idb.if_name().and_then(|r| r.ok()).map(str::to_owned),
-                                        speed_bps: speed,
-                                        ts_units: units,
-                                        ts_offset: idb.ts_offset(),
-                                    });
-                                    Step::Skip
-                                }
-                                None => Step::Corrupt(format!(
-                                    "interface {} has an invalid timestamp resolution {:#x}",
-                                    self.interfaces.len(),
-                                    idb.if_tsresol
-                                )),
+                        PcapBlockOwned::NG(Block::InterfaceDescription(idb)) => match idb.ts_resolution() {
+                            Some(units) => {
+                                let speed = idb
+                                    .options
+                                    .iter()
+                                    .find(|o| o.code == OptionCode::IfSpeed)
+                                    .and_then(|o| o.value.get(..8))
+                                    .and_then(|v| v.try_into().ok())
+                                    .map(u64::from_le_bytes);
+                                self.interfaces.push(Interface {
+                                    link_type: LinkType(idb.linktype.0 as u32),
+                                    snaplen: idb.snaplen,
+                                    name: idb.if_name().and_then(|r| r.ok()).map(str::to_owned),
+                                    speed_bps: speed,
+                                    ts_units: units,
+                                    ts_offset: idb.ts_offset(),
+                                });
+                                Step::Skip
                             }
-                        }
+                            None => Step::Corrupt(format!(
+                                "interface {} has an invalid timestamp resolution {:#x}",
+                                self.interfaces.len(),
+                                idb.if_tsresol
+                            )),
+                        },
                         PcapBlockOwned::NG(Block::EnhancedPacket(epb)) => {
                             match self.interfaces.get(epb.if_id as usize) {
                                 Some(ifc) => {
-                                    let units =
-                                        (u64::from(epb.ts_high) << 32) | u64::from(epb.ts_low);
+                                    let units = (u64::from(epb.ts_high) << 32) | u64::from(epb.ts_low);
                                     let ts = ifc.ts_ns(units);
                                     let data = epb.packet_data();
                                     self.buf.clear();
                                     self.buf.extend_from_slice(data);
-                                    Step::Packet(
-                                        ts,
-                                        data.len() as u32,
-                                        epb.origlen,
-                                        ifc.link_type,
-                                        epb.if_id,
-                                    )
+                                    Step::Packet(ts, data.len() as u32, epb.origlen, ifc.link_type, epb.if_id)
                                 }
                                 None => Step::Corrupt(format!(
                                     "packet refers to interface {} but {} interfaces are described",
@@ -366,9 +325,7 @@ impl CaptureReader {
                                         0,
                                     )
                                 }
-                                None => {
-                                    Step::Corrupt("simple packet block before any interface".into())
-                                }
+                                None => Step::Corrupt("simple packet block before any interface".into()),
                             }
                         }
                         PcapBlockOwned::NG(_) => Step::Skip,
@@ -414,8 +371,7 @@ impl CaptureReader {
                     }
                     let next = self.capacity * 2;
                     if next > MAX_RECORD || !self.inner.grow(next) {
-                        return Err(self
-                            .corrupt(format!("a record is larger than {} MiB", MAX_RECORD >> 20)));
+                        return Err(self.corrupt(format!("a record is larger than {} MiB", MAX_RECORD >> 20)));
                     }
                     self.capacity = next;
                     if self.inner.refill().is_err() {

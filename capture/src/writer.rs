@@ -26,11 +26,7 @@ impl<W: Write> PcapWriter<W> {
             snaplen,
             network: Linktype(link_type.0 as i32),
         };
-        out.write_all(
-            &header
-                .to_vec_raw()
-                .map_err(|e| io::Error::other(format!("{e:?}")))?,
-        )?;
+        out.write_all(&header.to_vec_raw().map_err(|e| io::Error::other(format!("{e:?}")))?)?;
         Ok(PcapWriter { out, snaplen })
     }
 
@@ -47,9 +43,7 @@ impl<W: Write> PcapWriter<W> {
             origlen: len.max(keep as u32),
             data,
         };
-        let bytes = block
-            .to_vec_raw()
-            .map_err(|e| io::Error::other(format!("{e:?}")))?;
+        let bytes = block.to_vec_raw().map_err(|e| io::Error::other(format!("{e:?}")))?;
         self.out.write_all(&bytes)
     }
 

@@ -159,10 +159,7 @@ impl BthRepr {
         let pk = self.pkey.to_be_bytes();
         [
             self.opcode.0,
-            (self.se as u8) << 7
-                | (self.migreq as u8) << 6
-                | (self.pad_count & 3) << 4
-                | (self.tver & 0x0F),
+            (self.se as u8) << 7 | (self.migreq as u8) << 6 | (self.pad_count & 3) << 4 | (self.tver & 0x0F),
             pk[0],
             pk[1],
             (self.fecn as u8) << 7 | (self.becn as u8) << 6 | (self.resv6 & 0x3F),
@@ -185,9 +182,7 @@ mod tests {
     fn fields_from_the_cnp_vector() {
         // Reference §1.6 V1: opcode 0x81, flags 0x00, P_Key 0xFFFF, byte 4 = 0x40 (BECN),
         // DestQP 0x000118, byte 8 = 0x00, PSN 0.
-        let b = [
-            0x81, 0x00, 0xff, 0xff, 0x40, 0x00, 0x01, 0x18, 0x00, 0x00, 0x00, 0x00,
-        ];
+        let b = [0x81, 0x00, 0xff, 0xff, 0x40, 0x00, 0x01, 0x18, 0x00, 0x00, 0x00, 0x00];
         let (rest, bth) = Bth::parse(&b).unwrap();
         assert!(rest.is_empty());
         assert_eq!(bth.opcode(), Opcode::CNP);
@@ -201,9 +196,7 @@ mod tests {
     #[test]
     fn slicing_is_not_off_by_one() {
         // Reference §2 mistake 6: DestQP is bytes 5..8, PSN 9..12, AckReq is byte 8 bit 7.
-        let b = [
-            0x04, 0xb0, 0x12, 0x34, 0x3f, 0xab, 0xcd, 0xef, 0x80, 0x01, 0x02, 0x03,
-        ];
+        let b = [0x04, 0xb0, 0x12, 0x34, 0x3f, 0xab, 0xcd, 0xef, 0x80, 0x01, 0x02, 0x03];
         let bth = Bth::new(&b);
         assert_eq!(bth.dest_qp(), 0xabcdef);
         assert_eq!(bth.psn(), 0x010203);

@@ -59,17 +59,10 @@ impl IpRepr {
     /// Emit the header for a UDP datagram of `udp_len` bytes.
     fn emit(&self, udp_len: usize) -> Vec<u8> {
         match *self {
-            IpRepr::V4 {
-                src,
-                dst,
-                dscp,
-                ecn,
-                ttl,
-                id,
-            } => {
+            IpRepr::V4 { src, dst, dscp, ecn, ttl, id } => {
                 let len = u16::try_from(udp_len).unwrap_or(u16::MAX);
-                let mut h = Ipv4Header::new(len, ttl, IpNumber::UDP, src.octets(), dst.octets())
-                    .unwrap_or_default();
+                let mut h =
+                    Ipv4Header::new(len, ttl, IpNumber::UDP, src.octets(), dst.octets()).unwrap_or_default();
                 h.dscp = IpDscp::try_new(dscp & 0x3F).unwrap_or_default();
                 h.ecn = IpEcn::try_new(ecn as u8).unwrap_or_default();
                 h.identification = id;
@@ -77,14 +70,7 @@ impl IpRepr {
                 h.header_checksum = h.calc_header_checksum();
                 h.to_bytes().to_vec()
             }
-            IpRepr::V6 {
-                src,
-                dst,
-                dscp,
-                ecn,
-                hop_limit,
-                flow_label,
-            } => {
+            IpRepr::V6 { src, dst, dscp, ecn, hop_limit, flow_label } => {
                 let h = Ipv6Header {
                     traffic_class: (dscp << 2) | ecn as u8,
                     flow_label: Ipv6FlowLabel::try_new(flow_label & 0xF_FFFF).unwrap_or_default(),
@@ -158,13 +144,9 @@ impl IbRepr {
                 ExtKind::XrcEth => out.extend_from_slice(&e.xrceth.unwrap_or_default().emit()),
                 ExtKind::Feth => out.extend_from_slice(&e.feth.unwrap_or_default().emit()),
                 ExtKind::Reth => out.extend_from_slice(&e.reth.unwrap_or_default().emit()),
-                ExtKind::AtomicEth => {
-                    out.extend_from_slice(&e.atomiceth.unwrap_or_default().emit())
-                }
+                ExtKind::AtomicEth => out.extend_from_slice(&e.atomiceth.unwrap_or_default().emit()),
                 ExtKind::Aeth => out.extend_from_slice(&e.aeth.unwrap_or_default().emit()),
-                ExtKind::AtomicAckEth => {
-                    out.extend_from_slice(&e.atomicacketh.unwrap_or_default().emit())
-                }
+                ExtKind::AtomicAckEth => out.extend_from_slice(&e.atomicacketh.unwrap_or_default().emit()),
                 ExtKind::ImmDt => out.extend_from_slice(&e.immdt.unwrap_or_default().emit()),
                 ExtKind::Ieth => out.extend_from_slice(&e.ieth.unwrap_or_default().emit()),
                 ExtKind::CnpBody => out.extend_from_slice(&e.cnp.unwrap_or_default().emit()),
@@ -206,15 +188,7 @@ pub struct RoceV2Frame {
 impl RoceV2Frame {
     /// A frame with default ports between two IPv4 hosts.
     pub fn new(src_mac: [u8; 6], dst_mac: [u8; 6], ip: IpRepr, ib: IbRepr) -> Self {
-        RoceV2Frame {
-            src_mac,
-            dst_mac,
-            vlans: Vec::new(),
-            ip,
-            sport: 49152,
-            dport: ROCE_V2_PORT,
-            ib,
-        }
+        RoceV2Frame { src_mac, dst_mac, vlans: Vec::new(), ip, sport: 49152, dport: ROCE_V2_PORT, ib }
     }
 
     /// Emit the frame (no Ethernet FCS).
@@ -286,14 +260,7 @@ impl RoceV1Frame {
 fn l2(src: [u8; 6], dst: [u8; 6], vlans: &[VlanTag], inner: u16) -> Vec<u8> {
     let first = vlans.first().map(|t| t.tpid).unwrap_or(inner);
     let mut out = Vec::with_capacity(128);
-    out.extend_from_slice(
-        &EthernetRepr {
-            dst,
-            src,
-            ethertype: first,
-        }
-        .emit(),
-    );
+    out.extend_from_slice(&EthernetRepr { dst, src, ethertype: first }.emit());
     for (i, t) in vlans.iter().enumerate() {
         out.extend_from_slice(&t.emit_tci());
         let next = vlans.get(i + 1).map(|n| n.tpid).unwrap_or(inner);

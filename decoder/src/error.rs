@@ -85,20 +85,12 @@ pub struct DecodeError {
 impl DecodeError {
     /// A truncation error for `layer` at `offset`.
     pub const fn truncated(layer: Layer, offset: usize, needed: usize, available: usize) -> Self {
-        DecodeError {
-            layer,
-            offset,
-            kind: ErrorKind::Truncated { needed, available },
-        }
+        DecodeError { layer, offset, kind: ErrorKind::Truncated { needed, available } }
     }
 
     /// An invalid-field error for `layer` at `offset`.
     pub const fn invalid(layer: Layer, offset: usize, why: &'static str) -> Self {
-        DecodeError {
-            layer,
-            offset,
-            kind: ErrorKind::Invalid(why),
-        }
+        DecodeError { layer, offset, kind: ErrorKind::Invalid(why) }
     }
 }
 

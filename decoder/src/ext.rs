@@ -65,10 +65,7 @@ impl Deth<'_> {
     }
     /// Owned description.
     pub fn repr(&self) -> DethRepr {
-        DethRepr {
-            qkey: self.qkey(),
-            src_qp: self.src_qp(),
-        }
+        DethRepr { qkey: self.qkey(), src_qp: self.src_qp() }
     }
 }
 /// Owned DETH.
@@ -108,11 +105,7 @@ impl Reth<'_> {
     }
     /// Owned description.
     pub fn repr(&self) -> RethRepr {
-        RethRepr {
-            va: self.va(),
-            rkey: self.rkey(),
-            dma_len: self.dma_len(),
-        }
+        RethRepr { va: self.va(), rkey: self.rkey(), dma_len: self.dma_len() }
     }
 }
 /// Owned RETH.
@@ -160,12 +153,7 @@ impl AtomicEth<'_> {
     }
     /// Owned description.
     pub fn repr(&self) -> AtomicEthRepr {
-        AtomicEthRepr {
-            va: self.va(),
-            rkey: self.rkey(),
-            swap: self.swap(),
-            compare: self.compare(),
-        }
+        AtomicEthRepr { va: self.va(), rkey: self.rkey(), swap: self.swap(), compare: self.compare() }
     }
 }
 /// Owned AtomicETH.
@@ -248,15 +236,15 @@ impl NakCode {
 
 /// Credits for ACK credit codes 0-30 (reference §1.5); code 31 means "invalid" (unlimited).
 pub const CREDIT_TABLE: [u16; 31] = [
-    0, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 1536,
-    2048, 3072, 4096, 6144, 8192, 12288, 16384, 24576, 32768,
+    0, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048, 3072,
+    4096, 6144, 8192, 12288, 16384, 24576, 32768,
 ];
 
 /// RNR timer codes in microseconds (code 0 = 655.36 ms; Wireshark `aeth_syndrome_timer_code_vals`).
 pub const RNR_TIMER_US: [u32; 32] = [
-    655_360, 10, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480, 640, 960, 1_280, 1_920, 2_560, 3_840,
-    5_120, 7_680, 10_240, 15_360, 20_480, 30_720, 40_960, 61_440, 81_920, 122_880, 163_840,
-    245_760, 327_680, 491_520,
+    655_360, 10, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480, 640, 960, 1_280, 1_920, 2_560, 3_840, 5_120,
+    7_680, 10_240, 15_360, 20_480, 30_720, 40_960, 61_440, 81_920, 122_880, 163_840, 245_760, 327_680,
+    491_520,
 ];
 
 view!(
@@ -275,10 +263,7 @@ impl Aeth<'_> {
     }
     /// Owned description.
     pub const fn repr(&self) -> AethRepr {
-        AethRepr {
-            syndrome: self.syndrome(),
-            msn: self.msn(),
-        }
+        AethRepr { syndrome: self.syndrome(), msn: self.msn() }
     }
     /// Syndrome type from bits 6-5 (never `syndrome & 0x20`, reference §2 mistake 5).
     pub const fn kind(&self) -> AethKind {
@@ -297,24 +282,15 @@ pub struct AethRepr {
 impl AethRepr {
     /// A positive ACK with "unlimited" credits (code 0x1F).
     pub const fn ack(msn: u32) -> Self {
-        AethRepr {
-            syndrome: 0x1F,
-            msn,
-        }
+        AethRepr { syndrome: 0x1F, msn }
     }
     /// A NAK with `code`.
     pub const fn nak(code: NakCode, msn: u32) -> Self {
-        AethRepr {
-            syndrome: 0x60 | (code.0 & 0x1F),
-            msn,
-        }
+        AethRepr { syndrome: 0x60 | (code.0 & 0x1F), msn }
     }
     /// An RNR NAK with timer code `timer`.
     pub const fn rnr_nak(timer: u8, msn: u32) -> Self {
-        AethRepr {
-            syndrome: 0x20 | (timer & 0x1F),
-            msn,
-        }
+        AethRepr { syndrome: 0x20 | (timer & 0x1F), msn }
     }
     /// Syndrome type.
     pub const fn kind(&self) -> AethKind {
@@ -397,9 +373,7 @@ impl ImmDt<'_> {
     }
     /// Owned description.
     pub fn repr(&self) -> ImmDtRepr {
-        ImmDtRepr {
-            value: self.value(),
-        }
+        ImmDtRepr { value: self.value() }
     }
 }
 /// Owned ImmDt.
@@ -488,10 +462,7 @@ impl Feth<'_> {
     }
     /// Owned description.
     pub const fn repr(&self) -> FethRepr {
-        FethRepr {
-            sel: self.sel(),
-            plt: self.plt(),
-        }
+        FethRepr { sel: self.sel(), plt: self.plt() }
     }
 }
 /// Owned FETH.
@@ -550,9 +521,7 @@ impl DcEth<'_> {
     }
     /// Owned description.
     pub fn repr(&self) -> DcEthRepr {
-        DcEthRepr {
-            value: self.value(),
-        }
+        DcEthRepr { value: self.value() }
     }
 }
 /// Owned DC extension.
@@ -587,40 +556,21 @@ mod tests {
         assert_eq!(ack.kind(), AethKind::Ack);
         assert_eq!(ack.repr().credits(), None);
         assert_eq!(ack.msn(), 0xffffff);
-        assert_eq!(
-            AethRepr {
-                syndrome: 0x0a,
-                msn: 0
-            }
-            .credits(),
-            Some(32)
-        );
+        assert_eq!(AethRepr { syndrome: 0x0a, msn: 0 }.credits(), Some(32));
         assert_eq!(Aeth::new(&[0x40, 0, 0, 0]).kind(), AethKind::Reserved);
         assert_eq!(NakCode(3).name(), "Remote Operational Error");
     }
 
     #[test]
     fn emit_round_trips() {
-        let r = RethRepr {
-            va: 0x0000_7fb2_35d0_9a00,
-            rkey: 0x53829,
-            dma_len: 8,
-        };
+        let r = RethRepr { va: 0x0000_7fb2_35d0_9a00, rkey: 0x53829, dma_len: 8 };
         let b = r.emit();
         // VA, R_Key, DMA length, big-endian (bytes taken from dc-small.pcap frame 1).
         assert_eq!(hex::encode(b), "00007fb235d09a000005382900000008");
         assert_eq!(Reth::new(&b).repr(), r);
-        let a = AtomicEthRepr {
-            va: 1,
-            rkey: 2,
-            swap: 3,
-            compare: 4,
-        };
+        let a = AtomicEthRepr { va: 1, rkey: 2, swap: 3, compare: 4 };
         assert_eq!(AtomicEth::new(&a.emit()).repr(), a);
-        let d = DethRepr {
-            qkey: 0x8001_0000,
-            src_qp: 0x123456,
-        };
+        let d = DethRepr { qkey: 0x8001_0000, src_qp: 0x123456 };
         assert_eq!(hex::encode(d.emit()), "8001000000123456");
         assert_eq!(Deth::new(&d.emit()).repr(), d);
         let x = XrcEthRepr { srqn: 0xabcdef };
@@ -628,14 +578,8 @@ mod tests {
         let f = FethRepr { sel: 1, plt: 2 };
         assert_eq!(f.emit(), [0, 0, 0, 0x12]);
         assert_eq!(Feth::new(&f.emit()).repr(), f);
-        assert_eq!(
-            Rdeth::new(&RdethRepr { eecn: 6414926 }.emit()).eecn(),
-            6414926
-        );
-        assert_eq!(
-            AtomicAckEth::new(&AtomicAckEthRepr { orig: 9 }.emit()).orig(),
-            9
-        );
+        assert_eq!(Rdeth::new(&RdethRepr { eecn: 6414926 }.emit()).eecn(), 6414926);
+        assert_eq!(AtomicAckEth::new(&AtomicAckEthRepr { orig: 9 }.emit()).orig(), 9);
         assert_eq!(ImmDt::new(&[0xde, 0xad, 0xbe, 0xef]).value(), 0xdeadbeef);
         assert_eq!(Ieth::new(&IethRepr { rkey: 77 }.emit()).rkey(), 77);
     }

@@ -45,11 +45,7 @@ pub struct Icrc {
 
 impl Icrc {
     /// No ICRC applies.
-    pub const NOT_APPLICABLE: Icrc = Icrc {
-        value: None,
-        computed: None,
-        status: IcrcStatus::NotApplicable,
-    };
+    pub const NOT_APPLICABLE: Icrc = Icrc { value: None, computed: None, status: IcrcStatus::NotApplicable };
 }
 
 fn seeded() -> Hasher {

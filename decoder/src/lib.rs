@@ -18,12 +18,7 @@
 #![forbid(unsafe_code)]
 #![cfg_attr(
     not(test),
-    deny(
-        clippy::unwrap_used,
-        clippy::expect_used,
-        clippy::panic,
-        clippy::indexing_slicing
-    )
+    deny(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)
 )]
 
 pub mod bth;
@@ -46,6 +41,4 @@ pub use ip::{Ecn, Ip};
 pub use link::{LinkType, VlanTag, Vlans};
 pub use mac_control::MacControl;
 pub use opcode::{ExtKind, Opcode, OpcodeOptions, Position, Transport};
-pub use packet::{
-    decode, DecodeOptions, ExtHeaders, Link, Packet, Roce, RoceVersion, ROCE_V2_PORT,
-};
+pub use packet::{decode, DecodeOptions, ExtHeaders, Link, Packet, Roce, RoceVersion, ROCE_V2_PORT};

@@ -86,11 +86,7 @@ impl Ethernet<'_> {
     }
     /// Owned description.
     pub fn repr(&self) -> EthernetRepr {
-        EthernetRepr {
-            dst: self.dst(),
-            src: self.src(),
-            ethertype: self.ethertype(),
-        }
+        EthernetRepr { dst: self.dst(), src: self.src(), ethertype: self.ethertype() }
     }
 }
 
@@ -135,12 +131,7 @@ impl VlanTag {
         tci.to_be_bytes()
     }
     pub(crate) const fn from_tci(tpid: u16, tci: u16) -> Self {
-        VlanTag {
-            tpid,
-            pcp: (tci >> 13) as u8,
-            dei: tci & 0x1000 != 0,
-            vid: tci & 0x0FFF,
-        }
+        VlanTag { tpid, pcp: (tci >> 13) as u8, dei: tci & 0x1000 != 0, vid: tci & 0x0FFF }
     }
 }
 
@@ -260,8 +251,5 @@ impl Sll2<'_> {
 
 /// Format a MAC address as `aa:bb:cc:dd:ee:ff`.
 pub fn mac_string(m: &[u8; 6]) -> String {
-    format!(
-        "{:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}",
-        m[0], m[1], m[2], m[3], m[4], m[5]
-    )
+    format!("{:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}", m[0], m[1], m[2], m[3], m[4], m[5])
 }

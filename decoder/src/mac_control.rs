@@ -62,8 +62,8 @@ impl Pfc {
         let mut b = [0u8; 46];
         b[0..2].copy_from_slice(&OPCODE_PFC.to_be_bytes());
         b[2..4].copy_from_slice(&self.enable_vector.to_be_bytes());
-        for (i, q) in self.quanta.iter().enumerate() {
-            b[4 + 2 * i..6 + 2 * i].copy_from_slice(&q.to_be_bytes());
+        for (slot, q) in b[4..20].chunks_exact_mut(2).zip(self.quanta) {
+            slot.copy_from_slice(&q.to_be_bytes());
         }
         b
     }
@@ -96,22 +96,15 @@ pub fn parse(body: &[u8], dst: Option<[u8; 6]>) -> Result<MacControl, usize> {
     match opcode {
         OPCODE_PAUSE => {
             let (_, q) = fixed::<2>(rest).map_err(|_| 4usize)?;
-            Ok(MacControl::Pause(Pause {
-                quanta: u16::from_be_bytes(*q),
-                bad_dst,
-            }))
+            Ok(MacControl::Pause(Pause { quanta: u16::from_be_bytes(*q), bad_dst }))
         }
         OPCODE_PFC => {
             let (_, b) = fixed::<18>(rest).map_err(|_| 20usize)?;
             let mut quanta = [0u16; 8];
-            for (i, q) in quanta.iter_mut().enumerate() {
-                *q = u16::from_be_bytes([b[2 + 2 * i], b[3 + 2 * i]]);
+            for (q, w) in quanta.iter_mut().zip(b[2..].chunks_exact(2)) {
+                *q = u16::from_be_bytes([w.first().copied().unwrap_or(0), w.last().copied().unwrap_or(0)]);
             }
-            Ok(MacControl::Pfc(Pfc {
-                enable_vector: u16::from_be_bytes([b[0], b[1]]),
-                quanta,
-                bad_dst,
-            }))
+            Ok(MacControl::Pfc(Pfc { enable_vector: u16::from_be_bytes([b[0], b[1]]), quanta, bad_dst }))
         }
         _ => Ok(MacControl::Other { opcode }),
     }
@@ -130,9 +123,7 @@ mod tests {
             "0000", "0000", "0000", "0000", // priorities 4..7
         ))
         .unwrap();
-        let MacControl::Pfc(p) = parse(&body, Some(PAUSE_DST)).unwrap() else {
-            panic!()
-        };
+        let MacControl::Pfc(p) = parse(&body, Some(PAUSE_DST)).unwrap() else { panic!() };
         assert!(p.enabled(3) && !p.enabled(2));
         assert_eq!(p.quanta[3], 0xffff);
         assert!(!p.bad_dst && !p.bad_enable_upper());
@@ -141,18 +132,12 @@ mod tests {
 
     #[test]
     fn pause_and_flags() {
-        let MacControl::Pause(p) = parse(&[0, 1, 0x12, 0x34], Some([0xff; 6])).unwrap() else {
-            panic!()
-        };
+        let MacControl::Pause(p) = parse(&[0, 1, 0x12, 0x34], Some([0xff; 6])).unwrap() else { panic!() };
         assert_eq!(p.quanta, 0x1234);
         assert!(p.bad_dst);
-        let MacControl::Pfc(p) = parse(
-            &[
-                1, 1, 0x01, 0x08, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-            ],
-            None,
-        )
-        .unwrap() else {
+        let MacControl::Pfc(p) =
+            parse(&[1, 1, 0x01, 0x08, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0], None).unwrap()
+        else {
             panic!()
         };
         assert!(p.bad_enable_upper());

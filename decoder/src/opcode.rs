@@ -99,7 +99,7 @@ impl ExtKind {
     ];
 
     /// Length on the wire in bytes (reference §1.4).
-    pub const fn len(self) -> usize {
+    pub const fn size(self) -> usize {
         match self {
             ExtKind::DcEth => 8,
             ExtKind::Rdeth => 4,
@@ -155,7 +155,7 @@ impl HeaderSet {
 
     /// Total length of the headers in bytes.
     pub fn len(self) -> usize {
-        self.iter().map(ExtKind::len).sum()
+        self.iter().map(ExtKind::size).sum()
     }
 
     /// Whether the set is empty.
@@ -412,6 +412,8 @@ impl Opcode {
     }
 
     /// Human-readable name, e.g. "RC RDMA Write Only". Unknown values get a generic name.
+    // Named values come first; the ranges after them name the rest of each transport.
+    #[allow(clippy::match_overlapping_arm)]
     pub const fn name(self, opts: OpcodeOptions) -> &'static str {
         if opts.dc && matches!(self.transport(), Transport::Rd) {
             return match self.0 {
@@ -544,11 +546,7 @@ impl Opcode {
     /// The header sequence after the BTH (reference §1.3 table).
     pub fn layout(self, opts: OpcodeOptions) -> Layout {
         let op = self.operation();
-        let unknown = Layout {
-            headers: HeaderSet::EMPTY,
-            payload: true,
-            known: false,
-        };
+        let unknown = Layout { headers: HeaderSet::EMPTY, payload: true, known: false };
         let (base, payload) = match base_layout(op) {
             Some(b) => b,
             None if self.is_cnp() => (HeaderSet::EMPTY, false),
@@ -587,20 +585,12 @@ impl Opcode {
             Transport::Cnp if self.0 == 0x81 => HeaderSet::EMPTY.with(ExtKind::CnpBody),
             // The IB CNP 0x80 carries no extended header; its body is kept as payload.
             Transport::Cnp if self.0 == 0x80 => {
-                return Layout {
-                    headers: HeaderSet::EMPTY,
-                    payload: true,
-                    known: true,
-                }
+                return Layout { headers: HeaderSet::EMPTY, payload: true, known: true }
             }
             _ => return unknown,
         };
         let payload = payload && !self.is_cnp();
-        Layout {
-            headers,
-            payload,
-            known: true,
-        }
+        Layout { headers, payload, known: true }
     }
 
     /// True for requester-to-responder packets (SEND, WRITE, READ request, atomics, FLUSH,
@@ -636,8 +626,8 @@ impl Opcode {
             0x00 | 0x06 | 0x0D => Some(Position::First),
             0x01 | 0x07 | 0x0E => Some(Position::Middle),
             0x02 | 0x03 | 0x08 | 0x09 | 0x0F | 0x16 => Some(Position::Last),
-            0x04 | 0x05 | 0x0A | 0x0B | 0x0C | 0x10 | 0x11 | 0x12 | 0x13 | 0x14 | 0x15 | 0x17
-            | 0x1C | 0x1D => Some(Position::Only),
+            0x04 | 0x05 | 0x0A | 0x0B | 0x0C | 0x10 | 0x11 | 0x12 | 0x13 | 0x14 | 0x15 | 0x17 | 0x1C
+            | 0x1D => Some(Position::Only),
             _ => None,
         }
     }
@@ -675,12 +665,7 @@ const fn base_layout(op: u8) -> Option<(HeaderSet, bool)> {
 
 impl fmt::Debug for Opcode {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "Opcode(0x{:02X} {})",
-            self.0,
-            self.name(OpcodeOptions::default())
-        )
+        write!(f, "Opcode(0x{:02X} {})", self.0, self.name(OpcodeOptions::default()))
     }
 }
 
@@ -707,10 +692,7 @@ mod tests {
         assert_eq!(Opcode(0x81).name(o), "CNP");
         assert_eq!(Opcode(0xA4).name(o), "XRC Send Only");
         assert_eq!(Opcode(0x4A).name(o), "DC RDMA Write Only");
-        assert_eq!(
-            Opcode(0x4A).name(OpcodeOptions { dc: false }),
-            "RD RDMA Write Only"
-        );
+        assert_eq!(Opcode(0x4A).name(OpcodeOptions { dc: false }), "RD RDMA Write Only");
         assert_eq!(Opcode(0xE5).name(o), "Manufacturer Specific");
         assert_eq!(Opcode(0x15).name(o), "RC Reserved");
         // Mistake 6 in the reference: 0x16, not 0x19, is SEND Last with Invalidate.
@@ -722,42 +704,24 @@ mod tests {
     fn layouts_follow_the_table() {
         let o = OpcodeOptions { dc: false };
         let l = Opcode::RC_WRITE_ONLY_IMM.layout(o);
-        assert_eq!(
-            l.headers.iter().collect::<Vec<_>>(),
-            [ExtKind::Reth, ExtKind::ImmDt]
-        );
+        assert_eq!(l.headers.iter().collect::<Vec<_>>(), [ExtKind::Reth, ExtKind::ImmDt]);
         let l = Opcode(0x4B).layout(o);
         assert_eq!(
             l.headers.iter().collect::<Vec<_>>(),
             [ExtKind::Rdeth, ExtKind::Deth, ExtKind::Reth, ExtKind::ImmDt]
         );
         let l = Opcode(0x4D).layout(o);
-        assert_eq!(
-            l.headers.iter().collect::<Vec<_>>(),
-            [ExtKind::Rdeth, ExtKind::Aeth]
-        );
+        assert_eq!(l.headers.iter().collect::<Vec<_>>(), [ExtKind::Rdeth, ExtKind::Aeth]);
         let l = Opcode(0xAB).layout(o);
-        assert_eq!(
-            l.headers.iter().collect::<Vec<_>>(),
-            [ExtKind::XrcEth, ExtKind::Reth, ExtKind::ImmDt]
-        );
-        assert_eq!(
-            Opcode(0xB1).layout(o).headers.iter().collect::<Vec<_>>(),
-            [ExtKind::Aeth]
-        );
+        assert_eq!(l.headers.iter().collect::<Vec<_>>(), [ExtKind::XrcEth, ExtKind::Reth, ExtKind::ImmDt]);
+        assert_eq!(Opcode(0xB1).layout(o).headers.iter().collect::<Vec<_>>(), [ExtKind::Aeth]);
         assert_eq!(
             Opcode(0x65).layout(o).headers.iter().collect::<Vec<_>>(),
             [ExtKind::Deth, ExtKind::ImmDt]
         );
-        assert_eq!(
-            Opcode(0x1C).layout(o).headers.iter().collect::<Vec<_>>(),
-            [ExtKind::Feth, ExtKind::Reth]
-        );
+        assert_eq!(Opcode(0x1C).layout(o).headers.iter().collect::<Vec<_>>(), [ExtKind::Feth, ExtKind::Reth]);
         assert!(!Opcode(0x1C).layout(o).payload);
-        assert_eq!(
-            Opcode(0x81).layout(o).headers.iter().collect::<Vec<_>>(),
-            [ExtKind::CnpBody]
-        );
+        assert_eq!(Opcode(0x81).layout(o).headers.iter().collect::<Vec<_>>(), [ExtKind::CnpBody]);
         assert!(!Opcode(0x66).layout(o).known);
         assert!(!Opcode(0x2C).layout(o).known, "UC has no READ");
         let dc = Opcode(0x51).layout(OpcodeOptions { dc: true });

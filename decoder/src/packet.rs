@@ -32,11 +32,7 @@ pub struct DecodeOptions {
 
 impl Default for DecodeOptions {
     fn default() -> Self {
-        DecodeOptions {
-            roce_port: ROCE_V2_PORT,
-            opcode: OpcodeOptions::default(),
-            check_icrc: true,
-        }
+        DecodeOptions { roce_port: ROCE_V2_PORT, opcode: OpcodeOptions::default(), check_icrc: true }
     }
 }
 
@@ -187,8 +183,7 @@ fn decode_into<'a>(p: &mut Packet<'a>, opts: &DecodeOptions) -> Result<(), Decod
     let data = p.data;
     let (mut off, mut etype) = match p.link_type.0 {
         1 => {
-            let (_, eth) =
-                Ethernet::parse(data).map_err(|_| trunc(Layer::Ethernet, 0, 14, data))?;
+            let (_, eth) = Ethernet::parse(data).map_err(|_| trunc(Layer::Ethernet, 0, 14, data))?;
             p.link = Link::Ethernet(eth);
             (14, eth.ethertype())
         }
@@ -229,11 +224,7 @@ fn decode_into<'a>(p: &mut Packet<'a>, opts: &DecodeOptions) -> Result<(), Decod
         let (_, tag) = fixed::<4>(at(data, off)).map_err(|_| trunc(Layer::Vlan, off, 4, data))?;
         let tci = u16::from_be_bytes([tag[0], tag[1]]);
         if !p.vlans.push(VlanTag::from_tci(etype, tci)) {
-            return Err(DecodeError::invalid(
-                Layer::Vlan,
-                off,
-                "more than 4 VLAN tags",
-            ));
+            return Err(DecodeError::invalid(Layer::Vlan, off, "more than 4 VLAN tags"));
         }
         etype = u16::from_be_bytes([tag[2], tag[3]]);
         off += 4;
@@ -266,9 +257,7 @@ fn decode_ip<'a>(
     let rest = at(data, off);
     let ip = if etype == ethertype::IPV4 {
         let h = Ipv4HeaderSlice::from_slice(rest).map_err(|e| match e {
-            etherparse::err::ipv4::HeaderSliceError::Len(l) => {
-                trunc(Layer::Ipv4, off, l.required_len, data)
-            }
+            etherparse::err::ipv4::HeaderSliceError::Len(l) => trunc(Layer::Ipv4, off, l.required_len, data),
             etherparse::err::ipv4::HeaderSliceError::Content(c) => match c {
                 etherparse::err::ipv4::HeaderError::UnexpectedVersion { .. } => {
                     DecodeError::invalid(Layer::Ipv4, off, "version field is not 4")
@@ -281,9 +270,7 @@ fn decode_ip<'a>(
         Ip::V4(h)
     } else {
         let h = Ipv6HeaderSlice::from_slice(rest).map_err(|e| match e {
-            etherparse::err::ipv6::HeaderSliceError::Len(l) => {
-                trunc(Layer::Ipv6, off, l.required_len, data)
-            }
+            etherparse::err::ipv6::HeaderSliceError::Len(l) => trunc(Layer::Ipv6, off, l.required_len, data),
             etherparse::err::ipv6::HeaderSliceError::Content(_) => {
                 DecodeError::invalid(Layer::Ipv6, off, "version field is not 6")
             }
@@ -293,22 +280,11 @@ fn decode_ip<'a>(
     let ip_hdr: &'a [u8] = ip.header();
     let hlen = ip_hdr.len();
     let ip_declared = ip.declared_len();
-    let (layer, proto, frag) = (
-        if ip.version() == 4 {
-            Layer::Ipv4
-        } else {
-            Layer::Ipv6
-        },
-        ip.protocol(),
-        ip.is_fragment(),
-    );
+    let (layer, proto, frag) =
+        (if ip.version() == 4 { Layer::Ipv4 } else { Layer::Ipv6 }, ip.protocol(), ip.is_fragment());
     p.ip = Some(ip);
     if ip_declared < hlen {
-        return Err(DecodeError::invalid(
-            layer,
-            off,
-            "total length is smaller than the header",
-        ));
+        return Err(DecodeError::invalid(layer, off, "total length is smaller than the header"));
     }
     if frag {
         p.ip_fragment = true;
@@ -318,13 +294,8 @@ fn decode_ip<'a>(
         return Ok(());
     }
     let uoff = off + hlen;
-    let udp =
-        UdpHeaderSlice::from_slice(at(data, uoff)).map_err(|_| trunc(Layer::Udp, uoff, 8, data))?;
-    let (dport, ulen, udp_bytes) = (
-        udp.destination_port(),
-        usize::from(udp.length()),
-        udp.slice(),
-    );
+    let udp = UdpHeaderSlice::from_slice(at(data, uoff)).map_err(|_| trunc(Layer::Udp, uoff, 8, data))?;
+    let (dport, ulen, udp_bytes) = (udp.destination_port(), usize::from(udp.length()), udp.slice());
     p.udp = Some(udp);
     if dport != opts.roce_port {
         return Ok(());
@@ -334,11 +305,7 @@ fn decode_ip<'a>(
         return Err(DecodeError::invalid(Layer::Udp, uoff, "UDP length below 8"));
     }
     if uoff + ulen > off + ip_declared {
-        return Err(DecodeError::invalid(
-            Layer::Udp,
-            uoff,
-            "UDP length runs past the IP packet",
-        ));
+        return Err(DecodeError::invalid(Layer::Udp, uoff, "UDP length runs past the IP packet"));
     }
     let ib_start = uoff + 8;
     let ib_end = uoff + ulen;
@@ -355,23 +322,12 @@ fn decode_v1<'a>(p: &mut Packet<'a>, off: usize, opts: &DecodeOptions) -> Result
     let data = p.data;
     let (_, grh) = Grh::parse(at(data, off)).map_err(|_| trunc(Layer::Grh, off, 40, data))?;
     if grh.nxthdr() != NXTHDR_IBA {
-        return Err(DecodeError::invalid(
-            Layer::Grh,
-            off,
-            "next header is not IBA transport (0x1B)",
-        ));
+        return Err(DecodeError::invalid(Layer::Grh, off, "next header is not IBA transport (0x1B)"));
     }
     let ib_start = off + 40;
     let ib_end = ib_start + usize::from(grh.paylen());
-    let (roce, err) = decode_ib(
-        data,
-        ib_start,
-        ib_end,
-        RoceVersion::V1,
-        Some(grh),
-        opts,
-        |ib| icrc_v1(grh.bytes(), ib),
-    )?;
+    let (roce, err) =
+        decode_ib(data, ib_start, ib_end, RoceVersion::V1, Some(grh), opts, |ib| icrc_v1(grh.bytes(), ib))?;
     p.roce = Some(roce);
     err.map_or(Ok(()), Err)
 }
@@ -395,11 +351,7 @@ fn decode_ib<'a>(
         if truncated {
             DecodeError::truncated(layer, start + rel, needed, ib.len().saturating_sub(rel))
         } else {
-            DecodeError::invalid(
-                layer,
-                start + rel,
-                "the IP/UDP length leaves no room for this header",
-            )
+            DecodeError::invalid(layer, start + rel, "the IP/UDP length leaves no room for this header")
         }
     };
     let (mut rest, bth) = Bth::parse(ib).map_err(|_| short(Layer::Bth, 0, Bth::LEN))?;
@@ -408,16 +360,8 @@ fn decode_ib<'a>(
     let mut rel = Bth::LEN;
     // A frame that fails part-way keeps the BTH and the headers before the failure.
     let partial = |ext: ExtHeaders<'a>, err: DecodeError| {
-        let status = if truncated {
-            IcrcStatus::Truncated
-        } else {
-            IcrcStatus::NotApplicable
-        };
-        let icrc = Icrc {
-            value: None,
-            computed: None,
-            status,
-        };
+        let status = if truncated { IcrcStatus::Truncated } else { IcrcStatus::NotApplicable };
+        let icrc = Icrc { value: None, computed: None, status };
         let roce = Roce {
             version,
             grh,
@@ -439,7 +383,7 @@ fn decode_ib<'a>(
                         ext.$field = Some(h);
                         r
                     }
-                    Err(_) => return partial(ext, short(Layer::Ext(kind), rel, kind.len())),
+                    Err(_) => return partial(ext, short(Layer::Ext(kind), rel, kind.size())),
                 }
             }};
         }
@@ -457,7 +401,7 @@ fn decode_ib<'a>(
             ExtKind::Ieth => take!(Ieth, ieth),
             ExtKind::CnpBody => take!(CnpBody, cnp),
         };
-        rel += kind.len();
+        rel += kind.size();
     }
     // After the headers: payload, pad, 4-byte ICRC. Lengths come from the IP/UDP (or GRH)
     // fields, never from the capture record (reference §1.1).
@@ -470,47 +414,23 @@ fn decode_ib<'a>(
     let payload_len = declared - rel - tail;
     let payload = rest.get(..payload_len.min(rest.len())).unwrap_or(rest);
     let icrc = if truncated {
-        Icrc {
-            value: None,
-            computed: None,
-            status: IcrcStatus::Truncated,
-        }
+        Icrc { value: None, computed: None, status: IcrcStatus::Truncated }
     } else {
         let crc_at = declared - 4;
-        let stored = ib
-            .get(crc_at..crc_at + 4)
-            .and_then(|s| s.first_chunk::<4>())
-            .map(|b| u32::from_le_bytes(*b));
+        let stored =
+            ib.get(crc_at..crc_at + 4).and_then(|s| s.first_chunk::<4>()).map(|b| u32::from_le_bytes(*b));
         match (stored, opts.check_icrc) {
             (Some(v), true) => {
                 let c = crc(ib.get(..crc_at).unwrap_or(&[]));
                 Icrc {
                     value: Some(v),
                     computed: Some(c),
-                    status: if c == v {
-                        IcrcStatus::Valid
-                    } else {
-                        IcrcStatus::Invalid
-                    },
+                    status: if c == v { IcrcStatus::Valid } else { IcrcStatus::Invalid },
                 }
             }
-            (v, _) => Icrc {
-                value: v,
-                computed: None,
-                status: IcrcStatus::NotApplicable,
-            },
+            (v, _) => Icrc { value: v, computed: None, status: IcrcStatus::NotApplicable },
         }
     };
-    let roce = Roce {
-        version,
-        grh,
-        bth,
-        ext,
-        known_opcode: layout.known,
-        payload,
-        payload_len,
-        pad,
-        icrc,
-    };
+    let roce = Roce { version, grh, bth, ext, known_opcode: layout.known, payload, payload_len, pad, icrc };
     Ok((roce, None))
 }

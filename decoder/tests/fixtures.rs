@@ -22,9 +22,9 @@ fn cnp_vector() -> Vec<u8> {
         "0a001201",         // IPv4: TOS 0xC2 (DSCP 48, ECT0), len 60
         "000012b700280000", // UDP: sport 0, dport 4791, len 40, checksum 0
         "8100ffff40000118",
-        "00000000", // BTH: CNP, P_Key ffff, BECN, DestQP 0x118, PSN 0
+        "00000000",                         // BTH: CNP, P_Key ffff, BECN, DestQP 0x118, PSN 0
         "00000000000000000000000000000000", // CNP body: 16 reserved bytes
-        "82fd002a", // ICRC, least-significant byte first
+        "82fd002a",                         // ICRC, least-significant byte first
     ])
 }
 
@@ -51,10 +51,7 @@ fn icrc_masks_the_whole_bth_byte_4() {
     // Masking only resv6 (|= 0x3f) gives e808b967 on this frame (reference §2 mistake 1).
     let data = cnp_vector();
     let r = v2(&data).roce.unwrap();
-    assert_ne!(
-        r.icrc.computed,
-        Some(u32::from_le_bytes([0xe8, 0x08, 0xb9, 0x67]))
-    );
+    assert_ne!(r.icrc.computed, Some(u32::from_le_bytes([0xe8, 0x08, 0xb9, 0x67])));
     // ECN re-marking and TTL changes keep the ICRC valid: they are masked.
     let mut remarked = data.clone();
     remarked[15] = 0xC3; // TOS: CE
@@ -133,10 +130,7 @@ fn rocev1_vectors_from_scapy() {
         assert_eq!(r.icrc.status, IcrcStatus::Valid, "{:?}", r.icrc);
         icrcs.push(r.icrc.value.unwrap());
     }
-    assert!(
-        icrcs.contains(&0xe3d856bb) || icrcs.contains(&0xbb56d8e3),
-        "{icrcs:x?}"
-    );
+    assert!(icrcs.contains(&0xe3d856bb) || icrcs.contains(&0xbb56d8e3), "{icrcs:x?}");
 }
 
 #[test]

@@ -9,48 +9,24 @@ use rocescope_decoder::*;
 const LINK_TYPES: [u32; 9] = [1, 12, 101, 113, 197, 228, 229, 276, 0xdead];
 
 fn ecn() -> impl Strategy<Value = Ecn> {
-    prop_oneof![
-        Just(Ecn::NotEct),
-        Just(Ecn::Ect0),
-        Just(Ecn::Ect1),
-        Just(Ecn::Ce)
-    ]
+    prop_oneof![Just(Ecn::NotEct), Just(Ecn::Ect0), Just(Ecn::Ect1), Just(Ecn::Ce)]
 }
 
 fn ip() -> impl Strategy<Value = IpRepr> {
     prop_oneof![
-        (
-            any::<[u8; 4]>(),
-            any::<[u8; 4]>(),
-            0u8..64,
-            ecn(),
-            any::<u8>(),
-            any::<u16>()
-        )
-            .prop_map(|(s, d, dscp, ecn, ttl, id)| IpRepr::V4 {
-                src: s.into(),
-                dst: d.into(),
-                dscp,
-                ecn,
-                ttl,
-                id
-            }),
-        (
-            any::<[u8; 16]>(),
-            any::<[u8; 16]>(),
-            0u8..64,
-            ecn(),
-            any::<u8>(),
-            0u32..0x10_0000
-        )
-            .prop_map(|(s, d, dscp, ecn, hop_limit, flow_label)| IpRepr::V6 {
+        (any::<[u8; 4]>(), any::<[u8; 4]>(), 0u8..64, ecn(), any::<u8>(), any::<u16>()).prop_map(
+            |(s, d, dscp, ecn, ttl, id)| IpRepr::V4 { src: s.into(), dst: d.into(), dscp, ecn, ttl, id }
+        ),
+        (any::<[u8; 16]>(), any::<[u8; 16]>(), 0u8..64, ecn(), any::<u8>(), 0u32..0x10_0000).prop_map(
+            |(s, d, dscp, ecn, hop_limit, flow_label)| IpRepr::V6 {
                 src: s.into(),
                 dst: d.into(),
                 dscp,
                 ecn,
                 hop_limit,
                 flow_label
-            }),
+            }
+        ),
     ]
 }
 
@@ -84,18 +60,8 @@ prop_compose! {
 
 fn vlans() -> impl Strategy<Value = Vec<VlanTag>> {
     proptest::collection::vec(
-        (
-            prop_oneof![Just(0x8100u16), Just(0x88A8)],
-            0u8..8,
-            any::<bool>(),
-            0u16..4096,
-        )
-            .prop_map(|(tpid, pcp, dei, vid)| VlanTag {
-                tpid,
-                pcp,
-                dei,
-                vid,
-            }),
+        (prop_oneof![Just(0x8100u16), Just(0x88A8)], 0u8..8, any::<bool>(), 0u16..4096)
+            .prop_map(|(tpid, pcp, dei, vid)| VlanTag { tpid, pcp, dei, vid }),
         0..3,
     )
 }

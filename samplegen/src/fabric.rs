@@ -21,19 +21,13 @@ pub struct Host {
 
 impl Host {
     pub fn v4(n: u8) -> Host {
-        Host {
-            mac: [0x02, 0, 0, 0, 0, n],
-            ip: IpAddr::from([10, 0, 0, n]),
-        }
+        Host { mac: [0x02, 0, 0, 0, 0, n], ip: IpAddr::from([10, 0, 0, n]) }
     }
     pub fn v6(n: u8) -> Host {
         let mut a = [0u8; 16];
         a[0] = 0xfd;
         a[15] = n;
-        Host {
-            mac: [0x02, 0, 0, 0, 0x66, n],
-            ip: IpAddr::from(a),
-        }
+        Host { mac: [0x02, 0, 0, 0, 0x66, n], ip: IpAddr::from(a) }
     }
 }
 
@@ -153,35 +147,15 @@ pub struct Gen {
 pub const OPTS: OpcodeOptions = OpcodeOptions { dc: true };
 
 fn vlans(v: Option<(u16, u8)>) -> Vec<VlanTag> {
-    v.map(|(vid, pcp)| {
-        vec![VlanTag {
-            tpid: 0x8100,
-            pcp,
-            dei: false,
-            vid,
-        }]
-    })
-    .unwrap_or_default()
+    v.map(|(vid, pcp)| vec![VlanTag { tpid: 0x8100, pcp, dei: false, vid }]).unwrap_or_default()
 }
 
 fn ip(src: Host, dst: Host, dscp: u8, ecn: Ecn) -> IpRepr {
     match (src.ip, dst.ip) {
-        (IpAddr::V4(s), IpAddr::V4(d)) => IpRepr::V4 {
-            src: s,
-            dst: d,
-            dscp,
-            ecn,
-            ttl: 64,
-            id: 0,
-        },
-        (IpAddr::V6(s), IpAddr::V6(d)) => IpRepr::V6 {
-            src: s,
-            dst: d,
-            dscp,
-            ecn,
-            hop_limit: 64,
-            flow_label: 0,
-        },
+        (IpAddr::V4(s), IpAddr::V4(d)) => IpRepr::V4 { src: s, dst: d, dscp, ecn, ttl: 64, id: 0 },
+        (IpAddr::V6(s), IpAddr::V6(d)) => {
+            IpRepr::V6 { src: s, dst: d, dscp, ecn, hop_limit: 64, flow_label: 0 }
+        }
         _ => panic!("mixed address families"),
     }
 }
@@ -199,10 +173,7 @@ pub enum Req {
 
 impl Gen {
     pub fn new() -> Gen {
-        Gen {
-            t: EPOCH_NS,
-            ..Default::default()
-        }
+        Gen { t: EPOCH_NS, ..Default::default() }
     }
 
     /// Advance the clock.
@@ -215,11 +186,7 @@ impl Gen {
 
     pub fn event(&mut self, what: &'static str, detail: String) {
         let frame = self.frames.len();
-        self.events.push(Event {
-            frame,
-            what,
-            detail,
-        });
+        self.events.push(Event { frame, what, detail });
     }
 
     fn flow(&mut self, src: Host, dst: Host, dqpn: u32) -> &mut FlowExpect {
@@ -234,12 +201,7 @@ impl Gen {
 
     fn push_raw(&mut self, data: Vec<u8>, snap: usize) {
         let len = data.len() as u32;
-        self.frames.push(Frame {
-            ts_ns: self.t,
-            data,
-            len,
-            snap,
-        });
+        self.frames.push(Frame { ts_ns: self.t, data, len, snap });
         self.counts.frames += 1;
         self.wait_ns(800);
     }
@@ -260,30 +222,15 @@ impl Gen {
         icrc: IcrcMode,
         snap: Option<usize>,
     ) {
-        let payload: Vec<u8> = (0..payload_len)
-            .map(|i| (i as u8).wrapping_mul(31).wrapping_add(7))
-            .collect();
-        let mut f = RoceV2Frame::new(
-            src.mac,
-            dst.mac,
-            ip(src, dst, dscp, ecn),
-            IbRepr {
-                bth,
-                ext,
-                payload,
-                icrc,
-            },
-        );
+        let payload: Vec<u8> = (0..payload_len).map(|i| (i as u8).wrapping_mul(31).wrapping_add(7)).collect();
+        let mut f =
+            RoceV2Frame::new(src.mac, dst.mac, ip(src, dst, dscp, ecn), IbRepr { bth, ext, payload, icrc });
         f.vlans = vlans(vlan);
         f.sport = sport;
         let data = f.build(OPTS);
         let snap = snap.unwrap_or(data.len()).min(data.len());
         self.counts.roce_v2 += 1;
-        *self
-            .counts
-            .opcodes
-            .entry(bth.opcode.name(OPTS).to_string())
-            .or_default() += 1;
+        *self.counts.opcodes.entry(bth.opcode.name(OPTS).to_string()).or_default() += 1;
         if bth.opcode == Opcode::CNP {
             self.counts.cnp += 1;
         }
@@ -324,26 +271,8 @@ impl Gen {
     ) -> u32 {
         let psn = c.psn;
         c.psn = (c.psn + 1) & 0xFF_FFFF;
-        let bth = BthRepr {
-            opcode: op,
-            dest_qp: c.b_qpn,
-            psn,
-            ack_req: ackreq,
-            ..Default::default()
-        };
-        self.roce(
-            c.a,
-            c.b,
-            c.vlan,
-            c.dscp,
-            c.ecn,
-            c.sport,
-            bth,
-            ext,
-            len,
-            IcrcMode::Correct,
-            None,
-        );
+        let bth = BthRepr { opcode: op, dest_qp: c.b_qpn, psn, ack_req: ackreq, ..Default::default() };
+        self.roce(c.a, c.b, c.vlan, c.dscp, c.ecn, c.sport, bth, ext, len, IcrcMode::Correct, None);
         let f = self.flow(c.a, c.b, c.b_qpn);
         match kind {
             Req::New => {}
@@ -377,38 +306,11 @@ impl Gen {
     }
 
     /// A response packet on `c` (responder to requester) with the given AETH.
-    pub fn respond(
-        &mut self,
-        c: &mut Conn,
-        op: Opcode,
-        psn: u32,
-        aeth: Option<AethRepr>,
-        len: usize,
-    ) {
-        let bth = BthRepr {
-            opcode: op,
-            dest_qp: c.a_qpn,
-            psn,
-            ..Default::default()
-        };
-        let ext = ExtRepr {
-            aeth,
-            ..Default::default()
-        };
+    pub fn respond(&mut self, c: &mut Conn, op: Opcode, psn: u32, aeth: Option<AethRepr>, len: usize) {
+        let bth = BthRepr { opcode: op, dest_qp: c.a_qpn, psn, ..Default::default() };
+        let ext = ExtRepr { aeth, ..Default::default() };
         // Responses use the connection's class too; responders mark ECT like requesters.
-        self.roce(
-            c.b,
-            c.a,
-            c.vlan,
-            c.dscp,
-            c.ecn,
-            c.sport ^ 1,
-            bth,
-            ext,
-            len,
-            IcrcMode::Correct,
-            None,
-        );
+        self.roce(c.b, c.a, c.vlan, c.dscp, c.ecn, c.sport ^ 1, bth, ext, len, IcrcMode::Correct, None);
         if let Some(a) = aeth {
             let f = self.flow(c.b, c.a, c.a_qpn);
             match a.kind() {
@@ -440,29 +342,14 @@ impl Gen {
     /// packet, then the responder's ACK. Returns the PSN of the last packet.
     pub fn write(&mut self, c: &mut Conn, len: usize, ack: bool) -> u32 {
         let n = len.div_ceil(c.pmtu).max(1);
-        let reth = RethRepr {
-            va: 0x7f00_0000_0000 + u64::from(c.psn) * 4096,
-            rkey: 0x1234,
-            dma_len: len as u32,
-        };
+        let reth =
+            RethRepr { va: 0x7f00_0000_0000 + u64::from(c.psn) * 4096, rkey: 0x1234, dma_len: len as u32 };
         let mut last = 0;
         for i in 0..n {
             let chunk = if i + 1 == n { len - i * c.pmtu } else { c.pmtu };
             let (op, ext) = match (n, i) {
-                (1, _) => (
-                    Opcode::RC_WRITE_ONLY,
-                    ExtRepr {
-                        reth: Some(reth),
-                        ..Default::default()
-                    },
-                ),
-                (_, 0) => (
-                    Opcode::RC_WRITE_FIRST,
-                    ExtRepr {
-                        reth: Some(reth),
-                        ..Default::default()
-                    },
-                ),
+                (1, _) => (Opcode::RC_WRITE_ONLY, ExtRepr { reth: Some(reth), ..Default::default() }),
+                (_, 0) => (Opcode::RC_WRITE_FIRST, ExtRepr { reth: Some(reth), ..Default::default() }),
                 (_, i) if i + 1 == n => (Opcode::RC_WRITE_LAST, ExtRepr::default()),
                 _ => (Opcode::RC_WRITE_MIDDLE, ExtRepr::default()),
             };
@@ -503,11 +390,8 @@ impl Gen {
     pub fn read(&mut self, c: &mut Conn, len: usize) {
         let n = len.div_ceil(c.pmtu).max(1);
         let psn = c.psn;
-        let reth = RethRepr {
-            va: 0x7e00_0000_0000 + u64::from(psn) * 4096,
-            rkey: 0x5678,
-            dma_len: len as u32,
-        };
+        let reth =
+            RethRepr { va: 0x7e00_0000_0000 + u64::from(psn) * 4096, rkey: 0x5678, dma_len: len as u32 };
         let bth = BthRepr {
             opcode: Opcode::RC_READ_REQUEST,
             dest_qp: c.b_qpn,
@@ -515,23 +399,8 @@ impl Gen {
             ack_req: true,
             ..Default::default()
         };
-        let ext = ExtRepr {
-            reth: Some(reth),
-            ..Default::default()
-        };
-        self.roce(
-            c.a,
-            c.b,
-            c.vlan,
-            c.dscp,
-            c.ecn,
-            c.sport,
-            bth,
-            ext,
-            0,
-            IcrcMode::Correct,
-            None,
-        );
+        let ext = ExtRepr { reth: Some(reth), ..Default::default() };
+        self.roce(c.a, c.b, c.vlan, c.dscp, c.ecn, c.sport, bth, ext, 0, IcrcMode::Correct, None);
         c.psn = (c.psn + n as u32) & 0xFF_FFFF;
         c.msn = (c.msn + 1) & 0xFF_FFFF;
         self.wait_us(4);
@@ -551,35 +420,14 @@ impl Gen {
     /// A CNP from `np` (the notification point, receiver of CE-marked data) to the data
     /// sender's QP `sender_qpn` on host `rp`.
     pub fn cnp(&mut self, np: Host, rp: Host, sender_qpn: u32, dscp: u8, vlan: Option<(u16, u8)>) {
-        let bth = BthRepr {
-            opcode: Opcode::CNP,
-            becn: true,
-            dest_qp: sender_qpn,
-            psn: 0,
-            ..Default::default()
-        };
-        self.roce(
-            np,
-            rp,
-            vlan,
-            dscp,
-            Ecn::NotEct,
-            0,
-            bth,
-            ExtRepr::default(),
-            0,
-            IcrcMode::Correct,
-            None,
-        );
+        let bth =
+            BthRepr { opcode: Opcode::CNP, becn: true, dest_qp: sender_qpn, psn: 0, ..Default::default() };
+        self.roce(np, rp, vlan, dscp, Ecn::NotEct, 0, bth, ExtRepr::default(), 0, IcrcMode::Correct, None);
     }
 
     /// A PFC frame from `src` with per-priority quanta for the enabled priorities.
     pub fn pfc(&mut self, src: [u8; 6], enable: u8, quanta: [u16; 8], vlan: Option<(u16, u8)>) {
-        let pfc = Pfc {
-            enable_vector: u16::from(enable),
-            quanta,
-            bad_dst: false,
-        };
+        let pfc = Pfc { enable_vector: u16::from(enable), quanta, bad_dst: false };
         let data = rocescope_decoder::build::pfc_frame(src, None, &vlans(vlan), &pfc);
         self.counts.pfc += 1;
         let mac = rocescope_decoder::link::mac_string(&src);
@@ -600,14 +448,7 @@ impl Gen {
 
     /// An 802.3x PAUSE frame.
     pub fn pause(&mut self, src: [u8; 6], quanta: u16) {
-        let data = rocescope_decoder::build::pause_frame(
-            src,
-            None,
-            &Pause {
-                quanta,
-                bad_dst: false,
-            },
-        );
+        let data = rocescope_decoder::build::pause_frame(src, None, &Pause { quanta, bad_dst: false });
         self.counts.pause += 1;
         let mac = rocescope_decoder::link::mac_string(&src);
         let e = self.pauses.entry((mac, "pause", 0)).or_default();
@@ -636,11 +477,7 @@ impl Gen {
     pub fn v1(&mut self, f: &rocescope_decoder::build::RoceV1Frame) {
         self.counts.roce_v1 += 1;
         self.counts.icrc_valid += 1;
-        *self
-            .counts
-            .opcodes
-            .entry(f.ib.bth.opcode.name(OPTS).to_string())
-            .or_default() += 1;
+        *self.counts.opcodes.entry(f.ib.bth.opcode.name(OPTS).to_string()).or_default() += 1;
         let data = f.build(OPTS);
         self.push_raw(data, usize::MAX);
     }

@@ -87,11 +87,7 @@ fn outputs() -> Vec<(String, Vec<u8>)> {
         build(&mut demo);
         demo.wait_us(100);
     }
-    let (pcap, json) = render(
-        "demo",
-        "Every scenario in one capture, one after another",
-        &demo,
-    );
+    let (pcap, json) = render("demo", "Every scenario in one capture, one after another", &demo);
     files.push(("demo.pcap".into(), pcap));
     files.push(("demo.expected.json".into(), json));
     files
@@ -113,15 +109,10 @@ fn main() -> ExitCode {
         let path: PathBuf = Path::new(&dir).join(&name);
         if check {
             if std::fs::read(&path).ok().as_deref() != Some(&bytes[..]) {
-                eprintln!(
-                    "{} is out of date: run `cargo run -p rocescope-samplegen`",
-                    path.display()
-                );
+                eprintln!("{} is out of date: run `cargo run -p rocescope-samplegen`", path.display());
                 stale += 1;
             }
-        } else if let Err(e) =
-            std::fs::create_dir_all(&dir).and_then(|()| std::fs::write(&path, &bytes))
-        {
+        } else if let Err(e) = std::fs::create_dir_all(&dir).and_then(|()| std::fs::write(&path, &bytes)) {
             eprintln!("rocescope-samplegen: {}: {e}", path.display());
             return ExitCode::from(1);
         } else {

@@ -49,104 +49,29 @@ fn nak_gobackn(g: &mut Gen) {
     // Go-back-N: PSN 103 is lost in the network; the responder NAKs it when 104 arrives,
     // the requester resends 103, 104, 105 and carries on.
     let mut c = Conn::new(Host::v4(1), Host::v4(2), 0x31, 0x32, 100);
-    let reth = RethRepr {
-        va: 0x7f00_0000_0000,
-        rkey: 0x99,
-        dma_len: 8 * 1024,
-    };
-    let first = ExtRepr {
-        reth: Some(reth),
-        ..Default::default()
-    };
+    let reth = RethRepr { va: 0x7f00_0000_0000, rkey: 0x99, dma_len: 8 * 1024 };
+    let first = ExtRepr { reth: Some(reth), ..Default::default() };
     g.request(&mut c, Opcode::RC_WRITE_FIRST, first, 1024, false, Req::New);
     for _ in 0..2 {
-        g.request(
-            &mut c,
-            Opcode::RC_WRITE_MIDDLE,
-            ExtRepr::default(),
-            1024,
-            false,
-            Req::New,
-        );
+        g.request(&mut c, Opcode::RC_WRITE_MIDDLE, ExtRepr::default(), 1024, false, Req::New);
     }
     let lost = g.lose(&mut c);
     g.expect_gap(&c, 1, false);
-    g.request(
-        &mut c,
-        Opcode::RC_WRITE_MIDDLE,
-        ExtRepr::default(),
-        1024,
-        false,
-        Req::New,
-    );
-    g.event(
-        "gap",
-        format!("QP 0x32: PSN {lost} missing before this frame"),
-    );
-    g.request(
-        &mut c,
-        Opcode::RC_WRITE_MIDDLE,
-        ExtRepr::default(),
-        1024,
-        false,
-        Req::New,
-    );
+    g.request(&mut c, Opcode::RC_WRITE_MIDDLE, ExtRepr::default(), 1024, false, Req::New);
+    g.event("gap", format!("QP 0x32: PSN {lost} missing before this frame"));
+    g.request(&mut c, Opcode::RC_WRITE_MIDDLE, ExtRepr::default(), 1024, false, Req::New);
     g.wait_us(2);
     let msn = c.msn;
-    g.respond(
-        &mut c,
-        Opcode::RC_ACKNOWLEDGE,
-        lost,
-        Some(AethRepr::nak(NakCode::PSN_SEQUENCE_ERROR, msn)),
-        0,
-    );
-    g.event(
-        "nak",
-        format!("NAK PSN sequence error, PSN {lost} (the first missing PSN)"),
-    );
+    g.respond(&mut c, Opcode::RC_ACKNOWLEDGE, lost, Some(AethRepr::nak(NakCode::PSN_SEQUENCE_ERROR, msn)), 0);
+    g.event("nak", format!("NAK PSN sequence error, PSN {lost} (the first missing PSN)"));
     g.wait_us(3);
     c.psn = lost;
-    g.request(
-        &mut c,
-        Opcode::RC_WRITE_MIDDLE,
-        ExtRepr::default(),
-        1024,
-        false,
-        Req::RetransmitNak,
-    );
+    g.request(&mut c, Opcode::RC_WRITE_MIDDLE, ExtRepr::default(), 1024, false, Req::RetransmitNak);
     g.event("retransmit", format!("go-back-N from PSN {lost}"));
-    g.request(
-        &mut c,
-        Opcode::RC_WRITE_MIDDLE,
-        ExtRepr::default(),
-        1024,
-        false,
-        Req::RetransmitNak,
-    );
-    g.request(
-        &mut c,
-        Opcode::RC_WRITE_MIDDLE,
-        ExtRepr::default(),
-        1024,
-        false,
-        Req::RetransmitNak,
-    );
-    g.request(
-        &mut c,
-        Opcode::RC_WRITE_MIDDLE,
-        ExtRepr::default(),
-        1024,
-        false,
-        Req::New,
-    );
-    let last = g.request(
-        &mut c,
-        Opcode::RC_WRITE_LAST,
-        ExtRepr::default(),
-        1024,
-        true,
-        Req::New,
-    );
+    g.request(&mut c, Opcode::RC_WRITE_MIDDLE, ExtRepr::default(), 1024, false, Req::RetransmitNak);
+    g.request(&mut c, Opcode::RC_WRITE_MIDDLE, ExtRepr::default(), 1024, false, Req::RetransmitNak);
+    g.request(&mut c, Opcode::RC_WRITE_MIDDLE, ExtRepr::default(), 1024, false, Req::New);
+    let last = g.request(&mut c, Opcode::RC_WRITE_LAST, ExtRepr::default(), 1024, true, Req::New);
     c.msn += 1;
     g.wait_us(3);
     g.ack(&mut c, last);
@@ -154,70 +79,25 @@ fn nak_gobackn(g: &mut Gen) {
     // Capture loss across the PSN wrap: PSNs 0xFFFFFC..0x000003; the packet with PSN 0 is
     // missing from the capture but the responder ACKs everything: no NAK, no resend.
     let mut w = Conn::new(Host::v4(3), Host::v4(4), 0x41, 0x42, 0xFF_FFFC);
-    let reth = RethRepr {
-        va: 0x7f10_0000_0000,
-        rkey: 0x77,
-        dma_len: 8 * 1024,
-    };
+    let reth = RethRepr { va: 0x7f10_0000_0000, rkey: 0x77, dma_len: 8 * 1024 };
     g.request(
         &mut w,
         Opcode::RC_WRITE_FIRST,
-        ExtRepr {
-            reth: Some(reth),
-            ..Default::default()
-        },
+        ExtRepr { reth: Some(reth), ..Default::default() },
         1024,
         false,
         Req::New,
     );
     for _ in 0..3 {
-        g.request(
-            &mut w,
-            Opcode::RC_WRITE_MIDDLE,
-            ExtRepr::default(),
-            1024,
-            false,
-            Req::New,
-        );
+        g.request(&mut w, Opcode::RC_WRITE_MIDDLE, ExtRepr::default(), 1024, false, Req::New);
     }
     let gone = g.lose(&mut w);
     g.expect_gap(&w, 1, true);
-    g.request(
-        &mut w,
-        Opcode::RC_WRITE_MIDDLE,
-        ExtRepr::default(),
-        1024,
-        false,
-        Req::New,
-    );
-    g.event(
-        "capture_loss",
-        format!("QP 0x42: PSN {gone} absent from the capture; never NAKed or resent"),
-    );
-    g.request(
-        &mut w,
-        Opcode::RC_WRITE_MIDDLE,
-        ExtRepr::default(),
-        1024,
-        false,
-        Req::New,
-    );
-    g.request(
-        &mut w,
-        Opcode::RC_WRITE_MIDDLE,
-        ExtRepr::default(),
-        1024,
-        false,
-        Req::New,
-    );
-    let last = g.request(
-        &mut w,
-        Opcode::RC_WRITE_LAST,
-        ExtRepr::default(),
-        1024,
-        true,
-        Req::New,
-    );
+    g.request(&mut w, Opcode::RC_WRITE_MIDDLE, ExtRepr::default(), 1024, false, Req::New);
+    g.event("capture_loss", format!("QP 0x42: PSN {gone} absent from the capture; never NAKed or resent"));
+    g.request(&mut w, Opcode::RC_WRITE_MIDDLE, ExtRepr::default(), 1024, false, Req::New);
+    g.request(&mut w, Opcode::RC_WRITE_MIDDLE, ExtRepr::default(), 1024, false, Req::New);
+    let last = g.request(&mut w, Opcode::RC_WRITE_LAST, ExtRepr::default(), 1024, true, Req::New);
     w.msn += 1;
     g.wait_us(3);
     g.ack(&mut w, last);
@@ -225,28 +105,11 @@ fn nak_gobackn(g: &mut Gen) {
     // Timeout: the ACK for a SEND is lost; the requester resends after its ACK timeout
     // (NCCL_IB_TIMEOUT 14: 4.096 us x 2^14 = 67 ms) and the responder ACKs the duplicate.
     let mut t = Conn::new(Host::v4(5), Host::v4(6), 0x51, 0x52, 7000);
-    let psn = g.request(
-        &mut t,
-        Opcode::RC_SEND_ONLY,
-        ExtRepr::default(),
-        512,
-        true,
-        Req::New,
-    );
+    let psn = g.request(&mut t, Opcode::RC_SEND_ONLY, ExtRepr::default(), 512, true, Req::New);
     g.wait_us(67_109);
     t.psn = psn;
-    g.request(
-        &mut t,
-        Opcode::RC_SEND_ONLY,
-        ExtRepr::default(),
-        512,
-        true,
-        Req::RetransmitTimeout,
-    );
-    g.event(
-        "retransmit",
-        format!("timeout retransmission of PSN {psn}: no NAK was pending"),
-    );
+    g.request(&mut t, Opcode::RC_SEND_ONLY, ExtRepr::default(), 512, true, Req::RetransmitTimeout);
+    g.event("retransmit", format!("timeout retransmission of PSN {psn}: no NAK was pending"));
     t.msn += 1;
     g.wait_us(3);
     g.ack(&mut t, psn);
@@ -254,41 +117,15 @@ fn nak_gobackn(g: &mut Gen) {
 
 fn rnr(g: &mut Gen) {
     let mut c = Conn::new(Host::v4(1), Host::v4(2), 0x61, 0x62, 9000);
-    let psn = g.request(
-        &mut c,
-        Opcode::RC_SEND_ONLY,
-        ExtRepr::default(),
-        256,
-        true,
-        Req::New,
-    );
+    let psn = g.request(&mut c, Opcode::RC_SEND_ONLY, ExtRepr::default(), 256, true, Req::New);
     g.wait_us(2);
     let msn = c.msn;
-    g.respond(
-        &mut c,
-        Opcode::RC_ACKNOWLEDGE,
-        psn,
-        Some(AethRepr::rnr_nak(14, msn)),
-        0,
-    );
-    g.event(
-        "rnr_nak",
-        format!("RNR NAK for PSN {psn}, timer code 14 = 1.28 ms"),
-    );
+    g.respond(&mut c, Opcode::RC_ACKNOWLEDGE, psn, Some(AethRepr::rnr_nak(14, msn)), 0);
+    g.event("rnr_nak", format!("RNR NAK for PSN {psn}, timer code 14 = 1.28 ms"));
     g.wait_us(1_300);
     c.psn = psn;
-    g.request(
-        &mut c,
-        Opcode::RC_SEND_ONLY,
-        ExtRepr::default(),
-        256,
-        true,
-        Req::RetransmitNak,
-    );
-    g.event(
-        "retransmit",
-        format!("retry of PSN {psn} after the RNR timer"),
-    );
+    g.request(&mut c, Opcode::RC_SEND_ONLY, ExtRepr::default(), 256, true, Req::RetransmitNak);
+    g.event("retransmit", format!("retry of PSN {psn} after the RNR timer"));
     c.msn += 1;
     g.wait_us(2);
     g.ack(&mut c, psn);
@@ -300,27 +137,13 @@ fn ecn_cnp(g: &mut Gen) {
     let sender = Host::v4(5);
     let receiver = Host::v4(6);
     let mut c = Conn::new(sender, receiver, 0x71, 0x72, 40_000);
-    let reth = RethRepr {
-        va: 0x7f20_0000_0000,
-        rkey: 0x42,
-        dma_len: 16 * 1024,
-    };
+    let reth = RethRepr { va: 0x7f20_0000_0000, rkey: 0x42, dma_len: 16 * 1024 };
     let ce_at = [4usize, 5, 6, 11];
     let mut last = 0;
     for i in 0..16 {
-        c.ecn = if ce_at.contains(&i) {
-            Ecn::Ce
-        } else {
-            Ecn::Ect0
-        };
+        c.ecn = if ce_at.contains(&i) { Ecn::Ce } else { Ecn::Ect0 };
         let (op, ext) = match i {
-            0 => (
-                Opcode::RC_WRITE_FIRST,
-                ExtRepr {
-                    reth: Some(reth),
-                    ..Default::default()
-                },
-            ),
+            0 => (Opcode::RC_WRITE_FIRST, ExtRepr { reth: Some(reth), ..Default::default() }),
             15 => (Opcode::RC_WRITE_LAST, ExtRepr::default()),
             _ => (Opcode::RC_WRITE_MIDDLE, ExtRepr::default()),
         };
@@ -376,10 +199,7 @@ fn pfc_storm(g: &mut Gen) {
         g.pfc(switch, 1 << 5, q5, None);
         g.wait_us(50);
     }
-    g.event(
-        "pfc_unused_priority",
-        "PFC on priority 5, which no RoCE traffic uses".into(),
-    );
+    g.event("pfc_unused_priority", "PFC on priority 5, which no RoCE traffic uses".into());
     // A host sending link-level 802.3x PAUSE, then resuming.
     let host = [0x02, 0, 0, 0, 0, 0x09];
     g.pause(host, 500);
@@ -394,29 +214,17 @@ fn qos_mismatch(g: &mut Gen) {
     let mut d0 = Conn::new(Host::v4(9), Host::v4(10), 0x91, 0x92, 100);
     d0.dscp = 0;
     g.write(&mut d0, 2048, true);
-    g.event(
-        "dscp_violation",
-        "QP 0x92 data on DSCP 0 (expected 26)".into(),
-    );
+    g.event("dscp_violation", "QP 0x92 data on DSCP 0 (expected 26)".into());
     let mut p0 = Conn::new(Host::v4(11), Host::v4(12), 0xA1, 0xA2, 200);
     p0.vlan = Some((100, 0));
     g.write(&mut p0, 2048, true);
-    g.event(
-        "pcp_violation",
-        "QP 0xa2 data on VLAN 100 with PCP 0 (expected 3)".into(),
-    );
+    g.event("pcp_violation", "QP 0xa2 data on VLAN 100 with PCP 0 (expected 3)".into());
     let mut ne = Conn::new(Host::v4(13), Host::v4(14), 0xB1, 0xB2, 300);
     ne.ecn = Ecn::NotEct;
     g.write(&mut ne, 2048, true);
-    g.event(
-        "ecn_violation",
-        "QP 0xb2 data is Not-ECT (expected ECN-capable)".into(),
-    );
+    g.event("ecn_violation", "QP 0xb2 data is Not-ECT (expected ECN-capable)".into());
     g.cnp(Host::v4(10), Host::v4(9), 0x91, 0, None);
-    g.event(
-        "cnp_dscp_violation",
-        "CNP to QP 0x91 on DSCP 0 (expected 48)".into(),
-    );
+    g.event("cnp_dscp_violation", "CNP to QP 0x91 on DSCP 0 (expected 48)".into());
     // A compliant connection on VLAN 100 PCP 3 for contrast.
     let mut ok = Conn::new(Host::v4(15), Host::v4(16), 0xC1, 0xC2, 400);
     ok.vlan = Some((100, 3));
@@ -435,19 +243,11 @@ fn ipv6(g: &mut Gen) {
 
 fn atomics(g: &mut Gen) {
     let mut c = Conn::new(Host::v4(17), Host::v4(18), 0xD1, 0xD2, 5);
-    let cas = AtomicEthRepr {
-        va: 0x7f30_0000_0000,
-        rkey: 0xabc,
-        swap: 1,
-        compare: 0,
-    };
+    let cas = AtomicEthRepr { va: 0x7f30_0000_0000, rkey: 0xabc, swap: 1, compare: 0 };
     let psn = g.request(
         &mut c,
         Opcode::RC_COMPARE_SWAP,
-        ExtRepr {
-            atomiceth: Some(cas),
-            ..Default::default()
-        },
+        ExtRepr { atomiceth: Some(cas), ..Default::default() },
         0,
         true,
         Req::New,
@@ -459,38 +259,13 @@ fn atomics(g: &mut Gen) {
         atomicacketh: Some(AtomicAckEthRepr { orig: 0 }),
         ..Default::default()
     };
-    let bth = BthRepr {
-        opcode: Opcode::RC_ATOMIC_ACKNOWLEDGE,
-        dest_qp: c.a_qpn,
-        psn,
-        ..Default::default()
-    };
-    g.roce(
-        c.b,
-        c.a,
-        None,
-        26,
-        Ecn::Ect0,
-        4000,
-        bth,
-        ext,
-        0,
-        IcrcMode::Correct,
-        None,
-    );
-    let fa = AtomicEthRepr {
-        va: 0x7f30_0000_0008,
-        rkey: 0xabc,
-        swap: 5,
-        compare: 0,
-    };
+    let bth = BthRepr { opcode: Opcode::RC_ATOMIC_ACKNOWLEDGE, dest_qp: c.a_qpn, psn, ..Default::default() };
+    g.roce(c.b, c.a, None, 26, Ecn::Ect0, 4000, bth, ext, 0, IcrcMode::Correct, None);
+    let fa = AtomicEthRepr { va: 0x7f30_0000_0008, rkey: 0xabc, swap: 5, compare: 0 };
     let psn = g.request(
         &mut c,
         Opcode::RC_FETCH_ADD,
-        ExtRepr {
-            atomiceth: Some(fa),
-            ..Default::default()
-        },
+        ExtRepr { atomiceth: Some(fa), ..Default::default() },
         0,
         true,
         Req::New,
@@ -502,40 +277,15 @@ fn atomics(g: &mut Gen) {
         atomicacketh: Some(AtomicAckEthRepr { orig: 41 }),
         ..Default::default()
     };
-    let bth = BthRepr {
-        opcode: Opcode::RC_ATOMIC_ACKNOWLEDGE,
-        dest_qp: c.a_qpn,
-        psn,
-        ..Default::default()
-    };
-    g.roce(
-        c.b,
-        c.a,
-        None,
-        26,
-        Ecn::Ect0,
-        4000,
-        bth,
-        ext,
-        0,
-        IcrcMode::Correct,
-        None,
-    );
+    let bth = BthRepr { opcode: Opcode::RC_ATOMIC_ACKNOWLEDGE, dest_qp: c.a_qpn, psn, ..Default::default() };
+    g.roce(c.b, c.a, None, 26, Ecn::Ect0, 4000, bth, ext, 0, IcrcMode::Correct, None);
 }
 
 fn ud(g: &mut Gen) {
     let (a, b) = (Host::v4(19), Host::v4(20));
     for (src, dst, psn) in [(a, b, 0u32), (b, a, 0), (a, b, 1)] {
-        let deth = DethRepr {
-            qkey: 0x8001_0000,
-            src_qp: 1,
-        };
-        let bth = BthRepr {
-            opcode: Opcode::UD_SEND_ONLY,
-            dest_qp: 1,
-            psn,
-            ..Default::default()
-        };
+        let deth = DethRepr { qkey: 0x8001_0000, src_qp: 1 };
+        let bth = BthRepr { opcode: Opcode::UD_SEND_ONLY, dest_qp: 1, psn, ..Default::default() };
         g.roce(
             src,
             dst,
@@ -544,10 +294,7 @@ fn ud(g: &mut Gen) {
             Ecn::Ect0,
             0xC000,
             bth,
-            ExtRepr {
-                deth: Some(deth),
-                ..Default::default()
-            },
+            ExtRepr { deth: Some(deth), ..Default::default() },
             256,
             IcrcMode::Correct,
             None,
@@ -555,64 +302,27 @@ fn ud(g: &mut Gen) {
         g.wait_us(50);
     }
     for psn in 0..3 {
-        let deth = DethRepr {
-            qkey: 0x1111,
-            src_qp: 0xE1,
-        };
-        let bth = BthRepr {
-            opcode: Opcode::UD_SEND_ONLY_IMM,
-            dest_qp: 0xE2,
-            psn,
-            se: true,
-            ..Default::default()
-        };
+        let deth = DethRepr { qkey: 0x1111, src_qp: 0xE1 };
+        let bth =
+            BthRepr { opcode: Opcode::UD_SEND_ONLY_IMM, dest_qp: 0xE2, psn, se: true, ..Default::default() };
         let ext = ExtRepr {
             deth: Some(deth),
-            immdt: Some(ImmDtRepr {
-                value: 0xCAFE_0000 + psn,
-            }),
+            immdt: Some(ImmDtRepr { value: 0xCAFE_0000 + psn }),
             ..Default::default()
         };
-        g.roce(
-            a,
-            b,
-            None,
-            26,
-            Ecn::Ect0,
-            0xC001,
-            bth,
-            ext,
-            1000,
-            IcrcMode::Correct,
-            None,
-        );
+        g.roce(a, b, None, 26, Ecn::Ect0, 0xC001, bth, ext, 1000, IcrcMode::Correct, None);
         g.wait_us(5);
     }
 }
 
 fn bad_icrc(g: &mut Gen) {
     let c = Conn::new(Host::v4(21), Host::v4(22), 0xF1, 0xF2, 10);
-    let reth = RethRepr {
-        va: 0x7f40_0000_0000,
-        rkey: 0x1,
-        dma_len: 3072,
-    };
-    for (i, op) in [
-        Opcode::RC_WRITE_FIRST,
-        Opcode::RC_WRITE_MIDDLE,
-        Opcode::RC_WRITE_LAST,
-    ]
-    .into_iter()
-    .enumerate()
+    let reth = RethRepr { va: 0x7f40_0000_0000, rkey: 0x1, dma_len: 3072 };
+    for (i, op) in
+        [Opcode::RC_WRITE_FIRST, Opcode::RC_WRITE_MIDDLE, Opcode::RC_WRITE_LAST].into_iter().enumerate()
     {
-        let ext = if i == 0 {
-            ExtRepr {
-                reth: Some(reth),
-                ..Default::default()
-            }
-        } else {
-            ExtRepr::default()
-        };
+        let ext =
+            if i == 0 { ExtRepr { reth: Some(reth), ..Default::default() } } else { ExtRepr::default() };
         let bth = BthRepr {
             opcode: op,
             dest_qp: c.b_qpn,
@@ -620,24 +330,8 @@ fn bad_icrc(g: &mut Gen) {
             ack_req: i == 2,
             ..Default::default()
         };
-        let icrc = if i == 1 {
-            IcrcMode::Corrupt
-        } else {
-            IcrcMode::Correct
-        };
-        g.roce(
-            c.a,
-            c.b,
-            None,
-            26,
-            Ecn::Ect0,
-            c.sport,
-            bth,
-            ext,
-            1024,
-            icrc,
-            None,
-        );
+        let icrc = if i == 1 { IcrcMode::Corrupt } else { IcrcMode::Correct };
+        g.roce(c.a, c.b, None, 26, Ecn::Ect0, c.sport, bth, ext, 1024, icrc, None);
         if i == 1 {
             g.event("icrc_bad", "PSN 11 carries a corrupt ICRC".into());
         }
@@ -652,72 +346,28 @@ fn bad_icrc(g: &mut Gen) {
 fn truncated(g: &mut Gen) {
     // Header-only capture, as Lumina and ibdump-style setups take: 128-byte snap length.
     let c = Conn::new(Host::v4(23), Host::v4(24), 0x101, 0x102, 600);
-    let reth = RethRepr {
-        va: 0x7f50_0000_0000,
-        rkey: 0x2,
-        dma_len: 4 * 4096,
-    };
+    let reth = RethRepr { va: 0x7f50_0000_0000, rkey: 0x2, dma_len: 4 * 4096 };
     for i in 0..4u32 {
-        let op = [
-            Opcode::RC_WRITE_FIRST,
-            Opcode::RC_WRITE_MIDDLE,
-            Opcode::RC_WRITE_MIDDLE,
-            Opcode::RC_WRITE_LAST,
-        ][i as usize];
-        let ext = if i == 0 {
-            ExtRepr {
-                reth: Some(reth),
-                ..Default::default()
-            }
-        } else {
-            ExtRepr::default()
-        };
-        let bth = BthRepr {
-            opcode: op,
-            dest_qp: c.b_qpn,
-            psn: 600 + i,
-            ack_req: i == 3,
-            ..Default::default()
-        };
-        g.roce(
-            c.a,
-            c.b,
-            None,
-            26,
-            Ecn::Ect0,
-            c.sport,
-            bth,
-            ext,
-            4096,
-            IcrcMode::Correct,
-            Some(128),
-        );
+        let op =
+            [Opcode::RC_WRITE_FIRST, Opcode::RC_WRITE_MIDDLE, Opcode::RC_WRITE_MIDDLE, Opcode::RC_WRITE_LAST]
+                [i as usize];
+        let ext =
+            if i == 0 { ExtRepr { reth: Some(reth), ..Default::default() } } else { ExtRepr::default() };
+        let bth =
+            BthRepr { opcode: op, dest_qp: c.b_qpn, psn: 600 + i, ack_req: i == 3, ..Default::default() };
+        g.roce(c.a, c.b, None, 26, Ecn::Ect0, c.sport, bth, ext, 4096, IcrcMode::Correct, Some(128));
     }
-    g.event(
-        "truncated",
-        "four 4 KiB WRITE packets captured with a 128-byte snap length".into(),
-    );
+    g.event("truncated", "four 4 KiB WRITE packets captured with a 128-byte snap length".into());
     // Malformed: the UDP length leaves no room for a BTH.
     let mut f = udp_frame(Host::v4(23), Host::v4(24), 4791, &[0x0a, 0x40, 0xff, 0xff]);
     g.raw_malformed(std::mem::take(&mut f));
-    g.event(
-        "malformed",
-        "UDP to 4791 with 4 bytes: too short for a BTH".into(),
-    );
+    g.event("malformed", "UDP to 4791 with 4 bytes: too short for a BTH".into());
     // Malformed: IP says 20 bytes of IB transport, but the RETH needs 16 after the BTH.
-    let bth = BthRepr {
-        opcode: Opcode::RC_WRITE_ONLY,
-        dest_qp: 0x102,
-        psn: 604,
-        ..Default::default()
-    };
+    let bth = BthRepr { opcode: Opcode::RC_WRITE_ONLY, dest_qp: 0x102, psn: 604, ..Default::default() };
     let mut ib = bth.emit().to_vec();
     ib.extend_from_slice(&[0u8; 8]);
     g.raw_malformed(udp_frame(Host::v4(23), Host::v4(24), 4791, &ib));
-    g.event(
-        "malformed",
-        "RDMA WRITE Only whose RETH does not fit the UDP length".into(),
-    );
+    g.event("malformed", "RDMA WRITE Only whose RETH does not fit the UDP length".into());
 }
 
 /// An Ethernet/IPv4/UDP frame with `payload`, outside the RoCE emitters (for malformed cases).
@@ -726,29 +376,12 @@ fn udp_frame(src: Host, dst: Host, dport: u16, payload: &[u8]) -> Vec<u8> {
     let (IpAddr::V4(s), IpAddr::V4(d)) = (src.ip, dst.ip) else {
         return Vec::new();
     };
-    let mut out = rocescope_decoder::link::EthernetRepr {
-        dst: dst.mac,
-        src: src.mac,
-        ethertype: 0x0800,
-    }
-    .emit()
-    .to_vec();
+    let mut out = rocescope_decoder::link::EthernetRepr { dst: dst.mac, src: src.mac, ethertype: 0x0800 }
+        .emit()
+        .to_vec();
     let udp_len = 8 + payload.len();
     let total = 20 + udp_len;
-    let mut ip = vec![
-        0x45,
-        0x68,
-        (total >> 8) as u8,
-        total as u8,
-        0,
-        0,
-        0x40,
-        0,
-        64,
-        17,
-        0,
-        0,
-    ];
+    let mut ip = vec![0x45, 0x68, (total >> 8) as u8, total as u8, 0, 0, 0x40, 0, 64, 17, 0, 0];
     ip.extend_from_slice(&s.octets());
     ip.extend_from_slice(&d.octets());
     out.extend_from_slice(&ip);
@@ -764,45 +397,14 @@ fn all_headers(g: &mut Gen) {
     let (a, b) = (Host::v4(25), Host::v4(26));
     let mut psn = 50u32;
     let mut emit = |g: &mut Gen, op: Opcode, ext: ExtRepr, len: usize, vlan: Option<(u16, u8)>| {
-        let bth = BthRepr {
-            opcode: op,
-            dest_qp: 0x111,
-            psn,
-            ack_req: true,
-            ..Default::default()
-        };
+        let bth = BthRepr { opcode: op, dest_qp: 0x111, psn, ack_req: true, ..Default::default() };
         psn += 1;
-        g.roce(
-            a,
-            b,
-            vlan,
-            26,
-            Ecn::Ect0,
-            0xC100,
-            bth,
-            ext,
-            len,
-            IcrcMode::Correct,
-            None,
-        );
+        g.roce(a, b, vlan, 26, Ecn::Ect0, 0xC100, bth, ext, len, IcrcMode::Correct, None);
         g.wait_us(2);
     };
     let xrc = XrcEthRepr { srqn: 0x0A0B0C };
-    emit(
-        g,
-        Opcode::XRC_SEND_ONLY,
-        ExtRepr {
-            xrceth: Some(xrc),
-            ..Default::default()
-        },
-        64,
-        None,
-    );
-    let reth = RethRepr {
-        va: 0x7f60_0000_0000,
-        rkey: 0x3,
-        dma_len: 128,
-    };
+    emit(g, Opcode::XRC_SEND_ONLY, ExtRepr { xrceth: Some(xrc), ..Default::default() }, 64, None);
+    let reth = RethRepr { va: 0x7f60_0000_0000, rkey: 0x3, dma_len: 128 };
     emit(
         g,
         Opcode::XRC_WRITE_ONLY_IMM,
@@ -818,70 +420,43 @@ fn all_headers(g: &mut Gen) {
     emit(
         g,
         Opcode::RC_WRITE_ONLY_IMM,
-        ExtRepr {
-            reth: Some(reth),
-            immdt: Some(ImmDtRepr { value: 7 }),
-            ..Default::default()
-        },
+        ExtRepr { reth: Some(reth), immdt: Some(ImmDtRepr { value: 7 }), ..Default::default() },
         128,
         None,
     );
     emit(
         g,
         Opcode::RC_SEND_ONLY_IMM,
-        ExtRepr {
-            immdt: Some(ImmDtRepr { value: 8 }),
-            ..Default::default()
-        },
+        ExtRepr { immdt: Some(ImmDtRepr { value: 8 }), ..Default::default() },
         30,
         None,
     );
     emit(
         g,
         Opcode::RC_SEND_ONLY_INV,
-        ExtRepr {
-            ieth: Some(IethRepr { rkey: 0x5555 }),
-            ..Default::default()
-        },
+        ExtRepr { ieth: Some(IethRepr { rkey: 0x5555 }), ..Default::default() },
         40,
         None,
     );
     emit(
         g,
         Opcode::RC_FLUSH,
-        ExtRepr {
-            feth: Some(FethRepr { sel: 1, plt: 1 }),
-            reth: Some(reth),
-            ..Default::default()
-        },
+        ExtRepr { feth: Some(FethRepr { sel: 1, plt: 1 }), reth: Some(reth), ..Default::default() },
         0,
         None,
     );
     emit(
         g,
         Opcode::RC_ATOMIC_WRITE,
-        ExtRepr {
-            reth: Some(RethRepr { dma_len: 8, ..reth }),
-            ..Default::default()
-        },
+        ExtRepr { reth: Some(RethRepr { dma_len: 8, ..reth }), ..Default::default() },
         8,
         None,
     );
     // QinQ: outer 802.1ad tag (VLAN 200) and inner 802.1Q tag (VLAN 100, PCP 3).
     let f = rocescope_decoder::build::RoceV2Frame {
         vlans: vec![
-            VlanTag {
-                tpid: 0x88A8,
-                pcp: 0,
-                dei: false,
-                vid: 200,
-            },
-            VlanTag {
-                tpid: 0x8100,
-                pcp: 3,
-                dei: true,
-                vid: 100,
-            },
+            VlanTag { tpid: 0x88A8, pcp: 0, dei: false, vid: 200 },
+            VlanTag { tpid: 0x8100, pcp: 3, dei: true, vid: 100 },
         ],
         ..rocescope_decoder::build::RoceV2Frame::new(
             a.mac,
@@ -895,12 +470,7 @@ fn all_headers(g: &mut Gen) {
                 id: 0,
             },
             IbRepr {
-                bth: BthRepr {
-                    opcode: Opcode::RC_SEND_ONLY,
-                    dest_qp: 0x111,
-                    psn: 57,
-                    ..Default::default()
-                },
+                bth: BthRepr { opcode: Opcode::RC_SEND_ONLY, dest_qp: 0x111, psn: 57, ..Default::default() },
                 ext: ExtRepr::default(),
                 payload: vec![1; 16],
                 icrc: IcrcMode::Correct,
@@ -911,38 +481,13 @@ fn all_headers(g: &mut Gen) {
     g.counts.icrc_valid += 1;
     *g.counts.opcodes.entry("RC Send Only".into()).or_default() += 1;
     g.raw(f.build(crate::fabric::OPTS));
-    g.event(
-        "qinq",
-        "QinQ: 802.1ad VLAN 200 outside 802.1Q VLAN 100 PCP 3 DEI 1".into(),
-    );
+    g.event("qinq", "QinQ: 802.1ad VLAN 200 outside 802.1Q VLAN 100 PCP 3 DEI 1".into());
     // Opaque opcodes: manufacturer-specific 0xE0 and reserved 0x1A keep their body as payload.
-    let mut psn2 = 60;
-    for op in [Opcode(0xE0), Opcode(0x1A)] {
-        let bth = BthRepr {
-            opcode: op,
-            dest_qp: 0x111,
-            psn: psn2,
-            ..Default::default()
-        };
-        psn2 += 1;
-        g.roce(
-            a,
-            b,
-            None,
-            26,
-            Ecn::Ect0,
-            0xC100,
-            bth,
-            ExtRepr::default(),
-            24,
-            IcrcMode::Correct,
-            None,
-        );
+    for (psn, op) in (60..).zip([Opcode(0xE0), Opcode(0x1A)]) {
+        let bth = BthRepr { opcode: op, dest_qp: 0x111, psn, ..Default::default() };
+        g.roce(a, b, None, 26, Ecn::Ect0, 0xC100, bth, ExtRepr::default(), 24, IcrcMode::Correct, None);
     }
-    g.event(
-        "opaque_opcode",
-        "manufacturer opcode 0xE0 and reserved 0x1A decode with an opaque body".into(),
-    );
+    g.event("opaque_opcode", "manufacturer opcode 0xE0 and reserved 0x1A decode with an opaque body".into());
     // RoCEv1: RDMA WRITE Only and its ACK, GRH with GIDs.
     let sgid: std::net::Ipv6Addr = "fe80::25".parse().unwrap_or(std::net::Ipv6Addr::LOCALHOST);
     let dgid: std::net::Ipv6Addr = "fe80::26".parse().unwrap_or(std::net::Ipv6Addr::LOCALHOST);
@@ -963,11 +508,7 @@ fn all_headers(g: &mut Gen) {
                 ..Default::default()
             },
             ext: ExtRepr {
-                reth: Some(RethRepr {
-                    va: 0x1000,
-                    rkey: 0x9,
-                    dma_len: 33,
-                }),
+                reth: Some(RethRepr { va: 0x1000, rkey: 0x9, dma_len: 33 }),
                 ..Default::default()
             },
             payload: vec![0x5a; 33],
@@ -981,24 +522,13 @@ fn all_headers(g: &mut Gen) {
         sgid: dgid,
         dgid: sgid,
         ib: IbRepr {
-            bth: BthRepr {
-                opcode: Opcode::RC_ACKNOWLEDGE,
-                dest_qp: 0x221,
-                psn: 900,
-                ..Default::default()
-            },
-            ext: ExtRepr {
-                aeth: Some(AethRepr::ack(1)),
-                ..Default::default()
-            },
+            bth: BthRepr { opcode: Opcode::RC_ACKNOWLEDGE, dest_qp: 0x221, psn: 900, ..Default::default() },
+            ext: ExtRepr { aeth: Some(AethRepr::ack(1)), ..Default::default() },
             payload: Vec::new(),
             icrc: IcrcMode::Correct,
         },
         ..w.clone()
     };
     g.v1(&ack);
-    g.event(
-        "rocev1",
-        "RoCEv1 RDMA WRITE Only and ACK (EtherType 0x8915, GRH)".into(),
-    );
+    g.event("rocev1", "RoCEv1 RDMA WRITE Only and ACK (EtherType 0x8915, GRH)".into());
 }

@@ -8,9 +8,5 @@ fn committed_samples_are_up_to_date() {
         .arg(&dir)
         .output()
         .expect("run the generator");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
 }

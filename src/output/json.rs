@@ -205,16 +205,7 @@ pub fn write(f: &Frame<'_>, out: &mut String) {
         len: f.record.len,
         eth: None,
         sll: None,
-        vlan: p
-            .vlans
-            .as_slice()
-            .iter()
-            .map(|t| Vlan {
-                id: t.vid,
-                pcp: t.pcp,
-                dei: t.dei,
-            })
-            .collect(),
+        vlan: p.vlans.as_slice().iter().map(|t| Vlan { id: t.vid, pcp: t.pcp, dei: t.dei }).collect(),
         ip: p.ip.as_ref().map(|ip| IpJ {
             version: ip.version(),
             src: ip.src().to_string(),
@@ -252,25 +243,13 @@ pub fn write(f: &Frame<'_>, out: &mut String) {
     };
     match &p.link {
         rocescope_decoder::Link::Ethernet(e) => {
-            o.eth = Some(Eth {
-                src: mac(&e.src()),
-                dst: mac(&e.dst()),
-                ethertype: e.ethertype(),
-            })
+            o.eth = Some(Eth { src: mac(&e.src()), dst: mac(&e.dst()), ethertype: e.ethertype() })
         }
         rocescope_decoder::Link::Sll(s) => {
-            o.sll = Some(Sll {
-                version: 1,
-                protocol: s.protocol(),
-                packet_type: s.packet_type(),
-            })
+            o.sll = Some(Sll { version: 1, protocol: s.protocol(), packet_type: s.packet_type() })
         }
         rocescope_decoder::Link::Sll2(s) => {
-            o.sll = Some(Sll {
-                version: 2,
-                protocol: s.protocol(),
-                packet_type: u16::from(s.packet_type()),
-            })
+            o.sll = Some(Sll { version: 2, protocol: s.protocol(), packet_type: u16::from(s.packet_type()) })
         }
         _ => {}
     }
@@ -304,20 +283,10 @@ pub fn write(f: &Frame<'_>, out: &mut String) {
         let e = &r.ext;
         o.dceth = e.dceth.map(|h| DcEth { value: h.value() });
         o.rdeth = e.rdeth.map(|h| Rdeth { eecn: h.eecn() });
-        o.deth = e.deth.map(|h| Deth {
-            qkey: h.qkey(),
-            srcqp: h.src_qp(),
-        });
+        o.deth = e.deth.map(|h| Deth { qkey: h.qkey(), srcqp: h.src_qp() });
         o.xrceth = e.xrceth.map(|h| XrcEth { srqn: h.srqn() });
-        o.feth = e.feth.map(|h| Feth {
-            sel: h.sel(),
-            plt: h.plt(),
-        });
-        o.reth = e.reth.map(|h| Reth {
-            va: h.va(),
-            rkey: h.rkey(),
-            dmalen: h.dma_len(),
-        });
+        o.feth = e.feth.map(|h| Feth { sel: h.sel(), plt: h.plt() });
+        o.reth = e.reth.map(|h| Reth { va: h.va(), rkey: h.rkey(), dmalen: h.dma_len() });
         o.atomiceth = e.atomiceth.map(|h| AtomicEth {
             va: h.va(),
             rkey: h.rkey(),
@@ -340,32 +309,19 @@ pub fn write(f: &Frame<'_>, out: &mut String) {
         o.ieth = e.ieth.map(|h| h.rkey());
         o.cnp = e.cnp.map(|_| Cnp {});
         o.payload_len = Some(r.payload_len);
-        o.icrc = Some(Icrc {
-            value: r.icrc.value,
-            status: r.icrc.status.name(),
-        });
+        o.icrc = Some(Icrc { value: r.icrc.value, status: r.icrc.status.name() });
     }
     match &p.mac_control {
         Some(MacControl::Pfc(pfc)) => {
-            o.pfc = Some(Pfc {
-                enable: pfc.enable_vector,
-                quanta: pfc.quanta,
-                bad_dst: pfc.bad_dst,
-            })
+            o.pfc = Some(Pfc { enable: pfc.enable_vector, quanta: pfc.quanta, bad_dst: pfc.bad_dst })
         }
         Some(MacControl::Pause(pause)) => {
-            o.pause = Some(Pause {
-                quanta: pause.quanta,
-                bad_dst: pause.bad_dst,
-            })
+            o.pause = Some(Pause { quanta: pause.quanta, bad_dst: pause.bad_dst })
         }
         _ => {}
     }
     match serde_json::to_string(&o) {
         Ok(s) => out.push_str(&s),
-        Err(e) => out.push_str(&format!(
-            "{{\"frame\":{},\"error\":\"json: {e}\"}}",
-            f.number
-        )),
+        Err(e) => out.push_str(&format!("{{\"frame\":{},\"error\":\"json: {e}\"}}", f.number)),
     }
 }

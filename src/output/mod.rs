@@ -50,12 +50,7 @@ pub fn utc(ns: i64) -> String {
     let d = doy - (153 * mp + 2) / 5 + 1;
     let m = if mp < 10 { mp + 3 } else { mp - 9 };
     let y = yoe + era * 400 + i64::from(m <= 2);
-    format!(
-        "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02}.{frac:09} UTC",
-        tod / 3600,
-        (tod / 60) % 60,
-        tod % 60
-    )
+    format!("{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02}.{frac:09} UTC", tod / 3600, (tod / 60) % 60, tod % 60)
 }
 
 #[cfg(test)]
@@ -63,10 +58,7 @@ mod tests {
     #[test]
     fn utc_dates() {
         assert_eq!(super::utc(0), "1970-01-01 00:00:00.000000000 UTC");
-        assert_eq!(
-            super::utc(1_750_822_807_234_691_000),
-            "2025-06-25 03:40:07.234691000 UTC"
-        );
+        assert_eq!(super::utc(1_750_822_807_234_691_000), "2025-06-25 03:40:07.234691000 UTC");
         assert_eq!(super::rel_time(1_500_000_001), "1.500000001");
     }
 }

@@ -50,13 +50,7 @@ pub fn write(f: &Frame<'_>, out: &mut String) {
     );
     if let Some(r) = &p.roce {
         let b = r.bth;
-        let _ = write!(
-            out,
-            "{} QP=0x{:06x} PSN={}",
-            b.opcode().name(f.opts.opcode),
-            b.dest_qp(),
-            b.psn()
-        );
+        let _ = write!(out, "{} QP=0x{:06x} PSN={}", b.opcode().name(f.opts.opcode), b.dest_qp(), b.psn());
         if b.ack_req() {
             out.push_str(" A");
         }
@@ -74,13 +68,8 @@ pub fn write(f: &Frame<'_>, out: &mut String) {
                 }
                 AethKind::RnrNak => {
                     let us = a.rnr_timer_us().unwrap_or(0);
-                    let _ = write!(
-                        out,
-                        " RNR-NAK timer={}.{:02}ms MSN={}",
-                        us / 1000,
-                        (us % 1000) / 10,
-                        a.msn
-                    );
+                    let _ =
+                        write!(out, " RNR-NAK timer={}.{:02}ms MSN={}", us / 1000, (us % 1000) / 10, a.msn);
                 }
                 AethKind::Nak => {
                     let code = a.nak_code().map(|c| c.name()).unwrap_or("?");

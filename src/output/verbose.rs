@@ -68,12 +68,7 @@ pub fn write(f: &Frame<'_>, out: &mut String) {
     if let Some(ip) = &p.ip {
         match ip {
             Ip::V4(h) => {
-                let _ = writeln!(
-                    out,
-                    "Internet Protocol Version 4, Src: {}, Dst: {}",
-                    ip.src(),
-                    ip.dst()
-                );
+                let _ = writeln!(out, "Internet Protocol Version 4, Src: {}, Dst: {}", ip.src(), ip.dst());
                 let _ = writeln!(out, "    Header length: {} bytes", h.slice().len());
                 let _ = writeln!(out, "    DSCP: {}", ip.dscp());
                 let _ = writeln!(out, "    ECN: {} ({})", ip.ecn().name(), ip.ecn() as u8);
@@ -91,12 +86,7 @@ pub fn write(f: &Frame<'_>, out: &mut String) {
                 let _ = writeln!(out, "    Header checksum: 0x{:04x}", h.header_checksum());
             }
             Ip::V6(h) => {
-                let _ = writeln!(
-                    out,
-                    "Internet Protocol Version 6, Src: {}, Dst: {}",
-                    ip.src(),
-                    ip.dst()
-                );
+                let _ = writeln!(out, "Internet Protocol Version 6, Src: {}, Dst: {}", ip.src(), ip.dst());
                 let _ = writeln!(out, "    DSCP: {}", ip.dscp());
                 let _ = writeln!(out, "    ECN: {} ({})", ip.ecn().name(), ip.ecn() as u8);
                 let _ = writeln!(out, "    Flow label: 0x{:05x}", h.flow_label().value());
@@ -120,11 +110,7 @@ pub fn write(f: &Frame<'_>, out: &mut String) {
         );
     }
     if let Some(roce) = &p.roce {
-        let v = if roce.version == RoceVersion::V1 {
-            "RoCEv1"
-        } else {
-            "RoCEv2"
-        };
+        let v = if roce.version == RoceVersion::V1 { "RoCEv1" } else { "RoCEv2" };
         let _ = writeln!(out, "InfiniBand ({v})");
         if let Some(g) = roce.grh {
             let _ = writeln!(out, "    Global Route Header");
@@ -139,12 +125,7 @@ pub fn write(f: &Frame<'_>, out: &mut String) {
         }
         let b = roce.bth;
         let _ = writeln!(out, "    Base Transport Header");
-        let _ = writeln!(
-            out,
-            "        Opcode: 0x{:02x} ({})",
-            b.opcode().0,
-            b.opcode().name(f.opts.opcode)
-        );
+        let _ = writeln!(out, "        Opcode: 0x{:02x} ({})", b.opcode().0, b.opcode().name(f.opts.opcode));
         let _ = writeln!(out, "        Solicited event: {}", flag(b.se()));
         let _ = writeln!(out, "        MigReq: {}", flag(b.migreq()));
         let _ = writeln!(out, "        Pad count: {}", b.pad_count());
@@ -159,11 +140,7 @@ pub fn write(f: &Frame<'_>, out: &mut String) {
         let _ = writeln!(out, "        PSN: {}", b.psn());
         let e = &roce.ext;
         if let Some(h) = e.dceth {
-            let _ = writeln!(
-                out,
-                "    DC extension (Mellanox)\n        Value: 0x{:016x}",
-                h.value()
-            );
+            let _ = writeln!(out, "    DC extension (Mellanox)\n        Value: 0x{:016x}", h.value());
         }
         if let Some(h) = e.rdeth {
             let _ = writeln!(out, "    RDETH\n        EE context: {}", h.eecn());
@@ -220,9 +197,7 @@ pub fn write(f: &Frame<'_>, out: &mut String) {
                 rocescope_decoder::ext::AethKind::Nak => {
                     format!("NAK, {}", a.nak_code().map(|c| c.name()).unwrap_or("?"))
                 }
-                rocescope_decoder::ext::AethKind::Reserved => {
-                    String::from("reserved syndrome type")
-                }
+                rocescope_decoder::ext::AethKind::Reserved => String::from("reserved syndrome type"),
             };
             let _ = writeln!(
                 out,
@@ -231,18 +206,10 @@ pub fn write(f: &Frame<'_>, out: &mut String) {
             );
         }
         if let Some(h) = e.atomicacketh {
-            let _ = writeln!(
-                out,
-                "    AtomicAckETH\n        Original remote data: 0x{:016x}",
-                h.orig()
-            );
+            let _ = writeln!(out, "    AtomicAckETH\n        Original remote data: 0x{:016x}", h.orig());
         }
         if let Some(h) = e.immdt {
-            let _ = writeln!(
-                out,
-                "    ImmDt\n        Immediate data: 0x{:08x}",
-                h.value()
-            );
+            let _ = writeln!(out, "    ImmDt\n        Immediate data: 0x{:08x}", h.value());
         }
         if let Some(h) = e.ieth {
             let _ = writeln!(out, "    IETH\n        R_Key: 0x{:08x}", h.rkey());
@@ -259,20 +226,13 @@ pub fn write(f: &Frame<'_>, out: &mut String) {
             "    Payload: {} bytes ({} captured){}",
             roce.payload_len,
             roce.payload.len(),
-            if roce.known_opcode {
-                ""
-            } else {
-                " [opaque: unknown opcode]"
-            }
+            if roce.known_opcode { "" } else { " [opaque: unknown opcode]" }
         );
         let _ = writeln!(out, "    Pad: {} bytes", roce.pad);
         match (roce.icrc.value, roce.icrc.computed) {
             (Some(v), Some(c)) => {
-                let _ = writeln!(
-                    out,
-                    "    ICRC: 0x{v:08x} [{}, computed 0x{c:08x}]",
-                    roce.icrc.status.name()
-                );
+                let _ =
+                    writeln!(out, "    ICRC: 0x{v:08x} [{}, computed 0x{c:08x}]", roce.icrc.status.name());
             }
             (Some(v), None) => {
                 let _ = writeln!(out, "    ICRC: 0x{v:08x} [not checked]");
@@ -284,17 +244,10 @@ pub fn write(f: &Frame<'_>, out: &mut String) {
     }
     match &p.mac_control {
         Some(MacControl::Pfc(pfc)) => {
-            let _ = writeln!(
-                out,
-                "MAC Control: Priority-based Flow Control (opcode 0x0101)"
-            );
+            let _ = writeln!(out, "MAC Control: Priority-based Flow Control (opcode 0x0101)");
             let _ = writeln!(out, "    Class-enable vector: 0x{:04x}", pfc.enable_vector);
             for (prio, q) in pfc.quanta.iter().enumerate() {
-                let en = if pfc.enabled(prio as u8) {
-                    "enabled"
-                } else {
-                    "disabled"
-                };
+                let en = if pfc.enabled(prio as u8) { "enabled" } else { "disabled" };
                 let _ = writeln!(out, "    Priority {prio}: {q} quanta ({en})");
             }
             if pfc.bad_dst {
@@ -305,11 +258,8 @@ pub fn write(f: &Frame<'_>, out: &mut String) {
             }
         }
         Some(MacControl::Pause(pause)) => {
-            let _ = writeln!(
-                out,
-                "MAC Control: PAUSE (opcode 0x0001)\n    Pause time: {} quanta",
-                pause.quanta
-            );
+            let _ =
+                writeln!(out, "MAC Control: PAUSE (opcode 0x0001)\n    Pause time: {} quanta", pause.quanta);
             if pause.bad_dst {
                 out.push_str("    [Destination MAC is not 01:80:c2:00:00:01]\n");
             }

@@ -20,10 +20,7 @@ pub fn real_captures() -> Option<PathBuf> {
     if dir.join("INDEX.md").is_file() {
         Some(dir)
     } else {
-        eprintln!(
-            "skipping: no real captures at {} (set ROCESCOPE_REAL_CAPTURES)",
-            dir.display()
-        );
+        eprintln!("skipping: no real captures at {} (set ROCESCOPE_REAL_CAPTURES)", dir.display());
         None
     }
 }
@@ -33,12 +30,7 @@ pub fn captures_in(dir: &Path) -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
         .map(|rd| rd.filter_map(|e| e.ok().map(|e| e.path())).collect())
         .unwrap_or_default();
-    v.retain(|p| {
-        matches!(
-            p.extension().and_then(|e| e.to_str()),
-            Some("pcap" | "pcapng" | "dump")
-        )
-    });
+    v.retain(|p| matches!(p.extension().and_then(|e| e.to_str()), Some("pcap" | "pcapng" | "dump")));
     v.sort();
     v
 }
@@ -68,10 +60,7 @@ pub fn count(path: &Path) -> Counts {
     let opts = DecodeOptions::default();
     let mut r = CaptureReader::open(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let mut c = Counts::default();
-    while let Some(rec) = r
-        .next_record()
-        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-    {
+    while let Some(rec) = r.next_record().unwrap_or_else(|e| panic!("{}: {e}", path.display())) {
         c.frames += 1;
         let p = decode(rec.link_type, rec.data, &opts);
         if let Some(roce) = p.roce_ok() {
@@ -82,11 +71,7 @@ pub fn count(path: &Path) -> Counts {
             if roce.bth.opcode().is_cnp() {
                 c.cnp += 1;
             }
-            if roce
-                .ext
-                .aeth
-                .is_some_and(|a| matches!(a.kind(), AethKind::Nak | AethKind::RnrNak))
-            {
+            if roce.ext.aeth.is_some_and(|a| matches!(a.kind(), AethKind::Nak | AethKind::RnrNak)) {
                 c.naks += 1;
             }
             match roce.icrc.status {
@@ -100,9 +85,7 @@ pub fn count(path: &Path) -> Counts {
                 IcrcStatus::Truncated => c.icrc_truncated += 1,
                 IcrcStatus::NotApplicable => {}
             }
-            *c.opcodes
-                .entry(roce.bth.opcode().name(opts.opcode).to_string())
-                .or_default() += 1;
+            *c.opcodes.entry(roce.bth.opcode().name(opts.opcode).to_string()).or_default() += 1;
         }
         if p.is_malformed_roce() {
             c.malformed += 1;
