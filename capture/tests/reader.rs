@@ -1,0 +1,68 @@
+//! The reader on classic pcap variants it must accept, and the writer round trip.
+
+use rocescope_capture::{CaptureError, CaptureReader, Format, PcapWriter};
+use rocescope_decoder::LinkType;
+use std::io::Cursor;
+use std::path::Path;
+
+fn read_all(bytes: Vec<u8>) -> (Format, Vec<(i64, u32, u32, Vec<u8>)>, Option<CaptureError>) {
+    let mut r = CaptureReader::from_read(Cursor::new(bytes), Path::new("test")).expect("open");
+    let mut out = Vec::new();
+    loop {
+        match r.next_record() {
+            Ok(Some(rec)) => out.push((rec.ts_ns, rec.caplen, rec.len, rec.data.to_vec())),
+            Ok(None) => return (r.format(), out, None),
+            Err(e) => return (r.format(), out, Some(e)),
+        }
+    }
+}
+
+#[test]
+fn writer_round_trip_with_nanoseconds_and_snap() {
+    let mut buf = Vec::new();
+    let mut w = PcapWriter::new(&mut buf, LinkType::ETHERNET, 64).unwrap();
+    w.write(1_700_000_000_123_456_789, &[1u8; 100], 100).unwrap();
+    w.write(1_700_000_001_000_000_001, &[2u8; 10], 1500).unwrap();
+    w.finish().unwrap();
+    let (format, recs, err) = read_all(buf);
+    assert!(err.is_none());
+    assert_eq!(format, Format::PcapNanos);
+    assert_eq!(recs.len(), 2);
+    assert_eq!((recs[0].0, recs[0].1, recs[0].2), (1_700_000_000_123_456_789, 64, 100));
+    assert_eq!(recs[0].3, vec![1u8; 64]);
+    assert_eq!((recs[1].0, recs[1].1, recs[1].2), (1_700_000_001_000_000_001, 10, 1500));
+}
+
+#[test]
+fn big_endian_microsecond_pcap() {
+    let mut f = Vec::new();
+    f.extend_from_slice(&0xA1B2_C3D4u32.to_be_bytes());
+    f.extend_from_slice(&2u16.to_be_bytes());
+    f.extend_from_slice(&4u16.to_be_bytes());
+    f.extend_from_slice(&[0; 8]);
+    f.extend_from_slice(&65535u32.to_be_bytes());
+    f.extend_from_slice(&1u32.to_be_bytes());
+    for (sec, usec) in [(10u32, 5u32), (11, 999_999)] {
+        f.extend_from_slice(&sec.to_be_bytes());
+        f.extend_from_slice(&usec.to_be_bytes());
+        f.extend_from_slice(&4u32.to_be_bytes());
+        f.extend_from_slice(&60u32.to_be_bytes());
+        f.extend_from_slice(&[9, 8, 7, 6]);
+    }
+    let (format, recs, err) = read_all(f);
+    assert!(err.is_none(), "{err:?}");
+    assert_eq!(format, Format::Pcap);
+    assert_eq!(recs[0].0, 10_000_005_000);
+    assert_eq!(recs[1].0, 11_999_999_000);
+    assert_eq!((recs[1].1, recs[1].2), (4, 60));
+}
+
+#[test]
+fn header_only_file_has_no_records_and_a_cut_header_is_an_error() {
+    let mut buf = Vec::new();
+    PcapWriter::new(&mut buf, LinkType::ETHERNET, 65535).unwrap().finish().unwrap();
+    let (_, recs, err) = read_all(buf.clone());
+    assert!(recs.is_empty() && err.is_none());
+    let e = CaptureReader::from_read(Cursor::new(buf[..10].to_vec()), Path::new("cut.pcap")).unwrap_err();
+    assert!(e.to_string().contains("cut off"), "{e}");
+}
