@@ -5,7 +5,10 @@ use rocescope_decoder::LinkType;
 use std::io::Cursor;
 use std::path::Path;
 
-fn read_all(bytes: Vec<u8>) -> (Format, Vec<(i64, u32, u32, Vec<u8>)>, Option<CaptureError>) {
+/// (timestamp, caplen, len, bytes) of each record.
+type Recs = Vec<(i64, u32, u32, Vec<u8>)>;
+
+fn read_all(bytes: Vec<u8>) -> (Format, Recs, Option<CaptureError>) {
     let mut r = CaptureReader::from_read(Cursor::new(bytes), Path::new("test")).expect("open");
     let mut out = Vec::new();
     loop {
