@@ -236,17 +236,8 @@ fn ours(p: &Packet<'_>, opts: &DecodeOptions) -> Fields {
         Some(MacControl::Pfc(pfc)) => {
             put("macc.opcode", Val::N(0x0101));
             put("macc.cbfc.enbv", Val::N(u64::from(pfc.enable_vector)));
-            const Q: [&str; 8] = [
-                "macc.cbfc.pause_time.c0",
-                "macc.cbfc.pause_time.c1",
-                "macc.cbfc.pause_time.c2",
-                "macc.cbfc.pause_time.c3",
-                "macc.cbfc.pause_time.c4",
-                "macc.cbfc.pause_time.c5",
-                "macc.cbfc.pause_time.c6",
-                "macc.cbfc.pause_time.c7",
-            ];
-            for (k, q) in Q.iter().zip(pfc.quanta) {
+            let quanta_fields = FIELDS.iter().filter(|f| f.starts_with("macc.cbfc.pause_time."));
+            for (k, q) in quanta_fields.zip(pfc.quanta) {
                 put(k, Val::N(u64::from(q)));
             }
         }

@@ -244,41 +244,21 @@ fn ipv6(g: &mut Gen) {
 fn atomics(g: &mut Gen) {
     let mut c = Conn::new(Host::v4(17), Host::v4(18), 0xD1, 0xD2, 5);
     let cas = AtomicEthRepr { va: 0x7f30_0000_0000, rkey: 0xabc, swap: 1, compare: 0 };
-    let psn = g.request(
-        &mut c,
-        Opcode::RC_COMPARE_SWAP,
-        ExtRepr { atomiceth: Some(cas), ..Default::default() },
-        0,
-        true,
-        Req::New,
-    );
-    c.msn += 1;
-    g.wait_us(2);
-    let ext = ExtRepr {
-        aeth: Some(AethRepr::ack(c.msn)),
-        atomicacketh: Some(AtomicAckEthRepr { orig: 0 }),
-        ..Default::default()
-    };
-    let bth = BthRepr { opcode: Opcode::RC_ATOMIC_ACKNOWLEDGE, dest_qp: c.a_qpn, psn, ..Default::default() };
-    g.roce(c.b, c.a, None, 26, Ecn::Ect0, 4000, bth, ext, 0, IcrcMode::Correct, None);
     let fa = AtomicEthRepr { va: 0x7f30_0000_0008, rkey: 0xabc, swap: 5, compare: 0 };
-    let psn = g.request(
-        &mut c,
-        Opcode::RC_FETCH_ADD,
-        ExtRepr { atomiceth: Some(fa), ..Default::default() },
-        0,
-        true,
-        Req::New,
-    );
-    c.msn += 1;
-    g.wait_us(2);
-    let ext = ExtRepr {
-        aeth: Some(AethRepr::ack(c.msn)),
-        atomicacketh: Some(AtomicAckEthRepr { orig: 41 }),
-        ..Default::default()
-    };
-    let bth = BthRepr { opcode: Opcode::RC_ATOMIC_ACKNOWLEDGE, dest_qp: c.a_qpn, psn, ..Default::default() };
-    g.roce(c.b, c.a, None, 26, Ecn::Ect0, 4000, bth, ext, 0, IcrcMode::Correct, None);
+    for (op, atomic, orig) in [(Opcode::RC_COMPARE_SWAP, cas, 0), (Opcode::RC_FETCH_ADD, fa, 41)] {
+        let ext = ExtRepr { atomiceth: Some(atomic), ..Default::default() };
+        let psn = g.request(&mut c, op, ext, 0, true, Req::New);
+        c.msn += 1;
+        g.wait_us(2);
+        let ext = ExtRepr {
+            aeth: Some(AethRepr::ack(c.msn)),
+            atomicacketh: Some(AtomicAckEthRepr { orig }),
+            ..Default::default()
+        };
+        let bth =
+            BthRepr { opcode: Opcode::RC_ATOMIC_ACKNOWLEDGE, dest_qp: c.a_qpn, psn, ..Default::default() };
+        g.roce(c.b, c.a, None, 26, Ecn::Ect0, 4000, bth, ext, 0, IcrcMode::Correct, None);
+    }
 }
 
 fn ud(g: &mut Gen) {

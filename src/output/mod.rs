@@ -27,6 +27,11 @@ pub fn mac(m: &[u8; 6]) -> String {
     rocescope_decoder::link::mac_string(m)
 }
 
+/// An RNR timer in microseconds as milliseconds with two decimals, e.g. `1.28ms`.
+pub fn rnr_ms(us: u32) -> String {
+    format!("{}.{:02}ms", us / 1000, (us % 1000) / 10)
+}
+
 /// `seconds.nanoseconds` relative time.
 pub fn rel_time(ns: i64) -> String {
     let sign = if ns < 0 { "-" } else { "" };

@@ -1,6 +1,6 @@
 //! One line per frame, like tshark's default output.
 
-use super::{mac, rel_time, Frame};
+use super::{mac, rel_time, rnr_ms, Frame};
 use rocescope_decoder::ext::AethKind;
 use rocescope_decoder::link::ethertype;
 use rocescope_decoder::{Ecn, IcrcStatus, Link, MacControl, RoceVersion};
@@ -67,9 +67,8 @@ pub fn write(f: &Frame<'_>, out: &mut String) {
                     let _ = write!(out, " ACK MSN={}", a.msn);
                 }
                 AethKind::RnrNak => {
-                    let us = a.rnr_timer_us().unwrap_or(0);
-                    let _ =
-                        write!(out, " RNR-NAK timer={}.{:02}ms MSN={}", us / 1000, (us % 1000) / 10, a.msn);
+                    let timer = rnr_ms(a.rnr_timer_us().unwrap_or(0));
+                    let _ = write!(out, " RNR-NAK timer={timer} MSN={}", a.msn);
                 }
                 AethKind::Nak => {
                     let code = a.nak_code().map(|c| c.name()).unwrap_or("?");

@@ -1,6 +1,6 @@
 //! Every field of every header, tree-style (like `tshark -V`).
 
-use super::{mac, utc, Frame};
+use super::{mac, rnr_ms, utc, Frame};
 use rocescope_decoder::{Ip, Link, MacControl, RoceVersion};
 use std::fmt::Write;
 
@@ -191,8 +191,7 @@ pub fn write(f: &Frame<'_>, out: &mut String) {
                     None => String::from("ACK, credits not in use"),
                 },
                 rocescope_decoder::ext::AethKind::RnrNak => {
-                    let us = a.rnr_timer_us().unwrap_or(0);
-                    format!("RNR NAK, timer {}.{:02} ms", us / 1000, (us % 1000) / 10)
+                    format!("RNR NAK, timer {}", rnr_ms(a.rnr_timer_us().unwrap_or(0)))
                 }
                 rocescope_decoder::ext::AethKind::Nak => {
                     format!("NAK, {}", a.nak_code().map(|c| c.name()).unwrap_or("?"))
