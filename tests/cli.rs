@@ -104,7 +104,7 @@ fn json_has_the_documented_names_and_integer_numbers() {
     let bad = find(&|f| f.get("error").is_some());
     assert!(bad["error"].as_str().unwrap().contains("offset"));
     let qinq = find(&|f| f["vlan"].as_array().is_some_and(|a| a.len() == 2));
-    assert_eq!(qinq["vlan"][1], serde_json::json!({"id": 100, "pcp": 3, "dei": true}));
+    assert_eq!(qinq["vlan"][1], serde_json::json!({"id": 100, "pcp": 3, "dei": true, "tpid": 0x8100}));
     let v1 = find(&|f| f.get("grh").is_some());
     assert_eq!(v1["grh"]["nxthdr"], 0x1b);
     let x = find(&|f| f.get("xrceth").is_some());

@@ -1,6 +1,6 @@
 //! Differential test against tshark (the reference decoder): over every real capture and
-//! every sample, each field tshark decodes correctly must agree with rocescope, field by
-//! field. Where tshark is wrong or blind, the rule below says so (docs/tshark-differences.md):
+//! every sample, each field tshark decodes correctly must agree with `rocescope decode
+//! --json`, field by field. Where tshark is wrong or blind, the rule below says so (docs/tshark-differences.md):
 //!
 //! * frames tshark does not dissect as InfiniBand (the low-source-port TFTP misreading in
 //!   `roce.pcap`): its InfiniBand fields are absent, so nothing is compared there;
@@ -15,7 +15,7 @@
 mod common;
 
 use rocescope_capture::CaptureReader;
-use rocescope_decoder::{decode, DecodeOptions, Ip, MacControl, Packet, RoceVersion};
+use serde_json::Value;
 use std::collections::BTreeMap;
 use std::net::IpAddr;
 use std::path::{Path, PathBuf};
@@ -130,126 +130,141 @@ fn parse(field: &str, s: &str) -> Val {
 
 type Fields = BTreeMap<&'static str, Vec<Val>>;
 
-fn ours(p: &Packet<'_>, opts: &DecodeOptions) -> Fields {
-    let mut f: Fields = BTreeMap::new();
-    let mut put = |k: &'static str, v: Val| f.entry(k).or_default().push(v);
-    let mac = |m: [u8; 6]| Val::S(rocescope_decoder::link::mac_string(&m));
-    if let rocescope_decoder::Link::Ethernet(e) = p.link {
-        put("eth.src", mac(e.src()));
-        put("eth.dst", mac(e.dst()));
-        put("eth.type", Val::N(u64::from(e.ethertype())));
-    }
-    for t in p.vlans.as_slice() {
-        let pre = if t.tpid == 0x88A8 {
-            ["ieee8021ad.id", "ieee8021ad.priority", "ieee8021ad.dei"]
-        } else {
-            ["vlan.id", "vlan.priority", "vlan.dei"]
+/// The tshark fields of one frame, read from `rocescope decode --json` output.
+fn ours(f: &Value) -> Fields {
+    let mut out: Fields = BTreeMap::new();
+    let mut put = |k: &'static str, v: &Value| {
+        let val = match v {
+            Value::Bool(b) => Val::N(u64::from(*b)),
+            Value::Number(n) => Val::N(n.as_u64().expect("JSON numbers are unsigned integers")),
+            Value::String(s) => parse("", s),
+            other => panic!("{k}: unexpected JSON value {other}"),
         };
-        put(pre[0], Val::N(u64::from(t.vid)));
-        put(pre[1], Val::N(u64::from(t.pcp)));
-        put(pre[2], Val::N(u64::from(t.dei)));
-    }
-    match &p.ip {
-        Some(ip @ Ip::V4(_)) => {
-            put("ip.src", Val::S(ip.src().to_string()));
-            put("ip.dst", Val::S(ip.dst().to_string()));
-            put("ip.dsfield.dscp", Val::N(u64::from(ip.dscp())));
-            put("ip.dsfield.ecn", Val::N(ip.ecn() as u64));
-            put("ip.ttl", Val::N(u64::from(ip.ttl())));
-            put("ip.len", Val::N(u64::from(ip.len_field())));
-        }
-        Some(ip @ Ip::V6(_)) => {
-            put("ipv6.src", Val::S(ip.src().to_string()));
-            put("ipv6.dst", Val::S(ip.dst().to_string()));
-            put("ipv6.tclass.dscp", Val::N(u64::from(ip.dscp())));
-            put("ipv6.tclass.ecn", Val::N(ip.ecn() as u64));
-            put("ipv6.hlim", Val::N(u64::from(ip.ttl())));
-            put("ipv6.plen", Val::N(u64::from(ip.len_field())));
-        }
-        None => {}
-    }
-    if let Some(u) = &p.udp {
-        put("udp.srcport", Val::N(u64::from(u.source_port())));
-        put("udp.dstport", Val::N(u64::from(u.destination_port())));
-        put("udp.length", Val::N(u64::from(u.length())));
-    }
-    if let Some(r) = &p.roce {
-        if let Some(g) = r.grh {
-            put("infiniband.grh.tclass", Val::N(u64::from(g.tclass())));
-            put("infiniband.grh.flowlabel", Val::N(u64::from(g.flow_label())));
-            put("infiniband.grh.paylen", Val::N(u64::from(g.paylen())));
-            put("infiniband.grh.nxthdr", Val::N(u64::from(g.nxthdr())));
-            put("infiniband.grh.hoplmt", Val::N(u64::from(g.hoplmt())));
-            put("infiniband.grh.sgid", Val::S(g.sgid().to_string()));
-            put("infiniband.grh.dgid", Val::S(g.dgid().to_string()));
-        }
-        let b = r.bth;
-        put("infiniband.bth.opcode", Val::N(u64::from(b.opcode().0)));
-        put("infiniband.bth.se", Val::N(u64::from(b.se())));
-        put("infiniband.bth.m", Val::N(u64::from(b.migreq())));
-        put("infiniband.bth.padcnt", Val::N(u64::from(b.pad_count())));
-        put("infiniband.bth.tver", Val::N(u64::from(b.tver())));
-        put("infiniband.bth.p_key", Val::N(u64::from(b.pkey())));
-        put("infiniband.bth.destqp", Val::N(u64::from(b.dest_qp())));
-        put("infiniband.bth.a", Val::N(u64::from(b.ack_req())));
-        put("infiniband.bth.reserved7", Val::N(u64::from(b.resv7())));
-        put("infiniband.bth.psn", Val::N(u64::from(b.psn())));
-        let e = &r.ext;
-        if let Some(h) = e.rdeth {
-            put("infiniband.rdeth.eecnxt", Val::N(u64::from(h.eecn())));
-        }
-        if let Some(h) = e.deth {
-            put("infiniband.deth.q_key", Val::N(u64::from(h.qkey())));
-            put("infiniband.deth.srcqp", Val::N(u64::from(h.src_qp())));
-        }
-        if let Some(h) = e.reth {
-            put("infiniband.reth.va", Val::N(h.va()));
-            put("infiniband.reth.r_key", Val::N(u64::from(h.rkey())));
-            put("infiniband.reth.dmalen", Val::N(u64::from(h.dma_len())));
-        }
-        if let Some(h) = e.atomiceth {
-            // tshark shows the AtomicETH address and key under the RETH field names.
-            put("infiniband.reth.va", Val::N(h.va()));
-            put("infiniband.reth.r_key", Val::N(u64::from(h.rkey())));
-            put("infiniband.atomiceth.swapdt", Val::N(h.swap()));
-            put("infiniband.atomiceth.cmpdt", Val::N(h.compare()));
-        }
-        if let Some(h) = e.aeth {
-            put("infiniband.aeth.syndrome", Val::N(u64::from(h.syndrome())));
-            put("infiniband.aeth.msn", Val::N(u64::from(h.msn())));
-        }
-        if let Some(h) = e.atomicacketh {
-            put("infiniband.atomicacketh.origremdt", Val::N(h.orig()));
-        }
-        if let Some(h) = e.immdt {
-            put("infiniband.immdt", Val::N(u64::from(h.value())));
-        }
-        if let Some(h) = e.ieth {
-            put("infiniband.ieth", Val::N(u64::from(h.rkey())));
-        }
-        if let Some(v) = r.icrc.value {
-            // tshark reads the ICRC big-endian; rocescope keeps the wire's little-endian word.
-            put("infiniband.invariant.crc", Val::N(u64::from(v.swap_bytes())));
-        }
-    }
-    match &p.mac_control {
-        Some(MacControl::Pfc(pfc)) => {
-            put("macc.opcode", Val::N(0x0101));
-            put("macc.cbfc.enbv", Val::N(u64::from(pfc.enable_vector)));
-            let quanta_fields = FIELDS.iter().filter(|f| f.starts_with("macc.cbfc.pause_time."));
-            for (k, q) in quanta_fields.zip(pfc.quanta) {
-                put(k, Val::N(u64::from(q)));
+        out.entry(k).or_default().push(val);
+    };
+    let pairs = |obj: &Value, map: &[(&'static str, &str)], put: &mut dyn FnMut(&'static str, &Value)| {
+        for (field, key) in map {
+            if let Some(v) = obj.get(*key) {
+                put(field, v);
             }
         }
-        Some(MacControl::Pause(pause)) => {
-            put("macc.opcode", Val::N(1));
-            put("macc.pause_time", Val::N(u64::from(pause.quanta)));
-        }
-        Some(MacControl::Other { opcode }) => put("macc.opcode", Val::N(u64::from(*opcode))),
-        None => {}
+    };
+    if let Some(e) = f.get("eth") {
+        pairs(e, &[("eth.src", "src"), ("eth.dst", "dst"), ("eth.type", "ethertype")], &mut put);
     }
-    let _ = opts;
-    f
+    for t in f.get("vlan").and_then(Value::as_array).into_iter().flatten() {
+        let ad = t["tpid"] == 0x88A8;
+        let keys = if ad {
+            [("ieee8021ad.id", "id"), ("ieee8021ad.priority", "pcp"), ("ieee8021ad.dei", "dei")]
+        } else {
+            [("vlan.id", "id"), ("vlan.priority", "pcp"), ("vlan.dei", "dei")]
+        };
+        pairs(t, &keys, &mut put);
+    }
+    if let Some(ip) = f.get("ip") {
+        if ip["version"] == 4 {
+            let m = [
+                ("ip.src", "src"),
+                ("ip.dst", "dst"),
+                ("ip.dsfield.dscp", "dscp"),
+                ("ip.dsfield.ecn", "ecn"),
+                ("ip.ttl", "ttl"),
+                ("ip.len", "len"),
+            ];
+            pairs(ip, &m, &mut put);
+        } else {
+            let m = [
+                ("ipv6.src", "src"),
+                ("ipv6.dst", "dst"),
+                ("ipv6.tclass.dscp", "dscp"),
+                ("ipv6.tclass.ecn", "ecn"),
+                ("ipv6.hlim", "ttl"),
+                ("ipv6.plen", "len"),
+            ];
+            pairs(ip, &m, &mut put);
+        }
+    }
+    if let Some(u) = f.get("udp") {
+        pairs(u, &[("udp.srcport", "sport"), ("udp.dstport", "dport"), ("udp.length", "len")], &mut put);
+    }
+    if let Some(g) = f.get("grh") {
+        let m = [
+            ("infiniband.grh.tclass", "tclass"),
+            ("infiniband.grh.flowlabel", "flow_label"),
+            ("infiniband.grh.paylen", "paylen"),
+            ("infiniband.grh.nxthdr", "nxthdr"),
+            ("infiniband.grh.hoplmt", "hoplmt"),
+            ("infiniband.grh.sgid", "sgid"),
+            ("infiniband.grh.dgid", "dgid"),
+        ];
+        pairs(g, &m, &mut put);
+    }
+    if let Some(b) = f.get("bth") {
+        let m = [
+            ("infiniband.bth.opcode", "opcode"),
+            ("infiniband.bth.se", "se"),
+            ("infiniband.bth.m", "m"),
+            ("infiniband.bth.padcnt", "pad"),
+            ("infiniband.bth.tver", "tver"),
+            ("infiniband.bth.p_key", "pkey"),
+            ("infiniband.bth.destqp", "dqpn"),
+            ("infiniband.bth.a", "ackreq"),
+            ("infiniband.bth.reserved7", "resv7"),
+            ("infiniband.bth.psn", "psn"),
+        ];
+        pairs(b, &m, &mut put);
+    }
+    let sub: [(&str, &[(&'static str, &str)]); 7] = [
+        ("rdeth", &[("infiniband.rdeth.eecnxt", "eecn")]),
+        ("deth", &[("infiniband.deth.q_key", "qkey"), ("infiniband.deth.srcqp", "srcqp")]),
+        (
+            "reth",
+            &[
+                ("infiniband.reth.va", "va"),
+                ("infiniband.reth.r_key", "rkey"),
+                ("infiniband.reth.dmalen", "dmalen"),
+            ],
+        ),
+        // tshark shows the AtomicETH address and key under the RETH field names.
+        (
+            "atomiceth",
+            &[
+                ("infiniband.reth.va", "va"),
+                ("infiniband.reth.r_key", "rkey"),
+                ("infiniband.atomiceth.swapdt", "swap"),
+                ("infiniband.atomiceth.cmpdt", "compare"),
+            ],
+        ),
+        ("aeth", &[("infiniband.aeth.syndrome", "syndrome"), ("infiniband.aeth.msn", "msn")]),
+        ("atomicacketh", &[("infiniband.atomicacketh.origremdt", "orig")]),
+        ("pause", &[("macc.pause_time", "quanta")]),
+    ];
+    for (key, m) in sub {
+        if let Some(o) = f.get(key) {
+            pairs(o, m, &mut put);
+        }
+    }
+    if f.get("pause").is_some() {
+        put("macc.opcode", &Value::from(1));
+    }
+    for (key, field) in [("immdt", "infiniband.immdt"), ("ieth", "infiniband.ieth")] {
+        if let Some(v) = f.get(key) {
+            put(field, v);
+        }
+    }
+    if let Some(v) = f["icrc"]["value"].as_u64() {
+        // tshark reads the ICRC big-endian; rocescope keeps the wire's little-endian word.
+        put("infiniband.invariant.crc", &Value::from(u64::from((v as u32).swap_bytes())));
+    }
+    if let Some(pfc) = f.get("pfc") {
+        put("macc.opcode", &Value::from(0x0101));
+        put("macc.cbfc.enbv", &pfc["enable"]);
+        let quanta_fields = FIELDS.iter().filter(|f| f.starts_with("macc.cbfc.pause_time."));
+        for (k, q) in quanta_fields.zip(pfc["quanta"].as_array().expect("8 quanta")) {
+            put(k, q);
+        }
+    }
+    out
 }
 
 /// Per-file outcome.
@@ -280,27 +295,34 @@ fn tshark_rows(path: &Path) -> Vec<Vec<String>> {
     String::from_utf8_lossy(&out.stdout).lines().map(|l| l.split('\t').map(str::to_owned).collect()).collect()
 }
 
+fn rocescope_json(path: &Path) -> Vec<Value> {
+    let out = Command::new(env!("CARGO_BIN_EXE_rocescope"))
+        .args(["decode", "--json", "-r"])
+        .arg(path)
+        .output()
+        .expect("run rocescope");
+    assert!(out.status.success(), "{}: {}", path.display(), String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+}
+
 fn compare_file(path: &Path) -> Outcome {
-    let opts = DecodeOptions::default();
     let rows = tshark_rows(path);
-    let mut reader = CaptureReader::open(path).unwrap();
+    let frames = rocescope_json(path);
     let mut out = Outcome::default();
     let name = path.file_name().unwrap().to_string_lossy().to_string();
-    let mut i = 0;
-    while let Some(rec) = reader.next_record().unwrap() {
-        let row = rows.get(i).unwrap_or_else(|| panic!("{name}: tshark printed fewer rows"));
-        i += 1;
-        let p = decode(rec.link_type, rec.data, &opts);
-        let mine = ours(&p, &opts);
+    assert_eq!(frames.len(), rows.len(), "{name}: frame counts differ");
+    for (i, (f, row)) in frames.iter().zip(&rows).enumerate() {
+        let i = i + 1;
+        let mine = ours(f);
         let protocols = row.get(1).cloned().unwrap_or_default();
         let tshark_ib = protocols.split(':').any(|x| x == "infiniband");
-        if p.roce.is_some() && !tshark_ib {
+        let roce = f.get("bth").is_some();
+        if roce && !tshark_ib {
             out.tshark_missed_roce += 1;
         }
-        let op = p.roce.as_ref().map(|r| r.bth.opcode().0).unwrap_or(0);
-        let truncated =
-            p.roce.as_ref().is_some_and(|r| r.icrc.status == rocescope_decoder::IcrcStatus::Truncated);
-        let dc = p.roce.as_ref().is_some_and(|r| r.version == RoceVersion::V2 && (0x40..=0x5F).contains(&op));
+        let op = f["bth"]["opcode"].as_u64().unwrap_or(0);
+        let truncated = f["icrc"]["status"] == "truncated";
+        let dc = roce && f.get("grh").is_none() && (0x40..=0x5F).contains(&op);
         for (k, field) in FIELDS.iter().enumerate().skip(2) {
             let raw = row.get(k).map(String::as_str).unwrap_or("");
             if raw.is_empty() {
@@ -328,7 +350,6 @@ fn compare_file(path: &Path) -> Outcome {
             }
         }
     }
-    assert_eq!(i, rows.len(), "{name}: tshark printed more rows than frames");
     out
 }
 

@@ -238,3 +238,113 @@ fn partial_decode_keeps_the_bth() {
     assert!(p.is_malformed_roce());
     assert!(p.roce_ok().is_none());
 }
+
+#[test]
+fn ud_deth_immdt_fixture() {
+    let data = frame(&[
+        "020000000014",
+        "020000000013",
+        "0800",
+        "4568004000004000401100000a0000130a000014", // IPv4 DSCP 26 ECT0, len 64
+        "c00112b7002c0000",                         // UDP len 44
+        "6580ffff000000e200000002",                 // BTH: UD SEND Only w/ Imm, SE, QP 0xe2, PSN 2
+        "00001111",
+        "000000e1",         // DETH: Q_Key 0x1111, source QP 0xe1
+        "cafe0002",         // ImmDt
+        "0102030405060708", // 8 payload bytes
+        "00000000",         // ICRC (not checked here)
+    ]);
+    let r = v2(&data).roce.unwrap();
+    let d = r.ext.deth.unwrap();
+    assert_eq!((d.qkey(), d.src_qp()), (0x1111, 0xe1));
+    assert_eq!(r.ext.immdt.unwrap().value(), 0xcafe_0002);
+    assert!(r.bth.se());
+    assert_eq!(r.payload, &[1, 2, 3, 4, 5, 6, 7, 8]);
+}
+
+#[test]
+fn atomic_and_xrc_fixtures() {
+    let cas = frame(&[
+        "020000000012",
+        "020000000011",
+        "0800",
+        "4568004c00004000401100000a0000110a000012", // IPv4 len 76
+        "c0d112b700380000",                         // UDP len 56
+        "1300ffff000000d280000005",                 // BTH: RC CmpSwap, QP 0xd2, A, PSN 5
+        "00007f3000000000",
+        "00000abc", // AtomicETH: VA, R_Key
+        "0000000000000001",
+        "0000000000000000", // swap, compare
+        "00000000",         // ICRC
+    ]);
+    let a = v2(&cas).roce.unwrap().ext.atomiceth.unwrap();
+    assert_eq!((a.va(), a.rkey(), a.swap(), a.compare()), (0x7f30_0000_0000, 0xabc, 1, 0));
+
+    let xrc = frame(&[
+        "02000000001a",
+        "020000000019",
+        "0800",
+        "4568003800004000401100000a0000190a00001a", // IPv4 len 56
+        "c10012b700240000",                         // UDP len 36
+        "a400ffff0000011100000032",                 // BTH: XRC SEND Only, QP 0x111, PSN 50
+        "000a0b0c",                                 // XRCETH: SRQ 0x0a0b0c
+        "1111111122222222",                         // 8 payload bytes
+        "00000000",                                 // ICRC
+    ]);
+    let r = v2(&xrc).roce.unwrap();
+    assert_eq!(r.ext.xrceth.unwrap().srqn(), 0x0a0b0c);
+    assert_eq!(r.payload_len, 8);
+}
+
+#[test]
+fn pfc_behind_a_vlan_tag_and_pause_to_a_wrong_address() {
+    let pfc = frame(&[
+        "0180c2000001",
+        "02000000ff01",
+        "8100",
+        "6064",
+        "8808", // VLAN 100 PCP 3, MAC Control
+        "0101",
+        "0008",                                 // PFC, enable priority 3
+        "00000000000000000000ffff000000000000", // quanta: p3 = 0xffff... (p0..p2 0)
+        "0000",
+    ]);
+    let p = v2(&pfc);
+    assert_eq!(p.vlans.as_slice()[0].vid, 100);
+    let Some(MacControl::Pfc(f)) = p.mac_control else { panic!("{p:?}") };
+    assert_eq!(f.quanta[3], 0);
+    assert_eq!(f.quanta[5], 0xffff);
+    let pause = frame(&["ffffffffffff", "020000000009", "8808", "0001", "01f4"]);
+    let Some(MacControl::Pause(x)) = v2(&pause).mac_control else { panic!() };
+    assert_eq!(x.quanta, 500);
+    assert!(x.bad_dst);
+}
+
+#[test]
+fn sll2_and_ipv6_fixture() {
+    let data = frame(&[
+        "86dd",
+        "0000",
+        "00000003",
+        "0001",
+        "00",
+        "06",
+        "020000000001",
+        "0000", // SLL2: IPv6, ifindex 3
+        "6ce00000",
+        "001c",
+        "11",
+        "40", // IPv6: TC 0xce (DSCP 51, ECT0), plen 28, UDP, hop 64
+        "fd000000000000000000000000000001",
+        "fd000000000000000000000000000002",
+        "c00012b7001c0000",         // UDP len 28
+        "1100ffff000001c10000004d", // BTH: RC ACK, QP 0x1c1, PSN 77
+        "1f000001",                 // AETH: ACK, MSN 1
+        "00000000",                 // ICRC
+    ]);
+    let p = decode(LinkType::LINUX_SLL2, &data, &DecodeOptions::default());
+    assert_eq!(p.error, None);
+    let ip = p.ip.as_ref().unwrap();
+    assert_eq!((ip.version(), ip.dscp(), ip.ecn(), ip.ttl()), (6, 51, Ecn::Ect0, 64));
+    assert_eq!(p.roce.unwrap().ext.aeth.unwrap().msn(), 1);
+}

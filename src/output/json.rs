@@ -78,6 +78,7 @@ struct Vlan {
     id: u16,
     pcp: u8,
     dei: bool,
+    tpid: u16,
 }
 #[derive(Serialize)]
 struct IpJ {
@@ -205,7 +206,12 @@ pub fn write(f: &Frame<'_>, out: &mut String) {
         len: f.record.len,
         eth: None,
         sll: None,
-        vlan: p.vlans.as_slice().iter().map(|t| Vlan { id: t.vid, pcp: t.pcp, dei: t.dei }).collect(),
+        vlan: p
+            .vlans
+            .as_slice()
+            .iter()
+            .map(|t| Vlan { id: t.vid, pcp: t.pcp, dei: t.dei, tpid: t.tpid })
+            .collect(),
         ip: p.ip.as_ref().map(|ip| IpJ {
             version: ip.version(),
             src: ip.src().to_string(),
