@@ -1,61 +1,73 @@
-//! `rocescope decode`: read a capture and print each frame as a summary line, a tree or JSON.
+//! `rocescope decode`: read a capture or an interface and print each frame as a summary line,
+//! a tree or JSON.
 
 use crate::cli::DecodeArgs;
+use crate::driver::{self, Flow};
 use crate::output::{json, summary, verbose, Frame};
 use anyhow::Context;
-use rocescope_capture::CaptureReader;
-use rocescope_decoder::decode;
 use std::io::{self, BufWriter, Write};
 use std::process::ExitCode;
 
-/// Run the command. Output errors from a closed pipe (`| head`) end the run quietly.
+/// Run the command. A closed pipe (`| head`) ends the run quietly.
 pub fn run(args: &DecodeArgs) -> anyhow::Result<ExitCode> {
-    let mut reader = CaptureReader::open(&args.read)?;
+    let stop = driver::install_signals()?;
     let opts = args.decoder.decode_options();
+    let mut opened = driver::open(&args.source, opts.roce_port)?;
+    let live = opened.source.is_live();
     let stdout = io::stdout();
     let mut out = BufWriter::with_capacity(1 << 16, stdout.lock());
     let mut first_ts = None;
     let mut n = 0u64;
     let mut scratch = String::with_capacity(256);
-    let result = loop {
-        if args.count.is_some_and(|c| n >= c) {
-            break Ok(());
+    let mut pipe_closed = false;
+    let end = driver::pump(
+        &mut opened,
+        &args.source,
+        &opts,
+        &stop,
+        |rec, packet| {
+            n += 1;
+            let t0 = *first_ts.get_or_insert(rec.ts_ns);
+            let frame = Frame { number: n, record: rec, packet, rel_ns: rec.ts_ns - t0, opts: &opts };
+            scratch.clear();
+            if args.json {
+                json::write(&frame, &mut scratch);
+            } else if args.verbose {
+                verbose::write(&frame, &mut scratch);
+            } else {
+                summary::write(&frame, &mut scratch);
+            }
+            scratch.push('\n');
+            let res =
+                out.write_all(scratch.as_bytes()).and_then(|()| if live { out.flush() } else { Ok(()) });
+            match res {
+                Ok(()) => Ok(Flow::Continue),
+                Err(e) if e.kind() == io::ErrorKind::BrokenPipe => {
+                    pipe_closed = true;
+                    Ok(Flow::Stop)
+                }
+                Err(e) => Err(e).context("writing output"),
+            }
+        },
+        |_| Flow::Continue,
+    )?;
+    if !pipe_closed {
+        if let Err(e) = out.flush() {
+            if e.kind() != io::ErrorKind::BrokenPipe {
+                return Err(e).context("writing output");
+            }
         }
-        let rec = match reader.next_record() {
-            Ok(Some(r)) => r,
-            Ok(None) => break Ok(()),
-            Err(e) => break Err(e),
-        };
-        n += 1;
-        let t0 = *first_ts.get_or_insert(rec.ts_ns);
-        let packet = decode(rec.link_type, rec.data, &opts);
-        let frame = Frame { number: n, record: &rec, packet: &packet, rel_ns: rec.ts_ns - t0, opts: &opts };
-        scratch.clear();
-        if args.json {
-            json::write(&frame, &mut scratch);
-        } else if args.verbose {
-            verbose::write(&frame, &mut scratch);
-        } else {
-            summary::write(&frame, &mut scratch);
-        }
-        scratch.push('\n');
-        if let Err(e) = out.write_all(scratch.as_bytes()) {
-            return quiet_pipe(e);
-        }
-    };
-    if let Err(e) = out.flush() {
-        return quiet_pipe(e);
     }
-    match result {
-        Ok(()) => Ok(ExitCode::SUCCESS),
-        Err(e) => Err(e).with_context(|| format!("{}: stopped after {n} frames", args.read.display())),
+    driver::report_stats(&opened.name, &end);
+    if let (true, Some(s)) = (args.json, end.stats) {
+        eprintln!(
+            "{}",
+            serde_json::json!({"capture": {"interface": opened.name, "frames": end.frames, "received": s.received,
+                "kernel_dropped": s.kernel_dropped, "if_dropped": s.if_dropped}})
+        );
     }
-}
-
-fn quiet_pipe(e: io::Error) -> anyhow::Result<ExitCode> {
-    if e.kind() == io::ErrorKind::BrokenPipe {
-        Ok(ExitCode::SUCCESS)
-    } else {
-        Err(e).context("writing output")
+    match end.source_error {
+        None => Ok(ExitCode::SUCCESS),
+        Some(e) => Err(e).with_context(|| format!("{}: stopped after {n} frames", opened.name)),
     }
 }

@@ -3,8 +3,11 @@
 //! Subcommands live in their own modules; this file parses the command line and maps
 //! failures to exit codes (0 success, 1 error, 2 usage).
 
+mod capture_cmd;
 mod cli;
 mod decode_cmd;
+mod driver;
+mod interfaces_cmd;
 mod output;
 
 use clap::Parser;
@@ -14,6 +17,8 @@ fn main() -> ExitCode {
     let cli = cli::Cli::parse();
     let result = match cli.command {
         cli::Command::Decode(args) => decode_cmd::run(&args),
+        cli::Command::Capture(args) => capture_cmd::run(&args),
+        cli::Command::Interfaces(args) => interfaces_cmd::run(&args),
     };
     match result {
         Ok(code) => code,

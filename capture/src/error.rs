@@ -33,6 +33,18 @@ pub enum CaptureError {
         /// Records read before it.
         records: u64,
     },
+    /// A live capture could not be opened or failed.
+    Live {
+        /// The interface.
+        interface: String,
+        /// What happened and what to do about it.
+        detail: String,
+    },
+    /// Dropping privileges (`-Z USER`) failed.
+    Privileges {
+        /// What happened.
+        detail: String,
+    },
     /// A record or block cannot be parsed.
     Corrupt {
         /// Byte offset of the bad record or block.
@@ -62,6 +74,10 @@ impl fmt::Display for CaptureError {
                 magic[2],
                 magic[3]
             ),
+            CaptureError::Live { interface, detail } => {
+                write!(f, "cannot capture on {interface:?}: {detail}")
+            }
+            CaptureError::Privileges { detail } => write!(f, "cannot drop privileges: {detail}"),
             CaptureError::Truncated { offset, records } => write!(
                 f,
                 "capture is cut off: the record at byte {offset} is incomplete (after {})",

@@ -1,19 +1,26 @@
 //! # rocescope-capture
 //!
-//! Capture sources and sinks for rocescope. Today: reading pcap (micro- and nanosecond,
-//! either byte order) and pcapng (several interfaces, each with its own link type and
-//! timestamp resolution) from files, standard input or gzip-compressed files; writing
-//! classic pcap. Every source yields the same [`Record`]: timestamp, lengths, link type,
-//! interface and bytes, which the decoder and analyzer consume.
+//! Capture sources and sinks for rocescope: live interfaces through libpcap (with the RoCE
+//! capture filter, drop counters and actionable errors), pcap and pcapng files (several
+//! interfaces, each with its own link type and timestamp resolution; either byte order;
+//! gzip-compressed; standard input), and writers for pcapng and classic pcap with
+//! dumpcap-style ring buffers. Every source yields the same [`Record`], which the decoder,
+//! the analyzer and the UI consume.
 //!
 //! A damaged file yields the records before the damage, then a [`CaptureError`] that says
-//! where and what.
-#![forbid(unsafe_code)]
+//! where and what. A failed write (full disk) leaves every file valid.
 
 pub mod error;
+pub mod interfaces;
+pub mod live;
+pub mod privileges;
 pub mod reader;
+pub mod source;
+pub mod time;
 pub mod writer;
 
 pub use error::CaptureError;
+pub use live::{default_filter, CaptureStats, LiveCapture, LiveOptions};
 pub use reader::{CaptureReader, Format, Interface, Record};
-pub use writer::PcapWriter;
+pub use source::{Next, Source};
+pub use writer::{CaptureSink, FileFormat, PcapWriter, SinkOptions, SinkSummary};

@@ -47,6 +47,18 @@ pub struct Interface {
 }
 
 impl Interface {
+    /// A live interface: nanosecond timestamps, no offset.
+    pub fn live(name: &str, link_type: LinkType, snaplen: u32, speed_bps: Option<u64>) -> Self {
+        Interface {
+            link_type,
+            snaplen,
+            name: Some(name.to_string()),
+            speed_bps,
+            ts_units: 1_000_000_000,
+            ts_offset: 0,
+        }
+    }
+
     fn ts_ns(&self, units: u64) -> i64 {
         let ns = if self.ts_units == 1_000_000_000 {
             i128::from(units)

@@ -1,13 +1,414 @@
-//! Writing classic pcap files with nanosecond timestamps.
+//! Writing captures: pcapng (default) or classic pcap, nanosecond timestamps, to a file or
+//! standard output, with dumpcap-style ring buffers (rotate by size and/or time, keep the
+//! newest N files).
+//!
+//! Records are buffered whole and written whole. If a write fails (a full disk), the file is
+//! cut back to the last complete record, so every file stays valid; the records that could
+//! not be written are counted, not silently lost.
 
-use pcap_parser::{LegacyPcapBlock, Linktype, PcapHeader, ToVec};
+use crate::live::CaptureStats;
+use crate::reader::{Interface, Record};
+use crate::time::{now_ns, utc_compact};
 use rocescope_decoder::LinkType;
-use std::io::{self, Write};
+use std::collections::VecDeque;
+use std::fs::File;
+use std::io::{self, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
-/// Magic for nanosecond-resolution classic pcap.
-const MAGIC_NANOS: u32 = 0xA1B2_3C4D;
+/// Buffered bytes that trigger a write.
+const FLUSH_AT: usize = 256 * 1024;
 
-/// A classic pcap writer (nanosecond timestamps, little-endian).
+/// Output container format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FileFormat {
+    /// pcapng with an interface description block per interface.
+    PcapNg,
+    /// Classic pcap, nanosecond magic.
+    Pcap,
+}
+
+/// Where and how to write.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SinkOptions {
+    /// Output path; `-` is standard output.
+    pub path: PathBuf,
+    /// Container format.
+    pub format: FileFormat,
+    /// Start a new file once this many bytes are written (`-C`).
+    pub rotate_bytes: Option<u64>,
+    /// Start a new file after this long (`-G`).
+    pub rotate_every: Option<Duration>,
+    /// Keep only the newest N files (`-W`).
+    pub keep_files: Option<usize>,
+}
+
+impl SinkOptions {
+    /// One file (or stdout) at `path` in `format`, no rotation.
+    pub fn new(path: &Path, format: FileFormat) -> Self {
+        SinkOptions {
+            path: path.to_path_buf(),
+            format,
+            rotate_bytes: None,
+            rotate_every: None,
+            keep_files: None,
+        }
+    }
+
+    fn rotating(&self) -> bool {
+        self.rotate_bytes.is_some() || self.rotate_every.is_some()
+    }
+}
+
+enum Out {
+    File(File),
+    Stdout(io::Stdout),
+}
+
+/// What a sink wrote.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SinkSummary {
+    /// Records written and flushed.
+    pub written: u64,
+    /// Records that could not be written (the write failed).
+    pub not_written: u64,
+    /// Files created, oldest first (those deleted by `-W` excluded).
+    pub files: Vec<PathBuf>,
+}
+
+/// A capture sink.
+pub struct CaptureSink {
+    opts: SinkOptions,
+    interfaces: Vec<Interface>,
+    out: Out,
+    /// Bytes of whole records (and headers) known to be on disk in the current file.
+    committed: u64,
+    buf: Vec<u8>,
+    /// Bytes at the start of `buf` that are a file header (not a record).
+    header_len: usize,
+    /// End offset in `buf` of each buffered record.
+    bounds: Vec<usize>,
+    written: u64,
+    not_written: u64,
+    file_no: u32,
+    files: VecDeque<PathBuf>,
+    opened_at: Instant,
+    failed: Option<(io::ErrorKind, String)>,
+}
+
+impl std::fmt::Debug for CaptureSink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CaptureSink").field("opts", &self.opts).field("written", &self.written).finish()
+    }
+}
+
+fn is_stdout(p: &Path) -> bool {
+    p == Path::new("-")
+}
+
+impl CaptureSink {
+    /// Create the sink and its first file. `interfaces` describe the capture (pcapng IDBs);
+    /// classic pcap takes the first one's link type and snap length.
+    pub fn create(opts: SinkOptions, interfaces: &[Interface]) -> io::Result<Self> {
+        if is_stdout(&opts.path) && opts.rotating() {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "cannot rotate files when writing to standard output",
+            ));
+        }
+        if opts.keep_files == Some(0) {
+            return Err(io::Error::new(io::ErrorKind::InvalidInput, "-W needs at least 1 file"));
+        }
+        let mut sink = CaptureSink {
+            out: Out::Stdout(io::stdout()),
+            opts,
+            interfaces: interfaces.to_vec(),
+            committed: 0,
+            buf: Vec::with_capacity(FLUSH_AT + 65536),
+            header_len: 0,
+            bounds: Vec::with_capacity(4096),
+            written: 0,
+            not_written: 0,
+            file_no: 0,
+            files: VecDeque::new(),
+            opened_at: Instant::now(),
+            failed: None,
+        };
+        sink.open_next()?;
+        Ok(sink)
+    }
+
+    fn next_path(&self) -> PathBuf {
+        if !self.opts.rotating() {
+            return self.opts.path.clone();
+        }
+        // dumpcap style: STEM_NNNNN_YYYYmmddHHMMSS.EXT
+        let p = &self.opts.path;
+        let stem = p.file_stem().map(|s| s.to_string_lossy().to_string()).unwrap_or_else(|| "capture".into());
+        let ext = p.extension().map(|e| format!(".{}", e.to_string_lossy())).unwrap_or_default();
+        let name = format!("{stem}_{:05}_{}{ext}", self.file_no, utc_compact(now_ns()));
+        p.with_file_name(name)
+    }
+
+    fn open_next(&mut self) -> io::Result<()> {
+        self.file_no += 1;
+        if is_stdout(&self.opts.path) {
+            self.out = Out::Stdout(io::stdout());
+        } else {
+            let path = self.next_path();
+            let file = File::create(&path)
+                .map_err(|e| io::Error::new(e.kind(), format!("cannot create {}: {e}", path.display())))?;
+            self.out = Out::File(file);
+            self.files.push_back(path);
+            if let Some(keep) = self.opts.keep_files {
+                while self.files.len() > keep {
+                    if let Some(old) = self.files.pop_front() {
+                        let _ = std::fs::remove_file(old);
+                    }
+                }
+            }
+        }
+        self.committed = 0;
+        self.opened_at = Instant::now();
+        self.write_file_header();
+        self.header_len = self.buf.len();
+        self.flush()
+    }
+
+    fn write_file_header(&mut self) {
+        match self.opts.format {
+            FileFormat::Pcap => {
+                let (lt, snap) = self
+                    .interfaces
+                    .first()
+                    .map_or((LinkType::ETHERNET, 262_144), |i| (i.link_type, i.snaplen));
+                self.buf.extend_from_slice(&0xA1B2_3C4Du32.to_le_bytes());
+                self.buf.extend_from_slice(&2u16.to_le_bytes());
+                self.buf.extend_from_slice(&4u16.to_le_bytes());
+                self.buf.extend_from_slice(&[0; 8]);
+                self.buf.extend_from_slice(&snap.to_le_bytes());
+                self.buf.extend_from_slice(&lt.0.to_le_bytes());
+            }
+            FileFormat::PcapNg => {
+                let mut shb = Vec::new();
+                shb.extend_from_slice(&0x1A2B_3C4Du32.to_le_bytes());
+                shb.extend_from_slice(&1u16.to_le_bytes());
+                shb.extend_from_slice(&0u16.to_le_bytes());
+                shb.extend_from_slice(&(-1i64).to_le_bytes());
+                push_option(&mut shb, 4, concat!("rocescope ", env!("CARGO_PKG_VERSION")).as_bytes()); // shb_userappl
+                end_options(&mut shb);
+                push_block(&mut self.buf, 0x0A0D_0D0A, &shb);
+                let ifaces = if self.interfaces.is_empty() {
+                    vec![Interface::live("unknown", LinkType::ETHERNET, 262_144, None)]
+                } else {
+                    self.interfaces.clone()
+                };
+                for i in &ifaces {
+                    let mut idb = Vec::new();
+                    idb.extend_from_slice(&(i.link_type.0 as u16).to_le_bytes());
+                    idb.extend_from_slice(&[0, 0]);
+                    idb.extend_from_slice(&i.snaplen.to_le_bytes());
+                    if let Some(n) = &i.name {
+                        push_option(&mut idb, 2, n.as_bytes()); // if_name
+                    }
+                    push_option(&mut idb, 9, &[9]); // if_tsresol: nanoseconds
+                    if let Some(s) = i.speed_bps {
+                        push_option(&mut idb, 8, &s.to_le_bytes()); // if_speed
+                    }
+                    end_options(&mut idb);
+                    push_block(&mut self.buf, 1, &idb);
+                }
+            }
+        }
+    }
+
+    /// Append one record; rotates first when the current file is full or old enough.
+    pub fn write(&mut self, rec: &Record<'_>) -> io::Result<()> {
+        if let Some((kind, msg)) = &self.failed {
+            self.not_written += 1;
+            return Err(io::Error::new(*kind, msg.clone()));
+        }
+        if self.opts.rotating() && self.due_for_rotation() {
+            self.flush()?;
+            self.open_next()?;
+        }
+        let ts = u64::try_from(rec.ts_ns).unwrap_or(0);
+        match self.opts.format {
+            FileFormat::Pcap => {
+                self.buf.extend_from_slice(&((ts / 1_000_000_000) as u32).to_le_bytes());
+                self.buf.extend_from_slice(&((ts % 1_000_000_000) as u32).to_le_bytes());
+                self.buf.extend_from_slice(&(rec.data.len() as u32).to_le_bytes());
+                self.buf.extend_from_slice(&rec.len.to_le_bytes());
+                self.buf.extend_from_slice(rec.data);
+            }
+            FileFormat::PcapNg => {
+                let padded = rec.data.len().div_ceil(4) * 4;
+                let total = (32 + padded) as u32;
+                self.buf.extend_from_slice(&6u32.to_le_bytes());
+                self.buf.extend_from_slice(&total.to_le_bytes());
+                self.buf.extend_from_slice(&rec.interface.to_le_bytes());
+                self.buf.extend_from_slice(&((ts >> 32) as u32).to_le_bytes());
+                self.buf.extend_from_slice(&(ts as u32).to_le_bytes());
+                self.buf.extend_from_slice(&(rec.data.len() as u32).to_le_bytes());
+                self.buf.extend_from_slice(&rec.len.to_le_bytes());
+                self.buf.extend_from_slice(rec.data);
+                self.buf.resize(self.buf.len() + padded - rec.data.len(), 0);
+                self.buf.extend_from_slice(&total.to_le_bytes());
+            }
+        }
+        self.bounds.push(self.buf.len());
+        if self.buf.len() >= FLUSH_AT {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    fn due_for_rotation(&self) -> bool {
+        let size = self.committed + self.buf.len() as u64;
+        let by_size = self.opts.rotate_bytes.is_some_and(|b| size >= b);
+        let by_time = self.opts.rotate_every.is_some_and(|d| self.opened_at.elapsed() >= d);
+        by_size || by_time
+    }
+
+    /// Write out buffered records. If that fails part-way (a full disk), the file is cut
+    /// back to its last complete record, then the records are written one by one until the
+    /// first that does not fit; the rest are counted as not written.
+    pub fn flush(&mut self) -> io::Result<()> {
+        if self.buf.is_empty() {
+            return Ok(());
+        }
+        let res = match &mut self.out {
+            Out::File(f) => f.write_all(&self.buf),
+            Out::Stdout(s) => s.write_all(&self.buf).and_then(|()| s.flush()),
+        };
+        let outcome = match res {
+            Ok(()) => {
+                self.committed += self.buf.len() as u64;
+                self.written += self.bounds.len() as u64;
+                Ok(())
+            }
+            Err(e) => {
+                let kept = match &mut self.out {
+                    Out::File(f) => salvage(f, self.committed, &self.buf, self.header_len, &self.bounds),
+                    // Bytes already in a pipe cannot be taken back.
+                    Out::Stdout(_) => (self.committed, 0),
+                };
+                self.committed = kept.0;
+                self.written += kept.1;
+                self.not_written += self.bounds.len() as u64 - kept.1;
+                self.failed = Some((e.kind(), e.to_string()));
+                Err(e)
+            }
+        };
+        self.buf.clear();
+        self.bounds.clear();
+        self.header_len = 0;
+        outcome
+    }
+
+    /// The write error that stopped this sink, if any.
+    pub fn failure(&self) -> Option<io::Error> {
+        self.failed.as_ref().map(|(k, m)| io::Error::new(*k, m.clone()))
+    }
+
+    /// Flush, add the capture statistics (pcapng interface statistics block), and close.
+    pub fn finish(mut self, stats: Option<CaptureStats>) -> (SinkSummary, io::Result<()>) {
+        let mut res = self.flush();
+        if res.is_ok() && self.failed.is_none() {
+            if let (FileFormat::PcapNg, Some(s)) = (self.opts.format, stats) {
+                let ts = u64::try_from(now_ns()).unwrap_or(0);
+                let mut isb = Vec::new();
+                isb.extend_from_slice(&0u32.to_le_bytes());
+                isb.extend_from_slice(&((ts >> 32) as u32).to_le_bytes());
+                isb.extend_from_slice(&(ts as u32).to_le_bytes());
+                push_option(&mut isb, 4, &s.received.to_le_bytes()); // isb_ifrecv
+                push_option(&mut isb, 5, &s.if_dropped.to_le_bytes()); // isb_ifdrop
+                push_option(&mut isb, 7, &s.kernel_dropped.to_le_bytes()); // isb_osdrop
+                end_options(&mut isb);
+                push_block(&mut self.buf, 5, &isb);
+                // Not a record: with no bounds pushed, the counters stay as they are.
+                res = self.flush();
+            }
+        }
+        if let Out::File(f) = &mut self.out {
+            if res.is_ok() {
+                res = f.sync_all().or(Ok(()));
+            }
+        }
+        let summary = SinkSummary {
+            written: self.written,
+            not_written: self.not_written,
+            files: self.files.iter().cloned().collect(),
+        };
+        (summary, res)
+    }
+
+    /// Records written so far.
+    pub fn written(&self) -> u64 {
+        self.written
+    }
+}
+
+/// After a failed write: cut `f` back to `committed`, then write the header (if buffered)
+/// and the records one at a time until one fails. Returns the new committed length and the
+/// number of records written.
+fn salvage(f: &mut File, committed: u64, buf: &[u8], header_len: usize, bounds: &[usize]) -> (u64, u64) {
+    let cut = |f: &mut File, len: u64| {
+        let _ = f.set_len(len);
+        let _ = f.seek(SeekFrom::Start(len));
+    };
+    cut(f, committed);
+    let mut done = committed;
+    let mut start = 0;
+    if header_len > 0 {
+        match buf.get(..header_len).map(|h| f.write_all(h)) {
+            Some(Ok(())) => {
+                done += header_len as u64;
+                start = header_len;
+            }
+            _ => {
+                cut(f, committed);
+                return (committed, 0);
+            }
+        }
+    }
+    let mut records = 0;
+    for &end in bounds {
+        match buf.get(start..end).map(|r| f.write_all(r)) {
+            Some(Ok(())) => {
+                done += (end - start) as u64;
+                records += 1;
+                start = end;
+            }
+            _ => {
+                cut(f, done);
+                break;
+            }
+        }
+    }
+    (done, records)
+}
+
+fn push_option(buf: &mut Vec<u8>, code: u16, value: &[u8]) {
+    buf.extend_from_slice(&code.to_le_bytes());
+    buf.extend_from_slice(&(value.len() as u16).to_le_bytes());
+    buf.extend_from_slice(value);
+    buf.resize(buf.len() + value.len().div_ceil(4) * 4 - value.len(), 0);
+}
+
+fn end_options(buf: &mut Vec<u8>) {
+    buf.extend_from_slice(&[0, 0, 0, 0]);
+}
+
+fn push_block(out: &mut Vec<u8>, kind: u32, body: &[u8]) {
+    let total = (12 + body.len()) as u32;
+    out.extend_from_slice(&kind.to_le_bytes());
+    out.extend_from_slice(&total.to_le_bytes());
+    out.extend_from_slice(body);
+    out.extend_from_slice(&total.to_le_bytes());
+}
+
+/// A classic pcap writer for generated traffic (samples, tests): nanosecond timestamps.
 #[derive(Debug)]
 pub struct PcapWriter<W: Write> {
     out: W,
@@ -17,16 +418,14 @@ pub struct PcapWriter<W: Write> {
 impl<W: Write> PcapWriter<W> {
     /// Write the file header and return the writer.
     pub fn new(mut out: W, link_type: LinkType, snaplen: u32) -> io::Result<Self> {
-        let header = PcapHeader {
-            magic_number: MAGIC_NANOS,
-            version_major: 2,
-            version_minor: 4,
-            thiszone: 0,
-            sigfigs: 0,
-            snaplen,
-            network: Linktype(link_type.0 as i32),
-        };
-        out.write_all(&header.to_vec_raw().map_err(|e| io::Error::other(format!("{e:?}")))?)?;
+        let mut h = Vec::with_capacity(24);
+        h.extend_from_slice(&0xA1B2_3C4Du32.to_le_bytes());
+        h.extend_from_slice(&2u16.to_le_bytes());
+        h.extend_from_slice(&4u16.to_le_bytes());
+        h.extend_from_slice(&[0; 8]);
+        h.extend_from_slice(&snaplen.to_le_bytes());
+        h.extend_from_slice(&link_type.0.to_le_bytes());
+        out.write_all(&h)?;
         Ok(PcapWriter { out, snaplen })
     }
 
@@ -35,16 +434,14 @@ impl<W: Write> PcapWriter<W> {
     pub fn write(&mut self, ts_ns: i64, data: &[u8], len: u32) -> io::Result<()> {
         let keep = data.len().min(self.snaplen as usize);
         let data = data.get(..keep).unwrap_or(data);
-        let ts = ts_ns.max(0) as u64;
-        let block = LegacyPcapBlock {
-            ts_sec: (ts / 1_000_000_000) as u32,
-            ts_usec: (ts % 1_000_000_000) as u32,
-            caplen: keep as u32,
-            origlen: len.max(keep as u32),
-            data,
-        };
-        let bytes = block.to_vec_raw().map_err(|e| io::Error::other(format!("{e:?}")))?;
-        self.out.write_all(&bytes)
+        let ts = u64::try_from(ts_ns).unwrap_or(0);
+        let mut h = [0u8; 16];
+        h[0..4].copy_from_slice(&((ts / 1_000_000_000) as u32).to_le_bytes());
+        h[4..8].copy_from_slice(&((ts % 1_000_000_000) as u32).to_le_bytes());
+        h[8..12].copy_from_slice(&(keep as u32).to_le_bytes());
+        h[12..16].copy_from_slice(&len.max(keep as u32).to_le_bytes());
+        self.out.write_all(&h)?;
+        self.out.write_all(data)
     }
 
     /// Flush and return the underlying writer.

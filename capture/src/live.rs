@@ -1,0 +1,245 @@
+//! Live capture through libpcap (the `pcap` crate): any interface libpcap can open, `any`
+//! included, with the RoCE capture filter by default, nanosecond timestamps, immediate mode,
+//! and kernel/interface drop counters. Errors say what to do about them.
+
+use crate::error::CaptureError;
+use crate::reader::{Interface, Record};
+use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+use pcap::{Active, Capture, Precision};
+use rocescope_decoder::LinkType;
+use std::os::fd::AsFd;
+use std::path::PathBuf;
+
+/// How often a blocking read returns so the caller can check signals, deadlines and stats.
+const POLL_MS: i32 = 100;
+
+/// Settings for a live capture.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LiveOptions {
+    /// Interface name (`any` for all).
+    pub interface: String,
+    /// BPF filter; `None` selects [`default_filter`], `Some("")` captures everything.
+    pub filter: Option<String>,
+    /// UDP destination port that marks RoCEv2 (used by the default filter).
+    pub roce_port: u16,
+    /// Snap length in bytes (262144 = whole frames).
+    pub snaplen: u32,
+    /// Kernel buffer size in bytes (`-B`), or libpcap's default.
+    pub buffer_bytes: Option<u32>,
+    /// Promiscuous mode.
+    pub promisc: bool,
+}
+
+impl LiveOptions {
+    /// Defaults for `interface`: whole frames, promiscuous, the RoCE filter on port 4791.
+    pub fn new(interface: &str) -> Self {
+        LiveOptions {
+            interface: interface.to_string(),
+            filter: None,
+            roce_port: rocescope_decoder::ROCE_V2_PORT,
+            snaplen: 262_144,
+            buffer_bytes: None,
+            promisc: true,
+        }
+    }
+
+    /// The BPF filter that will be applied ("" for none).
+    pub fn effective_filter(&self) -> String {
+        self.filter.clone().unwrap_or_else(|| default_filter(self.roce_port))
+    }
+}
+
+/// The default capture filter: RoCEv2 (by UDP destination port), RoCEv1 and MAC Control
+/// (PFC, PAUSE), untagged, single-tagged or QinQ. Each `vlan` keyword shifts the offsets of
+/// everything after it in the expression (pcap-filter(7)), so the QinQ test is nested inside
+/// the single-tag one rather than written beside it.
+pub fn default_filter(roce_port: u16) -> String {
+    let base = format!("udp dst port {roce_port} or ether proto 0x8915 or ether proto 0x8808");
+    format!("{base} or (vlan and ({base} or (vlan and ({base}))))")
+}
+
+/// Capture counters from libpcap.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CaptureStats {
+    /// Packets the filter accepted (libpcap `ps_recv`).
+    pub received: u64,
+    /// Dropped because the kernel buffer was full (`ps_drop`).
+    pub kernel_dropped: u64,
+    /// Dropped by the interface or driver (`ps_ifdrop`).
+    pub if_dropped: u64,
+}
+
+/// An open live capture.
+pub struct LiveCapture {
+    cap: Capture<Active>,
+    interface: Interface,
+    /// libpcap counters wrap at 2^32; keep running totals.
+    last_raw: (u32, u32, u32),
+    totals: CaptureStats,
+    buf: Vec<u8>,
+}
+
+impl std::fmt::Debug for LiveCapture {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LiveCapture").field("interface", &self.interface).finish()
+    }
+}
+
+/// What a live read returned.
+#[derive(Debug)]
+pub enum LiveNext<'a> {
+    /// A frame.
+    Packet(Record<'a>),
+    /// Nothing arrived within the poll interval.
+    Idle,
+}
+
+fn live_err(interface: &str, detail: String) -> CaptureError {
+    CaptureError::Live { interface: interface.to_string(), detail }
+}
+
+/// Names of the interfaces libpcap can open.
+pub fn interface_names() -> Vec<String> {
+    pcap::Device::list().map(|l| l.into_iter().map(|d| d.name).collect()).unwrap_or_default()
+}
+
+/// Whether `name` is administratively up, from sysfs (`None` when unknown).
+fn is_up(name: &str) -> Option<bool> {
+    let flags = std::fs::read_to_string(PathBuf::from("/sys/class/net").join(name).join("flags")).ok()?;
+    let v = u32::from_str_radix(flags.trim().trim_start_matches("0x"), 16).ok()?;
+    Some(v & 1 != 0) // IFF_UP
+}
+
+fn explain_open_error(opts: &LiveOptions, msg: &str) -> CaptureError {
+    let name = &opts.interface;
+    let lower = msg.to_ascii_lowercase();
+    let names = interface_names();
+    let exists = names.iter().any(|n| n == name) || PathBuf::from("/sys/class/net").join(name).exists();
+    let detail = if !exists || lower.contains("no such device") {
+        format!(
+            "no such interface. Interfaces that exist: {} (`rocescope interfaces` describes them)",
+            if names.is_empty() { String::from("none visible") } else { names.join(", ") }
+        )
+    } else if lower.contains("permission") || lower.contains("not permitted") {
+        format!(
+            "permission denied ({msg}). Capturing needs CAP_NET_RAW and CAP_NET_ADMIN: run as root, or grant them once with `sudo setcap cap_net_raw,cap_net_admin=eip {}`",
+            std::env::current_exe().map(|p| p.display().to_string()).unwrap_or_else(|_| "rocescope".into())
+        )
+    } else if lower.contains("not up") || is_up(name) == Some(false) {
+        format!("the interface is down: bring it up with `ip link set {name} up`")
+    } else if msg.is_empty() {
+        "libpcap could not open it and gave no reason".into()
+    } else {
+        format!("libpcap could not open it: {msg}")
+    };
+    live_err(name, detail)
+}
+
+impl LiveCapture {
+    /// Open and activate the capture, apply the filter.
+    pub fn open(opts: &LiveOptions) -> Result<Self, CaptureError> {
+        let name = opts.interface.as_str();
+        if name.is_empty() {
+            return Err(live_err(name, "no interface name given".into()));
+        }
+        let mut inactive = Capture::from_device(name)
+            .map_err(|e| explain_open_error(opts, &e.to_string()))?
+            .promisc(opts.promisc)
+            .snaplen(i32::try_from(opts.snaplen).unwrap_or(i32::MAX))
+            .immediate_mode(true)
+            .timeout(POLL_MS)
+            .precision(Precision::Nano);
+        if let Some(b) = opts.buffer_bytes {
+            inactive = inactive.buffer_size(i32::try_from(b).unwrap_or(i32::MAX));
+        }
+        let cap = inactive.open().map_err(|e| {
+            let msg = match e {
+                pcap::Error::PcapError(s) => s,
+                other => other.to_string(),
+            };
+            explain_open_error(opts, &msg)
+        })?;
+        // Non-blocking reads plus our own poll(): libpcap's read timeout does not fire on
+        // Linux TPACKET_V3 until a packet arrives, which would hang an idle capture.
+        let mut cap =
+            cap.setnonblock().map_err(|e| live_err(name, format!("cannot set non-blocking mode: {e}")))?;
+        let filter = opts.effective_filter();
+        if !filter.is_empty() {
+            cap.filter(&filter, true)
+                .map_err(|e| live_err(name, format!("bad capture filter {filter:?}: {e}")))?;
+        }
+        let link_type = LinkType(cap.get_datalink().0 as u32);
+        let interface = Interface::live(name, link_type, opts.snaplen, link_speed_bps(name));
+        Ok(LiveCapture {
+            cap,
+            interface,
+            last_raw: (0, 0, 0),
+            totals: CaptureStats::default(),
+            buf: Vec::with_capacity(65536),
+        })
+    }
+
+    /// The interface as it will be described in a pcapng file.
+    pub fn interface(&self) -> &Interface {
+        &self.interface
+    }
+
+    /// Wait up to the poll interval for the next frame.
+    pub fn next(&mut self) -> Result<LiveNext<'_>, CaptureError> {
+        let mut polled = false;
+        let meta = loop {
+            match self.cap.next_packet() {
+                Ok(p) => {
+                    let h = p.header;
+                    // Nanosecond precision: tv_usec holds nanoseconds.
+                    let ts = i64::from(h.ts.tv_sec) * 1_000_000_000 + i64::from(h.ts.tv_usec);
+                    self.buf.clear();
+                    self.buf.extend_from_slice(p.data);
+                    break (ts, h.caplen, h.len);
+                }
+                Err(pcap::Error::TimeoutExpired) if !polled => {
+                    polled = true;
+                    let mut fds = [PollFd::new(self.cap.as_fd(), PollFlags::POLLIN)];
+                    match poll(&mut fds, PollTimeout::from(POLL_MS as u16)) {
+                        Ok(0) => return Ok(LiveNext::Idle),
+                        Ok(_) | Err(nix::errno::Errno::EINTR) => {}
+                        Err(e) => return Err(self.failed(format!("poll failed: {e}"))),
+                    }
+                }
+                Err(pcap::Error::TimeoutExpired) => return Ok(LiveNext::Idle),
+                Err(e) => return Err(self.failed(format!("capture failed: {e}"))),
+            }
+        };
+        Ok(LiveNext::Packet(Record {
+            ts_ns: meta.0,
+            caplen: meta.1,
+            len: meta.2,
+            link_type: self.interface.link_type,
+            interface: 0,
+            data: &self.buf,
+        }))
+    }
+
+    fn failed(&self, detail: String) -> CaptureError {
+        live_err(self.interface.name.as_deref().unwrap_or(""), detail)
+    }
+
+    /// Running totals of libpcap's counters (wrap-safe).
+    pub fn stats(&mut self) -> CaptureStats {
+        if let Ok(s) = self.cap.stats() {
+            let (r, d, i) = self.last_raw;
+            self.totals.received += u64::from(s.received.wrapping_sub(r));
+            self.totals.kernel_dropped += u64::from(s.dropped.wrapping_sub(d));
+            self.totals.if_dropped += u64::from(s.if_dropped.wrapping_sub(i));
+            self.last_raw = (s.received, s.dropped, s.if_dropped);
+        }
+        self.totals
+    }
+}
+
+/// Link speed from sysfs (Mb/s there), in bits per second, when the driver reports one.
+pub fn link_speed_bps(interface: &str) -> Option<u64> {
+    let p = PathBuf::from("/sys/class/net").join(interface).join("speed");
+    let mbps: i64 = std::fs::read_to_string(p).ok()?.trim().parse().ok()?;
+    (mbps > 0).then(|| mbps as u64 * 1_000_000)
+}

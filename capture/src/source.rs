@@ -1,0 +1,70 @@
+//! One packet stream over every source: a capture file (or stdin) or a live interface.
+
+use crate::error::CaptureError;
+use crate::live::{CaptureStats, LiveCapture, LiveNext, LiveOptions};
+use crate::reader::{CaptureReader, Interface, Record};
+use std::path::Path;
+
+/// A source of frames.
+#[derive(Debug)]
+pub enum Source {
+    /// A pcap/pcapng file or stream.
+    File(CaptureReader),
+    /// A live interface.
+    Live(LiveCapture),
+}
+
+/// What the source gave.
+#[derive(Debug)]
+pub enum Next<'a> {
+    /// A frame.
+    Packet(Record<'a>),
+    /// Nothing for now (live only): a chance to check signals, deadlines and counters.
+    Idle,
+    /// The end of a file.
+    End,
+}
+
+impl Source {
+    /// Open a capture file (`-` for stdin).
+    pub fn file(path: &Path) -> Result<Self, CaptureError> {
+        CaptureReader::open(path).map(Source::File)
+    }
+
+    /// Open a live capture.
+    pub fn live(opts: &LiveOptions) -> Result<Self, CaptureError> {
+        LiveCapture::open(opts).map(Source::Live)
+    }
+
+    /// True for live captures.
+    pub fn is_live(&self) -> bool {
+        matches!(self, Source::Live(_))
+    }
+
+    /// The next frame, an idle tick, or the end.
+    pub fn next(&mut self) -> Result<Next<'_>, CaptureError> {
+        match self {
+            Source::File(r) => Ok(r.next_record()?.map_or(Next::End, Next::Packet)),
+            Source::Live(l) => Ok(match l.next()? {
+                LiveNext::Packet(p) => Next::Packet(p),
+                LiveNext::Idle => Next::Idle,
+            }),
+        }
+    }
+
+    /// Interfaces, as a pcapng writer should describe them.
+    pub fn interfaces(&self) -> Vec<Interface> {
+        match self {
+            Source::File(r) => r.interfaces().to_vec(),
+            Source::Live(l) => vec![l.interface().clone()],
+        }
+    }
+
+    /// libpcap's counters for live captures.
+    pub fn stats(&mut self) -> Option<CaptureStats> {
+        match self {
+            Source::File(_) => None,
+            Source::Live(l) => Some(l.stats()),
+        }
+    }
+}

@@ -1,0 +1,168 @@
+//! The packet pump shared by every command: open the source (file or interface), drop
+//! privileges when asked, then feed each frame to the command until the end, a count, a
+//! duration, Ctrl-C/SIGTERM or an error; meanwhile read libpcap's drop counters every
+//! second and explain a capture that sees no RoCE.
+
+use crate::cli::SourceArgs;
+use anyhow::Context;
+use rocescope_capture::{interfaces, CaptureError, CaptureStats, LiveOptions, Next, Record, Source};
+use rocescope_decoder::{decode, DecodeOptions, Packet};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Set by SIGINT/SIGTERM; a second signal ends the process at once.
+pub fn install_signals() -> anyhow::Result<Arc<AtomicBool>> {
+    let flag = Arc::new(AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register_conditional_shutdown(sig, 130, Arc::clone(&flag))?;
+        signal_hook::flag::register(sig, Arc::clone(&flag))?;
+    }
+    Ok(flag)
+}
+
+/// An open source and how to name it in messages.
+pub struct Opened {
+    /// The source.
+    pub source: Source,
+    /// File path or interface name.
+    pub name: String,
+}
+
+/// Open what `args` select. Live captures use the RoCE filter on `roce_port` by default.
+pub fn open(args: &SourceArgs, roce_port: u16) -> anyhow::Result<Opened> {
+    let opened = match (&args.read, &args.interface) {
+        (Some(path), _) => Opened { source: Source::file(path)?, name: path.display().to_string() },
+        (None, Some(iface)) => {
+            let opts = LiveOptions {
+                interface: iface.clone(),
+                filter: args.filter.clone(),
+                roce_port,
+                snaplen: args.snaplen,
+                buffer_bytes: args.buffer_kib.map(|k| k.saturating_mul(1024)),
+                promisc: !args.no_promisc,
+            };
+            Opened { source: Source::live(&opts)?, name: iface.clone() }
+        }
+        (None, None) => anyhow::bail!("give a capture file (-r FILE) or an interface (-i IFACE)"),
+    };
+    if args.read.is_some() && args.filter.is_some() {
+        anyhow::bail!("-f applies to live captures (-i); files are read whole");
+    }
+    if let Some(user) = &args.user {
+        rocescope_capture::privileges::drop_privileges(user)?;
+    }
+    Ok(opened)
+}
+
+/// What the command wants after a frame.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Flow {
+    /// Keep going.
+    Continue,
+    /// Stop now (e.g. the output went away).
+    Stop,
+}
+
+/// How a run ended.
+#[derive(Debug, Default)]
+pub struct RunEnd {
+    /// Frames read.
+    pub frames: u64,
+    /// Frames that decoded as RoCE.
+    pub roce: u64,
+    /// libpcap counters at the end (live only).
+    pub stats: Option<CaptureStats>,
+    /// Stopped by a signal.
+    pub interrupted: bool,
+    /// The source failed part-way (damaged file, capture error).
+    pub source_error: Option<CaptureError>,
+}
+
+/// Feed every frame to `each` until something stops the run.
+pub fn pump(
+    opened: &mut Opened,
+    args: &SourceArgs,
+    opts: &DecodeOptions,
+    stop: &AtomicBool,
+    mut each: impl FnMut(&Record<'_>, &Packet<'_>) -> anyhow::Result<Flow>,
+    mut tick: impl FnMut(Option<CaptureStats>) -> Flow,
+) -> anyhow::Result<RunEnd> {
+    let live = opened.source.is_live();
+    let started = Instant::now();
+    let mut end = RunEnd::default();
+    let mut first_ts: Option<i64> = None;
+    let mut last_poll = Instant::now();
+    let mut last_drops = 0u64;
+    let mut hinted = false;
+    let duration_ns = args.duration.map(|s| (s * 1e9) as i64);
+    loop {
+        if stop.load(Ordering::Relaxed) {
+            end.interrupted = true;
+            break;
+        }
+        if args.count.is_some_and(|c| end.frames >= c) {
+            break;
+        }
+        if live && duration_ns.is_some_and(|d| started.elapsed() >= Duration::from_nanos(d.max(0) as u64)) {
+            break;
+        }
+        if live && last_poll.elapsed() >= Duration::from_secs(1) {
+            last_poll = Instant::now();
+            let stats = opened.source.stats();
+            if let Some(s) = stats {
+                let drops = s.kernel_dropped + s.if_dropped;
+                if drops > last_drops {
+                    eprintln!(
+                        "rocescope: {} packets dropped in the last second on {} ({} by the kernel, {} by the interface in total); a larger -B or a tighter -f helps",
+                        drops - last_drops,
+                        opened.name,
+                        s.kernel_dropped,
+                        s.if_dropped
+                    );
+                    last_drops = drops;
+                }
+            }
+            if tick(stats) == Flow::Stop {
+                break;
+            }
+            if !hinted && end.roce == 0 && started.elapsed().as_secs_f64() >= args.blind_after {
+                eprintln!("rocescope: {}", interfaces::blind_hint(&opened.name));
+                hinted = true;
+            }
+        }
+        let rec = match opened.source.next() {
+            Ok(Next::Packet(r)) => r,
+            Ok(Next::Idle) => continue,
+            Ok(Next::End) => break,
+            Err(e) => {
+                end.source_error = Some(e);
+                break;
+            }
+        };
+        let t0 = *first_ts.get_or_insert(rec.ts_ns);
+        if !live && duration_ns.is_some_and(|d| rec.ts_ns - t0 > d) {
+            break;
+        }
+        end.frames += 1;
+        let packet = decode(rec.link_type, rec.data, opts);
+        if packet.roce.is_some() || packet.mac_control.is_some() {
+            end.roce += 1;
+        }
+        if each(&rec, &packet).with_context(|| format!("frame {}", end.frames))? == Flow::Stop {
+            break;
+        }
+    }
+    end.stats = opened.source.stats();
+    Ok(end)
+}
+
+/// tcpdump-style closing lines for a live capture.
+pub fn report_stats(name: &str, end: &RunEnd) {
+    if let Some(s) = end.stats {
+        eprintln!("{} packets captured on {name}", end.frames);
+        eprintln!("{} packets received by filter", s.received);
+        eprintln!("{} packets dropped by kernel", s.kernel_dropped);
+        eprintln!("{} packets dropped by interface", s.if_dropped);
+    }
+}

@@ -1,0 +1,358 @@
+//! Live capture end to end, on a veth pair between two network namespaces made for the
+//! test: tcpreplay sends a sample into one end, rocescope captures on the other. Needs root,
+//! iproute2 and tcpreplay; skips with a message otherwise. No traffic leaves the namespaces.
+
+mod common;
+
+use rocescope_capture::CaptureReader;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
+
+static NEXT: AtomicU32 = AtomicU32::new(0);
+
+/// Two namespaces joined by a veth pair; removed on drop.
+struct Pair {
+    a: String,
+    b: String,
+}
+
+fn sh(cmd: &[&str]) -> bool {
+    Command::new(cmd[0])
+        .args(&cmd[1..])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+fn can_run() -> bool {
+    let root = Command::new("id").arg("-u").output().is_ok_and(|o| o.stdout.starts_with(b"0"));
+    let tools = sh(&["ip", "-V"]) && sh(&["tcpreplay", "-V"]);
+    if !root || !tools {
+        eprintln!("skipping live tests: they need root, iproute2 and tcpreplay (root={root}, tools={tools})");
+        return false;
+    }
+    true
+}
+
+impl Pair {
+    fn new() -> Option<Pair> {
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let id = format!("rs{}x{n}", std::process::id() % 100_000);
+        let (a, b) = (format!("{id}a"), format!("{id}b"));
+        let ok = sh(&["ip", "netns", "add", &a])
+            && sh(&["ip", "netns", "add", &b])
+            && sh(&["ip", "link", "add", &a, "type", "veth", "peer", "name", &b])
+            && sh(&["ip", "link", "set", &a, "netns", &a])
+            && sh(&["ip", "link", "set", &b, "netns", &b])
+            && sh(&["ip", "-n", &a, "link", "set", &a, "mtu", "9000", "up"])
+            && sh(&["ip", "-n", &b, "link", "set", &b, "mtu", "9000", "up"]);
+        let pair = Pair { a, b };
+        if !ok {
+            eprintln!("skipping: could not create network namespaces and a veth pair");
+            return None;
+        }
+        Some(pair)
+    }
+
+    /// Run rocescope inside the capturing namespace.
+    fn rocescope(&self, args: &[&str]) -> Command {
+        let mut c = Command::new("ip");
+        c.args(["netns", "exec", &self.b, env!("CARGO_BIN_EXE_rocescope")]).args(args);
+        c
+    }
+
+    fn replay(&self, pcap: &Path) {
+        let ok = Command::new("ip")
+            .args(["netns", "exec", &self.a, "tcpreplay", "-q", "-i", &self.a])
+            .arg(pcap)
+            .output()
+            .expect("tcpreplay");
+        assert!(ok.status.success(), "tcpreplay: {}", String::from_utf8_lossy(&ok.stderr));
+    }
+}
+
+impl Drop for Pair {
+    fn drop(&mut self) {
+        sh(&["ip", "netns", "del", &self.a]);
+        sh(&["ip", "netns", "del", &self.b]);
+    }
+}
+
+fn frames(path: &Path) -> Vec<Vec<u8>> {
+    let mut r = CaptureReader::open(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut v = Vec::new();
+    while let Some(rec) = r.next_record().unwrap_or_else(|e| panic!("{}: {e}", path.display())) {
+        v.push(rec.data.to_vec());
+    }
+    v
+}
+
+fn sample(name: &str) -> PathBuf {
+    common::root().join("samples").join(name)
+}
+
+/// Start a capture, wait until it is listening, replay, and wait for it to end.
+fn capture_replayed(pair: &Pair, args: &[&str], pcap: &Path) -> Output {
+    let child = pair.rocescope(args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    std::thread::sleep(Duration::from_millis(700));
+    pair.replay(pcap);
+    child.wait_with_output().unwrap()
+}
+
+fn tshark_reads(path: &Path) -> Option<usize> {
+    let o = Command::new("tshark").arg("-r").arg(path).output().ok()?;
+    if !o.status.success() {
+        panic!("tshark cannot read {}: {}", path.display(), String::from_utf8_lossy(&o.stderr));
+    }
+    Some(String::from_utf8_lossy(&o.stdout).lines().count())
+}
+
+#[test]
+fn captures_a_replayed_sample_frame_by_frame() {
+    if !can_run() {
+        return;
+    }
+    let Some(pair) = Pair::new() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("live.pcapng");
+    let o = capture_replayed(
+        &pair,
+        &["capture", "-q", "-i", &pair.b, "-w", out.to_str().unwrap(), "--duration", "2.5"],
+        &sample("demo.pcap"),
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    let sent = frames(&sample("demo.pcap"));
+    let got = frames(&out);
+    assert_eq!(got.len(), sent.len(), "{err}");
+    for (i, (g, s)) in got.iter().zip(&sent).enumerate() {
+        assert_eq!(g, s, "frame {} differs", i + 1);
+    }
+    assert!(err.contains(&format!("{} packets captured on {}", sent.len(), pair.b)), "{err}");
+    assert!(err.contains("0 packets dropped by kernel"), "{err}");
+    assert!(err.contains(&format!("{} packets written to", sent.len())), "{err}");
+    // The pcapng names the interface and keeps nanoseconds; the statistics block is there.
+    if let Some(n) = tshark_reads(&out) {
+        assert_eq!(n, sent.len());
+    }
+    let cap = Command::new("capinfos").arg(&out).output();
+    if let Ok(c) = cap {
+        let text = String::from_utf8_lossy(&c.stdout);
+        assert!(text.contains("nanoseconds"), "{text}");
+    }
+}
+
+#[test]
+fn ring_buffer_keeps_the_newest_files_and_each_is_valid() {
+    if !can_run() {
+        return;
+    }
+    let Some(pair) = Pair::new() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let base = dir.path().join("ring.pcapng");
+    let args = [
+        "capture",
+        "-q",
+        "-i",
+        &pair.b,
+        "-w",
+        base.to_str().unwrap(),
+        "-C",
+        "0.02",
+        "-W",
+        "3",
+        "--duration",
+        "2.5",
+    ];
+    let o = capture_replayed(&pair, &args, &sample("demo.pcap"));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().path()).collect();
+    files.sort();
+    assert_eq!(files.len(), 3, "{files:?}");
+    for f in &files {
+        let name = f.file_name().unwrap().to_string_lossy().to_string();
+        assert!(name.starts_with("ring_") && name.ends_with(".pcapng"), "{name}");
+        let n = frames(f).len();
+        assert!(n > 0, "{name} is empty");
+        tshark_reads(f);
+    }
+    // 146 kB of frames in 20 kB files: the numbering says how many were made.
+    let last = files.last().unwrap().file_name().unwrap().to_string_lossy().to_string();
+    let number: u32 = last["ring_".len().."ring_".len() + 5].parse().unwrap();
+    assert!(number >= 7, "only {number} files made");
+    // The newest files end with the sample's last frames.
+    let sent = frames(&sample("demo.pcap"));
+    let kept: Vec<Vec<u8>> = files.iter().flat_map(|f| frames(f)).collect();
+    assert_eq!(&sent[sent.len() - kept.len()..], &kept[..]);
+}
+
+#[test]
+fn sigint_mid_capture_leaves_a_complete_file() {
+    if !can_run() {
+        return;
+    }
+    let Some(pair) = Pair::new() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("int.pcap");
+    let child: Child = pair
+        .rocescope(&["capture", "-q", "--pcap", "-i", &pair.b, "-w", out.to_str().unwrap()])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(700));
+    pair.replay(&sample("rc-normal.pcap"));
+    std::thread::sleep(Duration::from_millis(300));
+    // `ip netns exec` execs rocescope, so the child's pid is rocescope's.
+    assert!(sh(&["kill", "-INT", &child.id().to_string()]));
+    let started = Instant::now();
+    let o = child.wait_with_output().unwrap();
+    assert!(started.elapsed() < Duration::from_secs(2), "did not stop promptly");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("stopped by signal"), "{err}");
+    let sent = frames(&sample("rc-normal.pcap"));
+    assert_eq!(frames(&out), sent);
+    if let Some(n) = tshark_reads(&out) {
+        assert_eq!(n, sent.len());
+    }
+}
+
+#[test]
+fn writes_to_stdout_for_a_pipe_and_decodes_live() {
+    if !can_run() {
+        return;
+    }
+    let Some(pair) = Pair::new() else { return };
+    // capture -w - | decode -r -
+    let cap = pair
+        .rocescope(&["capture", "-q", "-i", &pair.b, "-w", "-", "--duration", "2.5"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let decode = Command::new(env!("CARGO_BIN_EXE_rocescope"))
+        .args(["decode", "--json", "-r", "-"])
+        .stdin(cap.stdout.unwrap())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(700));
+    pair.replay(&sample("ecn-cnp.pcap"));
+    let o = decode.wait_with_output().unwrap();
+    let lines = String::from_utf8_lossy(&o.stdout).lines().count();
+    assert_eq!(lines, frames(&sample("ecn-cnp.pcap")).len());
+
+    // decode -i: the same stream decoded as it arrives.
+    let o = capture_replayed(&pair, &["decode", "-i", &pair.b, "--duration", "2.5"], &sample("rnr.pcap"));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("RNR-NAK timer=1.28ms"), "{text}");
+    assert_eq!(text.lines().count(), frames(&sample("rnr.pcap")).len());
+}
+
+#[test]
+fn errors_say_what_to_do() {
+    if !can_run() {
+        return;
+    }
+    let Some(pair) = Pair::new() else { return };
+    let run = |args: &[&str]| pair.rocescope(args).output().unwrap();
+    let o = run(&["decode", "-i", "nosuch0"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(err.contains("no such interface") && err.contains(&pair.b), "{err}");
+
+    // A second veth pair inside the namespace, left down.
+    assert!(sh(&["ip", "-n", &pair.b, "link", "add", "rsdown0", "type", "veth", "peer", "name", "rsdown1"]));
+    let o = run(&["decode", "-i", "rsdown0"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("the interface is down") && err.contains("ip link set rsdown0 up"), "{err}");
+
+    let o = run(&["decode", "-i", &pair.b, "-f", "udp port"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("bad capture filter \"udp port\"") && err.contains("syntax error"), "{err}");
+
+    // Without CAP_NET_RAW.
+    if sh(&["setpriv", "--version"]) {
+        let o = Command::new("ip")
+            .args([
+                "netns",
+                "exec",
+                &pair.b,
+                "setpriv",
+                "--reuid=65534",
+                "--regid=65534",
+                "--clear-groups",
+                "--inh-caps=-all",
+            ])
+            .arg(env!("CARGO_BIN_EXE_rocescope"))
+            .args(["decode", "-i", &pair.b])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            err.contains("permission denied") && err.contains("CAP_NET_RAW") && err.contains("setcap"),
+            "{err}"
+        );
+    }
+
+    // -Z: the device is opened as root, the file is written as the user.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::os::unix::fs::PermissionsExt::from_mode(0o777)).unwrap();
+    let out = dir.path().join("z.pcapng");
+    let o = run(&[
+        "capture",
+        "-q",
+        "-i",
+        &pair.b,
+        "-Z",
+        "nobody",
+        "-w",
+        out.to_str().unwrap(),
+        "--duration",
+        "0.5",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let uid = std::os::unix::fs::MetadataExt::uid(&std::fs::metadata(&out).unwrap());
+    assert_eq!(uid, 65534);
+    let o = run(&["decode", "-i", &pair.b, "-Z", "no-such-user-here"]);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("no such user"));
+}
+
+#[test]
+fn a_full_disk_leaves_a_valid_file_and_says_so() {
+    if !can_run() {
+        return;
+    }
+    let Some(pair) = Pair::new() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let mnt = dir.path().join("small");
+    std::fs::create_dir(&mnt).unwrap();
+    if !sh(&["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", mnt.to_str().unwrap()]) {
+        eprintln!("skipping: cannot mount a small tmpfs");
+        return;
+    }
+    struct Unmount(PathBuf);
+    impl Drop for Unmount {
+        fn drop(&mut self) {
+            sh(&["umount", self.0.to_str().unwrap()]);
+        }
+    }
+    let _guard = Unmount(mnt.clone());
+    let out = mnt.join("full.pcapng");
+    let o = capture_replayed(
+        &pair,
+        &["capture", "-q", "-i", &pair.b, "-w", out.to_str().unwrap(), "--duration", "2.5"],
+        &sample("demo.pcap"),
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("not written") && err.contains("No space left"), "{err}");
+    let kept = frames(&out);
+    assert!(!kept.is_empty() && kept.len() < 182, "{} frames kept", kept.len());
+    let sent = frames(&sample("demo.pcap"));
+    assert_eq!(&sent[..kept.len()], &kept[..]);
+    tshark_reads(&out);
+}
