@@ -131,7 +131,7 @@ pub fn pump(
                 hinted = true;
             }
         }
-        let rec = match opened.source.next() {
+        let rec = match opened.source.next_frame() {
             Ok(Next::Packet(r)) => r,
             Ok(Next::Idle) => continue,
             Ok(Next::End) => break,

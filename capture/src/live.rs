@@ -185,13 +185,15 @@ impl LiveCapture {
     }
 
     /// Wait up to the poll interval for the next frame.
-    pub fn next(&mut self) -> Result<LiveNext<'_>, CaptureError> {
+    pub fn next_frame(&mut self) -> Result<LiveNext<'_>, CaptureError> {
         let mut polled = false;
         let meta = loop {
             match self.cap.next_packet() {
                 Ok(p) => {
                     let h = p.header;
-                    // Nanosecond precision: tv_usec holds nanoseconds.
+                    // Nanosecond precision: tv_usec holds nanoseconds. (time_t and suseconds_t
+                    // are i64 here but not on every platform, hence the conversions.)
+                    #[allow(clippy::useless_conversion)]
                     let ts = i64::from(h.ts.tv_sec) * 1_000_000_000 + i64::from(h.ts.tv_usec);
                     self.buf.clear();
                     self.buf.extend_from_slice(p.data);

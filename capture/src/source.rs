@@ -42,10 +42,10 @@ impl Source {
     }
 
     /// The next frame, an idle tick, or the end.
-    pub fn next(&mut self) -> Result<Next<'_>, CaptureError> {
+    pub fn next_frame(&mut self) -> Result<Next<'_>, CaptureError> {
         match self {
             Source::File(r) => Ok(r.next_record()?.map_or(Next::End, Next::Packet)),
-            Source::Live(l) => Ok(match l.next()? {
+            Source::Live(l) => Ok(match l.next_frame()? {
                 LiveNext::Packet(p) => Next::Packet(p),
                 LiveNext::Idle => Next::Idle,
             }),
