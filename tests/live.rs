@@ -227,7 +227,7 @@ fn writes_to_stdout_for_a_pipe_and_decodes_live() {
     }
     let Some(pair) = Pair::new() else { return };
     // capture -w - | decode -r -
-    let cap = pair
+    let mut cap = pair
         .rocescope(&["capture", "-q", "-i", &pair.b, "-w", "-", "--duration", "2.5"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -235,13 +235,14 @@ fn writes_to_stdout_for_a_pipe_and_decodes_live() {
         .unwrap();
     let decode = Command::new(env!("CARGO_BIN_EXE_rocescope"))
         .args(["decode", "--json", "-r", "-"])
-        .stdin(cap.stdout.unwrap())
+        .stdin(cap.stdout.take().unwrap())
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
     std::thread::sleep(Duration::from_millis(700));
     pair.replay(&sample("ecn-cnp.pcap"));
     let o = decode.wait_with_output().unwrap();
+    assert!(cap.wait().unwrap().success());
     let lines = String::from_utf8_lossy(&o.stdout).lines().count();
     assert_eq!(lines, frames(&sample("ecn-cnp.pcap")).len());
 
