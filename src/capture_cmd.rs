@@ -12,7 +12,7 @@ pub fn run(args: &CaptureArgs) -> anyhow::Result<ExitCode> {
     let stop = driver::install_signals()?;
     let mut opts = args.decoder.decode_options();
     opts.check_icrc = false; // only "is it RoCE" is needed here
-    let mut opened = driver::open(&args.source, opts.roce_port)?;
+    let mut opened = driver::open(&args.source, opts.roce_port, false)?;
     let to_stdout = args.write.as_os_str() == "-";
     let sink_opts = SinkOptions {
         path: args.write.clone(),
@@ -33,6 +33,7 @@ pub fn run(args: &CaptureArgs) -> anyhow::Result<ExitCode> {
         &mut opened,
         &args.source,
         &opts,
+        driver::Decoding::UntilRoce,
         &stop,
         |rec, _packet| match sink.borrow_mut().write(rec) {
             Ok(()) => Ok(Flow::Continue),

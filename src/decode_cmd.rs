@@ -12,7 +12,7 @@ use std::process::ExitCode;
 pub fn run(args: &DecodeArgs) -> anyhow::Result<ExitCode> {
     let stop = driver::install_signals()?;
     let opts = args.decoder.decode_options();
-    let mut opened = driver::open(&args.source, opts.roce_port)?;
+    let mut opened = driver::open(&args.source, opts.roce_port, true)?;
     let live = opened.source.is_live();
     let stdout = io::stdout();
     let mut out = BufWriter::with_capacity(1 << 16, stdout.lock());
@@ -24,8 +24,10 @@ pub fn run(args: &DecodeArgs) -> anyhow::Result<ExitCode> {
         &mut opened,
         &args.source,
         &opts,
+        driver::Decoding::All,
         &stop,
         |rec, packet| {
+            let Some(packet) = packet else { return Ok(Flow::Continue) };
             n += 1;
             let t0 = *first_ts.get_or_insert(rec.ts_ns);
             let frame = Frame { number: n, record: rec, packet, rel_ns: rec.ts_ns - t0, opts: &opts };

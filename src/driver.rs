@@ -5,7 +5,7 @@
 
 use crate::cli::SourceArgs;
 use anyhow::Context;
-use rocescope_capture::{interfaces, CaptureError, CaptureStats, LiveOptions, Next, Record, Source};
+use rocescope_capture::{interfaces, Batch, CaptureError, CaptureStats, LiveOptions, Record, Source};
 use rocescope_decoder::{decode, DecodeOptions, Packet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -21,6 +21,10 @@ pub fn install_signals() -> anyhow::Result<Arc<AtomicBool>> {
     Ok(flag)
 }
 
+/// Kernel capture buffer unless -B says otherwise: 64 MiB absorbs the bursts of a 100G
+/// RoCE link for a few milliseconds (libpcap's own default, 2 MiB, drops at replay speed).
+const DEFAULT_BUFFER: u32 = 64 << 20;
+
 /// An open source and how to name it in messages.
 pub struct Opened {
     /// The source.
@@ -29,8 +33,10 @@ pub struct Opened {
     pub name: String,
 }
 
-/// Open what `args` select. Live captures use the RoCE filter on `roce_port` by default.
-pub fn open(args: &SourceArgs, roce_port: u16) -> anyhow::Result<Opened> {
+/// Open what `args` select. Live captures use the RoCE filter on `roce_port` by default;
+/// `interactive` asks libpcap to deliver each packet at once (decode, TUI) rather than
+/// per kernel block (capture to a file).
+pub fn open(args: &SourceArgs, roce_port: u16, interactive: bool) -> anyhow::Result<Opened> {
     let opened = match (&args.read, &args.interface) {
         (Some(path), _) => Opened { source: Source::file(path)?, name: path.display().to_string() },
         (None, Some(iface)) => {
@@ -39,8 +45,9 @@ pub fn open(args: &SourceArgs, roce_port: u16) -> anyhow::Result<Opened> {
                 filter: args.filter.clone(),
                 roce_port,
                 snaplen: args.snaplen,
-                buffer_bytes: args.buffer_kib.map(|k| k.saturating_mul(1024)),
+                buffer_bytes: Some(args.buffer_kib.map_or(DEFAULT_BUFFER, |k| k.saturating_mul(1024))),
                 promisc: !args.no_promisc,
+                immediate: interactive,
             };
             Opened { source: Source::live(&opts)?, name: iface.clone() }
         }
@@ -79,13 +86,27 @@ pub struct RunEnd {
     pub source_error: Option<CaptureError>,
 }
 
-/// Feed every frame to `each` until something stops the run.
+/// How much decoding the command needs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Decoding {
+    /// Every frame (decode, report, ...).
+    All,
+    /// Only until the first RoCE frame, to know whether the capture is blind (capture).
+    UntilRoce,
+}
+
+/// Frames per batch: one kernel block's worth for live captures.
+const BATCH: usize = 512;
+
+/// Feed every frame to `each` until something stops the run. `each` gets the decoded
+/// packet when `decoding` asks for it. `tick` runs about once a second on live captures.
 pub fn pump(
     opened: &mut Opened,
     args: &SourceArgs,
     opts: &DecodeOptions,
+    decoding: Decoding,
     stop: &AtomicBool,
-    mut each: impl FnMut(&Record<'_>, &Packet<'_>) -> anyhow::Result<Flow>,
+    mut each: impl FnMut(&Record<'_>, Option<&Packet<'_>>) -> anyhow::Result<Flow>,
     mut tick: impl FnMut(Option<CaptureStats>) -> Flow,
 ) -> anyhow::Result<RunEnd> {
     let live = opened.source.is_live();
@@ -95,13 +116,15 @@ pub fn pump(
     let mut last_poll = Instant::now();
     let mut last_drops = 0u64;
     let mut hinted = false;
+    let mut failure: Option<anyhow::Error> = None;
+    let mut finished = false;
     let duration_ns = args.duration.map(|s| (s * 1e9) as i64);
     loop {
         if stop.load(Ordering::Relaxed) {
             end.interrupted = true;
             break;
         }
-        if args.count.is_some_and(|c| end.frames >= c) {
+        if finished || args.count.is_some_and(|c| end.frames >= c) {
             break;
         }
         if live && duration_ns.is_some_and(|d| started.elapsed() >= Duration::from_nanos(d.max(0) as u64)) {
@@ -131,26 +154,47 @@ pub fn pump(
                 hinted = true;
             }
         }
-        let rec = match opened.source.next_frame() {
-            Ok(Next::Packet(r)) => r,
-            Ok(Next::Idle) => continue,
-            Ok(Next::End) => break,
+        let mut on_frame = |rec: &Record<'_>| -> bool {
+            if args.count.is_some_and(|c| end.frames >= c) {
+                finished = true;
+                return false;
+            }
+            let t0 = *first_ts.get_or_insert(rec.ts_ns);
+            if !live && duration_ns.is_some_and(|d| rec.ts_ns - t0 > d) {
+                finished = true;
+                return false;
+            }
+            end.frames += 1;
+            let want = decoding == Decoding::All || end.roce == 0;
+            let packet = want.then(|| decode(rec.link_type, rec.data, opts));
+            if let Some(p) = &packet {
+                if p.roce.is_some() || p.mac_control.is_some() {
+                    end.roce += 1;
+                }
+            }
+            match each(rec, packet.as_ref()) {
+                Ok(Flow::Continue) => true,
+                Ok(Flow::Stop) => {
+                    finished = true;
+                    false
+                }
+                Err(e) => {
+                    failure = Some(e.context(format!("frame {}", end.frames)));
+                    finished = true;
+                    false
+                }
+            }
+        };
+        match opened.source.for_each_batch(BATCH, &mut on_frame) {
+            Ok(Batch::End) => break,
+            Ok(_) => {}
             Err(e) => {
                 end.source_error = Some(e);
                 break;
             }
-        };
-        let t0 = *first_ts.get_or_insert(rec.ts_ns);
-        if !live && duration_ns.is_some_and(|d| rec.ts_ns - t0 > d) {
-            break;
         }
-        end.frames += 1;
-        let packet = decode(rec.link_type, rec.data, opts);
-        if packet.roce.is_some() || packet.mac_control.is_some() {
-            end.roce += 1;
-        }
-        if each(&rec, &packet).with_context(|| format!("frame {}", end.frames))? == Flow::Stop {
-            break;
+        if let Some(e) = failure.take() {
+            return Err(e);
         }
     }
     end.stats = opened.source.stats();

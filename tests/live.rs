@@ -357,3 +357,22 @@ fn a_full_disk_leaves_a_valid_file_and_says_so() {
     assert_eq!(&sent[..kept.len()], &kept[..]);
     tshark_reads(&out);
 }
+
+#[test]
+fn a_quiet_capture_explains_why_it_may_be_blind() {
+    if !can_run() {
+        return;
+    }
+    let Some(pair) = Pair::new() else { return };
+    let o = pair
+        .rocescope(&["decode", "-i", &pair.b, "--duration", "2.2", "--blind-after", "1"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        err.contains("no RoCE seen on") && err.contains("RDMA device") && err.contains("mirror"),
+        "{err}"
+    );
+    assert!(err.contains("0 packets captured on"), "{err}");
+}

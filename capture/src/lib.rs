@@ -22,5 +22,5 @@ pub mod writer;
 pub use error::CaptureError;
 pub use live::{default_filter, CaptureStats, LiveCapture, LiveOptions};
 pub use reader::{CaptureReader, Format, Interface, Record};
-pub use source::{Next, Source};
+pub use source::{Batch, Next, Source};
 pub use writer::{CaptureSink, FileFormat, PcapWriter, SinkOptions, SinkSummary};

@@ -28,6 +28,9 @@ pub struct LiveOptions {
     pub buffer_bytes: Option<u32>,
     /// Promiscuous mode.
     pub promisc: bool,
+    /// Deliver each packet as soon as it arrives (interactive use) rather than when a kernel
+    /// block fills or the poll interval passes (bulk capture to a file: cheaper).
+    pub immediate: bool,
 }
 
 impl LiveOptions {
@@ -40,6 +43,7 @@ impl LiveOptions {
             snaplen: 262_144,
             buffer_bytes: None,
             promisc: true,
+            immediate: true,
         }
     }
 
@@ -146,7 +150,7 @@ impl LiveCapture {
             .map_err(|e| explain_open_error(opts, &e.to_string()))?
             .promisc(opts.promisc)
             .snaplen(i32::try_from(opts.snaplen).unwrap_or(i32::MAX))
-            .immediate_mode(true)
+            .immediate_mode(opts.immediate)
             .timeout(POLL_MS)
             .precision(Precision::Nano);
         if let Some(b) = opts.buffer_bytes {
@@ -220,6 +224,53 @@ impl LiveCapture {
             interface: 0,
             data: &self.buf,
         }))
+    }
+
+    /// Hand every frame the kernel has ready (up to `max`) to `f`, waiting up to the poll
+    /// interval when none is. Frames go straight from libpcap's buffer to `f`, uncopied.
+    /// `f` returns false to ignore the rest of the batch. Returns the frames handled.
+    pub fn dispatch(
+        &mut self,
+        max: usize,
+        f: &mut dyn FnMut(&Record<'_>) -> bool,
+    ) -> Result<usize, CaptureError> {
+        let link_type = self.interface.link_type;
+        let mut handled = 0;
+        for attempt in 0..2 {
+            let mut go = true;
+            let n = self
+                .cap
+                .dispatch(Some(max.max(1)), |p| {
+                    if !go {
+                        return;
+                    }
+                    let h = p.header;
+                    // Nanosecond precision: tv_usec holds nanoseconds.
+                    #[allow(clippy::useless_conversion)]
+                    let ts = i64::from(h.ts.tv_sec) * 1_000_000_000 + i64::from(h.ts.tv_usec);
+                    let rec = Record {
+                        ts_ns: ts,
+                        caplen: h.caplen,
+                        len: h.len,
+                        link_type,
+                        interface: 0,
+                        data: p.data,
+                    };
+                    handled += 1;
+                    go = f(&rec);
+                })
+                .map_err(|e| self.failed(format!("capture failed: {e}")))?;
+            if n > 0 || attempt == 1 {
+                break;
+            }
+            let mut fds = [PollFd::new(self.cap.as_fd(), PollFlags::POLLIN)];
+            match poll(&mut fds, PollTimeout::from(POLL_MS as u16)) {
+                Ok(0) => break,
+                Ok(_) | Err(nix::errno::Errno::EINTR) => {}
+                Err(e) => return Err(self.failed(format!("poll failed: {e}"))),
+            }
+        }
+        Ok(handled)
     }
 
     fn failed(&self, detail: String) -> CaptureError {

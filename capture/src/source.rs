@@ -14,6 +14,17 @@ pub enum Source {
     Live(LiveCapture),
 }
 
+/// What a batch read gave.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Batch {
+    /// This many frames were handed over.
+    Frames(usize),
+    /// Nothing for now (live only).
+    Idle,
+    /// The end of a file.
+    End,
+}
+
 /// What the source gave.
 #[derive(Debug)]
 pub enum Next<'a> {
@@ -49,6 +60,38 @@ impl Source {
                 LiveNext::Packet(p) => Next::Packet(p),
                 LiveNext::Idle => Next::Idle,
             }),
+        }
+    }
+
+    /// Hand the frames available now (at most `max`) to `f`; `f` returns false to stop
+    /// early. Live captures pass libpcap's buffer straight through (no copy) and wait up to
+    /// the poll interval when idle; files hand over up to `max` records.
+    pub fn for_each_batch(
+        &mut self,
+        max: usize,
+        f: &mut dyn FnMut(&Record<'_>) -> bool,
+    ) -> Result<Batch, CaptureError> {
+        match self {
+            Source::Live(l) => Ok(match l.dispatch(max, f)? {
+                0 => Batch::Idle,
+                n => Batch::Frames(n),
+            }),
+            Source::File(r) => {
+                let mut n = 0;
+                while n < max {
+                    match r.next_record()? {
+                        Some(rec) => {
+                            n += 1;
+                            if !f(&rec) {
+                                break;
+                            }
+                        }
+                        None if n == 0 => return Ok(Batch::End),
+                        None => break,
+                    }
+                }
+                Ok(Batch::Frames(n))
+            }
         }
     }
 

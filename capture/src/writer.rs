@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 /// Buffered bytes that trigger a write.
-const FLUSH_AT: usize = 256 * 1024;
+const FLUSH_AT: usize = 1 << 20;
 
 /// Output container format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -328,11 +328,6 @@ impl CaptureSink {
                 push_block(&mut self.buf, 5, &isb);
                 // Not a record: with no bounds pushed, the counters stay as they are.
                 res = self.flush();
-            }
-        }
-        if let Out::File(f) = &mut self.out {
-            if res.is_ok() {
-                res = f.sync_all().or(Ok(()));
             }
         }
         let summary = SinkSummary {

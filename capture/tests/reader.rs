@@ -69,3 +69,60 @@ fn header_only_file_has_no_records_and_a_cut_header_is_an_error() {
     let e = CaptureReader::from_read(Cursor::new(buf[..10].to_vec()), Path::new("cut.pcap")).unwrap_err();
     assert!(e.to_string().contains("cut off"), "{e}");
 }
+
+#[test]
+fn sink_rotates_by_size_and_time_and_keeps_the_newest() {
+    use rocescope_capture::{CaptureSink, FileFormat, Record, SinkOptions};
+    let dir = tempfile::tempdir().unwrap();
+    let ifc = rocescope_capture::Interface::live("veth0", LinkType::ETHERNET, 262_144, Some(100_000_000_000));
+    let data = vec![0x5au8; 1000];
+    let rec = |ts: i64| Record {
+        ts_ns: ts,
+        caplen: 1000,
+        len: 1000,
+        link_type: LinkType::ETHERNET,
+        interface: 0,
+        data: &data,
+    };
+
+    // By size: 5 kB files, keep 2.
+    let mut opts = SinkOptions::new(&dir.path().join("size.pcapng"), FileFormat::PcapNg);
+    opts.rotate_bytes = Some(5_000);
+    opts.keep_files = Some(2);
+    let mut sink = CaptureSink::create(opts, std::slice::from_ref(&ifc)).unwrap();
+    for i in 0..30 {
+        sink.write(&rec(i)).unwrap();
+    }
+    let (summary, res) = sink.finish(None);
+    res.unwrap();
+    assert_eq!(summary.written, 30);
+    assert_eq!(summary.files.len(), 2);
+    let mut left = 0;
+    for f in &summary.files {
+        let (format, recs, err) = read_all(std::fs::read(f).unwrap());
+        assert!(err.is_none() && format == Format::PcapNg);
+        left += recs.len();
+    }
+    assert!((4..30).contains(&left), "{left}");
+
+    // By time: a new file after 200 ms.
+    let mut opts = SinkOptions::new(&dir.path().join("time.pcap"), FileFormat::Pcap);
+    opts.rotate_every = Some(std::time::Duration::from_millis(200));
+    let mut sink = CaptureSink::create(opts, std::slice::from_ref(&ifc)).unwrap();
+    sink.write(&rec(1)).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(250));
+    sink.write(&rec(2)).unwrap();
+    let (summary, res) = sink.finish(None);
+    res.unwrap();
+    assert_eq!(summary.files.len(), 2);
+    for f in &summary.files {
+        let name = f.file_name().unwrap().to_string_lossy().to_string();
+        assert!(name.starts_with("time_0000") && name.ends_with(".pcap"), "{name}");
+        assert_eq!(read_all(std::fs::read(f).unwrap()).1.len(), 1);
+    }
+
+    // Rotation to standard output is refused.
+    let mut opts = SinkOptions::new(std::path::Path::new("-"), FileFormat::PcapNg);
+    opts.rotate_bytes = Some(1);
+    assert!(CaptureSink::create(opts, &[]).is_err());
+}

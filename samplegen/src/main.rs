@@ -2,6 +2,7 @@
 //! `NAME.expected.json` with what a decoder and an analyzer must find in it.
 //! `--check DIR` regenerates in memory and fails if any file on disk differs.
 
+mod bulk;
 mod fabric;
 mod scenarios;
 
@@ -93,16 +94,50 @@ fn outputs() -> Vec<(String, Vec<u8>)> {
     files
 }
 
+fn usage() -> ExitCode {
+    eprintln!("usage: rocescope-samplegen [--check] [DIR]\n       rocescope-samplegen --bulk FILE [--packets N] [--qps N] [--payload BYTES] [--snap BYTES]");
+    ExitCode::from(2)
+}
+
+fn bulk_main(args: &[String]) -> ExitCode {
+    let mut b = bulk::Bulk { packets: 1_000_000, qps: 1000, payload: 1024, snap: 65535 };
+    let Some(path) = args.first() else { return usage() };
+    let mut it = args.iter().skip(1);
+    while let Some(flag) = it.next() {
+        let Some(v) = it.next() else { return usage() };
+        let ok = match flag.as_str() {
+            "--packets" => v.parse().map(|x| b.packets = x).is_ok(),
+            "--qps" => v.parse().map(|x| b.qps = x).is_ok(),
+            "--payload" => v.parse().map(|x| b.payload = x).is_ok(),
+            "--snap" => v.parse().map(|x| b.snap = x).is_ok(),
+            _ => false,
+        };
+        if !ok {
+            return usage();
+        }
+    }
+    match bulk::write(Path::new(path), &b) {
+        Ok(n) => {
+            println!("wrote {n} frames over {} QPs to {path}", b.qps);
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("rocescope-samplegen: {path}: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().is_some_and(|a| a == "--bulk") {
+        return bulk_main(args.get(1..).unwrap_or(&[]));
+    }
     let (check, dir) = match args.as_slice() {
         [] => (false, PathBuf::from("samples")),
         [d] if d != "--check" => (false, PathBuf::from(d)),
         [c, d] if c == "--check" => (true, PathBuf::from(d)),
-        _ => {
-            eprintln!("usage: rocescope-samplegen [--check] [DIR]");
-            return ExitCode::from(2);
-        }
+        _ => return usage(),
     };
     let mut stale = 0;
     for (name, bytes) in outputs() {

@@ -1,0 +1,111 @@
+//! `--bulk`: large synthetic captures for benchmarks: RDMA WRITEs (First/Middle/Last, ACKs
+//! every message) round-robin over many RC connections, streamed to disk.
+
+use crate::fabric::OPTS;
+use rocescope_capture::PcapWriter;
+use rocescope_decoder::build::{ExtRepr, IbRepr, IcrcMode, IpRepr, RoceV2Frame};
+use rocescope_decoder::ext::{AethRepr, RethRepr};
+use rocescope_decoder::{BthRepr, Ecn, LinkType, Opcode};
+use std::io::{self, BufWriter};
+use std::path::Path;
+
+/// Settings for a bulk capture.
+pub struct Bulk {
+    pub packets: u64,
+    pub qps: u32,
+    pub payload: usize,
+    pub snap: u32,
+}
+
+/// Write the capture; returns the number of frames.
+pub fn write(path: &Path, b: &Bulk) -> io::Result<u64> {
+    let file = std::fs::File::create(path)?;
+    let mut w = PcapWriter::new(BufWriter::with_capacity(1 << 20, file), LinkType::ETHERNET, b.snap)?;
+    let qps = b.qps.max(1);
+    let mut psn = vec![0u32; qps as usize];
+    let mut ts: i64 = crate::fabric::EPOCH_NS;
+    let mut n = 0u64;
+    let msg_pkts = 4u32;
+    'outer: loop {
+        for q in 0..qps {
+            let host = |i: u32| [10, (i >> 8) as u8 + 1, i as u8, 1];
+            let (src, dst) = (host(q), host(q + qps));
+            let qpn = 0x1000 + q;
+            for i in 0..msg_pkts {
+                let p = psn.get(q as usize).copied().unwrap_or(0);
+                if let Some(slot) = psn.get_mut(q as usize) {
+                    *slot = (p + 1) & 0xFF_FFFF;
+                }
+                let (op, ext) = match i {
+                    0 => (
+                        Opcode::RC_WRITE_FIRST,
+                        ExtRepr {
+                            reth: Some(RethRepr {
+                                va: 0x7f00_0000_0000,
+                                rkey: 7,
+                                dma_len: (b.payload as u32) * msg_pkts,
+                            }),
+                            ..Default::default()
+                        },
+                    ),
+                    i if i + 1 == msg_pkts => (Opcode::RC_WRITE_LAST, ExtRepr::default()),
+                    _ => (Opcode::RC_WRITE_MIDDLE, ExtRepr::default()),
+                };
+                let bth = BthRepr {
+                    opcode: op,
+                    dest_qp: qpn + 0x10_0000,
+                    psn: p,
+                    ack_req: i + 1 == msg_pkts,
+                    ..Default::default()
+                };
+                let ip =
+                    IpRepr::V4 { src: src.into(), dst: dst.into(), dscp: 26, ecn: Ecn::Ect0, ttl: 64, id: 0 };
+                let f = RoceV2Frame::new(
+                    [2, 0, 0, 0, (q >> 8) as u8, q as u8],
+                    [2, 0, 0, 1, (q >> 8) as u8, q as u8],
+                    ip,
+                    IbRepr { bth, ext, payload: vec![0xab; b.payload], icrc: IcrcMode::Correct },
+                );
+                let data = f.build(OPTS);
+                w.write(ts, &data, data.len() as u32)?;
+                ts += 200;
+                n += 1;
+                if n >= b.packets {
+                    break 'outer;
+                }
+                if i + 1 == msg_pkts {
+                    let bth = BthRepr {
+                        opcode: Opcode::RC_ACKNOWLEDGE,
+                        dest_qp: qpn,
+                        psn: p,
+                        ..Default::default()
+                    };
+                    let ip = IpRepr::V4 {
+                        src: dst.into(),
+                        dst: src.into(),
+                        dscp: 26,
+                        ecn: Ecn::Ect0,
+                        ttl: 64,
+                        id: 0,
+                    };
+                    let ext = ExtRepr { aeth: Some(AethRepr::ack(0)), ..Default::default() };
+                    let f = RoceV2Frame::new(
+                        [2, 0, 0, 1, (q >> 8) as u8, q as u8],
+                        [2, 0, 0, 0, (q >> 8) as u8, q as u8],
+                        ip,
+                        IbRepr { bth, ext, payload: Vec::new(), icrc: IcrcMode::Correct },
+                    );
+                    let data = f.build(OPTS);
+                    w.write(ts, &data, data.len() as u32)?;
+                    ts += 200;
+                    n += 1;
+                    if n >= b.packets {
+                        break 'outer;
+                    }
+                }
+            }
+        }
+    }
+    w.finish()?;
+    Ok(n)
+}
