@@ -4,7 +4,6 @@
 //! second and explain a capture that sees no RoCE.
 
 use crate::cli::SourceArgs;
-use anyhow::Context;
 use rocescope_capture::{interfaces, Batch, CaptureError, CaptureStats, LiveOptions, Record, Source};
 use rocescope_decoder::{decode, DecodeOptions, Packet};
 use std::sync::atomic::{AtomicBool, Ordering};
