@@ -21,6 +21,8 @@ pub enum Command {
     Capture(CaptureArgs),
     /// List the interfaces libpcap can open and whether they can show RoCE.
     Interfaces(InterfacesArgs),
+    /// Analyse a capture or an interface: findings, connections, PFC timelines, QoS audit.
+    Report(ReportArgs),
 }
 
 /// Options shared by everything that decodes packets.
@@ -142,4 +144,79 @@ pub struct InterfacesArgs {
     /// Print JSON instead of a list.
     #[arg(long)]
     pub json: bool,
+}
+
+/// Analysis settings shared by report, tui and export.
+#[derive(Debug, Args, Clone)]
+pub struct AnalysisOpts {
+    /// Link speed for converting pause quanta (e.g. 100G, 25G, 400G, or bits/s); a pcapng
+    /// interface speed takes precedence.
+    #[arg(long, value_name = "SPEED", default_value = "100G", value_parser = parse_speed)]
+    pub link_speed: u64,
+    /// Path MTU for READ PSN reservations (default: inferred from full-size packets).
+    #[arg(long, value_name = "BYTES")]
+    pub pmtu: Option<u32>,
+    /// PFC storm detection window, in milliseconds.
+    #[arg(long, value_name = "MS", default_value_t = 10.0)]
+    pub storm_window_ms: f64,
+    /// Paused fraction of a window that makes it a storm.
+    #[arg(long, value_name = "FRACTION", default_value_t = 0.5)]
+    pub storm_threshold: f64,
+    /// A continuous pause this long while the priority's RoCE stops hints at deadlock (ms).
+    #[arg(long, value_name = "MS", default_value_t = 100.0)]
+    pub deadlock_ms: f64,
+    /// Expected DSCP of RoCE packets (e.g. 26).
+    #[arg(long, value_name = "DSCP", value_parser = clap::value_parser!(u8).range(0..64))]
+    pub expect_dscp: Option<u8>,
+    /// Expected DSCP of CNPs (e.g. 48).
+    #[arg(long, value_name = "DSCP", value_parser = clap::value_parser!(u8).range(0..64))]
+    pub expect_cnp_dscp: Option<u8>,
+    /// Expected 802.1p PCP of VLAN-tagged RoCE packets (e.g. 3).
+    #[arg(long, value_name = "PCP", value_parser = clap::value_parser!(u8).range(0..8))]
+    pub expect_pcp: Option<u8>,
+    /// Lossless (PFC-enabled) priorities, comma-separated; pauses on others are flagged.
+    #[arg(long, value_name = "P,P", value_delimiter = ',', value_parser = clap::value_parser!(u8).range(0..8))]
+    pub lossless: Option<Vec<u8>>,
+    /// RoCE data must be ECN-capable (flag Not-ECT packets).
+    #[arg(long)]
+    pub expect_ecn: bool,
+    /// Baseline file (TOML) with the expected values; flags override it.
+    #[arg(long, value_name = "FILE")]
+    pub baseline: Option<PathBuf>,
+}
+
+/// `rocescope report`.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// Source.
+    #[command(flatten)]
+    pub source: SourceArgs,
+    /// Print one JSON document (schema in docs/report-json.md).
+    #[arg(long)]
+    pub json: bool,
+    /// Connections listed in the text report (the worst first).
+    #[arg(long, value_name = "N", default_value_t = 50)]
+    pub max_connections: usize,
+    /// Analysis settings.
+    #[command(flatten)]
+    pub analysis: AnalysisOpts,
+    /// Decoder options.
+    #[command(flatten)]
+    pub decoder: DecoderOpts,
+}
+
+/// Parse `100G`, `25g`, `400G`, `10M` or a plain number of bits per second.
+pub fn parse_speed(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let (num, mult) = match t.chars().last().map(|c| c.to_ascii_uppercase()) {
+        Some('G') => (&t[..t.len() - 1], 1_000_000_000f64),
+        Some('M') => (&t[..t.len() - 1], 1_000_000f64),
+        Some('T') => (&t[..t.len() - 1], 1_000_000_000_000f64),
+        _ => (t, 1f64),
+    };
+    let v: f64 = num.parse().map_err(|_| format!("not a speed: {s:?} (try 100G)"))?;
+    if v <= 0.0 {
+        return Err(format!("speed must be positive: {s:?}"));
+    }
+    Ok((v * mult) as u64)
 }

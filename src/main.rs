@@ -9,6 +9,7 @@ mod decode_cmd;
 mod driver;
 mod interfaces_cmd;
 mod output;
+mod report_cmd;
 
 use clap::Parser;
 use std::process::ExitCode;
@@ -19,6 +20,7 @@ fn main() -> ExitCode {
         cli::Command::Decode(args) => decode_cmd::run(&args),
         cli::Command::Capture(args) => capture_cmd::run(&args),
         cli::Command::Interfaces(args) => interfaces_cmd::run(&args),
+        cli::Command::Report(args) => report_cmd::run(&args),
     };
     match result {
         Ok(code) => code,

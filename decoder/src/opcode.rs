@@ -594,11 +594,13 @@ impl Opcode {
     }
 
     /// True for requester-to-responder packets (SEND, WRITE, READ request, atomics, FLUSH,
-    /// ATOMIC WRITE, RD RESYNC); false for responses (READ responses, ACKs) and CNPs.
-    pub const fn is_request(self) -> bool {
+    /// ATOMIC WRITE, RD RESYNC); false for responses (READ responses, ACKs), CNPs and
+    /// opcodes outside the table.
+    pub fn is_request(self) -> bool {
+        let op = self.operation();
         match self.transport() {
             Transport::Rc | Transport::Uc | Transport::Rd | Transport::Ud | Transport::Xrc => {
-                !matches!(self.operation(), 0x0D..=0x12)
+                !(0x0D..=0x12).contains(&op) && self.layout(OpcodeOptions::default()).known
             }
             _ => false,
         }
@@ -633,7 +635,7 @@ impl Opcode {
     }
 
     /// True for RDMA READ Request (any transport).
-    pub const fn is_read_request(self) -> bool {
+    pub fn is_read_request(self) -> bool {
         self.operation() == 0x0C && self.is_request()
     }
 

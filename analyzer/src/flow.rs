@@ -1,0 +1,236 @@
+//! Per-flow state: one direction of a QP, keyed by (source, destination, destination QP).
+
+use crate::psn::PsnTracker;
+use crate::stats::{Bins, Latency};
+use rocescope_decoder::Opcode;
+use std::collections::VecDeque;
+use std::net::IpAddr;
+
+/// One direction of a QP.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct FlowKey {
+    /// Source IP (or GID for RoCEv1).
+    pub src: IpAddr,
+    /// Destination IP (or GID).
+    pub dst: IpAddr,
+    /// Destination QP.
+    pub dest_qp: u32,
+}
+
+/// How two flows were found to be the two directions of one connection.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pairing {
+    /// CM REQ/REP MADs on QP1 named both QPNs.
+    Cm,
+    /// Responses' PSNs fell in the reverse flow's request PSN stream.
+    Psn,
+    /// The only flow in the reverse direction between the two hosts.
+    Address,
+}
+
+impl Pairing {
+    /// Name used in reports.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Pairing::Cm => "cm",
+            Pairing::Psn => "psn",
+            Pairing::Address => "address",
+        }
+    }
+}
+
+/// Outstanding requests remembered for latency (bounded).
+pub(crate) const MAX_OUTSTANDING: usize = 1024;
+
+/// Evidence: a frame and what it showed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Evidence {
+    /// Frame number.
+    pub frame: u64,
+    /// Time.
+    pub ts_ns: i64,
+    /// What it is.
+    pub what: String,
+}
+
+/// Kinds of evidence kept per flow (the first few of each).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum EvidenceKind {
+    /// A PSN gap.
+    Gap,
+    /// A NAK sent.
+    Nak,
+    /// An RNR NAK sent.
+    Rnr,
+    /// A retransmission after a NAK.
+    RetransmitNak,
+    /// A retransmission after a timeout.
+    RetransmitTimeout,
+    /// A CE mark.
+    Ce,
+    /// A CNP.
+    Cnp,
+    /// A bad ICRC.
+    IcrcBad,
+    /// A reordered packet.
+    OutOfOrder,
+}
+
+/// Evidence kept per kind.
+pub(crate) const EVIDENCE_PER_KIND: usize = 5;
+
+/// Everything known about one flow.
+#[derive(Clone, Debug)]
+pub struct Flow {
+    /// Its key.
+    pub key: FlowKey,
+    /// First frame number.
+    pub first_frame: u64,
+    /// First and last packet times.
+    pub first_ts: i64,
+    /// Last packet time.
+    pub last_ts: i64,
+    /// Packets.
+    pub packets: u64,
+    /// Wire bytes (capture record length).
+    pub bytes: u64,
+    /// IB payload bytes.
+    pub payload_bytes: u64,
+    /// Messages: packets ending a message (Last/Only), ACKs excluded.
+    pub messages: u64,
+    /// Request and response packets.
+    pub requests: u64,
+    /// Response packets (READ responses, ACKs, atomic ACKs).
+    pub responses: u64,
+    /// Packets per opcode (few distinct per flow: a short list).
+    pub opcodes: Vec<(Opcode, u64)>,
+    /// Not-ECT, ECT(1), ECT(0), CE counts (indexed by codepoint).
+    pub ecn: [u64; 4],
+    /// DSCP values seen (bit n = DSCP n).
+    pub dscp_seen: u64,
+    /// PCP values seen on tagged packets (bit n = PCP n).
+    pub pcp_seen: u8,
+    /// Packets with an invalid ICRC.
+    pub icrc_bad: u64,
+    /// CNPs in this flow (this flow's destination QP is the data sender's).
+    pub cnps: u64,
+    /// CNPs answering this flow's data (through the pairing).
+    pub cnps_received: u64,
+    /// First CE mark not yet answered by a CNP.
+    pub ce_pending: Option<i64>,
+    /// Delay from a CE mark to the next CNP for this flow.
+    pub ce_to_cnp: Latency,
+    /// The request PSN stream.
+    pub psn: PsnTracker,
+    /// Positive ACKs (Acknowledge packets) in this flow.
+    pub acks: u64,
+    /// NAKs by code: PSN sequence error, invalid request, remote access, remote
+    /// operational, invalid RD request, other.
+    pub naks: [u64; 6],
+    /// RNR NAKs.
+    pub rnr: u64,
+    /// RNR timers asked for, microseconds (min, max).
+    pub rnr_timer_us: Option<(u32, u32)>,
+    /// AckReq request to the ACK that covers it.
+    pub ack_latency: Latency,
+    /// READ request to its last response.
+    pub read_latency: Latency,
+    /// NAK to the first retransmission it triggers.
+    pub nak_to_retransmit: Latency,
+    pub(crate) outstanding_ackreq: VecDeque<(u32, i64)>,
+    pub(crate) outstanding_reads: VecDeque<(u32, i64)>,
+    pub(crate) last_nak_ts: Option<i64>,
+    /// Throughput bins.
+    pub bins: Bins,
+    /// The other direction of the connection.
+    pub partner: Option<usize>,
+    /// How it was paired.
+    pub pairing: Option<Pairing>,
+    /// Starting PSN from CM, when captured.
+    pub cm_start_psn: Option<u32>,
+    /// Priority of its packets (PCP, or DSCP >> 3 untagged): last seen.
+    pub priority: Option<u8>,
+    /// The first few frames of each kind of event.
+    pub evidence: Vec<(EvidenceKind, Evidence)>,
+    /// PSN tracking applies (RC, UC, XRC requests).
+    pub tracked: bool,
+    /// Carries Mellanox DC packets (opcodes 0x40-0x5F read as DC).
+    pub dc: bool,
+}
+
+impl Flow {
+    pub(crate) fn new(key: FlowKey, frame: u64, ts: i64, bin_ns: u64) -> Self {
+        Flow {
+            key,
+            first_frame: frame,
+            first_ts: ts,
+            last_ts: ts,
+            packets: 0,
+            bytes: 0,
+            payload_bytes: 0,
+            messages: 0,
+            requests: 0,
+            responses: 0,
+            opcodes: Vec::new(),
+            ecn: [0; 4],
+            dscp_seen: 0,
+            pcp_seen: 0,
+            icrc_bad: 0,
+            cnps: 0,
+            cnps_received: 0,
+            ce_pending: None,
+            ce_to_cnp: Latency::default(),
+            psn: PsnTracker::new(),
+            acks: 0,
+            naks: [0; 6],
+            rnr: 0,
+            rnr_timer_us: None,
+            ack_latency: Latency::default(),
+            read_latency: Latency::default(),
+            nak_to_retransmit: Latency::default(),
+            outstanding_ackreq: VecDeque::new(),
+            outstanding_reads: VecDeque::new(),
+            last_nak_ts: None,
+            bins: Bins::new(bin_ns),
+            partner: None,
+            pairing: None,
+            cm_start_psn: None,
+            priority: None,
+            evidence: Vec::new(),
+            tracked: false,
+            dc: false,
+        }
+    }
+
+    pub(crate) fn count_opcode(&mut self, op: Opcode) {
+        match self.opcodes.iter_mut().find(|(o, _)| *o == op) {
+            Some((_, n)) => *n += 1,
+            None => self.opcodes.push((op, 1)),
+        }
+    }
+
+    pub(crate) fn note(&mut self, kind: EvidenceKind, frame: u64, ts_ns: i64, what: impl FnOnce() -> String) {
+        if self.evidence.iter().filter(|(k, _)| *k == kind).count() < EVIDENCE_PER_KIND {
+            self.evidence.push((kind, Evidence { frame, ts_ns, what: what() }));
+        }
+    }
+
+    /// Evidence of one kind.
+    pub fn evidence_of(&self, kind: EvidenceKind) -> impl Iterator<Item = &Evidence> {
+        self.evidence.iter().filter(move |(k, _)| *k == kind).map(|(_, e)| e)
+    }
+
+    /// Total NAKs (all codes).
+    pub fn nak_total(&self) -> u64 {
+        self.naks.iter().sum()
+    }
+
+    /// CE fraction of the flow's packets.
+    pub fn ce_fraction(&self) -> f64 {
+        if self.packets == 0 {
+            0.0
+        } else {
+            self.ecn[3] as f64 / self.packets as f64
+        }
+    }
+}

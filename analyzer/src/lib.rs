@@ -1,0 +1,648 @@
+//! # rocescope-analyzer
+//!
+//! Streaming analysis of decoded RoCE traffic, one pass, O(1) per packet, memory that grows
+//! with the number of flows rather than packets: per-flow (one direction of a QP) transport
+//! health (PSN gaps, retransmissions by cause, NAKs, RNR, ACK/READ latency), ECN and CNPs,
+//! throughput over time, connection pairing (CM MADs, else PSN matching), PFC/PAUSE
+//! timelines with storm and deadlock hints, and a QoS audit. [`Analyzer::report`] builds a
+//! serialisable [`Report`] at any time (a live UI can take snapshots).
+//!
+//! Rules follow `shared/reference/roce-protocol.md` §1.7-1.11; PSN arithmetic is 24-bit
+//! modular everywhere.
+#![forbid(unsafe_code)]
+
+pub mod audit;
+pub mod cm;
+pub mod flow;
+pub mod pfc;
+pub mod psn;
+pub mod report;
+pub mod stats;
+
+pub use audit::AuditConfig;
+pub use flow::{Flow, FlowKey, Pairing};
+pub use pfc::{PauseKind, PfcConfig};
+pub use report::Report;
+
+use flow::{EvidenceKind, MAX_OUTSTANDING};
+use pfc::Timeline;
+use psn::{psn_diff, Cause, Verdict};
+use rocescope_decoder::ext::{AethKind, NakCode};
+use rocescope_decoder::{Ecn, IcrcStatus, MacControl, Opcode, OpcodeOptions, Packet, Position, Transport};
+use rustc_hash::FxHashMap;
+use std::net::IpAddr;
+
+/// Analysis settings.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Config {
+    /// Link speed for pause-time conversion when the capture gives none (default 100G).
+    pub link_speed_bps: u64,
+    /// Path MTU for READ PSN reservations; inferred from full-size packets when `None`.
+    pub pmtu: Option<u32>,
+    /// Initial throughput bin width (widens as the capture grows).
+    pub bin_ns: u64,
+    /// A gap filled within this long, with no NAK, is reordering rather than a resend.
+    pub reorder_ns: i64,
+    /// PFC storm and deadlock settings.
+    pub pfc: PfcConfig,
+    /// QoS expectations.
+    pub audit: AuditConfig,
+    /// How opcodes are read.
+    pub opcode: OpcodeOptions,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            link_speed_bps: 100_000_000_000,
+            pmtu: None,
+            bin_ns: 1_000_000,
+            reorder_ns: 100_000,
+            pfc: PfcConfig {
+                link_bps: 100_000_000_000,
+                storm_window_ns: 10_000_000,
+                storm_threshold: 0.5,
+                deadlock_ns: 100_000_000,
+            },
+            audit: AuditConfig::default(),
+            opcode: OpcodeOptions::default(),
+        }
+    }
+}
+
+/// Capture facts about a frame the decoder does not know.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FrameMeta {
+    /// 1-based frame number.
+    pub number: u64,
+    /// Capture time, ns since the epoch.
+    pub ts_ns: i64,
+    /// Wire length from the capture record.
+    pub len: u32,
+    /// Interface speed when the capture records it (pcapng `if_speed`).
+    pub link_bps: Option<u64>,
+}
+
+/// Whole-capture counters.
+#[derive(Clone, Debug, Default)]
+pub struct Totals {
+    /// Frames.
+    pub packets: u64,
+    /// RoCE frames (v1 and v2) that decoded completely.
+    pub roce: u64,
+    /// Of those, RoCEv1.
+    pub roce_v1: u64,
+    /// Frames that are neither RoCE nor MAC Control (nor malformed RoCE).
+    pub non_roce: u64,
+    /// Frames to the RoCE port (or EtherType 0x8915) that did not decode as RoCE.
+    pub malformed: u64,
+    /// Invalid ICRCs.
+    pub icrc_bad: u64,
+    /// ICRCs not checkable because the capture cut the frame.
+    pub icrc_truncated: u64,
+    /// PFC frames.
+    pub pfc_frames: u64,
+    /// 802.3x PAUSE frames.
+    pub pause_frames: u64,
+    /// CNPs.
+    pub cnps: u64,
+    /// First and last frame times.
+    pub start_ns: Option<i64>,
+    /// Last frame time.
+    pub end_ns: Option<i64>,
+    /// Wire bytes of RoCE frames.
+    pub roce_bytes: u64,
+    /// First malformed frames (evidence).
+    pub malformed_frames: Vec<(u64, String)>,
+}
+
+/// RoCE activity per priority (for pauses on unused priorities and deadlock hints).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PriorityUse {
+    /// RoCE packets.
+    pub packets: u64,
+    /// First RoCE packet time.
+    pub first_ts: Option<i64>,
+}
+
+/// Accumulated audit mismatches: (flow index or none, what, seen) -> (packets, first frame).
+type AuditKey = (Option<usize>, &'static str, u8);
+
+/// The streaming analyzer.
+#[derive(Debug)]
+pub struct Analyzer {
+    cfg: Config,
+    index: FxHashMap<FlowKey, usize>,
+    flows: Vec<Flow>,
+    /// Flows from a source to a destination.
+    by_pair: FxHashMap<(IpAddr, IpAddr), Vec<usize>>,
+    cm_pending: FxHashMap<u64, (IpAddr, u32, u32)>,
+    cm_partner: FxHashMap<FlowKey, (FlowKey, Option<u32>)>,
+    timelines: FxHashMap<([u8; 6], PauseKind, u8), Timeline>,
+    priorities: [PriorityUse; 8],
+    totals: Totals,
+    pmtu_seen: u32,
+    audit: FxHashMap<AuditKey, (u64, u64)>,
+}
+
+fn ip_of(p: &Packet<'_>) -> Option<(IpAddr, IpAddr, u8, Ecn)> {
+    if let Some(ip) = &p.ip {
+        return Some((ip.src(), ip.dst(), ip.dscp(), ip.ecn()));
+    }
+    let g = p.roce.as_ref()?.grh?;
+    Some((IpAddr::V6(g.sgid()), IpAddr::V6(g.dgid()), g.tclass() >> 2, Ecn::from_bits(g.tclass())))
+}
+
+/// Round a payload size to the IB path MTU it implies.
+fn mtu_class(len: usize) -> u32 {
+    [256u32, 512, 1024, 2048, 4096].into_iter().find(|m| len <= *m as usize).unwrap_or(4096)
+}
+
+impl Analyzer {
+    /// A new analyzer.
+    pub fn new(cfg: Config) -> Self {
+        Analyzer {
+            cfg,
+            index: FxHashMap::default(),
+            flows: Vec::new(),
+            by_pair: FxHashMap::default(),
+            cm_pending: FxHashMap::default(),
+            cm_partner: FxHashMap::default(),
+            timelines: FxHashMap::default(),
+            priorities: [PriorityUse::default(); 8],
+            totals: Totals::default(),
+            pmtu_seen: 0,
+            audit: FxHashMap::default(),
+        }
+    }
+
+    /// The settings.
+    pub fn config(&self) -> &Config {
+        &self.cfg
+    }
+
+    /// Flows seen so far.
+    pub fn flows(&self) -> &[Flow] {
+        &self.flows
+    }
+
+    /// Whole-capture counters.
+    pub fn totals(&self) -> &Totals {
+        &self.totals
+    }
+
+    /// The PMTU in use (configured, or inferred; 0 when unknown).
+    pub fn pmtu(&self) -> u32 {
+        self.cfg.pmtu.unwrap_or(self.pmtu_seen)
+    }
+
+    fn flow_id(&mut self, key: FlowKey, frame: u64, ts: i64) -> usize {
+        if let Some(&id) = self.index.get(&key) {
+            return id;
+        }
+        let id = self.flows.len();
+        let mut f = Flow::new(key, frame, ts, self.cfg.bin_ns);
+        if let Some((partner_key, start_psn)) = self.cm_partner.get(&key).copied() {
+            f.cm_start_psn = start_psn;
+            if let Some(&pid) = self.index.get(&partner_key) {
+                f.partner = Some(pid);
+                f.pairing = Some(Pairing::Cm);
+                if let Some(p) = self.flows.get_mut(pid) {
+                    p.partner = Some(id);
+                    p.pairing = Some(Pairing::Cm);
+                }
+            }
+        }
+        self.flows.push(f);
+        self.index.insert(key, id);
+        self.by_pair.entry((key.src, key.dst)).or_default().push(id);
+        id
+    }
+
+    fn link(&mut self, a: usize, b: usize, how: Pairing) {
+        if let Some(f) = self.flows.get_mut(a) {
+            f.partner = Some(b);
+            f.pairing = Some(how);
+        }
+        if let Some(f) = self.flows.get_mut(b) {
+            f.partner = Some(a);
+            f.pairing = Some(how);
+        }
+    }
+
+    /// The request flow a response (or CNP) in flow `id` is about: its partner, else the one
+    /// reverse flow whose request PSNs cover `psn`, else the only reverse flow.
+    fn request_flow_for(&mut self, id: usize, psn: Option<u32>) -> Option<usize> {
+        let f = self.flows.get(id)?;
+        if let Some(p) = f.partner {
+            return Some(p);
+        }
+        let key = f.key;
+        let unpaired = |c: &usize| self.flows.get(*c).is_some_and(|f| f.partner.is_none());
+        let reverse: &[usize] = self.by_pair.get(&(key.dst, key.src)).map_or(&[], Vec::as_slice);
+        let mut best: Option<(i32, usize)> = None;
+        let mut count = 0;
+        let mut only = None;
+        for c in reverse.iter().filter(|c| unpaired(c)) {
+            count += 1;
+            only = Some(*c);
+            let (Some(q), Some(h)) = (psn, self.flows.get(*c).and_then(|f| f.psn.highest())) else {
+                continue;
+            };
+            let d = psn_diff(q, h);
+            if d <= 0 && d > -(1 << 20) && best.is_none_or(|(bd, _)| -d < -bd) {
+                best = Some((d, *c));
+            }
+        }
+        if let Some((_, c)) = best {
+            self.link(id, c, Pairing::Psn);
+            return Some(c);
+        }
+        match (count, only) {
+            (1, Some(c)) => {
+                self.link(id, c, Pairing::Address);
+                Some(c)
+            }
+            _ => None,
+        }
+    }
+
+    /// Feed one decoded frame.
+    pub fn push(&mut self, meta: &FrameMeta, p: &Packet<'_>) {
+        let t = &mut self.totals;
+        t.packets += 1;
+        t.start_ns.get_or_insert(meta.ts_ns);
+        t.end_ns = Some(meta.ts_ns);
+        if p.is_malformed_roce() {
+            t.malformed += 1;
+            if t.malformed_frames.len() < 10 {
+                let why = p.error.map(|e| e.to_string()).unwrap_or_default();
+                t.malformed_frames.push((meta.number, why));
+            }
+            return;
+        }
+        if let Some(mc) = p.mac_control {
+            self.on_mac_control(meta, p, mc);
+            return;
+        }
+        let Some(r) = &p.roce else {
+            t.non_roce += 1;
+            return;
+        };
+        let Some((src, dst, dscp, ecn)) = ip_of(p) else {
+            t.non_roce += 1;
+            return;
+        };
+        t.roce += 1;
+        t.roce_bytes += u64::from(meta.len);
+        if r.grh.is_some() {
+            t.roce_v1 += 1;
+        }
+        match r.icrc.status {
+            IcrcStatus::Invalid => t.icrc_bad += 1,
+            IcrcStatus::Truncated => t.icrc_truncated += 1,
+            _ => {}
+        }
+        let start = t.start_ns.unwrap_or(meta.ts_ns);
+        let bth = r.bth;
+        let op = bth.opcode();
+        let key = FlowKey { src, dst, dest_qp: bth.dest_qp() };
+        let id = self.flow_id(key, meta.number, meta.ts_ns);
+        let pcp = p.vlans.pcp();
+        let prio = pcp.unwrap_or(dscp >> 3);
+        self.on_priority_traffic(prio, meta.ts_ns);
+        let is_cnp = op.is_cnp();
+        let v1 = r.grh.is_some();
+        self.check_audit(id, meta.number, is_cnp, dscp, pcp, (!v1).then_some(ecn));
+        let Some(f) = self.flows.get_mut(id) else { return };
+        f.last_ts = meta.ts_ns;
+        f.packets += 1;
+        f.bytes += u64::from(meta.len);
+        f.payload_bytes += r.payload_len as u64;
+        f.count_opcode(op);
+        f.ecn[ecn as usize] += 1;
+        f.dscp_seen |= 1 << (dscp & 63);
+        if let Some(pc) = pcp {
+            f.pcp_seen |= 1 << (pc & 7);
+        }
+        f.priority = Some(prio);
+        f.dc |= self.cfg.opcode.dc && op.transport() == Transport::Rd;
+        f.bins.add(meta.ts_ns - start, u64::from(meta.len));
+        if r.icrc.status == IcrcStatus::Invalid {
+            f.icrc_bad += 1;
+            f.note(EvidenceKind::IcrcBad, meta.number, meta.ts_ns, || {
+                format!(
+                    "ICRC 0x{:08x}, computed 0x{:08x}",
+                    r.icrc.value.unwrap_or(0),
+                    r.icrc.computed.unwrap_or(0)
+                )
+            });
+        }
+        if is_cnp {
+            f.cnps += 1;
+            self.totals.cnps += 1;
+            f.note(EvidenceKind::Cnp, meta.number, meta.ts_ns, || {
+                format!("CNP to QP 0x{:06x}", bth.dest_qp())
+            });
+            if let Some(data) = self.request_flow_for(id, None) {
+                if let Some(d) = self.flows.get_mut(data) {
+                    d.cnps_received += 1;
+                    if let Some(ce) = d.ce_pending.take() {
+                        d.ce_to_cnp.add(meta.ts_ns - ce);
+                    }
+                }
+            }
+            return;
+        }
+        if ecn == Ecn::Ce {
+            f.ce_pending.get_or_insert(meta.ts_ns);
+            f.note(EvidenceKind::Ce, meta.number, meta.ts_ns, || format!("CE mark, PSN {}", bth.psn()));
+        }
+        if matches!(op.position(), Some(Position::Last | Position::Only)) && op.operation() != 0x11 {
+            f.messages += 1;
+        }
+        if matches!(op.position(), Some(Position::First | Position::Middle)) && r.payload_len > 0 {
+            let m = mtu_class(r.payload_len);
+            if m > self.pmtu_seen {
+                self.pmtu_seen = m;
+            }
+        }
+        if op.is_request() {
+            self.on_request(id, meta, p);
+        } else if op.is_response() {
+            self.on_response(id, meta, p);
+        }
+    }
+
+    fn on_priority_traffic(&mut self, prio: u8, ts: i64) {
+        if let Some(u) = self.priorities.get_mut(usize::from(prio)) {
+            u.packets += 1;
+            u.first_ts.get_or_insert(ts);
+        }
+        for ((_, _, p), tl) in self.timelines.iter_mut() {
+            if *p == prio {
+                tl.on_roce(ts);
+            }
+        }
+    }
+
+    /// `ecn` is `None` for RoCEv1, which has no IP ECN field.
+    fn check_audit(
+        &mut self,
+        id: usize,
+        frame: u64,
+        is_cnp: bool,
+        dscp: u8,
+        pcp: Option<u8>,
+        ecn: Option<Ecn>,
+    ) {
+        let a = &self.cfg.audit;
+        let mut hits: [Option<(&'static str, u8)>; 3] = [None; 3];
+        if is_cnp {
+            if a.cnp_dscp.is_some_and(|x| x != dscp) {
+                hits[0] = Some(("cnp_dscp", dscp));
+            }
+        } else {
+            if a.roce_dscp.is_some_and(|x| x != dscp) {
+                hits[0] = Some(("dscp", dscp));
+            }
+            if let (Some(want), Some(seen)) = (a.roce_pcp, pcp) {
+                if want != seen {
+                    hits[1] = Some(("pcp", seen));
+                }
+            }
+            if a.ecn_capable && ecn == Some(Ecn::NotEct) {
+                hits[2] = Some(("ecn", 0));
+            }
+        }
+        for (what, seen) in hits.into_iter().flatten() {
+            let e = self.audit.entry((Some(id), what, seen)).or_insert((0, frame));
+            e.0 += 1;
+        }
+    }
+
+    fn on_request(&mut self, id: usize, meta: &FrameMeta, p: &Packet<'_>) {
+        let Some(r) = &p.roce else { return };
+        let bth = r.bth;
+        let op = bth.opcode();
+        let pmtu = self.pmtu();
+        // UD carries CM MADs to QP1: they pair connections.
+        if op.transport() == Transport::Ud
+            && bth.dest_qp() == 1
+            && r.ext.deth.is_some_and(|d| d.qkey() == 0x8001_0000)
+        {
+            self.on_cm(id, r.payload);
+        }
+        let reorder_ns = self.cfg.reorder_ns;
+        let Some(f) = self.flows.get_mut(id) else { return };
+        f.requests += 1;
+        if !matches!(op.transport(), Transport::Rc | Transport::Uc | Transport::Xrc) {
+            return;
+        }
+        f.tracked = true;
+        let span = if op.is_read_request() {
+            let len = r.ext.reth.map_or(0, |h| h.dma_len());
+            match (len, pmtu) {
+                (0, _) => 1,
+                (_, 0) => 0,
+                (l, m) => l.div_ceil(m),
+            }
+        } else {
+            1
+        };
+        let psn = bth.psn();
+        let verdict = f.psn.on_request(psn, span, meta.number, meta.ts_ns, reorder_ns);
+        match verdict {
+            Verdict::Gap { missing } => f.note(EvidenceKind::Gap, meta.number, meta.ts_ns, || {
+                format!("PSN {psn} arrived; {missing} PSN(s) before it missing")
+            }),
+            Verdict::Retransmit { cause, burst_start, .. } => {
+                let kind = match cause {
+                    Cause::Nak => EvidenceKind::RetransmitNak,
+                    Cause::Timeout => EvidenceKind::RetransmitTimeout,
+                };
+                if burst_start {
+                    if let (Cause::Nak, Some(t)) = (cause, f.last_nak_ts.take()) {
+                        f.nak_to_retransmit.add(meta.ts_ns - t);
+                    }
+                    f.note(kind, meta.number, meta.ts_ns, || format!("PSN {psn} sent again"));
+                }
+            }
+            Verdict::OutOfOrder => f.note(EvidenceKind::OutOfOrder, meta.number, meta.ts_ns, || {
+                format!("PSN {psn} arrived late")
+            }),
+            Verdict::First | Verdict::InOrder => {}
+        }
+        if bth.ack_req() {
+            if f.outstanding_ackreq.len() == MAX_OUTSTANDING {
+                f.outstanding_ackreq.pop_front();
+            }
+            f.outstanding_ackreq.push_back((psn, meta.ts_ns));
+        }
+        if op.is_read_request() {
+            if f.outstanding_reads.len() == MAX_OUTSTANDING {
+                f.outstanding_reads.pop_front();
+            }
+            f.outstanding_reads.push_back((psn::psn_add(psn, span.max(1) - 1), meta.ts_ns));
+        }
+    }
+
+    fn on_response(&mut self, id: usize, meta: &FrameMeta, p: &Packet<'_>) {
+        let Some(r) = &p.roce else { return };
+        let bth = r.bth;
+        let op = bth.opcode();
+        let psn = bth.psn();
+        let target = self.request_flow_for(id, Some(psn));
+        let Some(f) = self.flows.get_mut(id) else { return };
+        f.responses += 1;
+        let Some(aeth) = r.ext.aeth.map(|a| a.repr()) else {
+            return; // READ Response Middle
+        };
+        let mut nak = None;
+        match aeth.kind() {
+            AethKind::Ack => {
+                if op.is_ack() {
+                    f.acks += 1;
+                }
+            }
+            AethKind::Nak => {
+                let code = aeth.nak_code().map_or(5, |c| usize::from(c.0.min(5)));
+                if let Some(n) = f.naks.get_mut(code) {
+                    *n += 1;
+                }
+                let name = aeth.nak_code().map_or("reserved", NakCode::name);
+                f.note(EvidenceKind::Nak, meta.number, meta.ts_ns, || format!("NAK {name}, PSN {psn}"));
+                if aeth.nak_code() == Some(NakCode::PSN_SEQUENCE_ERROR) {
+                    nak = Some(false);
+                }
+            }
+            AethKind::RnrNak => {
+                f.rnr += 1;
+                let us = aeth.rnr_timer_us().unwrap_or(0);
+                f.rnr_timer_us = Some(f.rnr_timer_us.map_or((us, us), |(a, b)| (a.min(us), b.max(us))));
+                f.note(EvidenceKind::Rnr, meta.number, meta.ts_ns, || {
+                    format!("RNR NAK, PSN {psn}, timer {us} us")
+                });
+                nak = Some(true);
+            }
+            AethKind::Reserved => {}
+        }
+        let Some(t) = target.and_then(|t| self.flows.get_mut(t)) else { return };
+        if let Some(rnr) = nak {
+            t.psn.on_nak(psn, rnr);
+            t.last_nak_ts = Some(meta.ts_ns);
+            return;
+        }
+        if aeth.kind() != AethKind::Ack {
+            return;
+        }
+        // Everything up to `psn` is acknowledged.
+        while let Some(&(q, ts)) = t.outstanding_ackreq.front() {
+            if psn_diff(q, psn) > 0 {
+                break;
+            }
+            t.outstanding_ackreq.pop_front();
+            t.ack_latency.add(meta.ts_ns - ts);
+        }
+        if matches!(op.position(), Some(Position::Last | Position::Only)) && op.operation() != 0x11 {
+            while let Some(&(last, ts)) = t.outstanding_reads.front() {
+                if psn_diff(last, psn) > 0 {
+                    break;
+                }
+                t.outstanding_reads.pop_front();
+                if last == psn {
+                    t.read_latency.add(meta.ts_ns - ts);
+                }
+            }
+        }
+    }
+
+    fn on_cm(&mut self, id: usize, mad: &[u8]) {
+        let Some(m) = cm::parse(mad) else { return };
+        let Some(sender) = self.flows.get(id).map(|f| f.key.src) else { return };
+        match m.attribute {
+            cm::ATTR_REQ => {
+                self.cm_pending.insert(m.transaction_id, (sender, m.local_qpn, m.starting_psn));
+            }
+            cm::ATTR_REP => {
+                let Some((req_ip, req_qpn, req_psn)) = self.cm_pending.remove(&m.transaction_id) else {
+                    return;
+                };
+                // Flows: requester -> responder (dest QP = REP's local QPN) and back.
+                let fwd = FlowKey { src: req_ip, dst: sender, dest_qp: m.local_qpn };
+                let back = FlowKey { src: sender, dst: req_ip, dest_qp: req_qpn };
+                // In the captures checked, each side sends from the PSN the other's CM
+                // message gave (write.pcap), so record them crosswise.
+                self.cm_partner.insert(fwd, (back, Some(m.starting_psn)));
+                self.cm_partner.insert(back, (fwd, Some(req_psn)));
+                if let (Some(&a), Some(&b)) = (self.index.get(&fwd), self.index.get(&back)) {
+                    self.link(a, b, Pairing::Cm);
+                }
+                // A new connection: flows that already existed start a new PSN stream.
+                for k in [fwd, back] {
+                    if let Some(f) = self.index.get(&k).and_then(|&i| self.flows.get_mut(i)) {
+                        if f.psn.requests > 0 {
+                            f.psn.restart();
+                        }
+                        f.cm_start_psn = self.cm_partner.get(&k).and_then(|(_, p)| *p);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn on_mac_control(&mut self, meta: &FrameMeta, p: &Packet<'_>, mc: MacControl) {
+        let src = match p.link {
+            rocescope_decoder::Link::Ethernet(e) => e.src(),
+            _ => [0; 6],
+        };
+        let link_bps = meta.link_bps.unwrap_or(self.cfg.link_speed_bps);
+        let apply = |kind: PauseKind, prio: u8, quanta: u16, this: &mut Self| {
+            let seen_before = this.priorities.get(usize::from(prio)).is_some_and(|u| u.packets > 0);
+            let tl = this
+                .timelines
+                .entry((src, kind, prio))
+                .or_insert_with(|| Timeline::new(link_bps, meta.number));
+            tl.on_frame(meta.ts_ns, quanta, meta.number, &this.cfg.pfc, seen_before);
+        };
+        match mc {
+            MacControl::Pfc(pfc) => {
+                self.totals.pfc_frames += 1;
+                for prio in 0..8u8 {
+                    if pfc.enabled(prio) {
+                        let q = pfc.quanta.get(usize::from(prio)).copied().unwrap_or(0);
+                        apply(PauseKind::Pfc, prio, q, self);
+                    }
+                }
+            }
+            MacControl::Pause(pause) => {
+                self.totals.pause_frames += 1;
+                apply(PauseKind::Pause, 0, pause.quanta, self);
+            }
+            MacControl::Other { .. } => self.totals.non_roce += 1,
+        }
+    }
+
+    /// Build the report for everything seen so far (cheap enough to call once a second).
+    pub fn report(&self) -> Report {
+        report::build(self)
+    }
+
+    pub(crate) fn timelines(&self) -> &FxHashMap<([u8; 6], PauseKind, u8), Timeline> {
+        &self.timelines
+    }
+
+    pub(crate) fn priorities(&self) -> &[PriorityUse; 8] {
+        &self.priorities
+    }
+
+    pub(crate) fn audit_hits(&self) -> &FxHashMap<AuditKey, (u64, u64)> {
+        &self.audit
+    }
+}
+
+/// Convenience: the opcode of a frame for callers that only want counts.
+pub fn opcode_name(op: Opcode, opts: OpcodeOptions) -> &'static str {
+    op.name(opts)
+}

@@ -1,0 +1,1061 @@
+//! The report: whole-capture summary, findings worst first, per-flow figures, connections,
+//! PFC/PAUSE timelines and the QoS audit. Serialises to the JSON documented in
+//! `docs/report-json.md`.
+
+use crate::audit::serde_json_value::Value;
+use crate::audit::{AuditConfig, FlowRef, Violation};
+use crate::flow::{EvidenceKind, Flow};
+use crate::pfc::{Interval, PauseKind, Storm};
+use crate::stats::LatencySummary;
+use crate::Analyzer;
+use rocescope_decoder::link::mac_string;
+use serde::Serialize;
+
+/// Everything the analyzer found.
+#[derive(Clone, Debug, Serialize)]
+pub struct Report {
+    /// Whole-capture counters.
+    pub summary: Summary,
+    /// What is wrong, worst first.
+    pub findings: Vec<Finding>,
+    /// Per-flow figures (one direction of a QP each).
+    pub flows: Vec<FlowReport>,
+    /// Flows paired into connections.
+    pub connections: Vec<Connection>,
+    /// PFC and PAUSE per (source MAC, kind, priority).
+    pub pfc: Vec<PauseReport>,
+    /// The QoS audit.
+    pub audit: AuditReport,
+    /// Settings the analysis used.
+    pub config: ConfigReport,
+}
+
+/// Whole-capture counters.
+#[derive(Clone, Debug, Serialize)]
+pub struct Summary {
+    /// Frames.
+    pub packets: u64,
+    /// RoCE frames that decoded completely (v1 and v2).
+    pub roce: u64,
+    /// Of those, RoCEv1.
+    pub roce_v1: u64,
+    /// Frames that are neither RoCE nor MAC Control.
+    pub non_roce: u64,
+    /// Frames to the RoCE port that did not decode as RoCE.
+    pub malformed: u64,
+    /// Invalid ICRCs.
+    pub icrc_bad: u64,
+    /// ICRCs not checkable because the capture cut the frame.
+    pub icrc_truncated: u64,
+    /// PFC frames.
+    pub pfc_frames: u64,
+    /// 802.3x PAUSE frames.
+    pub pause_frames: u64,
+    /// CNPs.
+    pub cnps: u64,
+    /// First frame time (ns since the epoch).
+    pub start_ns: Option<i64>,
+    /// Last frame time.
+    pub end_ns: Option<i64>,
+    /// Flows.
+    pub flows: u64,
+    /// Connections (paired or not).
+    pub connections: u64,
+    /// Wire bytes of RoCE frames.
+    pub roce_bytes: u64,
+    /// Path MTU used for READ reservations (configured or inferred; 0 unknown).
+    pub pmtu: u32,
+    /// Findings by severity.
+    pub findings: SeverityCounts,
+}
+
+/// Findings per severity.
+#[derive(Clone, Copy, Debug, Default, Serialize)]
+pub struct SeverityCounts {
+    /// Critical.
+    pub critical: u64,
+    /// Warning.
+    pub warning: u64,
+    /// Info.
+    pub info: u64,
+}
+
+/// How bad a finding is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    /// Hurts training now (loss, timeouts, storms, wrong class).
+    Critical,
+    /// Worth a look.
+    Warning,
+    /// Context.
+    Info,
+}
+
+/// A frame that supports a finding.
+#[derive(Clone, Debug, Serialize)]
+pub struct EvidenceRef {
+    /// Frame number.
+    pub frame: u64,
+    /// Its time.
+    pub ts_ns: i64,
+    /// What it shows.
+    pub what: String,
+}
+
+/// One finding.
+#[derive(Clone, Debug, Serialize)]
+pub struct Finding {
+    /// Severity.
+    pub severity: Severity,
+    /// Machine-readable kind (e.g. `network_loss`, `pfc_storm`).
+    pub kind: &'static str,
+    /// What is wrong and where, in a sentence.
+    pub title: String,
+    /// The flow (index into `flows`), when it is about one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub flow: Option<usize>,
+    /// The source MAC and priority, for pause findings.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub src_mac: Option<String>,
+    /// Priority, for pause findings.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub priority: Option<u8>,
+    /// Frames that show it.
+    pub evidence: Vec<EvidenceRef>,
+    /// How much it weighs (packets or frames affected), for ordering.
+    pub weight: u64,
+}
+
+/// Opcode count.
+#[derive(Clone, Debug, Serialize)]
+pub struct OpcodeCount {
+    /// Opcode value.
+    pub opcode: u8,
+    /// Its name.
+    pub name: &'static str,
+    /// Packets.
+    pub packets: u64,
+}
+
+/// ECN codepoint counts.
+#[derive(Clone, Debug, Serialize)]
+pub struct EcnCounts {
+    /// Not-ECT.
+    pub not_ect: u64,
+    /// ECT(0).
+    pub ect0: u64,
+    /// ECT(1).
+    pub ect1: u64,
+    /// CE.
+    pub ce: u64,
+    /// CE / packets.
+    pub ce_fraction: f64,
+}
+
+/// Request PSN stream analysis.
+#[derive(Clone, Debug, Serialize)]
+pub struct PsnReport {
+    /// Whether the flow carries RC/UC/XRC requests (PSN analysis applies).
+    pub tracked: bool,
+    /// Gap events.
+    pub gaps: u64,
+    /// PSNs missing in them.
+    pub missing: u64,
+    /// Packets sent again.
+    pub retransmits: u64,
+    /// Of those, after a NAK or RNR NAK.
+    pub retransmits_nak: u64,
+    /// Of those, with no NAK pending (ACK timeout).
+    pub retransmits_timeout: u64,
+    /// Of the NAK-triggered ones, retries after an RNR NAK.
+    pub retransmits_rnr: u64,
+    /// Packets seen twice.
+    pub duplicates: u64,
+    /// Reordered gap fillers.
+    pub out_of_order: u64,
+    /// Gaps explained by a NAK or a retransmission.
+    pub network_loss_gaps: u64,
+    /// Gaps never NAKed or resent: probable capture loss.
+    pub capture_loss_gaps: u64,
+    /// Restarts at an unrelated PSN (new connection on the same QP number, CM exchange).
+    pub resyncs: u64,
+}
+
+/// NAKs by code.
+#[derive(Clone, Debug, Serialize)]
+pub struct NakCounts {
+    /// PSN sequence error.
+    pub psn_seq_err: u64,
+    /// Invalid request.
+    pub invalid_request: u64,
+    /// Remote access error.
+    pub remote_access: u64,
+    /// Remote operational error.
+    pub remote_operational: u64,
+    /// Invalid RD request.
+    pub invalid_rd: u64,
+    /// Reserved codes.
+    pub other: u64,
+    /// RNR NAKs.
+    pub rnr: u64,
+    /// RNR timers asked for, microseconds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rnr_timer_us_min: Option<u32>,
+    /// Largest RNR timer asked for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rnr_timer_us_max: Option<u32>,
+}
+
+/// Throughput over time.
+#[derive(Clone, Debug, Serialize)]
+pub struct Throughput {
+    /// Bin width.
+    pub bin_ns: u64,
+    /// Wire bytes per bin, from the capture start.
+    pub bins: Vec<u64>,
+    /// Busiest bin.
+    pub peak_gbps: f64,
+    /// Over the flow's lifetime.
+    pub mean_gbps: f64,
+}
+
+/// Latency figures.
+#[derive(Clone, Debug, Serialize)]
+pub struct Latencies {
+    /// AckReq request to the ACK covering it (on the requester's flow).
+    pub ack: Option<LatencySummary>,
+    /// READ request to its last response.
+    pub read: Option<LatencySummary>,
+    /// NAK to the retransmission it triggered.
+    pub nak_to_retransmit: Option<LatencySummary>,
+    /// CE mark to the next CNP for this flow.
+    pub ce_to_cnp: Option<LatencySummary>,
+}
+
+/// One flow.
+#[derive(Clone, Debug, Serialize)]
+pub struct FlowReport {
+    /// Index in `flows`.
+    pub id: usize,
+    /// Source address.
+    pub src: String,
+    /// Destination address.
+    pub dst: String,
+    /// Destination QP.
+    pub dest_qp: u32,
+    /// First frame.
+    pub first_frame: u64,
+    /// First packet time.
+    pub first_ns: i64,
+    /// Last packet time.
+    pub last_ns: i64,
+    /// Priority (PCP, else DSCP >> 3).
+    pub priority: Option<u8>,
+    /// Packets.
+    pub packets: u64,
+    /// Wire bytes.
+    pub bytes: u64,
+    /// IB payload bytes.
+    pub payload_bytes: u64,
+    /// Messages (Last/Only packets, ACKs excluded).
+    pub messages: u64,
+    /// Request packets.
+    pub requests: u64,
+    /// Response packets.
+    pub responses: u64,
+    /// Packets per opcode.
+    pub opcodes: Vec<OpcodeCount>,
+    /// ECN codepoints.
+    pub ecn: EcnCounts,
+    /// PSN analysis.
+    pub psn: PsnReport,
+    /// NAKs this flow carries.
+    pub naks: NakCounts,
+    /// Positive ACKs (Acknowledge packets) this flow carries.
+    pub acks: u64,
+    /// CNPs this flow carries (its destination QP is a data sender's).
+    pub cnps: u64,
+    /// CNPs answering this flow's data, through the pairing.
+    pub cnps_received: u64,
+    /// Invalid ICRCs.
+    pub icrc_bad: u64,
+    /// DSCP values seen.
+    pub dscp: Vec<u8>,
+    /// PCP values seen on tagged packets.
+    pub pcp: Vec<u8>,
+    /// Throughput.
+    pub throughput: Throughput,
+    /// Latencies.
+    pub latency: Latencies,
+    /// The other direction of the connection (index in `flows`).
+    pub partner: Option<usize>,
+    /// How it was paired: `cm`, `psn`, `address`.
+    pub pairing: Option<&'static str>,
+    /// Starting PSN from the CM exchange, when captured.
+    pub cm_start_psn: Option<u32>,
+}
+
+/// Two directions of one QP connection (or one direction whose partner was not seen).
+#[derive(Clone, Debug, Serialize)]
+pub struct Connection {
+    /// One end.
+    pub a: String,
+    /// The other.
+    pub b: String,
+    /// QP of `a` (the destination QP of the b-to-a flow), when known.
+    pub a_qpn: Option<u32>,
+    /// QP of `b`.
+    pub b_qpn: u32,
+    /// Flow indices: a-to-b, then b-to-a when paired.
+    pub flows: Vec<usize>,
+    /// `cm`, `psn`, `address` or `none`.
+    pub pairing: &'static str,
+    /// Packets both ways.
+    pub packets: u64,
+    /// Wire bytes both ways.
+    pub bytes: u64,
+    /// Worst finding on its flows: `critical`, `warning`, `info` or `ok`.
+    pub health: &'static str,
+}
+
+/// One PFC or PAUSE timeline.
+#[derive(Clone, Debug, Serialize)]
+pub struct PauseReport {
+    /// Source MAC.
+    pub src_mac: String,
+    /// `pfc` or `pause`.
+    pub kind: PauseKind,
+    /// Priority (0 for 802.3x PAUSE, which stops the whole link).
+    pub priority: u8,
+    /// Frames with non-zero quanta.
+    pub pause_frames: u64,
+    /// XON frames (quanta 0).
+    pub xon_frames: u64,
+    /// Sum of quanta.
+    pub quanta_total: u64,
+    /// Paused time.
+    pub paused_ns: i64,
+    /// Paused microseconds per second of capture (the unit of mlx5 and switch counters).
+    pub pause_us_per_s: f64,
+    /// Most paused microseconds in any one second.
+    pub max_pause_us_per_s: f64,
+    /// Link speed used for quanta.
+    pub link_bps: u64,
+    /// Paused intervals (the first 512).
+    pub intervals: Vec<Interval>,
+    /// Intervals not listed.
+    pub intervals_dropped: u64,
+    /// Storm runs.
+    pub storms: Vec<Storm>,
+    /// The longest pause during which this priority's RoCE traffic stopped.
+    pub deadlock_hint: Option<Interval>,
+    /// RoCE packets on this priority in the capture.
+    pub roce_packets_on_priority: u64,
+    /// First frame.
+    pub first_frame: u64,
+}
+
+/// The QoS audit.
+#[derive(Clone, Debug, Serialize)]
+pub struct AuditReport {
+    /// Expectations given.
+    pub expected: AuditConfig,
+    /// Differences found.
+    pub violations: Vec<Violation>,
+}
+
+/// Settings used.
+#[derive(Clone, Debug, Serialize)]
+pub struct ConfigReport {
+    /// Link speed for pause quanta when the capture gives none.
+    pub link_speed_bps: u64,
+    /// Storm window.
+    pub storm_window_ns: i64,
+    /// Storm threshold (paused fraction).
+    pub storm_threshold: f64,
+    /// Deadlock hint threshold.
+    pub deadlock_ns: i64,
+}
+
+fn bits(mask: u64) -> Vec<u8> {
+    (0..64u8).filter(|b| mask & (1 << b) != 0).collect()
+}
+
+fn flow_ref(f: &Flow) -> FlowRef {
+    FlowRef { src: f.key.src.to_string(), dst: f.key.dst.to_string(), dest_qp: f.key.dest_qp }
+}
+
+fn flow_report(id: usize, f: &Flow, a: &Analyzer) -> FlowReport {
+    let opts = a.cfg.opcode;
+    let life = (f.last_ts - f.first_ts).max(0) as f64;
+    FlowReport {
+        id,
+        src: f.key.src.to_string(),
+        dst: f.key.dst.to_string(),
+        dest_qp: f.key.dest_qp,
+        first_frame: f.first_frame,
+        first_ns: f.first_ts,
+        last_ns: f.last_ts,
+        priority: f.priority,
+        packets: f.packets,
+        bytes: f.bytes,
+        payload_bytes: f.payload_bytes,
+        messages: f.messages,
+        requests: f.requests,
+        responses: f.responses,
+        opcodes: f
+            .opcodes
+            .iter()
+            .map(|(o, n)| OpcodeCount { opcode: o.0, name: o.name(opts), packets: *n })
+            .collect(),
+        ecn: EcnCounts {
+            not_ect: f.ecn[0],
+            ect1: f.ecn[1],
+            ect0: f.ecn[2],
+            ce: f.ecn[3],
+            ce_fraction: f.ce_fraction(),
+        },
+        psn: PsnReport {
+            tracked: f.tracked,
+            gaps: f.psn.gaps,
+            missing: f.psn.missing,
+            retransmits: f.psn.retransmits,
+            retransmits_nak: f.psn.retransmits_nak,
+            retransmits_timeout: f.psn.retransmits_timeout,
+            retransmits_rnr: f.psn.retransmits_rnr,
+            duplicates: f.psn.duplicates,
+            out_of_order: f.psn.out_of_order,
+            network_loss_gaps: f.psn.network_loss_gaps,
+            capture_loss_gaps: f.psn.capture_loss_gaps(),
+            resyncs: f.psn.resyncs,
+        },
+        naks: NakCounts {
+            psn_seq_err: f.naks[0],
+            invalid_request: f.naks[1],
+            remote_access: f.naks[2],
+            remote_operational: f.naks[3],
+            invalid_rd: f.naks[4],
+            other: f.naks[5],
+            rnr: f.rnr,
+            rnr_timer_us_min: f.rnr_timer_us.map(|t| t.0),
+            rnr_timer_us_max: f.rnr_timer_us.map(|t| t.1),
+        },
+        acks: f.acks,
+        cnps: f.cnps,
+        cnps_received: f.cnps_received,
+        icrc_bad: f.icrc_bad,
+        dscp: bits(f.dscp_seen),
+        pcp: bits(u64::from(f.pcp_seen)),
+        throughput: Throughput {
+            bin_ns: f.bins.width_ns(),
+            bins: f.bins.bins().to_vec(),
+            peak_gbps: f.bins.peak_gbps(),
+            mean_gbps: if life > 0.0 { f.bytes as f64 * 8.0 / life } else { 0.0 },
+        },
+        latency: Latencies {
+            ack: f.ack_latency.summary(),
+            read: f.read_latency.summary(),
+            nak_to_retransmit: f.nak_to_retransmit.summary(),
+            ce_to_cnp: f.ce_to_cnp.summary(),
+        },
+        partner: f.partner,
+        pairing: f.pairing.map(|p| p.name()),
+        cm_start_psn: f.cm_start_psn,
+    }
+}
+
+fn ev(f: &Flow, kinds: &[EvidenceKind]) -> Vec<EvidenceRef> {
+    let mut v: Vec<EvidenceRef> = kinds
+        .iter()
+        .flat_map(|k| f.evidence_of(*k))
+        .map(|e| EvidenceRef { frame: e.frame, ts_ns: e.ts_ns, what: e.what.clone() })
+        .collect();
+    v.sort_by_key(|e| e.frame);
+    v.dedup_by_key(|e| e.frame);
+    v
+}
+
+fn qp_name(f: &Flow) -> String {
+    format!("QP 0x{:06x} {} → {}", f.key.dest_qp, f.key.src, f.key.dst)
+}
+
+fn plural(n: u64, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+fn ms(ns: u64) -> String {
+    format!("{:.3} ms", ns as f64 / 1e6)
+}
+
+fn flow_findings(id: usize, f: &Flow, a: &Analyzer, out: &mut Vec<Finding>) {
+    let partner = f.partner.and_then(|p| a.flows.get(p));
+    let mut push = |severity, kind, title: String, evidence: Vec<EvidenceRef>, weight: u64| {
+        out.push(Finding {
+            severity,
+            kind,
+            title,
+            flow: Some(id),
+            src_mac: None,
+            priority: None,
+            evidence,
+            weight,
+        });
+    };
+    let p = &f.psn;
+    let loss_resends = p.retransmits_nak - p.retransmits_rnr;
+    if loss_resends > 0 || p.network_loss_gaps > 0 {
+        let mut e = ev(f, &[EvidenceKind::Gap, EvidenceKind::RetransmitNak]);
+        if let Some(pf) = partner {
+            e.extend(ev(pf, &[EvidenceKind::Nak, EvidenceKind::Rnr]));
+            e.sort_by_key(|x| x.frame);
+        }
+        let lat = f
+            .nak_to_retransmit
+            .summary()
+            .map(|l| format!("; NAK to resend {}", ms(l.p50_ns)))
+            .unwrap_or_default();
+        let what = format!(
+            "{}: {} lost in the network ({}), recovered by {} after NAK{lat}",
+            qp_name(f),
+            plural(p.network_loss_gaps.max(1), "packet", "packets"),
+            plural(p.network_loss_gaps, "gap", "gaps"),
+            plural(loss_resends, "go-back-N resend", "go-back-N resends"),
+        );
+        push(Severity::Critical, "network_loss", what, e, loss_resends.max(p.missing));
+    }
+    if p.retransmits_timeout > 0 {
+        push(
+            Severity::Critical,
+            "timeout_retransmit",
+            format!(
+                "{}: {} with no NAK pending: the requester waited out its ACK timeout (lost packets or ACKs)",
+                qp_name(f),
+                plural(p.retransmits_timeout, "timeout retransmission", "timeout retransmissions")
+            ),
+            ev(f, &[EvidenceKind::RetransmitTimeout]),
+            p.retransmits_timeout * 10,
+        );
+    }
+    let cl = p.capture_loss_gaps();
+    if cl > 0 {
+        let gaps: Vec<EvidenceRef> = p
+            .unexplained_gaps()
+            .take(5)
+            .map(|g| EvidenceRef {
+                frame: g.frame,
+                ts_ns: g.ts_ns,
+                what: format!(
+                    "PSN {}..{} missing, never NAKed or resent",
+                    g.start,
+                    crate::psn::psn_add(g.start, g.count - 1)
+                ),
+            })
+            .collect();
+        push(
+            Severity::Info,
+            "capture_loss",
+            format!(
+                "{}: {} in the request PSNs never NAKed or resent: probably lost by the capture, not the network",
+                qp_name(f),
+                plural(cl, "gap", "gaps")
+            ),
+            gaps,
+            cl,
+        );
+    }
+    if p.out_of_order > 0 {
+        push(
+            Severity::Warning,
+            "out_of_order",
+            format!(
+                "{}: {} arrived after later PSNs (reordering on the path)",
+                qp_name(f),
+                plural(p.out_of_order, "packet", "packets")
+            ),
+            ev(f, &[EvidenceKind::OutOfOrder]),
+            p.out_of_order,
+        );
+    }
+    // On Mellanox DC, NAK code 4 ("invalid RD request" in IBTA RD terms) answers DC
+    // connection setup (dc-small2.pcap frame 1 precedes the DC connect); report, not alarm.
+    let dc_setup = if f.dc { f.naks[4] } else { 0 };
+    if dc_setup > 0 {
+        push(
+            Severity::Info,
+            "dc_nak",
+            format!(
+                "{}: {} with code 4 on Mellanox DC (part of DC connection setup, not an RD error)",
+                qp_name(f),
+                plural(dc_setup, "NAK", "NAKs")
+            ),
+            ev(f, &[EvidenceKind::Nak]),
+            dc_setup,
+        );
+    }
+    let bad_naks: u64 = f.naks[1..].iter().sum::<u64>() - dc_setup;
+    if bad_naks > 0 {
+        let names = [
+            "invalid request",
+            "remote access error",
+            "remote operational error",
+            "invalid RD request",
+            "reserved code",
+        ];
+        let list: Vec<String> = f.naks[1..]
+            .iter()
+            .zip(names)
+            .filter(|(n, _)| **n > 0)
+            .map(|(n, name)| format!("{n} {name}"))
+            .collect();
+        push(
+            Severity::Critical,
+            "nak_error",
+            format!("{}: NAKs that end the connection's work: {}", qp_name(f), list.join(", ")),
+            ev(f, &[EvidenceKind::Nak]),
+            bad_naks * 10,
+        );
+    }
+    if f.rnr > 0 {
+        let (lo, hi) = f.rnr_timer_us.unwrap_or((0, 0));
+        let retries = partner.map_or(0, |pf| pf.psn.retransmits_rnr);
+        push(
+            Severity::Warning,
+            "rnr",
+            format!(
+                "{}: {} (receiver not ready: no receive posted), timer {}-{} us, {} by the sender; not loss",
+                qp_name(f),
+                plural(f.rnr, "RNR NAK", "RNR NAKs"),
+                lo,
+                hi,
+                plural(retries, "retry", "retries")
+            ),
+            {
+                let mut e = ev(f, &[EvidenceKind::Rnr]);
+                if let Some(pf) = partner {
+                    e.extend(ev(pf, &[EvidenceKind::RetransmitNak]));
+                    e.sort_by_key(|x| x.frame);
+                }
+                e
+            },
+            f.rnr,
+        );
+    }
+    let ce = f.ecn[3];
+    if ce > 0 {
+        let delay =
+            f.ce_to_cnp.summary().map(|l| format!(", CE to CNP {} median", ms(l.p50_ns))).unwrap_or_default();
+        if f.cnps_received == 0 {
+            push(
+                Severity::Warning,
+                "ce_without_cnp",
+                format!(
+                    "{}: {} CE-marked ({:.1}%) but no CNP came back to the sender (notification point off, or CNPs not in the capture)",
+                    qp_name(f),
+                    plural(ce, "packet", "packets"),
+                    f.ce_fraction() * 100.0
+                ),
+                ev(f, &[EvidenceKind::Ce]),
+                ce,
+            );
+        } else {
+            let mut e = ev(f, &[EvidenceKind::Ce]);
+            if let Some(pf) = partner {
+                e.extend(ev(pf, &[EvidenceKind::Cnp]));
+                e.sort_by_key(|x| x.frame);
+            }
+            push(
+                Severity::Info,
+                "congestion",
+                format!(
+                    "{}: congestion: {} CE-marked ({:.1}%), {} back to the sender{delay}",
+                    qp_name(f),
+                    plural(ce, "packet", "packets"),
+                    f.ce_fraction() * 100.0,
+                    plural(f.cnps_received, "CNP", "CNPs")
+                ),
+                e,
+                ce,
+            );
+        }
+    }
+    if f.icrc_bad > 0 {
+        push(
+            Severity::Warning,
+            "icrc_bad",
+            format!(
+                "{}: {} with an invalid ICRC (corruption, a rewriting middlebox, or a capture device writing into frames)",
+                qp_name(f),
+                plural(f.icrc_bad, "packet", "packets")
+            ),
+            ev(f, &[EvidenceKind::IcrcBad]),
+            f.icrc_bad,
+        );
+    }
+}
+
+fn qos_findings(violations: &[Violation], out: &mut Vec<Finding>, a: &Analyzer) {
+    for v in violations {
+        let where_ = match &v.flow {
+            Some(f) => format!("QP 0x{:06x} {} → {}", f.dest_qp, f.src, f.dst),
+            None => format!(
+                "{} priority {}",
+                v.src_mac.clone().unwrap_or_default(),
+                match &v.seen {
+                    Value::Num(n) => n.to_string(),
+                    _ => "?".into(),
+                }
+            ),
+        };
+        let show = |x: &Value| match x {
+            Value::Num(n) => n.to_string(),
+            Value::Text(t) => (*t).to_string(),
+            Value::List(l) => format!("{l:?}"),
+        };
+        let title = match v.what {
+            "pause_priority" => format!(
+                "pause frames on {where_}, which {} ({} frames)",
+                if a.cfg.audit.lossless_priorities.is_some() {
+                    "is not a lossless RoCE priority"
+                } else {
+                    "no RoCE traffic uses"
+                },
+                v.packets
+            ),
+            "ecn" => format!(
+                "{where_}: {} of RoCE data not ECN-capable (Not-ECT)",
+                plural(v.packets, "packet", "packets")
+            ),
+            what => format!(
+                "{where_}: {} with {} {} (expected {})",
+                plural(v.packets, "packet", "packets"),
+                what.replace('_', " ").to_uppercase(),
+                show(&v.seen),
+                show(&v.expected)
+            ),
+        };
+        let flow = v.flow.as_ref().and_then(|fr| {
+            a.flows.iter().position(|f| {
+                f.key.dest_qp == fr.dest_qp
+                    && f.key.src.to_string() == fr.src
+                    && f.key.dst.to_string() == fr.dst
+            })
+        });
+        out.push(Finding {
+            severity: if v.what == "pause_priority" { Severity::Warning } else { Severity::Critical },
+            kind: if v.what == "pause_priority" { "pause_unused_priority" } else { "qos_violation" },
+            title,
+            flow,
+            src_mac: v.src_mac.clone(),
+            priority: None,
+            evidence: vec![EvidenceRef {
+                frame: v.first_frame,
+                ts_ns: 0,
+                what: format!("first of {} frames", v.packets),
+            }],
+            weight: v.packets,
+        });
+    }
+}
+
+pub(crate) fn build(a: &Analyzer) -> Report {
+    let t = &a.totals;
+    let end = t.end_ns.unwrap_or(0);
+    let duration_ns = (end - t.start_ns.unwrap_or(end)).max(0);
+    let flows: Vec<FlowReport> = a.flows.iter().enumerate().map(|(i, f)| flow_report(i, f, a)).collect();
+
+    // PFC/PAUSE timelines.
+    let mut keys: Vec<_> = a.timelines().keys().copied().collect();
+    keys.sort();
+    let mut pfc = Vec::new();
+    let mut findings = Vec::new();
+    let mut violations = Vec::new();
+    for key in keys {
+        let Some(tl) = a.timelines().get(&key) else { continue };
+        let (mac, kind, prio) = key;
+        let use_ = a.priorities().get(usize::from(prio)).copied().unwrap_or_default();
+        let tl = tl.finish(end, &a.cfg.pfc, use_.packets > 0);
+        let secs = duration_ns as f64 / 1e9;
+        let r = PauseReport {
+            src_mac: mac_string(&mac),
+            kind,
+            priority: prio,
+            pause_frames: tl.pause_frames,
+            xon_frames: tl.xon_frames,
+            quanta_total: tl.quanta_total,
+            paused_ns: tl.paused_ns,
+            pause_us_per_s: if secs > 0.0 {
+                tl.paused_ns as f64 / 1e3 / secs
+            } else {
+                tl.paused_ns as f64 / 1e3
+            },
+            max_pause_us_per_s: tl.max_paused_ns_per_s as f64 / 1e3,
+            link_bps: tl.link_bps,
+            intervals: tl.intervals.clone(),
+            intervals_dropped: tl.intervals_dropped,
+            storms: tl.storms().to_vec(),
+            deadlock_hint: tl.deadlock,
+            roce_packets_on_priority: use_.packets,
+            first_frame: tl.first_frame,
+        };
+        let label = match kind {
+            PauseKind::Pfc => format!("priority {prio}"),
+            PauseKind::Pause => "the whole link (802.3x PAUSE)".to_string(),
+        };
+        if !r.storms.is_empty() {
+            let longest = r.storms.iter().map(|s| s.end_ns - s.start_ns).max().unwrap_or(0);
+            findings.push(Finding {
+                severity: Severity::Critical,
+                kind: "pfc_storm",
+                title: format!(
+                    "PFC storm from {} on {label}: paused {:.0}% of its windows for up to {} ({} pause frames, {:.0} µs paused per second at peak)",
+                    r.src_mac,
+                    r.storms.iter().map(|s| s.max_fraction).fold(0.0, f64::max) * 100.0,
+                    ms(longest as u64),
+                    r.pause_frames,
+                    r.max_pause_us_per_s
+                ),
+                flow: None,
+                src_mac: Some(r.src_mac.clone()),
+                priority: Some(prio),
+                evidence: r
+                    .intervals
+                    .iter()
+                    .take(3)
+                    .map(|i| EvidenceRef {
+                        frame: i.first_frame,
+                        ts_ns: i.start_ns,
+                        what: format!("paused {} by {} frames{}", ms((i.end_ns - i.start_ns) as u64), i.frames, if i.xon { ", ended by XON" } else { "" }),
+                    })
+                    .collect(),
+                weight: r.pause_frames * 10,
+            });
+        }
+        if let Some(d) = r.deadlock_hint {
+            findings.push(Finding {
+                severity: Severity::Critical,
+                kind: "pfc_deadlock",
+                title: format!(
+                    "possible PFC deadlock on {label}: paused continuously for {} by {} while its RoCE traffic stopped",
+                    ms((d.end_ns - d.start_ns) as u64),
+                    r.src_mac
+                ),
+                flow: None,
+                src_mac: Some(r.src_mac.clone()),
+                priority: Some(prio),
+                evidence: vec![EvidenceRef { frame: d.first_frame, ts_ns: d.start_ns, what: "pause began".into() }],
+                weight: u64::MAX / 4,
+            });
+        }
+        if kind == PauseKind::Pause && r.pause_frames > 0 {
+            findings.push(Finding {
+                severity: Severity::Warning,
+                kind: "link_pause",
+                title: format!(
+                    "802.3x PAUSE from {}: {} stopping every priority for {} in all",
+                    r.src_mac,
+                    plural(r.pause_frames, "frame", "frames"),
+                    ms(r.paused_ns as u64)
+                ),
+                flow: None,
+                src_mac: Some(r.src_mac.clone()),
+                priority: None,
+                evidence: vec![EvidenceRef {
+                    frame: r.first_frame,
+                    ts_ns: 0,
+                    what: "first PAUSE frame".into(),
+                }],
+                weight: r.pause_frames,
+            });
+        }
+        let unused = kind == PauseKind::Pfc && use_.packets == 0;
+        let not_lossless = kind == PauseKind::Pfc
+            && a.cfg.audit.lossless_priorities.as_ref().is_some_and(|l| !l.contains(&prio));
+        if (unused || not_lossless) && r.pause_frames > 0 {
+            let expected = match &a.cfg.audit.lossless_priorities {
+                Some(l) => Value::List(l.iter().map(|p| u64::from(*p)).collect()),
+                None => Value::List(
+                    a.priorities()
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, u)| u.packets > 0)
+                        .map(|(p, _)| p as u64)
+                        .collect(),
+                ),
+            };
+            violations.push(Violation {
+                flow: None,
+                what: "pause_priority",
+                expected,
+                seen: Value::Num(u64::from(prio)),
+                packets: r.pause_frames,
+                first_frame: r.first_frame,
+                src_mac: Some(r.src_mac.clone()),
+            });
+        }
+        pfc.push(r);
+    }
+
+    // Audit violations on flows.
+    let mut hits: Vec<_> = a.audit_hits().iter().collect();
+    hits.sort_by_key(|((id, what, seen), (_, first))| (*first, *id, *what, *seen));
+    for ((id, what, seen), (packets, first)) in hits {
+        let Some(f) = id.and_then(|i| a.flows.get(i)) else { continue };
+        let au = &a.cfg.audit;
+        let expected = match *what {
+            "dscp" => Value::Num(u64::from(au.roce_dscp.unwrap_or(0))),
+            "cnp_dscp" => Value::Num(u64::from(au.cnp_dscp.unwrap_or(0))),
+            "pcp" => Value::Num(u64::from(au.roce_pcp.unwrap_or(0))),
+            _ => Value::Text("ECN-capable"),
+        };
+        let seen_v = if *what == "ecn" { Value::Text("Not-ECT") } else { Value::Num(u64::from(*seen)) };
+        violations.push(Violation {
+            flow: Some(flow_ref(f)),
+            what,
+            expected,
+            seen: seen_v,
+            packets: *packets,
+            first_frame: *first,
+            src_mac: None,
+        });
+    }
+
+    for (i, f) in a.flows.iter().enumerate() {
+        flow_findings(i, f, a, &mut findings);
+    }
+    qos_findings(&violations, &mut findings, a);
+    if t.malformed > 0 {
+        findings.push(Finding {
+            severity: Severity::Warning,
+            kind: "malformed",
+            title: format!(
+                "{} to the RoCE port did not decode as RoCE",
+                plural(t.malformed, "frame", "frames")
+            ),
+            flow: None,
+            src_mac: None,
+            priority: None,
+            evidence: t
+                .malformed_frames
+                .iter()
+                .map(|(n, w)| EvidenceRef { frame: *n, ts_ns: 0, what: w.clone() })
+                .collect(),
+            weight: t.malformed,
+        });
+    }
+    if t.icrc_truncated > 0 {
+        findings.push(Finding {
+            severity: Severity::Info,
+            kind: "truncated",
+            title: format!(
+                "{} cut short by the capture (snap length): headers analysed, ICRC not checked",
+                plural(t.icrc_truncated, "RoCE frame", "RoCE frames")
+            ),
+            flow: None,
+            src_mac: None,
+            priority: None,
+            evidence: Vec::new(),
+            weight: 0,
+        });
+    }
+    if t.packets > 0 && t.roce == 0 && t.pfc_frames + t.pause_frames == 0 {
+        findings.push(Finding {
+            severity: Severity::Info,
+            kind: "no_roce",
+            title: "no RoCE in this capture: NIC-offloaded RoCE never reaches the host interface; capture on the RDMA device, in sniffer mode, or from a switch mirror".into(),
+            flow: None,
+            src_mac: None,
+            priority: None,
+            evidence: Vec::new(),
+            weight: 0,
+        });
+    }
+    findings.sort_by(|x, y| {
+        x.severity.cmp(&y.severity).then(y.weight.cmp(&x.weight)).then(x.title.cmp(&y.title))
+    });
+    let mut counts = SeverityCounts::default();
+    for f in &findings {
+        match f.severity {
+            Severity::Critical => counts.critical += 1,
+            Severity::Warning => counts.warning += 1,
+            Severity::Info => counts.info += 1,
+        }
+    }
+
+    // Connections: each pair once, then unpaired flows.
+    let worst = |ids: &[usize]| -> &'static str {
+        let s =
+            findings.iter().filter(|f| f.flow.is_some_and(|i| ids.contains(&i))).map(|f| f.severity).min();
+        match s {
+            Some(Severity::Critical) => "critical",
+            Some(Severity::Warning) => "warning",
+            Some(Severity::Info) => "info",
+            None => "ok",
+        }
+    };
+    let mut connections = Vec::new();
+    for (i, f) in a.flows.iter().enumerate() {
+        match f.partner {
+            Some(p) if p < i => continue,
+            Some(p) => {
+                let g = a.flows.get(p);
+                let ids = [i, p];
+                connections.push(Connection {
+                    a: f.key.src.to_string(),
+                    b: f.key.dst.to_string(),
+                    a_qpn: g.map(|g| g.key.dest_qp),
+                    b_qpn: f.key.dest_qp,
+                    flows: ids.to_vec(),
+                    pairing: f.pairing.map_or("none", |p| p.name()),
+                    packets: f.packets + g.map_or(0, |g| g.packets),
+                    bytes: f.bytes + g.map_or(0, |g| g.bytes),
+                    health: worst(&ids),
+                });
+            }
+            None => connections.push(Connection {
+                a: f.key.src.to_string(),
+                b: f.key.dst.to_string(),
+                a_qpn: None,
+                b_qpn: f.key.dest_qp,
+                flows: vec![i],
+                pairing: "none",
+                packets: f.packets,
+                bytes: f.bytes,
+                health: worst(&[i]),
+            }),
+        }
+    }
+
+    Report {
+        summary: Summary {
+            packets: t.packets,
+            roce: t.roce,
+            roce_v1: t.roce_v1,
+            non_roce: t.non_roce,
+            malformed: t.malformed,
+            icrc_bad: t.icrc_bad,
+            icrc_truncated: t.icrc_truncated,
+            pfc_frames: t.pfc_frames,
+            pause_frames: t.pause_frames,
+            cnps: t.cnps,
+            start_ns: t.start_ns,
+            end_ns: t.end_ns,
+            flows: a.flows.len() as u64,
+            connections: connections.len() as u64,
+            roce_bytes: t.roce_bytes,
+            pmtu: a.pmtu(),
+            findings: counts,
+        },
+        findings,
+        flows,
+        connections,
+        pfc,
+        audit: AuditReport { expected: a.cfg.audit.clone(), violations },
+        config: ConfigReport {
+            link_speed_bps: a.cfg.link_speed_bps,
+            storm_window_ns: a.cfg.pfc.storm_window_ns,
+            storm_threshold: a.cfg.pfc.storm_threshold,
+            deadlock_ns: a.cfg.pfc.deadlock_ns,
+        },
+    }
+}

@@ -1,0 +1,261 @@
+//! The text report: findings first, worst first, with evidence; then connections, PFC
+//! timelines and the audit. Plain text, readable without colour.
+
+use rocescope_analyzer::report::{Finding, FlowReport, Report, Severity};
+use rocescope_analyzer::PauseKind;
+use std::fmt::Write;
+
+fn rel(ns: i64, start: i64) -> String {
+    format!("{:.6} s", (ns - start) as f64 / 1e9)
+}
+
+fn sev(s: Severity) -> &'static str {
+    match s {
+        Severity::Critical => "CRITICAL",
+        Severity::Warning => "WARNING ",
+        Severity::Info => "INFO    ",
+    }
+}
+
+fn evidence_line(f: &Finding, start: i64) -> Option<String> {
+    if f.evidence.is_empty() {
+        return None;
+    }
+    let items: Vec<String> = f
+        .evidence
+        .iter()
+        .take(4)
+        .map(|e| {
+            if e.ts_ns > 0 {
+                format!("frame {} at {}: {}", e.frame, rel(e.ts_ns, start), e.what)
+            } else {
+                format!("frame {}: {}", e.frame, e.what)
+            }
+        })
+        .collect();
+    let more = if f.evidence.len() > 4 { format!("; +{} more", f.evidence.len() - 4) } else { String::new() };
+    Some(format!("{}{more}", items.join("; ")))
+}
+
+fn gbps(bytes: u64, ns: i64) -> f64 {
+    if ns <= 0 {
+        0.0
+    } else {
+        bytes as f64 * 8.0 / ns as f64
+    }
+}
+
+fn list(v: &[u8]) -> String {
+    if v.is_empty() {
+        "-".into()
+    } else {
+        v.iter().map(u8::to_string).collect::<Vec<_>>().join(",")
+    }
+}
+
+/// Render `r` for the terminal. `source` names the capture or interface.
+pub fn render(r: &Report, source: &str, max_connections: usize) -> String {
+    let mut o = String::new();
+    let s = &r.summary;
+    let start = s.start_ns.unwrap_or(0);
+    let dur = s.end_ns.unwrap_or(start) - start;
+    let _ = writeln!(
+        o,
+        "rocescope report: {source}\n  {} frames over {:.6} s from {}; {} RoCE ({} v1), {} PFC, {} PAUSE, {} CNP, {} malformed, {} bad ICRC, {} non-RoCE",
+        s.packets,
+        dur as f64 / 1e9,
+        s.start_ns.map(rocescope_capture::time::utc).unwrap_or_else(|| "-".into()),
+        s.roce,
+        s.roce_v1,
+        s.pfc_frames,
+        s.pause_frames,
+        s.cnps,
+        s.malformed,
+        s.icrc_bad,
+        s.non_roce
+    );
+    let _ = writeln!(
+        o,
+        "\nFINDINGS ({} critical, {} warning, {} info)",
+        s.findings.critical, s.findings.warning, s.findings.info
+    );
+    if r.findings.is_empty() {
+        let _ = writeln!(o, "  none: no loss, no retransmissions, no pauses, audit clean");
+    }
+    for f in &r.findings {
+        let _ = writeln!(o, "  {}  {}", sev(f.severity), f.title);
+        if let Some(e) = evidence_line(f, start) {
+            let _ = writeln!(o, "            {e}");
+        }
+    }
+
+    let _ = writeln!(o, "\nCONNECTIONS ({}; worst first)", r.connections.len());
+    let _ = writeln!(
+        o,
+        "  {:<8} {:<28} {:<28} {:<7} {:>8} {:>13} {:>11} {:>5} {:>5} {:>4} {:>6} {:>5} {:>6} {:>4}",
+        "health",
+        "A (QP)",
+        "B (QP)",
+        "paired",
+        "packets",
+        "Gb/s mean/pk",
+        "retx nak/to",
+        "gaps",
+        "NAKs",
+        "RNR",
+        "CE%",
+        "CNPs",
+        "DSCP",
+        "PCP"
+    );
+    let rank = |h: &str| match h {
+        "critical" => 0,
+        "warning" => 1,
+        "info" => 2,
+        _ => 3,
+    };
+    let mut conns: Vec<_> = r.connections.iter().collect();
+    conns.sort_by(|a, b| rank(a.health).cmp(&rank(b.health)).then(b.packets.cmp(&a.packets)));
+    for c in conns.iter().take(max_connections) {
+        let flows: Vec<&FlowReport> = c.flows.iter().filter_map(|i| r.flows.get(*i)).collect();
+        let sum = |g: &dyn Fn(&FlowReport) -> u64| flows.iter().map(|f| g(f)).sum::<u64>();
+        let first = flows.iter().map(|f| f.first_ns).min().unwrap_or(0);
+        let last = flows.iter().map(|f| f.last_ns).max().unwrap_or(0);
+        let peak = flows.iter().map(|f| f.throughput.peak_gbps).fold(0.0, f64::max);
+        let pkts = sum(&|f| f.packets).max(1);
+        let ce = sum(&|f| f.ecn.ce) as f64 * 100.0 / pkts as f64;
+        let mut dscp: Vec<u8> = flows.iter().flat_map(|f| f.dscp.iter().copied()).collect();
+        dscp.sort_unstable();
+        dscp.dedup();
+        let mut pcp: Vec<u8> = flows.iter().flat_map(|f| f.pcp.iter().copied()).collect();
+        pcp.sort_unstable();
+        pcp.dedup();
+        let a_side = format!("{} ({})", c.a, c.a_qpn.map_or("?".into(), |q| format!("0x{q:x}")));
+        let b_side = format!("{} (0x{:x})", c.b, c.b_qpn);
+        let _ = writeln!(
+            o,
+            "  {:<8} {:<28} {:<28} {:<7} {:>8} {:>13} {:>11} {:>5} {:>5} {:>4} {:>6.2} {:>5} {:>6} {:>4}",
+            c.health,
+            a_side,
+            b_side,
+            c.pairing,
+            c.packets,
+            format!("{:.2}/{:.2}", gbps(c.bytes, last - first), peak),
+            format!("{}/{}", sum(&|f| f.psn.retransmits_nak), sum(&|f| f.psn.retransmits_timeout)),
+            sum(&|f| f.psn.gaps),
+            sum(&|f| f.naks.psn_seq_err
+                + f.naks.invalid_request
+                + f.naks.remote_access
+                + f.naks.remote_operational
+                + f.naks.invalid_rd
+                + f.naks.other),
+            sum(&|f| f.naks.rnr),
+            ce,
+            sum(&|f| f.cnps),
+            list(&dscp),
+            list(&pcp)
+        );
+    }
+    if conns.len() > max_connections {
+        let _ = writeln!(
+            o,
+            "  ... {} more (--max-connections, or --json for all)",
+            conns.len() - max_connections
+        );
+    }
+
+    let _ = writeln!(o, "\nPFC / PAUSE ({} timelines)", r.pfc.len());
+    if r.pfc.is_empty() {
+        let _ =
+            writeln!(o, "  no pause frames (hosts consume them; capture from a TAP or a mirror to see them)");
+    }
+    for p in &r.pfc {
+        let what = match p.kind {
+            PauseKind::Pfc => format!("PFC priority {}", p.priority),
+            PauseKind::Pause => "802.3x PAUSE".into(),
+        };
+        let _ = writeln!(
+            o,
+            "  {} {}: {} pause, {} XON, {} quanta, paused {:.3} ms ({:.0} µs/s; peak {:.0} µs/s), {} storm(s){}{}",
+            p.src_mac,
+            what,
+            p.pause_frames,
+            p.xon_frames,
+            p.quanta_total,
+            p.paused_ns as f64 / 1e6,
+            p.pause_us_per_s,
+            p.max_pause_us_per_s,
+            p.storms.len(),
+            if p.deadlock_hint.is_some() { ", DEADLOCK HINT" } else { "" },
+            if p.kind == PauseKind::Pfc && p.roce_packets_on_priority == 0 { ", no RoCE on this priority" } else { "" }
+        );
+        for i in p.intervals.iter().take(5) {
+            let _ = writeln!(
+                o,
+                "      {} .. {}  ({:.3} ms, {} frames, from frame {}{})",
+                rel(i.start_ns, start),
+                rel(i.end_ns, start),
+                (i.end_ns - i.start_ns) as f64 / 1e6,
+                i.frames,
+                i.first_frame,
+                if i.xon { ", ended by XON" } else { "" }
+            );
+        }
+        if p.intervals.len() > 5 {
+            let _ = writeln!(
+                o,
+                "      ... {} more intervals",
+                p.intervals.len() - 5 + p.intervals_dropped as usize
+            );
+        }
+    }
+
+    let e = &r.audit.expected;
+    let mut exp = Vec::new();
+    if let Some(d) = e.roce_dscp {
+        exp.push(format!("RoCE DSCP {d}"));
+    }
+    if let Some(d) = e.cnp_dscp {
+        exp.push(format!("CNP DSCP {d}"));
+    }
+    if let Some(p) = e.roce_pcp {
+        exp.push(format!("PCP {p}"));
+    }
+    if let Some(l) = &e.lossless_priorities {
+        exp.push(format!("lossless {}", list(l)));
+    }
+    if e.ecn_capable {
+        exp.push("ECN-capable data".into());
+    }
+    let _ = writeln!(
+        o,
+        "\nQOS AUDIT ({})",
+        if exp.is_empty() {
+            "no expectations given: --expect-dscp, --expect-cnp-dscp, --expect-pcp, --lossless, --expect-ecn or --baseline".to_string()
+        } else {
+            format!("expected {}", exp.join(", "))
+        }
+    );
+    if r.audit.violations.is_empty() {
+        let _ = writeln!(o, "  clean");
+    } else {
+        for v in &r.audit.violations {
+            let who = match (&v.flow, &v.src_mac) {
+                (Some(f), _) => format!("QP 0x{:06x} {} → {}", f.dest_qp, f.src, f.dst),
+                (None, Some(m)) => format!("pause frames from {m}"),
+                _ => "-".into(),
+            };
+            let _ = writeln!(
+                o,
+                "  {who}: {} expected {} seen {} on {} (first frame {})",
+                v.what,
+                serde_json::to_string(&v.expected).unwrap_or_default(),
+                serde_json::to_string(&v.seen).unwrap_or_default(),
+                v.packets,
+                v.first_frame
+            );
+        }
+        let _ = writeln!(o, "  {} violation(s): exit status 3", r.audit.violations.len());
+    }
+    o
+}

@@ -1,0 +1,118 @@
+//! `rocescope report`: analyse a capture or an interface and print findings first, then the
+//! connections, the PFC timelines and the QoS audit (or one JSON document). Exit status 3
+//! when the audit found violations, so a change can be gated on it.
+
+use crate::cli::{AnalysisOpts, ReportArgs};
+use crate::driver::{self, Flow};
+use crate::output::report_text;
+use anyhow::Context;
+use rocescope_analyzer::{Analyzer, AuditConfig, Config, FrameMeta};
+use std::io::Write;
+use std::process::ExitCode;
+
+/// Exit status when the audit found violations.
+pub const EXIT_VIOLATIONS: u8 = 3;
+
+/// The analysis configuration the options (and baseline file) select.
+pub fn analysis_config(
+    a: &AnalysisOpts,
+    decoder: &rocescope_decoder::DecodeOptions,
+) -> anyhow::Result<Config> {
+    let mut audit = match &a.baseline {
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("cannot read baseline {}", path.display()))?;
+            toml::from_str::<AuditConfig>(&text)
+                .with_context(|| format!("baseline {} is not valid", path.display()))?
+        }
+        None => AuditConfig::default(),
+    };
+    if a.expect_dscp.is_some() {
+        audit.roce_dscp = a.expect_dscp;
+    }
+    if a.expect_cnp_dscp.is_some() {
+        audit.cnp_dscp = a.expect_cnp_dscp;
+    }
+    if a.expect_pcp.is_some() {
+        audit.roce_pcp = a.expect_pcp;
+    }
+    if a.lossless.is_some() {
+        audit.lossless_priorities = a.lossless.clone();
+    }
+    audit.ecn_capable |= a.expect_ecn;
+    for (name, v, max) in [
+        ("roce_dscp", audit.roce_dscp, 63),
+        ("cnp_dscp", audit.cnp_dscp, 63),
+        ("roce_pcp", audit.roce_pcp, 7),
+    ] {
+        if v.is_some_and(|v| v > max) {
+            anyhow::bail!("{name} must be 0..={max}");
+        }
+    }
+    let mut cfg = Config {
+        link_speed_bps: a.link_speed,
+        pmtu: a.pmtu,
+        audit,
+        opcode: decoder.opcode,
+        ..Config::default()
+    };
+    cfg.pfc.link_bps = a.link_speed;
+    cfg.pfc.storm_window_ns = (a.storm_window_ms * 1e6) as i64;
+    cfg.pfc.storm_threshold = a.storm_threshold;
+    cfg.pfc.deadlock_ns = (a.deadlock_ms * 1e6) as i64;
+    Ok(cfg)
+}
+
+/// Run the command.
+pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
+    let stop = driver::install_signals()?;
+    let opts = args.decoder.decode_options();
+    let cfg = analysis_config(&args.analysis, &opts)?;
+    let mut opened = driver::open(&args.source, opts.roce_port, false)?;
+    let speeds: Vec<Option<u64>> = opened.source.interfaces().iter().map(|i| i.speed_bps).collect();
+    let mut analyzer = Analyzer::new(cfg);
+    let end = driver::pump(
+        &mut opened,
+        &args.source,
+        &opts,
+        driver::Decoding::All,
+        &stop,
+        |rec, packet| {
+            if let Some(p) = packet {
+                let meta = FrameMeta {
+                    number: analyzer.totals().packets + 1,
+                    ts_ns: rec.ts_ns,
+                    len: rec.len,
+                    link_bps: speeds.get(rec.interface as usize).copied().flatten(),
+                };
+                analyzer.push(&meta, p);
+            }
+            Ok(Flow::Continue)
+        },
+        |_| Flow::Continue,
+    )?;
+    let report = analyzer.report();
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    let res = if args.json {
+        serde_json::to_writer(&mut out, &report).map_err(std::io::Error::other).and_then(|()| writeln!(out))
+    } else {
+        let text = report_text::render(&report, &opened.name, args.max_connections);
+        out.write_all(text.as_bytes())
+    };
+    if let Err(e) = res.and_then(|()| out.flush()) {
+        if e.kind() != std::io::ErrorKind::BrokenPipe {
+            return Err(e).context("writing the report");
+        }
+    }
+    driver::report_stats(&opened.name, &end);
+    if let Some(e) = end.source_error {
+        eprintln!("rocescope: {}: {e} (the report covers the {} frames before it)", opened.name, end.frames);
+        return Ok(ExitCode::from(1));
+    }
+    if report.audit.violations.is_empty() {
+        Ok(ExitCode::SUCCESS)
+    } else {
+        Ok(ExitCode::from(EXIT_VIOLATIONS))
+    }
+}
