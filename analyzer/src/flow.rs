@@ -156,6 +156,8 @@ pub struct Flow {
     pub tracked: bool,
     /// Carries Mellanox DC packets (opcodes 0x40-0x5F read as DC).
     pub dc: bool,
+    /// Path MTU implied by this flow's full-size First/Middle packets (0 unknown).
+    pub pmtu: u32,
 }
 
 impl Flow {
@@ -199,6 +201,7 @@ impl Flow {
             evidence: Vec::new(),
             tracked: false,
             dc: false,
+            pmtu: 0,
         }
     }
 

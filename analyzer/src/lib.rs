@@ -362,10 +362,10 @@ impl Analyzer {
             f.messages += 1;
         }
         if matches!(op.position(), Some(Position::First | Position::Middle)) && r.payload_len > 0 {
+            // A First/Middle packet is full-size: its payload is the path MTU.
             let m = mtu_class(r.payload_len);
-            if m > self.pmtu_seen {
-                self.pmtu_seen = m;
-            }
+            f.pmtu = f.pmtu.max(m);
+            self.pmtu_seen = self.pmtu_seen.max(m);
         }
         if op.is_request() {
             self.on_request(id, meta, p);
@@ -425,7 +425,18 @@ impl Analyzer {
         let Some(r) = &p.roce else { return };
         let bth = r.bth;
         let op = bth.opcode();
-        let pmtu = self.pmtu();
+        // The connection's PMTU: configured, else from this flow's full-size packets or the
+        // READ responses coming back, else from any flow.
+        let pmtu = self.cfg.pmtu.unwrap_or_else(|| {
+            let own = self.flows.get(id).map_or(0, |f| f.pmtu);
+            let back = self
+                .flows
+                .get(id)
+                .and_then(|f| f.partner)
+                .and_then(|p| self.flows.get(p))
+                .map_or(0, |p| p.pmtu);
+            [own, back, self.pmtu_seen].into_iter().find(|m| *m > 0).unwrap_or(0)
+        });
         // UD carries CM MADs to QP1: they pair connections.
         if op.transport() == Transport::Ud
             && bth.dest_qp() == 1

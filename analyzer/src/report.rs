@@ -294,6 +294,8 @@ pub struct FlowReport {
     pub pairing: Option<&'static str>,
     /// Starting PSN from the CM exchange, when captured.
     pub cm_start_psn: Option<u32>,
+    /// Path MTU implied by this flow's full-size packets (0 unknown).
+    pub pmtu: u32,
 }
 
 /// Two directions of one QP connection (or one direction whose partner was not seen).
@@ -462,6 +464,7 @@ fn flow_report(id: usize, f: &Flow, a: &Analyzer) -> FlowReport {
         partner: f.partner,
         pairing: f.pairing.map(|p| p.name()),
         cm_start_psn: f.cm_start_psn,
+        pmtu: f.pmtu,
     }
 }
 

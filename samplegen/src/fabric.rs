@@ -227,28 +227,44 @@ impl Gen {
             RoceV2Frame::new(src.mac, dst.mac, ip(src, dst, dscp, ecn), IbRepr { bth, ext, payload, icrc });
         f.vlans = vlans(vlan);
         f.sport = sport;
+        self.roce_frame(&f, snap);
+    }
+
+    /// Emit a built RoCEv2 frame and account for it (flows keyed by its IP header).
+    pub fn roce_frame(&mut self, f: &RoceV2Frame, snap: Option<usize>) {
         let data = f.build(OPTS);
         let snap = snap.unwrap_or(data.len()).min(data.len());
+        let bth = f.ib.bth;
+        let (src, dst, dscp, ecn) = match f.ip {
+            IpRepr::V4 { src, dst, dscp, ecn, .. } => (IpAddr::V4(src), IpAddr::V4(dst), dscp, ecn),
+            IpRepr::V6 { src, dst, dscp, ecn, .. } => (IpAddr::V6(src), IpAddr::V6(dst), dscp, ecn),
+        };
         self.counts.roce_v2 += 1;
         *self.counts.opcodes.entry(bth.opcode.name(OPTS).to_string()).or_default() += 1;
         if bth.opcode == Opcode::CNP {
             self.counts.cnp += 1;
         }
-        match (snap < data.len(), icrc) {
+        match (snap < data.len(), f.ib.icrc) {
             (true, _) => self.counts.icrc_truncated += 1,
             (false, IcrcMode::Correct) => self.counts.icrc_valid += 1,
             (false, IcrcMode::Corrupt) => self.counts.icrc_invalid += 1,
         }
-        let fl = self.flow(src, dst, bth.dest_qp);
+        let key = (src.to_string(), dst.to_string(), bth.dest_qp);
+        let fl = self.flows.entry(key.clone()).or_insert_with(|| FlowExpect {
+            src: key.0,
+            dst: key.1,
+            dest_qp: bth.dest_qp,
+            ..Default::default()
+        });
         fl.packets += 1;
-        fl.payload_bytes += payload_len as u64;
+        fl.payload_bytes += f.ib.payload.len() as u64;
         if ecn == Ecn::Ce {
             fl.ecn_ce += 1;
         }
         if !fl.dscp.contains(&dscp) {
             fl.dscp.push(dscp);
         }
-        if let Some((_, pcp)) = vlan {
+        if let Some(pcp) = f.vlans.last().map(|t| t.pcp) {
             if !fl.pcp.contains(&pcp) {
                 fl.pcp.push(pcp);
             }
@@ -465,11 +481,6 @@ impl Gen {
     /// IP/UDP lengths say is complete).
     pub fn raw_malformed(&mut self, data: Vec<u8>) {
         self.counts.malformed += 1;
-        self.push_raw(data, usize::MAX);
-    }
-
-    /// Any other frame (non-RoCE background traffic).
-    pub fn raw(&mut self, data: Vec<u8>) {
         self.push_raw(data, usize::MAX);
     }
 

@@ -457,10 +457,7 @@ fn all_headers(g: &mut Gen) {
             },
         )
     };
-    g.counts.roce_v2 += 1;
-    g.counts.icrc_valid += 1;
-    *g.counts.opcodes.entry("RC Send Only".into()).or_default() += 1;
-    g.raw(f.build(crate::fabric::OPTS));
+    g.roce_frame(&f, None);
     g.event("qinq", "QinQ: 802.1ad VLAN 200 outside 802.1Q VLAN 100 PCP 3 DEI 1".into());
     // Opaque opcodes: manufacturer-specific 0xE0 and reserved 0x1A keep their body as payload.
     for (psn, op) in (60..).zip([Opcode(0xE0), Opcode(0x1A)]) {
