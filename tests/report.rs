@@ -217,7 +217,7 @@ fn ecn_marks_are_answered_by_cnps_to_the_sender() {
     // IPv6 too.
     let (r, _) = report(&sample("ipv6.pcap"), &[]);
     assert_eq!(flow(&r, "fd00::1", "fd00::2", 0x1c2)["cnps_received"], 1);
-    assert_eq!(flow(&r, "fd00::1", "fd00::2", 0x1c2)["partner"].is_u64(), true);
+    assert!(flow(&r, "fd00::1", "fd00::2", 0x1c2)["partner"].is_u64());
 }
 
 #[test]
