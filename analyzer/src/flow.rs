@@ -6,6 +6,50 @@ use rocescope_decoder::Opcode;
 use std::collections::VecDeque;
 use std::net::IpAddr;
 
+/// Packets per opcode: the first eight distinct opcodes inline (a flow rarely has more),
+/// the rest in a list.
+#[derive(Clone, Debug, Default)]
+pub struct OpcodeCounts {
+    ops: [u8; 8],
+    counts: [u64; 8],
+    len: u8,
+    more: Vec<(u8, u64)>,
+}
+
+impl OpcodeCounts {
+    /// Count one packet of `op`.
+    pub fn add(&mut self, op: Opcode) {
+        let n = usize::from(self.len);
+        if let Some(i) = self.ops.iter().take(n).position(|o| *o == op.0) {
+            if let Some(c) = self.counts.get_mut(i) {
+                *c += 1;
+            }
+        } else if n < self.ops.len() {
+            if let (Some(o), Some(c)) = (self.ops.get_mut(n), self.counts.get_mut(n)) {
+                *o = op.0;
+                *c = 1;
+            }
+            self.len += 1;
+        } else if let Some(slot) = self.more.iter_mut().find(|(o, _)| *o == op.0) {
+            slot.1 += 1;
+        } else {
+            self.more.push((op.0, 1));
+        }
+    }
+
+    /// (opcode, packets) pairs in first-seen order.
+    pub fn iter(&self) -> impl Iterator<Item = (Opcode, u64)> + '_ {
+        let n = usize::from(self.len);
+        self.ops
+            .iter()
+            .zip(self.counts.iter())
+            .take(n)
+            .map(|(o, c)| (*o, *c))
+            .chain(self.more.iter().copied())
+            .map(|(o, n)| (Opcode(o), n))
+    }
+}
+
 /// One direction of a QP.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct FlowKey {
@@ -41,6 +85,19 @@ impl Pairing {
 
 /// Outstanding requests remembered for latency (bounded).
 pub(crate) const MAX_OUTSTANDING: usize = 1024;
+
+/// A flow's latency figures.
+#[derive(Clone, Debug, Default)]
+pub struct FlowLatency {
+    /// AckReq request to the ACK that covers it.
+    pub ack: Latency,
+    /// READ request to its last response.
+    pub read: Latency,
+    /// NAK to the first retransmission it triggers.
+    pub nak_to_retransmit: Latency,
+    /// CE mark to the next CNP for this flow.
+    pub ce_to_cnp: Latency,
+}
 
 /// Evidence: a frame and what it showed.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -79,15 +136,11 @@ pub enum EvidenceKind {
 /// Evidence kept per kind.
 pub(crate) const EVIDENCE_PER_KIND: usize = 5;
 
-/// Everything known about one flow.
+/// Everything known about one flow. Laid out in declaration order with the fields every
+/// packet touches first, so a packet touches few cache lines.
 #[derive(Clone, Debug)]
+#[repr(C)]
 pub struct Flow {
-    /// Its key.
-    pub key: FlowKey,
-    /// First frame number.
-    pub first_frame: u64,
-    /// First and last packet times.
-    pub first_ts: i64,
     /// Last packet time.
     pub last_ts: i64,
     /// Packets.
@@ -102,28 +155,48 @@ pub struct Flow {
     pub requests: u64,
     /// Response packets (READ responses, ACKs, atomic ACKs).
     pub responses: u64,
-    /// Packets per opcode (few distinct per flow: a short list).
-    pub opcodes: Vec<(Opcode, u64)>,
     /// Not-ECT, ECT(1), ECT(0), CE counts (indexed by codepoint).
     pub ecn: [u64; 4],
     /// DSCP values seen (bit n = DSCP n).
     pub dscp_seen: u64,
     /// PCP values seen on tagged packets (bit n = PCP n).
     pub pcp_seen: u8,
-    /// Packets with an invalid ICRC.
-    pub icrc_bad: u64,
+    /// Priority of its packets (PCP, or DSCP >> 3 untagged): last seen.
+    pub priority: Option<u8>,
+    /// PSN tracking applies (RC, UC, XRC requests).
+    pub tracked: bool,
+    /// Carries Mellanox DC packets (opcodes 0x40-0x5F read as DC).
+    pub dc: bool,
+    /// Path MTU implied by this flow's full-size First/Middle packets (0 unknown).
+    pub pmtu: u32,
+    /// The other direction of the connection.
+    pub partner: Option<usize>,
+    /// Throughput bins.
+    pub bins: Bins,
+    /// Packets per opcode.
+    pub opcodes: OpcodeCounts,
+    /// The request PSN stream.
+    pub psn: PsnTracker,
+    pub(crate) outstanding_ackreq: VecDeque<(u32, i64)>,
+    pub(crate) outstanding_reads: VecDeque<(u32, i64)>,
+    /// First CE mark not yet answered by a CNP.
+    pub ce_pending: Option<i64>,
     /// CNPs in this flow (this flow's destination QP is the data sender's).
     pub cnps: u64,
     /// CNPs answering this flow's data (through the pairing).
     pub cnps_received: u64,
-    /// First CE mark not yet answered by a CNP.
-    pub ce_pending: Option<i64>,
-    /// Delay from a CE mark to the next CNP for this flow.
-    pub ce_to_cnp: Latency,
-    /// The request PSN stream.
-    pub psn: PsnTracker,
+    /// Packets with an invalid ICRC.
+    pub icrc_bad: u64,
     /// Positive ACKs (Acknowledge packets) in this flow.
     pub acks: u64,
+    /// Its key.
+    pub key: FlowKey,
+    /// Latency figures (boxed: touched only on ACKs, READ responses, NAKs and CNPs).
+    pub latency: Box<FlowLatency>,
+    /// First frame number.
+    pub first_frame: u64,
+    /// First and last packet times.
+    pub first_ts: i64,
     /// NAKs by code: PSN sequence error, invalid request, remote access, remote
     /// operational, invalid RD request, other.
     pub naks: [u64; 6],
@@ -131,39 +204,20 @@ pub struct Flow {
     pub rnr: u64,
     /// RNR timers asked for, microseconds (min, max).
     pub rnr_timer_us: Option<(u32, u32)>,
-    /// AckReq request to the ACK that covers it.
-    pub ack_latency: Latency,
-    /// READ request to its last response.
-    pub read_latency: Latency,
-    /// NAK to the first retransmission it triggers.
-    pub nak_to_retransmit: Latency,
-    pub(crate) outstanding_ackreq: VecDeque<(u32, i64)>,
-    pub(crate) outstanding_reads: VecDeque<(u32, i64)>,
     pub(crate) last_nak_ts: Option<i64>,
-    /// Throughput bins.
-    pub bins: Bins,
-    /// The other direction of the connection.
-    pub partner: Option<usize>,
     /// How it was paired.
     pub pairing: Option<Pairing>,
     /// Starting PSN from CM, when captured.
     pub cm_start_psn: Option<u32>,
-    /// Priority of its packets (PCP, or DSCP >> 3 untagged): last seen.
-    pub priority: Option<u8>,
     /// The first few frames of each kind of event.
     pub evidence: Vec<(EvidenceKind, Evidence)>,
-    /// PSN tracking applies (RC, UC, XRC requests).
-    pub tracked: bool,
-    /// Carries Mellanox DC packets (opcodes 0x40-0x5F read as DC).
-    pub dc: bool,
-    /// Path MTU implied by this flow's full-size First/Middle packets (0 unknown).
-    pub pmtu: u32,
 }
 
 impl Flow {
     pub(crate) fn new(key: FlowKey, frame: u64, ts: i64, bin_ns: u64) -> Self {
         Flow {
             key,
+            latency: Box::default(),
             first_frame: frame,
             first_ts: ts,
             last_ts: ts,
@@ -173,7 +227,7 @@ impl Flow {
             messages: 0,
             requests: 0,
             responses: 0,
-            opcodes: Vec::new(),
+            opcodes: OpcodeCounts::default(),
             ecn: [0; 4],
             dscp_seen: 0,
             pcp_seen: 0,
@@ -181,15 +235,11 @@ impl Flow {
             cnps: 0,
             cnps_received: 0,
             ce_pending: None,
-            ce_to_cnp: Latency::default(),
             psn: PsnTracker::new(),
             acks: 0,
             naks: [0; 6],
             rnr: 0,
             rnr_timer_us: None,
-            ack_latency: Latency::default(),
-            read_latency: Latency::default(),
-            nak_to_retransmit: Latency::default(),
             outstanding_ackreq: VecDeque::new(),
             outstanding_reads: VecDeque::new(),
             last_nak_ts: None,
@@ -205,12 +255,6 @@ impl Flow {
         }
     }
 
-    pub(crate) fn count_opcode(&mut self, op: Opcode) {
-        match self.opcodes.iter_mut().find(|(o, _)| *o == op) {
-            Some((_, n)) => *n += 1,
-            None => self.opcodes.push((op, 1)),
-        }
-    }
 
     pub(crate) fn note(&mut self, kind: EvidenceKind, frame: u64, ts_ns: i64, what: impl FnOnce() -> String) {
         if self.evidence.iter().filter(|(k, _)| *k == kind).count() < EVIDENCE_PER_KIND {

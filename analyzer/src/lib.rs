@@ -56,7 +56,7 @@ impl Default for Config {
         Config {
             link_speed_bps: 100_000_000_000,
             pmtu: None,
-            bin_ns: 1_000_000,
+            bin_ns: 10_000_000,
             reorder_ns: 100_000,
             pfc: PfcConfig {
                 link_bps: 100_000_000_000,
@@ -133,6 +133,8 @@ type AuditKey = (Option<usize>, &'static str, u8);
 pub struct Analyzer {
     cfg: Config,
     index: FxHashMap<FlowKey, usize>,
+    /// The last flow looked up: packets of one flow tend to come in runs.
+    last: Option<(FlowKey, usize)>,
     flows: Vec<Flow>,
     /// Flows from a source to a destination.
     by_pair: FxHashMap<(IpAddr, IpAddr), Vec<usize>>,
@@ -164,6 +166,7 @@ impl Analyzer {
         Analyzer {
             cfg,
             index: FxHashMap::default(),
+            last: None,
             flows: Vec::new(),
             by_pair: FxHashMap::default(),
             cm_pending: FxHashMap::default(),
@@ -197,7 +200,13 @@ impl Analyzer {
     }
 
     fn flow_id(&mut self, key: FlowKey, frame: u64, ts: i64) -> usize {
+        if let Some((k, id)) = self.last {
+            if k == key {
+                return id;
+            }
+        }
         if let Some(&id) = self.index.get(&key) {
+            self.last = Some((key, id));
             return id;
         }
         let id = self.flows.len();
@@ -319,7 +328,7 @@ impl Analyzer {
         f.packets += 1;
         f.bytes += u64::from(meta.len);
         f.payload_bytes += r.payload_len as u64;
-        f.count_opcode(op);
+        f.opcodes.add(op);
         f.ecn[ecn as usize] += 1;
         f.dscp_seen |= 1 << (dscp & 63);
         if let Some(pc) = pcp {
@@ -348,7 +357,7 @@ impl Analyzer {
                 if let Some(d) = self.flows.get_mut(data) {
                     d.cnps_received += 1;
                     if let Some(ce) = d.ce_pending.take() {
-                        d.ce_to_cnp.add(meta.ts_ns - ce);
+                        d.latency.ce_to_cnp.add(meta.ts_ns - ce);
                     }
                 }
             }
@@ -474,7 +483,7 @@ impl Analyzer {
                 };
                 if burst_start {
                     if let (Cause::Nak, Some(t)) = (cause, f.last_nak_ts.take()) {
-                        f.nak_to_retransmit.add(meta.ts_ns - t);
+                        f.latency.nak_to_retransmit.add(meta.ts_ns - t);
                     }
                     f.note(kind, meta.number, meta.ts_ns, || format!("PSN {psn} sent again"));
                 }
@@ -553,7 +562,7 @@ impl Analyzer {
                 break;
             }
             t.outstanding_ackreq.pop_front();
-            t.ack_latency.add(meta.ts_ns - ts);
+            t.latency.ack.add(meta.ts_ns - ts);
         }
         if matches!(op.position(), Some(Position::Last | Position::Only)) && op.operation() != 0x11 {
             while let Some(&(last, ts)) = t.outstanding_reads.front() {
@@ -562,7 +571,7 @@ impl Analyzer {
                 }
                 t.outstanding_reads.pop_front();
                 if last == psn {
-                    t.read_latency.add(meta.ts_ns - ts);
+                    t.latency.read.add(meta.ts_ns - ts);
                 }
             }
         }

@@ -22,8 +22,11 @@ pub const fn psn_add(a: u32, n: u32) -> u32 {
     a.wrapping_add(n) & MASK
 }
 
-/// PSNs remembered behind the highest one seen (to tell duplicates from gap fillers).
-const WINDOW: u32 = 4096;
+/// PSNs remembered behind the highest one seen (to tell duplicates from gap fillers). Kept
+/// inline (128 bytes) so the per-packet check needs no pointer chase.
+const WINDOW: u32 = 1024;
+/// A PSN further behind than this, outside any open gap, starts a new stream.
+const RESYNC_BEHIND: i32 = 1 << 15;
 /// Open gaps remembered per flow; older unresolved ones are counted as capture loss.
 const MAX_OPEN_GAPS: usize = 64;
 /// A jump ahead larger than this is a new PSN stream (a new connection on a reused QP
@@ -88,21 +91,28 @@ impl Gap {
     }
 }
 
-/// Counters and state of one request stream.
+/// Counters and state of one request stream (hot fields first).
 #[derive(Clone, Debug, Default)]
+#[repr(C)]
 pub struct PsnTracker {
     started: bool,
+    /// A READ reserved an unknown number of PSNs (PMTU not known yet): the next request
+    /// re-synchronises instead of reporting a gap.
+    resync: bool,
+    burst: Option<(Cause, bool)>,
+    nak_pending: Option<bool>,
     /// The PSN after the highest one used (READ reservations included).
     expected: u32,
-    seen: Box<[u64]>,
     /// Request packets seen.
     pub requests: u64,
+    seen: [u64; (WINDOW / 64) as usize],
     /// Gap events.
     pub gaps: u64,
-    /// PSNs missing in them.
-    pub missing: u64,
     /// Packets sent again.
     pub retransmits: u64,
+    open: VecDeque<Gap>,
+    /// PSNs missing in them.
+    pub missing: u64,
     /// Of those, after a NAK or RNR NAK.
     pub retransmits_nak: u64,
     /// Of those, with no NAK pending (timeouts).
@@ -120,12 +130,6 @@ pub struct PsnTracker {
     /// Times the stream restarted at an unrelated PSN (a new connection on the same QP
     /// number, or a CM exchange): not counted as gaps or retransmissions.
     pub resyncs: u64,
-    open: VecDeque<Gap>,
-    burst: Option<(Cause, bool)>,
-    nak_pending: Option<bool>,
-    /// A READ reserved an unknown number of PSNs (PMTU not known yet): the next request
-    /// re-synchronises instead of reporting a gap.
-    resync: bool,
     /// The first few gaps, for evidence.
     pub first_gaps: Vec<Gap>,
 }
@@ -133,7 +137,7 @@ pub struct PsnTracker {
 impl PsnTracker {
     /// A tracker with its window allocated.
     pub fn new() -> Self {
-        PsnTracker { seen: vec![0u64; (WINDOW / 64) as usize].into_boxed_slice(), ..Default::default() }
+        PsnTracker::default()
     }
 
     fn bit(&self, psn: u32) -> bool {
@@ -194,14 +198,14 @@ impl PsnTracker {
     /// reordering rather than a resend.
     pub fn on_request(&mut self, psn: u32, span: u32, frame: u64, ts_ns: i64, reorder_ns: i64) -> Verdict {
         let unknown_span = span == 0;
-        let span = span.clamp(1, WINDOW);
+        let span = span.clamp(1, 1 << 20);
         if std::mem::replace(&mut self.resync, unknown_span) && psn_diff(psn, self.expected) > 0 {
             self.advance(psn);
         }
         self.requests += 1;
         if self.started {
             let d = psn_diff(psn, self.expected);
-            let far_behind = d < -(WINDOW as i32) && !self.open.iter().any(|g| g.contains(psn));
+            let far_behind = d < -RESYNC_BEHIND && !self.open.iter().any(|g| g.contains(psn));
             if d > RESYNC_AHEAD || far_behind {
                 self.restart();
                 self.resyncs += 1;
@@ -299,7 +303,7 @@ impl PsnTracker {
     }
 
     fn mark(&mut self, psn: u32, span: u32) {
-        for k in 0..span {
+        for k in 0..span.min(WINDOW) {
             self.set(psn_add(psn, k), true);
         }
     }

@@ -409,7 +409,7 @@ fn flow_report(id: usize, f: &Flow, a: &Analyzer) -> FlowReport {
         opcodes: f
             .opcodes
             .iter()
-            .map(|(o, n)| OpcodeCount { opcode: o.0, name: o.name(opts), packets: *n })
+            .map(|(o, n)| OpcodeCount { opcode: o.0, name: o.name(opts), packets: n })
             .collect(),
         ecn: EcnCounts {
             not_ect: f.ecn[0],
@@ -451,15 +451,15 @@ fn flow_report(id: usize, f: &Flow, a: &Analyzer) -> FlowReport {
         pcp: bits(u64::from(f.pcp_seen)),
         throughput: Throughput {
             bin_ns: f.bins.width_ns(),
-            bins: f.bins.bins().to_vec(),
+            bins: f.bins.bins(),
             peak_gbps: f.bins.peak_gbps(),
             mean_gbps: if life > 0.0 { f.bytes as f64 * 8.0 / life } else { 0.0 },
         },
         latency: Latencies {
-            ack: f.ack_latency.summary(),
-            read: f.read_latency.summary(),
-            nak_to_retransmit: f.nak_to_retransmit.summary(),
-            ce_to_cnp: f.ce_to_cnp.summary(),
+            ack: f.latency.ack.summary(),
+            read: f.latency.read.summary(),
+            nak_to_retransmit: f.latency.nak_to_retransmit.summary(),
+            ce_to_cnp: f.latency.ce_to_cnp.summary(),
         },
         partner: f.partner,
         pairing: f.pairing.map(|p| p.name()),
@@ -514,6 +514,7 @@ fn flow_findings(id: usize, f: &Flow, a: &Analyzer, out: &mut Vec<Finding>) {
             e.sort_by_key(|x| x.frame);
         }
         let lat = f
+            .latency
             .nak_to_retransmit
             .summary()
             .map(|l| format!("; NAK to resend {}", ms(l.p50_ns)))
@@ -647,7 +648,7 @@ fn flow_findings(id: usize, f: &Flow, a: &Analyzer, out: &mut Vec<Finding>) {
     let ce = f.ecn[3];
     if ce > 0 {
         let delay =
-            f.ce_to_cnp.summary().map(|l| format!(", CE to CNP {} median", ms(l.p50_ns))).unwrap_or_default();
+            f.latency.ce_to_cnp.summary().map(|l| format!(", CE to CNP {} median", ms(l.p50_ns))).unwrap_or_default();
         if f.cnps_received == 0 {
             push(
                 Severity::Warning,

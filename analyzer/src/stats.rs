@@ -107,41 +107,67 @@ pub struct LatencySummary {
 }
 
 /// Most bins a flow keeps; past that, adjacent bins merge and the width doubles.
-pub const MAX_BINS: usize = 256;
+pub const MAX_BINS: usize = 64;
 
-/// Bytes per fixed-width time bin since the capture start.
+/// Bytes per fixed-width time bin since the capture start. The current bin is kept inline,
+/// so the per-packet update touches no heap memory.
 #[derive(Clone, Debug)]
 pub struct Bins {
     width_ns: u64,
     bins: Vec<u64>,
+    cur_idx: u64,
+    cur_bytes: u64,
+    /// Offsets covered by the current bin: [cur_lo, cur_hi).
+    cur_lo: u64,
+    cur_hi: u64,
 }
 
 impl Bins {
     /// Bins of `width_ns` (at least 1 µs).
     pub fn new(width_ns: u64) -> Self {
-        Bins { width_ns: width_ns.max(1000), bins: Vec::new() }
+        let w = width_ns.max(1000);
+        Bins { width_ns: w, bins: Vec::new(), cur_idx: 0, cur_bytes: 0, cur_lo: 0, cur_hi: w }
     }
 
     /// Add `bytes` at `offset_ns` after the capture start.
     pub fn add(&mut self, offset_ns: i64, bytes: u64) {
         let off = offset_ns.max(0) as u64;
-        let mut idx = (off / self.width_ns) as usize;
-        while idx >= MAX_BINS {
+        if off >= self.cur_lo && off < self.cur_hi {
+            self.cur_bytes += bytes;
+            return;
+        }
+        self.spill();
+        let mut idx = offset_ns.max(0) as u64 / self.width_ns;
+        while idx as usize >= MAX_BINS {
             self.merge();
-            idx = (off / self.width_ns) as usize;
+            idx = offset_ns.max(0) as u64 / self.width_ns;
         }
-        if self.bins.len() <= idx {
-            self.bins.resize(idx + 1, 0);
+        self.cur_idx = idx;
+        self.cur_bytes = bytes;
+        self.cur_lo = idx * self.width_ns;
+        self.cur_hi = self.cur_lo + self.width_ns;
+    }
+
+    /// Move the current bin into the list.
+    fn spill(&mut self) {
+        if self.cur_bytes == 0 {
+            return;
         }
-        if let Some(b) = self.bins.get_mut(idx) {
-            *b += bytes;
+        let i = self.cur_idx as usize;
+        if self.bins.len() <= i {
+            self.bins.resize(i + 1, 0);
         }
+        if let Some(b) = self.bins.get_mut(i) {
+            *b += self.cur_bytes;
+        }
+        self.cur_bytes = 0;
     }
 
     fn merge(&mut self) {
         self.width_ns *= 2;
         let merged: Vec<u64> = self.bins.chunks(2).map(|c| c.iter().sum()).collect();
         self.bins = merged;
+        self.cur_idx /= 2;
     }
 
     /// Bin width.
@@ -150,13 +176,23 @@ impl Bins {
     }
 
     /// Bytes per bin.
-    pub fn bins(&self) -> &[u64] {
-        &self.bins
+    pub fn bins(&self) -> Vec<u64> {
+        let mut v = self.bins.clone();
+        let i = self.cur_idx as usize;
+        if self.cur_bytes > 0 {
+            if v.len() <= i {
+                v.resize(i + 1, 0);
+            }
+            if let Some(b) = v.get_mut(i) {
+                *b += self.cur_bytes;
+            }
+        }
+        v
     }
 
     /// The busiest bin as Gb/s.
     pub fn peak_gbps(&self) -> f64 {
-        let max = self.bins.iter().copied().max().unwrap_or(0);
+        let max = self.bins().into_iter().max().unwrap_or(0);
         max as f64 * 8.0 / self.width_ns as f64
     }
 }
@@ -186,7 +222,7 @@ mod tests {
         }
         assert!(b.bins().len() <= MAX_BINS);
         assert_eq!(b.bins().iter().sum::<u64>(), 100_000);
-        assert_eq!(b.width_ns(), 4_000_000);
-        assert!((b.peak_gbps() - 400.0 * 8.0 / 4e6).abs() < 1e-9);
+        assert_eq!(b.width_ns(), 16_000_000);
+        assert!((b.peak_gbps() - 1600.0 * 8.0 / 16e6).abs() < 1e-9);
     }
 }

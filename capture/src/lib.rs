@@ -10,6 +10,7 @@
 //! A damaged file yields the records before the damage, then a [`CaptureError`] that says
 //! where and what. A failed write (full disk) leaves every file valid.
 
+mod classic;
 pub mod error;
 pub mod interfaces;
 pub mod live;

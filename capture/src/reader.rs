@@ -4,6 +4,7 @@
 //! whatever the file size. Each record's bytes are copied into one reusable buffer, so
 //! reading allocates nothing per packet.
 
+use crate::classic::Classic;
 use crate::error::CaptureError;
 use pcap_parser::pcapng::{Block, OptionCode};
 use pcap_parser::traits::{PcapNGPacketBlock, PcapReaderIterator};
@@ -60,10 +61,11 @@ impl Interface {
     }
 
     fn ts_ns(&self, units: u64) -> i64 {
-        let ns = if self.ts_units == 1_000_000_000 {
-            i128::from(units)
-        } else {
-            i128::from(units) * 1_000_000_000 / i128::from(self.ts_units.max(1))
+        // The two common resolutions without a 128-bit division per packet.
+        let ns = match self.ts_units {
+            1_000_000_000 => i128::from(units),
+            1_000_000 => i128::from(units) * 1000,
+            u => i128::from(units) * 1_000_000_000 / i128::from(u.max(1)),
         };
         let ns = ns + i128::from(self.ts_offset) * 1_000_000_000;
         i64::try_from(ns).unwrap_or(i64::MAX)
@@ -89,7 +91,10 @@ pub struct Record<'a> {
 
 /// A streaming reader over a pcap or pcapng capture.
 pub struct CaptureReader {
-    inner: Box<dyn PcapReaderIterator + Send>,
+    /// pcapng (and anything else) through pcap-parser; `None` for classic pcap.
+    inner: Option<Box<dyn PcapReaderIterator + Send>>,
+    /// Classic pcap, read in place.
+    classic: Option<Classic>,
     format: Format,
     interfaces: Vec<Interface>,
     buf: Vec<u8>,
@@ -159,6 +164,30 @@ impl CaptureReader {
             0xA1B2_C3D4 | 0xD4C3_B2A1 | 0xA1B2_CD34 | 0x34CD_B2A1 => Format::Pcap,
             _ => return Err(CaptureError::NotACapture { source_name, magic }),
         };
+        if format != Format::PcapNg {
+            let classic = Classic::open(Box::new(chained))?;
+            let h = classic.header;
+            let interface = Interface {
+                link_type: LinkType(h.link_type),
+                snaplen: h.snaplen,
+                name: None,
+                speed_bps: None,
+                ts_units: if h.nanos { 1_000_000_000 } else { 1_000_000 },
+                ts_offset: 0,
+            };
+            return Ok(CaptureReader {
+                inner: None,
+                classic: Some(classic),
+                format,
+                interfaces: vec![interface],
+                buf: Vec::new(),
+                records: 0,
+                capacity: BUFFER,
+                last_ts: 0,
+                done: false,
+                big_endian: h.big_endian,
+            });
+        }
         let inner = create_reader(BUFFER, FullRead(chained)).map_err(|e| match e {
             PcapError::Eof | PcapError::Incomplete(_) | PcapError::UnexpectedEof => {
                 CaptureError::Truncated { offset: 0, records: 0 }
@@ -169,7 +198,8 @@ impl CaptureReader {
             _ => CaptureError::NotACapture { source_name: source_name.clone(), magic },
         })?;
         Ok(CaptureReader {
-            inner,
+            inner: Some(inner),
+            classic: None,
             format,
             interfaces: Vec::new(),
             buf: Vec::with_capacity(65536),
@@ -196,14 +226,18 @@ impl CaptureReader {
         self.records
     }
 
+    fn consumed(&self) -> u64 {
+        self.inner.as_ref().map_or(0, |i| i.consumed() as u64)
+    }
+
     fn corrupt(&self, detail: String) -> CaptureError {
-        CaptureError::Corrupt { offset: self.inner.consumed() as u64, records: self.records, detail }
+        CaptureError::Corrupt { offset: self.consumed(), records: self.records, detail }
     }
 
     /// When the pending record or block claims a length no capture can have, say so (a
     /// damaged length field, rather than a file that merely ends early).
     fn implausible_length(&self) -> Option<String> {
-        let data = self.inner.data();
+        let data = self.inner.as_ref().map_or(&[][..], |i| i.data());
         let word = |at: usize| {
             let b: [u8; 4] = data.get(at..at + 4)?.try_into().ok()?;
             Some(if self.big_endian { u32::from_be_bytes(b) } else { u32::from_le_bytes(b) })
@@ -230,6 +264,9 @@ impl CaptureReader {
         if self.done {
             return Ok(None);
         }
+        if self.classic.is_some() {
+            return self.next_classic();
+        }
         let r = self.advance();
         if !matches!(r, Ok(Some(_))) {
             self.done = true;
@@ -245,11 +282,32 @@ impl CaptureReader {
         }))
     }
 
+    /// The next record of a classic pcap, borrowed from the read buffer.
+    fn next_classic(&mut self) -> Result<Option<Record<'_>>, CaptureError> {
+        let Some(c) = self.classic.as_mut() else { return Ok(None) };
+        let at = match c.next(self.records) {
+            Ok(Some(at)) => at,
+            other => {
+                self.done = true;
+                return other.map(|_| None);
+            }
+        };
+        self.records += 1;
+        let ifc = self.interfaces.first();
+        let units = ifc.map_or(1_000_000, |i| i.ts_units);
+        let ts = ifc.map_or(0, |i| i.ts_ns(u64::from(at.ts_sec) * units + u64::from(at.ts_frac)));
+        self.last_ts = ts;
+        let link_type = ifc.map_or(LinkType::ETHERNET, |i| i.link_type);
+        let data = c.buf.get(at.start..at.start + at.caplen as usize).unwrap_or(&[]);
+        Ok(Some(Record { ts_ns: ts, caplen: at.caplen, len: at.len, link_type, interface: 0, data }))
+    }
+
     /// Move to the next packet, copying its bytes into `self.buf`.
     #[allow(clippy::type_complexity)]
     fn advance(&mut self) -> Result<Option<(i64, u32, u32, LinkType, u32)>, CaptureError> {
         loop {
-            let step = match self.inner.next() {
+            let Some(inner) = self.inner.as_mut() else { return Ok(None) };
+            let step = match inner.next() {
                 Ok((offset, block)) => {
                     let out = match block {
                         PcapBlockOwned::LegacyHeader(h) => {
@@ -343,7 +401,9 @@ impl CaptureReader {
                         PcapBlockOwned::NG(_) => Step::Skip,
                     };
                     if !matches!(out, Step::Corrupt(_)) {
-                        self.inner.consume(offset);
+                        if let Some(inner) = self.inner.as_mut() {
+                            inner.consume(offset);
+                        }
                     }
                     out
                 }
@@ -353,7 +413,7 @@ impl CaptureReader {
                     Some(detail) => Step::Corrupt(detail),
                     None => {
                         return Err(CaptureError::Truncated {
-                            offset: self.inner.consumed() as u64,
+                            offset: self.consumed(),
                             records: self.records,
                         })
                     }
@@ -373,7 +433,7 @@ impl CaptureReader {
                     return Ok(Some((ts, caplen, len, lt, ifc)));
                 }
                 Step::Refill => {
-                    if self.inner.refill().is_err() {
+                    if self.inner.as_mut().is_none_or(|i| i.refill().is_err()) {
                         return Err(self.corrupt("read error".into()));
                     }
                 }
@@ -382,11 +442,11 @@ impl CaptureReader {
                         return Err(self.corrupt(detail));
                     }
                     let next = self.capacity * 2;
-                    if next > MAX_RECORD || !self.inner.grow(next) {
+                    if next > MAX_RECORD || !self.inner.as_mut().is_some_and(|i| i.grow(next)) {
                         return Err(self.corrupt(format!("a record is larger than {} MiB", MAX_RECORD >> 20)));
                     }
                     self.capacity = next;
-                    if self.inner.refill().is_err() {
+                    if self.inner.as_mut().is_none_or(|i| i.refill().is_err()) {
                         return Err(self.corrupt("read error".into()));
                     }
                 }

@@ -543,8 +543,26 @@ impl Opcode {
         }
     }
 
-    /// The header sequence after the BTH (reference §1.3 table).
+    /// The header sequence after the BTH (reference §1.3 table), from a table built once.
     pub fn layout(self, opts: OpcodeOptions) -> Layout {
+        static TABLES: std::sync::OnceLock<[[Layout; 256]; 2]> = std::sync::OnceLock::new();
+        let t = TABLES.get_or_init(|| {
+            let mut t = [[Layout { headers: HeaderSet::EMPTY, payload: true, known: false }; 256]; 2];
+            for (dc, table) in t.iter_mut().enumerate() {
+                for (op, slot) in table.iter_mut().enumerate() {
+                    *slot = Opcode(op as u8).compute_layout(OpcodeOptions { dc: dc == 1 });
+                }
+            }
+            t
+        });
+        t.get(usize::from(opts.dc)).and_then(|row| row.get(usize::from(self.0))).copied().unwrap_or(Layout {
+            headers: HeaderSet::EMPTY,
+            payload: true,
+            known: false,
+        })
+    }
+
+    fn compute_layout(self, opts: OpcodeOptions) -> Layout {
         let op = self.operation();
         let unknown = Layout { headers: HeaderSet::EMPTY, payload: true, known: false };
         let (base, payload) = match base_layout(op) {

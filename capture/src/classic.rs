@@ -1,0 +1,151 @@
+//! A zero-copy reader for classic pcap files: records are parsed in place in one large
+//! buffer and handed out as slices of it, with no per-record copy. (pcapng goes through
+//! `pcap-parser`.) This is the hot path of `report` on big files.
+
+use crate::error::CaptureError;
+use std::io::{self, Read};
+
+/// Records larger than this are treated as corruption.
+const MAX_RECORD: usize = 64 << 20;
+/// Read size.
+const CHUNK: usize = 4 << 20;
+
+/// Parsed file header.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Header {
+    pub link_type: u32,
+    pub snaplen: u32,
+    pub nanos: bool,
+    pub big_endian: bool,
+    /// 16, or 24 for the "modified" (Alexey Kuznetsov) format.
+    pub record_header: usize,
+}
+
+/// One record: timestamp parts, lengths, and where its bytes are in the buffer.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct RecordAt {
+    pub ts_sec: u32,
+    pub ts_frac: u32,
+    pub caplen: u32,
+    pub len: u32,
+    pub start: usize,
+}
+
+pub(crate) struct Classic {
+    src: Box<dyn Read + Send>,
+    pub(crate) buf: Vec<u8>,
+    start: usize,
+    end: usize,
+    /// File offset of `buf[start]`.
+    offset: u64,
+    eof: bool,
+    pub(crate) header: Header,
+}
+
+fn u32_at(b: &[u8], at: usize, be: bool) -> u32 {
+    let w: [u8; 4] = b.get(at..at + 4).and_then(|s| s.try_into().ok()).unwrap_or([0; 4]);
+    if be {
+        u32::from_be_bytes(w)
+    } else {
+        u32::from_le_bytes(w)
+    }
+}
+
+impl Classic {
+    /// Read the 24-byte file header from `src`.
+    pub(crate) fn open(src: Box<dyn Read + Send>) -> Result<Classic, CaptureError> {
+        let mut c = Classic {
+            src,
+            buf: vec![0; CHUNK],
+            start: 0,
+            end: 0,
+            offset: 0,
+            eof: false,
+            header: Header { link_type: 1, snaplen: 0, nanos: false, big_endian: false, record_header: 16 },
+        };
+        if !c.ensure(24)? {
+            return Err(CaptureError::Truncated { offset: 0, records: 0 });
+        }
+        let h = c.buf.get(..24).unwrap_or(&[]);
+        let magic = u32_at(h, 0, false);
+        let (nanos, be, modified) = match magic {
+            0xA1B2_C3D4 => (false, false, false),
+            0xD4C3_B2A1 => (false, true, false),
+            0xA1B2_3C4D => (true, false, false),
+            0x4D3C_B2A1 => (true, true, false),
+            0xA1B2_CD34 => (false, false, true),
+            _ => (false, true, true),
+        };
+        c.header = Header {
+            link_type: u32_at(h, 20, be) & 0x0FFF_FFFF,
+            snaplen: u32_at(h, 16, be),
+            nanos,
+            big_endian: be,
+            record_header: if modified { 24 } else { 16 },
+        };
+        c.start = 24;
+        c.offset = 24;
+        Ok(c)
+    }
+
+    /// Make `n` bytes available from `start`; false at a clean end of input.
+    fn ensure(&mut self, n: usize) -> Result<bool, CaptureError> {
+        while self.end - self.start < n {
+            if self.eof {
+                return Ok(false);
+            }
+            if self.start > 0 {
+                self.buf.copy_within(self.start..self.end, 0);
+                self.end -= self.start;
+                self.start = 0;
+            }
+            if self.buf.len() < n {
+                self.buf.resize(n.max(self.buf.len() * 2), 0);
+            }
+            let space = self.buf.get_mut(self.end..).unwrap_or(&mut []);
+            match self.src.read(space) {
+                Ok(0) => self.eof = true,
+                Ok(k) => self.end += k,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    return Err(CaptureError::Corrupt {
+                        offset: self.offset,
+                        records: 0,
+                        detail: format!("read error: {e}"),
+                    })
+                }
+            }
+        }
+        Ok(true)
+    }
+
+    /// The next record, `None` at the end. `records` is only for error messages.
+    pub(crate) fn next(&mut self, records: u64) -> Result<Option<RecordAt>, CaptureError> {
+        let hl = self.header.record_header;
+        if !self.ensure(hl)? {
+            if self.end == self.start {
+                return Ok(None);
+            }
+            return Err(CaptureError::Truncated { offset: self.offset, records });
+        }
+        let h = self.buf.get(self.start..self.start + hl).unwrap_or(&[]);
+        let be = self.header.big_endian;
+        let (ts_sec, ts_frac, caplen, len) = (u32_at(h, 0, be), u32_at(h, 4, be), u32_at(h, 8, be), u32_at(h, 12, be));
+        let limit = self.header.snaplen.max(262_144);
+        if caplen > limit || caplen as usize > MAX_RECORD {
+            return Err(CaptureError::Corrupt {
+                offset: self.offset,
+                records,
+                detail: format!("a record claims {caplen} captured bytes (snap length {})", self.header.snaplen),
+            });
+        }
+        let total = hl + caplen as usize;
+        if !self.ensure(total)? {
+            return Err(CaptureError::Truncated { offset: self.offset, records });
+        }
+        let at = RecordAt { ts_sec, ts_frac, caplen, len, start: self.start + hl };
+        self.start += total;
+        self.offset += total as u64;
+        Ok(Some(at))
+    }
+}
