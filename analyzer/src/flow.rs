@@ -86,6 +86,37 @@ impl Pairing {
 /// Outstanding requests remembered for latency (bounded).
 pub(crate) const MAX_OUTSTANDING: usize = 1024;
 
+/// The part of a flow touched only on events, kept out of line so the per-packet state of
+/// thousands of flows stays in cache.
+#[derive(Clone, Debug, Default)]
+pub struct FlowCold {
+    /// First CE mark not yet answered by a CNP.
+    pub ce_pending: Option<i64>,
+    /// CNPs in this flow (this flow's destination QP is the data sender's).
+    pub cnps: u64,
+    /// CNPs answering this flow's data (through the pairing).
+    pub cnps_received: u64,
+    /// Packets with an invalid ICRC.
+    pub icrc_bad: u64,
+    /// First frame number.
+    pub first_frame: u64,
+    /// First and last packet times.
+    pub first_ts: i64,
+    /// NAKs by code: PSN sequence error, invalid request, remote access, remote
+    /// operational, invalid RD request, other.
+    pub naks: [u64; 6],
+    /// RNR NAKs.
+    pub rnr: u64,
+    /// RNR timers asked for, microseconds (min, max).
+    pub rnr_timer_us: Option<(u32, u32)>,
+    /// How it was paired.
+    pub pairing: Option<Pairing>,
+    /// Starting PSN from CM, when captured.
+    pub cm_start_psn: Option<u32>,
+    /// The first few frames of each kind of event.
+    pub evidence: Vec<(EvidenceKind, Evidence)>,
+}
+
 /// A flow's latency figures.
 #[derive(Clone, Debug, Default)]
 pub struct FlowLatency {
@@ -177,40 +208,17 @@ pub struct Flow {
     pub opcodes: OpcodeCounts,
     /// The request PSN stream.
     pub psn: PsnTracker,
-    pub(crate) outstanding_ackreq: VecDeque<(u32, i64)>,
-    pub(crate) outstanding_reads: VecDeque<(u32, i64)>,
-    /// First CE mark not yet answered by a CNP.
-    pub ce_pending: Option<i64>,
-    /// CNPs in this flow (this flow's destination QP is the data sender's).
-    pub cnps: u64,
-    /// CNPs answering this flow's data (through the pairing).
-    pub cnps_received: u64,
-    /// Packets with an invalid ICRC.
-    pub icrc_bad: u64,
-    /// Positive ACKs (Acknowledge packets) in this flow.
-    pub acks: u64,
     /// Its key.
     pub key: FlowKey,
     /// Latency figures (boxed: touched only on ACKs, READ responses, NAKs and CNPs).
     pub latency: Box<FlowLatency>,
-    /// First frame number.
-    pub first_frame: u64,
-    /// First and last packet times.
-    pub first_ts: i64,
-    /// NAKs by code: PSN sequence error, invalid request, remote access, remote
-    /// operational, invalid RD request, other.
-    pub naks: [u64; 6],
-    /// RNR NAKs.
-    pub rnr: u64,
-    /// RNR timers asked for, microseconds (min, max).
-    pub rnr_timer_us: Option<(u32, u32)>,
+    pub(crate) outstanding_ackreq: VecDeque<(u32, i64)>,
+    pub(crate) outstanding_reads: VecDeque<(u32, i64)>,
+    /// Positive ACKs (Acknowledge packets) in this flow.
+    pub acks: u64,
     pub(crate) last_nak_ts: Option<i64>,
-    /// How it was paired.
-    pub pairing: Option<Pairing>,
-    /// Starting PSN from CM, when captured.
-    pub cm_start_psn: Option<u32>,
-    /// The first few frames of each kind of event.
-    pub evidence: Vec<(EvidenceKind, Evidence)>,
+    /// What is touched only on events (ACKs, NAKs, CNPs, AckReq, evidence).
+    pub cold: Box<FlowCold>,
 }
 
 impl Flow {
@@ -218,8 +226,6 @@ impl Flow {
         Flow {
             key,
             latency: Box::default(),
-            first_frame: frame,
-            first_ts: ts,
             last_ts: ts,
             packets: 0,
             bytes: 0,
@@ -231,45 +237,48 @@ impl Flow {
             ecn: [0; 4],
             dscp_seen: 0,
             pcp_seen: 0,
-            icrc_bad: 0,
-            cnps: 0,
-            cnps_received: 0,
-            ce_pending: None,
             psn: PsnTracker::new(),
-            acks: 0,
-            naks: [0; 6],
-            rnr: 0,
-            rnr_timer_us: None,
-            outstanding_ackreq: VecDeque::new(),
-            outstanding_reads: VecDeque::new(),
-            last_nak_ts: None,
             bins: Bins::new(bin_ns),
             partner: None,
-            pairing: None,
-            cm_start_psn: None,
             priority: None,
-            evidence: Vec::new(),
             tracked: false,
             dc: false,
             pmtu: 0,
+            acks: 0,
+            outstanding_ackreq: VecDeque::new(),
+            outstanding_reads: VecDeque::new(),
+            last_nak_ts: None,
+            cold: Box::new(FlowCold {
+                first_frame: frame,
+                first_ts: ts,
+                icrc_bad: 0,
+                cnps: 0,
+                cnps_received: 0,
+                ce_pending: None,
+                naks: [0; 6],
+                rnr: 0,
+                rnr_timer_us: None,
+                pairing: None,
+                cm_start_psn: None,
+                evidence: Vec::new(),
+            }),
         }
     }
 
-
     pub(crate) fn note(&mut self, kind: EvidenceKind, frame: u64, ts_ns: i64, what: impl FnOnce() -> String) {
-        if self.evidence.iter().filter(|(k, _)| *k == kind).count() < EVIDENCE_PER_KIND {
-            self.evidence.push((kind, Evidence { frame, ts_ns, what: what() }));
+        if self.cold.evidence.iter().filter(|(k, _)| *k == kind).count() < EVIDENCE_PER_KIND {
+            self.cold.evidence.push((kind, Evidence { frame, ts_ns, what: what() }));
         }
     }
 
     /// Evidence of one kind.
     pub fn evidence_of(&self, kind: EvidenceKind) -> impl Iterator<Item = &Evidence> {
-        self.evidence.iter().filter(move |(k, _)| *k == kind).map(|(_, e)| e)
+        self.cold.evidence.iter().filter(move |(k, _)| *k == kind).map(|(_, e)| e)
     }
 
     /// Total NAKs (all codes).
     pub fn nak_total(&self) -> u64 {
-        self.naks.iter().sum()
+        self.cold.naks.iter().sum()
     }
 
     /// CE fraction of the flow's packets.

@@ -212,13 +212,13 @@ impl Analyzer {
         let id = self.flows.len();
         let mut f = Flow::new(key, frame, ts, self.cfg.bin_ns);
         if let Some((partner_key, start_psn)) = self.cm_partner.get(&key).copied() {
-            f.cm_start_psn = start_psn;
+            f.cold.cm_start_psn = start_psn;
             if let Some(&pid) = self.index.get(&partner_key) {
                 f.partner = Some(pid);
-                f.pairing = Some(Pairing::Cm);
+                f.cold.pairing = Some(Pairing::Cm);
                 if let Some(p) = self.flows.get_mut(pid) {
                     p.partner = Some(id);
-                    p.pairing = Some(Pairing::Cm);
+                    p.cold.pairing = Some(Pairing::Cm);
                 }
             }
         }
@@ -231,11 +231,11 @@ impl Analyzer {
     fn link(&mut self, a: usize, b: usize, how: Pairing) {
         if let Some(f) = self.flows.get_mut(a) {
             f.partner = Some(b);
-            f.pairing = Some(how);
+            f.cold.pairing = Some(how);
         }
         if let Some(f) = self.flows.get_mut(b) {
             f.partner = Some(a);
-            f.pairing = Some(how);
+            f.cold.pairing = Some(how);
         }
     }
 
@@ -338,7 +338,7 @@ impl Analyzer {
         f.dc |= self.cfg.opcode.dc && op.transport() == Transport::Rd;
         f.bins.add(meta.ts_ns - start, u64::from(meta.len));
         if r.icrc.status == IcrcStatus::Invalid {
-            f.icrc_bad += 1;
+            f.cold.icrc_bad += 1;
             f.note(EvidenceKind::IcrcBad, meta.number, meta.ts_ns, || {
                 format!(
                     "ICRC 0x{:08x}, computed 0x{:08x}",
@@ -348,15 +348,15 @@ impl Analyzer {
             });
         }
         if is_cnp {
-            f.cnps += 1;
+            f.cold.cnps += 1;
             self.totals.cnps += 1;
             f.note(EvidenceKind::Cnp, meta.number, meta.ts_ns, || {
                 format!("CNP to QP 0x{:06x}", bth.dest_qp())
             });
             if let Some(data) = self.request_flow_for(id, None) {
                 if let Some(d) = self.flows.get_mut(data) {
-                    d.cnps_received += 1;
-                    if let Some(ce) = d.ce_pending.take() {
+                    d.cold.cnps_received += 1;
+                    if let Some(ce) = d.cold.ce_pending.take() {
                         d.latency.ce_to_cnp.add(meta.ts_ns - ce);
                     }
                 }
@@ -364,7 +364,7 @@ impl Analyzer {
             return;
         }
         if ecn == Ecn::Ce {
-            f.ce_pending.get_or_insert(meta.ts_ns);
+            f.cold.ce_pending.get_or_insert(meta.ts_ns);
             f.note(EvidenceKind::Ce, meta.number, meta.ts_ns, || format!("CE mark, PSN {}", bth.psn()));
         }
         if matches!(op.position(), Some(Position::Last | Position::Only)) && op.operation() != 0x11 {
@@ -527,7 +527,7 @@ impl Analyzer {
             }
             AethKind::Nak => {
                 let code = aeth.nak_code().map_or(5, |c| usize::from(c.0.min(5)));
-                if let Some(n) = f.naks.get_mut(code) {
+                if let Some(n) = f.cold.naks.get_mut(code) {
                     *n += 1;
                 }
                 let name = aeth.nak_code().map_or("reserved", NakCode::name);
@@ -537,9 +537,10 @@ impl Analyzer {
                 }
             }
             AethKind::RnrNak => {
-                f.rnr += 1;
+                f.cold.rnr += 1;
                 let us = aeth.rnr_timer_us().unwrap_or(0);
-                f.rnr_timer_us = Some(f.rnr_timer_us.map_or((us, us), |(a, b)| (a.min(us), b.max(us))));
+                f.cold.rnr_timer_us =
+                    Some(f.cold.rnr_timer_us.map_or((us, us), |(a, b)| (a.min(us), b.max(us))));
                 f.note(EvidenceKind::Rnr, meta.number, meta.ts_ns, || {
                     format!("RNR NAK, PSN {psn}, timer {us} us")
                 });
@@ -604,7 +605,7 @@ impl Analyzer {
                         if f.psn.requests > 0 {
                             f.psn.restart();
                         }
-                        f.cm_start_psn = self.cm_partner.get(&k).and_then(|(_, p)| *p);
+                        f.cold.cm_start_psn = self.cm_partner.get(&k).and_then(|(_, p)| *p);
                     }
                 }
             }

@@ -23,8 +23,8 @@ pub const fn psn_add(a: u32, n: u32) -> u32 {
 }
 
 /// PSNs remembered behind the highest one seen (to tell duplicates from gap fillers). Kept
-/// inline (128 bytes) so the per-packet check needs no pointer chase.
-const WINDOW: u32 = 1024;
+/// inline (64 bytes) so the per-packet check needs no pointer chase.
+const WINDOW: u32 = 512;
 /// A PSN further behind than this, outside any open gap, starts a new stream.
 const RESYNC_BEHIND: i32 = 1 << 15;
 /// Open gaps remembered per flow; older unresolved ones are counted as capture loss.

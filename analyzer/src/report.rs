@@ -390,14 +390,14 @@ fn flow_ref(f: &Flow) -> FlowRef {
 
 fn flow_report(id: usize, f: &Flow, a: &Analyzer) -> FlowReport {
     let opts = a.cfg.opcode;
-    let life = (f.last_ts - f.first_ts).max(0) as f64;
+    let life = (f.last_ts - f.cold.first_ts).max(0) as f64;
     FlowReport {
         id,
         src: f.key.src.to_string(),
         dst: f.key.dst.to_string(),
         dest_qp: f.key.dest_qp,
-        first_frame: f.first_frame,
-        first_ns: f.first_ts,
+        first_frame: f.cold.first_frame,
+        first_ns: f.cold.first_ts,
         last_ns: f.last_ts,
         priority: f.priority,
         packets: f.packets,
@@ -433,20 +433,20 @@ fn flow_report(id: usize, f: &Flow, a: &Analyzer) -> FlowReport {
             resyncs: f.psn.resyncs,
         },
         naks: NakCounts {
-            psn_seq_err: f.naks[0],
-            invalid_request: f.naks[1],
-            remote_access: f.naks[2],
-            remote_operational: f.naks[3],
-            invalid_rd: f.naks[4],
-            other: f.naks[5],
-            rnr: f.rnr,
-            rnr_timer_us_min: f.rnr_timer_us.map(|t| t.0),
-            rnr_timer_us_max: f.rnr_timer_us.map(|t| t.1),
+            psn_seq_err: f.cold.naks[0],
+            invalid_request: f.cold.naks[1],
+            remote_access: f.cold.naks[2],
+            remote_operational: f.cold.naks[3],
+            invalid_rd: f.cold.naks[4],
+            other: f.cold.naks[5],
+            rnr: f.cold.rnr,
+            rnr_timer_us_min: f.cold.rnr_timer_us.map(|t| t.0),
+            rnr_timer_us_max: f.cold.rnr_timer_us.map(|t| t.1),
         },
         acks: f.acks,
-        cnps: f.cnps,
-        cnps_received: f.cnps_received,
-        icrc_bad: f.icrc_bad,
+        cnps: f.cold.cnps,
+        cnps_received: f.cold.cnps_received,
+        icrc_bad: f.cold.icrc_bad,
         dscp: bits(f.dscp_seen),
         pcp: bits(u64::from(f.pcp_seen)),
         throughput: Throughput {
@@ -462,8 +462,8 @@ fn flow_report(id: usize, f: &Flow, a: &Analyzer) -> FlowReport {
             ce_to_cnp: f.latency.ce_to_cnp.summary(),
         },
         partner: f.partner,
-        pairing: f.pairing.map(|p| p.name()),
-        cm_start_psn: f.cm_start_psn,
+        pairing: f.cold.pairing.map(|p| p.name()),
+        cm_start_psn: f.cold.cm_start_psn,
         pmtu: f.pmtu,
     }
 }
@@ -583,7 +583,7 @@ fn flow_findings(id: usize, f: &Flow, a: &Analyzer, out: &mut Vec<Finding>) {
     }
     // On Mellanox DC, NAK code 4 ("invalid RD request" in IBTA RD terms) answers DC
     // connection setup (dc-small2.pcap frame 1 precedes the DC connect); report, not alarm.
-    let dc_setup = if f.dc { f.naks[4] } else { 0 };
+    let dc_setup = if f.dc { f.cold.naks[4] } else { 0 };
     if dc_setup > 0 {
         push(
             Severity::Info,
@@ -597,7 +597,7 @@ fn flow_findings(id: usize, f: &Flow, a: &Analyzer, out: &mut Vec<Finding>) {
             dc_setup,
         );
     }
-    let bad_naks: u64 = f.naks[1..].iter().sum::<u64>() - dc_setup;
+    let bad_naks: u64 = f.cold.naks[1..].iter().sum::<u64>() - dc_setup;
     if bad_naks > 0 {
         let names = [
             "invalid request",
@@ -606,7 +606,7 @@ fn flow_findings(id: usize, f: &Flow, a: &Analyzer, out: &mut Vec<Finding>) {
             "invalid RD request",
             "reserved code",
         ];
-        let list: Vec<String> = f.naks[1..]
+        let list: Vec<String> = f.cold.naks[1..]
             .iter()
             .zip(names)
             .filter(|(n, _)| **n > 0)
@@ -620,8 +620,8 @@ fn flow_findings(id: usize, f: &Flow, a: &Analyzer, out: &mut Vec<Finding>) {
             bad_naks * 10,
         );
     }
-    if f.rnr > 0 {
-        let (lo, hi) = f.rnr_timer_us.unwrap_or((0, 0));
+    if f.cold.rnr > 0 {
+        let (lo, hi) = f.cold.rnr_timer_us.unwrap_or((0, 0));
         let retries = partner.map_or(0, |pf| pf.psn.retransmits_rnr);
         push(
             Severity::Warning,
@@ -629,7 +629,7 @@ fn flow_findings(id: usize, f: &Flow, a: &Analyzer, out: &mut Vec<Finding>) {
             format!(
                 "{}: {} (receiver not ready: no receive posted), timer {}-{} us, {} by the sender; not loss",
                 qp_name(f),
-                plural(f.rnr, "RNR NAK", "RNR NAKs"),
+                plural(f.cold.rnr, "RNR NAK", "RNR NAKs"),
                 lo,
                 hi,
                 plural(retries, "retry", "retries")
@@ -642,14 +642,18 @@ fn flow_findings(id: usize, f: &Flow, a: &Analyzer, out: &mut Vec<Finding>) {
                 }
                 e
             },
-            f.rnr,
+            f.cold.rnr,
         );
     }
     let ce = f.ecn[3];
     if ce > 0 {
-        let delay =
-            f.latency.ce_to_cnp.summary().map(|l| format!(", CE to CNP {} median", ms(l.p50_ns))).unwrap_or_default();
-        if f.cnps_received == 0 {
+        let delay = f
+            .latency
+            .ce_to_cnp
+            .summary()
+            .map(|l| format!(", CE to CNP {} median", ms(l.p50_ns)))
+            .unwrap_or_default();
+        if f.cold.cnps_received == 0 {
             push(
                 Severity::Warning,
                 "ce_without_cnp",
@@ -676,24 +680,24 @@ fn flow_findings(id: usize, f: &Flow, a: &Analyzer, out: &mut Vec<Finding>) {
                     qp_name(f),
                     plural(ce, "packet", "packets"),
                     f.ce_fraction() * 100.0,
-                    plural(f.cnps_received, "CNP", "CNPs")
+                    plural(f.cold.cnps_received, "CNP", "CNPs")
                 ),
                 e,
                 ce,
             );
         }
     }
-    if f.icrc_bad > 0 {
+    if f.cold.icrc_bad > 0 {
         push(
             Severity::Warning,
             "icrc_bad",
             format!(
                 "{}: {} with an invalid ICRC (corruption, a rewriting middlebox, or a capture device writing into frames)",
                 qp_name(f),
-                plural(f.icrc_bad, "packet", "packets")
+                plural(f.cold.icrc_bad, "packet", "packets")
             ),
             ev(f, &[EvidenceKind::IcrcBad]),
-            f.icrc_bad,
+            f.cold.icrc_bad,
         );
     }
 }
@@ -1010,7 +1014,7 @@ pub(crate) fn build(a: &Analyzer) -> Report {
                     a_qpn: g.map(|g| g.key.dest_qp),
                     b_qpn: f.key.dest_qp,
                     flows: ids.to_vec(),
-                    pairing: f.pairing.map_or("none", |p| p.name()),
+                    pairing: f.cold.pairing.map_or("none", |p| p.name()),
                     packets: f.packets + g.map_or(0, |g| g.packets),
                     bytes: f.bytes + g.map_or(0, |g| g.bytes),
                     health: worst(&ids),

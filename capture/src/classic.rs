@@ -130,13 +130,17 @@ impl Classic {
         }
         let h = self.buf.get(self.start..self.start + hl).unwrap_or(&[]);
         let be = self.header.big_endian;
-        let (ts_sec, ts_frac, caplen, len) = (u32_at(h, 0, be), u32_at(h, 4, be), u32_at(h, 8, be), u32_at(h, 12, be));
+        let (ts_sec, ts_frac, caplen, len) =
+            (u32_at(h, 0, be), u32_at(h, 4, be), u32_at(h, 8, be), u32_at(h, 12, be));
         let limit = self.header.snaplen.max(262_144);
         if caplen > limit || caplen as usize > MAX_RECORD {
             return Err(CaptureError::Corrupt {
                 offset: self.offset,
                 records,
-                detail: format!("a record claims {caplen} captured bytes (snap length {})", self.header.snaplen),
+                detail: format!(
+                    "a record claims {caplen} captured bytes (snap length {})",
+                    self.header.snaplen
+                ),
             });
         }
         let total = hl + caplen as usize;
