@@ -51,7 +51,7 @@ impl OpcodeCounts {
 }
 
 /// One direction of a QP.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct FlowKey {
     /// Source IP (or GID for RoCEv1).
     pub src: IpAddr,
@@ -59,6 +59,27 @@ pub struct FlowKey {
     pub dst: IpAddr,
     /// Destination QP.
     pub dest_qp: u32,
+}
+
+impl std::hash::Hash for FlowKey {
+    /// One or two words instead of IpAddr's field-by-field hashing: this runs per packet.
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        match (self.src, self.dst) {
+            (IpAddr::V4(s), IpAddr::V4(d)) => {
+                h.write_u64(u64::from(u32::from(s)) << 32 | u64::from(u32::from(d)));
+                h.write_u32(self.dest_qp);
+            }
+            (s, d) => {
+                let wide = |a: IpAddr| match a {
+                    IpAddr::V4(v) => u128::from(u32::from(v)) | 1 << 127,
+                    IpAddr::V6(v) => u128::from(v),
+                };
+                h.write_u128(wide(s));
+                h.write_u128(wide(d));
+                h.write_u32(self.dest_qp | 1 << 31);
+            }
+        }
+    }
 }
 
 /// How two flows were found to be the two directions of one connection.

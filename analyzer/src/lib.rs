@@ -388,6 +388,9 @@ impl Analyzer {
             u.packets += 1;
             u.first_ts.get_or_insert(ts);
         }
+        if self.timelines.is_empty() {
+            return;
+        }
         for ((_, _, p), tl) in self.timelines.iter_mut() {
             if *p == prio {
                 tl.on_roce(ts);

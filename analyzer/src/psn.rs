@@ -91,26 +91,14 @@ impl Gap {
     }
 }
 
-/// Counters and state of one request stream (hot fields first).
+/// Event counters of one request stream.
 #[derive(Clone, Debug, Default)]
-#[repr(C)]
-pub struct PsnTracker {
-    started: bool,
-    /// A READ reserved an unknown number of PSNs (PMTU not known yet): the next request
-    /// re-synchronises instead of reporting a gap.
-    resync: bool,
-    burst: Option<(Cause, bool)>,
-    nak_pending: Option<bool>,
-    /// The PSN after the highest one used (READ reservations included).
-    expected: u32,
-    /// Request packets seen.
-    pub requests: u64,
-    seen: [u64; (WINDOW / 64) as usize],
+pub struct PsnStats {
     /// Gap events.
     pub gaps: u64,
     /// Packets sent again.
     pub retransmits: u64,
-    open: VecDeque<Gap>,
+    pub(crate) open: VecDeque<Gap>,
     /// PSNs missing in them.
     pub missing: u64,
     /// Of those, after a NAK or RNR NAK.
@@ -132,6 +120,25 @@ pub struct PsnTracker {
     pub resyncs: u64,
     /// The first few gaps, for evidence.
     pub first_gaps: Vec<Gap>,
+}
+
+/// Counters and state of one request stream (hot fields first).
+#[derive(Clone, Debug, Default)]
+#[repr(C)]
+pub struct PsnTracker {
+    started: bool,
+    /// A READ reserved an unknown number of PSNs (PMTU not known yet): the next request
+    /// re-synchronises instead of reporting a gap.
+    resync: bool,
+    burst: Option<(Cause, bool)>,
+    nak_pending: Option<bool>,
+    /// The PSN after the highest one used (READ reservations included).
+    expected: u32,
+    /// Request packets seen.
+    pub requests: u64,
+    seen: [u64; (WINDOW / 64) as usize],
+    /// Counters and open gaps: touched on events only, kept out of line.
+    pub stats: Box<PsnStats>,
 }
 
 impl PsnTracker {
@@ -179,10 +186,10 @@ impl PsnTracker {
     }
 
     fn explain(&mut self, psn: u32) {
-        for g in self.open.iter_mut() {
+        for g in self.stats.open.iter_mut() {
             if !g.explained && (g.contains(psn) || psn_diff(psn, g.start) == g.count as i32) {
                 g.explained = true;
-                self.network_loss_gaps += 1;
+                self.stats.network_loss_gaps += 1;
             }
         }
     }
@@ -205,10 +212,10 @@ impl PsnTracker {
         self.requests += 1;
         if self.started {
             let d = psn_diff(psn, self.expected);
-            let far_behind = d < -RESYNC_BEHIND && !self.open.iter().any(|g| g.contains(psn));
+            let far_behind = d < -RESYNC_BEHIND && !self.stats.open.iter().any(|g| g.contains(psn));
             if d > RESYNC_AHEAD || far_behind {
                 self.restart();
-                self.resyncs += 1;
+                self.stats.resyncs += 1;
             }
         }
         if !self.started {
@@ -227,8 +234,8 @@ impl PsnTracker {
                 return Verdict::InOrder;
             }
             let missing = d as u32;
-            self.gaps += 1;
-            self.missing += u64::from(missing);
+            self.stats.gaps += 1;
+            self.stats.missing += u64::from(missing);
             let gap = Gap {
                 start: psn_add(psn, PSN_MOD - missing),
                 count: missing,
@@ -237,28 +244,28 @@ impl PsnTracker {
                 explained: false,
                 filled: false,
             };
-            if self.first_gaps.len() < 8 {
-                self.first_gaps.push(gap);
+            if self.stats.first_gaps.len() < 8 {
+                self.stats.first_gaps.push(gap);
             }
-            if self.open.len() == MAX_OPEN_GAPS {
-                if let Some(old) = self.open.pop_front() {
+            if self.stats.open.len() == MAX_OPEN_GAPS {
+                if let Some(old) = self.stats.open.pop_front() {
                     if !old.explained && !old.filled {
-                        self.capture_loss_gaps_aged += 1;
+                        self.stats.capture_loss_gaps_aged += 1;
                     }
                 }
             }
-            self.open.push_back(gap);
+            self.stats.open.push_back(gap);
             return Verdict::Gap { missing };
         }
         // At or behind the highest PSN.
         let duplicate = -d <= WINDOW as i32 && self.bit(psn);
-        let in_gap = self.open.iter().find(|g| g.contains(psn)).copied();
+        let in_gap = self.stats.open.iter().find(|g| g.contains(psn)).copied();
         self.mark(psn, 1);
         if self.burst.is_none() && self.nak_pending.is_none() && !duplicate {
             if let Some(g) = in_gap {
                 if !g.explained && ts_ns - g.ts_ns <= reorder_ns {
-                    self.out_of_order += 1;
-                    if let Some(open) = self.open.iter_mut().find(|o| o.contains(psn)) {
+                    self.stats.out_of_order += 1;
+                    if let Some(open) = self.stats.open.iter_mut().find(|o| o.contains(psn)) {
                         open.filled = true;
                     }
                     return Verdict::OutOfOrder;
@@ -273,16 +280,16 @@ impl PsnTracker {
         };
         self.burst = Some((cause, rnr));
         self.nak_pending = None;
-        self.retransmits += 1;
+        self.stats.retransmits += 1;
         match cause {
-            Cause::Nak => self.retransmits_nak += 1,
-            Cause::Timeout => self.retransmits_timeout += 1,
+            Cause::Nak => self.stats.retransmits_nak += 1,
+            Cause::Timeout => self.stats.retransmits_timeout += 1,
         }
         if rnr {
-            self.retransmits_rnr += 1;
+            self.stats.retransmits_rnr += 1;
         }
         if duplicate {
-            self.duplicates += 1;
+            self.stats.duplicates += 1;
         }
         self.explain(psn);
         Verdict::Retransmit { cause, duplicate, burst_start }
@@ -294,9 +301,9 @@ impl PsnTracker {
         self.burst = None;
         self.nak_pending = None;
         self.resync = false;
-        for g in self.open.drain(..) {
+        for g in self.stats.open.drain(..) {
             if !g.explained && !g.filled {
-                self.capture_loss_gaps_aged += 1;
+                self.stats.capture_loss_gaps_aged += 1;
             }
         }
         self.seen.iter_mut().for_each(|w| *w = 0);
@@ -310,12 +317,12 @@ impl PsnTracker {
 
     /// Gaps never explained by a NAK or a retransmission: probable capture loss.
     pub fn unexplained_gaps(&self) -> impl Iterator<Item = &Gap> {
-        self.open.iter().filter(|g| !g.explained && !g.filled)
+        self.stats.open.iter().filter(|g| !g.explained && !g.filled)
     }
 
     /// Count of unexplained gaps, aged ones included.
     pub fn capture_loss_gaps(&self) -> u64 {
-        self.capture_loss_gaps_aged + self.unexplained_gaps().count() as u64
+        self.stats.capture_loss_gaps_aged + self.unexplained_gaps().count() as u64
     }
 }
 
@@ -347,9 +354,12 @@ mod tests {
         assert_eq!(v, Verdict::Retransmit { cause: Cause::Nak, duplicate: true, burst_start: false });
         t.on_request(105, 1, 9, 22, 1000);
         assert_eq!(t.on_request(106, 1, 10, 23, 1000), Verdict::InOrder);
-        assert_eq!((t.gaps, t.missing, t.retransmits, t.retransmits_nak, t.duplicates), (1, 1, 3, 3, 2));
+        assert_eq!(
+            (t.stats.gaps, t.stats.missing, t.stats.retransmits, t.stats.retransmits_nak, t.stats.duplicates),
+            (1, 1, 3, 3, 2)
+        );
         assert_eq!(t.capture_loss_gaps(), 0);
-        assert_eq!(t.network_loss_gaps, 1);
+        assert_eq!(t.stats.network_loss_gaps, 1);
     }
 
     #[test]
@@ -360,7 +370,7 @@ mod tests {
         }
         assert_eq!(t.on_request(1, 1, 5, 10, 1000), Verdict::Gap { missing: 1 });
         assert_eq!(t.on_request(2, 1, 6, 11, 1000), Verdict::InOrder);
-        assert_eq!((t.gaps, t.missing, t.retransmits), (1, 1, 0));
+        assert_eq!((t.stats.gaps, t.stats.missing, t.stats.retransmits), (1, 1, 0));
         assert_eq!(t.capture_loss_gaps(), 1);
         assert_eq!(t.unexplained_gaps().next().map(|g| g.start), Some(0));
     }
@@ -371,7 +381,7 @@ mod tests {
         t.on_request(10, 1, 1, 0, 1000);
         assert_eq!(t.on_request(11, 3, 2, 1, 1000), Verdict::InOrder); // READ of 3 packets
         assert_eq!(t.on_request(14, 1, 3, 2, 1000), Verdict::InOrder);
-        assert_eq!(t.gaps, 0);
+        assert_eq!(t.stats.gaps, 0);
     }
 
     #[test]
@@ -380,10 +390,10 @@ mod tests {
         let mut t = PsnTracker::new();
         t.on_request(7_825_157, 1, 51, 0, 1000);
         assert_eq!(t.on_request(16_227_732, 1, 266, 1, 1000), Verdict::First);
-        assert_eq!((t.gaps, t.retransmits, t.resyncs), (0, 0, 1));
+        assert_eq!((t.stats.gaps, t.stats.retransmits, t.stats.resyncs), (0, 0, 1));
         t.on_request(16_227_733, 1, 267, 2, 1000);
         assert_eq!(t.on_request(100, 1, 268, 3, 1000), Verdict::First);
-        assert_eq!(t.resyncs, 2);
+        assert_eq!(t.stats.resyncs, 2);
     }
 
     #[test]
@@ -396,8 +406,8 @@ mod tests {
         r.on_request(1, 1, 1, 0, 1000);
         r.on_request(3, 1, 2, 10, 1000);
         assert_eq!(r.on_request(2, 1, 3, 20, 1000), Verdict::OutOfOrder);
-        assert_eq!((r.out_of_order, r.retransmits), (1, 0));
+        assert_eq!((r.stats.out_of_order, r.stats.retransmits), (1, 0));
         assert_eq!(r.capture_loss_gaps(), 0, "a reordered filler is neither network nor capture loss");
-        assert_eq!(r.network_loss_gaps, 0);
+        assert_eq!(r.stats.network_loss_gaps, 0);
     }
 }

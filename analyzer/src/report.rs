@@ -420,17 +420,17 @@ fn flow_report(id: usize, f: &Flow, a: &Analyzer) -> FlowReport {
         },
         psn: PsnReport {
             tracked: f.tracked,
-            gaps: f.psn.gaps,
-            missing: f.psn.missing,
-            retransmits: f.psn.retransmits,
-            retransmits_nak: f.psn.retransmits_nak,
-            retransmits_timeout: f.psn.retransmits_timeout,
-            retransmits_rnr: f.psn.retransmits_rnr,
-            duplicates: f.psn.duplicates,
-            out_of_order: f.psn.out_of_order,
-            network_loss_gaps: f.psn.network_loss_gaps,
+            gaps: f.psn.stats.gaps,
+            missing: f.psn.stats.missing,
+            retransmits: f.psn.stats.retransmits,
+            retransmits_nak: f.psn.stats.retransmits_nak,
+            retransmits_timeout: f.psn.stats.retransmits_timeout,
+            retransmits_rnr: f.psn.stats.retransmits_rnr,
+            duplicates: f.psn.stats.duplicates,
+            out_of_order: f.psn.stats.out_of_order,
+            network_loss_gaps: f.psn.stats.network_loss_gaps,
             capture_loss_gaps: f.psn.capture_loss_gaps(),
-            resyncs: f.psn.resyncs,
+            resyncs: f.psn.stats.resyncs,
         },
         naks: NakCounts {
             psn_seq_err: f.cold.naks[0],
@@ -506,8 +506,8 @@ fn flow_findings(id: usize, f: &Flow, a: &Analyzer, out: &mut Vec<Finding>) {
         });
     };
     let p = &f.psn;
-    let loss_resends = p.retransmits_nak - p.retransmits_rnr;
-    if loss_resends > 0 || p.network_loss_gaps > 0 {
+    let loss_resends = p.stats.retransmits_nak - p.stats.retransmits_rnr;
+    if loss_resends > 0 || p.stats.network_loss_gaps > 0 {
         let mut e = ev(f, &[EvidenceKind::Gap, EvidenceKind::RetransmitNak]);
         if let Some(pf) = partner {
             e.extend(ev(pf, &[EvidenceKind::Nak, EvidenceKind::Rnr]));
@@ -522,23 +522,23 @@ fn flow_findings(id: usize, f: &Flow, a: &Analyzer, out: &mut Vec<Finding>) {
         let what = format!(
             "{}: {} lost in the network ({}), recovered by {} after NAK{lat}",
             qp_name(f),
-            plural(p.network_loss_gaps.max(1), "packet", "packets"),
-            plural(p.network_loss_gaps, "gap", "gaps"),
+            plural(p.stats.network_loss_gaps.max(1), "packet", "packets"),
+            plural(p.stats.network_loss_gaps, "gap", "gaps"),
             plural(loss_resends, "go-back-N resend", "go-back-N resends"),
         );
-        push(Severity::Critical, "network_loss", what, e, loss_resends.max(p.missing));
+        push(Severity::Critical, "network_loss", what, e, loss_resends.max(p.stats.missing));
     }
-    if p.retransmits_timeout > 0 {
+    if p.stats.retransmits_timeout > 0 {
         push(
             Severity::Critical,
             "timeout_retransmit",
             format!(
                 "{}: {} with no NAK pending: the requester waited out its ACK timeout (lost packets or ACKs)",
                 qp_name(f),
-                plural(p.retransmits_timeout, "timeout retransmission", "timeout retransmissions")
+                plural(p.stats.retransmits_timeout, "timeout retransmission", "timeout retransmissions")
             ),
             ev(f, &[EvidenceKind::RetransmitTimeout]),
-            p.retransmits_timeout * 10,
+            p.stats.retransmits_timeout * 10,
         );
     }
     let cl = p.capture_loss_gaps();
@@ -568,17 +568,17 @@ fn flow_findings(id: usize, f: &Flow, a: &Analyzer, out: &mut Vec<Finding>) {
             cl,
         );
     }
-    if p.out_of_order > 0 {
+    if p.stats.out_of_order > 0 {
         push(
             Severity::Warning,
             "out_of_order",
             format!(
                 "{}: {} arrived after later PSNs (reordering on the path)",
                 qp_name(f),
-                plural(p.out_of_order, "packet", "packets")
+                plural(p.stats.out_of_order, "packet", "packets")
             ),
             ev(f, &[EvidenceKind::OutOfOrder]),
-            p.out_of_order,
+            p.stats.out_of_order,
         );
     }
     // On Mellanox DC, NAK code 4 ("invalid RD request" in IBTA RD terms) answers DC
@@ -622,7 +622,7 @@ fn flow_findings(id: usize, f: &Flow, a: &Analyzer, out: &mut Vec<Finding>) {
     }
     if f.cold.rnr > 0 {
         let (lo, hi) = f.cold.rnr_timer_us.unwrap_or((0, 0));
-        let retries = partner.map_or(0, |pf| pf.psn.retransmits_rnr);
+        let retries = partner.map_or(0, |pf| pf.psn.stats.retransmits_rnr);
         push(
             Severity::Warning,
             "rnr",

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Report benchmark (issue 4): `rocescope report` against a bare libpcap read loop over the
+# same header-only captures (128-byte snap, RDMA WRITEs over 1,000 QPs), 1 M and 10 M
+# frames, one core; peak memory of report at both sizes; tshark -T fields on the 1 M file.
+# Needs hyperfine (Debian package) and, for the tshark line, tshark.
+#
+#   bash bench/report.sh [SMALL] [LARGE]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+small=${1:-1000000}
+large=${2:-10000000}
+work=$(mktemp -d /tmp/rocescope-report-bench.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+command -v hyperfine >/dev/null || { echo "install hyperfine (apt-get install hyperfine)"; exit 1; }
+
+cargo build --release -q -p rocescope -p rocescope-samplegen
+cargo build --release -q -p rocescope-capture --example pcap_read_loop
+for n in "$small" "$large"; do
+  ./target/release/rocescope-samplegen --bulk "$work/$n.pcap" --packets "$n" --qps 1000 --payload 1024 --snap 128 >/dev/null
+done
+echo "$(nproc) cores; one core used by each run (taskset -c 1)"
+for n in "$small" "$large"; do
+  f="$work/$n.pcap"
+  cat "$f" >/dev/null # page cache
+  echo "== $n frames ($(du -h "$f" | cut -f1))"
+  hyperfine -N -w 1 -r 10 --export-json "$work/hf.json" \
+    "taskset -c 1 ./target/release/examples/pcap_read_loop $f" \
+    "taskset -c 1 ./target/release/rocescope report -r $f --json" >/dev/null 2>&1
+  python3 - "$work/hf.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))["results"]
+loop, rep = (min(x["times"]) for x in r)
+mloop, mrep = (x["median"] for x in r)
+print(f"  libpcap read loop: min {loop*1e3:.0f} ms, median {mloop*1e3:.0f} ms")
+print(f"  rocescope report:  min {rep*1e3:.0f} ms, median {mrep*1e3:.0f} ms")
+print(f"  ratio: {rep/loop:.2f}x (min/min), {mrep/mloop:.2f}x (median/median)")
+PY
+  /usr/bin/time -f "  report peak RSS: %M KB" ./target/release/rocescope report -r "$f" --json >/dev/null
+done
+if command -v tshark >/dev/null; then
+  f="$work/$small.pcap"
+  s=$(date +%s.%N)
+  tshark -r "$f" -n -T fields -e frame.number -e ip.src -e ip.dst -e infiniband.bth.opcode -e infiniband.bth.destqp \
+    -e infiniband.bth.psn -e ip.dsfield.ecn >/dev/null 2>&1
+  e=$(date +%s.%N)
+  echo "== tshark -T fields (7 fields) on $small frames: $(python3 -c "print(f'{$e - $s:.2f} s')")"
+fi
