@@ -165,13 +165,16 @@ pub fn pump(
             }
             end.frames += 1;
             let want = decoding == Decoding::All || end.roce == 0;
-            let packet = want.then(|| decode(rec.link_type, rec.data, opts));
-            if let Some(p) = &packet {
+            let result = if want {
+                let p = decode(rec.link_type, rec.data, opts);
                 if p.roce.is_some() || p.mac_control.is_some() {
                     end.roce += 1;
                 }
-            }
-            match each(rec, packet.as_ref()) {
+                each(rec, Some(&p))
+            } else {
+                each(rec, None)
+            };
+            match result {
                 Ok(Flow::Continue) => true,
                 Ok(Flow::Stop) => {
                     finished = true;

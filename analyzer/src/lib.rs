@@ -145,6 +145,8 @@ pub struct Analyzer {
     totals: Totals,
     pmtu_seen: u32,
     audit: FxHashMap<AuditKey, (u64, u64)>,
+    /// Any packet-level audit check configured.
+    audit_active: bool,
 }
 
 fn ip_of(p: &Packet<'_>) -> Option<(IpAddr, IpAddr, u8, Ecn)> {
@@ -163,6 +165,11 @@ fn mtu_class(len: usize) -> u32 {
 impl Analyzer {
     /// A new analyzer.
     pub fn new(cfg: Config) -> Self {
+        fn cfg_audit_active(c: &Config) -> bool {
+            let a = &c.audit;
+            a.roce_dscp.is_some() || a.cnp_dscp.is_some() || a.roce_pcp.is_some() || a.ecn_capable
+        }
+        let audit_active = cfg_audit_active(&cfg);
         Analyzer {
             cfg,
             index: FxHashMap::default(),
@@ -176,6 +183,7 @@ impl Analyzer {
             totals: Totals::default(),
             pmtu_seen: 0,
             audit: FxHashMap::default(),
+            audit_active,
         }
     }
 
@@ -408,6 +416,9 @@ impl Analyzer {
         pcp: Option<u8>,
         ecn: Option<Ecn>,
     ) {
+        if !self.audit_active {
+            return;
+        }
         let a = &self.cfg.audit;
         let mut hits: [Option<(&'static str, u8)>; 3] = [None; 3];
         if is_cnp {

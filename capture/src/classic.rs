@@ -21,11 +21,10 @@ pub(crate) struct Header {
     pub record_header: usize,
 }
 
-/// One record: timestamp parts, lengths, and where its bytes are in the buffer.
+/// One record: timestamp, lengths, and where its bytes are in the buffer.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct RecordAt {
-    pub ts_sec: u32,
-    pub ts_frac: u32,
+    pub ts_ns: i64,
     pub caplen: u32,
     pub len: u32,
     pub start: usize,
@@ -144,10 +143,16 @@ impl Classic {
             });
         }
         let total = hl + caplen as usize;
-        if !self.ensure(total)? {
+        if self.end - self.start < total && !self.ensure(total)? {
             return Err(CaptureError::Truncated { offset: self.offset, records });
         }
-        let at = RecordAt { ts_sec, ts_frac, caplen, len, start: self.start + hl };
+        let frac_ns = if self.header.nanos { i64::from(ts_frac) } else { i64::from(ts_frac) * 1000 };
+        let at = RecordAt {
+            ts_ns: i64::from(ts_sec) * 1_000_000_000 + frac_ns,
+            caplen,
+            len,
+            start: self.start + hl,
+        };
         self.start += total;
         self.offset += total as u64;
         Ok(Some(at))

@@ -293,13 +293,10 @@ impl CaptureReader {
             }
         };
         self.records += 1;
-        let ifc = self.interfaces.first();
-        let units = ifc.map_or(1_000_000, |i| i.ts_units);
-        let ts = ifc.map_or(0, |i| i.ts_ns(u64::from(at.ts_sec) * units + u64::from(at.ts_frac)));
-        self.last_ts = ts;
-        let link_type = ifc.map_or(LinkType::ETHERNET, |i| i.link_type);
+        self.last_ts = at.ts_ns;
+        let link_type = LinkType(c.header.link_type);
         let data = c.buf.get(at.start..at.start + at.caplen as usize).unwrap_or(&[]);
-        Ok(Some(Record { ts_ns: ts, caplen: at.caplen, len: at.len, link_type, interface: 0, data }))
+        Ok(Some(Record { ts_ns: at.ts_ns, caplen: at.caplen, len: at.len, link_type, interface: 0, data }))
     }
 
     /// Move to the next packet, copying its bytes into `self.buf`.

@@ -163,9 +163,17 @@ impl HeaderSet {
         self.0 == 0
     }
 
-    /// The headers in wire order.
+    /// The headers in wire order (set bits, lowest first).
     pub fn iter(self) -> impl Iterator<Item = ExtKind> {
-        ExtKind::ALL.into_iter().filter(move |k| self.contains(*k))
+        let mut bits = self.0;
+        std::iter::from_fn(move || {
+            if bits == 0 {
+                return None;
+            }
+            let i = bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            ExtKind::ALL.get(i).copied()
+        })
     }
 }
 

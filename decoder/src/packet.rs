@@ -163,6 +163,7 @@ impl<'a> Packet<'a> {
 }
 
 /// Decode one frame captured with `link_type`.
+#[inline]
 pub fn decode<'a>(link_type: LinkType, data: &'a [u8], opts: &DecodeOptions) -> Packet<'a> {
     let mut p = Packet::empty(data, link_type);
     if let Err(e) = decode_into(&mut p, opts) {
@@ -309,12 +310,11 @@ fn decode_ip<'a>(
     }
     let ib_start = uoff + 8;
     let ib_end = uoff + ulen;
-    let (roce, err) = decode_ib(data, ib_start, ib_end, RoceVersion::V2, None, opts, |ib| {
+    let err = decode_ib(data, ib_start, ib_end, RoceVersion::V2, None, opts, &mut p.roce, |ib| {
         let mut u = [0u8; 8];
         u.copy_from_slice(udp_bytes.get(..8).unwrap_or(&[0; 8]));
         icrc_v2(ip_hdr, &u, ib)
     })?;
-    p.roce = Some(roce);
     err.map_or(Ok(()), Err)
 }
 
@@ -326,14 +326,16 @@ fn decode_v1<'a>(p: &mut Packet<'a>, off: usize, opts: &DecodeOptions) -> Result
     }
     let ib_start = off + 40;
     let ib_end = ib_start + usize::from(grh.paylen());
-    let (roce, err) =
-        decode_ib(data, ib_start, ib_end, RoceVersion::V1, Some(grh), opts, |ib| icrc_v1(grh.bytes(), ib))?;
-    p.roce = Some(roce);
+    let err = decode_ib(data, ib_start, ib_end, RoceVersion::V1, Some(grh), opts, &mut p.roce, |ib| {
+        icrc_v1(grh.bytes(), ib)
+    })?;
     err.map_or(Ok(()), Err)
 }
 
 /// Decode the IB transport between `start` and the declared `end` (which may lie past the
-/// captured bytes). `crc` computes the ICRC over BTH..pad.
+/// captured bytes) into `slot`. `crc` computes the ICRC over BTH..pad. Returns the error that
+/// stopped decoding part-way (the slot then holds what decoded), or an error when even the
+/// BTH did not decode.
 fn decode_ib<'a>(
     data: &'a [u8],
     start: usize,
@@ -341,8 +343,9 @@ fn decode_ib<'a>(
     version: RoceVersion,
     grh: Option<Grh<'a>>,
     opts: &DecodeOptions,
+    slot: &mut Option<Roce<'a>>,
     crc: impl FnOnce(&[u8]) -> u32,
-) -> Result<(Roce<'a>, Option<DecodeError>), DecodeError> {
+) -> Result<Option<DecodeError>, DecodeError> {
     let truncated = data.len() < end;
     let avail_end = end.min(data.len());
     let ib = data.get(start..avail_end).unwrap_or(&[]);
@@ -373,7 +376,7 @@ fn decode_ib<'a>(
             pad: 0,
             icrc,
         };
-        Ok((roce, Some(err)))
+        (roce, err)
     };
     for kind in layout.headers.iter() {
         macro_rules! take {
@@ -383,7 +386,11 @@ fn decode_ib<'a>(
                         ext.$field = Some(h);
                         r
                     }
-                    Err(_) => return partial(ext, short(Layer::Ext(kind), rel, kind.size())),
+                    Err(_) => {
+                        let (roce, err) = partial(ext, short(Layer::Ext(kind), rel, kind.size()));
+                        *slot = Some(roce);
+                        return Ok(Some(err));
+                    }
                 }
             }};
         }
@@ -409,7 +416,9 @@ fn decode_ib<'a>(
     let tail = 4 + usize::from(pad);
     if declared < rel + tail {
         let why = "the IP/UDP length leaves no room for the pad and ICRC";
-        return partial(ext, DecodeError::invalid(Layer::Payload, start + rel, why));
+        let (roce, err) = partial(ext, DecodeError::invalid(Layer::Payload, start + rel, why));
+        *slot = Some(roce);
+        return Ok(Some(err));
     }
     let payload_len = declared - rel - tail;
     let payload = rest.get(..payload_len.min(rest.len())).unwrap_or(rest);
@@ -432,5 +441,6 @@ fn decode_ib<'a>(
         }
     };
     let roce = Roce { version, grh, bth, ext, known_opcode: layout.known, payload, payload_len, pad, icrc };
-    Ok((roce, None))
+    *slot = Some(roce);
+    Ok(None)
 }

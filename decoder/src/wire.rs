@@ -2,13 +2,16 @@
 //! `N` bytes as an array (so every accessor indexes a fixed array and cannot panic), and
 //! big-endian field readers.
 
-use nom::bytes::complete::take;
-use nom::combinator::map_opt;
-use nom::{IResult, Parser};
+use nom::{IResult, Needed};
 
-/// Take exactly `N` bytes as `&[u8; N]`.
+/// Take exactly `N` bytes as `&[u8; N]`: a `nom` parser (composable with nom's combinators)
+/// written directly over `split_first_chunk`, since it runs for every header of every packet.
+#[inline]
 pub(crate) fn fixed<const N: usize>(input: &[u8]) -> IResult<&[u8], &[u8; N]> {
-    map_opt(take(N), |s: &[u8]| s.first_chunk::<N>()).parse(input)
+    match input.split_first_chunk::<N>() {
+        Some((head, rest)) => Ok((rest, head)),
+        None => Err(nom::Err::Incomplete(Needed::new(N - input.len()))),
+    }
 }
 
 /// Read a 24-bit big-endian value from three bytes.
