@@ -336,6 +336,7 @@ fn decode_v1<'a>(p: &mut Packet<'a>, off: usize, opts: &DecodeOptions) -> Result
 /// captured bytes) into `slot`. `crc` computes the ICRC over BTH..pad. Returns the error that
 /// stopped decoding part-way (the slot then holds what decoded), or an error when even the
 /// BTH did not decode.
+#[allow(clippy::too_many_arguments)] // internal: one call site per RoCE version
 fn decode_ib<'a>(
     data: &'a [u8],
     start: usize,
