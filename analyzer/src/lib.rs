@@ -343,7 +343,9 @@ impl Analyzer {
             f.pcp_seen |= 1 << (pc & 7);
         }
         f.priority = Some(prio);
-        f.dc |= self.cfg.opcode.dc && op.transport() == Transport::Rd;
+        if op.0 & 0xE0 == 0x40 {
+            f.dc |= self.cfg.opcode.dc;
+        }
         f.bins.add(meta.ts_ns - start, u64::from(meta.len));
         if r.icrc.status == IcrcStatus::Invalid {
             f.cold.icrc_bad += 1;

@@ -41,6 +41,7 @@ pub(crate) struct Classic {
     pub(crate) header: Header,
 }
 
+#[inline]
 fn u32_at(b: &[u8], at: usize, be: bool) -> u32 {
     let w: [u8; 4] = b.get(at..at + 4).and_then(|s| s.try_into().ok()).unwrap_or([0; 4]);
     if be {
@@ -119,18 +120,20 @@ impl Classic {
     }
 
     /// The next record, `None` at the end. `records` is only for error messages.
+    #[inline]
     pub(crate) fn next(&mut self, records: u64) -> Result<Option<RecordAt>, CaptureError> {
         let hl = self.header.record_header;
-        if !self.ensure(hl)? {
+        if self.end - self.start < hl && !self.ensure(hl)? {
             if self.end == self.start {
                 return Ok(None);
             }
             return Err(CaptureError::Truncated { offset: self.offset, records });
         }
-        let h = self.buf.get(self.start..self.start + hl).unwrap_or(&[]);
+        let h: [u8; 16] =
+            self.buf.get(self.start..).and_then(|b| b.first_chunk::<16>()).copied().unwrap_or([0; 16]);
         let be = self.header.big_endian;
         let (ts_sec, ts_frac, caplen, len) =
-            (u32_at(h, 0, be), u32_at(h, 4, be), u32_at(h, 8, be), u32_at(h, 12, be));
+            (u32_at(&h, 0, be), u32_at(&h, 4, be), u32_at(&h, 8, be), u32_at(&h, 12, be));
         let limit = self.header.snaplen.max(262_144);
         if caplen > limit || caplen as usize > MAX_RECORD {
             return Err(CaptureError::Corrupt {

@@ -360,38 +360,33 @@ fn decode_ib<'a>(
     };
     let (mut rest, bth) = Bth::parse(ib).map_err(|_| short(Layer::Bth, 0, Bth::LEN))?;
     let layout = bth.opcode().layout(opts.opcode);
-    let mut ext = ExtHeaders::default();
+    // Built in place: the headers are filled in as they parse. A frame that fails part-way
+    // keeps the BTH and the headers before the failure, with no ICRC verdict.
+    let roce = slot.insert(Roce {
+        version,
+        grh,
+        bth,
+        ext: ExtHeaders::default(),
+        known_opcode: layout.known,
+        payload: &[],
+        payload_len: 0,
+        pad: 0,
+        icrc: Icrc {
+            value: None,
+            computed: None,
+            status: if truncated { IcrcStatus::Truncated } else { IcrcStatus::NotApplicable },
+        },
+    });
     let mut rel = Bth::LEN;
-    // A frame that fails part-way keeps the BTH and the headers before the failure.
-    let partial = |ext: ExtHeaders<'a>, err: DecodeError| {
-        let status = if truncated { IcrcStatus::Truncated } else { IcrcStatus::NotApplicable };
-        let icrc = Icrc { value: None, computed: None, status };
-        let roce = Roce {
-            version,
-            grh,
-            bth,
-            ext,
-            known_opcode: layout.known,
-            payload: &[],
-            payload_len: 0,
-            pad: 0,
-            icrc,
-        };
-        (roce, err)
-    };
     for kind in layout.headers.iter() {
         macro_rules! take {
             ($ty:ident, $field:ident) => {{
                 match $ty::parse(rest) {
                     Ok((r, h)) => {
-                        ext.$field = Some(h);
+                        roce.ext.$field = Some(h);
                         r
                     }
-                    Err(_) => {
-                        let (roce, err) = partial(ext, short(Layer::Ext(kind), rel, kind.size()));
-                        *slot = Some(roce);
-                        return Ok(Some(err));
-                    }
+                    Err(_) => return Ok(Some(short(Layer::Ext(kind), rel, kind.size()))),
                 }
             }};
         }
@@ -417,19 +412,17 @@ fn decode_ib<'a>(
     let tail = 4 + usize::from(pad);
     if declared < rel + tail {
         let why = "the IP/UDP length leaves no room for the pad and ICRC";
-        let (roce, err) = partial(ext, DecodeError::invalid(Layer::Payload, start + rel, why));
-        *slot = Some(roce);
-        return Ok(Some(err));
+        return Ok(Some(DecodeError::invalid(Layer::Payload, start + rel, why)));
     }
     let payload_len = declared - rel - tail;
-    let payload = rest.get(..payload_len.min(rest.len())).unwrap_or(rest);
-    let icrc = if truncated {
-        Icrc { value: None, computed: None, status: IcrcStatus::Truncated }
-    } else {
+    roce.payload = rest.get(..payload_len.min(rest.len())).unwrap_or(rest);
+    roce.payload_len = payload_len;
+    roce.pad = pad;
+    if !truncated {
         let crc_at = declared - 4;
         let stored =
             ib.get(crc_at..crc_at + 4).and_then(|s| s.first_chunk::<4>()).map(|b| u32::from_le_bytes(*b));
-        match (stored, opts.check_icrc) {
+        roce.icrc = match (stored, opts.check_icrc) {
             (Some(v), true) => {
                 let c = crc(ib.get(..crc_at).unwrap_or(&[]));
                 Icrc {
@@ -439,9 +432,7 @@ fn decode_ib<'a>(
                 }
             }
             (v, _) => Icrc { value: v, computed: None, status: IcrcStatus::NotApplicable },
-        }
-    };
-    let roce = Roce { version, grh, bth, ext, known_opcode: layout.known, payload, payload_len, pad, icrc };
-    *slot = Some(roce);
+        };
+    }
     Ok(None)
 }
