@@ -91,7 +91,13 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
         },
         |_| Flow::Continue,
     )?;
-    let report = analyzer.report();
+    let mut report = analyzer.report();
+    report.capture = end.stats.map(|s| rocescope_analyzer::report::CaptureCounters {
+        interface: opened.name.clone(),
+        received: s.received,
+        kernel_dropped: s.kernel_dropped,
+        if_dropped: s.if_dropped,
+    });
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     let res = if args.json {

@@ -376,3 +376,23 @@ fn a_quiet_capture_explains_why_it_may_be_blind() {
     );
     assert!(err.contains("0 packets captured on"), "{err}");
 }
+
+#[test]
+fn report_on_a_live_interface_includes_the_capture_counters() {
+    if !can_run() {
+        return;
+    }
+    let Some(pair) = Pair::new() else { return };
+    let o = capture_replayed(
+        &pair,
+        &["report", "--json", "-i", &pair.b, "--duration", "2.5"],
+        &sample("nak-gobackn.pcap"),
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let n = frames(&sample("nak-gobackn.pcap")).len() as u64;
+    assert_eq!(r["capture"]["received"], n);
+    assert_eq!(r["capture"]["kernel_dropped"], 0);
+    assert_eq!(r["summary"]["packets"], n);
+    assert!(r["findings"].as_array().unwrap().iter().any(|f| f["kind"] == "network_loss"));
+}

@@ -28,6 +28,22 @@ pub struct Report {
     pub audit: AuditReport,
     /// Settings the analysis used.
     pub config: ConfigReport,
+    /// Capture counters of a live run (set by the caller; absent for files).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub capture: Option<CaptureCounters>,
+}
+
+/// libpcap's counters for a live capture.
+#[derive(Clone, Debug, Serialize)]
+pub struct CaptureCounters {
+    /// Interface.
+    pub interface: String,
+    /// Packets the filter accepted.
+    pub received: u64,
+    /// Dropped by the kernel (buffer full).
+    pub kernel_dropped: u64,
+    /// Dropped by the interface or driver.
+    pub if_dropped: u64,
 }
 
 /// Whole-capture counters.
@@ -1065,5 +1081,6 @@ pub(crate) fn build(a: &Analyzer) -> Report {
             storm_threshold: a.cfg.pfc.storm_threshold,
             deadlock_ns: a.cfg.pfc.deadlock_ns,
         },
+        capture: None,
     }
 }

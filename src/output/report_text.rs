@@ -74,6 +74,17 @@ pub fn render(r: &Report, source: &str, max_connections: usize) -> String {
         s.icrc_bad,
         s.non_roce
     );
+    if let Some(c) = &r.capture {
+        let _ = writeln!(
+            o,
+            "  live capture on {}: {} received by filter, {} dropped by kernel, {} dropped by interface{}",
+            c.interface,
+            c.received,
+            c.kernel_dropped,
+            c.if_dropped,
+            if c.kernel_dropped + c.if_dropped > 0 { " (findings may reflect capture loss)" } else { "" }
+        );
+    }
     let _ = writeln!(
         o,
         "\nFINDINGS ({} critical, {} warning, {} info)",
