@@ -101,7 +101,10 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     let res = if args.json {
-        serde_json::to_writer(&mut out, &report).map_err(std::io::Error::other).and_then(|()| writeln!(out))
+        // One write: stdout is line-buffered, and the document can be megabytes.
+        let mut doc = serde_json::to_vec(&report).map_err(std::io::Error::other)?;
+        doc.push(b'\n');
+        out.write_all(&doc)
     } else {
         let text = report_text::render(&report, &opened.name, args.max_connections);
         out.write_all(text.as_bytes())

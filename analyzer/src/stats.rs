@@ -13,12 +13,13 @@ pub struct Latency {
     sum: u128,
     min: u64,
     max: u64,
-    hist: Box<[u32; BUCKETS]>,
+    /// Allocated on the first sample: most flows never record most latencies.
+    hist: Option<Box<[u32; BUCKETS]>>,
 }
 
 impl Default for Latency {
     fn default() -> Self {
-        Latency { count: 0, sum: 0, min: u64::MAX, max: 0, hist: Box::new([0; BUCKETS]) }
+        Latency { count: 0, sum: 0, min: u64::MAX, max: 0, hist: None }
     }
 }
 
@@ -50,7 +51,8 @@ impl Latency {
         self.sum += u128::from(v);
         self.min = self.min.min(v);
         self.max = self.max.max(v);
-        if let Some(h) = self.hist.get_mut(bucket(v)) {
+        let hist = self.hist.get_or_insert_with(|| Box::new([0; BUCKETS]));
+        if let Some(h) = hist.get_mut(bucket(v)) {
             *h = h.saturating_add(1);
         }
     }
@@ -67,7 +69,7 @@ impl Latency {
         }
         let target = ((self.count as f64) * q).ceil().max(1.0) as u64;
         let mut acc = 0u64;
-        for (k, n) in self.hist.iter().enumerate() {
+        for (k, n) in self.hist.iter().flat_map(|h| h.iter()).enumerate() {
             acc += u64::from(*n);
             if acc >= target {
                 return Some(bucket_floor(k).clamp(self.min, self.max));

@@ -8,7 +8,7 @@ use std::io::{self, Read};
 /// Records larger than this are treated as corruption.
 const MAX_RECORD: usize = 64 << 20;
 /// Read size.
-const CHUNK: usize = 4 << 20;
+const CHUNK: usize = 1 << 20;
 
 /// Parsed file header.
 #[derive(Clone, Copy, Debug)]
