@@ -43,21 +43,7 @@ fn set(v: &Value) -> BTreeSet<u64> {
     v.as_array().unwrap().iter().map(|x| x.as_u64().unwrap()).collect()
 }
 
-const SAMPLES: &[&str] = &[
-    "rc-normal",
-    "nak-gobackn",
-    "rnr",
-    "ecn-cnp",
-    "pfc-storm",
-    "qos-mismatch",
-    "ipv6",
-    "atomics",
-    "ud",
-    "bad-icrc",
-    "truncated",
-    "all-headers",
-    "demo",
-];
+use common::SAMPLES;
 
 /// Every flow and pause figure the generator recorded is what the analyzer finds.
 #[test]

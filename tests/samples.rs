@@ -24,21 +24,7 @@ fn sample_names() -> Vec<String> {
 #[test]
 fn there_are_samples_for_every_scenario() {
     let names = sample_names();
-    for want in [
-        "demo",
-        "rc-normal",
-        "nak-gobackn",
-        "rnr",
-        "ecn-cnp",
-        "pfc-storm",
-        "qos-mismatch",
-        "ipv6",
-        "atomics",
-        "ud",
-        "bad-icrc",
-        "truncated",
-        "all-headers",
-    ] {
+    for want in common::SAMPLES {
         assert!(names.iter().any(|n| n == want), "missing samples/{want}.pcap");
     }
 }

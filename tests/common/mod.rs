@@ -98,3 +98,20 @@ pub fn count(path: &Path) -> Counts {
     }
     c
 }
+
+/// Every bundled sample, by file stem.
+pub const SAMPLES: &[&str] = &[
+    "rc-normal",
+    "nak-gobackn",
+    "rnr",
+    "ecn-cnp",
+    "pfc-storm",
+    "qos-mismatch",
+    "ipv6",
+    "atomics",
+    "ud",
+    "bad-icrc",
+    "truncated",
+    "all-headers",
+    "demo",
+];
