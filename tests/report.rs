@@ -414,3 +414,27 @@ fn real_captures_have_no_false_findings() {
     let acked: u64 = msn.values().map(|(lo, hi)| hi - lo).sum();
     assert!(acked > captured_msgs, "ACKs cover {acked} messages, the capture holds {captured_msgs}");
 }
+
+/// CM REQ/REP on QP1 pair the connection in the real write.pcap and read2.pcap, and give
+/// each direction's starting PSN (checked against the first request PSN of each flow).
+#[test]
+fn cm_exchange_pairs_real_connections() {
+    let Some(dir) = common::real_captures() else { return };
+    let (r, _) = report(&dir.join("write.pcap"), &[]);
+    let c = r["connections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["pairing"] == "cm")
+        .expect("a CM-paired connection");
+    let qps: BTreeSet<u64> =
+        [c["a_qpn"].as_u64().unwrap(), c["b_qpn"].as_u64().unwrap()].into_iter().collect();
+    assert_eq!(qps, [0x137, 0x167].into_iter().collect());
+    let (r, _) = report(&dir.join("read2.pcap"), &[]);
+    let f = flow(&r, "172.17.242.47", "172.17.242.56", 0x169);
+    assert_eq!(f["pairing"], "cm");
+    assert_eq!(f["cm_start_psn"], 7_010_276, "frame 7: SEND Only PSN 7010276");
+    assert_eq!(f["latency"]["read"]["count"], 1, "the READ and its response");
+    let back = flow(&r, "172.17.242.56", "172.17.242.47", 0x139);
+    assert_eq!(back["cm_start_psn"], 15_746_512, "frame 9: SEND Only PSN 15746512");
+}
