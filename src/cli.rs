@@ -23,6 +23,8 @@ pub enum Command {
     Interfaces(InterfacesArgs),
     /// Analyse a capture or an interface: findings, connections, PFC timelines, QoS audit.
     Report(ReportArgs),
+    /// Terminal UI over a file or an interface: QPs, packets, PFC, audit, findings.
+    Tui(TuiArgs),
 }
 
 /// Options shared by everything that decodes packets.
@@ -197,6 +199,20 @@ pub struct ReportArgs {
     /// Connections listed in the text report (the worst first).
     #[arg(long, value_name = "N", default_value_t = 50)]
     pub max_connections: usize,
+    /// Analysis settings.
+    #[command(flatten)]
+    pub analysis: AnalysisOpts,
+    /// Decoder options.
+    #[command(flatten)]
+    pub decoder: DecoderOpts,
+}
+
+/// `rocescope tui`.
+#[derive(Debug, Args, Clone)]
+pub struct TuiArgs {
+    /// Source.
+    #[command(flatten)]
+    pub source: SourceArgs,
     /// Analysis settings.
     #[command(flatten)]
     pub analysis: AnalysisOpts,

@@ -10,6 +10,7 @@ mod driver;
 mod interfaces_cmd;
 mod output;
 mod report_cmd;
+mod tui_cmd;
 
 use clap::Parser;
 use std::process::ExitCode;
@@ -21,6 +22,7 @@ fn main() -> ExitCode {
         cli::Command::Capture(args) => capture_cmd::run(&args),
         cli::Command::Interfaces(args) => interfaces_cmd::run(&args),
         cli::Command::Report(args) => report_cmd::run(&args),
+        cli::Command::Tui(args) => tui_cmd::run(&args),
     };
     match result {
         Ok(code) => code,

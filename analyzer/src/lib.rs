@@ -661,6 +661,12 @@ impl Analyzer {
         }
     }
 
+    /// The flow (index into [`Analyzer::flows`] and `Report::flows`) of the last RoCE
+    /// frame pushed, so a caller listing frames can tie each to its connection.
+    pub fn last_flow(&self) -> Option<usize> {
+        self.last.map(|(_, id)| id)
+    }
+
     /// Build the report for everything seen so far (cheap enough to call once a second).
     pub fn report(&self) -> Report {
         report::build(self)

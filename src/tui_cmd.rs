@@ -1,0 +1,272 @@
+//! `rocescope tui`: the terminal UI over a file or an interface. A worker thread reads,
+//! decodes and analyses; every [`SNAPSHOT_EVERY`] it sends the UI a [`Snapshot`] (the report
+//! so far, rates, progress and the most recent frames as summary lines). The UI thread only
+//! renders, so a slow terminal never slows the capture.
+
+use crate::cli::TuiArgs;
+use crate::driver::{self, Flow};
+use crate::output::{summary, verbose, Frame};
+use crate::report_cmd::analysis_config;
+use rocescope_analyzer::{Analyzer, Config, FrameMeta};
+use rocescope_capture::Record;
+use rocescope_decoder::{decode, DecodeOptions, LinkType};
+use rocescope_tui::{FrameLine, Snapshot};
+use std::collections::VecDeque;
+use std::fmt::Write;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, SyncSender};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// How often the worker publishes a snapshot.
+const SNAPSHOT_EVERY: Duration = Duration::from_millis(250);
+
+/// Frames kept for the Packets screen.
+const RECENT_FRAMES: usize = 5000;
+
+/// Bytes of each recent frame kept for the tree and hex dump.
+const KEEP_BYTES: usize = 512;
+
+/// Run the command.
+pub fn run(args: &TuiArgs) -> anyhow::Result<ExitCode> {
+    let opts = args.decoder.decode_options();
+    let cfg = analysis_config(&args.analysis, &opts)?;
+    let stop = Arc::new(AtomicBool::new(false));
+    let clear = Arc::new(AtomicBool::new(false));
+    // Snapshots are big: keep at most a couple in flight; the worker skips one when full.
+    let (tx, rx) = mpsc::sync_channel::<Snapshot>(2);
+    let (opened_tx, opened_rx) = mpsc::channel::<anyhow::Result<String>>();
+    let worker = {
+        let (args, stop, clear) = (args.clone(), Arc::clone(&stop), Arc::clone(&clear));
+        std::thread::Builder::new().name("rocescope-worker".into()).spawn(move || {
+            worker(&args, cfg, opts, &stop, &clear, &tx, &opened_tx);
+        })?
+    };
+    // Open errors (no such file, no permission, no interface) are reported before the
+    // terminal is taken over.
+    let name = match opened_rx.recv() {
+        Ok(Ok(name)) => name,
+        Ok(Err(e)) => {
+            let _ = worker.join();
+            return Err(e);
+        }
+        Err(_) => anyhow::bail!("the capture thread ended before opening the source"),
+    };
+    let tree = move |line: &FrameLine| tree_text(line, &opts);
+    let ui = rocescope_tui::term::run(rx, Arc::clone(&stop), clear, &tree);
+    stop.store(true, Ordering::Relaxed);
+    let _ = worker.join();
+    ui.map_err(|e| anyhow::anyhow!("terminal on {name}: {e}"))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The decoded tree and hex dump of a kept frame (the first [`KEEP_BYTES`] bytes).
+fn tree_text(line: &FrameLine, opts: &DecodeOptions) -> String {
+    let rec = Record {
+        ts_ns: line.ts_ns,
+        caplen: line.bytes.len() as u32,
+        len: line.wire_len,
+        link_type: LinkType(line.link_type),
+        interface: 0,
+        data: &line.bytes,
+    };
+    let packet = decode(rec.link_type, rec.data, opts);
+    let frame = Frame { number: line.number, record: &rec, packet: &packet, rel_ns: 0, opts };
+    let mut out = String::new();
+    verbose::write(&frame, &mut out);
+    out.push('\n');
+    hex_dump(&line.bytes, &mut out);
+    out
+}
+
+/// `0000  45 00 ...  E...` lines, printable ASCII only.
+fn hex_dump(bytes: &[u8], out: &mut String) {
+    for (i, chunk) in bytes.chunks(16).enumerate() {
+        let _ = write!(out, "{:04x}  ", i * 16);
+        for j in 0..16 {
+            match chunk.get(j) {
+                Some(b) => {
+                    let _ = write!(out, "{b:02x} ");
+                }
+                None => out.push_str("   "),
+            }
+        }
+        out.push(' ');
+        out.extend(chunk.iter().map(|&b| if b.is_ascii_graphic() || b == b' ' { b as char } else { '.' }));
+        out.push('\n');
+    }
+}
+
+/// Bytes a record takes in a classic pcap file (its header plus data): the basis of the
+/// progress estimate (pcapng blocks are a little larger, so it errs low, never past 100%).
+fn record_cost(caplen: u32) -> u64 {
+    16 + u64::from(caplen)
+}
+
+fn worker(
+    args: &TuiArgs,
+    cfg: Config,
+    opts: DecodeOptions,
+    stop: &AtomicBool,
+    clear: &AtomicBool,
+    tx: &SyncSender<Snapshot>,
+    opened_tx: &mpsc::Sender<anyhow::Result<String>>,
+) {
+    let mut opened = match driver::open(&args.source, opts.roce_port, true) {
+        Ok(o) => o,
+        Err(e) => {
+            let _ = opened_tx.send(Err(e));
+            return;
+        }
+    };
+    let _ = opened_tx.send(Ok(opened.name.clone()));
+    let live = opened.source.is_live();
+    // Offline progress from the file size, unless compressed or stdin.
+    let total_bytes = args
+        .source
+        .read
+        .as_ref()
+        .filter(|p| p.as_os_str() != "-" && p.extension().is_none_or(|e| e != "gz"))
+        .and_then(|p| std::fs::metadata(p).ok())
+        .map(|m| m.len().max(1));
+    let speeds: Vec<Option<u64>> = opened.source.interfaces().iter().map(|i| i.speed_bps).collect();
+    let started = Instant::now();
+    let mut st = State {
+        analyzer: Analyzer::new(cfg.clone()),
+        recent: VecDeque::with_capacity(RECENT_FRAMES),
+        first_ts: None,
+        bytes_read: 0,
+        last_send: Instant::now(),
+        last_packets: 0,
+        last_bytes: 0,
+        wire_bytes: 0,
+    };
+    let publish = |st: &mut State, done: bool, error: Option<String>| {
+        let dt = st.last_send.elapsed().as_secs_f64().max(1e-3);
+        let packets = st.analyzer.totals().packets;
+        let snap = Snapshot {
+            report: st.analyzer.report(),
+            source: opened_name(args),
+            live,
+            elapsed_s: started.elapsed().as_secs_f64(),
+            rate_pps: (packets - st.last_packets) as f64 / dt,
+            rate_gbps: (st.wire_bytes - st.last_bytes) as f64 * 8.0 / dt / 1e9,
+            progress: match (live, total_bytes) {
+                (true, _) => None,
+                (false, _) if done => Some(1.0),
+                (false, Some(t)) => Some((st.bytes_read as f64 / t as f64).min(0.99)),
+                (false, None) => None,
+            },
+            done,
+            frames: st.recent.iter().cloned().collect(),
+            error,
+        };
+        st.last_send = Instant::now();
+        st.last_packets = packets;
+        st.last_bytes = st.wire_bytes;
+        // A full channel means the UI is behind: drop this one, the next is newer anyway.
+        tx.try_send(snap).is_ok()
+    };
+    let result = driver::pump(
+        &mut opened,
+        &args.source,
+        &opts,
+        driver::Decoding::All,
+        stop,
+        |rec, packet| {
+            if clear.swap(false, Ordering::Relaxed) {
+                st.analyzer = Analyzer::new(cfg.clone());
+                st.recent.clear();
+            }
+            st.bytes_read += record_cost(rec.caplen);
+            st.wire_bytes += u64::from(rec.len);
+            if let Some(p) = packet {
+                let number = st.analyzer.totals().packets + 1;
+                let meta = FrameMeta {
+                    number,
+                    ts_ns: rec.ts_ns,
+                    len: rec.len,
+                    link_bps: speeds.get(rec.interface as usize).copied().flatten(),
+                };
+                st.analyzer.push(&meta, p);
+                let t0 = *st.first_ts.get_or_insert(rec.ts_ns);
+                let mut line = String::new();
+                summary::write(
+                    &Frame { number, record: rec, packet: p, rel_ns: rec.ts_ns - t0, opts: &opts },
+                    &mut line,
+                );
+                if st.recent.len() == RECENT_FRAMES {
+                    st.recent.pop_front();
+                }
+                st.recent.push_back(FrameLine {
+                    number,
+                    ts_ns: rec.ts_ns,
+                    flow: if p.roce.is_some() { st.analyzer.last_flow() } else { None },
+                    summary: line.trim_end().to_string(),
+                    bytes: rec.data[..rec.data.len().min(KEEP_BYTES)].to_vec(),
+                    wire_len: rec.len,
+                    link_type: rec.link_type.0,
+                });
+            }
+            if st.last_send.elapsed() >= SNAPSHOT_EVERY {
+                publish(&mut st, false, None);
+            }
+            Ok(Flow::Continue)
+        },
+        |_| Flow::Continue,
+    );
+    let error = match result {
+        Ok(end) => {
+            end.source_error.map(|e| format!("{e} (analysis covers the {} frames before it)", end.frames))
+        }
+        Err(e) => Some(format!("{e:#}")),
+    };
+    // The file is done (or capture stopped): keep the final picture on screen until the
+    // user quits. Re-send it until it gets through, and answer a clear with an empty one.
+    let mut sent = false;
+    while !stop.load(Ordering::Relaxed) {
+        if clear.swap(false, Ordering::Relaxed) {
+            st.analyzer = Analyzer::new(cfg.clone());
+            st.recent.clear();
+            sent = false;
+        }
+        if !sent {
+            sent = publish(&mut st, true, error.clone());
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn opened_name(args: &TuiArgs) -> String {
+    match (&args.source.read, &args.source.interface) {
+        (Some(p), _) => p.display().to_string(),
+        (None, Some(i)) => i.clone(),
+        _ => String::new(),
+    }
+}
+
+/// The worker's running state.
+struct State {
+    analyzer: Analyzer,
+    recent: VecDeque<FrameLine>,
+    first_ts: Option<i64>,
+    bytes_read: u64,
+    last_send: Instant,
+    last_packets: u64,
+    last_bytes: u64,
+    wire_bytes: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hex_dump_lines() {
+        let mut s = String::new();
+        hex_dump(b"ABC\x00\x01", &mut s);
+        // 16 columns of "xx " (missing bytes as spaces), one space, then the ASCII.
+        assert_eq!(s, format!("0000  41 42 43 00 01 {} ABC..\n", " ".repeat(11 * 3)));
+    }
+}

@@ -1,0 +1,114 @@
+//! `rocescope tui` as a user drives it: in a tmux pane (160x45), keys sent, the screen read
+//! back. Also: open errors are reported before the terminal is taken over. The tmux tests
+//! skip (with a message) where tmux is not installed; `.ci/run` installs it.
+
+mod common;
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_rocescope")
+}
+
+#[test]
+fn missing_file_is_an_error_before_the_terminal() {
+    let o = Command::new(bin()).args(["tui", "-r", "/nonexistent/roce.pcap"]).output().expect("run");
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("/nonexistent/roce.pcap"), "names the file: {err}");
+    assert!(!err.contains("\x1b[?1049h"), "never entered the alternate screen");
+    assert!(o.stdout.is_empty(), "nothing drawn: {:?}", String::from_utf8_lossy(&o.stdout));
+}
+
+/// A tmux session that is killed when dropped.
+struct Tmux {
+    name: String,
+}
+
+impl Tmux {
+    fn start(cmd: &str) -> Option<Tmux> {
+        if Command::new("tmux").arg("-V").output().is_err() {
+            eprintln!("skipping: tmux is not installed");
+            return None;
+        }
+        let name = format!("rocescope-test-{}", std::process::id());
+        let ok = Command::new("tmux")
+            .args(["new-session", "-d", "-x", "160", "-y", "45", "-s", &name, cmd])
+            .status()
+            .expect("tmux")
+            .success();
+        assert!(ok, "tmux new-session");
+        Some(Tmux { name })
+    }
+
+    fn keys(&self, keys: &[&str]) {
+        for k in keys {
+            let ok = Command::new("tmux")
+                .args(["send-keys", "-t", &self.name, k])
+                .status()
+                .expect("tmux")
+                .success();
+            assert!(ok);
+            std::thread::sleep(Duration::from_millis(150));
+        }
+    }
+
+    fn screen(&self) -> String {
+        let o = Command::new("tmux").args(["capture-pane", "-p", "-t", &self.name]).output().expect("tmux");
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    }
+
+    /// Wait (up to 10 s) for `text` to appear on the screen.
+    fn wait_for(&self, text: &str) -> String {
+        let start = Instant::now();
+        loop {
+            let s = self.screen();
+            if s.contains(text) {
+                return s;
+            }
+            assert!(start.elapsed() < Duration::from_secs(10), "{text:?} never appeared; screen:\n{s}");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    fn alive(&self) -> bool {
+        Command::new("tmux").args(["has-session", "-t", &self.name]).status().is_ok_and(|s| s.success())
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux").args(["kill-session", "-t", &self.name]).status();
+    }
+}
+
+#[test]
+fn browse_a_capture_in_tmux() {
+    let sample = common::root().join("samples/nak-gobackn.pcap");
+    // `; sleep` keeps the pane after rocescope exits, so the restored screen can be read.
+    let cmd = format!("{} tui -r {}; echo EXITED $?; sleep 30", bin(), sample.display());
+    let Some(t) = Tmux::start(&cmd) else { return };
+    let s = t.wait_for("3 of 3");
+    assert!(s.contains("10.0.0.1 (0x31)"), "the NAK'd QP is listed:\n{s}");
+    assert!(s.contains("!! crit"), "and marked critical:\n{s}");
+    // Open it: the detail names the gap, the NAK and the resend.
+    t.keys(&["Enter"]);
+    let s = t.wait_for("events");
+    assert!(s.contains("NAK PSN Sequence Error"), "detail events:\n{s}");
+    // Its packets, then one frame's tree and hex dump.
+    t.keys(&["Enter"]);
+    let s = t.wait_for("Packets");
+    t.keys(&["Enter"]);
+    let s2 = t.wait_for("Base Transport Header");
+    assert!(s2.contains("0000  "), "hex dump shown:\n{s2}\n(before: {s})");
+    // Help, then the Findings screen, then quit: the terminal comes back.
+    t.keys(&["Escape", "Escape", "?"]);
+    t.wait_for("quit");
+    t.keys(&["Escape", "5"]);
+    t.wait_for("Findings, worst first");
+    t.keys(&["q"]);
+    let s = t.wait_for("EXITED 0");
+    assert!(!s.contains("Findings, worst first"), "alternate screen left:\n{s}");
+    assert!(t.alive());
+}

@@ -1,0 +1,481 @@
+//! UI state and what each action does to it. No terminal here: tests drive it directly.
+
+use crate::filter::{Filter, Row};
+use crate::keys::Action;
+use crate::snapshot::Snapshot;
+use rocescope_analyzer::report::{Connection, Report};
+
+/// The screens, in Tab order. Detail views hang off QPs and Packets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Screen {
+    /// One row per connection.
+    Qps,
+    /// The frames (of the selected QP, or all).
+    Packets,
+    /// PFC/PAUSE timelines.
+    Pause,
+    /// QoS violations.
+    Audit,
+    /// Findings, worst first.
+    Findings,
+}
+
+impl Screen {
+    /// Tab order.
+    pub const ALL: [Screen; 5] =
+        [Screen::Qps, Screen::Packets, Screen::Pause, Screen::Audit, Screen::Findings];
+
+    /// Tab title.
+    pub fn title(self) -> &'static str {
+        match self {
+            Screen::Qps => "1 QPs",
+            Screen::Packets => "2 Packets",
+            Screen::Pause => "3 Pause",
+            Screen::Audit => "4 Audit",
+            Screen::Findings => "5 Findings",
+        }
+    }
+
+    fn index(self) -> usize {
+        Screen::ALL.iter().position(|s| *s == self).unwrap_or(0)
+    }
+}
+
+/// Sortable QP columns (`s` cycles through them).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Column {
+    /// Worst health first, then packets (the default).
+    Health,
+    /// Packets.
+    Packets,
+    /// Mean Gb/s.
+    Gbps,
+    /// PSN gaps.
+    Gaps,
+    /// Retransmissions.
+    Retx,
+    /// NAKs.
+    Naks,
+    /// RNR NAKs.
+    Rnr,
+    /// CE percent.
+    Ce,
+    /// CNPs.
+    Cnps,
+    /// Source address.
+    Address,
+}
+
+impl Column {
+    /// Cycle order.
+    pub const ALL: [Column; 10] = [
+        Column::Health,
+        Column::Packets,
+        Column::Gbps,
+        Column::Gaps,
+        Column::Retx,
+        Column::Naks,
+        Column::Rnr,
+        Column::Ce,
+        Column::Cnps,
+        Column::Address,
+    ];
+
+    /// Header name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Column::Health => "health",
+            Column::Packets => "packets",
+            Column::Gbps => "Gb/s",
+            Column::Gaps => "gaps",
+            Column::Retx => "retx",
+            Column::Naks => "NAKs",
+            Column::Rnr => "RNR",
+            Column::Ce => "CE%",
+            Column::Cnps => "CNPs",
+            Column::Address => "A",
+        }
+    }
+}
+
+/// One QPs row: a connection with its aggregated figures.
+#[derive(Clone, Debug, PartialEq)]
+pub struct QpRow {
+    /// Index into `Report::connections`.
+    pub conn: usize,
+    /// Filterable figures.
+    pub row: Row,
+    /// Gb/s over the last bin, and the peak bin.
+    pub gbps_now: f64,
+    /// Peak.
+    pub gbps_peak: f64,
+    /// Mean over the connection's life.
+    pub gbps_mean: f64,
+    /// Messages.
+    pub messages: u64,
+    /// NAK-driven / timeout retransmissions.
+    pub retx_nak: u64,
+    /// Timeout retransmissions.
+    pub retx_timeout: u64,
+}
+
+fn health_rank(h: &str) -> u8 {
+    match h {
+        "critical" => 0,
+        "warning" => 1,
+        "info" => 2,
+        _ => 3,
+    }
+}
+
+/// Build the QPs rows of `r`.
+pub fn qp_rows(r: &Report) -> Vec<QpRow> {
+    r.connections.iter().enumerate().map(|(i, c)| qp_row(r, i, c)).collect()
+}
+
+fn qp_row(r: &Report, i: usize, c: &Connection) -> QpRow {
+    let flows: Vec<_> = c.flows.iter().filter_map(|f| r.flows.get(*f)).collect();
+    let sum =
+        |g: &dyn Fn(&rocescope_analyzer::report::FlowReport) -> u64| flows.iter().map(|f| g(f)).sum::<u64>();
+    let pkts = sum(&|f| f.packets);
+    let ce = sum(&|f| f.ecn.ce);
+    let first = flows.iter().map(|f| f.first_ns).min().unwrap_or(0);
+    let last = flows.iter().map(|f| f.last_ns).max().unwrap_or(0);
+    let life = (last - first).max(0) as f64;
+    let mut dscp: Vec<u8> = flows.iter().flat_map(|f| f.dscp.iter().copied()).collect();
+    dscp.sort_unstable();
+    dscp.dedup();
+    let mut pcp: Vec<u8> = flows.iter().flat_map(|f| f.pcp.iter().copied()).collect();
+    pcp.sort_unstable();
+    pcp.dedup();
+    let now = flows
+        .iter()
+        .map(|f| {
+            f.throughput.bins.last().copied().unwrap_or(0) as f64 * 8.0 / f.throughput.bin_ns.max(1) as f64
+        })
+        .sum();
+    let mut qps = vec![c.b_qpn];
+    qps.extend(c.a_qpn);
+    QpRow {
+        conn: i,
+        row: Row {
+            qps,
+            ips: vec![c.a.clone(), c.b.clone()],
+            pkts: pkts as f64,
+            gaps: sum(&|f| f.psn.gaps) as f64,
+            retx: sum(&|f| f.psn.retransmits) as f64,
+            naks: sum(&|f| {
+                f.naks.psn_seq_err
+                    + f.naks.invalid_request
+                    + f.naks.remote_access
+                    + f.naks.remote_operational
+                    + f.naks.invalid_rd
+                    + f.naks.other
+            }) as f64,
+            rnr: sum(&|f| f.naks.rnr) as f64,
+            ce: if pkts > 0 { ce as f64 * 100.0 / pkts as f64 } else { 0.0 },
+            cnps: sum(&|f| f.cnps) as f64,
+            dscp,
+            pcp,
+            health: c.health,
+        },
+        gbps_now: now,
+        gbps_peak: flows.iter().map(|f| f.throughput.peak_gbps).fold(0.0, f64::max),
+        gbps_mean: if life > 0.0 { c.bytes as f64 * 8.0 / life } else { 0.0 },
+        messages: sum(&|f| f.messages),
+        retx_nak: sum(&|f| f.psn.retransmits_nak),
+        retx_timeout: sum(&|f| f.psn.retransmits_timeout),
+    }
+}
+
+/// The whole UI state.
+#[derive(Debug)]
+pub struct App {
+    /// The screen shown.
+    pub screen: Screen,
+    /// The QP detail view is open (over QPs) for this connection.
+    pub detail: Option<usize>,
+    /// The packet tree is open for this frame number.
+    pub packet_open: Option<u64>,
+    /// Packets shown only for these flows (from a QP detail), else all.
+    pub packet_flows: Option<Vec<usize>>,
+    /// Selected row per screen.
+    pub selected: [usize; 5],
+    /// Sort column and whether reversed.
+    pub sort: (Column, bool),
+    /// The view is frozen: new snapshots are kept aside.
+    pub frozen: bool,
+    /// What is shown.
+    pub shown: Option<Snapshot>,
+    /// The newest snapshot while frozen.
+    pub pending: Option<Snapshot>,
+    /// Display filter text, parsed filter, and its error.
+    pub filter_text: String,
+    /// The parsed filter.
+    pub filter: Option<Filter>,
+    /// Why the filter text does not parse.
+    pub filter_error: Option<String>,
+    /// Typing a filter.
+    pub editing_filter: bool,
+    /// Help overlay shown.
+    pub help: bool,
+    /// Leave at the next turn.
+    pub quit: bool,
+    /// The user asked to clear counters (the worker restarts the analysis).
+    pub clear_requested: bool,
+    /// Rows per page (set by the renderer).
+    pub page: usize,
+}
+
+impl Default for App {
+    fn default() -> Self {
+        App {
+            screen: Screen::Qps,
+            detail: None,
+            packet_open: None,
+            packet_flows: None,
+            selected: [0; 5],
+            sort: (Column::Health, false),
+            frozen: false,
+            shown: None,
+            pending: None,
+            filter_text: String::new(),
+            filter: None,
+            filter_error: None,
+            editing_filter: false,
+            help: false,
+            quit: false,
+            clear_requested: false,
+            page: 20,
+        }
+    }
+}
+
+impl App {
+    /// Take a new snapshot (kept aside while frozen).
+    pub fn update(&mut self, s: Snapshot) {
+        if self.frozen && self.shown.is_some() {
+            self.pending = Some(s);
+        } else {
+            self.shown = Some(s);
+        }
+    }
+
+    /// QPs rows, filtered and sorted as the user asked.
+    pub fn rows(&self) -> Vec<QpRow> {
+        let Some(s) = &self.shown else { return Vec::new() };
+        let mut rows: Vec<QpRow> = qp_rows(&s.report);
+        if let Some(f) = &self.filter {
+            rows.retain(|r| f.matches(&r.row));
+        }
+        let key = |r: &QpRow| -> f64 {
+            match self.sort.0 {
+                Column::Health | Column::Address => 0.0,
+                Column::Packets => r.row.pkts,
+                Column::Gbps => r.gbps_mean,
+                Column::Gaps => r.row.gaps,
+                Column::Retx => r.row.retx,
+                Column::Naks => r.row.naks,
+                Column::Rnr => r.row.rnr,
+                Column::Ce => r.row.ce,
+                Column::Cnps => r.row.cnps,
+            }
+        };
+        match self.sort.0 {
+            Column::Health => rows.sort_by(|a, b| {
+                health_rank(a.row.health)
+                    .cmp(&health_rank(b.row.health))
+                    .then(b.row.pkts.total_cmp(&a.row.pkts))
+            }),
+            Column::Address => rows.sort_by(|a, b| a.row.ips.cmp(&b.row.ips)),
+            _ => rows.sort_by(|a, b| key(b).total_cmp(&key(a))),
+        }
+        if self.sort.1 {
+            rows.reverse();
+        }
+        rows
+    }
+
+    /// Rows on the current screen (for moving the selection).
+    pub fn row_count(&self) -> usize {
+        let Some(s) = &self.shown else { return 0 };
+        match self.screen {
+            Screen::Qps if self.detail.is_some() => 0,
+            Screen::Qps => self.rows().len(),
+            Screen::Packets => self.packet_rows(s).len(),
+            Screen::Pause => s.report.pfc.len(),
+            Screen::Audit => s.report.audit.violations.len(),
+            Screen::Findings => s.report.findings.len(),
+        }
+    }
+
+    /// Frames on the Packets screen (oldest first), narrowed to a QP when asked.
+    pub fn packet_rows<'a>(&self, s: &'a Snapshot) -> Vec<&'a crate::FrameLine> {
+        match &self.packet_flows {
+            Some(flows) => s.frames.iter().filter(|f| f.flow.is_some_and(|x| flows.contains(&x))).collect(),
+            None => s.frames.iter().collect(),
+        }
+    }
+
+    fn sel(&mut self) -> &mut usize {
+        let i = self.screen.index();
+        let n = self.selected.len();
+        &mut self.selected[i.min(n - 1)]
+    }
+
+    /// Apply an action.
+    pub fn act(&mut self, a: Action) {
+        if self.help && a != Action::Quit {
+            self.help = false;
+            if a == Action::Help || a == Action::Back {
+                return;
+            }
+        }
+        let count = self.row_count();
+        match a {
+            Action::Quit => self.quit = true,
+            Action::Help => self.help = true,
+            Action::NextScreen | Action::PrevScreen => {
+                let i = self.screen.index();
+                let n = Screen::ALL.len();
+                let j = if a == Action::NextScreen { (i + 1) % n } else { (i + n - 1) % n };
+                self.go(Screen::ALL[j]);
+            }
+            Action::Screen(n) => {
+                if let Some(s) = Screen::ALL.get(usize::from(n).saturating_sub(1)) {
+                    self.go(*s);
+                }
+            }
+            Action::Up => *self.sel() = self.sel().saturating_sub(1),
+            Action::Down => {
+                let s = self.sel();
+                *s = (*s + 1).min(count.saturating_sub(1));
+            }
+            Action::PageUp => {
+                let p = self.page.max(1);
+                let s = self.sel();
+                *s = s.saturating_sub(p);
+            }
+            Action::PageDown => {
+                let p = self.page.max(1);
+                let s = self.sel();
+                *s = (*s + p).min(count.saturating_sub(1));
+            }
+            Action::Top => *self.sel() = 0,
+            Action::Bottom => *self.sel() = count.saturating_sub(1),
+            Action::Enter => self.enter(),
+            Action::Back => {
+                if self.packet_open.is_some() {
+                    self.packet_open = None;
+                } else if self.detail.is_some() {
+                    self.detail = None;
+                } else if self.screen == Screen::Packets && self.packet_flows.is_some() {
+                    self.packet_flows = None;
+                    self.selected[Screen::Packets.index()] = 0;
+                }
+            }
+            Action::SortNext => {
+                let i = Column::ALL.iter().position(|c| *c == self.sort.0).unwrap_or(0);
+                self.sort = (Column::ALL[(i + 1) % Column::ALL.len()], false);
+                self.selected[0] = 0;
+            }
+            Action::SortReverse => self.sort.1 = !self.sort.1,
+            Action::Freeze => {
+                self.frozen = !self.frozen;
+                if !self.frozen {
+                    if let Some(p) = self.pending.take() {
+                        self.shown = Some(p);
+                    }
+                }
+            }
+            Action::Filter => self.editing_filter = true,
+            Action::Clear => self.clear_requested = true,
+        }
+    }
+
+    fn go(&mut self, s: Screen) {
+        self.screen = s;
+        self.detail = None;
+        self.packet_open = None;
+    }
+
+    fn enter(&mut self) {
+        let Some(s) = &self.shown else { return };
+        match self.screen {
+            Screen::Qps if self.detail.is_none() => {
+                let rows = self.rows();
+                if let Some(r) = rows.get(self.selected[0]) {
+                    self.detail = Some(r.conn);
+                }
+            }
+            Screen::Qps => {
+                // From a QP detail: its packets.
+                let flows = self.detail.and_then(|c| s.report.connections.get(c)).map(|c| c.flows.clone());
+                self.packet_flows = flows;
+                self.selected[Screen::Packets.index()] = usize::MAX;
+                self.screen = Screen::Packets;
+                self.detail = None;
+                let n = self.row_count();
+                self.selected[Screen::Packets.index()] = n.saturating_sub(1);
+            }
+            Screen::Packets => {
+                let rows = self.packet_rows(s);
+                self.packet_open = rows.get(self.selected[1]).map(|f| f.number);
+            }
+            Screen::Findings => {
+                let Some(f) = s.report.findings.get(self.selected[4]) else { return };
+                if let Some(flow) = f.flow {
+                    let conn = s.report.connections.iter().position(|c| c.flows.contains(&flow));
+                    self.screen = Screen::Qps;
+                    self.detail = conn;
+                } else if f.src_mac.is_some() {
+                    let mac = f.src_mac.clone();
+                    let prio = f.priority;
+                    let idx = s.report.pfc.iter().position(|p| {
+                        Some(&p.src_mac) == mac.as_ref() && prio.is_none_or(|q| q == p.priority)
+                    });
+                    self.screen = Screen::Pause;
+                    self.selected[2] = idx.unwrap_or(0);
+                } else if let Some(e) = f.evidence.first() {
+                    self.screen = Screen::Packets;
+                    self.packet_flows = None;
+                    let idx = s.frames.iter().position(|x| x.number == e.frame);
+                    if let Some(i) = idx {
+                        self.selected[1] = i;
+                        self.packet_open = Some(e.frame);
+                    }
+                }
+            }
+            Screen::Pause | Screen::Audit => {}
+        }
+    }
+
+    /// A character typed while editing the filter (Enter applies, Esc cancels).
+    pub fn filter_key(&mut self, c: Option<char>, enter: bool, esc: bool, backspace: bool) {
+        if esc {
+            self.editing_filter = false;
+            return;
+        }
+        if enter {
+            self.editing_filter = false;
+            if self.filter_error.is_none() {
+                self.selected[0] = 0;
+            }
+            return;
+        }
+        if backspace {
+            self.filter_text.pop();
+        } else if let Some(c) = c {
+            if !c.is_control() {
+                self.filter_text.push(c);
+            }
+        }
+        match Filter::parse(&self.filter_text) {
+            Ok(f) => {
+                self.filter = f;
+                self.filter_error = None;
+            }
+            Err(e) => self.filter_error = Some(e),
+        }
+    }
+}

@@ -1,0 +1,153 @@
+//! Key bindings as data: the help overlay and the dispatcher read the same table.
+
+/// What a key does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Action {
+    /// Leave.
+    Quit,
+    /// Next screen.
+    NextScreen,
+    /// Previous screen.
+    PrevScreen,
+    /// Go to screen n (1-based).
+    Screen(u8),
+    /// Move the selection.
+    Up,
+    /// Move the selection.
+    Down,
+    /// A page up.
+    PageUp,
+    /// A page down.
+    PageDown,
+    /// First row.
+    Top,
+    /// Last row.
+    Bottom,
+    /// Open the selection (QP detail, packet tree, a finding's target).
+    Enter,
+    /// Back out of a detail view.
+    Back,
+    /// Sort by the next column.
+    SortNext,
+    /// Reverse the sort.
+    SortReverse,
+    /// Freeze or thaw the view.
+    Freeze,
+    /// Start typing a display filter.
+    Filter,
+    /// Clear counters (restart the analysis).
+    Clear,
+    /// Show or hide the key list.
+    Help,
+}
+
+/// A binding: key label, its characters or names, the action, and what the help says.
+pub struct Binding {
+    /// How the help shows it.
+    pub label: &'static str,
+    /// Characters that trigger it.
+    pub chars: &'static [char],
+    /// Named keys that trigger it (`up`, `down`, `enter`, `esc`, `tab`, `backtab`, `pgup`,
+    /// `pgdn`, `home`, `end`).
+    pub names: &'static [&'static str],
+    /// The action.
+    pub action: Action,
+    /// Help text.
+    pub help: &'static str,
+}
+
+/// Every binding.
+pub const KEYS: &[Binding] = &[
+    Binding {
+        label: "q, Ctrl-C",
+        chars: &['q'],
+        names: &[],
+        action: Action::Quit,
+        help: "quit (the terminal is restored)",
+    },
+    Binding {
+        label: "Tab, Shift-Tab",
+        chars: &[],
+        names: &["tab"],
+        action: Action::NextScreen,
+        help: "next screen",
+    },
+    Binding {
+        label: "",
+        chars: &[],
+        names: &["backtab"],
+        action: Action::PrevScreen,
+        help: "previous screen",
+    },
+    Binding { label: "1", chars: &['1'], names: &[], action: Action::Screen(1), help: "QPs" },
+    Binding { label: "2", chars: &['2'], names: &[], action: Action::Screen(2), help: "Packets" },
+    Binding {
+        label: "3",
+        chars: &['3'],
+        names: &[],
+        action: Action::Screen(3),
+        help: "Pause (PFC timelines)",
+    },
+    Binding { label: "4", chars: &['4'], names: &[], action: Action::Screen(4), help: "Audit" },
+    Binding { label: "5", chars: &['5'], names: &[], action: Action::Screen(5), help: "Findings" },
+    Binding { label: "k, Up", chars: &['k'], names: &["up"], action: Action::Up, help: "move up" },
+    Binding { label: "j, Down", chars: &['j'], names: &["down"], action: Action::Down, help: "move down" },
+    Binding { label: "PgUp, Ctrl-B", chars: &[], names: &["pgup"], action: Action::PageUp, help: "page up" },
+    Binding {
+        label: "PgDn, Ctrl-F",
+        chars: &[],
+        names: &["pgdn"],
+        action: Action::PageDown,
+        help: "page down",
+    },
+    Binding { label: "g, Home", chars: &['g'], names: &["home"], action: Action::Top, help: "first row" },
+    Binding { label: "G, End", chars: &['G'], names: &["end"], action: Action::Bottom, help: "last row" },
+    Binding {
+        label: "Enter, l",
+        chars: &['l'],
+        names: &["enter"],
+        action: Action::Enter,
+        help: "open: QP detail, packet tree, finding target",
+    },
+    Binding { label: "Esc, h", chars: &['h'], names: &["esc"], action: Action::Back, help: "back" },
+    Binding {
+        label: "s",
+        chars: &['s'],
+        names: &[],
+        action: Action::SortNext,
+        help: "sort by the next column (QPs)",
+    },
+    Binding { label: "S", chars: &['S'], names: &[], action: Action::SortReverse, help: "reverse the sort" },
+    Binding {
+        label: "Space",
+        chars: &[' '],
+        names: &[],
+        action: Action::Freeze,
+        help: "freeze the view (capture continues)",
+    },
+    Binding {
+        label: "/",
+        chars: &['/'],
+        names: &[],
+        action: Action::Filter,
+        help: "display filter: qp=0x12 and ce>0, ip=10.0.0.3, nak, loss",
+    },
+    Binding {
+        label: "c",
+        chars: &['c'],
+        names: &[],
+        action: Action::Clear,
+        help: "clear counters (restart the analysis)",
+    },
+    Binding { label: "?", chars: &['?'], names: &[], action: Action::Help, help: "this help" },
+];
+
+/// The action for a character key.
+pub fn for_char(c: char) -> Option<Action> {
+    KEYS.iter().find(|b| b.chars.contains(&c)).map(|b| b.action)
+}
+
+/// The action for a named key.
+pub fn for_name(name: &str) -> Option<Action> {
+    KEYS.iter().find(|b| b.names.contains(&name)).map(|b| b.action)
+}

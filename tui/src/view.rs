@@ -1,0 +1,572 @@
+//! Rendering: header, tabs, the current screen, footer, help. Pure functions of the state.
+
+use crate::app::{App, Screen};
+use crate::keys::KEYS;
+use crate::snapshot::FrameLine;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Cell, Clear, Gauge, Paragraph, Row, Sparkline, Table, TableState, Tabs, Wrap};
+use ratatui::Frame;
+use rocescope_analyzer::report::Severity;
+use rocescope_analyzer::PauseKind;
+
+/// Turns a frame into its decoded tree and hex dump (the worker's decoder, passed in).
+pub type TreeFn<'a> = &'a dyn Fn(&FrameLine) -> String;
+
+fn health_style(h: &str) -> Style {
+    match h {
+        "critical" => Style::new().fg(Color::Red).add_modifier(Modifier::BOLD),
+        "warning" => Style::new().fg(Color::Yellow),
+        "info" => Style::new().fg(Color::Cyan),
+        _ => Style::new().fg(Color::Green),
+    }
+}
+
+fn health_mark(h: &str) -> &'static str {
+    match h {
+        "critical" => "!! crit",
+        "warning" => "!  warn",
+        "info" => "i  info",
+        _ => "   ok",
+    }
+}
+
+fn sev_name(s: Severity) -> &'static str {
+    match s {
+        Severity::Critical => "critical",
+        Severity::Warning => "warning",
+        Severity::Info => "info",
+    }
+}
+
+fn list(v: &[u8]) -> String {
+    if v.is_empty() {
+        "-".into()
+    } else {
+        v.iter().map(u8::to_string).collect::<Vec<_>>().join(",")
+    }
+}
+
+/// Draw everything.
+pub fn draw(f: &mut Frame<'_>, app: &mut App, tree: TreeFn<'_>) {
+    let area = f.area();
+    let [header, tabs, body, footer] = Layout::vertical([
+        Constraint::Length(3),
+        Constraint::Length(1),
+        Constraint::Min(3),
+        Constraint::Length(1),
+    ])
+    .areas(area);
+    app.page = usize::from(body.height.saturating_sub(3)).max(1);
+    draw_header(f, app, header);
+    let titles: Vec<Line<'_>> = Screen::ALL.iter().map(|s| Line::from(s.title())).collect();
+    let idx = Screen::ALL.iter().position(|s| *s == app.screen).unwrap_or(0);
+    f.render_widget(
+        Tabs::new(titles)
+            .select(idx)
+            .highlight_style(Style::new().add_modifier(Modifier::REVERSED))
+            .divider("|"),
+        tabs,
+    );
+    match app.screen {
+        Screen::Qps if app.detail.is_some() => draw_detail(f, app, body),
+        Screen::Qps => draw_qps(f, app, body),
+        Screen::Packets => draw_packets(f, app, body, tree),
+        Screen::Pause => draw_pause(f, app, body),
+        Screen::Audit => draw_audit(f, app, body),
+        Screen::Findings => draw_findings(f, app, body),
+    }
+    draw_footer(f, app, footer);
+    if app.help {
+        draw_help(f, area);
+    }
+}
+
+fn draw_header(f: &mut Frame<'_>, app: &App, area: Rect) {
+    let Some(s) = &app.shown else {
+        f.render_widget(Paragraph::new("waiting for the first packets ..."), area);
+        return;
+    };
+    let sm = &s.report.summary;
+    let span_s = match (sm.start_ns, sm.end_ns) {
+        (Some(a), Some(b)) => (b - a) as f64 / 1e9,
+        _ => 0.0,
+    };
+    let drops = s
+        .report
+        .capture
+        .as_ref()
+        .map_or(String::from("-"), |c| format!("{} kernel / {} if", c.kernel_dropped, c.if_dropped));
+    let mode = if s.live {
+        "live"
+    } else if s.done {
+        "file"
+    } else {
+        "file, analysing"
+    };
+    let frozen = if app.frozen { "  [FROZEN: Space to resume]" } else { "" };
+    let line1 = Line::from(vec![
+        Span::styled("rocescope ", Style::new().add_modifier(Modifier::BOLD)),
+        Span::raw(format!("{} ({mode}){frozen}", s.source)),
+    ]);
+    let line2 = Line::from(format!(
+        "elapsed {:.1} s | capture span {:.3} s | {} packets ({} RoCE) | {:.0} pps, {:.2} Gb/s | drops {} | ICRC bad {} | malformed {}",
+        s.elapsed_s, span_s, sm.packets, sm.roce, s.rate_pps, s.rate_gbps, drops, sm.icrc_bad, sm.malformed
+    ));
+    let fc = &sm.findings;
+    let line3 = Line::from(vec![
+        Span::raw("findings: "),
+        Span::styled(format!("{} critical", fc.critical), health_style("critical")),
+        Span::raw(", "),
+        Span::styled(format!("{} warning", fc.warning), health_style("warning")),
+        Span::raw(", "),
+        Span::styled(format!("{} info", fc.info), health_style("info")),
+        Span::raw(format!(" | {} connections, {} flows", sm.connections, sm.flows)),
+    ]);
+    match (s.progress, s.done) {
+        (Some(p), false) => {
+            let [top, gauge] = Layout::vertical([Constraint::Length(2), Constraint::Length(1)]).areas(area);
+            f.render_widget(Paragraph::new(vec![line1, line2]), top);
+            f.render_widget(
+                Gauge::default().ratio(p.clamp(0.0, 1.0)).label(format!("analysing {:.0}%", p * 100.0)),
+                gauge,
+            );
+        }
+        _ => f.render_widget(Paragraph::new(vec![line1, line2, line3]), area),
+    }
+    if let Some(e) = &s.error {
+        let warn = Rect { y: area.y + 2, height: 1, ..area };
+        f.render_widget(Paragraph::new(format!("stopped: {e}")).style(health_style("critical")), warn);
+    }
+}
+
+fn draw_footer(f: &mut Frame<'_>, app: &App, area: Rect) {
+    let line = if app.editing_filter {
+        let state = match &app.filter_error {
+            Some(e) => Span::styled(format!("  invalid: {e}"), health_style("critical")),
+            None => Span::styled("  valid (Enter to keep, Esc to stop typing)", health_style("ok")),
+        };
+        Line::from(vec![Span::raw(format!("/{}", app.filter_text)), state])
+    } else if !app.filter_text.is_empty() {
+        Line::from(format!("filter: {}   (/ to edit)   ? keys", app.filter_text))
+    } else {
+        Line::from(
+            "? keys  Tab screens  Enter open  Esc back  s/S sort  / filter  Space freeze  c clear  q quit",
+        )
+    };
+    f.render_widget(Paragraph::new(line), area);
+}
+
+fn draw_qps(f: &mut Frame<'_>, app: &App, area: Rect) {
+    let rows = app.rows();
+    let header = Row::new(vec![
+        "health",
+        "A (QP)",
+        "B (QP)",
+        "pkts",
+        "Gb/s now/peak",
+        "msgs",
+        "gaps",
+        "retx n/t",
+        "NAKs",
+        "RNR",
+        "CE%",
+        "CNPs",
+        "DSCP",
+        "PCP",
+    ])
+    .style(Style::new().add_modifier(Modifier::BOLD));
+    let sel = app.selected[0].min(rows.len().saturating_sub(1));
+    let Some(s) = &app.shown else { return };
+    let body: Vec<Row<'_>> = rows
+        .iter()
+        .map(|r| {
+            let c = s.report.connections.get(r.conn);
+            let a = c.map_or(String::new(), |c| {
+                format!("{} ({})", c.a, c.a_qpn.map_or("?".into(), |q| format!("0x{q:x}")))
+            });
+            let b = c.map_or(String::new(), |c| format!("{} (0x{:x})", c.b, c.b_qpn));
+            Row::new(vec![
+                Cell::from(health_mark(r.row.health)).style(health_style(r.row.health)),
+                Cell::from(a),
+                Cell::from(b),
+                Cell::from(format!("{}", r.row.pkts)),
+                Cell::from(format!("{:.2}/{:.2}", r.gbps_now, r.gbps_peak)),
+                Cell::from(r.messages.to_string()),
+                Cell::from(format!("{}", r.row.gaps)),
+                Cell::from(format!("{}/{}", r.retx_nak, r.retx_timeout)),
+                Cell::from(format!("{}", r.row.naks)),
+                Cell::from(format!("{}", r.row.rnr)),
+                Cell::from(format!("{:.2}", r.row.ce)),
+                Cell::from(format!("{}", r.row.cnps)),
+                Cell::from(list(&r.row.dscp)),
+                Cell::from(list(&r.row.pcp)),
+            ])
+        })
+        .collect();
+    let widths = [
+        Constraint::Length(7),
+        Constraint::Min(18),
+        Constraint::Min(18),
+        Constraint::Length(8),
+        Constraint::Length(13),
+        Constraint::Length(6),
+        Constraint::Length(5),
+        Constraint::Length(8),
+        Constraint::Length(5),
+        Constraint::Length(4),
+        Constraint::Length(6),
+        Constraint::Length(5),
+        Constraint::Length(6),
+        Constraint::Length(4),
+    ];
+    let title = format!(
+        " QPs: {} of {} (sorted by {}{}) ",
+        rows.len(),
+        s.report.connections.len(),
+        app.sort.0.name(),
+        if app.sort.1 { ", reversed" } else { "" }
+    );
+    let table = Table::new(body, widths)
+        .header(header)
+        .block(Block::bordered().title(title))
+        .row_highlight_style(Style::new().add_modifier(Modifier::REVERSED))
+        .highlight_symbol("> ");
+    let mut state = TableState::default().with_selected(if rows.is_empty() { None } else { Some(sel) });
+    f.render_stateful_widget(table, area, &mut state);
+}
+
+fn draw_detail(f: &mut Frame<'_>, app: &App, area: Rect) {
+    let Some(s) = &app.shown else { return };
+    let Some(c) = app.detail.and_then(|d| s.report.connections.get(d)) else { return };
+    let flows: Vec<_> = c.flows.iter().filter_map(|i| s.report.flows.get(*i).map(|fl| (*i, fl))).collect();
+    let [top, spark, events] =
+        Layout::vertical([Constraint::Length(12), Constraint::Length(6), Constraint::Min(3)]).areas(area);
+    let cols = Layout::horizontal(vec![Constraint::Ratio(1, flows.len().max(1) as u32); flows.len().max(1)])
+        .split(top);
+    for ((_, fl), col) in flows.iter().zip(cols.iter()) {
+        let lat = |l: &Option<rocescope_analyzer::stats::LatencySummary>| {
+            l.map_or("-".into(), |l| {
+                format!(
+                    "p50 {:.1} us, p99 {:.1} us (n={})",
+                    l.p50_ns as f64 / 1e3,
+                    l.p99_ns as f64 / 1e3,
+                    l.count
+                )
+            })
+        };
+        let text = vec![
+            Line::from(format!(
+                "{} packets, {} bytes, {} messages, PMTU {}",
+                fl.packets, fl.bytes, fl.messages, fl.pmtu
+            )),
+            Line::from(format!(
+                "PSN: {} gaps ({} missing), resends {} NAK / {} timeout / {} RNR, {} dup, {} reordered",
+                fl.psn.gaps,
+                fl.psn.missing,
+                fl.psn.retransmits_nak,
+                fl.psn.retransmits_timeout,
+                fl.psn.retransmits_rnr,
+                fl.psn.duplicates,
+                fl.psn.out_of_order
+            )),
+            Line::from(format!(
+                "loss: {} network, {} probable capture | ACKs {} | NAKs {} seq, {} other | RNR {}",
+                fl.psn.network_loss_gaps,
+                fl.psn.capture_loss_gaps,
+                fl.acks,
+                fl.naks.psn_seq_err,
+                fl.naks.invalid_request
+                    + fl.naks.remote_access
+                    + fl.naks.remote_operational
+                    + fl.naks.invalid_rd
+                    + fl.naks.other,
+                fl.naks.rnr
+            )),
+            Line::from(format!(
+                "ECN: {} ECT0, {} ECT1, {} Not-ECT, {} CE ({:.2}%) | CNPs {} carried, {} back",
+                fl.ecn.ect0,
+                fl.ecn.ect1,
+                fl.ecn.not_ect,
+                fl.ecn.ce,
+                fl.ecn.ce_fraction * 100.0,
+                fl.cnps,
+                fl.cnps_received
+            )),
+            Line::from(format!("ACK latency: {}", lat(&fl.latency.ack))),
+            Line::from(format!("READ latency: {}", lat(&fl.latency.read))),
+            Line::from(format!("NAK to resend: {}", lat(&fl.latency.nak_to_retransmit))),
+            Line::from(format!("CE to CNP: {}", lat(&fl.latency.ce_to_cnp))),
+            Line::from(format!(
+                "DSCP {} PCP {} | ICRC bad {} | Gb/s mean {:.2}, peak {:.2}",
+                list(&fl.dscp),
+                list(&fl.pcp),
+                fl.icrc_bad,
+                fl.throughput.mean_gbps,
+                fl.throughput.peak_gbps
+            )),
+        ];
+        let title = format!(" {} → {} QP 0x{:06x} ", fl.src, fl.dst, fl.dest_qp);
+        f.render_widget(
+            Paragraph::new(text).block(Block::bordered().title(title)).wrap(Wrap { trim: true }),
+            *col,
+        );
+    }
+    let scols = Layout::horizontal(vec![Constraint::Ratio(1, flows.len().max(1) as u32); flows.len().max(1)])
+        .split(spark);
+    for ((_, fl), col) in flows.iter().zip(scols.iter()) {
+        let data: Vec<u64> = fl.throughput.bins.clone();
+        let title = format!(" throughput, {} ms bins ", fl.throughput.bin_ns / 1_000_000);
+        f.render_widget(Sparkline::default().block(Block::bordered().title(title)).data(&data), *col);
+    }
+    let ids: Vec<usize> = flows.iter().map(|(i, _)| *i).collect();
+    let mut ev: Vec<(u64, String)> = s
+        .report
+        .findings
+        .iter()
+        .filter(|fd| fd.flow.is_some_and(|x| ids.contains(&x)))
+        .flat_map(|fd| {
+            fd.evidence
+                .iter()
+                .map(move |e| (e.frame, format!("[{}] frame {}: {}", sev_name(fd.severity), e.frame, e.what)))
+        })
+        .collect();
+    ev.sort();
+    ev.dedup();
+    let lines: Vec<Line<'_>> = if ev.is_empty() {
+        vec![Line::from("no events: no gaps, NAKs, resends, RNR, CE marks or bad ICRCs")]
+    } else {
+        ev.into_iter().map(|(_, t)| Line::from(t)).collect()
+    };
+    let title =
+        format!(" events ({} ↔ {}, paired by {}) — Enter: its packets, Esc: back ", c.a, c.b, c.pairing);
+    f.render_widget(Paragraph::new(lines).block(Block::bordered().title(title)), events);
+}
+
+fn draw_packets(f: &mut Frame<'_>, app: &App, area: Rect, tree: TreeFn<'_>) {
+    let Some(s) = &app.shown else { return };
+    let rows = app.packet_rows(s);
+    if let Some(n) = app.packet_open {
+        if let Some(fr) = rows.iter().find(|r| r.number == n) {
+            let text = tree(fr);
+            f.render_widget(
+                Paragraph::new(text).block(Block::bordered().title(format!(" frame {n} — Esc: back "))),
+                area,
+            );
+            return;
+        }
+    }
+    let sel = app.selected[1].min(rows.len().saturating_sub(1));
+    let body: Vec<Row<'_>> = rows.iter().map(|r| Row::new(vec![Cell::from(r.summary.clone())])).collect();
+    let title = match &app.packet_flows {
+        Some(_) => format!(" packets of the selected QP: {} (Esc: all) ", rows.len()),
+        None => format!(" packets: the last {} ", rows.len()),
+    };
+    let table = Table::new(body, [Constraint::Min(10)])
+        .block(Block::bordered().title(title))
+        .row_highlight_style(Style::new().add_modifier(Modifier::REVERSED))
+        .highlight_symbol("> ");
+    let mut state = TableState::default().with_selected(if rows.is_empty() { None } else { Some(sel) });
+    f.render_stateful_widget(table, area, &mut state);
+}
+
+fn draw_pause(f: &mut Frame<'_>, app: &App, area: Rect) {
+    let Some(s) = &app.shown else { return };
+    let sm = &s.report.summary;
+    let (start, end) = (sm.start_ns.unwrap_or(0), sm.end_ns.unwrap_or(0));
+    let span = (end - start).max(1);
+    let strip_w = usize::from(area.width.saturating_sub(48)).max(10);
+    if s.report.pfc.is_empty() {
+        f.render_widget(
+            Paragraph::new("no PFC or PAUSE frames. Hosts consume them: capture from a TAP or a switch mirror to see pauses.")
+                .block(Block::bordered().title(" Pause ")),
+            area,
+        );
+        return;
+    }
+    let sel = app.selected[2].min(s.report.pfc.len().saturating_sub(1));
+    let body: Vec<Row<'_>> = s
+        .report
+        .pfc
+        .iter()
+        .map(|p| {
+            let mut strip = vec!['·'; strip_w];
+            for i in &p.intervals {
+                let a = ((i.start_ns - start).max(0) as i128 * strip_w as i128 / span as i128) as usize;
+                let b = ((i.end_ns - start).max(0) as i128 * strip_w as i128 / span as i128) as usize;
+                for c in
+                    strip.iter_mut().take(b.max(a + 1).min(strip_w)).skip(a.min(strip_w.saturating_sub(1)))
+                {
+                    *c = '█';
+                }
+            }
+            let what = match p.kind {
+                PauseKind::Pfc => format!("PFC p{}", p.priority),
+                PauseKind::Pause => "PAUSE".into(),
+            };
+            let mut marks = Vec::new();
+            if !p.storms.is_empty() {
+                marks.push("STORM");
+            }
+            if p.deadlock_hint.is_some() {
+                marks.push("DEADLOCK?");
+            }
+            if p.kind == PauseKind::Pfc && p.roce_packets_on_priority == 0 {
+                marks.push("no RoCE");
+            }
+            let style = if p.deadlock_hint.is_some() || !p.storms.is_empty() {
+                health_style("critical")
+            } else if marks.is_empty() {
+                Style::new()
+            } else {
+                health_style("warning")
+            };
+            Row::new(vec![
+                Cell::from(p.src_mac.clone()),
+                Cell::from(what),
+                Cell::from(format!("{}/{}", p.pause_frames, p.xon_frames)),
+                Cell::from(format!("{:.0}", p.max_pause_us_per_s)),
+                Cell::from(marks.join(" ")).style(style),
+                Cell::from(strip.into_iter().collect::<String>()).style(style),
+            ])
+        })
+        .collect();
+    let header =
+        Row::new(vec!["source MAC", "kind", "pause/XON", "µs/s max", "", "paused over the capture (█)"])
+            .style(Style::new().add_modifier(Modifier::BOLD));
+    let table = Table::new(
+        body,
+        [
+            Constraint::Length(17),
+            Constraint::Length(7),
+            Constraint::Length(9),
+            Constraint::Length(8),
+            Constraint::Length(18),
+            Constraint::Min(10),
+        ],
+    )
+    .header(header)
+    .block(Block::bordered().title(" Pause timelines "))
+    .row_highlight_style(Style::new().add_modifier(Modifier::REVERSED));
+    let mut state = TableState::default().with_selected(Some(sel));
+    f.render_stateful_widget(table, area, &mut state);
+}
+
+fn draw_audit(f: &mut Frame<'_>, app: &App, area: Rect) {
+    let Some(s) = &app.shown else { return };
+    let a = &s.report.audit;
+    if a.violations.is_empty() {
+        let text = if a.expected == Default::default() {
+            "no expectations given (report/tui --expect-dscp, --expect-cnp-dscp, --expect-pcp, --lossless, --expect-ecn or --baseline); no pause on an unused priority"
+        } else {
+            "clean: every packet carries the expected class"
+        };
+        f.render_widget(
+            Paragraph::new(text).block(Block::bordered().title(" Audit ")).wrap(Wrap { trim: true }),
+            area,
+        );
+        return;
+    }
+    let show = |v: &rocescope_analyzer::audit::serde_json_value::Value| match v {
+        rocescope_analyzer::audit::serde_json_value::Value::Num(n) => n.to_string(),
+        rocescope_analyzer::audit::serde_json_value::Value::Text(t) => (*t).to_string(),
+        rocescope_analyzer::audit::serde_json_value::Value::List(l) => format!("{l:?}"),
+    };
+    let body: Vec<Row<'_>> = a
+        .violations
+        .iter()
+        .map(|v| {
+            let who = match (&v.flow, &v.src_mac) {
+                (Some(fl), _) => format!("QP 0x{:06x} {} → {}", fl.dest_qp, fl.src, fl.dst),
+                (None, Some(m)) => format!("pauses from {m}"),
+                _ => "-".into(),
+            };
+            Row::new(vec![
+                who,
+                v.what.to_string(),
+                show(&v.expected),
+                show(&v.seen),
+                v.packets.to_string(),
+                v.first_frame.to_string(),
+            ])
+        })
+        .collect();
+    let header = Row::new(vec!["where", "what", "expected", "seen", "packets", "first frame"])
+        .style(Style::new().add_modifier(Modifier::BOLD));
+    let sel = app.selected[3].min(a.violations.len().saturating_sub(1));
+    let table = Table::new(
+        body,
+        [
+            Constraint::Min(30),
+            Constraint::Length(15),
+            Constraint::Length(14),
+            Constraint::Length(10),
+            Constraint::Length(8),
+            Constraint::Length(11),
+        ],
+    )
+    .header(header)
+    .block(Block::bordered().title(format!(" Audit: {} violation(s) ", a.violations.len())))
+    .row_highlight_style(Style::new().add_modifier(Modifier::REVERSED));
+    let mut state = TableState::default().with_selected(Some(sel));
+    f.render_stateful_widget(table, area, &mut state);
+}
+
+fn draw_findings(f: &mut Frame<'_>, app: &App, area: Rect) {
+    let Some(s) = &app.shown else { return };
+    let fs = &s.report.findings;
+    if fs.is_empty() {
+        f.render_widget(Paragraph::new("no findings").block(Block::bordered().title(" Findings ")), area);
+        return;
+    }
+    let [list, detail] = Layout::vertical([Constraint::Min(3), Constraint::Length(7)]).areas(area);
+    let sel = app.selected[4].min(fs.len().saturating_sub(1));
+    let body: Vec<Row<'_>> = fs
+        .iter()
+        .map(|fd| {
+            let sev = sev_name(fd.severity);
+            Row::new(vec![Cell::from(sev).style(health_style(sev)), Cell::from(fd.title.clone())])
+        })
+        .collect();
+    let table = Table::new(body, [Constraint::Length(9), Constraint::Min(10)])
+        .block(Block::bordered().title(format!(" Findings, worst first: {} (Enter: go to it) ", fs.len())))
+        .row_highlight_style(Style::new().add_modifier(Modifier::REVERSED));
+    let mut state = TableState::default().with_selected(Some(sel));
+    f.render_stateful_widget(table, list, &mut state);
+    let start = s.report.summary.start_ns.unwrap_or(0);
+    let lines: Vec<Line<'_>> = fs
+        .get(sel)
+        .map(|fd| {
+            fd.evidence
+                .iter()
+                .map(|e| {
+                    if e.ts_ns > 0 {
+                        Line::from(format!(
+                            "frame {} at {:.6} s: {}",
+                            e.frame,
+                            (e.ts_ns - start) as f64 / 1e9,
+                            e.what
+                        ))
+                    } else {
+                        Line::from(format!("frame {}: {}", e.frame, e.what))
+                    }
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    f.render_widget(Paragraph::new(lines).block(Block::bordered().title(" evidence ")), detail);
+}
+
+fn draw_help(f: &mut Frame<'_>, area: Rect) {
+    let w = area.width.min(76);
+    let h = (KEYS.len() as u16 + 2).min(area.height);
+    let r = Rect { x: area.x + (area.width - w) / 2, y: area.y + (area.height - h) / 2, width: w, height: h };
+    let lines: Vec<Line<'_>> = KEYS
+        .iter()
+        .filter(|b| !b.label.is_empty())
+        .map(|b| Line::from(format!("{:<16} {}", b.label, b.help)))
+        .collect();
+    f.render_widget(Clear, r);
+    f.render_widget(Paragraph::new(lines).block(Block::bordered().title(" keys (any key closes) ")), r);
+}

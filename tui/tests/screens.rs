@@ -1,0 +1,198 @@
+//! The UI over the bundled scenario captures, rendered with ratatui's `TestBackend`: the
+//! screens are compared with insta snapshots (`cargo insta review` after an intended change)
+//! and the key handling is checked against what each scenario is known to contain.
+
+use ratatui::backend::TestBackend;
+use ratatui::Terminal;
+use rocescope_analyzer::{Analyzer, AuditConfig, Config, FrameMeta};
+use rocescope_capture::{Batch, Source};
+use rocescope_decoder::{decode, DecodeOptions};
+use rocescope_tui::keys::Action;
+use rocescope_tui::view::{self, TreeFn};
+use rocescope_tui::{App, FrameLine, Screen, Snapshot};
+use std::path::PathBuf;
+
+fn sample(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../samples").join(name)
+}
+
+/// Analyse a sample as the worker does, with fixed rates so the screens are reproducible.
+fn snapshot(name: &str, audit: AuditConfig) -> Snapshot {
+    let mut src = Source::file(&sample(name)).expect("sample opens");
+    let opts = DecodeOptions::default();
+    let mut analyzer = Analyzer::new(Config { audit, ..Config::default() });
+    let mut frames = Vec::new();
+    loop {
+        let mut f = |rec: &rocescope_capture::Record<'_>| {
+            let p = decode(rec.link_type, rec.data, &opts);
+            let number = analyzer.totals().packets + 1;
+            analyzer.push(&FrameMeta { number, ts_ns: rec.ts_ns, len: rec.len, link_bps: None }, &p);
+            let op = p.roce.as_ref().map(|r| r.bth.opcode().0);
+            frames.push(FrameLine {
+                number,
+                ts_ns: rec.ts_ns,
+                flow: if p.roce.is_some() { analyzer.last_flow() } else { None },
+                summary: format!("frame {number} opcode {op:?}"),
+                bytes: rec.data.to_vec(),
+                wire_len: rec.len,
+                link_type: rec.link_type.0,
+            });
+            true
+        };
+        match src.for_each_batch(64, &mut f).expect("sample reads") {
+            Batch::End => break,
+            _ => continue,
+        }
+    }
+    let mut s = Snapshot::empty(analyzer.report(), name, false);
+    s.elapsed_s = 1.5;
+    s.rate_pps = 1000.0;
+    s.rate_gbps = 0.5;
+    s.progress = Some(1.0);
+    s.done = true;
+    s.frames = frames;
+    s
+}
+
+fn tree(line: &FrameLine) -> String {
+    format!("tree of frame {} ({} bytes)", line.number, line.bytes.len())
+}
+
+fn render(app: &mut App, w: u16, h: u16) -> String {
+    let mut term = Terminal::new(TestBackend::new(w, h)).expect("test backend");
+    let t: TreeFn<'_> = &tree;
+    term.draw(|f| view::draw(f, app, t)).expect("draw");
+    let buf = term.backend().buffer().clone();
+    let mut out = String::new();
+    for y in 0..buf.area.height {
+        let line: String = (0..buf.area.width).map(|x| buf[(x, y)].symbol().to_string()).collect();
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+fn app_with(s: Snapshot) -> App {
+    let mut app = App::default();
+    app.update(s);
+    app
+}
+
+#[test]
+fn qps_screen_puts_the_lossy_connection_first() {
+    let mut app = app_with(snapshot("nak-gobackn.pcap", AuditConfig::default()));
+    let screen = render(&mut app, 140, 20);
+    insta::assert_snapshot!("qps_nak_gobackn", screen);
+    let rows = app.rows();
+    assert!(!rows.is_empty());
+    assert_eq!(rows[0].row.health, "critical", "the NAK'd connection sorts first: {rows:?}");
+}
+
+#[test]
+fn qp_detail_and_its_packets() {
+    let mut app = app_with(snapshot("nak-gobackn.pcap", AuditConfig::default()));
+    app.act(Action::Enter);
+    assert!(app.detail.is_some(), "Enter opens the QP detail");
+    let screen = render(&mut app, 140, 40);
+    insta::assert_snapshot!("qp_detail_nak_gobackn", screen);
+    assert!(screen.contains("NAK"), "detail names the NAK:\n{screen}");
+    // Enter again lists that QP's packets; Enter on one opens its tree.
+    app.act(Action::Enter);
+    assert_eq!(app.screen, Screen::Packets);
+    let shown = app.shown.clone().expect("snapshot");
+    let rows = app.packet_rows(&shown);
+    assert!(!rows.is_empty() && rows.len() <= shown.frames.len());
+    let flows = app.packet_flows.clone().expect("narrowed to the QP");
+    assert!(rows.iter().all(|f| f.flow.is_some_and(|x| flows.contains(&x))));
+    app.act(Action::Enter);
+    let screen = render(&mut app, 140, 20);
+    assert!(screen.contains("tree of frame"), "the tree opens:\n{screen}");
+    app.act(Action::Back);
+    assert!(app.packet_open.is_none(), "Esc closes the tree");
+}
+
+#[test]
+fn pause_screen_shows_the_storm() {
+    let mut app = app_with(snapshot("pfc-storm.pcap", AuditConfig::default()));
+    app.act(Action::Screen(3));
+    assert_eq!(app.screen, Screen::Pause);
+    assert!(app.row_count() > 0, "the storm has a timeline");
+    let screen = render(&mut app, 140, 24);
+    insta::assert_snapshot!("pause_pfc_storm", screen);
+}
+
+#[test]
+fn audit_screen_lists_violations() {
+    let audit = AuditConfig {
+        roce_dscp: Some(26),
+        cnp_dscp: Some(48),
+        roce_pcp: Some(3),
+        lossless_priorities: Some(vec![3]),
+        ecn_capable: true,
+    };
+    let mut app = app_with(snapshot("qos-mismatch.pcap", audit));
+    app.act(Action::Screen(4));
+    assert!(app.row_count() >= 3, "DSCP, PCP and ECN violations at least");
+    let screen = render(&mut app, 140, 24);
+    insta::assert_snapshot!("audit_qos_mismatch", screen);
+    app.act(Action::Screen(5));
+    let screen = render(&mut app, 140, 24);
+    insta::assert_snapshot!("findings_qos_mismatch", screen);
+}
+
+#[test]
+fn sorting_filtering_and_freezing() {
+    let s = snapshot("demo.pcap", AuditConfig::default());
+    let mut app = app_with(s.clone());
+    let all = app.rows().len();
+    assert!(all >= 2, "demo has several connections");
+    // Sort by packets, then reverse: the order flips.
+    app.act(Action::SortNext);
+    let by_pkts: Vec<f64> = app.rows().iter().map(|r| r.row.pkts).collect();
+    assert!(by_pkts.windows(2).all(|w| w[0] >= w[1]), "descending packets: {by_pkts:?}");
+    app.act(Action::SortReverse);
+    let rev: Vec<f64> = app.rows().iter().map(|r| r.row.pkts).collect();
+    assert!(rev.windows(2).all(|w| w[0] <= w[1]), "ascending packets: {rev:?}");
+    // A filter that matches nothing empties the list; a bad one keeps the old filter and says why.
+    app.act(Action::Filter);
+    for c in "pkts>999999999".chars() {
+        app.filter_key(Some(c), false, false, false);
+    }
+    app.filter_key(None, true, false, false);
+    assert_eq!(app.rows().len(), 0);
+    app.act(Action::Filter);
+    for _ in 0.."pkts>999999999".len() {
+        app.filter_key(None, false, false, true);
+    }
+    app.filter_key(None, true, false, false);
+    assert_eq!(app.rows().len(), all, "clearing the filter shows everything");
+    app.act(Action::Filter);
+    app.filter_key(Some('>'), false, false, false);
+    assert!(app.filter_error.is_some(), "a bad filter is explained");
+    app.filter_key(None, false, true, false);
+    // Frozen: a new snapshot waits; unfreezing shows it.
+    app.act(Action::Freeze);
+    let mut newer = s;
+    newer.elapsed_s = 99.0;
+    app.update(newer);
+    assert_eq!(app.shown.as_ref().map(|s| s.elapsed_s), Some(1.5));
+    app.act(Action::Freeze);
+    assert_eq!(app.shown.as_ref().map(|s| s.elapsed_s), Some(99.0));
+}
+
+#[test]
+fn help_and_small_terminals() {
+    let mut app = app_with(snapshot("rc-normal.pcap", AuditConfig::default()));
+    app.act(Action::Help);
+    let screen = render(&mut app, 100, 40);
+    assert!(screen.contains("quit"), "help lists the keys:\n{screen}");
+    app.act(Action::Back);
+    assert!(!app.help);
+    // Tiny and empty terminals render without panicking.
+    for (w, h) in [(1, 1), (10, 3), (40, 8), (0, 0)] {
+        let _ = render(&mut app, w, h);
+    }
+    let mut empty = App::default();
+    let screen = render(&mut empty, 80, 10);
+    assert!(!screen.trim().is_empty());
+}
