@@ -71,6 +71,18 @@ fn bench(c: &mut Criterion) {
         }
         g.bench_function(name, |b| b.iter(|| term.draw(|f| view::draw(f, &mut app, t)).map(|_| ())));
     }
+    // A new snapshot arrives (4 times a second): the rows are rebuilt and sorted once.
+    let mut app = App::default();
+    g.bench_function("qps-10k-new-snapshot", |b| {
+        b.iter_batched(
+            || snap.clone(),
+            |s| {
+                app.update(s);
+                term.draw(|f| view::draw(f, &mut app, t)).map(|_| ())
+            },
+            criterion::BatchSize::LargeInput,
+        )
+    });
     g.finish();
 }
 

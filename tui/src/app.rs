@@ -4,6 +4,8 @@ use crate::filter::{Filter, Row};
 use crate::keys::Action;
 use crate::snapshot::Snapshot;
 use rocescope_analyzer::report::{Connection, Report};
+use std::cell::RefCell;
+use std::rc::Rc;
 
 /// The screens, in Tab order. Detail views hang off QPs and Packets.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -225,7 +227,17 @@ pub struct App {
     pub clear_requested: bool,
     /// Rows per page (set by the renderer).
     pub page: usize,
+    /// First QPs row on screen (set by the renderer; a mouse click adds it to the row).
+    pub qps_offset: std::cell::Cell<usize>,
+    /// Bumped whenever `shown` changes, so the QPs rows are rebuilt only when needed.
+    generation: u64,
+    /// The QPs rows for (generation, sort, filter text): sorting 10,000 connections on every
+    /// frame and key would cost tens of milliseconds.
+    row_cache: RefCell<Option<(RowsKey, Rc<Vec<QpRow>>)>>,
 }
+
+/// What the QPs rows depend on.
+type RowsKey = (u64, (Column, bool), String);
 
 impl Default for App {
     fn default() -> Self {
@@ -247,6 +259,9 @@ impl Default for App {
             quit: false,
             clear_requested: false,
             page: 20,
+            qps_offset: std::cell::Cell::new(0),
+            generation: 0,
+            row_cache: RefCell::new(None),
         }
     }
 }
@@ -258,11 +273,25 @@ impl App {
             self.pending = Some(s);
         } else {
             self.shown = Some(s);
+            self.generation += 1;
         }
     }
 
-    /// QPs rows, filtered and sorted as the user asked.
-    pub fn rows(&self) -> Vec<QpRow> {
+    /// QPs rows, filtered and sorted as the user asked (built once per snapshot, sort and
+    /// filter; `shown` must change through [`App::update`] for that to hold).
+    pub fn rows(&self) -> Rc<Vec<QpRow>> {
+        let key: RowsKey = (self.generation, self.sort, self.filter_text.clone());
+        if let Some((k, rows)) = &*self.row_cache.borrow() {
+            if *k == key {
+                return Rc::clone(rows);
+            }
+        }
+        let rows = Rc::new(self.build_rows());
+        *self.row_cache.borrow_mut() = Some((key, Rc::clone(&rows)));
+        rows
+    }
+
+    fn build_rows(&self) -> Vec<QpRow> {
         let Some(s) = &self.shown else { return Vec::new() };
         let mut rows: Vec<QpRow> = qp_rows(&s.report);
         if let Some(f) = &self.filter {
@@ -385,6 +414,7 @@ impl App {
                 if !self.frozen {
                     if let Some(p) = self.pending.take() {
                         self.shown = Some(p);
+                        self.generation += 1;
                     }
                 }
             }

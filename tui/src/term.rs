@@ -104,8 +104,9 @@ pub fn run(
                         let first_row = 6u16;
                         if m.row >= first_row {
                             let i = app.screen as usize;
+                            let offset = if i == 0 { app.qps_offset.get() } else { 0 };
                             if let Some(s) = app.selected.get_mut(i) {
-                                *s = usize::from(m.row - first_row);
+                                *s = offset + usize::from(m.row - first_row);
                             }
                         }
                     }

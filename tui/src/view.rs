@@ -179,7 +179,13 @@ fn draw_qps(f: &mut Frame<'_>, app: &App, area: Rect) {
     .style(Style::new().add_modifier(Modifier::BOLD));
     let sel = app.selected[0].min(rows.len().saturating_sub(1));
     let Some(s) = &app.shown else { return };
-    let body: Vec<Row<'_>> = rows
+    // Build widgets for the visible window only (the selection kept in view): formatting
+    // 10,000 rows to show 40 is what made large captures sluggish.
+    let visible = usize::from(area.height.saturating_sub(3)).max(1);
+    let start = (sel + 1).saturating_sub(visible);
+    app.qps_offset.set(start);
+    let window = rows.get(start..rows.len().min(start + visible)).unwrap_or(&[]);
+    let body: Vec<Row<'_>> = window
         .iter()
         .map(|r| {
             let c = s.report.connections.get(r.conn);
@@ -233,7 +239,8 @@ fn draw_qps(f: &mut Frame<'_>, app: &App, area: Rect) {
         .block(Block::bordered().title(title))
         .row_highlight_style(Style::new().add_modifier(Modifier::REVERSED))
         .highlight_symbol("> ");
-    let mut state = TableState::default().with_selected(if rows.is_empty() { None } else { Some(sel) });
+    let mut state =
+        TableState::default().with_selected(if rows.is_empty() { None } else { Some(sel - start) });
     f.render_stateful_widget(table, area, &mut state);
 }
 
