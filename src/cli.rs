@@ -5,11 +5,22 @@ use std::path::PathBuf;
 
 /// Packet capture and RoCEv2 protocol analyzer.
 #[derive(Debug, Parser)]
-#[command(name = "rocescope", version, about, long_about = None)]
+#[command(
+    name = "rocescope",
+    version,
+    about,
+    long_about = None,
+    args_conflicts_with_subcommands = true,
+    after_help = "Without a command, `rocescope -r FILE` or `rocescope -i IFACE` opens the terminal UI \
+                  (or prints the report when the output is not a terminal)."
+)]
 pub struct Cli {
     /// What to do.
     #[command(subcommand)]
-    pub command: Command,
+    pub command: Option<Command>,
+    /// Without a command: the terminal UI's options.
+    #[command(flatten)]
+    pub tui: TuiArgs,
 }
 
 /// Subcommands.
@@ -213,12 +224,26 @@ pub struct TuiArgs {
     /// Source.
     #[command(flatten)]
     pub source: SourceArgs,
+    /// Play a file at capture speed times this (`1x`, `10x`, `0.5x`) to watch a problem
+    /// unfold, instead of analysing it as fast as possible.
+    #[arg(long, value_name = "SPEED", value_parser = parse_replay, requires = "read")]
+    pub replay: Option<f64>,
     /// Analysis settings.
     #[command(flatten)]
     pub analysis: AnalysisOpts,
     /// Decoder options.
     #[command(flatten)]
     pub decoder: DecoderOpts,
+}
+
+/// Parse a replay speed: `1x`, `10x`, `0.5` (a positive, finite factor).
+pub fn parse_replay(s: &str) -> Result<f64, String> {
+    let t = s.trim();
+    let n = t.strip_suffix(['x', 'X']).unwrap_or(t);
+    match n.parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
+        _ => Err(format!("{s:?} is not a replay speed (like 1x, 10x or 0.5x)")),
+    }
 }
 
 /// Parse `100G`, `25g`, `400G`, `10M` or a plain number of bits per second.

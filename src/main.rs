@@ -18,11 +18,23 @@ use std::process::ExitCode;
 fn main() -> ExitCode {
     let cli = cli::Cli::parse();
     let result = match cli.command {
-        cli::Command::Decode(args) => decode_cmd::run(&args),
-        cli::Command::Capture(args) => capture_cmd::run(&args),
-        cli::Command::Interfaces(args) => interfaces_cmd::run(&args),
-        cli::Command::Report(args) => report_cmd::run(&args),
-        cli::Command::Tui(args) => tui_cmd::run(&args),
+        None if cli.tui.source.read.is_none() && cli.tui.source.interface.is_none() => {
+            let _ = <cli::Cli as clap::CommandFactory>::command().print_help();
+            return ExitCode::from(2);
+        }
+        None if std::io::IsTerminal::is_terminal(&std::io::stdout()) => tui_cmd::run(&cli.tui),
+        None => report_cmd::run(&cli::ReportArgs {
+            source: cli.tui.source,
+            json: false,
+            max_connections: 50,
+            analysis: cli.tui.analysis,
+            decoder: cli.tui.decoder,
+        }),
+        Some(cli::Command::Decode(args)) => decode_cmd::run(&args),
+        Some(cli::Command::Capture(args)) => capture_cmd::run(&args),
+        Some(cli::Command::Interfaces(args)) => interfaces_cmd::run(&args),
+        Some(cli::Command::Report(args)) => report_cmd::run(&args),
+        Some(cli::Command::Tui(args)) => tui_cmd::run(&args),
     };
     match result {
         Ok(code) => code,

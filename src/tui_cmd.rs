@@ -168,6 +168,7 @@ fn worker(
         // A full channel means the UI is behind: drop this one, the next is newer anyway.
         tx.try_send(snap).is_ok()
     };
+    let mut replay_start: Option<(i64, Instant)> = None;
     let result = driver::pump(
         &mut opened,
         &args.source,
@@ -178,6 +179,21 @@ fn worker(
             if clear.swap(false, Ordering::Relaxed) {
                 st.analyzer = Analyzer::new(cfg.clone());
                 st.recent.clear();
+            }
+            if let Some(speed) = args.replay {
+                // Hold each frame until its time comes at `speed` times capture speed,
+                // publishing snapshots and watching for quit meanwhile.
+                let t0 = *replay_start.get_or_insert((rec.ts_ns, Instant::now()));
+                let due = Duration::from_secs_f64(((rec.ts_ns - t0.0).max(0) as f64 / 1e9) / speed);
+                while t0.1.elapsed() < due {
+                    if stop.load(Ordering::Relaxed) {
+                        return Ok(Flow::Stop);
+                    }
+                    if st.last_send.elapsed() >= SNAPSHOT_EVERY {
+                        publish(&mut st, false, None);
+                    }
+                    std::thread::sleep(due.saturating_sub(t0.1.elapsed()).min(Duration::from_millis(20)));
+                }
             }
             st.bytes_read += record_cost(rec.caplen);
             st.wire_bytes += u64::from(rec.len);

@@ -32,7 +32,9 @@ impl Tmux {
             eprintln!("skipping: tmux is not installed");
             return None;
         }
-        let name = format!("rocescope-test-{}", std::process::id());
+        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let name = format!("rocescope-test-{}-{n}", std::process::id());
         let ok = Command::new("tmux")
             .args(["new-session", "-d", "-x", "160", "-y", "45", "-s", &name, cmd])
             .status()
@@ -111,4 +113,38 @@ fn browse_a_capture_in_tmux() {
     let s = t.wait_for("EXITED 0");
     assert!(!s.contains("Findings, worst first"), "alternate screen left:\n{s}");
     assert!(t.alive());
+}
+
+#[test]
+fn replay_unfolds_at_capture_speed() {
+    // nak-gobackn spans 67 ms; at 0.03x that is about 2.2 s of replay.
+    let sample = common::root().join("samples/nak-gobackn.pcap");
+    let cmd = format!("{} tui --replay 0.03x -r {}; sleep 30", bin(), sample.display());
+    let Some(t) = Tmux::start(&cmd) else { return };
+    let early = t.wait_for("packets (");
+    let started = Instant::now();
+    let s = t.wait_for("24 packets (24 RoCE)");
+    assert!(
+        started.elapsed() >= Duration::from_millis(800) || !early.contains("24 packets"),
+        "the replay did not wait for capture time:\n{early}"
+    );
+    assert!(!early.contains("24 packets (24 RoCE)"), "all frames at once:\n{early}");
+    assert!(s.contains("(file)"), "finished:\n{s}");
+    t.keys(&["q"]);
+}
+
+#[test]
+fn replay_speed_is_checked() {
+    let o = Command::new(bin()).args(["tui", "--replay", "fast", "-r", "x.pcap"]).output().expect("run");
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("not a replay speed"));
+}
+
+#[test]
+fn plain_read_prints_the_report_when_not_a_terminal() {
+    let sample = common::root().join("samples/nak-gobackn.pcap");
+    let o = Command::new(bin()).args(["-r", sample.to_str().unwrap()]).output().expect("run");
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.starts_with("rocescope report:"), "{out}");
+    assert!(out.contains("FINDINGS (2 critical"), "{out}");
 }

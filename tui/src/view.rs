@@ -158,25 +158,34 @@ fn draw_footer(f: &mut Frame<'_>, app: &App, area: Rect) {
     f.render_widget(Paragraph::new(line), area);
 }
 
+/// QPs columns: title, width, and whether a narrow terminal (under [`WIDE_QPS`] columns)
+/// keeps it. Narrow keeps what answers "is it losing, is it marked": 80x24 stays readable.
+const QP_COLUMNS: [(&str, Constraint, bool); 14] = [
+    ("health", Constraint::Length(7), true),
+    ("A (QP)", Constraint::Min(16), true),
+    ("B (QP)", Constraint::Min(16), true),
+    ("pkts", Constraint::Length(7), true),
+    ("Gb/s now/peak", Constraint::Length(13), false),
+    ("msgs", Constraint::Length(6), false),
+    ("gaps", Constraint::Length(5), true),
+    ("retx n/t", Constraint::Length(8), true),
+    ("NAKs", Constraint::Length(5), true),
+    ("RNR", Constraint::Length(4), false),
+    ("CE%", Constraint::Length(5), true),
+    ("CNPs", Constraint::Length(5), false),
+    ("DSCP", Constraint::Length(6), false),
+    ("PCP", Constraint::Length(4), false),
+];
+
+/// Terminal width from which every QPs column is shown.
+const WIDE_QPS: u16 = 130;
+
 fn draw_qps(f: &mut Frame<'_>, app: &App, area: Rect) {
     let rows = app.rows();
-    let header = Row::new(vec![
-        "health",
-        "A (QP)",
-        "B (QP)",
-        "pkts",
-        "Gb/s now/peak",
-        "msgs",
-        "gaps",
-        "retx n/t",
-        "NAKs",
-        "RNR",
-        "CE%",
-        "CNPs",
-        "DSCP",
-        "PCP",
-    ])
-    .style(Style::new().add_modifier(Modifier::BOLD));
+    let wide = area.width >= WIDE_QPS;
+    let keep = |i: usize| wide || QP_COLUMNS[i].2;
+    let header = Row::new(QP_COLUMNS.iter().enumerate().filter(|(i, _)| keep(*i)).map(|(_, c)| c.0))
+        .style(Style::new().add_modifier(Modifier::BOLD));
     let sel = app.selected[0].min(rows.len().saturating_sub(1));
     let Some(s) = &app.shown else { return };
     // Build widgets for the visible window only (the selection kept in view): formatting
@@ -193,7 +202,7 @@ fn draw_qps(f: &mut Frame<'_>, app: &App, area: Rect) {
                 format!("{} ({})", c.a, c.a_qpn.map_or("?".into(), |q| format!("0x{q:x}")))
             });
             let b = c.map_or(String::new(), |c| format!("{} (0x{:x})", c.b, c.b_qpn));
-            Row::new(vec![
+            let cells = [
                 Cell::from(health_mark(r.row.health)).style(health_style(r.row.health)),
                 Cell::from(a),
                 Cell::from(b),
@@ -208,31 +217,19 @@ fn draw_qps(f: &mut Frame<'_>, app: &App, area: Rect) {
                 Cell::from(format!("{}", r.row.cnps)),
                 Cell::from(list(&r.row.dscp)),
                 Cell::from(list(&r.row.pcp)),
-            ])
+            ];
+            Row::new(cells.into_iter().enumerate().filter(|(i, _)| keep(*i)).map(|(_, c)| c))
         })
         .collect();
-    let widths = [
-        Constraint::Length(7),
-        Constraint::Min(18),
-        Constraint::Min(18),
-        Constraint::Length(8),
-        Constraint::Length(13),
-        Constraint::Length(6),
-        Constraint::Length(5),
-        Constraint::Length(8),
-        Constraint::Length(5),
-        Constraint::Length(4),
-        Constraint::Length(6),
-        Constraint::Length(5),
-        Constraint::Length(6),
-        Constraint::Length(4),
-    ];
+    let widths: Vec<Constraint> =
+        QP_COLUMNS.iter().enumerate().filter(|(i, _)| keep(*i)).map(|(_, c)| c.1).collect();
     let title = format!(
-        " QPs: {} of {} (sorted by {}{}) ",
+        " QPs: {} of {} (sorted by {}{}){} ",
         rows.len(),
         s.report.connections.len(),
         app.sort.0.name(),
-        if app.sort.1 { ", reversed" } else { "" }
+        if app.sort.1 { ", reversed" } else { "" },
+        if wide { "" } else { ", widen for all columns" }
     );
     let table = Table::new(body, widths)
         .header(header)

@@ -181,6 +181,20 @@ fn sorting_filtering_and_freezing() {
 }
 
 #[test]
+fn packets_screen_and_an_80x24_terminal() {
+    let mut app = app_with(snapshot("ecn-cnp.pcap", AuditConfig::default()));
+    app.act(Action::Screen(2));
+    let screen = render(&mut app, 120, 20);
+    insta::assert_snapshot!("packets_ecn_cnp", screen);
+    app.act(Action::Screen(1));
+    let screen = render(&mut app, 80, 24);
+    insta::assert_snapshot!("qps_ecn_cnp_80x24", screen);
+    app.act(Action::Help);
+    let screen = render(&mut app, 80, 24);
+    insta::assert_snapshot!("help_80x24", screen);
+}
+
+#[test]
 fn help_and_small_terminals() {
     let mut app = app_with(snapshot("rc-normal.pcap", AuditConfig::default()));
     app.act(Action::Help);
