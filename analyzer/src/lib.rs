@@ -346,7 +346,7 @@ impl Analyzer {
         if op.0 & 0xE0 == 0x40 {
             f.dc |= self.cfg.opcode.dc;
         }
-        f.bins.add(meta.ts_ns - start, u64::from(meta.len));
+        f.bins.add(meta.ts_ns - start, u64::from(meta.len), ecn == Ecn::Ce);
         if r.icrc.status == IcrcStatus::Invalid {
             f.cold.icrc_bad += 1;
             f.note(EvidenceKind::IcrcBad, meta.number, meta.ts_ns, || {

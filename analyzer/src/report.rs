@@ -230,6 +230,10 @@ pub struct Throughput {
     pub bin_ns: u64,
     /// Wire bytes per bin, from the capture start.
     pub bins: Vec<u64>,
+    /// Packets per bin (same bins).
+    pub packets: Vec<u64>,
+    /// ECN-CE marked packets per bin (same bins): the CE rate over time.
+    pub ce: Vec<u64>,
     /// Busiest bin.
     pub peak_gbps: f64,
     /// Over the flow's lifetime.
@@ -468,6 +472,8 @@ fn flow_report(id: usize, f: &Flow, a: &Analyzer) -> FlowReport {
         throughput: Throughput {
             bin_ns: f.bins.width_ns(),
             bins: f.bins.bins(),
+            packets: f.bins.packets(),
+            ce: f.bins.ce(),
             peak_gbps: f.bins.peak_gbps(),
             mean_gbps: if life > 0.0 { f.bytes as f64 * 8.0 / life } else { 0.0 },
         },

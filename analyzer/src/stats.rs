@@ -111,63 +111,77 @@ pub struct LatencySummary {
 /// Most bins a flow keeps; past that, adjacent bins merge and the width doubles.
 pub const MAX_BINS: usize = 64;
 
-/// Bytes per fixed-width time bin since the capture start. The current bin is kept inline,
-/// so the per-packet update touches no heap memory.
+/// Wire bytes, packets and CE-marked packets per fixed-width time bin since the capture
+/// start (what the throughput and CE-rate charts draw). The current bin is kept inline, so
+/// the per-packet update touches no heap memory.
 #[derive(Clone, Debug)]
 pub struct Bins {
     width_ns: u64,
-    bins: Vec<u64>,
+    /// Per bin: [bytes, packets, CE packets].
+    bins: Vec<[u64; 3]>,
     cur_idx: u64,
-    cur_bytes: u64,
+    cur: [u64; 3],
     /// Offsets covered by the current bin: [cur_lo, cur_hi).
     cur_lo: u64,
     cur_hi: u64,
 }
 
+/// Index of each figure in a bin.
+const BYTES: usize = 0;
+const PACKETS: usize = 1;
+const CE: usize = 2;
+
 impl Bins {
     /// Bins of `width_ns` (at least 1 µs).
     pub fn new(width_ns: u64) -> Self {
         let w = width_ns.max(1000);
-        Bins { width_ns: w, bins: Vec::new(), cur_idx: 0, cur_bytes: 0, cur_lo: 0, cur_hi: w }
+        Bins { width_ns: w, bins: Vec::new(), cur_idx: 0, cur: [0; 3], cur_lo: 0, cur_hi: w }
     }
 
-    /// Add `bytes` at `offset_ns` after the capture start.
-    pub fn add(&mut self, offset_ns: i64, bytes: u64) {
+    /// Add a packet of `bytes` at `offset_ns` after the capture start, `ce` if it carried
+    /// ECN Congestion Experienced.
+    pub fn add(&mut self, offset_ns: i64, bytes: u64, ce: bool) {
         let off = offset_ns.max(0) as u64;
-        if off >= self.cur_lo && off < self.cur_hi {
-            self.cur_bytes += bytes;
-            return;
+        if off < self.cur_lo || off >= self.cur_hi {
+            self.spill();
+            let mut idx = off / self.width_ns;
+            while idx as usize >= MAX_BINS {
+                self.merge();
+                idx = off / self.width_ns;
+            }
+            self.cur_idx = idx;
+            self.cur_lo = idx * self.width_ns;
+            self.cur_hi = self.cur_lo + self.width_ns;
         }
-        self.spill();
-        let mut idx = offset_ns.max(0) as u64 / self.width_ns;
-        while idx as usize >= MAX_BINS {
-            self.merge();
-            idx = offset_ns.max(0) as u64 / self.width_ns;
-        }
-        self.cur_idx = idx;
-        self.cur_bytes = bytes;
-        self.cur_lo = idx * self.width_ns;
-        self.cur_hi = self.cur_lo + self.width_ns;
+        self.cur[BYTES] += bytes;
+        self.cur[PACKETS] += 1;
+        self.cur[CE] += u64::from(ce);
     }
 
     /// Move the current bin into the list.
     fn spill(&mut self) {
-        if self.cur_bytes == 0 {
+        if self.cur[PACKETS] == 0 {
             return;
         }
         let i = self.cur_idx as usize;
         if self.bins.len() <= i {
-            self.bins.resize(i + 1, 0);
+            self.bins.resize(i + 1, [0; 3]);
         }
         if let Some(b) = self.bins.get_mut(i) {
-            *b += self.cur_bytes;
+            for (x, c) in b.iter_mut().zip(self.cur) {
+                *x += c;
+            }
         }
-        self.cur_bytes = 0;
+        self.cur = [0; 3];
     }
 
     fn merge(&mut self) {
         self.width_ns *= 2;
-        let merged: Vec<u64> = self.bins.chunks(2).map(|c| c.iter().sum()).collect();
+        let merged: Vec<[u64; 3]> = self
+            .bins
+            .chunks(2)
+            .map(|c| c.iter().fold([0; 3], |a, b| [a[0] + b[0], a[1] + b[1], a[2] + b[2]]))
+            .collect();
         self.bins = merged;
         self.cur_idx /= 2;
     }
@@ -177,19 +191,34 @@ impl Bins {
         self.width_ns
     }
 
-    /// Bytes per bin.
-    pub fn bins(&self) -> Vec<u64> {
-        let mut v = self.bins.clone();
+    /// One figure per bin, the current bin included.
+    fn series(&self, k: usize) -> Vec<u64> {
+        let mut v: Vec<u64> = self.bins.iter().map(|b| b[k]).collect();
         let i = self.cur_idx as usize;
-        if self.cur_bytes > 0 {
+        if self.cur[PACKETS] > 0 {
             if v.len() <= i {
                 v.resize(i + 1, 0);
             }
             if let Some(b) = v.get_mut(i) {
-                *b += self.cur_bytes;
+                *b += self.cur[k];
             }
         }
         v
+    }
+
+    /// Wire bytes per bin.
+    pub fn bins(&self) -> Vec<u64> {
+        self.series(BYTES)
+    }
+
+    /// Packets per bin.
+    pub fn packets(&self) -> Vec<u64> {
+        self.series(PACKETS)
+    }
+
+    /// CE-marked packets per bin.
+    pub fn ce(&self) -> Vec<u64> {
+        self.series(CE)
     }
 
     /// The busiest bin as Gb/s.
@@ -220,8 +249,13 @@ mod tests {
     fn bins_widen_without_losing_bytes() {
         let mut b = Bins::new(1_000_000);
         for ms in 0..1000 {
-            b.add(ms * 1_000_000, 100);
+            b.add(ms * 1_000_000, 100, ms % 4 == 0);
         }
+        assert_eq!(b.packets().iter().sum::<u64>(), 1000);
+        assert_eq!(b.ce().iter().sum::<u64>(), 250);
+        assert_eq!(b.ce().len(), b.bins().len());
+        // 16 ms bins hold 16 packets, 4 of them CE.
+        assert_eq!(b.ce().first(), Some(&4));
         assert!(b.bins().len() <= MAX_BINS);
         assert_eq!(b.bins().iter().sum::<u64>(), 100_000);
         assert_eq!(b.width_ns(), 16_000_000);

@@ -192,6 +192,13 @@ fn packets_screen_and_an_80x24_terminal() {
     app.act(Action::Help);
     let screen = render(&mut app, 80, 24);
     insta::assert_snapshot!("help_80x24", screen);
+    // The detail charts CE marks over time: the data direction was marked.
+    app.act(Action::Back);
+    app.act(Action::Enter);
+    let screen = render(&mut app, 160, 40);
+    insta::assert_snapshot!("qp_detail_ecn_cnp", screen);
+    assert!(screen.contains("CE % per"), "{screen}");
+    assert!(screen.contains("CE % per 10 ms, peak 25.0%"), "4 of 16 data packets were CE:\n{screen}");
 }
 
 #[test]
