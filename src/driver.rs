@@ -30,6 +30,8 @@ pub struct Opened {
     pub source: Source,
     /// File path or interface name.
     pub name: String,
+    /// Print no notices on stderr (drops, blind interface): the terminal UI shows them.
+    pub quiet: bool,
 }
 
 /// Open what `args` select. Live captures use the RoCE filter on `roce_port` by default;
@@ -37,7 +39,9 @@ pub struct Opened {
 /// per kernel block (capture to a file).
 pub fn open(args: &SourceArgs, roce_port: u16, interactive: bool) -> anyhow::Result<Opened> {
     let opened = match (&args.read, &args.interface) {
-        (Some(path), _) => Opened { source: Source::file(path)?, name: path.display().to_string() },
+        (Some(path), _) => {
+            Opened { source: Source::file(path)?, name: path.display().to_string(), quiet: false }
+        }
         (None, Some(iface)) => {
             let opts = LiveOptions {
                 interface: iface.clone(),
@@ -48,7 +52,7 @@ pub fn open(args: &SourceArgs, roce_port: u16, interactive: bool) -> anyhow::Res
                 promisc: !args.no_promisc,
                 immediate: interactive,
             };
-            Opened { source: Source::live(&opts)?, name: iface.clone() }
+            Opened { source: Source::live(&opts)?, name: iface.clone(), quiet: false }
         }
         (None, None) => anyhow::bail!("give a capture file (-r FILE) or an interface (-i IFACE)"),
     };
@@ -134,7 +138,7 @@ pub fn pump(
             let stats = opened.source.stats();
             if let Some(s) = stats {
                 let drops = s.kernel_dropped + s.if_dropped;
-                if drops > last_drops {
+                if drops > last_drops && !opened.quiet {
                     eprintln!(
                         "rocescope: {} packets dropped in the last second on {} ({} by the kernel, {} by the interface in total); a larger -B or a tighter -f helps",
                         drops - last_drops,
@@ -148,7 +152,11 @@ pub fn pump(
             if tick(stats) == Flow::Stop {
                 break;
             }
-            if !hinted && end.roce == 0 && started.elapsed().as_secs_f64() >= args.blind_after {
+            if !hinted
+                && !opened.quiet
+                && end.roce == 0
+                && started.elapsed().as_secs_f64() >= args.blind_after
+            {
                 eprintln!("rocescope: {}", interfaces::blind_hint(&opened.name));
                 hinted = true;
             }

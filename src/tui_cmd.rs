@@ -7,10 +7,12 @@ use crate::cli::TuiArgs;
 use crate::driver::{self, Flow};
 use crate::output::{summary, verbose, Frame};
 use crate::report_cmd::analysis_config;
+use rocescope_analyzer::report::CaptureCounters;
 use rocescope_analyzer::{Analyzer, Config, FrameMeta};
-use rocescope_capture::Record;
+use rocescope_capture::{interfaces, CaptureStats, Record};
 use rocescope_decoder::{decode, DecodeOptions, LinkType};
 use rocescope_tui::{FrameLine, Snapshot};
+use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::fmt::Write;
 use std::process::ExitCode;
@@ -114,7 +116,8 @@ fn worker(
     opened_tx: &mpsc::Sender<anyhow::Result<String>>,
 ) {
     let mut opened = match driver::open(&args.source, opts.roce_port, true) {
-        Ok(o) => o,
+        // The UI owns the terminal: the pump's stderr notices go into the header instead.
+        Ok(o) => driver::Opened { quiet: true, ..o },
         Err(e) => {
             let _ = opened_tx.send(Err(e));
             return;
@@ -132,7 +135,7 @@ fn worker(
         .map(|m| m.len().max(1));
     let speeds: Vec<Option<u64>> = opened.source.interfaces().iter().map(|i| i.speed_bps).collect();
     let started = Instant::now();
-    let mut st = State {
+    let st = RefCell::new(State {
         analyzer: Analyzer::new(cfg.clone()),
         recent: VecDeque::with_capacity(RECENT_FRAMES),
         first_ts: None,
@@ -141,17 +144,26 @@ fn worker(
         last_packets: 0,
         last_bytes: 0,
         wire_bytes: 0,
-    };
+        stats: None,
+        notice: None,
+    });
     let publish = |st: &mut State, done: bool, error: Option<String>| {
         let dt = st.last_send.elapsed().as_secs_f64().max(1e-3);
         let packets = st.analyzer.totals().packets;
+        let mut report = st.analyzer.report();
+        report.capture = st.stats.map(|s| CaptureCounters {
+            interface: opened_name(args),
+            received: s.received,
+            kernel_dropped: s.kernel_dropped,
+            if_dropped: s.if_dropped,
+        });
         let snap = Snapshot {
-            report: st.analyzer.report(),
+            report,
             source: opened_name(args),
             live,
             elapsed_s: started.elapsed().as_secs_f64(),
-            rate_pps: (packets - st.last_packets) as f64 / dt,
-            rate_gbps: (st.wire_bytes - st.last_bytes) as f64 * 8.0 / dt / 1e9,
+            rate_pps: packets.saturating_sub(st.last_packets) as f64 / dt,
+            rate_gbps: st.wire_bytes.saturating_sub(st.last_bytes) as f64 * 8.0 / dt / 1e9,
             progress: match (live, total_bytes) {
                 (true, _) => None,
                 (false, _) if done => Some(1.0),
@@ -161,6 +173,7 @@ fn worker(
             done,
             frames: st.recent.iter().cloned().collect(),
             error,
+            notice: st.notice.clone(),
         };
         st.last_send = Instant::now();
         st.last_packets = packets;
@@ -176,9 +189,10 @@ fn worker(
         driver::Decoding::All,
         stop,
         |rec, packet| {
+            let mut st = st.borrow_mut();
+            let st = &mut *st;
             if clear.swap(false, Ordering::Relaxed) {
-                st.analyzer = Analyzer::new(cfg.clone());
-                st.recent.clear();
+                st.reset(Analyzer::new(cfg.clone()));
             }
             if let Some(speed) = args.replay {
                 // Hold each frame until its time comes at `speed` times capture speed,
@@ -190,7 +204,7 @@ fn worker(
                         return Ok(Flow::Stop);
                     }
                     if st.last_send.elapsed() >= SNAPSHOT_EVERY {
-                        publish(&mut st, false, None);
+                        publish(st, false, None);
                     }
                     std::thread::sleep(due.saturating_sub(t0.1.elapsed()).min(Duration::from_millis(20)));
                 }
@@ -226,12 +240,27 @@ fn worker(
                 });
             }
             if st.last_send.elapsed() >= SNAPSHOT_EVERY {
-                publish(&mut st, false, None);
+                publish(st, false, None);
             }
             Ok(Flow::Continue)
         },
-        |_| Flow::Continue,
+        |stats| {
+            // Live, about once a second, also when no packet arrives: libpcap's counters
+            // for the header, the "blind interface" hint, and a fresh picture.
+            let mut st = st.borrow_mut();
+            let st = &mut *st;
+            if clear.swap(false, Ordering::Relaxed) {
+                st.reset(Analyzer::new(cfg.clone()));
+            }
+            st.stats = stats.or(st.stats);
+            st.notice = (st.analyzer.totals().roce == 0
+                && started.elapsed().as_secs_f64() >= args.source.blind_after)
+                .then(|| interfaces::blind_hint(&opened_name(args)));
+            publish(st, false, None);
+            Flow::Continue
+        },
     );
+    let mut st = st.into_inner();
     let error = match result {
         Ok(end) => {
             end.source_error.map(|e| format!("{e} (analysis covers the {} frames before it)", end.frames))
@@ -243,8 +272,7 @@ fn worker(
     let mut sent = false;
     while !stop.load(Ordering::Relaxed) {
         if clear.swap(false, Ordering::Relaxed) {
-            st.analyzer = Analyzer::new(cfg.clone());
-            st.recent.clear();
+            st.reset(Analyzer::new(cfg.clone()));
             sent = false;
         }
         if !sent {
@@ -262,6 +290,16 @@ fn opened_name(args: &TuiArgs) -> String {
     }
 }
 
+impl State {
+    /// Start the analysis over (the user cleared the counters).
+    fn reset(&mut self, analyzer: Analyzer) {
+        self.analyzer = analyzer;
+        self.recent.clear();
+        self.first_ts = None;
+        self.last_packets = 0;
+    }
+}
+
 /// The worker's running state.
 struct State {
     analyzer: Analyzer,
@@ -272,6 +310,10 @@ struct State {
     last_packets: u64,
     last_bytes: u64,
     wire_bytes: u64,
+    /// libpcap's counters (live).
+    stats: Option<CaptureStats>,
+    /// Shown under the header: why a live capture may see nothing.
+    notice: Option<String>,
 }
 
 #[cfg(test)]

@@ -396,3 +396,40 @@ fn report_on_a_live_interface_includes_the_capture_counters() {
     assert_eq!(r["summary"]["packets"], n);
     assert!(r["findings"].as_array().unwrap().iter().any(|f| f["kind"] == "network_loss"));
 }
+
+#[test]
+fn the_tui_follows_a_live_interface_freezes_and_clears() {
+    if !can_run() {
+        return;
+    }
+    let Some(pair) = Pair::new() else { return };
+    let cmd = format!(
+        "ip netns exec {} {} tui -i {} --blind-after 0.5; echo EXITED $?; sleep 30",
+        pair.b,
+        env!("CARGO_BIN_EXE_rocescope"),
+        pair.b
+    );
+    let Some(t) = common::Tmux::start(&cmd) else { return };
+    let s = t.wait_for("(live)");
+    assert!(s.contains(&pair.b), "names the interface:\n{s}");
+    // Nothing yet: the blind-interface hint shows under the header, not on stderr.
+    t.wait_for("no RoCE seen on");
+    pair.replay(&sample("nak-gobackn.pcap"));
+    let s = t.wait_for("24 packets (24 RoCE)");
+    assert!(s.contains("3 of 3"), "the three connections:\n{s}");
+    assert!(s.contains("drops 0 kernel / 0 if"), "libpcap's counters in the header:\n{s}");
+    // Frozen: a second replay is counted but not shown until Space again.
+    t.keys(&["Space"]);
+    t.wait_for("FROZEN");
+    pair.replay(&sample("nak-gobackn.pcap"));
+    std::thread::sleep(Duration::from_millis(800));
+    assert!(t.screen().contains("24 packets (24 RoCE)"), "frozen view moved:\n{}", t.screen());
+    t.keys(&["Space"]);
+    t.wait_for("48 packets (48 RoCE)");
+    // Clear restarts the counters; quit restores the terminal.
+    t.keys(&["c"]);
+    t.wait_for("0 packets (0 RoCE)");
+    t.keys(&["q"]);
+    let s = t.wait_for("EXITED 0");
+    assert!(!s.contains("(live)"), "alternate screen left:\n{s}");
+}

@@ -6,6 +6,8 @@ use rocescope_decoder::ext::AethKind;
 use rocescope_decoder::{decode, DecodeOptions, IcrcStatus, MacControl, RoceVersion};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
 
 /// The repository root.
 pub fn root() -> PathBuf {
@@ -115,3 +117,71 @@ pub const SAMPLES: &[&str] = &[
     "all-headers",
     "demo",
 ];
+
+/// A tmux session that is killed when dropped.
+pub struct Tmux {
+    name: String,
+}
+
+impl Tmux {
+    /// Start `cmd` in a detached 160x45 session; `None` (with a message) without tmux.
+    pub fn start(cmd: &str) -> Option<Tmux> {
+        if Command::new("tmux").arg("-V").output().is_err() {
+            eprintln!("skipping: tmux is not installed");
+            return None;
+        }
+        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let name = format!("rocescope-test-{}-{n}", std::process::id());
+        let ok = Command::new("tmux")
+            .args(["new-session", "-d", "-x", "160", "-y", "45", "-s", &name, cmd])
+            .status()
+            .expect("tmux")
+            .success();
+        assert!(ok, "tmux new-session");
+        Some(Tmux { name })
+    }
+
+    /// Send keys (tmux names: `Enter`, `Escape`, `q`), pausing after each.
+    pub fn keys(&self, keys: &[&str]) {
+        for k in keys {
+            let ok = Command::new("tmux")
+                .args(["send-keys", "-t", &self.name, k])
+                .status()
+                .expect("tmux")
+                .success();
+            assert!(ok);
+            std::thread::sleep(Duration::from_millis(150));
+        }
+    }
+
+    /// The pane's text.
+    pub fn screen(&self) -> String {
+        let o = Command::new("tmux").args(["capture-pane", "-p", "-t", &self.name]).output().expect("tmux");
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    }
+
+    /// Wait (up to 10 s) for `text` to appear on the screen.
+    pub fn wait_for(&self, text: &str) -> String {
+        let start = Instant::now();
+        loop {
+            let s = self.screen();
+            if s.contains(text) {
+                return s;
+            }
+            assert!(start.elapsed() < Duration::from_secs(10), "{text:?} never appeared; screen:\n{s}");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// The session still exists.
+    pub fn alive(&self) -> bool {
+        Command::new("tmux").args(["has-session", "-t", &self.name]).status().is_ok_and(|s| s.success())
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux").args(["kill-session", "-t", &self.name]).status();
+    }
+}

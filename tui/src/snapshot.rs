@@ -46,6 +46,9 @@ pub struct Snapshot {
     pub frames: Vec<FrameLine>,
     /// An error that stopped the worker.
     pub error: Option<String>,
+    /// Something the user should know that is not an error (e.g. a live interface that has
+    /// shown no RoCE yet, and why that may be).
+    pub notice: Option<String>,
 }
 
 impl Snapshot {
@@ -62,6 +65,7 @@ impl Snapshot {
             done: false,
             frames: Vec::new(),
             error: None,
+            notice: None,
         }
     }
 }

@@ -16,7 +16,7 @@ use ratatui::crossterm::terminal::{
 use ratatui::Terminal;
 use std::io;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::Receiver;
+use std::sync::mpsc::{Receiver, TryRecvError};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -54,8 +54,19 @@ pub fn run(
     terminal.clear()?;
     let mut app = App::default();
     loop {
-        while let Ok(s) = rx.try_recv() {
-            app.update(s);
+        loop {
+            match rx.try_recv() {
+                Ok(s) => app.update(s),
+                Err(TryRecvError::Empty) => break,
+                Err(TryRecvError::Disconnected) => {
+                    // The worker is gone without saying why (it panicked): say so rather
+                    // than show a picture that silently stopped moving.
+                    if let Some(s) = app.shown.as_mut().filter(|s| !s.done && s.error.is_none()) {
+                        s.error = Some("the capture thread stopped unexpectedly".into());
+                    }
+                    break;
+                }
+            }
         }
         terminal.draw(|f| view::draw(f, &mut app, tree))?;
         if event::poll(Duration::from_millis(200))? {

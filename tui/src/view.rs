@@ -135,9 +135,11 @@ fn draw_header(f: &mut Frame<'_>, app: &App, area: Rect) {
         }
         _ => f.render_widget(Paragraph::new(vec![line1, line2, line3]), area),
     }
+    let warn = Rect { y: area.y + 2, height: area.height.saturating_sub(2).min(1), ..area };
     if let Some(e) = &s.error {
-        let warn = Rect { y: area.y + 2, height: 1, ..area };
         f.render_widget(Paragraph::new(format!("stopped: {e}")).style(health_style("critical")), warn);
+    } else if let Some(n) = &s.notice {
+        f.render_widget(Paragraph::new(n.as_str()).style(health_style("warning")), warn);
     }
 }
 
