@@ -119,6 +119,14 @@ fn pause_screen_shows_the_storm() {
     assert!(app.row_count() > 0, "the storm has a timeline");
     let screen = render(&mut app, 140, 24);
     insta::assert_snapshot!("pause_pfc_storm", screen);
+    // The worst finding is the storm: Enter on it lands on its timeline.
+    app.act(Action::Screen(5));
+    app.act(Action::Top);
+    app.act(Action::Enter);
+    assert_eq!(app.screen, Screen::Pause);
+    let shown = app.shown.clone().expect("snapshot");
+    let row = &shown.report.pfc[app.selected[2]];
+    assert!(!row.storms.is_empty(), "selected the storming priority: {row:?}");
 }
 
 #[test]
