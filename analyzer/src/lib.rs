@@ -493,6 +493,7 @@ impl Analyzer {
                 format!("PSN {psn} arrived; {missing} PSN(s) before it missing")
             }),
             Verdict::Retransmit { cause, burst_start, .. } => {
+                f.bins.mark_resent();
                 let kind = match cause {
                     Cause::Nak => EvidenceKind::RetransmitNak,
                     Cause::Timeout => EvidenceKind::RetransmitTimeout,

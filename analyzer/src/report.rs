@@ -234,6 +234,8 @@ pub struct Throughput {
     pub packets: Vec<u64>,
     /// ECN-CE marked packets per bin (same bins): the CE rate over time.
     pub ce: Vec<u64>,
+    /// Retransmitted request packets per bin (same bins): when the flow was recovering.
+    pub resent: Vec<u64>,
     /// Busiest bin.
     pub peak_gbps: f64,
     /// Over the flow's lifetime.
@@ -474,6 +476,7 @@ fn flow_report(id: usize, f: &Flow, a: &Analyzer) -> FlowReport {
             bins: f.bins.bins(),
             packets: f.bins.packets(),
             ce: f.bins.ce(),
+            resent: f.bins.resent(),
             peak_gbps: f.bins.peak_gbps(),
             mean_gbps: if life > 0.0 { f.bytes as f64 * 8.0 / life } else { 0.0 },
         },

@@ -111,16 +111,16 @@ pub struct LatencySummary {
 /// Most bins a flow keeps; past that, adjacent bins merge and the width doubles.
 pub const MAX_BINS: usize = 64;
 
-/// Wire bytes, packets and CE-marked packets per fixed-width time bin since the capture
+/// Wire bytes, packets, CE-marked packets and retransmitted packets per fixed-width time bin since the capture
 /// start (what the throughput and CE-rate charts draw). The current bin is kept inline, so
 /// the per-packet update touches no heap memory.
 #[derive(Clone, Debug)]
 pub struct Bins {
     width_ns: u64,
-    /// Per bin: [bytes, packets, CE packets].
-    bins: Vec<[u64; 3]>,
+    /// Per bin: [bytes, packets, CE packets, resent packets].
+    bins: Vec<[u64; 4]>,
     cur_idx: u64,
-    cur: [u64; 3],
+    cur: [u64; 4],
     /// Offsets covered by the current bin: [cur_lo, cur_hi).
     cur_lo: u64,
     cur_hi: u64,
@@ -130,12 +130,13 @@ pub struct Bins {
 const BYTES: usize = 0;
 const PACKETS: usize = 1;
 const CE: usize = 2;
+const RESENT: usize = 3;
 
 impl Bins {
     /// Bins of `width_ns` (at least 1 µs).
     pub fn new(width_ns: u64) -> Self {
         let w = width_ns.max(1000);
-        Bins { width_ns: w, bins: Vec::new(), cur_idx: 0, cur: [0; 3], cur_lo: 0, cur_hi: w }
+        Bins { width_ns: w, bins: Vec::new(), cur_idx: 0, cur: [0; 4], cur_lo: 0, cur_hi: w }
     }
 
     /// Add a packet of `bytes` at `offset_ns` after the capture start, `ce` if it carried
@@ -165,22 +166,22 @@ impl Bins {
         }
         let i = self.cur_idx as usize;
         if self.bins.len() <= i {
-            self.bins.resize(i + 1, [0; 3]);
+            self.bins.resize(i + 1, [0; 4]);
         }
         if let Some(b) = self.bins.get_mut(i) {
             for (x, c) in b.iter_mut().zip(self.cur) {
                 *x += c;
             }
         }
-        self.cur = [0; 3];
+        self.cur = [0; 4];
     }
 
     fn merge(&mut self) {
         self.width_ns *= 2;
-        let merged: Vec<[u64; 3]> = self
+        let merged: Vec<[u64; 4]> = self
             .bins
             .chunks(2)
-            .map(|c| c.iter().fold([0; 3], |a, b| [a[0] + b[0], a[1] + b[1], a[2] + b[2]]))
+            .map(|c| c.iter().fold([0; 4], |a, b| [a[0] + b[0], a[1] + b[1], a[2] + b[2], a[3] + b[3]]))
             .collect();
         self.bins = merged;
         self.cur_idx /= 2;
@@ -221,6 +222,16 @@ impl Bins {
         self.series(CE)
     }
 
+    /// Mark the packet just added as a retransmission (it is in the current bin).
+    pub fn mark_resent(&mut self) {
+        self.cur[RESENT] += 1;
+    }
+
+    /// Retransmitted packets per bin.
+    pub fn resent(&self) -> Vec<u64> {
+        self.series(RESENT)
+    }
+
     /// The busiest bin as Gb/s.
     pub fn peak_gbps(&self) -> f64 {
         let max = self.bins().into_iter().max().unwrap_or(0);
@@ -250,7 +261,12 @@ mod tests {
         let mut b = Bins::new(1_000_000);
         for ms in 0..1000 {
             b.add(ms * 1_000_000, 100, ms % 4 == 0);
+            if ms == 999 {
+                b.mark_resent();
+            }
         }
+        assert_eq!(b.resent().iter().sum::<u64>(), 1);
+        assert_eq!(b.resent().last(), Some(&1));
         assert_eq!(b.packets().iter().sum::<u64>(), 1000);
         assert_eq!(b.ce().iter().sum::<u64>(), 250);
         assert_eq!(b.ce().len(), b.bins().len());

@@ -322,20 +322,22 @@ fn draw_detail(f: &mut Frame<'_>, app: &App, area: Rect) {
     let scols = Layout::horizontal(vec![Constraint::Ratio(1, flows.len().max(1) as u32); flows.len().max(1)])
         .split(spark);
     for ((_, fl), col) in flows.iter().zip(scols.iter()) {
-        let [tp, ce] = Layout::horizontal([Constraint::Ratio(1, 2), Constraint::Ratio(1, 2)]).areas(*col);
+        let [tp, ce, rs] =
+            Layout::horizontal([Constraint::Ratio(2, 5), Constraint::Ratio(3, 10), Constraint::Ratio(3, 10)])
+                .areas(*col);
         let t = &fl.throughput;
         let bin = if t.bin_ns >= 1_000_000 {
             format!("{} ms", t.bin_ns / 1_000_000)
         } else {
             format!("{} µs", t.bin_ns / 1000)
         };
-        let title = format!(" Gb/s per {bin}, peak {:.2} ", t.peak_gbps);
+        let title = format!(" Gb/s /{bin}, peak {:.2} ", t.peak_gbps);
         f.render_widget(Sparkline::default().block(Block::bordered().title(title)).data(&t.bins), tp);
         // CE marks per 1000 packets in each bin: DCQCN's input, over time.
         let permille: Vec<u64> =
             t.ce.iter().zip(&t.packets).map(|(c, p)| if *p > 0 { c * 1000 / p } else { 0 }).collect();
         let peak = permille.iter().copied().max().unwrap_or(0);
-        let title = format!(" CE % per {bin}, peak {:.1}% ", peak as f64 / 10.0);
+        let title = format!(" CE %, peak {:.1}% ", peak as f64 / 10.0);
         f.render_widget(
             Sparkline::default()
                 .block(Block::bordered().title(title))
@@ -343,6 +345,16 @@ fn draw_detail(f: &mut Frame<'_>, app: &App, area: Rect) {
                 .max(1000)
                 .data(&permille),
             ce,
+        );
+        // Resent packets per bin: when the flow was recovering from loss.
+        let resent: u64 = t.resent.iter().sum();
+        let title = format!(" resent: {resent} ");
+        f.render_widget(
+            Sparkline::default()
+                .block(Block::bordered().title(title))
+                .style(Style::new().fg(Color::Red))
+                .data(&t.resent),
+            rs,
         );
     }
     let ids: Vec<usize> = flows.iter().map(|(i, _)| *i).collect();
