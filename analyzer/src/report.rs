@@ -343,6 +343,113 @@ pub struct Connection {
     pub health: &'static str,
 }
 
+/// A connection's figures summed over its directions: what a one-line view of it (the text
+/// report's table, the UI's QPs row) shows.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ConnectionTotals {
+    /// Packets.
+    pub packets: u64,
+    /// Wire bytes.
+    pub bytes: u64,
+    /// First and last packet, ns since the epoch.
+    pub first_ns: i64,
+    /// Last packet.
+    pub last_ns: i64,
+    /// Messages.
+    pub messages: u64,
+    /// PSN gaps.
+    pub gaps: u64,
+    /// Retransmissions of any cause.
+    pub retransmits: u64,
+    /// NAK-driven retransmissions.
+    pub retransmits_nak: u64,
+    /// Timeout retransmissions.
+    pub retransmits_timeout: u64,
+    /// NAKs of every code but RNR.
+    pub naks: u64,
+    /// RNR NAKs.
+    pub rnr: u64,
+    /// CE-marked packets.
+    pub ce: u64,
+    /// CNPs sent.
+    pub cnps: u64,
+    /// Busiest bin of either direction.
+    pub peak_gbps: f64,
+    /// Sum of the directions' last-bin rates.
+    pub now_gbps: f64,
+    /// DSCP values seen, sorted.
+    pub dscp: Vec<u8>,
+    /// PCP values seen, sorted.
+    pub pcp: Vec<u8>,
+}
+
+impl ConnectionTotals {
+    /// CE-marked share of the packets, in percent.
+    pub fn ce_percent(&self) -> f64 {
+        if self.packets > 0 {
+            self.ce as f64 * 100.0 / self.packets as f64
+        } else {
+            0.0
+        }
+    }
+
+    /// Mean Gb/s between the first and last packet.
+    pub fn mean_gbps(&self) -> f64 {
+        let life = (self.last_ns - self.first_ns).max(0) as f64;
+        if life > 0.0 {
+            self.bytes as f64 * 8.0 / life
+        } else {
+            0.0
+        }
+    }
+}
+
+impl Report {
+    /// Sum `c`'s directions.
+    pub fn connection_totals(&self, c: &Connection) -> ConnectionTotals {
+        let flows: Vec<&FlowReport> = c.flows.iter().filter_map(|i| self.flows.get(*i)).collect();
+        let sum = |g: &dyn Fn(&FlowReport) -> u64| flows.iter().map(|f| g(f)).sum::<u64>();
+        let sorted = |g: &dyn Fn(&FlowReport) -> &[u8]| {
+            let mut v: Vec<u8> = flows.iter().flat_map(|f| g(f).iter().copied()).collect();
+            v.sort_unstable();
+            v.dedup();
+            v
+        };
+        ConnectionTotals {
+            packets: sum(&|f| f.packets),
+            bytes: sum(&|f| f.bytes),
+            first_ns: flows.iter().map(|f| f.first_ns).min().unwrap_or(0),
+            last_ns: flows.iter().map(|f| f.last_ns).max().unwrap_or(0),
+            messages: sum(&|f| f.messages),
+            gaps: sum(&|f| f.psn.gaps),
+            retransmits: sum(&|f| f.psn.retransmits),
+            retransmits_nak: sum(&|f| f.psn.retransmits_nak),
+            retransmits_timeout: sum(&|f| f.psn.retransmits_timeout),
+            naks: sum(&|f| {
+                f.naks.psn_seq_err
+                    + f.naks.invalid_request
+                    + f.naks.remote_access
+                    + f.naks.remote_operational
+                    + f.naks.invalid_rd
+                    + f.naks.other
+            }),
+            rnr: sum(&|f| f.naks.rnr),
+            ce: sum(&|f| f.ecn.ce),
+            cnps: sum(&|f| f.cnps),
+            peak_gbps: flows.iter().map(|f| f.throughput.peak_gbps).fold(0.0, f64::max),
+            now_gbps: flows
+                .iter()
+                .map(|f| {
+                    f.throughput.bins.last().copied().unwrap_or(0) as f64 * 8.0
+                        / f.throughput.bin_ns.max(1) as f64
+                })
+                .sum(),
+            dscp: sorted(&|f| &f.dscp),
+            pcp: sorted(&|f| &f.pcp),
+        }
+    }
+}
+
 /// One PFC or PAUSE timeline.
 #[derive(Clone, Debug, Serialize)]
 pub struct PauseReport {

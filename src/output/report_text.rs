@@ -1,7 +1,7 @@
 //! The text report: findings first, worst first, with evidence; then connections, PFC
 //! timelines and the audit. Plain text, readable without colour.
 
-use rocescope_analyzer::report::{Finding, FlowReport, Report, Severity};
+use rocescope_analyzer::report::{Finding, Report, Severity};
 use rocescope_analyzer::PauseKind;
 use std::fmt::Write;
 
@@ -128,19 +128,7 @@ pub fn render(r: &Report, source: &str, max_connections: usize) -> String {
     let mut conns: Vec<_> = r.connections.iter().collect();
     conns.sort_by(|a, b| rank(a.health).cmp(&rank(b.health)).then(b.packets.cmp(&a.packets)));
     for c in conns.iter().take(max_connections) {
-        let flows: Vec<&FlowReport> = c.flows.iter().filter_map(|i| r.flows.get(*i)).collect();
-        let sum = |g: &dyn Fn(&FlowReport) -> u64| flows.iter().map(|f| g(f)).sum::<u64>();
-        let first = flows.iter().map(|f| f.first_ns).min().unwrap_or(0);
-        let last = flows.iter().map(|f| f.last_ns).max().unwrap_or(0);
-        let peak = flows.iter().map(|f| f.throughput.peak_gbps).fold(0.0, f64::max);
-        let pkts = sum(&|f| f.packets).max(1);
-        let ce = sum(&|f| f.ecn.ce) as f64 * 100.0 / pkts as f64;
-        let mut dscp: Vec<u8> = flows.iter().flat_map(|f| f.dscp.iter().copied()).collect();
-        dscp.sort_unstable();
-        dscp.dedup();
-        let mut pcp: Vec<u8> = flows.iter().flat_map(|f| f.pcp.iter().copied()).collect();
-        pcp.sort_unstable();
-        pcp.dedup();
+        let t = r.connection_totals(c);
         let a_side = format!("{} ({})", c.a, c.a_qpn.map_or("?".into(), |q| format!("0x{q:x}")));
         let b_side = format!("{} (0x{:x})", c.b, c.b_qpn);
         let _ = writeln!(
@@ -151,20 +139,15 @@ pub fn render(r: &Report, source: &str, max_connections: usize) -> String {
             b_side,
             c.pairing,
             c.packets,
-            format!("{:.2}/{:.2}", gbps(c.bytes, last - first), peak),
-            format!("{}/{}", sum(&|f| f.psn.retransmits_nak), sum(&|f| f.psn.retransmits_timeout)),
-            sum(&|f| f.psn.gaps),
-            sum(&|f| f.naks.psn_seq_err
-                + f.naks.invalid_request
-                + f.naks.remote_access
-                + f.naks.remote_operational
-                + f.naks.invalid_rd
-                + f.naks.other),
-            sum(&|f| f.naks.rnr),
-            ce,
-            sum(&|f| f.cnps),
-            list(&dscp),
-            list(&pcp)
+            format!("{:.2}/{:.2}", gbps(c.bytes, t.last_ns - t.first_ns), t.peak_gbps),
+            format!("{}/{}", t.retransmits_nak, t.retransmits_timeout),
+            t.gaps,
+            t.naks,
+            t.rnr,
+            t.ce_percent(),
+            t.cnps,
+            list(&t.dscp),
+            list(&t.pcp)
         );
     }
     if conns.len() > max_connections {

@@ -136,26 +136,7 @@ pub fn qp_rows(r: &Report) -> Vec<QpRow> {
 }
 
 fn qp_row(r: &Report, i: usize, c: &Connection) -> QpRow {
-    let flows: Vec<_> = c.flows.iter().filter_map(|f| r.flows.get(*f)).collect();
-    let sum =
-        |g: &dyn Fn(&rocescope_analyzer::report::FlowReport) -> u64| flows.iter().map(|f| g(f)).sum::<u64>();
-    let pkts = sum(&|f| f.packets);
-    let ce = sum(&|f| f.ecn.ce);
-    let first = flows.iter().map(|f| f.first_ns).min().unwrap_or(0);
-    let last = flows.iter().map(|f| f.last_ns).max().unwrap_or(0);
-    let life = (last - first).max(0) as f64;
-    let mut dscp: Vec<u8> = flows.iter().flat_map(|f| f.dscp.iter().copied()).collect();
-    dscp.sort_unstable();
-    dscp.dedup();
-    let mut pcp: Vec<u8> = flows.iter().flat_map(|f| f.pcp.iter().copied()).collect();
-    pcp.sort_unstable();
-    pcp.dedup();
-    let now = flows
-        .iter()
-        .map(|f| {
-            f.throughput.bins.last().copied().unwrap_or(0) as f64 * 8.0 / f.throughput.bin_ns.max(1) as f64
-        })
-        .sum();
+    let t = r.connection_totals(c);
     let mut qps = vec![c.b_qpn];
     qps.extend(c.a_qpn);
     QpRow {
@@ -163,30 +144,23 @@ fn qp_row(r: &Report, i: usize, c: &Connection) -> QpRow {
         row: Row {
             qps,
             ips: vec![c.a.clone(), c.b.clone()],
-            pkts: pkts as f64,
-            gaps: sum(&|f| f.psn.gaps) as f64,
-            retx: sum(&|f| f.psn.retransmits) as f64,
-            naks: sum(&|f| {
-                f.naks.psn_seq_err
-                    + f.naks.invalid_request
-                    + f.naks.remote_access
-                    + f.naks.remote_operational
-                    + f.naks.invalid_rd
-                    + f.naks.other
-            }) as f64,
-            rnr: sum(&|f| f.naks.rnr) as f64,
-            ce: if pkts > 0 { ce as f64 * 100.0 / pkts as f64 } else { 0.0 },
-            cnps: sum(&|f| f.cnps) as f64,
-            dscp,
-            pcp,
+            pkts: t.packets as f64,
+            gaps: t.gaps as f64,
+            retx: t.retransmits as f64,
+            naks: t.naks as f64,
+            rnr: t.rnr as f64,
+            ce: t.ce_percent(),
+            cnps: t.cnps as f64,
             health: c.health,
+            dscp: t.dscp.clone(),
+            pcp: t.pcp.clone(),
         },
-        gbps_now: now,
-        gbps_peak: flows.iter().map(|f| f.throughput.peak_gbps).fold(0.0, f64::max),
-        gbps_mean: if life > 0.0 { c.bytes as f64 * 8.0 / life } else { 0.0 },
-        messages: sum(&|f| f.messages),
-        retx_nak: sum(&|f| f.psn.retransmits_nak),
-        retx_timeout: sum(&|f| f.psn.retransmits_timeout),
+        gbps_now: t.now_gbps,
+        gbps_peak: t.peak_gbps,
+        gbps_mean: t.mean_gbps(),
+        messages: t.messages,
+        retx_nak: t.retransmits_nak,
+        retx_timeout: t.retransmits_timeout,
     }
 }
 
