@@ -408,12 +408,18 @@ fn draw_packets(f: &mut Frame<'_>, app: &App, area: Rect, tree: TreeFn<'_>) {
     f.render_stateful_widget(table, area, &mut state);
 }
 
+/// Widths of the Pause screen's columns before the strip.
+const PAUSE_FIXED: [u16; 5] = [17, 7, 9, 8, 18];
+
 fn draw_pause(f: &mut Frame<'_>, app: &App, area: Rect) {
     let Some(s) = &app.shown else { return };
     let sm = &s.report.summary;
     let (start, end) = (sm.start_ns.unwrap_or(0), sm.end_ns.unwrap_or(0));
     let span = (end - start).max(1);
-    let strip_w = usize::from(area.width.saturating_sub(48)).max(10);
+    // The strip fills what the fixed columns leave: their widths, a space between each
+    // of the 6 columns, and the border.
+    let fixed: u16 = PAUSE_FIXED.iter().sum::<u16>() + 5 + 2;
+    let strip_w = usize::from(area.width.saturating_sub(fixed)).max(10);
     if s.report.pfc.is_empty() {
         f.render_widget(
             Paragraph::new("no PFC or PAUSE frames. Hosts consume them: capture from a TAP or a switch mirror to see pauses.")
@@ -472,20 +478,11 @@ fn draw_pause(f: &mut Frame<'_>, app: &App, area: Rect) {
     let header =
         Row::new(vec!["source MAC", "kind", "pause/XON", "µs/s max", "", "paused over the capture (█)"])
             .style(Style::new().add_modifier(Modifier::BOLD));
-    let table = Table::new(
-        body,
-        [
-            Constraint::Length(17),
-            Constraint::Length(7),
-            Constraint::Length(9),
-            Constraint::Length(8),
-            Constraint::Length(18),
-            Constraint::Min(10),
-        ],
-    )
-    .header(header)
-    .block(Block::bordered().title(" Pause timelines "))
-    .row_highlight_style(Style::new().add_modifier(Modifier::REVERSED));
+    let table =
+        Table::new(body, PAUSE_FIXED.iter().map(|w| Constraint::Length(*w)).chain([Constraint::Min(10)]))
+            .header(header)
+            .block(Block::bordered().title(" Pause timelines "))
+            .row_highlight_style(Style::new().add_modifier(Modifier::REVERSED));
     let mut state = TableState::default().with_selected(Some(sel));
     f.render_stateful_widget(table, area, &mut state);
 }

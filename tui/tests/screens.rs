@@ -120,6 +120,10 @@ fn pause_screen_shows_the_storm() {
     assert!(app.row_count() > 0, "the storm has a timeline");
     let screen = render(&mut app, 140, 24);
     insta::assert_snapshot!("pause_pfc_storm", screen);
+    // The strip spans the whole capture: the 802.3x PAUSE comes last in this scenario, so
+    // its row must end paused (a strip wider than its column once cut that end off).
+    let pause_row = screen.lines().find(|l| l.contains("PAUSE   2/1")).expect("PAUSE row");
+    assert!(pause_row.ends_with("█│"), "{pause_row}");
     // The worst finding is the storm: Enter on it lands on its timeline.
     app.act(Action::Screen(5));
     app.act(Action::Top);
