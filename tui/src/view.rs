@@ -110,10 +110,27 @@ fn draw_header(f: &mut Frame<'_>, app: &App, area: Rect) {
         Span::styled("rocescope ", Style::new().add_modifier(Modifier::BOLD)),
         Span::raw(format!("{} ({mode}){frozen}", s.source)),
     ]);
-    let line2 = Line::from(format!(
-        "elapsed {:.1} s | capture span {:.3} s | {} packets ({} RoCE) | {:.0} pps, {:.2} Gb/s | drops {} | ICRC bad {} | malformed {}",
-        s.elapsed_s, span_s, sm.packets, sm.roce, s.rate_pps, s.rate_gbps, drops, sm.icrc_bad, sm.malformed
-    ));
+    // Most important first; on a narrow terminal the tail parts give way.
+    let parts = [
+        format!("{} packets ({} RoCE)", sm.packets, sm.roce),
+        format!("{:.0} pps, {:.2} Gb/s", s.rate_pps, s.rate_gbps),
+        format!("drops {drops}"),
+        format!("ICRC bad {}", sm.icrc_bad),
+        format!("malformed {}", sm.malformed),
+        format!("elapsed {:.1} s", s.elapsed_s),
+        format!("capture span {:.3} s", span_s),
+    ];
+    let mut text = String::new();
+    for p in parts {
+        let sep = if text.is_empty() { "" } else { " | " };
+        if !text.is_empty() && text.chars().count() + sep.len() + p.chars().count() > usize::from(area.width)
+        {
+            break;
+        }
+        text.push_str(sep);
+        text.push_str(&p);
+    }
+    let line2 = Line::from(text);
     let fc = &sm.findings;
     let line3 = Line::from(vec![
         Span::raw("findings: "),
