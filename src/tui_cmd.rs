@@ -1,5 +1,6 @@
 //! `rocescope tui`: the terminal UI over a file or an interface. A worker thread reads,
-//! decodes and analyses; every [`SNAPSHOT_EVERY`] it sends the UI a [`Snapshot`] (the report
+//! decodes and analyses; every [`SNAPSHOT_EVERY`] (longer when building the report is slow,
+//! so it never takes more than a tenth of the thread) it sends the UI a [`Snapshot`] (the report
 //! so far, rates, progress and the most recent frames as summary lines). The UI thread only
 //! renders, so a slow terminal never slows the capture.
 
@@ -21,8 +22,12 @@ use std::sync::mpsc::{self, SyncSender};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// How often the worker publishes a snapshot.
+/// How often the worker publishes a snapshot, at most.
 const SNAPSHOT_EVERY: Duration = Duration::from_millis(250);
+
+/// Snapshot interval as a multiple of the time the last report took to build: with 10,000
+/// flows a report takes tens of milliseconds, and the capture must keep up meanwhile.
+const REPORT_SHARE: u32 = 10;
 
 /// Frames kept for the Packets screen.
 const RECENT_FRAMES: usize = 5000;
@@ -141,6 +146,7 @@ fn worker(
         first_ts: None,
         bytes_read: 0,
         last_send: Instant::now(),
+        interval: SNAPSHOT_EVERY,
         last_packets: 0,
         last_bytes: 0,
         wire_bytes: 0,
@@ -150,7 +156,9 @@ fn worker(
     let publish = |st: &mut State, done: bool, error: Option<String>| {
         let dt = st.last_send.elapsed().as_secs_f64().max(1e-3);
         let packets = st.analyzer.totals().packets;
+        let built = Instant::now();
         let mut report = st.analyzer.report();
+        st.interval = SNAPSHOT_EVERY.max(built.elapsed() * REPORT_SHARE);
         report.capture = st.stats.map(|s| CaptureCounters {
             interface: opened_name(args),
             received: s.received,
@@ -203,7 +211,7 @@ fn worker(
                     if stop.load(Ordering::Relaxed) {
                         return Ok(Flow::Stop);
                     }
-                    if st.last_send.elapsed() >= SNAPSHOT_EVERY {
+                    if st.last_send.elapsed() >= st.interval {
                         publish(st, false, None);
                     }
                     std::thread::sleep(due.saturating_sub(t0.1.elapsed()).min(Duration::from_millis(20)));
@@ -239,7 +247,7 @@ fn worker(
                     link_type: rec.link_type.0,
                 });
             }
-            if st.last_send.elapsed() >= SNAPSHOT_EVERY {
+            if st.last_send.elapsed() >= st.interval {
                 publish(st, false, None);
             }
             Ok(Flow::Continue)
@@ -307,6 +315,8 @@ struct State {
     first_ts: Option<i64>,
     bytes_read: u64,
     last_send: Instant,
+    /// Current snapshot interval (see [`REPORT_SHARE`]).
+    interval: Duration,
     last_packets: u64,
     last_bytes: u64,
     wire_bytes: u64,

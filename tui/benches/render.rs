@@ -21,7 +21,7 @@ fn first_frame(path: &str) -> Vec<u8> {
 
 /// A report with `n` connections: the sample frame with a different source address and
 /// destination QP each time.
-fn snapshot(n: u32) -> Snapshot {
+fn analyzer(n: u32) -> Analyzer {
     let base = first_frame(concat!(env!("CARGO_MANIFEST_DIR"), "/../samples/rc-normal.pcap"));
     let opts = DecodeOptions { check_icrc: false, ..DecodeOptions::default() };
     let mut a = Analyzer::new(Config::default());
@@ -44,7 +44,11 @@ fn snapshot(n: u32) -> Snapshot {
             );
         }
     }
-    let mut s = Snapshot::empty(a.report(), "bench", true);
+    a
+}
+
+fn snapshot(n: u32) -> Snapshot {
+    let mut s = Snapshot::empty(analyzer(n).report(), "bench", true);
     s.frames = (0..5000)
         .map(|i| FrameLine { number: i, summary: format!("frame {i}"), ..FrameLine::default() })
         .collect();
@@ -52,6 +56,10 @@ fn snapshot(n: u32) -> Snapshot {
 }
 
 fn bench(c: &mut Criterion) {
+    // The worker builds a report for every snapshot (4 a second): its cost is taken from
+    // the capture thread.
+    let a = analyzer(10_000);
+    c.bench_function("worker/report-10k-flows", |b| b.iter(|| a.report()));
     let snap = snapshot(10_000);
     assert!(snap.report.connections.len() >= 10_000, "{} connections", snap.report.connections.len());
     let tree = |l: &FrameLine| format!("{}", l.number);
