@@ -3,7 +3,7 @@
 use crate::filter::{Filter, Row};
 use crate::keys::Action;
 use crate::snapshot::Snapshot;
-use rocescope_analyzer::report::{Connection, Report};
+use rocescope_analyzer::report::{Connection, Report, Severity};
 use std::cell::RefCell;
 use std::rc::Rc;
 
@@ -103,8 +103,12 @@ impl Column {
 /// One QPs row: a connection with its aggregated figures.
 #[derive(Clone, Debug, PartialEq)]
 pub struct QpRow {
-    /// Index into `Report::connections`.
+    /// Index into `Report::connections` (the connection a flow row belongs to).
     pub conn: usize,
+    /// First column: `address (QP)`.
+    pub a_label: String,
+    /// Second column.
+    pub b_label: String,
     /// Filterable figures.
     pub row: Row,
     /// Gb/s over the last bin, and the peak bin.
@@ -135,12 +139,58 @@ pub fn qp_rows(r: &Report) -> Vec<QpRow> {
     r.connections.iter().enumerate().map(|(i, c)| qp_row(r, i, c)).collect()
 }
 
+/// Build one row per flow (direction): source, then destination and its QP; health is the
+/// worst finding on that flow alone.
+pub fn flow_rows(r: &Report) -> Vec<QpRow> {
+    let mut conn_of = vec![0usize; r.flows.len()];
+    for (ci, c) in r.connections.iter().enumerate() {
+        for f in &c.flows {
+            if let Some(x) = conn_of.get_mut(*f) {
+                *x = ci;
+            }
+        }
+    }
+    let mut worst: Vec<Option<Severity>> = vec![None; r.flows.len()];
+    for fd in &r.findings {
+        if let Some(w) = fd.flow.and_then(|f| worst.get_mut(f)) {
+            *w = Some(w.map_or(fd.severity, |x| x.min(fd.severity)));
+        }
+    }
+    r.flows
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            let one = Connection {
+                a: f.src.clone(),
+                b: f.dst.clone(),
+                a_qpn: None,
+                b_qpn: f.dest_qp,
+                flows: vec![i],
+                pairing: f.pairing.unwrap_or("none"),
+                packets: f.packets,
+                bytes: f.bytes,
+                health: match worst.get(i).copied().flatten() {
+                    Some(Severity::Critical) => "critical",
+                    Some(Severity::Warning) => "warning",
+                    Some(Severity::Info) => "info",
+                    None => "ok",
+                },
+            };
+            let mut row = qp_row(r, conn_of.get(i).copied().unwrap_or(0), &one);
+            row.a_label = f.src.clone();
+            row
+        })
+        .collect()
+}
+
 fn qp_row(r: &Report, i: usize, c: &Connection) -> QpRow {
     let t = r.connection_totals(c);
     let mut qps = vec![c.b_qpn];
     qps.extend(c.a_qpn);
     QpRow {
         conn: i,
+        a_label: format!("{} ({})", c.a, c.a_qpn.map_or("?".into(), |q| format!("0x{q:x}"))),
+        b_label: format!("{} (0x{:x})", c.b, c.b_qpn),
         row: Row {
             qps,
             ips: vec![c.a.clone(), c.b.clone()],
@@ -201,6 +251,8 @@ pub struct App {
     pub clear_requested: bool,
     /// Rows per page (set by the renderer).
     pub page: usize,
+    /// QPs rows are flows (one direction each) rather than connections.
+    pub by_flow: bool,
     /// First QPs row on screen (set by the renderer; a mouse click adds it to the row).
     pub qps_offset: std::cell::Cell<usize>,
     /// Bumped whenever `shown` changes, so the QPs rows are rebuilt only when needed.
@@ -211,7 +263,7 @@ pub struct App {
 }
 
 /// What the QPs rows depend on.
-type RowsKey = (u64, (Column, bool), String);
+type RowsKey = (u64, (Column, bool), String, bool);
 
 impl Default for App {
     fn default() -> Self {
@@ -233,6 +285,7 @@ impl Default for App {
             quit: false,
             clear_requested: false,
             page: 20,
+            by_flow: false,
             qps_offset: std::cell::Cell::new(0),
             generation: 0,
             row_cache: RefCell::new(None),
@@ -254,7 +307,7 @@ impl App {
     /// QPs rows, filtered and sorted as the user asked (built once per snapshot, sort and
     /// filter; `shown` must change through [`App::update`] for that to hold).
     pub fn rows(&self) -> Rc<Vec<QpRow>> {
-        let key: RowsKey = (self.generation, self.sort, self.filter_text.clone());
+        let key: RowsKey = (self.generation, self.sort, self.filter_text.clone(), self.by_flow);
         if let Some((k, rows)) = &*self.row_cache.borrow() {
             if *k == key {
                 return Rc::clone(rows);
@@ -267,7 +320,7 @@ impl App {
 
     fn build_rows(&self) -> Vec<QpRow> {
         let Some(s) = &self.shown else { return Vec::new() };
-        let mut rows: Vec<QpRow> = qp_rows(&s.report);
+        let mut rows: Vec<QpRow> = if self.by_flow { flow_rows(&s.report) } else { qp_rows(&s.report) };
         if let Some(f) = &self.filter {
             rows.retain(|r| f.matches(&r.row));
         }
@@ -394,6 +447,10 @@ impl App {
             }
             Action::Filter => self.editing_filter = true,
             Action::Clear => self.clear_requested = true,
+            Action::ToggleFlows => {
+                self.by_flow = !self.by_flow;
+                self.selected[0] = 0;
+            }
         }
     }
 

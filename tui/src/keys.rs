@@ -37,6 +37,8 @@ pub enum Action {
     Filter,
     /// Clear counters (restart the analysis).
     Clear,
+    /// QPs screen: one row per connection, or per flow (one direction).
+    ToggleFlows,
     /// Show or hide the key list.
     Help,
 }
@@ -138,6 +140,13 @@ pub const KEYS: &[Binding] = &[
         names: &[],
         action: Action::Clear,
         help: "clear counters (restart the analysis)",
+    },
+    Binding {
+        label: "v",
+        chars: &['v'],
+        names: &[],
+        action: Action::ToggleFlows,
+        help: "QPs: a row per connection or per direction (flow)",
     },
     Binding { label: "?", chars: &['?'], names: &[], action: Action::Help, help: "this help" },
 ];

@@ -171,7 +171,7 @@ fn draw_footer(f: &mut Frame<'_>, app: &App, area: Rect) {
         Line::from(format!("filter: {}   (/ to edit)   ? keys", app.filter_text))
     } else {
         Line::from(
-            "? keys  Tab screens  Enter open  Esc back  s/S sort  / filter  Space freeze  c clear  q quit",
+            "? keys  Tab screens  Enter open  Esc back  s/S sort  v flows  / filter  Space freeze  c clear  q quit",
         )
     };
     f.render_widget(Paragraph::new(line), area);
@@ -203,8 +203,14 @@ fn draw_qps(f: &mut Frame<'_>, app: &App, area: Rect) {
     let rows = app.rows();
     let wide = area.width >= WIDE_QPS;
     let keep = |i: usize| wide || QP_COLUMNS[i].2;
-    let header = Row::new(QP_COLUMNS.iter().enumerate().filter(|(i, _)| keep(*i)).map(|(_, c)| c.0))
-        .style(Style::new().add_modifier(Modifier::BOLD));
+    let title_of = |i: usize, t: &'static str| match (i, app.by_flow) {
+        (1, true) => "source",
+        (2, true) => "destination (QP)",
+        _ => t,
+    };
+    let header =
+        Row::new(QP_COLUMNS.iter().enumerate().filter(|(i, _)| keep(*i)).map(|(i, c)| title_of(i, c.0)))
+            .style(Style::new().add_modifier(Modifier::BOLD));
     let sel = app.selected[0].min(rows.len().saturating_sub(1));
     let Some(s) = &app.shown else { return };
     // Build widgets for the visible window only (the selection kept in view): formatting
@@ -216,15 +222,10 @@ fn draw_qps(f: &mut Frame<'_>, app: &App, area: Rect) {
     let body: Vec<Row<'_>> = window
         .iter()
         .map(|r| {
-            let c = s.report.connections.get(r.conn);
-            let a = c.map_or(String::new(), |c| {
-                format!("{} ({})", c.a, c.a_qpn.map_or("?".into(), |q| format!("0x{q:x}")))
-            });
-            let b = c.map_or(String::new(), |c| format!("{} (0x{:x})", c.b, c.b_qpn));
             let cells = [
                 Cell::from(health_mark(r.row.health)).style(health_style(r.row.health)),
-                Cell::from(a),
-                Cell::from(b),
+                Cell::from(r.a_label.as_str()),
+                Cell::from(r.b_label.as_str()),
                 Cell::from(format!("{}", r.row.pkts)),
                 Cell::from(format!("{:.2}/{:.2}", r.gbps_now, r.gbps_peak)),
                 Cell::from(r.messages.to_string()),
@@ -243,9 +244,10 @@ fn draw_qps(f: &mut Frame<'_>, app: &App, area: Rect) {
     let widths: Vec<Constraint> =
         QP_COLUMNS.iter().enumerate().filter(|(i, _)| keep(*i)).map(|(_, c)| c.1).collect();
     let title = format!(
-        " QPs: {} of {} (sorted by {}{}){} ",
+        " {}: {} of {} (sorted by {}{}){} ",
+        if app.by_flow { "flows" } else { "QPs" },
         rows.len(),
-        s.report.connections.len(),
+        if app.by_flow { s.report.flows.len() } else { s.report.connections.len() },
         app.sort.0.name(),
         if app.sort.1 { ", reversed" } else { "" },
         if wide { "" } else { ", widen for all columns" }

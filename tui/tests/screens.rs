@@ -89,6 +89,26 @@ fn qps_screen_puts_the_lossy_connection_first() {
 }
 
 #[test]
+fn flows_view_has_a_row_per_direction() {
+    let mut app = app_with(snapshot("nak-gobackn.pcap", AuditConfig::default()));
+    app.act(Action::ToggleFlows);
+    let shown = app.shown.clone().expect("snapshot");
+    let rows = app.rows();
+    assert_eq!(rows.len(), shown.report.flows.len());
+    // The worst flow is the data direction that lost a packet; its row opens its connection.
+    assert_eq!(rows[0].row.health, "critical");
+    assert!(rows[0].row.gaps > 0.0 || rows[0].retx_timeout > 0, "{:?}", rows[0]);
+    let screen = render(&mut app, 140, 16);
+    insta::assert_snapshot!("flows_nak_gobackn", screen);
+    assert!(screen.contains("flows: 6 of 6"), "{screen}");
+    app.act(Action::Enter);
+    assert_eq!(app.detail, Some(rows[0].conn));
+    app.act(Action::Back);
+    app.act(Action::ToggleFlows);
+    assert_eq!(app.rows().len(), shown.report.connections.len());
+}
+
+#[test]
 fn qp_detail_and_its_packets() {
     let mut app = app_with(snapshot("nak-gobackn.pcap", AuditConfig::default()));
     app.act(Action::Enter);
