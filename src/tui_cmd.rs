@@ -292,6 +292,7 @@ fn worker(
 
 fn opened_name(args: &TuiArgs) -> String {
     match (&args.source.read, &args.source.interface) {
+        (Some(p), _) if p.as_os_str() == "-" => "standard input".to_string(),
         (Some(p), _) => p.display().to_string(),
         (None, Some(i)) => i.clone(),
         _ => String::new(),
