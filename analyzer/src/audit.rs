@@ -61,6 +61,9 @@ pub struct Violation {
     /// Source MAC, for pause-frame violations.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub src_mac: Option<String>,
+    /// Index of the flow in `Report::flows` (not in the JSON, which names the flow).
+    #[serde(skip)]
+    pub flow_index: Option<usize>,
 }
 
 /// A tiny JSON-ish value so the analyzer needs no JSON crate: numbers, text or lists.
