@@ -81,6 +81,17 @@ fn tree_text(line: &FrameLine, opts: &DecodeOptions) -> String {
     let packet = decode(rec.link_type, rec.data, opts);
     let frame = Frame { number: line.number, record: &rec, packet: &packet, rel_ns: 0, opts };
     let mut out = String::new();
+    if line.wire_len as usize > line.bytes.len() {
+        // Only the first bytes are kept per frame: say so, or the cut would read as the
+        // capture's (payload short, ICRC unchecked).
+        let _ = writeln!(
+            out,
+            "(the UI keeps the first {} of {} bytes: payload and ICRC below are cut here, not in the capture; `rocescope decode -V` shows frame {} whole)\n",
+            line.bytes.len(),
+            line.wire_len,
+            line.number
+        );
+    }
     verbose::write(&frame, &mut out);
     out.push('\n');
     hex_dump(&line.bytes, &mut out);
@@ -130,6 +141,7 @@ fn worker(
     };
     let _ = opened_tx.send(Ok(opened.name.clone()));
     let live = opened.source.is_live();
+    let name = if opened.name == "-" { String::from("standard input") } else { opened.name.clone() };
     // Offline progress from the file size, unless compressed or stdin.
     let total_bytes = args
         .source
@@ -160,14 +172,14 @@ fn worker(
         let mut report = st.analyzer.report();
         st.interval = SNAPSHOT_EVERY.max(built.elapsed() * REPORT_SHARE);
         report.capture = st.stats.map(|s| CaptureCounters {
-            interface: opened_name(args),
+            interface: name.clone(),
             received: s.received,
             kernel_dropped: s.kernel_dropped,
             if_dropped: s.if_dropped,
         });
         let snap = Snapshot {
             report,
-            source: opened_name(args),
+            source: name.clone(),
             live,
             elapsed_s: started.elapsed().as_secs_f64(),
             rate_pps: packets.saturating_sub(st.last_packets) as f64 / dt,
@@ -199,9 +211,7 @@ fn worker(
         |rec, packet| {
             let mut st = st.borrow_mut();
             let st = &mut *st;
-            if clear.swap(false, Ordering::Relaxed) {
-                st.reset(Analyzer::new(cfg.clone()));
-            }
+            clear_if_asked(clear, st, &cfg);
             if let Some(speed) = args.replay {
                 // Hold each frame until its time comes at `speed` times capture speed,
                 // publishing snapshots and watching for quit meanwhile.
@@ -229,23 +239,27 @@ fn worker(
                 };
                 st.analyzer.push(&meta, p);
                 let t0 = *st.first_ts.get_or_insert(rec.ts_ns);
-                let mut line = String::new();
+                // Reuse the buffers of the frame that falls out of the ring: no allocation
+                // per packet once it is full.
+                let mut line = if st.recent.len() == RECENT_FRAMES {
+                    st.recent.pop_front().unwrap_or_default()
+                } else {
+                    FrameLine::default()
+                };
+                line.summary.clear();
                 summary::write(
                     &Frame { number, record: rec, packet: p, rel_ns: rec.ts_ns - t0, opts: &opts },
-                    &mut line,
+                    &mut line.summary,
                 );
-                if st.recent.len() == RECENT_FRAMES {
-                    st.recent.pop_front();
-                }
-                st.recent.push_back(FrameLine {
-                    number,
-                    ts_ns: rec.ts_ns,
-                    flow: if p.roce.is_some() { st.analyzer.last_flow() } else { None },
-                    summary: line.trim_end().to_string(),
-                    bytes: rec.data[..rec.data.len().min(KEEP_BYTES)].to_vec(),
-                    wire_len: rec.len,
-                    link_type: rec.link_type.0,
-                });
+                line.summary.truncate(line.summary.trim_end().len());
+                line.bytes.clear();
+                line.bytes.extend_from_slice(&rec.data[..rec.data.len().min(KEEP_BYTES)]);
+                line.number = number;
+                line.ts_ns = rec.ts_ns;
+                line.flow = if p.roce.is_some() { st.analyzer.last_flow() } else { None };
+                line.wire_len = rec.len;
+                line.link_type = rec.link_type.0;
+                st.recent.push_back(line);
             }
             if st.last_send.elapsed() >= st.interval {
                 publish(st, false, None);
@@ -257,13 +271,11 @@ fn worker(
             // for the header, the "blind interface" hint, and a fresh picture.
             let mut st = st.borrow_mut();
             let st = &mut *st;
-            if clear.swap(false, Ordering::Relaxed) {
-                st.reset(Analyzer::new(cfg.clone()));
-            }
+            clear_if_asked(clear, st, &cfg);
             st.stats = stats.or(st.stats);
             st.notice = (st.analyzer.totals().roce == 0
                 && started.elapsed().as_secs_f64() >= args.source.blind_after)
-                .then(|| interfaces::blind_hint(&opened_name(args)));
+                .then(|| interfaces::blind_hint(&name));
             publish(st, false, None);
             Flow::Continue
         },
@@ -279,8 +291,7 @@ fn worker(
     // user quits. Re-send it until it gets through, and answer a clear with an empty one.
     let mut sent = false;
     while !stop.load(Ordering::Relaxed) {
-        if clear.swap(false, Ordering::Relaxed) {
-            st.reset(Analyzer::new(cfg.clone()));
+        if clear_if_asked(clear, &mut st, &cfg) {
             sent = false;
         }
         if !sent {
@@ -290,13 +301,14 @@ fn worker(
     }
 }
 
-fn opened_name(args: &TuiArgs) -> String {
-    match (&args.source.read, &args.source.interface) {
-        (Some(p), _) if p.as_os_str() == "-" => "standard input".to_string(),
-        (Some(p), _) => p.display().to_string(),
-        (None, Some(i)) => i.clone(),
-        _ => String::new(),
+/// Restart the analysis when the user asked (`c`). A plain load first: the frame loop
+/// calls this per packet, and a swap would write the shared cache line every time.
+fn clear_if_asked(clear: &AtomicBool, st: &mut State, cfg: &Config) -> bool {
+    if clear.load(Ordering::Relaxed) && clear.swap(false, Ordering::Relaxed) {
+        st.reset(Analyzer::new(cfg.clone()));
+        return true;
     }
+    false
 }
 
 impl State {
