@@ -351,3 +351,41 @@ fn roce_port_is_configurable() {
     let o = run(&["decode", "--json", "--roce-port", "4792", "-r", sample("rnr.pcap").to_str().unwrap()]);
     assert!(json_lines(&o).iter().all(|f| f.get("bth").is_none()));
 }
+
+#[test]
+fn pcapng_timestamps_far_apart_do_not_overflow() {
+    // Two interfaces: one with if_tsoffset = -9e9 s (a timestamp near i64::MIN once added),
+    // one ordinary. Differences between their record times would overflow an i64; the reader
+    // clamps to 0..=MAX_TS_NS and every command carries on.
+    let eth = hex(concat!(
+        "e41d2dab2bc27cfe90643b320800",
+        "45c2003c718c4000401191610a0011010a001201",
+        "000012b700280000",
+        "8100ffff4000011800000000",
+        "00000000000000000000000000000000",
+        "82fd002a"
+    ));
+    let mut shb = 0x1A2B_3C4Du32.to_le_bytes().to_vec();
+    shb.extend_from_slice(&[1, 0, 0, 0]);
+    shb.extend_from_slice(&(-1i64).to_le_bytes());
+    let mut file = block(0x0A0D_0D0A, &shb);
+    let mut body = 1u16.to_le_bytes().to_vec();
+    body.extend_from_slice(&[0, 0]);
+    body.extend_from_slice(&65535u32.to_le_bytes());
+    body.extend_from_slice(&[14, 0, 8, 0]); // if_tsoffset, 8 bytes
+    body.extend_from_slice(&(-9_000_000_000i64).to_le_bytes());
+    body.extend_from_slice(&[0, 0, 0, 0]);
+    file.extend(block(1, &body));
+    file.extend(idb(1, Some(9)));
+    file.extend(epb(0, 1_000_000, &eth));
+    file.extend(epb(1, u64::MAX, &eth));
+    file.extend(epb(0, 2_000_000, &eth));
+    let dir = tempfile::tempdir().unwrap();
+    let p = write(dir.path(), "far.pcapng", &file);
+    let o = run(&["decode", "--json", "-r", p.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let ts: Vec<i64> = json_lines(&o).iter().map(|f| f["ts_ns"].as_i64().unwrap()).collect();
+    assert_eq!(ts, [0, rocescope_capture::reader::MAX_TS_NS, 0]);
+    let o = run(&["report", "--json", "-r", p.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}

@@ -68,9 +68,17 @@ impl Interface {
             u => i128::from(units) * 1_000_000_000 / i128::from(u.max(1)),
         };
         let ns = ns + i128::from(self.ts_offset) * 1_000_000_000;
-        i64::try_from(ns).unwrap_or(i64::MAX)
+        // See `MAX_TS_NS`: the range classic pcap can express, so every later difference
+        // between two timestamps fits an i64.
+        i64::try_from(ns.clamp(0, i128::from(MAX_TS_NS))).unwrap_or(MAX_TS_NS)
     }
 }
+
+/// Latest timestamp a record carries (year 2116). pcapng timestamps (64-bit, any
+/// resolution, plus `if_tsoffset`) are clamped to `0..=MAX_TS_NS`, the range of classic pcap
+/// and of live captures, so a damaged or hostile file cannot make `a - b` on two record
+/// times overflow anywhere downstream.
+pub const MAX_TS_NS: i64 = 1 << 62;
 
 /// One captured frame. Borrows the reader's buffer until the next call.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
