@@ -76,6 +76,7 @@ fn tree_text(line: &FrameLine, opts: &DecodeOptions) -> String {
         len: line.wire_len,
         link_type: LinkType(line.link_type),
         interface: 0,
+        link_bps: None,
         data: &line.bytes,
     };
     let packet = decode(rec.link_type, rec.data, opts);
@@ -150,7 +151,6 @@ fn worker(
         .filter(|p| p.as_os_str() != "-" && p.extension().is_none_or(|e| e != "gz"))
         .and_then(|p| std::fs::metadata(p).ok())
         .map(|m| m.len().max(1));
-    let speeds: Vec<Option<u64>> = opened.source.interfaces().iter().map(|i| i.speed_bps).collect();
     let started = Instant::now();
     let st = RefCell::new(State {
         analyzer: Analyzer::new(cfg.clone()),
@@ -231,13 +231,11 @@ fn worker(
             st.wire_bytes += u64::from(rec.len);
             if let Some(p) = packet {
                 let number = st.analyzer.totals().packets + 1;
-                let meta = FrameMeta {
-                    number,
-                    ts_ns: rec.ts_ns,
-                    len: rec.len,
-                    link_bps: speeds.get(rec.interface as usize).copied().flatten(),
-                };
+                let meta = FrameMeta { number, ts_ns: rec.ts_ns, len: rec.len, link_bps: rec.link_bps };
+                let roce_before = st.analyzer.totals().roce;
                 st.analyzer.push(&meta, p);
+                let flow =
+                    (st.analyzer.totals().roce > roce_before).then(|| st.analyzer.last_flow()).flatten();
                 let t0 = *st.first_ts.get_or_insert(rec.ts_ns);
                 // Reuse the buffers of the frame that falls out of the ring: no allocation
                 // per packet once it is full.
@@ -256,7 +254,7 @@ fn worker(
                 line.bytes.extend_from_slice(&rec.data[..rec.data.len().min(KEEP_BYTES)]);
                 line.number = number;
                 line.ts_ns = rec.ts_ns;
-                line.flow = if p.roce.is_some() { st.analyzer.last_flow() } else { None };
+                line.flow = flow;
                 line.wire_len = rec.len;
                 line.link_type = rec.link_type.0;
                 st.recent.push_back(line);

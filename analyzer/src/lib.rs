@@ -232,6 +232,7 @@ impl Analyzer {
         }
         self.flows.push(f);
         self.index.insert(key, id);
+        self.last = Some((key, id));
         self.by_pair.entry((key.src, key.dst)).or_default().push(id);
         id
     }
@@ -663,7 +664,9 @@ impl Analyzer {
     }
 
     /// The flow (index into [`Analyzer::flows`] and `Report::flows`) of the last RoCE
-    /// frame pushed, so a caller listing frames can tie each to its connection.
+    /// frame pushed, so a caller listing frames can tie each to its connection. Meaningful
+    /// right after a [`Analyzer::push`] that counted a RoCE frame (`totals().roce` grew):
+    /// malformed and other frames leave it at the previous flow.
     pub fn last_flow(&self) -> Option<usize> {
         self.last.map(|(_, id)| id)
     }

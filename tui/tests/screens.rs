@@ -26,12 +26,14 @@ fn snapshot(name: &str, audit: AuditConfig) -> Snapshot {
         let mut f = |rec: &rocescope_capture::Record<'_>| {
             let p = decode(rec.link_type, rec.data, &opts);
             let number = analyzer.totals().packets + 1;
+            let roce_before = analyzer.totals().roce;
             analyzer.push(&FrameMeta { number, ts_ns: rec.ts_ns, len: rec.len, link_bps: None }, &p);
+            let flow = (analyzer.totals().roce > roce_before).then(|| analyzer.last_flow()).flatten();
             let op = p.roce.as_ref().map(|r| r.bth.opcode().0);
             frames.push(FrameLine {
                 number,
                 ts_ns: rec.ts_ns,
-                flow: if p.roce.is_some() { analyzer.last_flow() } else { None },
+                flow,
                 summary: format!("frame {number} opcode {op:?}"),
                 bytes: rec.data.to_vec(),
                 wire_len: rec.len,
@@ -248,4 +250,36 @@ fn help_and_small_terminals() {
     let mut empty = App::default();
     let screen = render(&mut empty, 80, 10);
     assert!(!screen.trim().is_empty());
+}
+
+#[test]
+fn every_frame_is_tied_to_its_own_flow() {
+    // The first packet of each new flow once got the previous flow's index.
+    for name in ["demo.pcap", "nak-gobackn.pcap", "ecn-cnp.pcap", "truncated.pcap"] {
+        let s = snapshot(name, AuditConfig::default());
+        let mut tied = 0;
+        for f in &s.frames {
+            let p = decode(rocescope_decoder::LinkType(f.link_type), &f.bytes, &DecodeOptions::default());
+            // The source as the analyzer keys it: the IP address, or the GID for RoCEv1.
+            let src =
+                p.ip.as_ref()
+                    .map(|ip| ip.src().to_string())
+                    .or_else(|| p.roce.as_ref().and_then(|r| r.grh.map(|g| g.sgid().to_string())));
+            match (f.flow, &p.roce, src) {
+                (Some(i), Some(r), Some(src)) => {
+                    let fl = &s.report.flows[i];
+                    assert_eq!(r.bth.dest_qp(), fl.dest_qp, "{name} frame {}", f.number);
+                    assert_eq!(src, fl.src, "{name} frame {}", f.number);
+                    tied += 1;
+                }
+                (Some(i), _, _) => panic!("{name} frame {} tied to flow {i} without being RoCE", f.number),
+                (None, r, _) => assert!(
+                    r.is_none() || p.is_malformed_roce(),
+                    "{name} frame {} is RoCE but has no flow",
+                    f.number
+                ),
+            }
+        }
+        assert!(tied > 0, "{name}");
+    }
 }
