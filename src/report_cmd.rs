@@ -69,7 +69,6 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
     let opts = args.decoder.decode_options();
     let cfg = analysis_config(&args.analysis, &opts)?;
     let mut opened = driver::open(&args.source, opts.roce_port, false)?;
-    let speeds: Vec<Option<u64>> = opened.source.interfaces().iter().map(|i| i.speed_bps).collect();
     let mut analyzer = Analyzer::new(cfg);
     let end = driver::pump(
         &mut opened,
@@ -83,7 +82,7 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
                     number: analyzer.totals().packets + 1,
                     ts_ns: rec.ts_ns,
                     len: rec.len,
-                    link_bps: speeds.get(rec.interface as usize).copied().flatten(),
+                    link_bps: rec.link_bps,
                 };
                 analyzer.push(&meta, p);
             }

@@ -389,3 +389,39 @@ fn pcapng_timestamps_far_apart_do_not_overflow() {
     let o = run(&["report", "--json", "-r", p.to_str().unwrap()]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
 }
+
+#[test]
+fn pcapng_if_speed_sets_the_pause_time() {
+    // A PFC frame pausing priority 3 for 65535 quanta, captured on an interface whose IDB
+    // says 25 Gb/s (if_speed): 65535 x 512 bit times = 1,342,156 ns at 25G (335,539 at the
+    // 100G default). The interface block arrives after the file is opened.
+    let mut pfc = hex("0180c200000102000000ff01880801010008");
+    for q in [0u16, 0, 0, 0xffff, 0, 0, 0, 0] {
+        pfc.extend_from_slice(&q.to_be_bytes());
+    }
+    pfc.resize(60, 0);
+    let mut shb = 0x1A2B_3C4Du32.to_le_bytes().to_vec();
+    shb.extend_from_slice(&[1, 0, 0, 0]);
+    shb.extend_from_slice(&(-1i64).to_le_bytes());
+    let mut file = block(0x0A0D_0D0A, &shb);
+    let mut body = 1u16.to_le_bytes().to_vec();
+    body.extend_from_slice(&[0, 0]);
+    body.extend_from_slice(&65535u32.to_le_bytes());
+    body.extend_from_slice(&[8, 0, 8, 0]); // if_speed, 8 bytes
+    body.extend_from_slice(&25_000_000_000u64.to_le_bytes());
+    body.extend_from_slice(&[0, 0, 0, 0]);
+    file.extend(block(1, &body));
+    file.extend(epb(0, 1_700_000_000_000_000, &pfc));
+    // Any frame 10 ms later, so the pause runs its course inside the capture.
+    let mut other = pfc.clone();
+    other[12..14].copy_from_slice(&[0x88, 0xb5]);
+    file.extend(epb(0, 1_700_000_000_010_000, &other));
+    let dir = tempfile::tempdir().unwrap();
+    let p = write(dir.path(), "speed.pcapng", &file);
+    let o = run(&["report", "--json", "-r", p.to_str().unwrap()]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("report JSON");
+    let pfc = &v["pfc"][0];
+    assert_eq!(pfc["priority"], 3, "{v}");
+    assert_eq!(pfc["link_bps"], 25_000_000_000u64, "{pfc}");
+    assert_eq!(pfc["paused_ns"], 1_342_156, "{pfc}");
+}

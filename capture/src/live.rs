@@ -222,6 +222,7 @@ impl LiveCapture {
             len: meta.2,
             link_type: self.interface.link_type,
             interface: 0,
+            link_bps: self.interface.speed_bps,
             data: &self.buf,
         }))
     }
@@ -235,6 +236,7 @@ impl LiveCapture {
         f: &mut dyn FnMut(&Record<'_>) -> bool,
     ) -> Result<usize, CaptureError> {
         let link_type = self.interface.link_type;
+        let link_bps = self.interface.speed_bps;
         let mut handled = 0;
         for attempt in 0..2 {
             let mut go = true;
@@ -254,6 +256,7 @@ impl LiveCapture {
                         len: h.len,
                         link_type,
                         interface: 0,
+                        link_bps,
                         data: p.data,
                     };
                     handled += 1;

@@ -93,6 +93,9 @@ pub struct Record<'a> {
     pub link_type: LinkType,
     /// Index of the interface it was captured on (0 for classic pcap).
     pub interface: u32,
+    /// That interface's speed when the capture states it (pcapng `if_speed`, or the live
+    /// interface's): the analyzer converts PFC quanta to time with it.
+    pub link_bps: Option<u64>,
     /// The captured bytes.
     pub data: &'a [u8],
 }
@@ -280,12 +283,15 @@ impl CaptureReader {
             self.done = true;
         }
         let meta = r?;
+        // The interface blocks come in the stream: look the speed up per record, not at open.
+        let speed = |i: u32| self.interfaces.get(i as usize).and_then(|ifc| ifc.speed_bps);
         Ok(meta.map(|(ts_ns, caplen, len, link_type, interface)| Record {
             ts_ns,
             caplen,
             len,
             link_type,
             interface,
+            link_bps: speed(interface),
             data: &self.buf,
         }))
     }
@@ -304,7 +310,15 @@ impl CaptureReader {
         self.last_ts = at.ts_ns;
         let link_type = LinkType(c.header.link_type);
         let data = c.buf.get(at.start..at.start + at.caplen as usize).unwrap_or(&[]);
-        Ok(Some(Record { ts_ns: at.ts_ns, caplen: at.caplen, len: at.len, link_type, interface: 0, data }))
+        Ok(Some(Record {
+            ts_ns: at.ts_ns,
+            caplen: at.caplen,
+            len: at.len,
+            link_type,
+            interface: 0,
+            link_bps: None,
+            data,
+        }))
     }
 
     /// Move to the next packet, copying its bytes into `self.buf`.

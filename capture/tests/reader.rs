@@ -82,6 +82,7 @@ fn sink_rotates_by_size_and_time_and_keeps_the_newest() {
         len: 1000,
         link_type: LinkType::ETHERNET,
         interface: 0,
+        link_bps: None,
         data: &data,
     };
 
