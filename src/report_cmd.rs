@@ -56,7 +56,6 @@ pub fn analysis_config(
         opcode: decoder.opcode,
         ..Config::default()
     };
-    cfg.pfc.link_bps = a.link_speed;
     cfg.pfc.storm_window_ns = (a.storm_window_ms * 1e6) as i64;
     cfg.pfc.storm_threshold = a.storm_threshold;
     cfg.pfc.deadlock_ns = (a.deadlock_ms * 1e6) as i64;

@@ -58,12 +58,7 @@ impl Default for Config {
             pmtu: None,
             bin_ns: 10_000_000,
             reorder_ns: 100_000,
-            pfc: PfcConfig {
-                link_bps: 100_000_000_000,
-                storm_window_ns: 10_000_000,
-                storm_threshold: 0.5,
-                deadlock_ns: 100_000_000,
-            },
+            pfc: PfcConfig { storm_window_ns: 10_000_000, storm_threshold: 0.5, deadlock_ns: 100_000_000 },
             audit: AuditConfig::default(),
             opcode: OpcodeOptions::default(),
         }
@@ -290,7 +285,8 @@ impl Analyzer {
         let t = &mut self.totals;
         t.packets += 1;
         t.start_ns.get_or_insert(meta.ts_ns);
-        t.end_ns = Some(meta.ts_ns);
+        // The latest time, not the last frame's: merged captures are not always in order.
+        t.end_ns = Some(t.end_ns.map_or(meta.ts_ns, |e| e.max(meta.ts_ns)));
         if p.is_malformed_roce() {
             t.malformed += 1;
             if t.malformed_frames.len() < 10 {

@@ -53,8 +53,6 @@ pub struct Storm {
 /// Settings.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct PfcConfig {
-    /// Link speed used when the capture does not give one.
-    pub link_bps: u64,
     /// Storm detection window.
     pub storm_window_ns: i64,
     /// Paused fraction of a window that makes it a storm window.
@@ -251,16 +249,13 @@ impl Timeline {
 mod tests {
     use super::*;
 
-    const CFG: PfcConfig = PfcConfig {
-        link_bps: 100_000_000_000,
-        storm_window_ns: 10_000_000,
-        storm_threshold: 0.5,
-        deadlock_ns: 5_000_000,
-    };
+    const LINK_BPS: u64 = 100_000_000_000;
+    const CFG: PfcConfig =
+        PfcConfig { storm_window_ns: 10_000_000, storm_threshold: 0.5, deadlock_ns: 5_000_000 };
 
     #[test]
     fn frames_restart_the_timer_and_xon_ends_it() {
-        let mut t = Timeline::new(CFG.link_bps, 1);
+        let mut t = Timeline::new(LINK_BPS, 1);
         // 65535 quanta at 100G = 335,539 ns; resent every 300 us for 3 ms, then XON.
         for i in 0..10 {
             t.on_frame(i * 300_000, 65535, i as u64 + 1, &CFG, true);
@@ -276,7 +271,7 @@ mod tests {
 
     #[test]
     fn expiry_gaps_and_storms() {
-        let mut t = Timeline::new(CFG.link_bps, 1);
+        let mut t = Timeline::new(LINK_BPS, 1);
         // Two frames 1 ms apart: two separate 335 us intervals.
         t.on_frame(0, 65535, 1, &CFG, false);
         t.on_frame(1_000_000, 65535, 2, &CFG, false);
@@ -286,7 +281,7 @@ mod tests {
         assert!(f.storms().is_empty());
         // 20 ms paused solid: two storm windows merged into one run, and a deadlock hint
         // because RoCE had flowed before and none came during the pause.
-        let mut s = Timeline::new(CFG.link_bps, 1);
+        let mut s = Timeline::new(LINK_BPS, 1);
         for i in 0..70 {
             s.on_frame(i * 300_000, 65535, i as u64, &CFG, true);
         }
