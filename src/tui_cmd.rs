@@ -18,7 +18,7 @@ use std::collections::VecDeque;
 use std::fmt::Write;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{self, SyncSender};
+use std::sync::mpsc::{self, SyncSender, TrySendError};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -164,6 +164,7 @@ fn worker(
         wire_bytes: 0,
         stats: None,
         notice: None,
+        frame_no: 0,
     });
     let publish = |st: &mut State, done: bool, error: Option<String>| {
         let dt = st.last_send.elapsed().as_secs_f64().max(1e-3);
@@ -198,8 +199,12 @@ fn worker(
         st.last_send = Instant::now();
         st.last_packets = packets;
         st.last_bytes = st.wire_bytes;
-        // A full channel means the UI is behind: drop this one, the next is newer anyway.
-        tx.try_send(snap).is_ok()
+        // A full channel means the UI is behind: hand the snapshot back; while capturing it
+        // is dropped (the next is newer anyway), at the end it is sent again as it is.
+        match tx.try_send(snap) {
+            Err(TrySendError::Full(s)) => Some(s),
+            _ => None,
+        }
     };
     let mut replay_start: Option<(i64, Instant)> = None;
     let result = driver::pump(
@@ -230,7 +235,9 @@ fn worker(
             st.bytes_read += record_cost(rec.caplen);
             st.wire_bytes += u64::from(rec.len);
             if let Some(p) = packet {
-                let number = st.analyzer.totals().packets + 1;
+                // Numbered as in the source, also after a clear restarted the analysis.
+                st.frame_no += 1;
+                let number = st.frame_no;
                 let meta = FrameMeta { number, ts_ns: rec.ts_ns, len: rec.len, link_bps: rec.link_bps };
                 let roce_before = st.analyzer.totals().roce;
                 st.analyzer.push(&meta, p);
@@ -287,13 +294,15 @@ fn worker(
     };
     // The file is done (or capture stopped): keep the final picture on screen until the
     // user quits. Re-send it until it gets through, and answer a clear with an empty one.
-    let mut sent = false;
+    let mut unsent = publish(&mut st, true, error.clone());
     while !stop.load(Ordering::Relaxed) {
         if clear_if_asked(clear, &mut st, &cfg) {
-            sent = false;
-        }
-        if !sent {
-            sent = publish(&mut st, true, error.clone());
+            unsent = publish(&mut st, true, error.clone());
+        } else if let Some(s) = unsent.take() {
+            unsent = match tx.try_send(s) {
+                Err(TrySendError::Full(s)) => Some(s),
+                _ => None,
+            };
         }
         std::thread::sleep(Duration::from_millis(100));
     }
@@ -335,6 +344,8 @@ struct State {
     stats: Option<CaptureStats>,
     /// Shown under the header: why a live capture may see nothing.
     notice: Option<String>,
+    /// Frames read from the source (frame numbers, kept across a clear).
+    frame_no: u64,
 }
 
 #[cfg(test)]

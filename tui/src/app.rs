@@ -299,8 +299,39 @@ impl App {
         if self.frozen && self.shown.is_some() {
             self.pending = Some(s);
         } else {
-            self.shown = Some(s);
-            self.generation += 1;
+            self.show(s);
+        }
+    }
+
+    /// Put `s` on screen. Connection indices shift when flows pair up, so an open QP detail
+    /// follows its first flow into the new report; selections are kept within the new rows.
+    fn show(&mut self, s: Snapshot) {
+        let anchor =
+            self.detail.and_then(|d| self.shown.as_ref()?.report.connections.get(d)?.flows.first().copied());
+        self.detail = anchor.and_then(|f| s.report.connections.iter().position(|c| c.flows.contains(&f)));
+        self.shown = Some(s);
+        self.generation += 1;
+        self.clamp_selection();
+    }
+
+    /// Select row `i` of the QPs list (a mouse click), kept within the rows.
+    pub fn select_qp_row(&mut self, i: usize) {
+        self.selected[0] = i.min(self.rows().len().saturating_sub(1));
+    }
+
+    /// Keep every screen's selection on an existing row (rows can shrink: a new snapshot,
+    /// a cleared analysis, a filter).
+    fn clamp_selection(&mut self) {
+        let Some(s) = &self.shown else { return };
+        let counts = [
+            self.rows().len(),
+            self.packet_rows(s).len(),
+            s.report.pfc.len(),
+            s.report.audit.violations.len(),
+            s.report.findings.len(),
+        ];
+        for (sel, n) in self.selected.iter_mut().zip(counts) {
+            *sel = (*sel).min(n.saturating_sub(1));
         }
     }
 
@@ -387,6 +418,7 @@ impl App {
                 return;
             }
         }
+        self.clamp_selection();
         let count = self.row_count();
         match a {
             Action::Quit => self.quit = true,
@@ -440,13 +472,19 @@ impl App {
                 self.frozen = !self.frozen;
                 if !self.frozen {
                     if let Some(p) = self.pending.take() {
-                        self.shown = Some(p);
-                        self.generation += 1;
+                        self.show(p);
                     }
                 }
             }
             Action::Filter => self.editing_filter = true,
-            Action::Clear => self.clear_requested = true,
+            Action::Clear => {
+                // The analysis restarts: flow and frame indices will mean other things.
+                self.clear_requested = true;
+                self.detail = None;
+                self.packet_flows = None;
+                self.packet_open = None;
+                self.selected = [0; 5];
+            }
             Action::ToggleFlows => {
                 self.by_flow = !self.by_flow;
                 self.selected[0] = 0;

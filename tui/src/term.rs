@@ -1,7 +1,7 @@
 //! The terminal loop: raw mode and the alternate screen in, snapshots and keys through, the
 //! terminal always restored on the way out (normal exit, error, or panic).
 
-use crate::app::App;
+use crate::app::{App, Screen};
 use crate::keys::{self, Action};
 use crate::snapshot::Snapshot;
 use crate::view::{self, TreeFn};
@@ -110,16 +110,13 @@ pub fn run(
                 Event::Mouse(m) => match m.kind {
                     MouseEventKind::ScrollDown => app.act(Action::Down),
                     MouseEventKind::ScrollUp => app.act(Action::Up),
-                    MouseEventKind::Down(_) => {
-                        // Rows start below the header (3), tabs (1), border (1) and table header (1).
-                        let first_row = 6u16;
-                        if m.row >= first_row {
-                            let i = app.screen as usize;
-                            let offset = if i == 0 { app.qps_offset.get() } else { 0 };
-                            if let Some(s) = app.selected.get_mut(i) {
-                                *s = offset + usize::from(m.row - first_row);
-                            }
-                        }
+                    // A click selects a row of the QPs list, the one table whose scroll
+                    // offset the renderer records. Rows start below the header (3), tabs
+                    // (1), border (1) and column titles (1).
+                    MouseEventKind::Down(_)
+                        if app.screen == Screen::Qps && app.detail.is_none() && !app.help && m.row >= 6 =>
+                    {
+                        app.select_qp_row(app.qps_offset.get() + usize::from(m.row - 6));
                     }
                     _ => {}
                 },

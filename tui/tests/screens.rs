@@ -283,3 +283,37 @@ fn every_frame_is_tied_to_its_own_flow() {
         assert!(tied > 0, "{name}");
     }
 }
+
+#[test]
+fn state_survives_shrinking_snapshots_and_clear() {
+    let big = snapshot("demo.pcap", AuditConfig::default());
+    let small = snapshot("rnr.pcap", AuditConfig::default());
+    let mut app = app_with(big.clone());
+    // Last packet selected, then a smaller picture arrives: the selection stays on a row.
+    app.act(Action::Screen(2));
+    app.act(Action::Bottom);
+    assert_eq!(app.selected[1], big.frames.len() - 1);
+    app.update(small.clone());
+    assert_eq!(app.selected[1], small.frames.len() - 1, "clamped to the new rows");
+    app.act(Action::Up);
+    assert_eq!(app.selected[1], small.frames.len() - 2, "Up moves at once");
+    // An open QP detail follows its connection into a newer snapshot of the same capture.
+    let mut app = app_with(big.clone());
+    app.act(Action::Down);
+    app.act(Action::Enter);
+    let conn = app.detail.expect("detail open");
+    let first_flow = big.report.connections[conn].flows[0];
+    app.update(big.clone());
+    let now = app.detail.expect("still open");
+    assert!(app.shown.as_ref().unwrap().report.connections[now].flows.contains(&first_flow));
+    // Clear: the detail and narrowed views close, selections go back to the top.
+    app.act(Action::Enter);
+    assert!(app.packet_flows.is_some());
+    app.act(Action::Clear);
+    assert!(app.clear_requested && app.detail.is_none() && app.packet_flows.is_none());
+    assert_eq!(app.selected, [0; 5]);
+    // A click below the last row selects the last row.
+    let mut app = app_with(small);
+    app.select_qp_row(1000);
+    assert_eq!(app.selected[0], app.rows().len() - 1);
+}
