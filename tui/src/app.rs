@@ -243,6 +243,8 @@ pub struct App {
     pub filter_error: Option<String>,
     /// Typing a filter.
     pub editing_filter: bool,
+    /// The filter (text and parsed) before editing began, for Esc.
+    filter_before: Option<(String, Option<Filter>)>,
     /// Help overlay shown.
     pub help: bool,
     /// Leave at the next turn.
@@ -281,6 +283,7 @@ impl Default for App {
             filter: None,
             filter_error: None,
             editing_filter: false,
+            filter_before: None,
             help: false,
             quit: false,
             clear_requested: false,
@@ -476,7 +479,10 @@ impl App {
                     }
                 }
             }
-            Action::Filter => self.editing_filter = true,
+            Action::Filter => {
+                self.editing_filter = true;
+                self.filter_before = Some((self.filter_text.clone(), self.filter.clone()));
+            }
             Action::Clear => {
                 // The analysis restarts: flow and frame indices will mean other things.
                 self.clear_requested = true;
@@ -552,12 +558,20 @@ impl App {
     /// A character typed while editing the filter (Enter applies, Esc cancels).
     pub fn filter_key(&mut self, c: Option<char>, enter: bool, esc: bool, backspace: bool) {
         if esc {
+            // Cancel: the filter shown while typing goes back to the one before.
+            if let Some((text, filter)) = self.filter_before.take() {
+                self.filter_text = text;
+                self.filter = filter;
+            }
+            self.filter_error = None;
             self.editing_filter = false;
             return;
         }
         if enter {
-            self.editing_filter = false;
+            // An invalid filter is not applied: keep editing, its error stays on screen.
             if self.filter_error.is_none() {
+                self.editing_filter = false;
+                self.filter_before = None;
                 self.selected[0] = 0;
             }
             return;

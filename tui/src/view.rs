@@ -164,7 +164,7 @@ fn draw_footer(f: &mut Frame<'_>, app: &App, area: Rect) {
     let line = if app.editing_filter {
         let state = match &app.filter_error {
             Some(e) => Span::styled(format!("  invalid: {e}"), health_style("critical")),
-            None => Span::styled("  valid (Enter to keep, Esc to stop typing)", health_style("ok")),
+            None => Span::styled("  valid (Enter to keep, Esc to cancel)", health_style("ok")),
         };
         Line::from(vec![Span::raw(format!("/{}", app.filter_text)), state])
     } else if !app.filter_text.is_empty() {

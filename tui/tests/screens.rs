@@ -202,9 +202,16 @@ fn sorting_filtering_and_freezing() {
     app.filter_key(None, true, false, false);
     assert_eq!(app.rows().len(), all, "clearing the filter shows everything");
     app.act(Action::Filter);
+    for c in "nak".chars() {
+        app.filter_key(Some(c), false, false, false);
+    }
     app.filter_key(Some('>'), false, false, false);
     assert!(app.filter_error.is_some(), "a bad filter is explained");
+    app.filter_key(None, true, false, false);
+    assert!(app.editing_filter, "Enter on an invalid filter keeps editing");
     app.filter_key(None, false, true, false);
+    assert!(!app.editing_filter && app.filter_text.is_empty() && app.filter.is_none(), "Esc restores");
+    assert_eq!(app.rows().len(), all, "the typed-but-cancelled filter no longer applies");
     // Frozen: a new snapshot waits; unfreezing shows it.
     app.act(Action::Freeze);
     let mut newer = s;
