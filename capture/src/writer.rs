@@ -86,6 +86,8 @@ pub struct CaptureSink {
     buf: Vec<u8>,
     /// Bytes at the start of `buf` that are a file header (not a record).
     header_len: usize,
+    /// Interface blocks written to the current file (pcapng).
+    idbs_in_file: usize,
     /// End offset in `buf` of each buffered record.
     bounds: Vec<usize>,
     written: u64,
@@ -104,6 +106,26 @@ impl std::fmt::Debug for CaptureSink {
 
 fn is_stdout(p: &Path) -> bool {
     p == Path::new("-")
+}
+
+/// Most interfaces a written pcapng describes (a guard against a damaged interface id).
+const MAX_INTERFACES: usize = 4096;
+
+/// Append an Interface Description Block for `i` (nanosecond timestamps).
+fn push_idb(buf: &mut Vec<u8>, i: &Interface) {
+    let mut idb = Vec::new();
+    idb.extend_from_slice(&(i.link_type.0 as u16).to_le_bytes());
+    idb.extend_from_slice(&[0, 0]);
+    idb.extend_from_slice(&i.snaplen.to_le_bytes());
+    if let Some(n) = &i.name {
+        push_option(&mut idb, 2, n.as_bytes()); // if_name
+    }
+    push_option(&mut idb, 9, &[9]); // if_tsresol: nanoseconds
+    if let Some(s) = i.speed_bps {
+        push_option(&mut idb, 8, &s.to_le_bytes()); // if_speed
+    }
+    end_options(&mut idb);
+    push_block(buf, 1, &idb);
 }
 
 impl CaptureSink {
@@ -126,6 +148,7 @@ impl CaptureSink {
             committed: 0,
             buf: Vec::with_capacity(FLUSH_AT + 65536),
             header_len: 0,
+            idbs_in_file: 0,
             bounds: Vec::with_capacity(4096),
             written: 0,
             not_written: 0,
@@ -198,26 +221,12 @@ impl CaptureSink {
                 push_option(&mut shb, 4, concat!("rocescope ", env!("CARGO_PKG_VERSION")).as_bytes()); // shb_userappl
                 end_options(&mut shb);
                 push_block(&mut self.buf, 0x0A0D_0D0A, &shb);
-                let ifaces = if self.interfaces.is_empty() {
-                    vec![Interface::live("unknown", LinkType::ETHERNET, 262_144, None)]
-                } else {
-                    self.interfaces.clone()
-                };
-                for i in &ifaces {
-                    let mut idb = Vec::new();
-                    idb.extend_from_slice(&(i.link_type.0 as u16).to_le_bytes());
-                    idb.extend_from_slice(&[0, 0]);
-                    idb.extend_from_slice(&i.snaplen.to_le_bytes());
-                    if let Some(n) = &i.name {
-                        push_option(&mut idb, 2, n.as_bytes()); // if_name
-                    }
-                    push_option(&mut idb, 9, &[9]); // if_tsresol: nanoseconds
-                    if let Some(s) = i.speed_bps {
-                        push_option(&mut idb, 8, &s.to_le_bytes()); // if_speed
-                    }
-                    end_options(&mut idb);
-                    push_block(&mut self.buf, 1, &idb);
+                // Interfaces not known yet (a pcapng being read describes them as it goes)
+                // get their block before their first record: see `write`.
+                for i in &self.interfaces {
+                    push_idb(&mut self.buf, i);
                 }
+                self.idbs_in_file = self.interfaces.len();
             }
         }
     }
@@ -242,6 +251,31 @@ impl CaptureSink {
                 self.buf.extend_from_slice(rec.data);
             }
             FileFormat::PcapNg => {
+                let want = rec.interface as usize + 1;
+                if want > MAX_INTERFACES {
+                    self.not_written += 1;
+                    return Err(io::Error::new(
+                        io::ErrorKind::InvalidData,
+                        format!(
+                            "interface {} is beyond the {MAX_INTERFACES} a file may describe",
+                            rec.interface
+                        ),
+                    ));
+                }
+                // Describe each interface before its first record, from what the source said
+                // or, failing that, from the record itself.
+                while self.idbs_in_file < want {
+                    let i = self.idbs_in_file;
+                    if self.interfaces.len() <= i {
+                        let mut ifc = Interface::live("", rec.link_type, 262_144, rec.link_bps);
+                        ifc.name = None;
+                        self.interfaces.push(ifc);
+                    }
+                    if let Some(ifc) = self.interfaces.get(i) {
+                        push_idb(&mut self.buf, ifc);
+                    }
+                    self.idbs_in_file += 1;
+                }
                 let padded = rec.data.len().div_ceil(4) * 4;
                 let total = (32 + padded) as u32;
                 self.buf.extend_from_slice(&6u32.to_le_bytes());
