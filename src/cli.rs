@@ -36,6 +36,8 @@ pub enum Command {
     Report(ReportArgs),
     /// Terminal UI over a file or an interface: QPs, packets, PFC, audit, findings.
     Tui(TuiArgs),
+    /// Serve the analysis as Prometheus metrics (/metrics, /healthz), or push NDJSON.
+    Export(ExportArgs),
 }
 
 /// Options shared by everything that decodes packets.
@@ -67,14 +69,19 @@ impl DecoderOpts {
 #[derive(Debug, Args, Clone)]
 pub struct SourceArgs {
     /// Capture file to read (pcap, pcapng, optionally gzip-compressed); `-` for stdin.
+    /// Several files (`-r a.pcap -r b.pcap`, or `-r a.pcap b.pcap`) are merged by time, each
+    /// a capture point of its own: captures from both ends of a connection, or from many
+    /// hosts during one incident.
     #[arg(
         short = 'r',
         long = "read",
         value_name = "FILE",
+        num_args = 1..,
+        action = clap::ArgAction::Append,
         required_unless_present = "interface",
         conflicts_with = "interface"
     )]
-    pub read: Option<PathBuf>,
+    pub read: Vec<PathBuf>,
     /// Interface to capture on (`any` for all; `rocescope interfaces` lists them).
     #[arg(short = 'i', long = "interface", value_name = "IFACE")]
     pub interface: Option<String>,
@@ -193,6 +200,11 @@ pub struct AnalysisOpts {
     /// RoCE data must be ECN-capable (flag Not-ECT packets).
     #[arg(long)]
     pub expect_ecn: bool,
+    /// With several -r captures: how long a packet seen at one capture point may take to
+    /// show up at another (clock offset between the hosts plus path delay) before it counts
+    /// as lost between them, in milliseconds.
+    #[arg(long, value_name = "MS", default_value_t = 500.0)]
+    pub match_window_ms: f64,
     /// Baseline file (TOML) with the expected values; flags override it.
     #[arg(long, value_name = "FILE")]
     pub baseline: Option<PathBuf>,
@@ -228,6 +240,36 @@ pub struct TuiArgs {
     /// unfold, instead of analysing it as fast as possible.
     #[arg(long, value_name = "SPEED", value_parser = parse_replay, requires = "read")]
     pub replay: Option<f64>,
+    /// Analysis settings.
+    #[command(flatten)]
+    pub analysis: AnalysisOpts,
+    /// Decoder options.
+    #[command(flatten)]
+    pub decoder: DecoderOpts,
+}
+
+/// `rocescope export`.
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// Source.
+    #[command(flatten)]
+    pub source: SourceArgs,
+    /// Address to serve /metrics and /healthz on.
+    #[arg(long, value_name = "ADDR:PORT", default_value = "127.0.0.1:9464")]
+    pub listen: std::net::SocketAddr,
+    /// Serve no HTTP (with --push only; with -r, exit after the final line).
+    #[arg(long)]
+    pub no_http: bool,
+    /// Flows with series of their own (the busiest); the rest are summed into qp="other".
+    #[arg(long, value_name = "N", default_value_t = 100)]
+    pub top_flows: usize,
+    /// Also write every series as one NDJSON line per interval to FILE (appended; `-` for
+    /// standard output), for log pipelines.
+    #[arg(long, value_name = "FILE")]
+    pub push: Option<PathBuf>,
+    /// Seconds between pushed lines.
+    #[arg(long, value_name = "SECS", default_value_t = 10.0)]
+    pub interval: f64,
     /// Analysis settings.
     #[command(flatten)]
     pub analysis: AnalysisOpts,

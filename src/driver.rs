@@ -34,15 +34,30 @@ pub struct Opened {
     pub quiet: bool,
 }
 
+impl Opened {
+    /// Names of the capture points: each merged file's, or the one source's.
+    pub fn point_names(&self) -> Vec<String> {
+        self.source.point_names().unwrap_or_else(|| {
+            let short = std::path::Path::new(&self.name)
+                .file_name()
+                .map_or_else(|| self.name.clone(), |n| n.to_string_lossy().into_owned());
+            vec![short]
+        })
+    }
+}
+
 /// Open what `args` select. Live captures use the RoCE filter on `roce_port` by default;
 /// `interactive` asks libpcap to deliver each packet at once (decode, TUI) rather than
 /// per kernel block (capture to a file).
 pub fn open(args: &SourceArgs, roce_port: u16, interactive: bool) -> anyhow::Result<Opened> {
-    let opened = match (&args.read, &args.interface) {
-        (Some(path), _) => {
-            Opened { source: Source::file(path)?, name: path.display().to_string(), quiet: false }
+    let opened = match (args.read.as_slice(), &args.interface) {
+        ([path], _) => Opened { source: Source::file(path)?, name: path.display().to_string(), quiet: false },
+        ([_, ..], _) => {
+            let source = Source::files(&args.read)?;
+            let name = source.point_names().unwrap_or_default().join(" + ");
+            Opened { source, name, quiet: false }
         }
-        (None, Some(iface)) => {
+        ([], Some(iface)) => {
             let opts = LiveOptions {
                 interface: iface.clone(),
                 filter: args.filter.clone(),
@@ -54,9 +69,9 @@ pub fn open(args: &SourceArgs, roce_port: u16, interactive: bool) -> anyhow::Res
             };
             Opened { source: Source::live(&opts)?, name: iface.clone(), quiet: false }
         }
-        (None, None) => anyhow::bail!("give a capture file (-r FILE) or an interface (-i IFACE)"),
+        ([], None) => anyhow::bail!("give a capture file (-r FILE) or an interface (-i IFACE)"),
     };
-    if args.read.is_some() && args.filter.is_some() {
+    if !args.read.is_empty() && args.filter.is_some() {
         anyhow::bail!("-f applies to live captures (-i); files are read whole");
     }
     if let Some(user) = &args.user {
@@ -208,6 +223,14 @@ pub fn pump(
         }
     }
     end.stats = opened.source.stats();
+    // Merged files: one that failed part-way did not stop the others; report them all.
+    for e in opened.source.take_errors() {
+        if end.source_error.is_none() {
+            end.source_error = Some(e);
+        } else if !opened.quiet {
+            eprintln!("rocescope: {e}");
+        }
+    }
     Ok(end)
 }
 

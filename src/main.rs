@@ -7,7 +7,9 @@ mod capture_cmd;
 mod cli;
 mod decode_cmd;
 mod driver;
+mod export_cmd;
 mod interfaces_cmd;
+mod metrics;
 mod output;
 mod report_cmd;
 mod tui_cmd;
@@ -18,7 +20,7 @@ use std::process::ExitCode;
 fn main() -> ExitCode {
     let cli = cli::Cli::parse();
     let result = match cli.command {
-        None if cli.tui.source.read.is_none() && cli.tui.source.interface.is_none() => {
+        None if cli.tui.source.read.is_empty() && cli.tui.source.interface.is_none() => {
             let _ = <cli::Cli as clap::CommandFactory>::command().print_help();
             return ExitCode::from(2);
         }
@@ -35,6 +37,7 @@ fn main() -> ExitCode {
         Some(cli::Command::Interfaces(args)) => interfaces_cmd::run(&args),
         Some(cli::Command::Report(args)) => report_cmd::run(&args),
         Some(cli::Command::Tui(args)) => tui_cmd::run(&args),
+        Some(cli::Command::Export(args)) => export_cmd::run(&args),
     };
     match result {
         Ok(code) => code,

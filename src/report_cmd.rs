@@ -59,6 +59,7 @@ pub fn analysis_config(
     cfg.pfc.storm_window_ns = (a.storm_window_ms * 1e6) as i64;
     cfg.pfc.storm_threshold = a.storm_threshold;
     cfg.pfc.deadlock_ns = (a.deadlock_ms * 1e6) as i64;
+    cfg.match_window_ns = (a.match_window_ms * 1e6) as i64;
     Ok(cfg)
 }
 
@@ -66,8 +67,9 @@ pub fn analysis_config(
 pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
     let stop = driver::install_signals()?;
     let opts = args.decoder.decode_options();
-    let cfg = analysis_config(&args.analysis, &opts)?;
+    let mut cfg = analysis_config(&args.analysis, &opts)?;
     let mut opened = driver::open(&args.source, opts.roce_port, false)?;
+    cfg.points = opened.point_names();
     let mut analyzer = Analyzer::new(cfg);
     let end = driver::pump(
         &mut opened,
@@ -82,6 +84,7 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
                     ts_ns: rec.ts_ns,
                     len: rec.len,
                     link_bps: rec.link_bps,
+                    point: rec.point,
                 };
                 analyzer.push(&meta, p);
             }
@@ -89,6 +92,7 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
         },
         |_| Flow::Continue,
     )?;
+    analyzer.finish();
     let mut report = analyzer.report();
     report.capture = end.stats.map(|s| rocescope_analyzer::report::CaptureCounters {
         interface: opened.name.clone(),

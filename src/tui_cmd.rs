@@ -77,6 +77,7 @@ fn tree_text(line: &FrameLine, opts: &DecodeOptions) -> String {
         link_type: LinkType(line.link_type),
         interface: 0,
         link_bps: None,
+        point: 0,
         data: &line.bytes,
     };
     let packet = decode(rec.link_type, rec.data, opts);
@@ -125,7 +126,7 @@ fn record_cost(caplen: u32) -> u64 {
 
 fn worker(
     args: &TuiArgs,
-    cfg: Config,
+    mut cfg: Config,
     opts: DecodeOptions,
     stop: &AtomicBool,
     clear: &AtomicBool,
@@ -141,16 +142,23 @@ fn worker(
         }
     };
     let _ = opened_tx.send(Ok(opened.name.clone()));
+    cfg.points = opened.point_names();
     let live = opened.source.is_live();
     let name = if opened.name == "-" { String::from("standard input") } else { opened.name.clone() };
     // Offline progress from the file size, unless compressed or stdin.
     let total_bytes = args
         .source
         .read
-        .as_ref()
-        .filter(|p| p.as_os_str() != "-" && p.extension().is_none_or(|e| e != "gz"))
-        .and_then(|p| std::fs::metadata(p).ok())
-        .map(|m| m.len().max(1));
+        .iter()
+        .map(|p| {
+            (p.as_os_str() != "-" && p.extension().is_none_or(|e| e != "gz"))
+                .then(|| std::fs::metadata(p).ok())
+                .flatten()
+                .map(|m| m.len())
+        })
+        .sum::<Option<u64>>()
+        .filter(|_| !args.source.read.is_empty())
+        .map(|n| n.max(1));
     let started = Instant::now();
     let st = RefCell::new(State {
         analyzer: Analyzer::new(cfg.clone()),
@@ -238,7 +246,13 @@ fn worker(
                 // Numbered as in the source, also after a clear restarted the analysis.
                 st.frame_no += 1;
                 let number = st.frame_no;
-                let meta = FrameMeta { number, ts_ns: rec.ts_ns, len: rec.len, link_bps: rec.link_bps };
+                let meta = FrameMeta {
+                    number,
+                    ts_ns: rec.ts_ns,
+                    len: rec.len,
+                    link_bps: rec.link_bps,
+                    point: rec.point,
+                };
                 let roce_before = st.analyzer.totals().roce;
                 st.analyzer.push(&meta, p);
                 let flow =
@@ -286,6 +300,7 @@ fn worker(
         },
     );
     let mut st = st.into_inner();
+    st.analyzer.finish();
     let error = match result {
         Ok(end) => {
             end.source_error.map(|e| format!("{e} (analysis covers the {} frames before it)", end.frames))

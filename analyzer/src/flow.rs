@@ -59,6 +59,16 @@ pub struct FlowKey {
     pub dst: IpAddr,
     /// Destination QP.
     pub dest_qp: u32,
+    /// Capture point the flow was seen at (0 for a single source): captures merged from
+    /// several hosts keep each point's view of a QP apart.
+    pub point: u16,
+}
+
+impl FlowKey {
+    /// The same flow at another capture point.
+    pub fn at(self, point: u16) -> FlowKey {
+        FlowKey { point, ..self }
+    }
 }
 
 impl std::hash::Hash for FlowKey {
@@ -67,7 +77,7 @@ impl std::hash::Hash for FlowKey {
         match (self.src, self.dst) {
             (IpAddr::V4(s), IpAddr::V4(d)) => {
                 h.write_u64(u64::from(u32::from(s)) << 32 | u64::from(u32::from(d)));
-                h.write_u32(self.dest_qp);
+                h.write_u64(u64::from(self.dest_qp) | u64::from(self.point) << 32);
             }
             (s, d) => {
                 let wide = |a: IpAddr| match a {
@@ -76,7 +86,7 @@ impl std::hash::Hash for FlowKey {
                 };
                 h.write_u128(wide(s));
                 h.write_u128(wide(d));
-                h.write_u32(self.dest_qp | 1 << 31);
+                h.write_u64(u64::from(self.dest_qp | 1 << 31) | u64::from(self.point) << 32);
             }
         }
     }

@@ -13,6 +13,7 @@
 
 pub mod audit;
 pub mod cm;
+pub mod crosspoint;
 pub mod flow;
 pub mod pfc;
 pub mod psn;
@@ -49,6 +50,13 @@ pub struct Config {
     pub audit: AuditConfig,
     /// How opcodes are read.
     pub opcode: OpcodeOptions,
+    /// Names of the capture points when several captures are merged (`-r a -r b`): each
+    /// point's view is analysed apart, and flows seen at two points are compared. Empty for
+    /// a single source.
+    pub points: Vec<String>,
+    /// How long a packet seen at one capture point waits to be seen at the others before
+    /// it counts as lost between them (ns): covers clock offsets between the hosts.
+    pub match_window_ns: i64,
 }
 
 impl Default for Config {
@@ -61,6 +69,8 @@ impl Default for Config {
             pfc: PfcConfig { storm_window_ns: 10_000_000, storm_threshold: 0.5, deadlock_ns: 100_000_000 },
             audit: AuditConfig::default(),
             opcode: OpcodeOptions::default(),
+            points: Vec::new(),
+            match_window_ns: 500_000_000,
         }
     }
 }
@@ -76,6 +86,8 @@ pub struct FrameMeta {
     pub len: u32,
     /// Interface speed when the capture records it (pcapng `if_speed`).
     pub link_bps: Option<u64>,
+    /// Capture point (index into [`Config::points`]; 0 for a single source).
+    pub point: u16,
 }
 
 /// Whole-capture counters.
@@ -111,6 +123,19 @@ pub struct Totals {
     pub malformed_frames: Vec<(u64, String)>,
 }
 
+/// What one capture point saw.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PointTotals {
+    /// Frames.
+    pub packets: u64,
+    /// RoCE frames.
+    pub roce: u64,
+    /// First frame time.
+    pub start_ns: Option<i64>,
+    /// Latest frame time.
+    pub end_ns: Option<i64>,
+}
+
 /// RoCE activity per priority (for pauses on unused priorities and deadlock hints).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct PriorityUse {
@@ -119,6 +144,9 @@ pub struct PriorityUse {
     /// First RoCE packet time.
     pub first_ts: Option<i64>,
 }
+
+/// A pause timeline: (capture point, pausing MAC, kind, priority).
+pub(crate) type TimelineKey = (u16, [u8; 6], PauseKind, u8);
 
 /// Accumulated audit mismatches: (flow index or none, what, seen) -> (packets, first frame).
 type AuditKey = (Option<usize>, &'static str, u8);
@@ -132,11 +160,16 @@ pub struct Analyzer {
     last: Option<(FlowKey, usize)>,
     flows: Vec<Flow>,
     /// Flows from a source to a destination.
-    by_pair: FxHashMap<(IpAddr, IpAddr), Vec<usize>>,
-    cm_pending: FxHashMap<u64, (IpAddr, u32, u32)>,
+    by_pair: FxHashMap<(u16, IpAddr, IpAddr), Vec<usize>>,
+    cm_pending: FxHashMap<(u16, u64), (IpAddr, u32, u32)>,
     cm_partner: FxHashMap<FlowKey, (FlowKey, Option<u32>)>,
-    timelines: FxHashMap<([u8; 6], PauseKind, u8), Timeline>,
-    priorities: [PriorityUse; 8],
+    timelines: FxHashMap<TimelineKey, Timeline>,
+    /// RoCE per priority, per capture point.
+    priorities: Vec<[PriorityUse; 8]>,
+    /// Per capture point.
+    points: Vec<PointTotals>,
+    /// Packets matched across capture points (several merged captures only).
+    matcher: Option<crosspoint::Matcher>,
     totals: Totals,
     pmtu_seen: u32,
     audit: FxHashMap<AuditKey, (u64, u64)>,
@@ -165,6 +198,9 @@ impl Analyzer {
             a.roce_dscp.is_some() || a.cnp_dscp.is_some() || a.roce_pcp.is_some() || a.ecn_capable
         }
         let audit_active = cfg_audit_active(&cfg);
+        let npoints = cfg.points.len().max(1);
+        let matcher =
+            (cfg.points.len() > 1).then(|| crosspoint::Matcher::new(cfg.points.len(), cfg.match_window_ns));
         Analyzer {
             cfg,
             index: FxHashMap::default(),
@@ -174,7 +210,9 @@ impl Analyzer {
             cm_pending: FxHashMap::default(),
             cm_partner: FxHashMap::default(),
             timelines: FxHashMap::default(),
-            priorities: [PriorityUse::default(); 8],
+            priorities: vec![[PriorityUse::default(); 8]; npoints],
+            points: vec![PointTotals::default(); npoints],
+            matcher,
             totals: Totals::default(),
             pmtu_seen: 0,
             audit: FxHashMap::default(),
@@ -228,7 +266,7 @@ impl Analyzer {
         self.flows.push(f);
         self.index.insert(key, id);
         self.last = Some((key, id));
-        self.by_pair.entry((key.src, key.dst)).or_default().push(id);
+        self.by_pair.entry((key.point, key.src, key.dst)).or_default().push(id);
         id
     }
 
@@ -252,7 +290,7 @@ impl Analyzer {
         }
         let key = f.key;
         let unpaired = |c: &usize| self.flows.get(*c).is_some_and(|f| f.partner.is_none());
-        let reverse: &[usize] = self.by_pair.get(&(key.dst, key.src)).map_or(&[], Vec::as_slice);
+        let reverse: &[usize] = self.by_pair.get(&(key.point, key.dst, key.src)).map_or(&[], Vec::as_slice);
         let mut best: Option<(i32, usize)> = None;
         let mut count = 0;
         let mut only = None;
@@ -287,6 +325,20 @@ impl Analyzer {
         t.start_ns.get_or_insert(meta.ts_ns);
         // The latest time, not the last frame's: merged captures are not always in order.
         t.end_ns = Some(t.end_ns.map_or(meta.ts_ns, |e| e.max(meta.ts_ns)));
+        let point = usize::from(meta.point);
+        if point >= self.points.len() {
+            // More points than configured names: grow rather than mix them up.
+            self.points.resize(point + 1, PointTotals::default());
+            self.priorities.resize(point + 1, [PriorityUse::default(); 8]);
+        }
+        if let Some(pt) = self.points.get_mut(point) {
+            pt.packets += 1;
+            pt.start_ns.get_or_insert(meta.ts_ns);
+            pt.end_ns = Some(pt.end_ns.map_or(meta.ts_ns, |e| e.max(meta.ts_ns)));
+        }
+        if let Some(m) = &mut self.matcher {
+            m.advance(meta.point, meta.ts_ns);
+        }
         if p.is_malformed_roce() {
             t.malformed += 1;
             if t.malformed_frames.len() < 10 {
@@ -309,6 +361,9 @@ impl Analyzer {
         };
         t.roce += 1;
         t.roce_bytes += u64::from(meta.len);
+        if let Some(pt) = self.points.get_mut(point) {
+            pt.roce += 1;
+        }
         if r.grh.is_some() {
             t.roce_v1 += 1;
         }
@@ -320,11 +375,14 @@ impl Analyzer {
         let start = t.start_ns.unwrap_or(meta.ts_ns);
         let bth = r.bth;
         let op = bth.opcode();
-        let key = FlowKey { src, dst, dest_qp: bth.dest_qp() };
+        let key = FlowKey { src, dst, dest_qp: bth.dest_qp(), point: meta.point };
         let id = self.flow_id(key, meta.number, meta.ts_ns);
+        if let Some(m) = &mut self.matcher {
+            m.seen(key, bth.psn(), op.0, meta);
+        }
         let pcp = p.vlans.pcp();
         let prio = pcp.unwrap_or(dscp >> 3);
-        self.on_priority_traffic(prio, meta.ts_ns);
+        self.on_priority_traffic(meta.point, prio, meta.ts_ns);
         let is_cnp = op.is_cnp();
         let v1 = r.grh.is_some();
         self.check_audit(id, meta.number, is_cnp, dscp, pcp, (!v1).then_some(ecn));
@@ -390,16 +448,18 @@ impl Analyzer {
         }
     }
 
-    fn on_priority_traffic(&mut self, prio: u8, ts: i64) {
-        if let Some(u) = self.priorities.get_mut(usize::from(prio)) {
+    fn on_priority_traffic(&mut self, point: u16, prio: u8, ts: i64) {
+        if let Some(u) =
+            self.priorities.get_mut(usize::from(point)).and_then(|p| p.get_mut(usize::from(prio)))
+        {
             u.packets += 1;
             u.first_ts.get_or_insert(ts);
         }
         if self.timelines.is_empty() {
             return;
         }
-        for ((_, _, p), tl) in self.timelines.iter_mut() {
-            if *p == prio {
+        for ((pt, _, _, p), tl) in self.timelines.iter_mut() {
+            if *p == prio && *pt == point {
                 tl.on_roce(ts);
             }
         }
@@ -464,7 +524,7 @@ impl Analyzer {
             && bth.dest_qp() == 1
             && r.ext.deth.is_some_and(|d| d.qkey() == 0x8001_0000)
         {
-            self.on_cm(id, r.payload);
+            self.on_cm(id, meta.point, r.payload);
         }
         let reorder_ns = self.cfg.reorder_ns;
         let Some(f) = self.flows.get_mut(id) else { return };
@@ -592,20 +652,21 @@ impl Analyzer {
         }
     }
 
-    fn on_cm(&mut self, id: usize, mad: &[u8]) {
+    fn on_cm(&mut self, id: usize, point: u16, mad: &[u8]) {
         let Some(m) = cm::parse(mad) else { return };
         let Some(sender) = self.flows.get(id).map(|f| f.key.src) else { return };
         match m.attribute {
             cm::ATTR_REQ => {
-                self.cm_pending.insert(m.transaction_id, (sender, m.local_qpn, m.starting_psn));
+                self.cm_pending.insert((point, m.transaction_id), (sender, m.local_qpn, m.starting_psn));
             }
             cm::ATTR_REP => {
-                let Some((req_ip, req_qpn, req_psn)) = self.cm_pending.remove(&m.transaction_id) else {
+                let Some((req_ip, req_qpn, req_psn)) = self.cm_pending.remove(&(point, m.transaction_id))
+                else {
                     return;
                 };
                 // Flows: requester -> responder (dest QP = REP's local QPN) and back.
-                let fwd = FlowKey { src: req_ip, dst: sender, dest_qp: m.local_qpn };
-                let back = FlowKey { src: sender, dst: req_ip, dest_qp: req_qpn };
+                let fwd = FlowKey { src: req_ip, dst: sender, dest_qp: m.local_qpn, point };
+                let back = FlowKey { src: sender, dst: req_ip, dest_qp: req_qpn, point };
                 // In the captures checked, each side sends from the PSN the other's CM
                 // message gave (write.pcap), so record them crosswise.
                 self.cm_partner.insert(fwd, (back, Some(m.starting_psn)));
@@ -634,10 +695,14 @@ impl Analyzer {
         };
         let link_bps = meta.link_bps.unwrap_or(self.cfg.link_speed_bps);
         let apply = |kind: PauseKind, prio: u8, quanta: u16, this: &mut Self| {
-            let seen_before = this.priorities.get(usize::from(prio)).is_some_and(|u| u.packets > 0);
+            let seen_before = this
+                .priorities
+                .get(usize::from(meta.point))
+                .and_then(|p| p.get(usize::from(prio)))
+                .is_some_and(|u| u.packets > 0);
             let tl = this
                 .timelines
-                .entry((src, kind, prio))
+                .entry((meta.point, src, kind, prio))
                 .or_insert_with(|| Timeline::new(link_bps, meta.number));
             tl.on_frame(meta.ts_ns, quanta, meta.number, &this.cfg.pfc, seen_before);
         };
@@ -667,17 +732,35 @@ impl Analyzer {
         self.last.map(|(_, id)| id)
     }
 
+    /// The input has ended: settle packets still waiting to be matched across capture
+    /// points (call before the final [`Analyzer::report`] of merged captures).
+    pub fn finish(&mut self) {
+        if let Some(m) = &mut self.matcher {
+            m.finish();
+        }
+    }
+
     /// Build the report for everything seen so far (cheap enough to call once a second).
     pub fn report(&self) -> Report {
         report::build(self)
     }
 
-    pub(crate) fn timelines(&self) -> &FxHashMap<([u8; 6], PauseKind, u8), Timeline> {
+    pub(crate) fn timelines(&self) -> &FxHashMap<TimelineKey, Timeline> {
         &self.timelines
     }
 
-    pub(crate) fn priorities(&self) -> &[PriorityUse; 8] {
-        &self.priorities
+    /// RoCE per priority at a capture point.
+    pub(crate) fn priorities(&self, point: u16) -> [PriorityUse; 8] {
+        self.priorities.get(usize::from(point)).copied().unwrap_or_default()
+    }
+
+    /// Per capture point counters.
+    pub fn points(&self) -> &[PointTotals] {
+        &self.points
+    }
+
+    pub(crate) fn matcher(&self) -> Option<&crosspoint::Matcher> {
+        self.matcher.as_ref()
     }
 
     pub(crate) fn audit_hits(&self) -> &FxHashMap<AuditKey, (u64, u64)> {

@@ -31,6 +31,50 @@ pub struct Report {
     /// Capture counters of a live run (set by the caller; absent for files).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub capture: Option<CaptureCounters>,
+    /// The capture points (one per merged capture; one for a single source). Flows and
+    /// pause timelines name theirs by index.
+    pub points: Vec<PointReport>,
+    /// Packets of a flow seen at one capture point and never at another that was capturing
+    /// the flow at the time (several merged captures only).
+    pub between: Vec<PointLoss>,
+}
+
+/// One capture point.
+#[derive(Clone, Debug, Serialize)]
+pub struct PointReport {
+    /// Its name (capture file name, or interface).
+    pub name: String,
+    /// Frames.
+    pub packets: u64,
+    /// RoCE frames.
+    pub roce: u64,
+    /// First frame time.
+    pub start_ns: Option<i64>,
+    /// Latest frame time.
+    pub end_ns: Option<i64>,
+}
+
+/// Packets of one flow lost between two capture points.
+#[derive(Clone, Debug, Serialize)]
+pub struct PointLoss {
+    /// Source address.
+    pub src: String,
+    /// Destination address.
+    pub dst: String,
+    /// Destination QP.
+    pub dest_qp: u32,
+    /// The point that saw them (index into `points`).
+    pub from: u16,
+    /// The point that did not.
+    pub to: u16,
+    /// Packets.
+    pub packets: u64,
+    /// First such packet (frame number, at `from`).
+    pub first_frame: u64,
+    /// Its time.
+    pub first_ns: i64,
+    /// The flow at `from` (index into `flows`).
+    pub flow: Option<usize>,
 }
 
 /// libpcap's counters for a live capture.
@@ -194,6 +238,10 @@ pub struct PsnReport {
     pub network_loss_gaps: u64,
     /// Gaps never NAKed or resent: probable capture loss.
     pub capture_loss_gaps: u64,
+    /// Of those, the ones too old to be explained any more (the rest may still be NAKed or
+    /// resent): a count that never goes down, for exporters.
+    #[serde(skip)]
+    pub capture_loss_gaps_settled: u64,
     /// Restarts at an unrelated PSN (new connection on the same QP number, CM exchange).
     pub resyncs: u64,
 }
@@ -258,6 +306,8 @@ pub struct Latencies {
 /// One flow.
 #[derive(Clone, Debug, Serialize)]
 pub struct FlowReport {
+    /// Capture point (index into `Report::points`).
+    pub point: u16,
     /// Index in `flows`.
     pub id: usize,
     /// Source address.
@@ -323,6 +373,8 @@ pub struct FlowReport {
 /// Two directions of one QP connection (or one direction whose partner was not seen).
 #[derive(Clone, Debug, Serialize)]
 pub struct Connection {
+    /// Capture point (index into `Report::points`).
+    pub point: u16,
     /// One end.
     pub a: String,
     /// The other.
@@ -453,6 +505,8 @@ impl Report {
 /// One PFC or PAUSE timeline.
 #[derive(Clone, Debug, Serialize)]
 pub struct PauseReport {
+    /// Capture point (index into `Report::points`).
+    pub point: u16,
     /// Source MAC.
     pub src_mac: String,
     /// `pfc` or `pause`.
@@ -521,6 +575,7 @@ fn flow_report(id: usize, f: &Flow, a: &Analyzer) -> FlowReport {
     let opts = a.cfg.opcode;
     let life = (f.last_ts - f.cold.first_ts).max(0) as f64;
     FlowReport {
+        point: f.key.point,
         id,
         src: f.key.src.to_string(),
         dst: f.key.dst.to_string(),
@@ -559,6 +614,7 @@ fn flow_report(id: usize, f: &Flow, a: &Analyzer) -> FlowReport {
             out_of_order: f.psn.stats.out_of_order,
             network_loss_gaps: f.psn.stats.network_loss_gaps,
             capture_loss_gaps: f.psn.capture_loss_gaps(),
+            capture_loss_gaps_settled: f.psn.stats.capture_loss_gaps_aged,
             resyncs: f.psn.stats.resyncs,
         },
         naks: NakCounts {
@@ -611,8 +667,13 @@ fn ev(f: &Flow, kinds: &[EvidenceKind]) -> Vec<EvidenceRef> {
     v
 }
 
-fn qp_name(f: &Flow) -> String {
-    format!("QP 0x{:06x} {} → {}", f.key.dest_qp, f.key.src, f.key.dst)
+fn qp_name(f: &Flow, a: &Analyzer) -> String {
+    if a.cfg.points.len() > 1 {
+        let at = point_name(a, f.key.point);
+        format!("QP 0x{:06x} {} → {} (at {at})", f.key.dest_qp, f.key.src, f.key.dst)
+    } else {
+        format!("QP 0x{:06x} {} → {}", f.key.dest_qp, f.key.src, f.key.dst)
+    }
 }
 
 fn plural(n: u64, one: &str, many: &str) -> String {
@@ -653,7 +714,7 @@ fn flow_findings(id: usize, f: &Flow, a: &Analyzer, out: &mut Vec<Finding>) {
             .unwrap_or_default();
         let what = format!(
             "{}: {} lost in the network ({}), recovered by {} after NAK{lat}",
-            qp_name(f),
+            qp_name(f, a),
             plural(p.stats.network_loss_gaps.max(1), "packet", "packets"),
             plural(p.stats.network_loss_gaps, "gap", "gaps"),
             plural(loss_resends, "go-back-N resend", "go-back-N resends"),
@@ -666,7 +727,7 @@ fn flow_findings(id: usize, f: &Flow, a: &Analyzer, out: &mut Vec<Finding>) {
             "timeout_retransmit",
             format!(
                 "{}: {} with no NAK pending: the requester waited out its ACK timeout (lost packets or ACKs)",
-                qp_name(f),
+                qp_name(f, a),
                 plural(p.stats.retransmits_timeout, "timeout retransmission", "timeout retransmissions")
             ),
             ev(f, &[EvidenceKind::RetransmitTimeout]),
@@ -693,7 +754,7 @@ fn flow_findings(id: usize, f: &Flow, a: &Analyzer, out: &mut Vec<Finding>) {
             "capture_loss",
             format!(
                 "{}: {} in the request PSNs never NAKed or resent: probably lost by the capture, not the network",
-                qp_name(f),
+                qp_name(f, a),
                 plural(cl, "gap", "gaps")
             ),
             gaps,
@@ -706,7 +767,7 @@ fn flow_findings(id: usize, f: &Flow, a: &Analyzer, out: &mut Vec<Finding>) {
             "out_of_order",
             format!(
                 "{}: {} arrived after later PSNs (reordering on the path)",
-                qp_name(f),
+                qp_name(f, a),
                 plural(p.stats.out_of_order, "packet", "packets")
             ),
             ev(f, &[EvidenceKind::OutOfOrder]),
@@ -722,7 +783,7 @@ fn flow_findings(id: usize, f: &Flow, a: &Analyzer, out: &mut Vec<Finding>) {
             "dc_nak",
             format!(
                 "{}: {} with code 4 on Mellanox DC (part of DC connection setup, not an RD error)",
-                qp_name(f),
+                qp_name(f, a),
                 plural(dc_setup, "NAK", "NAKs")
             ),
             ev(f, &[EvidenceKind::Nak]),
@@ -747,7 +808,7 @@ fn flow_findings(id: usize, f: &Flow, a: &Analyzer, out: &mut Vec<Finding>) {
         push(
             Severity::Critical,
             "nak_error",
-            format!("{}: NAKs that end the connection's work: {}", qp_name(f), list.join(", ")),
+            format!("{}: NAKs that end the connection's work: {}", qp_name(f, a), list.join(", ")),
             ev(f, &[EvidenceKind::Nak]),
             bad_naks * 10,
         );
@@ -760,7 +821,7 @@ fn flow_findings(id: usize, f: &Flow, a: &Analyzer, out: &mut Vec<Finding>) {
             "rnr",
             format!(
                 "{}: {} (receiver not ready: no receive posted), timer {}-{} us, {} by the sender; not loss",
-                qp_name(f),
+                qp_name(f, a),
                 plural(f.cold.rnr, "RNR NAK", "RNR NAKs"),
                 lo,
                 hi,
@@ -791,7 +852,7 @@ fn flow_findings(id: usize, f: &Flow, a: &Analyzer, out: &mut Vec<Finding>) {
                 "ce_without_cnp",
                 format!(
                     "{}: {} CE-marked ({:.1}%) but no CNP came back to the sender (notification point off, or CNPs not in the capture)",
-                    qp_name(f),
+                    qp_name(f, a),
                     plural(ce, "packet", "packets"),
                     f.ce_fraction() * 100.0
                 ),
@@ -809,7 +870,7 @@ fn flow_findings(id: usize, f: &Flow, a: &Analyzer, out: &mut Vec<Finding>) {
                 "congestion",
                 format!(
                     "{}: congestion: {} CE-marked ({:.1}%), {} back to the sender{delay}",
-                    qp_name(f),
+                    qp_name(f, a),
                     plural(ce, "packet", "packets"),
                     f.ce_fraction() * 100.0,
                     plural(f.cold.cnps_received, "CNP", "CNPs")
@@ -825,7 +886,7 @@ fn flow_findings(id: usize, f: &Flow, a: &Analyzer, out: &mut Vec<Finding>) {
             "icrc_bad",
             format!(
                 "{}: {} with an invalid ICRC (corruption, a rewriting middlebox, or a capture device writing into frames)",
-                qp_name(f),
+                qp_name(f, a),
                 plural(f.cold.icrc_bad, "packet", "packets")
             ),
             ev(f, &[EvidenceKind::IcrcBad]),
@@ -906,11 +967,13 @@ pub(crate) fn build(a: &Analyzer) -> Report {
     let mut violations = Vec::new();
     for key in keys {
         let Some(tl) = a.timelines().get(&key) else { continue };
-        let (mac, kind, prio) = key;
-        let use_ = a.priorities().get(usize::from(prio)).copied().unwrap_or_default();
-        let tl = tl.finish(end, &a.cfg.pfc, use_.packets > 0);
+        let (point, mac, kind, prio) = key;
+        let use_ = a.priorities(point).get(usize::from(prio)).copied().unwrap_or_default();
+        let point_end = a.points().get(usize::from(point)).and_then(|p| p.end_ns).unwrap_or(end);
+        let tl = tl.finish(point_end, &a.cfg.pfc, use_.packets > 0);
         let secs = duration_ns as f64 / 1e9;
         let r = PauseReport {
+            point,
             src_mac: mac_string(&mac),
             kind,
             priority: prio,
@@ -1009,7 +1072,7 @@ pub(crate) fn build(a: &Analyzer) -> Report {
             let expected = match &a.cfg.audit.lossless_priorities {
                 Some(l) => Value::List(l.iter().map(|p| u64::from(*p)).collect()),
                 None => Value::List(
-                    a.priorities()
+                    a.priorities(point)
                         .iter()
                         .enumerate()
                         .filter(|(_, u)| u.packets > 0)
@@ -1106,6 +1169,7 @@ pub(crate) fn build(a: &Analyzer) -> Report {
             weight: 0,
         });
     }
+    let between = point_losses(a, &mut findings);
     findings.sort_by(|x, y| {
         x.severity.cmp(&y.severity).then(y.weight.cmp(&x.weight)).then(x.title.cmp(&y.title))
     });
@@ -1144,6 +1208,7 @@ pub(crate) fn build(a: &Analyzer) -> Report {
                 let g = a.flows.get(p);
                 let ids = [i, p];
                 connections.push(Connection {
+                    point: f.key.point,
                     a: f.key.src.to_string(),
                     b: f.key.dst.to_string(),
                     a_qpn: g.map(|g| g.key.dest_qp),
@@ -1156,6 +1221,7 @@ pub(crate) fn build(a: &Analyzer) -> Report {
                 });
             }
             None => connections.push(Connection {
+                point: f.key.point,
                 a: f.key.src.to_string(),
                 b: f.key.dst.to_string(),
                 a_qpn: None,
@@ -1201,5 +1267,65 @@ pub(crate) fn build(a: &Analyzer) -> Report {
             deadlock_ns: a.cfg.pfc.deadlock_ns,
         },
         capture: None,
+        points: a
+            .points()
+            .iter()
+            .enumerate()
+            .map(|(i, p)| PointReport {
+                name: a.cfg.points.get(i).cloned().unwrap_or_else(|| format!("point {i}")),
+                packets: p.packets,
+                roce: p.roce,
+                start_ns: p.start_ns,
+                end_ns: p.end_ns,
+            })
+            .collect(),
+        between,
     }
+}
+
+/// The name of capture point `i`.
+fn point_name(a: &Analyzer, i: u16) -> String {
+    a.cfg.points.get(usize::from(i)).cloned().unwrap_or_else(|| format!("point {i}"))
+}
+
+/// Losses between capture points, each with a finding.
+fn point_losses(a: &Analyzer, findings: &mut Vec<Finding>) -> Vec<PointLoss> {
+    let Some(m) = a.matcher() else { return Vec::new() };
+    let mut out = Vec::new();
+    for (key, from, to, lost) in m.losses() {
+        let flow = a.index.get(&key.at(from)).copied();
+        let (from_name, to_name) = (point_name(a, from), point_name(a, to));
+        findings.push(Finding {
+            severity: Severity::Critical,
+            kind: "lost_between_points",
+            title: format!(
+                "QP 0x{:06x} {} → {}: {} captured at {from_name} never reached {to_name} (lost between the two capture points, or dropped by the capture at {to_name})",
+                key.dest_qp,
+                key.src,
+                key.dst,
+                plural(lost.packets, "packet", "packets"),
+            ),
+            flow,
+            src_mac: None,
+            priority: None,
+            evidence: vec![EvidenceRef {
+                frame: lost.first_frame,
+                ts_ns: lost.first_ns,
+                what: format!("first packet missing at {to_name}"),
+            }],
+            weight: lost.packets * 100,
+        });
+        out.push(PointLoss {
+            src: key.src.to_string(),
+            dst: key.dst.to_string(),
+            dest_qp: key.dest_qp,
+            from,
+            to,
+            packets: lost.packets,
+            first_frame: lost.first_frame,
+            first_ns: lost.first_ns,
+            flow,
+        });
+    }
+    out
 }

@@ -54,6 +54,13 @@ pub enum CaptureError {
         /// What is wrong.
         detail: String,
     },
+    /// One of several merged files failed (`-r a -r b`).
+    InFile {
+        /// The file's capture-point name.
+        name: String,
+        /// What went wrong with it.
+        error: Box<CaptureError>,
+    },
 }
 
 impl fmt::Display for CaptureError {
@@ -86,6 +93,7 @@ impl fmt::Display for CaptureError {
             CaptureError::Corrupt { offset, records, detail } => {
                 write!(f, "capture is corrupt at byte {offset}: {detail} (after {})", plural(*records))
             }
+            CaptureError::InFile { name, error } => write!(f, "{name}: {error}"),
         }
     }
 }

@@ -14,6 +14,7 @@ mod classic;
 pub mod error;
 pub mod interfaces;
 pub mod live;
+pub mod merge;
 pub mod privileges;
 pub mod reader;
 pub mod source;
@@ -22,6 +23,7 @@ pub mod writer;
 
 pub use error::CaptureError;
 pub use live::{default_filter, CaptureStats, LiveCapture, LiveOptions};
+pub use merge::Merged;
 pub use reader::{CaptureReader, Format, Interface, Record};
 pub use source::{Batch, Next, Source};
 pub use writer::{CaptureSink, FileFormat, PcapWriter, SinkOptions, SinkSummary};

@@ -223,6 +223,7 @@ impl LiveCapture {
             link_type: self.interface.link_type,
             interface: 0,
             link_bps: self.interface.speed_bps,
+            point: 0,
             data: &self.buf,
         }))
     }
@@ -257,6 +258,7 @@ impl LiveCapture {
                         link_type,
                         interface: 0,
                         link_bps,
+                        point: 0,
                         data: p.data,
                     };
                     handled += 1;

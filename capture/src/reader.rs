@@ -96,6 +96,9 @@ pub struct Record<'a> {
     /// That interface's speed when the capture states it (pcapng `if_speed`, or the live
     /// interface's): the analyzer converts PFC quanta to time with it.
     pub link_bps: Option<u64>,
+    /// Capture point: which of several merged sources (`-r a -r b`) the frame came from,
+    /// 0 for a single source.
+    pub point: u16,
     /// The captured bytes.
     pub data: &'a [u8],
 }
@@ -292,6 +295,7 @@ impl CaptureReader {
             link_type,
             interface,
             link_bps: speed(interface),
+            point: 0,
             data: &self.buf,
         }))
     }
@@ -317,6 +321,7 @@ impl CaptureReader {
             link_type,
             interface: 0,
             link_bps: None,
+            point: 0,
             data,
         }))
     }

@@ -2,6 +2,7 @@
 
 use crate::error::CaptureError;
 use crate::live::{CaptureStats, LiveCapture, LiveNext, LiveOptions};
+use crate::merge::Merged;
 use crate::reader::{CaptureReader, Interface, Record};
 use std::path::Path;
 
@@ -12,6 +13,8 @@ pub enum Source {
     File(CaptureReader),
     /// A live interface.
     Live(LiveCapture),
+    /// Several files merged by timestamp, each record tagged with its capture point.
+    Merged(Merged),
 }
 
 /// What a batch read gave.
@@ -47,6 +50,30 @@ impl Source {
         LiveCapture::open(opts).map(Source::Live)
     }
 
+    /// Open one file, or several merged by timestamp (each a capture point).
+    pub fn files(paths: &[std::path::PathBuf]) -> Result<Self, CaptureError> {
+        match paths {
+            [one] => Self::file(one),
+            _ => Merged::open(paths).map(Source::Merged),
+        }
+    }
+
+    /// Names of the capture points (one for a single source, which the caller names).
+    pub fn point_names(&self) -> Option<Vec<String>> {
+        match self {
+            Source::Merged(m) => Some(m.point_names()),
+            _ => None,
+        }
+    }
+
+    /// Errors of merged files that failed part-way while the others were read on.
+    pub fn take_errors(&mut self) -> Vec<CaptureError> {
+        match self {
+            Source::Merged(m) => m.take_errors(),
+            _ => Vec::new(),
+        }
+    }
+
     /// True for live captures.
     pub fn is_live(&self) -> bool {
         matches!(self, Source::Live(_))
@@ -56,6 +83,7 @@ impl Source {
     pub fn next_frame(&mut self) -> Result<Next<'_>, CaptureError> {
         match self {
             Source::File(r) => Ok(r.next_record()?.map_or(Next::End, Next::Packet)),
+            Source::Merged(m) => Ok(m.next_record().map_or(Next::End, Next::Packet)),
             Source::Live(l) => Ok(match l.next_frame()? {
                 LiveNext::Packet(p) => Next::Packet(p),
                 LiveNext::Idle => Next::Idle,
@@ -92,6 +120,22 @@ impl Source {
                 }
                 Ok(Batch::Frames(n))
             }
+            Source::Merged(m) => {
+                let mut n = 0;
+                while n < max {
+                    match m.next_record() {
+                        Some(rec) => {
+                            n += 1;
+                            if !f(&rec) {
+                                break;
+                            }
+                        }
+                        None if n == 0 => return Ok(Batch::End),
+                        None => break,
+                    }
+                }
+                Ok(Batch::Frames(n))
+            }
         }
     }
 
@@ -99,6 +143,7 @@ impl Source {
     pub fn interfaces(&self) -> Vec<Interface> {
         match self {
             Source::File(r) => r.interfaces().to_vec(),
+            Source::Merged(m) => m.interfaces().to_vec(),
             Source::Live(l) => vec![l.interface().clone()],
         }
     }
@@ -106,7 +151,7 @@ impl Source {
     /// libpcap's counters for live captures.
     pub fn stats(&mut self) -> Option<CaptureStats> {
         match self {
-            Source::File(_) => None,
+            Source::File(_) | Source::Merged(_) => None,
             Source::Live(l) => Some(l.stats()),
         }
     }

@@ -83,6 +83,7 @@ fn sink_rotates_by_size_and_time_and_keeps_the_newest() {
         link_type: LinkType::ETHERNET,
         interface: 0,
         link_bps: None,
+        point: 0,
         data: &data,
     };
 

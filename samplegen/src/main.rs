@@ -91,6 +91,24 @@ fn outputs() -> Vec<(String, Vec<u8>)> {
     let (pcap, json) = render("demo", "Every scenario in one capture, one after another", &demo);
     files.push(("demo.pcap".into(), pcap));
     files.push(("demo.expected.json".into(), json));
+    // One connection captured at both ends (`rocescope report -r two-points-sender.pcap -r
+    // two-points-receiver.pcap`): the receiver misses a packet the sender sent, and its clock
+    // runs ahead. The answers are asserted in tests/multi.rs.
+    let (mut g, lost) = scenarios::two_points();
+    let (sender, _) = render("two-points-sender", "", &g);
+    let frames = std::mem::take(&mut g.frames);
+    g.frames = frames
+        .into_iter()
+        .enumerate()
+        .filter(|(i, _)| !lost.contains(i))
+        .map(|(_, mut f)| {
+            f.ts_ns += scenarios::RECEIVER_CLOCK_OFFSET_NS + scenarios::PATH_DELAY_NS;
+            f
+        })
+        .collect();
+    let (receiver, _) = render("two-points-receiver", "", &g);
+    files.push(("two-points-sender.pcap".into(), sender));
+    files.push(("two-points-receiver.pcap".into(), receiver));
     files
 }
 

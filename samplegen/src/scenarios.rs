@@ -509,3 +509,47 @@ fn all_headers(g: &mut Gen) {
     g.v1(&ack);
     g.event("rocev1", "RoCEv1 RDMA WRITE Only and ACK (EtherType 0x8915, GRH)".into());
 }
+
+/// The receiver's clock runs this far ahead of the sender's in the two-point capture (NTP-grade
+/// sync between two hosts), plus the path delay below.
+pub const RECEIVER_CLOCK_OFFSET_NS: i64 = 2_000_000;
+/// Wire and switch delay from the sender's capture to the receiver's.
+pub const PATH_DELAY_NS: i64 = 1_500;
+
+/// One RDMA WRITE captured at both ends: the sender's NIC sees every packet; one is lost in
+/// the fabric before the receiver's capture, which NAKs it, and the sender goes back N.
+/// Returns the generator and the indices of the frames the receiver never sees.
+pub fn two_points() -> (Gen, Vec<usize>) {
+    let mut g = Gen::new();
+    let mut c = Conn::new(Host::v4(1), Host::v4(2), 0x71, 0x72, 5000);
+    let mut lost_frames = Vec::new();
+    let reth = RethRepr { va: 0x7f20_0000_0000, rkey: 0x55, dma_len: 8 * 1024 };
+    g.request(
+        &mut c,
+        Opcode::RC_WRITE_FIRST,
+        ExtRepr { reth: Some(reth), ..Default::default() },
+        1024,
+        false,
+        Req::New,
+    );
+    g.request(&mut c, Opcode::RC_WRITE_MIDDLE, ExtRepr::default(), 1024, false, Req::New);
+    lost_frames.push(g.frames.len());
+    let lost = g.request(&mut c, Opcode::RC_WRITE_MIDDLE, ExtRepr::default(), 1024, false, Req::New);
+    g.request(&mut c, Opcode::RC_WRITE_MIDDLE, ExtRepr::default(), 1024, false, Req::New);
+    g.request(&mut c, Opcode::RC_WRITE_MIDDLE, ExtRepr::default(), 1024, false, Req::New);
+    g.wait_us(2);
+    let msn = c.msn;
+    g.respond(&mut c, Opcode::RC_ACKNOWLEDGE, lost, Some(AethRepr::nak(NakCode::PSN_SEQUENCE_ERROR, msn)), 0);
+    g.wait_us(3);
+    c.psn = lost;
+    for _ in 0..3 {
+        g.request(&mut c, Opcode::RC_WRITE_MIDDLE, ExtRepr::default(), 1024, false, Req::RetransmitNak);
+    }
+    g.request(&mut c, Opcode::RC_WRITE_MIDDLE, ExtRepr::default(), 1024, false, Req::New);
+    g.request(&mut c, Opcode::RC_WRITE_MIDDLE, ExtRepr::default(), 1024, false, Req::New);
+    let last = g.request(&mut c, Opcode::RC_WRITE_LAST, ExtRepr::default(), 1024, true, Req::New);
+    c.msn += 1;
+    g.wait_us(3);
+    g.ack(&mut c, last);
+    (g, lost_frames)
+}

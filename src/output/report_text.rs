@@ -85,6 +85,45 @@ pub fn render(r: &Report, source: &str, max_connections: usize) -> String {
             if c.kernel_dropped + c.if_dropped > 0 { " (findings may reflect capture loss)" } else { "" }
         );
     }
+    let multi = r.points.len() > 1;
+    let at = |point: u16| -> String {
+        match r.points.get(usize::from(point)) {
+            Some(p) if multi => format!("{}: ", p.name),
+            _ => String::new(),
+        }
+    };
+    if multi {
+        let _ = writeln!(o, "\nCAPTURE POINTS ({}, merged by time)", r.points.len());
+        for p in &r.points {
+            let _ = writeln!(
+                o,
+                "  {:<24} {:>9} frames, {:>9} RoCE, {} .. {}",
+                p.name,
+                p.packets,
+                p.roce,
+                p.start_ns.map_or("-".into(), |t| rel(t, start)),
+                p.end_ns.map_or("-".into(), |t| rel(t, start)),
+            );
+        }
+        let name = |i: u16| r.points.get(usize::from(i)).map_or("?", |p| p.name.as_str());
+        if r.between.is_empty() {
+            let _ = writeln!(o, "  no packet seen at one point went missing at another that saw its flow");
+        }
+        for l in &r.between {
+            let _ = writeln!(
+                o,
+                "  lost between {} and {}: {} packet(s) of QP 0x{:06x} {} → {} (first: frame {} at {})",
+                name(l.from),
+                name(l.to),
+                l.packets,
+                l.dest_qp,
+                l.src,
+                l.dst,
+                l.first_frame,
+                rel(l.first_ns, start)
+            );
+        }
+    }
     let _ = writeln!(
         o,
         "\nFINDINGS ({} critical, {} warning, {} info)",
@@ -129,7 +168,8 @@ pub fn render(r: &Report, source: &str, max_connections: usize) -> String {
     conns.sort_by(|a, b| rank(a.health).cmp(&rank(b.health)).then(b.packets.cmp(&a.packets)));
     for c in conns.iter().take(max_connections) {
         let t = r.connection_totals(c);
-        let a_side = format!("{} ({})", c.a, c.a_qpn.map_or("?".into(), |q| format!("0x{q:x}")));
+        let a_side =
+            format!("{}{} ({})", at(c.point), c.a, c.a_qpn.map_or("?".into(), |q| format!("0x{q:x}")));
         let b_side = format!("{} (0x{:x})", c.b, c.b_qpn);
         let _ = writeln!(
             o,
@@ -170,7 +210,8 @@ pub fn render(r: &Report, source: &str, max_connections: usize) -> String {
         };
         let _ = writeln!(
             o,
-            "  {} {}: {} pause, {} XON, {} quanta, paused {:.3} ms ({:.0} µs/s; peak {:.0} µs/s), {} storm(s){}{}",
+            "  {}{} {}: {} pause, {} XON, {} quanta, paused {:.3} ms ({:.0} µs/s; peak {:.0} µs/s), {} storm(s){}{}",
+            at(p.point),
             p.src_mac,
             what,
             p.pause_frames,

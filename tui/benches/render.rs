@@ -39,6 +39,7 @@ fn analyzer(n: u32) -> Analyzer {
                     ts_ns: i64::from(i * 4 + k) * 1000,
                     len: f.len() as u32,
                     link_bps: None,
+                    point: 0,
                 },
                 &p,
             );

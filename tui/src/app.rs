@@ -161,6 +161,7 @@ pub fn flow_rows(r: &Report) -> Vec<QpRow> {
         .enumerate()
         .map(|(i, f)| {
             let one = Connection {
+                point: f.point,
                 a: f.src.clone(),
                 b: f.dst.clone(),
                 a_qpn: None,
@@ -177,7 +178,10 @@ pub fn flow_rows(r: &Report) -> Vec<QpRow> {
                 },
             };
             let mut row = qp_row(r, conn_of.get(i).copied().unwrap_or(0), &one);
-            row.a_label = f.src.clone();
+            row.a_label = match r.points.get(usize::from(f.point)) {
+                Some(p) if r.points.len() > 1 => format!("{}: {}", p.name, f.src),
+                _ => f.src.clone(),
+            };
             row
         })
         .collect()
@@ -187,9 +191,14 @@ fn qp_row(r: &Report, i: usize, c: &Connection) -> QpRow {
     let t = r.connection_totals(c);
     let mut qps = vec![c.b_qpn];
     qps.extend(c.a_qpn);
+    // Merged captures: say where each connection was seen.
+    let at = match r.points.get(usize::from(c.point)) {
+        Some(p) if r.points.len() > 1 => format!("{}: ", p.name),
+        _ => String::new(),
+    };
     QpRow {
         conn: i,
-        a_label: format!("{} ({})", c.a, c.a_qpn.map_or("?".into(), |q| format!("0x{q:x}"))),
+        a_label: format!("{at}{} ({})", c.a, c.a_qpn.map_or("?".into(), |q| format!("0x{q:x}"))),
         b_label: format!("{} (0x{:x})", c.b, c.b_qpn),
         row: Row {
             qps,

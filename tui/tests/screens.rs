@@ -27,7 +27,8 @@ fn snapshot(name: &str, audit: AuditConfig) -> Snapshot {
             let p = decode(rec.link_type, rec.data, &opts);
             let number = analyzer.totals().packets + 1;
             let roce_before = analyzer.totals().roce;
-            analyzer.push(&FrameMeta { number, ts_ns: rec.ts_ns, len: rec.len, link_bps: None }, &p);
+            analyzer
+                .push(&FrameMeta { number, ts_ns: rec.ts_ns, len: rec.len, link_bps: None, point: 0 }, &p);
             let flow = (analyzer.totals().roce > roce_before).then(|| analyzer.last_flow()).flatten();
             let op = p.roce.as_ref().map(|r| r.bth.opcode().0);
             frames.push(FrameLine {

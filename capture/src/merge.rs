@@ -1,0 +1,275 @@
+//! Several capture files read as one stream, merged by timestamp (as `mergecap`), each record
+//! tagged with the capture point it came from ([`Record::point`]).
+//!
+//! Captures taken at both ends of a connection, or on many hosts during one incident, are
+//! analysed together this way: the analyzer keeps each point's view apart and compares them.
+//! Each file is read by its own streaming [`CaptureReader`]; the merge holds one pending
+//! record per file (a copy of its bytes), so memory is one record per file whatever the sizes.
+
+use crate::error::CaptureError;
+use crate::reader::{CaptureReader, Interface, Record};
+use rocescope_decoder::LinkType;
+use std::path::{Path, PathBuf};
+
+/// One file's pending record, owned.
+#[derive(Debug)]
+struct Pending {
+    ts_ns: i64,
+    caplen: u32,
+    len: u32,
+    link_type: LinkType,
+    /// The file's own interface index.
+    interface: u32,
+    link_bps: Option<u64>,
+    data: Vec<u8>,
+}
+
+impl Default for Pending {
+    fn default() -> Self {
+        Pending {
+            ts_ns: 0,
+            caplen: 0,
+            len: 0,
+            link_type: LinkType::ETHERNET,
+            interface: 0,
+            link_bps: None,
+            data: Vec::new(),
+        }
+    }
+}
+
+/// One input file.
+#[derive(Debug)]
+struct Input {
+    reader: CaptureReader,
+    name: String,
+    pending: Option<Pending>,
+    done: bool,
+    /// Global interface index of each of this file's interfaces, assigned on first sight.
+    iface_map: Vec<Option<u32>>,
+}
+
+/// Capture files merged by timestamp.
+#[derive(Debug)]
+pub struct Merged {
+    inputs: Vec<Input>,
+    /// Interfaces of all files, numbered in the order their first records came.
+    interfaces: Vec<Interface>,
+    /// The record handed out last (the caller borrows it until the next call).
+    current: Pending,
+    /// A file that failed part-way: the merge goes on with the others and reports it at the end.
+    failed: Vec<CaptureError>,
+}
+
+/// The name a capture point gets from its path: the file name, or the whole path when two
+/// inputs share a file name.
+pub fn point_names(paths: &[PathBuf]) -> Vec<String> {
+    let short = |p: &Path| {
+        p.file_name().map_or_else(|| p.display().to_string(), |n| n.to_string_lossy().into_owned())
+    };
+    paths
+        .iter()
+        .map(|p| {
+            let s = short(p);
+            if paths.iter().filter(|q| short(q) == s).count() > 1 {
+                p.display().to_string()
+            } else {
+                s
+            }
+        })
+        .collect()
+}
+
+impl Merged {
+    /// Open every file (`-` for standard input, at most once). Fails on the first file that
+    /// cannot be opened, naming it.
+    pub fn open(paths: &[PathBuf]) -> Result<Self, CaptureError> {
+        if paths.iter().filter(|p| p.as_path() == Path::new("-")).count() > 1 {
+            return Err(CaptureError::Io {
+                source_name: PathBuf::from("-"),
+                error: std::io::Error::other("standard input can be read only once"),
+            });
+        }
+        let names = point_names(paths);
+        let mut inputs = Vec::with_capacity(paths.len());
+        for (path, name) in paths.iter().zip(names) {
+            let reader = CaptureReader::open(path).map_err(|e| in_file(&name, e))?;
+            inputs.push(Input { reader, name, pending: None, done: false, iface_map: Vec::new() });
+        }
+        Ok(Merged { inputs, interfaces: Vec::new(), current: Pending::default(), failed: Vec::new() })
+    }
+
+    /// The capture points' names, in the order given (a record's `point` indexes this).
+    pub fn point_names(&self) -> Vec<String> {
+        self.inputs.iter().map(|i| i.name.clone()).collect()
+    }
+
+    /// Interfaces seen so far, numbered as records' `interface`.
+    pub fn interfaces(&self) -> &[Interface] {
+        &self.interfaces
+    }
+
+    /// Errors of files that failed part-way (each named), the rest having been merged on.
+    pub fn take_errors(&mut self) -> Vec<CaptureError> {
+        std::mem::take(&mut self.failed)
+    }
+
+    /// Make sure every unfinished input has a pending record.
+    fn fill(&mut self) {
+        for input in &mut self.inputs {
+            if input.done || input.pending.is_some() {
+                continue;
+            }
+            let mut slot = Pending::default();
+            match input.reader.next_record() {
+                Ok(Some(rec)) => {
+                    slot.ts_ns = rec.ts_ns;
+                    slot.caplen = rec.caplen;
+                    slot.len = rec.len;
+                    slot.link_type = rec.link_type;
+                    slot.interface = rec.interface;
+                    slot.link_bps = rec.link_bps;
+                    slot.data.extend_from_slice(rec.data);
+                    input.pending = Some(slot);
+                }
+                Ok(None) => input.done = true,
+                Err(e) => {
+                    input.done = true;
+                    self.failed.push(in_file(&input.name, e));
+                }
+            }
+        }
+    }
+
+    /// The next record in time order across all files, or `None` at the end of all.
+    pub fn next_record(&mut self) -> Option<Record<'_>> {
+        self.fill();
+        // Linear scan: a handful of files; ties go to the earlier file, so the merge is stable.
+        let (point, _) = self
+            .inputs
+            .iter()
+            .enumerate()
+            .filter_map(|(i, inp)| inp.pending.as_ref().map(|p| (i, p.ts_ns)))
+            .min_by_key(|&(i, ts)| (ts, i))?;
+        let input = self.inputs.get_mut(point)?;
+        let mut pending = input.pending.take()?;
+        // Reuse the buffers: the old current record's becomes the file's next slot.
+        std::mem::swap(&mut self.current, &mut pending);
+        let local = self.current.interface as usize;
+        if input.iface_map.len() <= local {
+            input.iface_map.resize(local + 1, None);
+        }
+        let global = match input.iface_map.get(local).copied().flatten() {
+            Some(g) => g,
+            None => {
+                let g = self.interfaces.len() as u32;
+                let mut ifc = input.reader.interfaces().get(local).cloned().unwrap_or_else(|| {
+                    Interface::live(&input.name, self.current.link_type, 262_144, self.current.link_bps)
+                });
+                ifc.name = Some(match ifc.name {
+                    Some(n) if !n.is_empty() => format!("{}:{n}", input.name),
+                    _ => input.name.clone(),
+                });
+                self.interfaces.push(ifc);
+                if let Some(slot) = input.iface_map.get_mut(local) {
+                    *slot = Some(g);
+                }
+                g
+            }
+        };
+        let c = &self.current;
+        Some(Record {
+            ts_ns: c.ts_ns,
+            caplen: c.caplen,
+            len: c.len,
+            link_type: c.link_type,
+            interface: global,
+            link_bps: c.link_bps,
+            point: u16::try_from(point).unwrap_or(u16::MAX),
+            data: &c.data,
+        })
+    }
+}
+
+/// Name the file an error came from.
+fn in_file(name: &str, e: CaptureError) -> CaptureError {
+    match e {
+        CaptureError::Io { .. } | CaptureError::Empty { .. } | CaptureError::NotACapture { .. } => e,
+        other => CaptureError::InFile { name: name.to_string(), error: Box::new(other) },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::writer::PcapWriter;
+
+    fn write(path: &Path, times: &[i64], tag: u8) {
+        let f = std::fs::File::create(path).unwrap();
+        let mut w = PcapWriter::new(std::io::BufWriter::new(f), LinkType::ETHERNET, 65535).unwrap();
+        for (i, t) in times.iter().enumerate() {
+            let data = [tag, i as u8, 0, 0];
+            w.write(*t, &data, 60).unwrap();
+        }
+        w.finish().unwrap();
+    }
+
+    #[test]
+    fn merges_by_time_and_tags_points() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = dir.path().join("a.pcap");
+        let b = dir.path().join("b.pcap");
+        write(&a, &[10, 30, 50], 0xA);
+        write(&b, &[20, 30, 40, 60], 0xB);
+        let mut m = Merged::open(&[a, b]).unwrap();
+        assert_eq!(m.point_names(), ["a.pcap", "b.pcap"]);
+        let mut got = Vec::new();
+        while let Some(r) = m.next_record() {
+            got.push((r.ts_ns, r.point, r.data[0], r.interface));
+        }
+        assert_eq!(
+            got,
+            [
+                (10, 0, 0xA, 0),
+                (20, 1, 0xB, 1),
+                (30, 0, 0xA, 0),
+                (30, 1, 0xB, 1),
+                (40, 1, 0xB, 1),
+                (50, 0, 0xA, 0),
+                (60, 1, 0xB, 1)
+            ]
+        );
+        let names: Vec<_> = m.interfaces().iter().map(|i| i.name.clone().unwrap()).collect();
+        assert_eq!(names, ["a.pcap", "b.pcap"]);
+        assert!(m.take_errors().is_empty());
+    }
+
+    #[test]
+    fn a_damaged_file_is_named_and_the_others_go_on() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = dir.path().join("a.pcap");
+        let b = dir.path().join("b.pcap");
+        write(&a, &[10, 20, 30], 1);
+        write(&b, &[15, 25], 2);
+        // Cut a's last record in half.
+        let bytes = std::fs::read(&a).unwrap();
+        std::fs::write(&a, &bytes[..bytes.len() - 2]).unwrap();
+        let mut m = Merged::open(&[a, b]).unwrap();
+        let mut n = 0;
+        while m.next_record().is_some() {
+            n += 1;
+        }
+        assert_eq!(n, 4);
+        let errors = m.take_errors();
+        assert_eq!(errors.len(), 1);
+        assert!(errors[0].to_string().starts_with("a.pcap: "), "{}", errors[0]);
+    }
+
+    #[test]
+    fn same_file_names_keep_their_paths_and_stdin_only_once() {
+        let names = point_names(&[PathBuf::from("h1/roce.pcap"), PathBuf::from("h2/roce.pcap")]);
+        assert_eq!(names, ["h1/roce.pcap", "h2/roce.pcap"]);
+        let e = Merged::open(&[PathBuf::from("-"), PathBuf::from("-")]).unwrap_err();
+        assert!(e.to_string().contains("only once"), "{e}");
+    }
+}

@@ -1,0 +1,342 @@
+//! `rocescope export`: the analysis as Prometheus metrics on `/metrics` (and `/healthz`),
+//! and optionally as NDJSON lines every interval, for fleet monitoring.
+//!
+//! A worker thread reads the source (interface or files), analyses every frame and, about
+//! once a second, turns a report into metric families ([`crate::metrics::Exposition`]); the
+//! HTTP loop only encodes the latest families, so a scrape never waits for the capture. With
+//! `-r`, the files are analysed as fast as they read, then their final figures are served
+//! until the exporter is stopped.
+
+use crate::cli::ExportArgs;
+use crate::driver::{self, Flow};
+use crate::metrics::{self, Exposition, Family};
+use crate::report_cmd::analysis_config;
+use anyhow::Context;
+use prometheus_client::collector::Collector;
+use prometheus_client::encoding::DescriptorEncoder;
+use prometheus_client::registry::Registry;
+use rocescope_analyzer::report::CaptureCounters;
+use rocescope_analyzer::{Analyzer, FrameMeta};
+use std::io::Write;
+use std::process::ExitCode;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+/// What the worker shares with the HTTP loop.
+#[derive(Debug, Default)]
+struct Shared {
+    families: Arc<Vec<Family>>,
+    /// Snapshots published so far.
+    generation: u64,
+    packets: u64,
+    /// The input has ended (files), or the capture stopped.
+    done: bool,
+    /// The source failed (a live capture died, or a file is damaged part-way).
+    error: Option<String>,
+    /// The capture died: `/healthz` answers 503.
+    failed: bool,
+    updated: Option<Instant>,
+}
+
+/// The latest families, as a prometheus-client collector.
+#[derive(Debug)]
+struct Snapshot(Arc<Vec<Family>>);
+
+impl Collector for Snapshot {
+    fn encode(&self, encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        metrics::encode(&self.0, encoder)
+    }
+}
+
+/// The worker's analysis state.
+struct Worker {
+    analyzer: Analyzer,
+    exposition: Exposition,
+    last: Instant,
+    interval: Duration,
+    stats: Option<rocescope_capture::CaptureStats>,
+}
+
+impl Worker {
+    /// Publish when the refresh interval has passed; keep reporting under a tenth of the
+    /// worker's time (a report over 100k flows takes a while).
+    fn maybe_publish(&mut self, shared: &Mutex<Shared>, name: &str) {
+        if self.last.elapsed() >= self.interval {
+            let t = Instant::now();
+            self.publish(shared, name, false);
+            self.interval = REFRESH.max(t.elapsed() * 10);
+            self.last = Instant::now();
+        }
+    }
+
+    /// Build a report, turn it into families, and hand them to the HTTP loop.
+    fn publish(&mut self, shared: &Mutex<Shared>, name: &str, settled: bool) {
+        let mut report = self.analyzer.report();
+        report.capture = self.stats.map(|s| CaptureCounters {
+            interface: name.to_string(),
+            received: s.received,
+            kernel_dropped: s.kernel_dropped,
+            if_dropped: s.if_dropped,
+        });
+        self.exposition.update(&report, settled);
+        if let Ok(mut sh) = shared.lock() {
+            sh.families = Arc::new(self.exposition.families().to_vec());
+            sh.generation += 1;
+            sh.packets = report.summary.packets;
+            sh.updated = Some(Instant::now());
+        }
+    }
+}
+
+/// Least time between two reports; the worker also keeps reporting under a tenth of its time.
+const REFRESH: Duration = Duration::from_secs(1);
+
+/// Run the command.
+pub fn run(args: &ExportArgs) -> anyhow::Result<ExitCode> {
+    let stop = driver::install_signals()?;
+    let opts = args.decoder.decode_options();
+    let mut cfg = analysis_config(&args.analysis, &opts)?;
+    if args.no_http && args.push.is_none() {
+        anyhow::bail!("--no-http leaves nothing to export: add --push FILE (or - for standard output)");
+    }
+    let server = if args.no_http {
+        None
+    } else {
+        Some(tiny_http::Server::http(args.listen).map_err(|e| {
+            anyhow::anyhow!(
+                "cannot listen on {}: {e} (another exporter running? try --listen 127.0.0.1:PORT)",
+                args.listen
+            )
+        })?)
+    };
+    let mut opened = driver::open(&args.source, opts.roce_port, true)?;
+    cfg.points = opened.point_names();
+    let live = opened.source.is_live();
+    let name = opened.name.clone();
+    if let Some(s) = &server {
+        eprintln!("rocescope: exporting {name} on http://{}/metrics", s.server_addr());
+    }
+    let shared = Arc::new(Mutex::new(Shared::default()));
+    let worker = {
+        let shared = Arc::clone(&shared);
+        let stop = Arc::clone(&stop);
+        let source = args.source.clone();
+        let top = args.top_flows;
+        let name = name.clone();
+        std::thread::Builder::new().name("rocescope-export".into()).spawn(move || {
+            let st = std::cell::RefCell::new(Worker {
+                analyzer: Analyzer::new(cfg),
+                exposition: Exposition::new(top),
+                last: Instant::now(),
+                interval: REFRESH,
+                stats: None,
+            });
+            let result = driver::pump(
+                &mut opened,
+                &source,
+                &opts,
+                driver::Decoding::All,
+                &stop,
+                |rec, packet| {
+                    let mut w = st.borrow_mut();
+                    if let Some(p) = packet {
+                        let meta = FrameMeta {
+                            number: w.analyzer.totals().packets + 1,
+                            ts_ns: rec.ts_ns,
+                            len: rec.len,
+                            link_bps: rec.link_bps,
+                            point: rec.point,
+                        };
+                        w.analyzer.push(&meta, p);
+                    }
+                    w.maybe_publish(&shared, &name);
+                    Ok(Flow::Continue)
+                },
+                |s| {
+                    let mut w = st.borrow_mut();
+                    w.stats = s;
+                    w.maybe_publish(&shared, &name);
+                    Flow::Continue
+                },
+            );
+            let mut w = st.into_inner();
+            w.analyzer.finish();
+            let (error, failed) = match result {
+                Ok(end) => {
+                    if end.stats.is_some() {
+                        w.stats = end.stats;
+                    }
+                    (
+                        end.source_error
+                            .map(|e| format!("{e} (figures cover the {} frames before it)", end.frames)),
+                        false,
+                    )
+                }
+                Err(e) => (Some(format!("{e:#}")), true),
+            };
+            w.publish(&shared, &name, true);
+            if let Ok(mut sh) = shared.lock() {
+                sh.done = true;
+                sh.failed = failed || (live && error.is_some());
+                sh.error = error;
+            }
+        })?
+    };
+
+    let mut push = match &args.push {
+        Some(p) if p.as_os_str() == "-" => Some(Box::new(std::io::stdout()) as Box<dyn Write>),
+        Some(p) => Some(Box::new(
+            std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(p)
+                .with_context(|| format!("cannot open {} for --push", p.display()))?,
+        ) as Box<dyn Write>),
+        None => None,
+    };
+    let push_every = Duration::from_secs_f64(args.interval.max(0.1));
+    let mut next_push = Instant::now() + push_every;
+    let mut pushed_generation = 0;
+    let mut reported_done = false;
+    let mut exit = ExitCode::SUCCESS;
+    loop {
+        let (done, generation, error) = {
+            let sh = shared.lock().map_err(|_| anyhow::anyhow!("the export worker panicked"))?;
+            (sh.done, sh.generation, sh.error.clone())
+        };
+        if done && !reported_done {
+            reported_done = true;
+            if let Some(e) = &error {
+                eprintln!("rocescope: {name}: {e}");
+                exit = ExitCode::from(1);
+            }
+            if !live && server.is_some() {
+                eprintln!("rocescope: {name} analysed; serving its final figures until stopped (Ctrl-C)");
+            }
+        }
+        // Push: every interval while new figures come; once more at the end of a file.
+        let due = Instant::now() >= next_push || (done && generation != pushed_generation);
+        if let Some(out) = push.as_mut().filter(|_| due && generation > 0) {
+            if generation != pushed_generation || live {
+                let fams = shared.lock().map(|s| Arc::clone(&s.families)).unwrap_or_default();
+                let ts = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64());
+                let mut line = metrics::ndjson_line(&fams, ts);
+                line.push('\n');
+                if let Err(e) = out.write_all(line.as_bytes()).and_then(|()| out.flush()) {
+                    if e.kind() != std::io::ErrorKind::BrokenPipe {
+                        eprintln!("rocescope: --push: {e}");
+                        exit = ExitCode::from(1);
+                    }
+                    push = None;
+                }
+                pushed_generation = generation;
+            }
+            next_push = Instant::now() + push_every;
+        }
+        if stop.load(Ordering::Relaxed) {
+            break;
+        }
+        match &server {
+            Some(s) => match s.recv_timeout(Duration::from_millis(100)) {
+                Ok(Some(req)) => serve(req, &shared, &name, live),
+                Ok(None) => {}
+                Err(e) => {
+                    eprintln!("rocescope: HTTP server: {e}");
+                    break;
+                }
+            },
+            None if done => break,
+            None => std::thread::sleep(Duration::from_millis(100)),
+        }
+    }
+    stop.store(true, Ordering::Relaxed);
+    let _ = worker.join();
+    Ok(exit)
+}
+
+/// Answer one HTTP request.
+fn serve(req: tiny_http::Request, shared: &Arc<Mutex<Shared>>, name: &str, live: bool) {
+    use tiny_http::{Header, Method, Response};
+    let header = |k: &str, v: &str| Header::from_bytes(k.as_bytes(), v.as_bytes()).ok();
+    let path = req.url().split('?').next().unwrap_or("").to_string();
+    if !matches!(req.method(), Method::Get | Method::Head) {
+        let mut r = Response::from_string("only GET\n").with_status_code(405);
+        if let Some(h) = header("Allow", "GET, HEAD") {
+            r.add_header(h);
+        }
+        let _ = req.respond(r);
+        return;
+    }
+    let response = match path.as_str() {
+        "/metrics" => {
+            let openmetrics = req.headers().iter().any(|h| {
+                h.field.equiv("Accept") && h.value.as_str().contains("application/openmetrics-text")
+            });
+            let fams = shared.lock().map(|s| Arc::clone(&s.families)).unwrap_or_default();
+            let mut registry = Registry::default();
+            registry.register_collector(Box::new(Snapshot(fams)));
+            let mut body = String::new();
+            let (res, ctype) = if openmetrics {
+                (
+                    prometheus_client::encoding::text::encode(&mut body, &registry),
+                    "application/openmetrics-text; version=1.0.0; charset=utf-8",
+                )
+            } else {
+                (
+                    prometheus_client::encoding::prometheus_text::encode(&mut body, &registry),
+                    prometheus_client::encoding::prometheus_text::CONTENT_TYPE,
+                )
+            };
+            match res {
+                Ok(()) => {
+                    let mut r = Response::from_string(body);
+                    if let Some(h) = header("Content-Type", ctype) {
+                        r.add_header(h);
+                    }
+                    r
+                }
+                Err(_) => Response::from_string("encoding the metrics failed\n").with_status_code(500),
+            }
+        }
+        "/healthz" => {
+            let (code, body) = match shared.lock() {
+                Ok(s) => {
+                    let status = if s.failed { "failed" } else { "ok" };
+                    let doc = serde_json::json!({
+                        "status": status,
+                        "source": name,
+                        "mode": if live { "live" } else { "file" },
+                        "packets": s.packets,
+                        "done": s.done,
+                        "error": s.error,
+                        "snapshot_age_s": s.updated.map(|u| u.elapsed().as_secs_f64()),
+                    });
+                    (if s.failed { 503 } else { 200 }, doc.to_string() + "\n")
+                }
+                Err(_) => (503, "{\"status\":\"failed\",\"error\":\"worker panicked\"}\n".to_string()),
+            };
+            let mut r = Response::from_string(body).with_status_code(code);
+            if let Some(h) = header("Content-Type", "application/json") {
+                r.add_header(h);
+            }
+            r
+        }
+        "/" => {
+            let mut r = Response::from_string(format!(
+                "<html><head><title>rocescope exporter</title></head><body><h1>rocescope exporter</h1><p>Source: {}</p><p><a href=\"/metrics\">/metrics</a> <a href=\"/healthz\">/healthz</a></p></body></html>\n",
+                html_escape(name)
+            ));
+            if let Some(h) = header("Content-Type", "text/html; charset=utf-8") {
+                r.add_header(h);
+            }
+            r
+        }
+        _ => Response::from_string("not found: try /metrics or /healthz\n").with_status_code(404),
+    };
+    let _ = req.respond(response);
+}
+
+fn html_escape(s: &str) -> String {
+    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+}

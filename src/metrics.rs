@@ -1,0 +1,706 @@
+//! The analysis as Prometheus metric families (docs/metrics.md), as plain data: built from a
+//! [`Report`] by [`Exposition::update`], then encoded for `/metrics` (OpenMetrics or the
+//! Prometheus text format, through `prometheus-client`) or as NDJSON lines.
+//!
+//! Label sets are bounded: only the top N flows get their own series; the rest are summed
+//! into `qp="other"`. Counters stay monotonic across changes to the top N (see
+//! [`Exposition`]), and the sum over a family's series equals the true total.
+
+use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric};
+use prometheus_client::metrics::counter::ConstCounter;
+use prometheus_client::metrics::gauge::ConstGauge;
+use prometheus_client::metrics::MetricType;
+use prometheus_client::registry::Unit;
+use rocescope_analyzer::report::{FlowReport, Report};
+use rocescope_analyzer::PauseKind;
+use serde::Serialize;
+use std::collections::HashMap;
+
+/// Counter or gauge.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Kind {
+    /// Only goes up.
+    Counter,
+    /// Goes up and down.
+    Gauge,
+}
+
+/// Base unit of a family (appended to the name).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BaseUnit {
+    /// Bytes.
+    Bytes,
+    /// Seconds.
+    Seconds,
+}
+
+/// One metric family and its series.
+#[derive(Clone, Debug)]
+pub struct Family {
+    /// Name without unit or `_total` (e.g. `rocescope_flow_packets`).
+    pub name: &'static str,
+    /// HELP text.
+    pub help: &'static str,
+    /// Counter or gauge.
+    pub kind: Kind,
+    /// Unit, when the value has one.
+    pub unit: Option<BaseUnit>,
+    /// Series: labels and value.
+    pub samples: Vec<(Labels, f64)>,
+}
+
+impl Family {
+    fn new(name: &'static str, help: &'static str, kind: Kind, unit: Option<BaseUnit>) -> Self {
+        Family { name, help, kind, unit, samples: Vec::new() }
+    }
+
+    /// The full sample name as exposed: name, unit, `_total` for counters.
+    pub fn sample_name(&self) -> String {
+        let mut n = self.name.to_string();
+        match self.unit {
+            Some(BaseUnit::Bytes) => n.push_str("_bytes"),
+            Some(BaseUnit::Seconds) => n.push_str("_seconds"),
+            None => {}
+        }
+        if self.kind == Kind::Counter {
+            n.push_str("_total");
+        }
+        n
+    }
+}
+
+/// A series' labels.
+pub type Labels = Vec<(&'static str, String)>;
+
+/// Per-flow counters, in the order of [`FLOW_COUNTERS`].
+type FlowValues = [f64; FLOW_COUNTERS.len()];
+
+/// Per-flow counter families: (family index, extra label). Families are in [`FLOW_FAMILIES`].
+const FLOW_COUNTERS: [(usize, Option<(&str, &str)>); 25] = [
+    (0, None),
+    (1, None),
+    (2, None),
+    (3, Some(("cause", "nak"))),
+    (3, Some(("cause", "rnr"))),
+    (3, Some(("cause", "timeout"))),
+    (4, Some(("code", "psn_sequence_error"))),
+    (4, Some(("code", "invalid_request"))),
+    (4, Some(("code", "remote_access_error"))),
+    (4, Some(("code", "remote_operational_error"))),
+    (4, Some(("code", "invalid_rd_request"))),
+    (4, Some(("code", "reserved"))),
+    (5, None),
+    (6, Some(("ecn", "not_ect"))),
+    (6, Some(("ecn", "ect0"))),
+    (6, Some(("ecn", "ect1"))),
+    (6, Some(("ecn", "ce"))),
+    (7, None),
+    (8, None),
+    (9, None),
+    (10, None),
+    (11, None),
+    (12, None),
+    (13, None),
+    (14, None),
+];
+
+/// (name, help, unit) of the per-flow families.
+const FLOW_FAMILIES: [(&str, &str, Option<BaseUnit>); 15] = [
+    ("rocescope_flow_packets", "RoCE packets of the flow.", None),
+    ("rocescope_flow", "Wire bytes (frame length) of the flow.", Some(BaseUnit::Bytes)),
+    ("rocescope_flow_payload", "RDMA payload bytes of the flow.", Some(BaseUnit::Bytes)),
+    (
+        "rocescope_retransmitted_packets",
+        "Packets sent again: go-back-N after a NAK, after an RNR NAK, or with no NAK pending (timeout).",
+        None,
+    ),
+    ("rocescope_naks", "NAKs carried by this (response) flow, by code.", None),
+    ("rocescope_rnr_naks", "RNR NAKs carried by this flow.", None),
+    ("rocescope_ecn_packets", "Packets by IP ECN codepoint.", None),
+    (
+        "rocescope_cnp_packets",
+        "CNPs carried by this flow (src: notification point; dst: the sender slowed).",
+        None,
+    ),
+    ("rocescope_icrc_errors", "Packets whose ICRC did not match.", None),
+    ("rocescope_psn_gaps", "PSN gaps (jumps forward) in the request stream.", None),
+    ("rocescope_psn_missing_packets", "PSNs skipped by those gaps.", None),
+    ("rocescope_network_loss_gaps", "Gaps explained by a NAK or a resend: lost in the network.", None),
+    ("rocescope_capture_loss_gaps", "Gaps never NAKed or resent once settled: probable capture loss.", None),
+    ("rocescope_acks", "ACKs carried by this flow.", None),
+    ("rocescope_flow_messages", "Messages (last or only packets) of the flow.", None),
+];
+
+fn flow_values(f: &FlowReport, settled: bool) -> FlowValues {
+    let p = &f.psn;
+    let n = &f.naks;
+    let e = &f.ecn;
+    let capture_loss = if settled { p.capture_loss_gaps } else { p.capture_loss_gaps_settled };
+    [
+        f.packets,
+        f.bytes,
+        f.payload_bytes,
+        p.retransmits_nak.saturating_sub(p.retransmits_rnr),
+        p.retransmits_rnr,
+        p.retransmits_timeout,
+        n.psn_seq_err,
+        n.invalid_request,
+        n.remote_access,
+        n.remote_operational,
+        n.invalid_rd,
+        n.other,
+        n.rnr,
+        e.not_ect,
+        e.ect0,
+        e.ect1,
+        e.ce,
+        f.cnps,
+        f.icrc_bad,
+        p.gaps,
+        p.missing,
+        p.network_loss_gaps,
+        capture_loss,
+        f.acks,
+        f.messages,
+    ]
+    .map(|v| v as f64)
+}
+
+/// A flow's identity across snapshots.
+type FlowId = (u16, String, String, u32);
+
+/// A flow with its own series: what it had counted when it got them.
+#[derive(Clone, Debug)]
+struct Named {
+    baseline: FlowValues,
+}
+
+/// The exposition state: the flows with their own series, and the latest families.
+#[derive(Debug)]
+pub struct Exposition {
+    top: usize,
+    named: HashMap<FlowId, Named>,
+    /// Bytes per flow at the previous update: recent traffic ranks flows.
+    last_bytes: HashMap<FlowId, u64>,
+    updated: bool,
+    families: Vec<Family>,
+}
+
+/// A candidate must carry this many times the recent traffic of the weakest named flow to
+/// take its place (hysteresis: series do not flap between two similar flows).
+const DISPLACE_FACTOR: u64 = 2;
+
+impl Exposition {
+    /// Up to `top` flows get their own series.
+    pub fn new(top: usize) -> Self {
+        Exposition {
+            top,
+            named: HashMap::new(),
+            last_bytes: HashMap::new(),
+            updated: false,
+            families: Vec::new(),
+        }
+    }
+
+    /// The families of the last update.
+    pub fn families(&self) -> &[Family] {
+        &self.families
+    }
+
+    /// Rebuild the families from a new report. `settled`: the input has ended (every
+    /// unexplained gap counts as capture loss now).
+    pub fn update(&mut self, r: &Report, settled: bool) {
+        let ids: Vec<FlowId> =
+            r.flows.iter().map(|f| (f.point, f.src.clone(), f.dst.clone(), f.dest_qp)).collect();
+        let values: Vec<FlowValues> = r.flows.iter().map(|f| flow_values(f, settled)).collect();
+        self.select(r, &ids, &values);
+        self.updated = true;
+
+        let mut fams: Vec<Family> =
+            FLOW_FAMILIES.iter().map(|(n, h, u)| Family::new(n, h, Kind::Counter, *u)).collect();
+        let mut other: FlowValues = [0.0; FLOW_COUNTERS.len()];
+        let point_name =
+            |p: u16| r.points.get(usize::from(p)).map_or_else(|| p.to_string(), |x| x.name.clone());
+        let mut named_rows: Vec<(usize, FlowValues)> = Vec::new();
+        for (i, (id, v)) in ids.iter().zip(&values).enumerate() {
+            match self.named.get(id) {
+                Some(n) => {
+                    let mut own = [0.0; FLOW_COUNTERS.len()];
+                    for (k, o) in own.iter_mut().enumerate() {
+                        // What it counted before getting its series stays in `other`.
+                        *o = v[k] - n.baseline[k];
+                        other[k] += n.baseline[k];
+                    }
+                    named_rows.push((i, own));
+                }
+                None => {
+                    for (o, x) in other.iter_mut().zip(v) {
+                        *o += x;
+                    }
+                }
+            }
+        }
+        // Stable order: by point, then address, then QP.
+        named_rows.sort_by(|a, b| ids[a.0].cmp(&ids[b.0]));
+        let rows = named_rows.into_iter().map(|(i, v)| {
+            let (p, src, dst, qp) = &ids[i];
+            (
+                vec![
+                    ("point", point_name(*p)),
+                    ("src", src.clone()),
+                    ("dst", dst.clone()),
+                    ("qp", format!("0x{qp:06x}")),
+                ],
+                v,
+            )
+        });
+        let other_row = (
+            vec![
+                ("point", "other".to_string()),
+                ("src", "other".to_string()),
+                ("dst", "other".to_string()),
+                ("qp", "other".to_string()),
+            ],
+            other,
+        );
+        for (labels, v) in rows.chain(std::iter::once(other_row)) {
+            for (k, (fam, extra)) in FLOW_COUNTERS.iter().enumerate() {
+                let mut l = labels.clone();
+                if let Some((key, val)) = extra {
+                    l.push((key, (*val).to_string()));
+                }
+                if let Some(f) = fams.get_mut(*fam) {
+                    f.samples.push((l, v[k]));
+                }
+            }
+        }
+
+        // Pauses per (point, MAC, priority).
+        let mut pfc_frames = Family::new(
+            "rocescope_pfc_pause_frames",
+            "PFC frames pausing this priority (quanta > 0).",
+            Kind::Counter,
+            None,
+        );
+        let mut pfc_xon = Family::new(
+            "rocescope_pfc_xon_frames",
+            "PFC frames resuming this priority (quanta 0).",
+            Kind::Counter,
+            None,
+        );
+        let mut pfc_paused = Family::new(
+            "rocescope_pfc_paused",
+            "Time the priority was paused (each frame restarts the timer; quanta at the link speed).",
+            Kind::Counter,
+            Some(BaseUnit::Seconds),
+        );
+        let mut pfc_storms = Family::new("rocescope_pfc_storms", "Storm periods so far (paused more than the threshold fraction of a window; adjacent windows merged).", Kind::Gauge, None);
+        let mut link_frames = Family::new(
+            "rocescope_link_pause_frames",
+            "802.3x PAUSE frames (whole link).",
+            Kind::Counter,
+            None,
+        );
+        let mut link_paused = Family::new(
+            "rocescope_link_paused",
+            "Time the link was paused by 802.3x PAUSE.",
+            Kind::Counter,
+            Some(BaseUnit::Seconds),
+        );
+        for p in &r.pfc {
+            let point = point_name(p.point);
+            let secs = p.paused_ns.max(0) as f64 / 1e9;
+            match p.kind {
+                PauseKind::Pfc => {
+                    let l = vec![
+                        ("point", point),
+                        ("mac", p.src_mac.clone()),
+                        ("priority", p.priority.to_string()),
+                    ];
+                    pfc_frames.samples.push((l.clone(), p.pause_frames as f64));
+                    pfc_xon.samples.push((l.clone(), p.xon_frames as f64));
+                    pfc_paused.samples.push((l.clone(), secs));
+                    pfc_storms.samples.push((l, p.storms.len() as f64));
+                }
+                PauseKind::Pause => {
+                    let l = vec![("point", point), ("mac", p.src_mac.clone())];
+                    link_frames.samples.push((l.clone(), p.pause_frames as f64));
+                    link_paused.samples.push((l, secs));
+                }
+            }
+        }
+        fams.extend([pfc_frames, pfc_xon, pfc_paused, pfc_storms, link_frames, link_paused]);
+
+        // Whole capture.
+        let s = &r.summary;
+        let one = |name, help, kind, unit, v: f64| {
+            let mut f = Family::new(name, help, kind, unit);
+            f.samples.push((Vec::new(), v));
+            f
+        };
+        fams.push(one("rocescope_frames", "Frames read.", Kind::Counter, None, s.packets as f64));
+        let mut roce = Family::new(
+            "rocescope_roce_packets",
+            "RoCE packets that decoded, by version.",
+            Kind::Counter,
+            None,
+        );
+        roce.samples.push((vec![("version", "v1".into())], s.roce_v1 as f64));
+        roce.samples.push((vec![("version", "v2".into())], s.roce.saturating_sub(s.roce_v1) as f64));
+        fams.push(roce);
+        fams.push(one(
+            "rocescope_roce",
+            "Wire bytes of RoCE packets.",
+            Kind::Counter,
+            Some(BaseUnit::Bytes),
+            s.roce_bytes as f64,
+        ));
+        fams.push(one(
+            "rocescope_malformed_packets",
+            "Frames to the RoCE port that did not decode.",
+            Kind::Counter,
+            None,
+            s.malformed as f64,
+        ));
+        fams.push(one(
+            "rocescope_non_roce_frames",
+            "Frames that are neither RoCE nor MAC Control.",
+            Kind::Counter,
+            None,
+            s.non_roce as f64,
+        ));
+        let mut audit = Family::new(
+            "rocescope_audit_violations",
+            "Packets (or pause frames) that broke the QoS baseline, by kind.",
+            Kind::Counter,
+            None,
+        );
+        for kind in ["dscp", "cnp_dscp", "pcp", "ecn", "pause_priority"] {
+            let n: u64 = r.audit.violations.iter().filter(|v| v.what == kind).map(|v| v.packets).sum();
+            audit.samples.push((vec![("kind", kind.to_string())], n as f64));
+        }
+        fams.push(audit);
+        let mut received = Family::new(
+            "rocescope_capture_received_packets",
+            "libpcap: packets the capture filter passed.",
+            Kind::Counter,
+            None,
+        );
+        let mut dropped = Family::new(
+            "rocescope_capture_dropped_packets",
+            "libpcap: packets dropped, by the kernel (buffer full) or the interface.",
+            Kind::Counter,
+            None,
+        );
+        if let Some(c) = &r.capture {
+            received.samples.push((vec![("interface", c.interface.clone())], c.received as f64));
+            dropped.samples.push((
+                vec![("interface", c.interface.clone()), ("by", "kernel".into())],
+                c.kernel_dropped as f64,
+            ));
+            dropped.samples.push((
+                vec![("interface", c.interface.clone()), ("by", "interface".into())],
+                c.if_dropped as f64,
+            ));
+        }
+        fams.extend([received, dropped]);
+        let mut between = Family::new(
+            "rocescope_lost_between_points_packets",
+            "Packets of a flow captured at point `from` and never at point `to` while both captured it.",
+            Kind::Counter,
+            None,
+        );
+        for l in &r.between {
+            between.samples.push((
+                vec![
+                    ("src", l.src.clone()),
+                    ("dst", l.dst.clone()),
+                    ("qp", format!("0x{:06x}", l.dest_qp)),
+                    ("from", point_name(l.from)),
+                    ("to", point_name(l.to)),
+                ],
+                l.packets as f64,
+            ));
+        }
+        fams.push(between);
+        fams.push(one("rocescope_flows", "Flows tracked.", Kind::Gauge, None, s.flows as f64));
+        let mut findings = Family::new("rocescope_findings", "Findings now, by severity.", Kind::Gauge, None);
+        for (sev, n) in
+            [("critical", s.findings.critical), ("warning", s.findings.warning), ("info", s.findings.info)]
+        {
+            findings.samples.push((vec![("severity", sev.to_string())], n as f64));
+        }
+        fams.push(findings);
+        if let Some(end) = s.end_ns {
+            fams.push(one(
+                "rocescope_last_packet_timestamp",
+                "Capture time of the latest packet.",
+                Kind::Gauge,
+                Some(BaseUnit::Seconds),
+                end as f64 / 1e9,
+            ));
+        }
+        let mut info =
+            Family::new("rocescope_build_info", "Always 1; the version in a label.", Kind::Gauge, None);
+        info.samples.push((vec![("version", env!("CARGO_PKG_VERSION").to_string())], 1.0));
+        fams.push(info);
+        self.families = fams;
+    }
+
+    /// Choose the flows with their own series (see the module docs).
+    fn select(&mut self, r: &Report, ids: &[FlowId], values: &[FlowValues]) {
+        // Recent traffic: bytes since the last update (everything, the first time).
+        let recent: Vec<u64> = r
+            .flows
+            .iter()
+            .zip(ids)
+            .map(|(f, id)| f.bytes.saturating_sub(self.last_bytes.get(id).copied().unwrap_or(0)))
+            .collect();
+        let mut order: Vec<usize> = (0..ids.len()).collect();
+        order.sort_by(|&a, &b| recent[b].cmp(&recent[a]).then(r.flows[b].bytes.cmp(&r.flows[a].bytes)));
+        let baseline = |i: usize, first: bool| -> FlowValues {
+            if first {
+                [0.0; FLOW_COUNTERS.len()]
+            } else {
+                values[i]
+            }
+        };
+        let first = !self.updated;
+        for &i in &order {
+            if self.named.contains_key(&ids[i]) {
+                continue;
+            }
+            if self.named.len() < self.top {
+                self.named.insert(ids[i].clone(), Named { baseline: baseline(i, first) });
+                continue;
+            }
+            // Full: displace the weakest named flow if this one is much busier.
+            let weakest = ids
+                .iter()
+                .enumerate()
+                .filter(|(_, id)| self.named.contains_key(*id))
+                .min_by_key(|(j, _)| recent[*j]);
+            let Some((w, wid)) = weakest else { break };
+            if recent[i] > 0 && recent[i] > recent[w].saturating_mul(DISPLACE_FACTOR) {
+                let wid = wid.clone();
+                self.named.remove(&wid);
+                self.named.insert(ids[i].clone(), Named { baseline: baseline(i, false) });
+            } else {
+                break;
+            }
+        }
+        for (f, id) in r.flows.iter().zip(ids) {
+            self.last_bytes.insert(id.clone(), f.bytes);
+        }
+    }
+}
+
+/// Encode families through prometheus-client (OpenMetrics or Prometheus text, as the
+/// encoder was made).
+pub fn encode(families: &[Family], mut enc: DescriptorEncoder<'_>) -> Result<(), std::fmt::Error> {
+    for f in families {
+        let unit = match f.unit {
+            Some(BaseUnit::Bytes) => Some(Unit::Bytes),
+            Some(BaseUnit::Seconds) => Some(Unit::Seconds),
+            None => None,
+        };
+        let ty = match f.kind {
+            Kind::Counter => MetricType::Counter,
+            Kind::Gauge => MetricType::Gauge,
+        };
+        let mut me = enc.encode_descriptor(f.name, f.help, unit.as_ref(), ty)?;
+        for (labels, v) in &f.samples {
+            let fam = me.encode_family(labels)?;
+            // Whole numbers print as integers (`6`, not `6.0`).
+            let int = (v.fract() == 0.0 && (0.0..9.0e15).contains(v)).then_some(*v as u64);
+            match (f.kind, int) {
+                (Kind::Counter, Some(n)) => ConstCounter::new(n).encode(fam)?,
+                (Kind::Counter, None) => ConstCounter::new(*v).encode(fam)?,
+                (Kind::Gauge, Some(n)) => ConstGauge::new(n as i64).encode(fam)?,
+                (Kind::Gauge, None) => ConstGauge::new(*v).encode(fam)?,
+            }
+        }
+    }
+    Ok(())
+}
+
+/// One NDJSON line: every series with its full name.
+pub fn ndjson_line(families: &[Family], ts_unix: f64) -> String {
+    #[derive(Serialize)]
+    struct Line<'a> {
+        ts: f64,
+        metrics: Vec<Sample<'a>>,
+    }
+    #[derive(Serialize)]
+    struct Sample<'a> {
+        name: String,
+        #[serde(rename = "type")]
+        kind: Kind,
+        labels: serde_json::Map<String, serde_json::Value>,
+        value: f64,
+        #[serde(skip)]
+        _p: std::marker::PhantomData<&'a ()>,
+    }
+    let mut metrics = Vec::new();
+    for f in families {
+        let name = f.sample_name();
+        for (labels, v) in &f.samples {
+            metrics.push(Sample {
+                name: name.clone(),
+                kind: f.kind,
+                labels: labels
+                    .iter()
+                    .map(|(k, v)| ((*k).to_string(), serde_json::Value::from(v.clone())))
+                    .collect(),
+                value: *v,
+                _p: std::marker::PhantomData,
+            });
+        }
+    }
+    serde_json::to_string(&Line { ts: ts_unix, metrics }).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rocescope_analyzer::{Analyzer, Config, FrameMeta};
+    use rocescope_capture::CaptureReader;
+    use rocescope_decoder::{decode, DecodeOptions};
+    use std::path::Path;
+
+    fn series(fams: &[Family]) -> HashMap<(String, Labels), f64> {
+        fams.iter()
+            .flat_map(|f| f.samples.iter().map(move |(l, v)| ((f.sample_name(), l.clone()), *v)))
+            .collect()
+    }
+
+    /// Per family, the sum over all flows in the report (what the series must add up to).
+    fn totals(r: &Report, settled: bool) -> Vec<f64> {
+        let mut t = vec![0.0; FLOW_FAMILIES.len()];
+        for f in &r.flows {
+            for (k, v) in flow_values(f, settled).iter().enumerate() {
+                t[FLOW_COUNTERS[k].0] += v;
+            }
+        }
+        t
+    }
+
+    #[test]
+    fn top_n_series_sum_to_the_totals_and_never_go_down() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/demo.pcap");
+        let mut reader = CaptureReader::open(&path).unwrap();
+        let opts = DecodeOptions::default();
+        let mut a = Analyzer::new(Config { points: vec!["demo.pcap".into()], ..Config::default() });
+        let mut ex = Exposition::new(2);
+        let mut before = HashMap::new();
+        let mut n = 0u64;
+        let mut updates = 0;
+        let mut named_sets = std::collections::HashSet::new();
+        loop {
+            let rec = reader.next_record().unwrap();
+            let done = rec.is_none();
+            if let Some(rec) = rec {
+                n += 1;
+                let p = decode(rec.link_type, rec.data, &opts);
+                a.push(
+                    &FrameMeta { number: n, ts_ns: rec.ts_ns, len: rec.len, link_bps: None, point: 0 },
+                    &p,
+                );
+                if n % 7 != 0 {
+                    continue;
+                }
+            }
+            let r = a.report();
+            ex.update(&r, done);
+            updates += 1;
+            let mut names: Vec<_> = ex.named.keys().cloned().collect();
+            names.sort();
+            named_sets.insert(names);
+            assert!(ex.named.len() <= 2);
+            // The sum over each flow family's series is the true total.
+            let want = totals(&r, done);
+            for (i, f) in ex.families()[..FLOW_FAMILIES.len()].iter().enumerate() {
+                let got: f64 = f.samples.iter().map(|(_, v)| v).sum();
+                assert!((got - want[i]).abs() < 1e-6, "{}: {got} != {}", f.name, want[i]);
+                // Top 2 plus `other`, for each extra label value.
+                let per = FLOW_COUNTERS.iter().filter(|(fam, _)| *fam == i).count();
+                assert!(f.samples.len() <= 3 * per, "{}: {} series", f.name, f.samples.len());
+            }
+            // Counters never go down.
+            let now = series(ex.families());
+            for (k, v) in &now {
+                let fam = ex.families().iter().find(|f| f.sample_name() == k.0).unwrap();
+                if fam.kind == Kind::Counter {
+                    if let Some(old) = before.get(k) {
+                        assert!(v >= old, "{k:?} went from {old} to {v}");
+                    }
+                }
+            }
+            before = now;
+            if done {
+                break;
+            }
+        }
+        assert!(updates > 20);
+        // The busiest flows changed as the demo went from scenario to scenario.
+        assert!(named_sets.len() > 2, "the named flows never changed: {named_sets:?}");
+    }
+
+    #[test]
+    fn a_file_read_whole_gives_the_top_flows_their_whole_counts() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/demo.pcap");
+        let mut reader = CaptureReader::open(&path).unwrap();
+        let mut a = Analyzer::new(Config { points: vec!["demo.pcap".into()], ..Config::default() });
+        let mut n = 0;
+        while let Some(rec) = reader.next_record().unwrap() {
+            n += 1;
+            let p = decode(rec.link_type, rec.data, &DecodeOptions::default());
+            a.push(&FrameMeta { number: n, ts_ns: rec.ts_ns, len: rec.len, link_bps: None, point: 0 }, &p);
+        }
+        let r = a.report();
+        let mut ex = Exposition::new(3);
+        ex.update(&r, true);
+        let mut by_bytes: Vec<_> = r.flows.iter().collect();
+        by_bytes.sort_by_key(|f| std::cmp::Reverse(f.bytes));
+        let bytes = &ex.families()[1];
+        assert_eq!(bytes.sample_name(), "rocescope_flow_bytes_total");
+        for f in by_bytes.iter().take(3) {
+            let qp = format!("0x{:06x}", f.dest_qp);
+            let s = bytes
+                .samples
+                .iter()
+                .find(|(l, _)| {
+                    l.iter().any(|(k, v)| *k == "qp" && *v == qp)
+                        && l.iter().any(|(k, v)| *k == "src" && *v == f.src)
+                })
+                .unwrap_or_else(|| panic!("no series for {qp}"));
+            assert_eq!(s.1, f.bytes as f64);
+        }
+        let other = bytes.samples.iter().find(|(l, _)| l.iter().any(|(_, v)| v == "other")).unwrap().1;
+        let rest: u64 = by_bytes.iter().skip(3).map(|f| f.bytes).sum();
+        assert_eq!(other, rest as f64);
+        // Prometheus text, through prometheus-client.
+        let mut registry = Registry::default();
+        registry.register_collector(Box::new(TestCollector(ex.families().to_vec())));
+        let mut text = String::new();
+        prometheus_client::encoding::prometheus_text::encode(&mut text, &registry).unwrap();
+        assert!(text.contains("# TYPE rocescope_cnp_packets_total counter"), "{text}");
+        assert!(text.contains("# TYPE rocescope_pfc_pause_frames_total counter"));
+        assert!(text.contains("rocescope_pfc_paused_seconds_total{point=\"demo.pcap\",mac=\"02:00:00:00:ff:01\",priority=\"3\"} 0.009024"), "{text}");
+        assert!(text.contains("rocescope_frames_total 182\n"));
+        let line = ndjson_line(ex.families(), 1.5);
+        let v: serde_json::Value = serde_json::from_str(&line).unwrap();
+        assert_eq!(v["ts"], 1.5);
+        assert!(v["metrics"].as_array().unwrap().iter().any(|m| m["name"] == "rocescope_cnp_packets_total"));
+    }
+
+    #[derive(Debug)]
+    struct TestCollector(Vec<Family>);
+    impl prometheus_client::collector::Collector for TestCollector {
+        fn encode(&self, e: DescriptorEncoder) -> Result<(), std::fmt::Error> {
+            encode(&self.0, e)
+        }
+    }
+    use prometheus_client::registry::Registry;
+}
