@@ -1,0 +1,188 @@
+//! Several captures analysed as one (`-r a -r b`): merged by time, each frame tagged with its
+//! capture point, each point's view analysed apart, and packets that one point saw and the
+//! other did not placed between them. The two-point sample: one RDMA WRITE captured at the
+//! sender's and the receiver's NIC, the receiver's clock 2 ms ahead, one packet lost in the
+//! fabric (NAKed by the receiver, resent by go-back-N).
+
+mod common;
+
+use serde_json::Value;
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_rocescope")
+}
+
+fn sample(name: &str) -> PathBuf {
+    common::root().join("samples").join(name)
+}
+
+fn run(args: &[&str], files: &[PathBuf]) -> Output {
+    let mut cmd = Command::new(bin());
+    cmd.args(args);
+    for f in files {
+        cmd.arg("-r").arg(f);
+    }
+    cmd.output().expect("run rocescope")
+}
+
+fn report(files: &[PathBuf]) -> Value {
+    let o = run(&["report", "--json"], files);
+    assert!(o.status.code().is_some_and(|c| c == 0 || c == 3), "{}", String::from_utf8_lossy(&o.stderr));
+    serde_json::from_slice(&o.stdout).expect("report JSON")
+}
+
+fn pair() -> Vec<PathBuf> {
+    vec![sample("two-points-sender.pcap"), sample("two-points-receiver.pcap")]
+}
+
+/// The data flow 10.0.0.1 -> 10.0.0.2 (QP 0x72) at point `p`.
+fn data_flow(r: &Value, p: u64) -> &Value {
+    r["flows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["point"] == p && f["src"] == "10.0.0.1" && f["dest_qp"] == 0x72)
+        .unwrap_or_else(|| panic!("no data flow at point {p}"))
+}
+
+#[test]
+fn a_loss_is_placed_between_the_sender_and_the_receiver() {
+    let r = report(&pair());
+    let points: Vec<&str> =
+        r["points"].as_array().unwrap().iter().map(|p| p["name"].as_str().unwrap()).collect();
+    assert_eq!(points, ["two-points-sender.pcap", "two-points-receiver.pcap"]);
+    assert_eq!(r["points"][0]["packets"], 13);
+    assert_eq!(r["points"][1]["packets"], 12);
+    // Each point's own view: the sender saw no gap and resent 3; the receiver saw the gap.
+    let s = data_flow(&r, 0);
+    assert_eq!((s["packets"].as_u64(), s["psn"]["gaps"].as_u64()), (Some(11), Some(0)));
+    assert_eq!(s["psn"]["retransmits_nak"], 3);
+    let d = data_flow(&r, 1);
+    assert_eq!((d["packets"].as_u64(), d["psn"]["gaps"].as_u64()), (Some(10), Some(1)));
+    assert_eq!(d["psn"]["missing"], 1);
+    // The comparison: one packet sent, never received. Frame 3 of the merged stream is the
+    // sender's copy of PSN 5002 (the first transmission).
+    let between = r["between"].as_array().unwrap();
+    assert_eq!(between.len(), 1, "{between:?}");
+    let l = &between[0];
+    assert_eq!((l["from"].as_u64(), l["to"].as_u64(), l["packets"].as_u64()), (Some(0), Some(1), Some(1)));
+    assert_eq!(
+        (l["src"].as_str(), l["dest_qp"].as_u64(), l["first_frame"].as_u64()),
+        (Some("10.0.0.1"), Some(0x72), Some(3))
+    );
+    let f = r["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["kind"] == "lost_between_points")
+        .expect("a finding");
+    let title = f["title"].as_str().unwrap();
+    assert!(
+        title.contains("captured at two-points-sender.pcap never reached two-points-receiver.pcap"),
+        "{title}"
+    );
+    // Connections are per point; pairing stays within a point.
+    for c in r["connections"].as_array().unwrap() {
+        let flows: Vec<u64> = c["flows"].as_array().unwrap().iter().map(|x| x.as_u64().unwrap()).collect();
+        for id in flows {
+            assert_eq!(r["flows"][id as usize]["point"], c["point"]);
+        }
+    }
+}
+
+#[test]
+fn order_of_files_and_the_text_report() {
+    let mut files = pair();
+    files.reverse();
+    let r = report(&files);
+    let l = &r["between"][0];
+    assert_eq!((l["from"].as_u64(), l["to"].as_u64()), (Some(1), Some(0)), "from the sender, now point 1");
+    let o = run(&["report"], &files);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("CAPTURE POINTS (2, merged by time)"), "{text}");
+    assert!(
+        text.contains(
+            "lost between two-points-sender.pcap and two-points-receiver.pcap: 1 packet(s) of QP 0x000072"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("two-points-receiver.pcap: 10.0.0.1 (0x71)"),
+        "connections name their point:\n{text}"
+    );
+}
+
+#[test]
+fn the_same_capture_twice_loses_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = dir.path().join("h1");
+    let b = dir.path().join("h2");
+    for d in [&a, &b] {
+        std::fs::create_dir(d).unwrap();
+        std::fs::copy(sample("nak-gobackn.pcap"), d.join("roce.pcap")).unwrap();
+    }
+    let r = report(&[a.join("roce.pcap"), b.join("roce.pcap")]);
+    let names: Vec<String> =
+        r["points"].as_array().unwrap().iter().map(|p| p["name"].as_str().unwrap().to_string()).collect();
+    assert!(names[0].ends_with("h1/roce.pcap") && names[1].ends_with("h2/roce.pcap"), "{names:?}");
+    assert_eq!(r["between"].as_array().unwrap().len(), 0);
+    // Each point analysed on its own: the same figures twice.
+    let single = report(&[sample("nak-gobackn.pcap")]);
+    assert_eq!(r["flows"].as_array().unwrap().len(), 2 * single["flows"].as_array().unwrap().len());
+    let gaps = |r: &Value| {
+        r["flows"].as_array().unwrap().iter().map(|f| f["psn"]["gaps"].as_u64().unwrap()).sum::<u64>()
+    };
+    assert_eq!(gaps(&r), 2 * gaps(&single));
+}
+
+#[test]
+fn a_damaged_file_among_several_is_named_and_the_rest_analysed() {
+    let dir = tempfile::tempdir().unwrap();
+    let cut = dir.path().join("cut.pcap");
+    let bytes = std::fs::read(sample("two-points-receiver.pcap")).unwrap();
+    std::fs::write(&cut, &bytes[..bytes.len() - 10]).unwrap();
+    let o = run(&["report", "--json"], &[sample("two-points-sender.pcap"), cut]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("cut.pcap: capture is cut off"), "{err}");
+    let r: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(r["points"][0]["packets"], 13, "the sender's file read whole");
+    assert_eq!(r["points"][1]["packets"], 11, "the receiver's up to the damage");
+    // A missing file is an error before anything is read.
+    let o = run(&["report"], &[sample("two-points-sender.pcap"), PathBuf::from("/nonexistent/b.pcap")]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("/nonexistent/b.pcap"));
+}
+
+#[test]
+fn decode_merges_by_time_too() {
+    let o = run(&["decode", "--json"], &pair());
+    assert!(o.status.success());
+    let ts: Vec<i64> = String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .map(|v| v["ts_ns"].as_i64().expect("ts_ns"))
+        .collect();
+    assert_eq!(ts.len(), 25);
+    assert!(ts.windows(2).all(|w| w[0] <= w[1]), "in time order");
+    // The receiver's frames (2 ms later on its clock) come after all the sender's.
+    assert!(ts[13] - ts[12] > 1_900_000, "{ts:?}");
+}
+
+#[test]
+fn tui_names_the_capture_points() {
+    let cmd = format!(
+        "{} tui -r {} -r {}; sleep 30",
+        bin(),
+        sample("two-points-sender.pcap").display(),
+        sample("two-points-receiver.pcap").display()
+    );
+    let Some(t) = common::Tmux::start(&cmd) else { return };
+    let s = t.wait_for("two-points-receiver.pcap: 10.0.0.1");
+    assert!(s.contains("two-points-sender.pcap: 10.0.0.1"), "{s}");
+    t.keys(&["5"]);
+    let s = t.wait_for("never reached");
+    assert!(s.contains("two-points-sender.pcap never reached two-points-receiver.pcap"), "{s}");
+}
