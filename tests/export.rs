@@ -241,14 +241,14 @@ fn prometheus_scrapes_the_exporter_with_the_shipped_config() {
     // Per point: the sender's NIC saw all 11 request packets (8 new + 3 resent); the
     // receiver's, the 10 the fabric delivered.
     let sent = query("sum by (point) (rocescope_flow_packets_total{src=\"10.0.0.1\"})");
-    let by_point = |p: &str| sent.iter().find(|s| s["metric"]["point"] == p).map(|s| value(s));
+    let by_point = |p: &str| sent.iter().find(|s| s["metric"]["point"] == p).map(&value);
     assert_eq!(by_point("two-points-sender.pcap"), Some(11.0));
     assert_eq!(by_point("two-points-receiver.pcap"), Some(10.0));
     let retx =
         query("sum(rocescope_retransmitted_packets_total{cause=\"nak\",point=\"two-points-sender.pcap\"})");
-    assert_eq!(retx.first().map(|v| value(v)), Some(3.0));
+    assert_eq!(retx.first().map(&value), Some(3.0));
     let gaps = query("sum by (point) (rocescope_psn_gaps_total)");
-    assert_eq!(gaps.iter().map(|g| value(g)).sum::<f64>(), 1.0, "one gap, at the receiver");
+    assert_eq!(gaps.iter().map(value).sum::<f64>(), 1.0, "one gap, at the receiver");
     // The shipped rules loaded.
     let (code, body) = wait_http(prom_port, "/api/v1/rules");
     assert_eq!(code, 200);
