@@ -484,8 +484,13 @@ fn draw_pause(f: &mut Frame<'_>, app: &App, area: Rect) {
             } else {
                 health_style("warning")
             };
+            // Merged captures: the capture point, then the MAC.
+            let mac = match s.report.points.get(usize::from(p.point)) {
+                Some(pt) if s.report.points.len() > 1 => format!("{} {}", pt.name, p.src_mac),
+                _ => p.src_mac.clone(),
+            };
             Row::new(vec![
-                Cell::from(p.src_mac.clone()),
+                Cell::from(mac),
                 Cell::from(what),
                 Cell::from(format!("{}/{}", p.pause_frames, p.xon_frames)),
                 Cell::from(format!("{:.0}", p.max_pause_us_per_s)),
