@@ -433,3 +433,44 @@ fn the_tui_follows_a_live_interface_freezes_and_clears() {
     let s = t.wait_for("EXITED 0");
     assert!(!s.contains("(live)"), "alternate screen left:\n{s}");
 }
+
+#[test]
+fn export_on_a_live_interface_pushes_what_it_captured() {
+    if !can_run() {
+        return;
+    }
+    let Some(pair) = Pair::new() else { return };
+    let o = capture_replayed(
+        &pair,
+        &["export", "--no-http", "--push", "-", "--interval", "0.5", "-i", &pair.b, "--duration", "2.5"],
+        &sample("ecn-cnp.pcap"),
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = String::from_utf8_lossy(&o.stdout);
+    let lines: Vec<serde_json::Value> = out.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert!(lines.len() >= 3, "a line every half second: {}", lines.len());
+    let last = lines.last().unwrap();
+    let sum = |name: &str| -> f64 {
+        last["metrics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|m| m["name"] == name)
+            .map(|m| m["value"].as_f64().unwrap())
+            .sum()
+    };
+    let n = frames(&sample("ecn-cnp.pcap")).len() as f64;
+    assert_eq!(sum("rocescope_capture_received_packets_total"), n);
+    assert_eq!(sum("rocescope_capture_dropped_packets_total"), 0.0);
+    assert_eq!(sum("rocescope_frames_total"), n);
+    assert!(sum("rocescope_cnp_packets_total") > 0.0);
+    assert!(sum("rocescope_ecn_packets_total") > 0.0);
+    // The capture point is the interface.
+    let point = last["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["name"] == "rocescope_flow_packets_total" && m["labels"]["point"] != "other")
+        .map(|m| m["labels"]["point"].clone());
+    assert_eq!(point, Some(serde_json::Value::from(pair.b.clone())));
+}
