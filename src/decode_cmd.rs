@@ -20,6 +20,13 @@ pub fn run(args: &DecodeArgs) -> anyhow::Result<ExitCode> {
     let mut n = 0u64;
     let mut scratch = String::with_capacity(256);
     let mut pipe_closed = false;
+    // Several files: each frame says which capture point it came from.
+    let points: Option<Vec<String>> = opened.source.point_names();
+    let point_json: Vec<String> = points
+        .iter()
+        .flatten()
+        .map(|p| format!("\"point\":{},", serde_json::Value::from(p.as_str())))
+        .collect();
     let end = driver::pump(
         &mut opened,
         &args.source,
@@ -32,11 +39,21 @@ pub fn run(args: &DecodeArgs) -> anyhow::Result<ExitCode> {
             let t0 = *first_ts.get_or_insert(rec.ts_ns);
             let frame = Frame { number: n, record: rec, packet, rel_ns: rec.ts_ns - t0, opts: &opts };
             scratch.clear();
+            let point = points.as_ref().and_then(|p| p.get(usize::from(rec.point)));
             if args.json {
                 json::write(&frame, &mut scratch);
+                if let (Some(p), true) = (point_json.get(usize::from(rec.point)), scratch.starts_with('{')) {
+                    scratch.insert_str(1, p);
+                }
             } else if args.verbose {
+                if let Some(p) = point {
+                    scratch.push_str(&format!("Capture point: {p}\n"));
+                }
                 verbose::write(&frame, &mut scratch);
             } else {
+                if let Some(p) = point {
+                    scratch.push_str(&format!("[{p}] "));
+                }
                 summary::write(&frame, &mut scratch);
             }
             scratch.push('\n');

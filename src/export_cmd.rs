@@ -72,7 +72,7 @@ impl Worker {
 
     /// Build a report, turn it into families, and hand them to the HTTP loop.
     fn publish(&mut self, shared: &Mutex<Shared>, name: &str, settled: bool) {
-        let mut report = self.analyzer.report();
+        let mut report = self.analyzer.report_counters();
         report.capture = self.stats.map(|s| CaptureCounters {
             interface: name.to_string(),
             received: s.received,

@@ -169,6 +169,15 @@ fn decode_merges_by_time_too() {
     assert!(ts.windows(2).all(|w| w[0] <= w[1]), "in time order");
     // The receiver's frames (2 ms later on its clock) come after all the sender's.
     assert!(ts[13] - ts[12] > 1_900_000, "{ts:?}");
+    let points: Vec<String> = String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap()["point"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(points[0], "two-points-sender.pcap");
+    assert_eq!(points[24], "two-points-receiver.pcap");
+    let o = run(&["decode"], &pair());
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.lines().next().unwrap().starts_with("[two-points-sender.pcap] "), "{text}");
 }
 
 #[test]
@@ -185,4 +194,42 @@ fn tui_names_the_capture_points() {
     t.keys(&["5"]);
     let s = t.wait_for("never reached");
     assert!(s.contains("two-points-sender.pcap never reached two-points-receiver.pcap"), "{s}");
+}
+
+#[test]
+fn every_real_capture_merged_at_once() {
+    let Some(dir) = common::real_captures() else { return };
+    let files = common::captures_in(&dir);
+    let merged = report(&files);
+    assert_eq!(merged["points"].as_array().unwrap().len(), files.len());
+    // Each point's view is the file's own: frames and flows add up.
+    let (mut frames, mut flows) = (0, 0);
+    for f in &files {
+        let r = report(std::slice::from_ref(f));
+        frames += r["summary"]["packets"].as_u64().unwrap();
+        flows += r["flows"].as_array().unwrap().len();
+    }
+    assert_eq!(merged["summary"]["packets"].as_u64(), Some(frames));
+    assert_eq!(merged["flows"].as_array().unwrap().len(), flows);
+    // Unrelated captures (different hosts, different days): nothing lost between them.
+    assert_eq!(merged["between"].as_array().unwrap().len(), 0, "{}", merged["between"]);
+}
+
+#[test]
+fn capture_merges_files_into_one_pcapng_naming_each_point() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("merged.pcapng");
+    let o = run(&["capture", "-w", out.to_str().unwrap()], &pair());
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let mut r = rocescope_capture::CaptureReader::open(&out).unwrap();
+    let mut per_iface = [0u32; 2];
+    let mut last = 0;
+    while let Some(rec) = r.next_record().unwrap() {
+        per_iface[rec.interface as usize] += 1;
+        assert!(rec.ts_ns >= last, "in time order");
+        last = rec.ts_ns;
+    }
+    assert_eq!(per_iface, [13, 12]);
+    let names: Vec<_> = r.interfaces().iter().map(|i| i.name.clone().unwrap_or_default()).collect();
+    assert_eq!(names, ["two-points-sender.pcap", "two-points-receiver.pcap"]);
 }

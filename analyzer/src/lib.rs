@@ -742,7 +742,13 @@ impl Analyzer {
 
     /// Build the report for everything seen so far (cheap enough to call once a second).
     pub fn report(&self) -> Report {
-        report::build(self)
+        report::build(self, true)
+    }
+
+    /// The report without the per-flow throughput series (`Throughput::bins`, `packets`,
+    /// `ce`, `resent` left empty): what an exporter needs, in less memory with many flows.
+    pub fn report_counters(&self) -> Report {
+        report::build(self, false)
     }
 
     pub(crate) fn timelines(&self) -> &FxHashMap<TimelineKey, Timeline> {

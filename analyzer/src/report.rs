@@ -571,7 +571,7 @@ fn flow_ref(f: &Flow) -> FlowRef {
     FlowRef { src: f.key.src.to_string(), dst: f.key.dst.to_string(), dest_qp: f.key.dest_qp }
 }
 
-fn flow_report(id: usize, f: &Flow, a: &Analyzer) -> FlowReport {
+fn flow_report(id: usize, f: &Flow, a: &Analyzer, detail: bool) -> FlowReport {
     let opts = a.cfg.opcode;
     let life = (f.last_ts - f.cold.first_ts).max(0) as f64;
     FlowReport {
@@ -636,10 +636,10 @@ fn flow_report(id: usize, f: &Flow, a: &Analyzer) -> FlowReport {
         pcp: bits(u64::from(f.pcp_seen)),
         throughput: Throughput {
             bin_ns: f.bins.width_ns(),
-            bins: f.bins.bins(),
-            packets: f.bins.packets(),
-            ce: f.bins.ce(),
-            resent: f.bins.resent(),
+            bins: if detail { f.bins.bins() } else { Vec::new() },
+            packets: if detail { f.bins.packets() } else { Vec::new() },
+            ce: if detail { f.bins.ce() } else { Vec::new() },
+            resent: if detail { f.bins.resent() } else { Vec::new() },
             peak_gbps: f.bins.peak_gbps(),
             mean_gbps: if life > 0.0 { f.bytes as f64 * 8.0 / life } else { 0.0 },
         },
@@ -953,11 +953,12 @@ fn qos_findings(violations: &[Violation], out: &mut Vec<Finding>, a: &Analyzer) 
     }
 }
 
-pub(crate) fn build(a: &Analyzer) -> Report {
+pub(crate) fn build(a: &Analyzer, detail: bool) -> Report {
     let t = &a.totals;
     let end = t.end_ns.unwrap_or(0);
     let duration_ns = (end - t.start_ns.unwrap_or(end)).max(0);
-    let flows: Vec<FlowReport> = a.flows.iter().enumerate().map(|(i, f)| flow_report(i, f, a)).collect();
+    let flows: Vec<FlowReport> =
+        a.flows.iter().enumerate().map(|(i, f)| flow_report(i, f, a, detail)).collect();
 
     // PFC/PAUSE timelines.
     let mut keys: Vec<_> = a.timelines().keys().copied().collect();

@@ -96,7 +96,51 @@ impl Merged {
             let reader = CaptureReader::open(path).map_err(|e| in_file(&name, e))?;
             inputs.push(Input { reader, name, pending: None, done: false, iface_map: Vec::new() });
         }
-        Ok(Merged { inputs, interfaces: Vec::new(), current: Pending::default(), failed: Vec::new() })
+        let mut m =
+            Merged { inputs, interfaces: Vec::new(), current: Pending::default(), failed: Vec::new() };
+        // Read each file's first record now, so the interfaces its header or first blocks
+        // describe are known (and numbered file by file) before anything is written.
+        m.fill();
+        for i in 0..m.inputs.len() {
+            let n = m.inputs.get(i).map_or(0, |inp| inp.reader.interfaces().len());
+            for local in 0..n {
+                m.global_interface(i, local, LinkType::ETHERNET, None);
+            }
+        }
+        Ok(m)
+    }
+
+    /// The merged index of input `i`'s interface `local`, numbering it on first sight.
+    fn global_interface(
+        &mut self,
+        i: usize,
+        local: usize,
+        link_type: LinkType,
+        link_bps: Option<u64>,
+    ) -> u32 {
+        let Some(input) = self.inputs.get_mut(i) else { return 0 };
+        if input.iface_map.len() <= local {
+            input.iface_map.resize(local + 1, None);
+        }
+        if let Some(g) = input.iface_map.get(local).copied().flatten() {
+            return g;
+        }
+        let g = self.interfaces.len() as u32;
+        let mut ifc = input
+            .reader
+            .interfaces()
+            .get(local)
+            .cloned()
+            .unwrap_or_else(|| Interface::live(&input.name, link_type, 262_144, link_bps));
+        ifc.name = Some(match ifc.name {
+            Some(n) if !n.is_empty() && n != input.name => format!("{}:{n}", input.name),
+            _ => input.name.clone(),
+        });
+        self.interfaces.push(ifc);
+        if let Some(slot) = input.iface_map.get_mut(local) {
+            *slot = Some(g);
+        }
+        g
     }
 
     /// The capture points' names, in the order given (a record's `point` indexes this).
@@ -155,28 +199,9 @@ impl Merged {
         let mut pending = input.pending.take()?;
         // Reuse the buffers: the old current record's becomes the file's next slot.
         std::mem::swap(&mut self.current, &mut pending);
-        let local = self.current.interface as usize;
-        if input.iface_map.len() <= local {
-            input.iface_map.resize(local + 1, None);
-        }
-        let global = match input.iface_map.get(local).copied().flatten() {
-            Some(g) => g,
-            None => {
-                let g = self.interfaces.len() as u32;
-                let mut ifc = input.reader.interfaces().get(local).cloned().unwrap_or_else(|| {
-                    Interface::live(&input.name, self.current.link_type, 262_144, self.current.link_bps)
-                });
-                ifc.name = Some(match ifc.name {
-                    Some(n) if !n.is_empty() => format!("{}:{n}", input.name),
-                    _ => input.name.clone(),
-                });
-                self.interfaces.push(ifc);
-                if let Some(slot) = input.iface_map.get_mut(local) {
-                    *slot = Some(g);
-                }
-                g
-            }
-        };
+        let (local, lt, bps) =
+            (self.current.interface as usize, self.current.link_type, self.current.link_bps);
+        let global = self.global_interface(point, local, lt, bps);
         let c = &self.current;
         Some(Record {
             ts_ns: c.ts_ns,
