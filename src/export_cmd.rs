@@ -89,6 +89,9 @@ impl Worker {
     }
 }
 
+/// Requests answered at once; more get 503 (a scrape is a few milliseconds).
+const MAX_IN_FLIGHT: usize = 8;
+
 /// Least time between two reports; the worker also keeps reporting under a tenth of its time.
 const REFRESH: Duration = Duration::from_secs(1);
 
@@ -200,6 +203,7 @@ pub fn run(args: &ExportArgs) -> anyhow::Result<ExitCode> {
     let mut pushed_generation = 0;
     let mut reported_done = false;
     let mut exit = ExitCode::SUCCESS;
+    let in_flight = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     loop {
         let (done, generation, error) = {
             let sh = shared.lock().map_err(|_| anyhow::anyhow!("the export worker panicked"))?;
@@ -239,7 +243,26 @@ pub fn run(args: &ExportArgs) -> anyhow::Result<ExitCode> {
         }
         match &server {
             Some(s) => match s.recv_timeout(Duration::from_millis(100)) {
-                Ok(Some(req)) => serve(req, &shared, &name, live),
+                Ok(Some(req)) => {
+                    // Each answer on its own thread, so a client that reads slowly holds up
+                    // neither the other scrapes nor the push; a few at a time.
+                    if in_flight.load(Ordering::Relaxed) >= MAX_IN_FLIGHT {
+                        let _ = req.respond(
+                            tiny_http::Response::from_string("busy, try again\n").with_status_code(503),
+                        );
+                    } else {
+                        in_flight.fetch_add(1, Ordering::Relaxed);
+                        let (sh, nm, inf) = (Arc::clone(&shared), name.clone(), Arc::clone(&in_flight));
+                        let spawned =
+                            std::thread::Builder::new().name("rocescope-http".into()).spawn(move || {
+                                serve(req, &sh, &nm, live);
+                                inf.fetch_sub(1, Ordering::Relaxed);
+                            });
+                        if spawned.is_err() {
+                            in_flight.fetch_sub(1, Ordering::Relaxed);
+                        }
+                    }
+                }
                 Ok(None) => {}
                 Err(e) => {
                     eprintln!("rocescope: HTTP server: {e}");
