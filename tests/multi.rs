@@ -233,3 +233,30 @@ fn capture_merges_files_into_one_pcapng_naming_each_point() {
     let names: Vec<_> = r.interfaces().iter().map(|i| i.name.clone().unwrap_or_default()).collect();
     assert_eq!(names, ["two-points-sender.pcap", "two-points-receiver.pcap"]);
 }
+
+#[test]
+fn clocks_further_apart_than_the_window_are_named_and_a_wider_window_matches() {
+    // The receiver's capture with its clock 10 s further ahead.
+    let bytes = std::fs::read(sample("two-points-receiver.pcap")).unwrap();
+    let mut out = bytes[..24].to_vec();
+    let mut i = 24;
+    while i + 16 <= bytes.len() {
+        let sec = u32::from_le_bytes(bytes[i..i + 4].try_into().unwrap()) + 10;
+        let caplen = u32::from_le_bytes(bytes[i + 8..i + 12].try_into().unwrap()) as usize;
+        out.extend_from_slice(&sec.to_le_bytes());
+        out.extend_from_slice(&bytes[i + 4..i + 16 + caplen]);
+        i += 16 + caplen;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let late = dir.path().join("late.pcap");
+    std::fs::write(&late, out).unwrap();
+    let files = [sample("two-points-sender.pcap"), late];
+    let r = report(&files);
+    assert_eq!(r["between"].as_array().unwrap().len(), 0);
+    let f =
+        r["findings"].as_array().unwrap().iter().find(|f| f["kind"] == "points_unmatched").expect("says why");
+    assert!(f["title"].as_str().unwrap().contains("--match-window-ms"), "{f}");
+    let o = run(&["report", "--json", "--match-window-ms", "20000"], &files);
+    let r: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(r["between"][0]["packets"], 1);
+}

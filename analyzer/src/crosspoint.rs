@@ -237,6 +237,16 @@ impl Matcher {
         v
     }
 
+    /// Flows seen at two or more points (the ones losses can be placed on).
+    pub fn shared_flows(&self) -> usize {
+        self.path_info.iter().filter(|p| p.mask.count_ones() >= 2).count()
+    }
+
+    /// Points taking part in matching.
+    pub fn points(&self) -> usize {
+        self.points
+    }
+
     /// Points that saw a flow (bit per point), by the flow without its point.
     pub fn points_of(&self, key: FlowKey) -> u32 {
         self.paths.get(&key.at(0)).and_then(|p| self.path_info.get(*p as usize)).map_or(0, |p| p.mask)

@@ -1293,6 +1293,38 @@ fn point_name(a: &Analyzer, i: u16) -> String {
 fn point_losses(a: &Analyzer, findings: &mut Vec<Finding>) -> Vec<PointLoss> {
     let Some(m) = a.matcher() else { return Vec::new() };
     let mut out = Vec::new();
+    if m.shared_flows() > 0 && m.matched() == 0 && m.pending() == 0 {
+        findings.push(Finding {
+            severity: Severity::Info,
+            kind: "points_unmatched",
+            title: format!(
+                "{} seen at several capture points, but no packet matched across them: are the capture clocks more than --match-window-ms ({} ms) apart?",
+                plural(m.shared_flows() as u64, "flow", "flows"),
+                a.cfg.match_window_ns / 1_000_000
+            ),
+            flow: None,
+            src_mac: None,
+            priority: None,
+            evidence: Vec::new(),
+            weight: 0,
+        });
+    }
+    if a.cfg.points.len() > m.points() {
+        findings.push(Finding {
+            severity: Severity::Info,
+            kind: "points_unmatched",
+            title: format!(
+                "{} capture points: only the first {} are compared for packets lost between them",
+                a.cfg.points.len(),
+                m.points()
+            ),
+            flow: None,
+            src_mac: None,
+            priority: None,
+            evidence: Vec::new(),
+            weight: 0,
+        });
+    }
     for (key, from, to, lost) in m.losses() {
         let flow = a.index.get(&key.at(from)).copied();
         let (from_name, to_name) = (point_name(a, from), point_name(a, to));
