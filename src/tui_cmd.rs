@@ -143,6 +143,7 @@ fn worker(
     };
     let _ = opened_tx.send(Ok(opened.name.clone()));
     cfg.points = opened.point_names();
+    let cfg_points = cfg.points.clone();
     let live = opened.source.is_live();
     let name = if opened.name == "-" { String::from("standard input") } else { opened.name.clone() };
     // Offline progress from the file size, unless compressed or stdin.
@@ -266,6 +267,12 @@ fn worker(
                     FrameLine::default()
                 };
                 line.summary.clear();
+                // Merged captures: each frame names its capture point.
+                if let Some(name) = cfg_points.get(usize::from(rec.point)).filter(|_| cfg_points.len() > 1) {
+                    line.summary.push('[');
+                    line.summary.push_str(name);
+                    line.summary.push_str("] ");
+                }
                 summary::write(
                     &Frame { number, record: rec, packet: p, rel_ns: rec.ts_ns - t0, opts: &opts },
                     &mut line.summary,

@@ -189,8 +189,16 @@ fn tui_names_the_capture_points() {
         sample("two-points-receiver.pcap").display()
     );
     let Some(t) = common::Tmux::start(&cmd) else { return };
-    let s = t.wait_for("two-points-receiver.pcap: 10.0.0.1");
-    assert!(s.contains("two-points-sender.pcap: 10.0.0.1"), "{s}");
+    let s = t.wait_for("2 of 2");
+    // A point column names where each connection was seen.
+    let rows: Vec<&str> = s.lines().filter(|l| l.contains("10.0.0.1 (0x71)")).collect();
+    assert_eq!(rows.len(), 2, "{s}");
+    assert!(rows.iter().any(|l| l.contains("two-points-sender.pcap")), "{s}");
+    assert!(rows.iter().any(|l| l.contains("two-points-receiver.pcap")), "{s}");
+    // Packets name their point.
+    t.keys(&["2"]);
+    let s = t.wait_for("[two-points-receiver.pcap]");
+    assert!(s.contains("[two-points-sender.pcap]"), "{s}");
     t.keys(&["5"]);
     let s = t.wait_for("never reached");
     assert!(s.contains("two-points-sender.pcap never reached two-points-receiver.pcap"), "{s}");

@@ -996,9 +996,12 @@ pub(crate) fn build(a: &Analyzer, detail: bool) -> Report {
             roce_packets_on_priority: use_.packets,
             first_frame: tl.first_frame,
         };
+        // Merged captures: say at which capture point the pauses were seen.
+        let at =
+            if a.cfg.points.len() > 1 { format!(" (at {})", point_name(a, point)) } else { String::new() };
         let label = match kind {
-            PauseKind::Pfc => format!("priority {prio}"),
-            PauseKind::Pause => "the whole link (802.3x PAUSE)".to_string(),
+            PauseKind::Pfc => format!("priority {prio}{at}"),
+            PauseKind::Pause => format!("the whole link (802.3x PAUSE){at}"),
         };
         if !r.storms.is_empty() {
             let longest = r.storms.iter().map(|s| s.end_ns - s.start_ns).max().unwrap_or(0);
@@ -1050,7 +1053,7 @@ pub(crate) fn build(a: &Analyzer, detail: bool) -> Report {
                 severity: Severity::Warning,
                 kind: "link_pause",
                 title: format!(
-                    "802.3x PAUSE from {}: {} stopping every priority for {} in all",
+                    "802.3x PAUSE from {}{at}: {} stopping every priority for {} in all",
                     r.src_mac,
                     plural(r.pause_frames, "frame", "frames"),
                     ms(r.paused_ns as u64)

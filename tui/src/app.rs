@@ -105,6 +105,8 @@ impl Column {
 pub struct QpRow {
     /// Index into `Report::connections` (the connection a flow row belongs to).
     pub conn: usize,
+    /// Capture point, when several captures are merged (else empty).
+    pub point: String,
     /// First column: `address (QP)`.
     pub a_label: String,
     /// Second column.
@@ -178,10 +180,7 @@ pub fn flow_rows(r: &Report) -> Vec<QpRow> {
                 },
             };
             let mut row = qp_row(r, conn_of.get(i).copied().unwrap_or(0), &one);
-            row.a_label = match r.points.get(usize::from(f.point)) {
-                Some(p) if r.points.len() > 1 => format!("{}: {}", p.name, f.src),
-                _ => f.src.clone(),
-            };
+            row.a_label = f.src.clone();
             row
         })
         .collect()
@@ -191,14 +190,14 @@ fn qp_row(r: &Report, i: usize, c: &Connection) -> QpRow {
     let t = r.connection_totals(c);
     let mut qps = vec![c.b_qpn];
     qps.extend(c.a_qpn);
-    // Merged captures: say where each connection was seen.
-    let at = match r.points.get(usize::from(c.point)) {
-        Some(p) if r.points.len() > 1 => format!("{}: ", p.name),
-        _ => String::new(),
-    };
     QpRow {
         conn: i,
-        a_label: format!("{at}{} ({})", c.a, c.a_qpn.map_or("?".into(), |q| format!("0x{q:x}"))),
+        // Merged captures: where the connection was seen (its own column).
+        point: match r.points.get(usize::from(c.point)) {
+            Some(p) if r.points.len() > 1 => p.name.clone(),
+            _ => String::new(),
+        },
+        a_label: format!("{} ({})", c.a, c.a_qpn.map_or("?".into(), |q| format!("0x{q:x}"))),
         b_label: format!("{} (0x{:x})", c.b, c.b_qpn),
         row: Row {
             qps,

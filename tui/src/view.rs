@@ -208,11 +208,30 @@ fn draw_qps(f: &mut Frame<'_>, app: &App, area: Rect) {
         (2, true) => "destination (QP)",
         _ => t,
     };
-    let header =
-        Row::new(QP_COLUMNS.iter().enumerate().filter(|(i, _)| keep(*i)).map(|(i, c)| title_of(i, c.0)))
-            .style(Style::new().add_modifier(Modifier::BOLD));
-    let sel = app.selected[0].min(rows.len().saturating_sub(1));
     let Some(s) = &app.shown else { return };
+    // Merged captures: a column naming each row's capture point, after the health.
+    let point_w = if s.report.points.len() > 1 {
+        s.report.points.iter().map(|p| p.name.chars().count()).max().unwrap_or(5).clamp(5, 24) as u16
+    } else {
+        0
+    };
+    let with_point = |mut v: Vec<Cell<'static>>, point: Cell<'static>| {
+        if point_w > 0 {
+            v.insert(1.min(v.len()), point);
+        }
+        v
+    };
+    let header = Row::new(with_point(
+        QP_COLUMNS
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| keep(*i))
+            .map(|(i, c)| Cell::from(title_of(i, c.0)))
+            .collect(),
+        Cell::from("point"),
+    ))
+    .style(Style::new().add_modifier(Modifier::BOLD));
+    let sel = app.selected[0].min(rows.len().saturating_sub(1));
     // Build widgets for the visible window only (the selection kept in view): formatting
     // 10,000 rows to show 40 is what made large captures sluggish.
     let visible = usize::from(area.height.saturating_sub(3)).max(1);
@@ -224,8 +243,8 @@ fn draw_qps(f: &mut Frame<'_>, app: &App, area: Rect) {
         .map(|r| {
             let cells = [
                 Cell::from(health_mark(r.row.health)).style(health_style(r.row.health)),
-                Cell::from(r.a_label.as_str()),
-                Cell::from(r.b_label.as_str()),
+                Cell::from(r.a_label.clone()),
+                Cell::from(r.b_label.clone()),
                 Cell::from(format!("{}", r.row.pkts)),
                 Cell::from(format!("{:.2}/{:.2}", r.gbps_now, r.gbps_peak)),
                 Cell::from(r.messages.to_string()),
@@ -238,11 +257,17 @@ fn draw_qps(f: &mut Frame<'_>, app: &App, area: Rect) {
                 Cell::from(list(&r.row.dscp)),
                 Cell::from(list(&r.row.pcp)),
             ];
-            Row::new(cells.into_iter().enumerate().filter(|(i, _)| keep(*i)).map(|(_, c)| c))
+            Row::new(with_point(
+                cells.into_iter().enumerate().filter(|(i, _)| keep(*i)).map(|(_, c)| c).collect(),
+                Cell::from(r.point.clone()),
+            ))
         })
         .collect();
-    let widths: Vec<Constraint> =
+    let mut widths: Vec<Constraint> =
         QP_COLUMNS.iter().enumerate().filter(|(i, _)| keep(*i)).map(|(_, c)| c.1).collect();
+    if point_w > 0 {
+        widths.insert(1, Constraint::Length(point_w));
+    }
     let title = format!(
         " {}: {} of {} (sorted by {}{}){} ",
         if app.by_flow { "flows" } else { "QPs" },
@@ -437,7 +462,13 @@ fn draw_pause(f: &mut Frame<'_>, app: &App, area: Rect) {
     let span = (end - start).max(1);
     // The strip fills what the fixed columns leave: their widths, a space between each
     // of the 6 columns, and the border.
-    let fixed: u16 = PAUSE_FIXED.iter().sum::<u16>() + 5 + 2;
+    // Merged captures: a first column naming each timeline's capture point.
+    let point_w = if s.report.points.len() > 1 {
+        s.report.points.iter().map(|p| p.name.chars().count()).max().unwrap_or(5).clamp(5, 24) as u16
+    } else {
+        0
+    };
+    let fixed: u16 = PAUSE_FIXED.iter().sum::<u16>() + 5 + 2 + if point_w > 0 { point_w + 1 } else { 0 };
     let strip_w = usize::from(area.width.saturating_sub(fixed)).max(10);
     if s.report.pfc.is_empty() {
         f.render_widget(
@@ -484,29 +515,34 @@ fn draw_pause(f: &mut Frame<'_>, app: &App, area: Rect) {
             } else {
                 health_style("warning")
             };
-            // Merged captures: the capture point, then the MAC.
-            let mac = match s.report.points.get(usize::from(p.point)) {
-                Some(pt) if s.report.points.len() > 1 => format!("{} {}", pt.name, p.src_mac),
-                _ => p.src_mac.clone(),
-            };
-            Row::new(vec![
-                Cell::from(mac),
+            let mut cells = vec![
+                Cell::from(p.src_mac.clone()),
                 Cell::from(what),
                 Cell::from(format!("{}/{}", p.pause_frames, p.xon_frames)),
                 Cell::from(format!("{:.0}", p.max_pause_us_per_s)),
                 Cell::from(marks.join(" ")).style(style),
                 Cell::from(strip.into_iter().collect::<String>()).style(style),
-            ])
+            ];
+            if point_w > 0 {
+                let name =
+                    s.report.points.get(usize::from(p.point)).map_or(String::new(), |x| x.name.clone());
+                cells.insert(0, Cell::from(name));
+            }
+            Row::new(cells)
         })
         .collect();
-    let header =
-        Row::new(vec!["source MAC", "kind", "pause/XON", "µs/s max", "", "paused over the capture (█)"])
-            .style(Style::new().add_modifier(Modifier::BOLD));
-    let table =
-        Table::new(body, PAUSE_FIXED.iter().map(|w| Constraint::Length(*w)).chain([Constraint::Min(10)]))
-            .header(header)
-            .block(Block::bordered().title(" Pause timelines "))
-            .row_highlight_style(Style::new().add_modifier(Modifier::REVERSED));
+    let mut titles = vec!["source MAC", "kind", "pause/XON", "µs/s max", "", "paused over the capture (█)"];
+    let mut widths: Vec<Constraint> =
+        PAUSE_FIXED.iter().map(|w| Constraint::Length(*w)).chain([Constraint::Min(10)]).collect();
+    if point_w > 0 {
+        titles.insert(0, "point");
+        widths.insert(0, Constraint::Length(point_w));
+    }
+    let header = Row::new(titles).style(Style::new().add_modifier(Modifier::BOLD));
+    let table = Table::new(body, widths)
+        .header(header)
+        .block(Block::bordered().title(" Pause timelines "))
+        .row_highlight_style(Style::new().add_modifier(Modifier::REVERSED));
     let mut state = TableState::default().with_selected(Some(sel));
     f.render_stateful_widget(table, area, &mut state);
 }
