@@ -325,3 +325,52 @@ fn state_survives_shrinking_snapshots_and_clear() {
     app.select_qp_row(1000);
     assert_eq!(app.selected[0], app.rows().len() - 1);
 }
+
+/// Several samples merged as capture points, as `rocescope tui -r a -r b -r c` does.
+fn snapshot_merged(names: &[&str]) -> Snapshot {
+    let paths: Vec<PathBuf> = names.iter().map(|n| sample(n)).collect();
+    let mut src = Source::files(&paths).expect("samples open");
+    let opts = DecodeOptions::default();
+    let points = src.point_names().expect("merged");
+    let mut analyzer = Analyzer::new(Config { points, ..Config::default() });
+    loop {
+        let mut f = |rec: &rocescope_capture::Record<'_>| {
+            let p = decode(rec.link_type, rec.data, &opts);
+            let number = analyzer.totals().packets + 1;
+            let meta = FrameMeta { number, ts_ns: rec.ts_ns, len: rec.len, link_bps: None, point: rec.point };
+            analyzer.push(&meta, &p);
+            true
+        };
+        match src.for_each_batch(64, &mut f).expect("samples read") {
+            Batch::End => break,
+            _ => continue,
+        }
+    }
+    analyzer.finish();
+    let mut s = Snapshot::empty(analyzer.report(), "merged", false);
+    s.elapsed_s = 1.5;
+    s.progress = Some(1.0);
+    s.done = true;
+    s
+}
+
+#[test]
+fn merged_captures_show_their_points() {
+    let mut app =
+        app_with(snapshot_merged(&["two-points-sender.pcap", "two-points-receiver.pcap", "pfc-storm.pcap"]));
+    let screen = render(&mut app, 160, 12);
+    insta::assert_snapshot!("qps_merged_points", screen);
+    let row = |point: &str| screen.lines().find(|l| l.contains(point) && l.contains("10.0.0.1 (0x71)"));
+    assert!(row("two-points-sender.pcap").is_some_and(|l| l.contains("3/0")), "{screen}");
+    assert!(row("two-points-receiver.pcap").is_some(), "{screen}");
+    app.act(Action::Screen(3));
+    let screen = render(&mut app, 160, 10);
+    insta::assert_snapshot!("pause_merged_points", screen);
+    assert!(screen.lines().any(|l| l.contains("pfc-storm.pcap") && l.contains("STORM")), "{screen}");
+    // The loss between the points is a finding that opens the sender's flow.
+    app.act(Action::Screen(5));
+    let shown = app.shown.clone().expect("snapshot");
+    let i = shown.report.findings.iter().position(|f| f.kind == "lost_between_points").expect("finding");
+    let flow = shown.report.findings[i].flow.expect("names the flow");
+    assert_eq!(shown.report.flows[flow].point, 0, "at the sender");
+}
