@@ -203,7 +203,7 @@ pub struct AnalysisOpts {
     /// With several -r captures: how long a packet seen at one capture point may take to
     /// show up at another (clock offset between the hosts plus path delay) before it counts
     /// as lost between them, in milliseconds.
-    #[arg(long, value_name = "MS", default_value_t = 500.0)]
+    #[arg(long, value_name = "MS", default_value_t = 500.0, value_parser = parse_window)]
     pub match_window_ms: f64,
     /// Baseline file (TOML) with the expected values; flags override it.
     #[arg(long, value_name = "FILE")]
@@ -276,6 +276,14 @@ pub struct ExportArgs {
     /// Decoder options.
     #[command(flatten)]
     pub decoder: DecoderOpts,
+}
+
+/// Parse a match window: at least 0.001 ms (a zero window would call every packet lost).
+pub fn parse_window(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.001 => Ok(v),
+        _ => Err(format!("{s:?} is not a match window in milliseconds (a positive number, like 500)")),
+    }
 }
 
 /// Parse a replay speed: `1x`, `10x`, `0.5` (a positive, finite factor).

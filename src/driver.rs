@@ -34,13 +34,26 @@ pub struct Opened {
     pub quiet: bool,
 }
 
+/// What an analysis covers after the source failed part-way: for one file, the frames before
+/// the damage; for several, the others whole and the damaged one up to the damage.
+pub fn covers(merged: bool, frames: u64, what: &str) -> String {
+    if merged {
+        format!("{what} covers the other files whole and this one up to the damage")
+    } else {
+        format!("{what} covers the {frames} frames before it")
+    }
+}
+
 impl Opened {
     /// Names of the capture points: each merged file's, or the one source's.
     pub fn point_names(&self) -> Vec<String> {
         self.source.point_names().unwrap_or_else(|| {
-            let short = std::path::Path::new(&self.name)
-                .file_name()
-                .map_or_else(|| self.name.clone(), |n| n.to_string_lossy().into_owned());
+            let short = match self.name.as_str() {
+                "-" => String::from("stdin"),
+                n => std::path::Path::new(n)
+                    .file_name()
+                    .map_or_else(|| n.to_string(), |f| f.to_string_lossy().into_owned()),
+            };
             vec![short]
         })
     }

@@ -127,6 +127,7 @@ pub fn run(args: &ExportArgs) -> anyhow::Result<ExitCode> {
         let source = args.source.clone();
         let top = args.top_flows;
         let name = name.clone();
+        let merged = opened.source.point_names().is_some();
         std::thread::Builder::new().name("rocescope-export".into()).spawn(move || {
             let st = std::cell::RefCell::new(Worker {
                 analyzer: Analyzer::new(cfg),
@@ -172,7 +173,7 @@ pub fn run(args: &ExportArgs) -> anyhow::Result<ExitCode> {
                     }
                     (
                         end.source_error
-                            .map(|e| format!("{e} (figures cover the {} frames before it)", end.frames)),
+                            .map(|e| format!("{e} ({})", driver::covers(merged, end.frames, "the figures"))),
                         false,
                     )
                 }

@@ -118,7 +118,8 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
     }
     driver::report_stats(&opened.name, &end);
     if let Some(e) = end.source_error {
-        eprintln!("rocescope: {}: {e} (the report covers the {} frames before it)", opened.name, end.frames);
+        let merged = opened.source.point_names().is_some();
+        eprintln!("rocescope: {}: {e} ({})", opened.name, driver::covers(merged, end.frames, "the report"));
         return Ok(ExitCode::from(1));
     }
     if report.audit.violations.is_empty() {

@@ -309,9 +309,9 @@ fn worker(
     let mut st = st.into_inner();
     st.analyzer.finish();
     let error = match result {
-        Ok(end) => {
-            end.source_error.map(|e| format!("{e} (analysis covers the {} frames before it)", end.frames))
-        }
+        Ok(end) => end
+            .source_error
+            .map(|e| format!("{e} ({})", driver::covers(cfg_points.len() > 1, end.frames, "the analysis"))),
         Err(e) => Some(format!("{e:#}")),
     };
     // The file is done (or capture stopped): keep the final picture on screen until the

@@ -80,7 +80,7 @@ fn a_loss_is_placed_between_the_sender_and_the_receiver() {
         .expect("a finding");
     let title = f["title"].as_str().unwrap();
     assert!(
-        title.contains("captured at two-points-sender.pcap never reached two-points-receiver.pcap"),
+        title.contains("seen at two-points-sender.pcap never seen at two-points-receiver.pcap"),
         "{title}"
     );
     // Connections are per point; pairing stays within a point.
@@ -200,8 +200,8 @@ fn tui_names_the_capture_points() {
     let s = t.wait_for("[two-points-receiver.pcap]");
     assert!(s.contains("[two-points-sender.pcap]"), "{s}");
     t.keys(&["5"]);
-    let s = t.wait_for("never reached");
-    assert!(s.contains("two-points-sender.pcap never reached two-points-receiver.pcap"), "{s}");
+    let s = t.wait_for("never seen at");
+    assert!(s.contains("two-points-sender.pcap never seen at two-points-receiver.pcap"), "{s}");
 }
 
 #[test]
@@ -267,4 +267,33 @@ fn clocks_further_apart_than_the_window_are_named_and_a_wider_window_matches() {
     let o = run(&["report", "--json", "--match-window-ms", "20000"], &files);
     let r: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(r["between"][0]["packets"], 1);
+}
+
+#[test]
+fn classic_pcap_output_refuses_a_second_link_type_and_empty_files_are_named() {
+    let dir = tempfile::tempdir().unwrap();
+    // rc-normal.pcap relabelled as Linux cooked capture (link type 113).
+    let mut bytes = std::fs::read(sample("rc-normal.pcap")).unwrap();
+    bytes[20..24].copy_from_slice(&113u32.to_le_bytes());
+    let sll = dir.path().join("sll.pcap");
+    std::fs::write(&sll, bytes).unwrap();
+    let out = dir.path().join("out.pcap");
+    let o =
+        run(&["capture", "--pcap", "-w", out.to_str().unwrap()], &[sample("rc-normal.pcap"), sll.clone()]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("cannot go into a classic pcap") && err.contains("without --pcap"), "{err}");
+    // pcapng holds both.
+    let out = dir.path().join("out.pcapng");
+    let o = run(&["capture", "-w", out.to_str().unwrap()], &[sample("rc-normal.pcap"), sll]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // An empty file among several: named, the others analysed.
+    let empty = dir.path().join("empty.pcap");
+    std::fs::write(&empty, b"").unwrap();
+    let o = run(&["report", "--json"], &[sample("rc-normal.pcap"), empty]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("empty.pcap is empty"));
+    let r: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(r["points"].as_array().unwrap().len(), 2);
+    assert!(r["summary"]["roce"].as_u64().unwrap() > 0);
 }

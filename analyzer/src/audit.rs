@@ -45,6 +45,8 @@ pub struct FlowRef {
 /// One audit violation.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Violation {
+    /// Capture point (index into `Report::points`).
+    pub point: u16,
     /// The flow (absent for pause-frame violations, which belong to a MAC and priority).
     pub flow: Option<FlowRef>,
     /// `dscp`, `pcp`, `ecn`, `cnp_dscp`, or `pause_priority`.

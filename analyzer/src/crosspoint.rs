@@ -1,13 +1,27 @@
 //! Flows seen at several capture points: what was lost between them.
 //!
 //! With captures from both ends of a connection (or from many hosts) merged by time, the
-//! same packet shows up once per capture point on its path. Each packet is keyed by its
-//! flow without the point (source, destination, destination QP) and its PSN, and counted per
-//! point. Once a packet has waited `window` (clock offsets between hosts, plus the path
-//! delay) it is settled: when point A holds more copies than point B, and B was capturing
-//! that flow at the time (B saw the flow, and its capture ran before and after the packet),
-//! the difference was lost between A and B (or dropped by B's capture: the per-point PSN
-//! analysis at B tells which). Memory is bounded by the packets of one window.
+//! same packet shows up once per capture point on its path. Each packet a PSN names (RC, UC
+//! and XRC requests and READ responses: ACKs repeat PSNs and CNPs carry none, so they are left
+//! out) is keyed by its flow without the point (source, destination, destination QP), its
+//! opcode and its PSN, and counted per point. Once a packet has waited `window` after its
+//! first copy (clock offsets between hosts, plus the path delay) it settles: a point holding
+//! fewer copies than the others is missing the difference, lost between them (or dropped by
+//! that point's capture: the per-point PSN analysis tells which).
+//!
+//! A point counts as missing a packet only when
+//! - it saw the flow at all (it is on the flow's path),
+//! - the two points' clocks are tied: some packet was seen at both, which gives the offset
+//!   between them (host clocks differ by milliseconds, paths by microseconds); without one,
+//!   nothing is said about the pair, and the report names it,
+//! - and it was capturing at the packet's time on its own clock: it had started, and it
+//!   captured something later. During an outage the point may record nothing at all, so a
+//!   packet past its latest frame waits until the point records a later frame (then it was
+//!   lost) or its capture ends (then nothing is said).
+//!
+//! With three or more points on a path, a packet missing at one point is charged once, to the
+//! point that saw it last (the nearest upstream in the merged order). Memory is bounded by
+//! the packets of one window (and of an outage being confirmed).
 
 use crate::flow::FlowKey;
 use crate::FrameMeta;
@@ -22,9 +36,12 @@ pub const MAX_POINTS: usize = 16;
 struct Entry {
     first_ns: i64,
     first_frame: u64,
-    /// The point that saw it first (in the merged order).
+    last_ns: i64,
+    last_frame: u64,
+    /// The point that saw it first, and last (in the merged order).
     first_point: u8,
-    counts: [u16; MAX_POINTS],
+    last_point: u8,
+    counts: [u8; MAX_POINTS],
 }
 
 /// One flow, whatever the point.
@@ -42,14 +59,30 @@ struct Span {
     last: i64,
 }
 
+/// Packets missing at a point whose capture had not (yet) recorded anything later, per
+/// (path, from): confirmed when it does, dropped when the input ends.
+#[derive(Clone, Copy, Debug)]
+struct Awaiting {
+    /// Latest packet time of the run, on the missing point's clock.
+    t_last: i64,
+    lost: Lost,
+}
+
+/// The runs one point is waiting on, and the earliest time that would confirm one.
+#[derive(Clone, Debug, Default)]
+struct Waiting {
+    runs: FxHashMap<(u32, u8), Awaiting>,
+    min_t: i64,
+}
+
 /// Packets of one flow seen at `from` and not at `to`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Lost {
     /// Packets.
     pub packets: u64,
-    /// First such packet's frame number (at `from`).
+    /// First such packet's frame number (its copy at `from`).
     pub first_frame: u64,
-    /// Its time.
+    /// Its time (at `from`).
     pub first_ns: i64,
 }
 
@@ -64,39 +97,56 @@ pub struct Matcher {
     path_info: Vec<Path>,
     pending: FxHashMap<u64, Entry>,
     queue: VecDeque<(i64, u64)>,
+    /// Per missing point, runs waiting for that point to record a later frame.
+    awaiting: Vec<Waiting>,
     lost: FxHashMap<(u32, u8, u8), Lost>,
     /// Packets seen at two or more points.
     matched: u64,
     /// Clock shift between points, `[i * points + j]` = a packet's time at j minus its time
-    /// at i, from the latest packet seen at both (host clocks differ by far more than the
-    /// path delay): lets a packet's time at one point be placed in another's capture span.
+    /// at i, from the latest packet seen at both; `None` until one is.
     shift: Vec<Option<i64>>,
 }
 
 impl Matcher {
     /// A matcher for `points` capture points (only the first [`MAX_POINTS`] are matched).
     pub fn new(points: usize, window_ns: i64) -> Self {
+        let n = points.min(MAX_POINTS);
         Matcher {
-            points: points.min(MAX_POINTS),
+            points: n,
             window_ns: window_ns.max(0),
             now: i64::MIN,
-            spans: vec![Span::default(); points.min(MAX_POINTS)],
+            spans: vec![Span::default(); n],
             paths: FxHashMap::default(),
             path_info: Vec::new(),
             pending: FxHashMap::default(),
             queue: VecDeque::new(),
+            awaiting: vec![Waiting::default(); n],
             lost: FxHashMap::default(),
             matched: 0,
-            shift: vec![None; points.min(MAX_POINTS) * points.min(MAX_POINTS)],
+            shift: vec![None; n * n],
         }
     }
 
-    /// A frame from `point` at `ts`: the point's capture runs at least until then; packets
-    /// older than the window settle.
+    /// A frame from `point` at `ts`: the point's capture runs at least until then (which
+    /// confirms packets it was waiting to be shown missing); packets older than the window
+    /// settle.
     pub fn advance(&mut self, point: u16, ts: i64) {
-        if let Some(s) = self.spans.get_mut(usize::from(point)) {
+        let p = usize::from(point);
+        if let Some(s) = self.spans.get_mut(p) {
             s.first.get_or_insert(ts);
             s.last = s.last.max(ts);
+        }
+        if let Some(w) = self.awaiting.get_mut(p).filter(|w| !w.runs.is_empty() && w.min_t <= ts) {
+            let lost = &mut self.lost;
+            w.runs.retain(|&(path, from), a| {
+                if a.t_last <= ts {
+                    add_lost(lost, (path, from, point as u8), a.lost);
+                    false
+                } else {
+                    true
+                }
+            });
+            w.min_t = w.runs.values().map(|a| a.t_last).min().unwrap_or(i64::MAX);
         }
         self.now = self.now.max(ts);
         let horizon = self.now.saturating_sub(self.window_ns);
@@ -109,7 +159,8 @@ impl Matcher {
         }
     }
 
-    /// A RoCE packet of `key` (which carries its point) with `psn`.
+    /// A packet of `key` (which carries its point) with `psn`; the caller passes only
+    /// packets a PSN identifies (see the module docs).
     pub fn seen(&mut self, key: FlowKey, psn: u32, opcode: u8, meta: &FrameMeta) {
         let point = usize::from(key.point);
         if point >= self.points {
@@ -124,20 +175,22 @@ impl Matcher {
         if let Some(p) = self.path_info.get_mut(path as usize) {
             p.mask |= 1 << point;
         }
-        // PSN is 24 bits; the opcode keeps a READ request and its response (same PSN,
-        // other flow anyway) and an ACK apart from data that reuses the number.
         let k = u64::from(path) << 32 | u64::from(opcode) << 24 | u64::from(psn & 0xFF_FFFF);
         let e = self.pending.entry(k).or_insert_with(|| {
             self.queue.push_back((meta.ts_ns, k));
             Entry {
                 first_ns: meta.ts_ns,
                 first_frame: meta.number,
+                last_ns: meta.ts_ns,
+                last_frame: meta.number,
                 first_point: point as u8,
+                last_point: point as u8,
                 counts: [0; MAX_POINTS],
             }
         });
         if let Some(c) = e.counts.get_mut(point) {
             if *c == 0 && usize::from(e.first_point) != point {
+                // The first copy at a second point ties the two clocks.
                 let (i, d) = (usize::from(e.first_point), meta.ts_ns - e.first_ns);
                 let n = self.points;
                 if let Some(s) = self.shift.get_mut(i * n + point) {
@@ -149,6 +202,9 @@ impl Matcher {
             }
             *c = c.saturating_add(1);
         }
+        e.last_point = point as u8;
+        e.last_ns = meta.ts_ns;
+        e.last_frame = meta.number;
     }
 
     fn settle(&mut self, t: i64, k: u64) {
@@ -165,51 +221,67 @@ impl Matcher {
     fn count(&mut self, k: u64, e: &Entry) {
         let path = (k >> 32) as u32;
         let Some(info) = self.path_info.get(path as usize).copied() else { return };
-        let present = e.counts.iter().filter(|c| **c > 0).count();
-        if present >= 2 {
+        let counts = &e.counts[..self.points.min(MAX_POINTS)];
+        let max = counts.iter().copied().max().unwrap_or(0);
+        if counts.iter().filter(|c| **c > 0).count() >= 2 {
             self.matched += 1;
         }
-        for from in 0..self.points {
-            let a = e.counts.get(from).copied().unwrap_or(0);
-            if a == 0 {
+        // Charged to the last point that saw every copy (the nearest upstream), else the
+        // first that did.
+        let from = if counts.get(usize::from(e.last_point)) == Some(&max) {
+            usize::from(e.last_point)
+        } else {
+            counts.iter().position(|c| *c == max).unwrap_or(0)
+        };
+        let (frame, ns) = if from == usize::from(e.last_point) {
+            (e.last_frame, e.last_ns)
+        } else {
+            (e.first_frame, e.first_ns)
+        };
+        for (to, &have) in counts.iter().enumerate() {
+            if have >= max || info.mask & (1 << to) == 0 {
                 continue;
             }
-            for to in 0..self.points {
-                let b = e.counts.get(to).copied().unwrap_or(0);
-                if to == from || b >= a || info.mask & (1 << to) == 0 {
-                    continue;
+            // The packet's time on `to`'s clock; no tie between the clocks, no verdict.
+            let first = usize::from(e.first_point);
+            let shift = if first == to {
+                Some(0)
+            } else {
+                self.shift.get(first * self.points + to).copied().flatten()
+            };
+            let Some(shift) = shift else { continue };
+            let t = e.first_ns.saturating_add(shift);
+            let Some(span) = self.spans.get(to) else { continue };
+            if span.first.is_none_or(|f| f > t) {
+                continue; // not capturing yet
+            }
+            let lost = Lost { packets: u64::from(max - have), first_frame: frame, first_ns: ns };
+            if span.last >= t {
+                add_lost(&mut self.lost, (path, from as u8, to as u8), lost);
+            } else if let Some(w) = self.awaiting.get_mut(to) {
+                // Past its latest frame: lost only if it records something later.
+                if w.runs.is_empty() {
+                    w.min_t = i64::MAX;
                 }
-                let Some(span) = self.spans.get(to) else { continue };
-                // The packet's time on `to`'s clock.
-                let shift = self
-                    .shift
-                    .get(usize::from(e.first_point) * self.points + to)
-                    .copied()
-                    .flatten()
-                    .unwrap_or(0);
-                let t = e.first_ns.saturating_add(shift);
-                let covers = span.first.is_some_and(|f| f <= t) && span.last >= t;
-                if !covers {
-                    continue;
-                }
-                let l = self.lost.entry((path, from as u8, to as u8)).or_insert(Lost {
-                    packets: 0,
-                    first_frame: e.first_frame,
-                    first_ns: e.first_ns,
-                });
-                l.packets += u64::from(a - b);
-                if e.first_ns < l.first_ns {
-                    l.first_ns = e.first_ns;
-                    l.first_frame = e.first_frame;
-                }
+                let a = w
+                    .runs
+                    .entry((path, from as u8))
+                    .or_insert(Awaiting { t_last: t, lost: Lost { packets: 0, ..lost } });
+                a.t_last = a.t_last.max(t);
+                a.lost.packets += lost.packets;
+                w.min_t = w.min_t.min(a.t_last);
             }
         }
     }
 
-    /// Settle every packet still waiting: the input has ended.
+    /// Settle every packet still waiting: the input has ended. Packets a point was waiting
+    /// to be shown missing stay unsaid (its capture ended before them).
     pub fn finish(&mut self) {
         while let Some((t, k)) = self.queue.pop_front() {
             self.settle(t, k);
+        }
+        for w in &mut self.awaiting {
+            w.runs.clear();
         }
     }
 
@@ -221,6 +293,27 @@ impl Matcher {
     /// Packets waiting to settle.
     pub fn pending(&self) -> usize {
         self.pending.len()
+    }
+
+    /// Points taking part in matching.
+    pub fn points(&self) -> usize {
+        self.points
+    }
+
+    /// Pairs of points that share a flow but whose clocks were never tied by a packet seen
+    /// at both: nothing can be said about losses between them.
+    pub fn untied_pairs(&self) -> Vec<(u16, u16)> {
+        let mut v = Vec::new();
+        for a in 0..self.points {
+            for b in a + 1..self.points {
+                let both = (1u32 << a) | (1 << b);
+                let shared = self.path_info.iter().any(|p| p.mask & both == both);
+                if shared && self.shift.get(a * self.points + b).copied().flatten().is_none() {
+                    v.push((a as u16, b as u16));
+                }
+            }
+        }
+        v
     }
 
     /// Losses between points: (flow without its point, from, to, what).
@@ -237,19 +330,18 @@ impl Matcher {
         v
     }
 
-    /// Flows seen at two or more points (the ones losses can be placed on).
-    pub fn shared_flows(&self) -> usize {
-        self.path_info.iter().filter(|p| p.mask.count_ones() >= 2).count()
-    }
-
-    /// Points taking part in matching.
-    pub fn points(&self) -> usize {
-        self.points
-    }
-
     /// Points that saw a flow (bit per point), by the flow without its point.
     pub fn points_of(&self, key: FlowKey) -> u32 {
         self.paths.get(&key.at(0)).and_then(|p| self.path_info.get(*p as usize)).map_or(0, |p| p.mask)
+    }
+}
+
+fn add_lost(map: &mut FxHashMap<(u32, u8, u8), Lost>, key: (u32, u8, u8), l: Lost) {
+    let e = map.entry(key).or_insert(Lost { packets: 0, first_frame: l.first_frame, first_ns: l.first_ns });
+    e.packets += l.packets;
+    if l.first_ns < e.first_ns {
+        e.first_ns = l.first_ns;
+        e.first_frame = l.first_frame;
     }
 }
 
@@ -306,16 +398,16 @@ mod tests {
         // PSN 1 sent twice at A (the first copy lost), once at B.
         push(&mut m, 0, 0, 1, 1);
         push(&mut m, 1, 5, 0, 2); // B starts (an earlier packet, only at B)
-        push(&mut m, 0, 50, 1, 3);
-        push(&mut m, 1, 60, 1, 4);
+        push(&mut m, 0, 10, 0, 3); // ... which A sends late: ties the clocks
+        push(&mut m, 0, 50, 1, 4);
+        push(&mut m, 1, 60, 1, 5);
         // B's capture ends; A goes on: not lost, B was not capturing.
-        push(&mut m, 0, 5_000, 2, 5);
-        push(&mut m, 0, 9_000, 3, 6);
+        push(&mut m, 0, 5_000, 2, 6);
+        push(&mut m, 0, 9_000, 3, 7);
         m.finish();
         let l = m.losses();
         assert_eq!(l.len(), 1, "{l:?}");
         assert_eq!(l[0].3.packets, 1);
-        // The PSN-0 packet at B before A started is not "lost at A" either.
         assert!(l.iter().all(|(_, from, _, _)| *from == 0));
     }
 
@@ -332,5 +424,76 @@ mod tests {
         m.finish();
         assert!(m.losses().is_empty());
         assert_eq!(m.points_of(key(0)), 0b011);
+    }
+
+    #[test]
+    fn clocks_never_tied_say_nothing() {
+        // B's clock 1 s ahead, window 1 us: no copy ever matches in time.
+        let mut m = Matcher::new(2, 1_000);
+        for psn in 0..100u32 {
+            let t = i64::from(psn) * 10_000;
+            push(&mut m, 0, t, psn, u64::from(psn) * 2);
+        }
+        for psn in 0..100u32 {
+            let t = 1_000_000_000 + i64::from(psn) * 10_000;
+            push(&mut m, 1, t, psn, u64::from(psn) * 2 + 1);
+        }
+        m.finish();
+        assert!(m.losses().is_empty(), "{:?}", m.losses());
+        assert_eq!(m.untied_pairs(), [(0, 1)]);
+    }
+
+    #[test]
+    fn an_outage_longer_than_the_window_is_counted_when_the_point_comes_back() {
+        let mut m = Matcher::new(2, 1_000);
+        let mut frame = 0;
+        for psn in 0..300u32 {
+            let t = i64::from(psn) * 100;
+            frame += 1;
+            push(&mut m, 0, t, psn, frame);
+            // B records nothing from PSN 100 to 199 (30 windows).
+            if !(100..200).contains(&psn) {
+                frame += 1;
+                push(&mut m, 1, t + 5, psn, frame);
+            }
+        }
+        m.finish();
+        let l = m.losses();
+        assert_eq!(l.len(), 1, "{l:?}");
+        assert_eq!(l[0].3.packets, 100);
+        assert_eq!(l[0].3.first_ns, 10_000);
+        // An outage that lasts to the end of B's capture says nothing.
+        let mut m = Matcher::new(2, 1_000);
+        for psn in 0..300u32 {
+            let t = i64::from(psn) * 100;
+            push(&mut m, 0, t, psn, 1);
+            if psn < 100 {
+                push(&mut m, 1, t + 5, psn, 2);
+            }
+        }
+        m.finish();
+        assert!(m.losses().is_empty(), "{:?}", m.losses());
+    }
+
+    #[test]
+    fn three_points_charge_a_loss_once_to_the_nearest_upstream() {
+        // A -> S -> B; PSN 3 lost between S and B.
+        let mut m = Matcher::new(3, 1_000);
+        let mut frame = 0;
+        for psn in 0..6u32 {
+            let t = i64::from(psn) * 100;
+            for (p, d) in [(0u16, 0i64), (1, 5), (2, 10)] {
+                if p == 2 && psn == 3 {
+                    continue;
+                }
+                frame += 1;
+                push(&mut m, p, t + d, psn, frame);
+            }
+        }
+        m.finish();
+        let l = m.losses();
+        assert_eq!(l.len(), 1, "{l:?}");
+        assert_eq!((l[0].1, l[0].2, l[0].3.packets), (1, 2, 1));
+        assert_eq!(l[0].3.first_ns, 305, "the copy at S");
     }
 }

@@ -377,8 +377,14 @@ impl Analyzer {
         let op = bth.opcode();
         let key = FlowKey { src, dst, dest_qp: bth.dest_qp(), point: meta.point };
         let id = self.flow_id(key, meta.number, meta.ts_ns);
+        // Across capture points, only packets a PSN names: connected requests and READ
+        // responses (ACKs repeat PSNs, CNPs carry none).
         if let Some(m) = &mut self.matcher {
-            m.seen(key, bth.psn(), op.0, meta);
+            let named = matches!(op.transport(), Transport::Rc | Transport::Uc | Transport::Xrc)
+                && (op.is_request() || (op.is_response() && (0x0D..=0x10).contains(&op.operation())));
+            if named {
+                m.seen(key, bth.psn(), op.0, meta);
+            }
         }
         let pcp = p.vlans.pcp();
         let prio = pcp.unwrap_or(dscp >> 3);

@@ -897,10 +897,12 @@ fn flow_findings(id: usize, f: &Flow, a: &Analyzer, out: &mut Vec<Finding>) {
 
 fn qos_findings(violations: &[Violation], out: &mut Vec<Finding>, a: &Analyzer) {
     for v in violations {
+        let at =
+            if a.cfg.points.len() > 1 { format!(" (at {})", point_name(a, v.point)) } else { String::new() };
         let where_ = match &v.flow {
-            Some(f) => format!("QP 0x{:06x} {} → {}", f.dest_qp, f.src, f.dst),
+            Some(f) => format!("QP 0x{:06x} {} → {}{at}", f.dest_qp, f.src, f.dst),
             None => format!(
-                "{} priority {}",
+                "{} priority {}{at}",
                 v.src_mac.clone().unwrap_or_default(),
                 match &v.seen {
                     Value::Num(n) => n.to_string(),
@@ -972,7 +974,10 @@ pub(crate) fn build(a: &Analyzer, detail: bool) -> Report {
         let use_ = a.priorities(point).get(usize::from(prio)).copied().unwrap_or_default();
         let point_end = a.points().get(usize::from(point)).and_then(|p| p.end_ns).unwrap_or(end);
         let tl = tl.finish(point_end, &a.cfg.pfc, use_.packets > 0);
-        let secs = duration_ns as f64 / 1e9;
+        // Per second of this point's own capture (merged captures span more).
+        let pt = a.points().get(usize::from(point));
+        let point_span = pt.and_then(|p| Some(p.end_ns? - p.start_ns?)).unwrap_or(duration_ns);
+        let secs = point_span.max(0) as f64 / 1e9;
         let r = PauseReport {
             point,
             src_mac: mac_string(&mac),
@@ -1085,6 +1090,7 @@ pub(crate) fn build(a: &Analyzer, detail: bool) -> Report {
                 ),
             };
             violations.push(Violation {
+                point,
                 flow: None,
                 what: "pause_priority",
                 expected,
@@ -1112,6 +1118,7 @@ pub(crate) fn build(a: &Analyzer, detail: bool) -> Report {
         };
         let seen_v = if *what == "ecn" { Value::Text("Not-ECT") } else { Value::Num(u64::from(*seen)) };
         violations.push(Violation {
+            point: f.key.point,
             flow: Some(flow_ref(f)),
             what,
             expected,
@@ -1296,13 +1303,14 @@ fn point_name(a: &Analyzer, i: u16) -> String {
 fn point_losses(a: &Analyzer, findings: &mut Vec<Finding>) -> Vec<PointLoss> {
     let Some(m) = a.matcher() else { return Vec::new() };
     let mut out = Vec::new();
-    if m.shared_flows() > 0 && m.matched() == 0 && m.pending() == 0 {
+    for (x, y) in m.untied_pairs() {
         findings.push(Finding {
             severity: Severity::Info,
             kind: "points_unmatched",
             title: format!(
-                "{} seen at several capture points, but no packet matched across them: are the capture clocks more than --match-window-ms ({} ms) apart?",
-                plural(m.shared_flows() as u64, "flow", "flows"),
+                "{} and {} captured the same flows, but no packet was seen at both within --match-window-ms ({} ms): their clocks are further apart than that, so losses between them are not counted (raise the window)",
+                point_name(a, x),
+                point_name(a, y),
                 a.cfg.match_window_ns / 1_000_000
             ),
             flow: None,
@@ -1335,7 +1343,7 @@ fn point_losses(a: &Analyzer, findings: &mut Vec<Finding>) -> Vec<PointLoss> {
             severity: Severity::Critical,
             kind: "lost_between_points",
             title: format!(
-                "QP 0x{:06x} {} → {}: {} captured at {from_name} never reached {to_name} (lost between the two capture points, or dropped by the capture at {to_name})",
+                "QP 0x{:06x} {} → {}: {} seen at {from_name} never seen at {to_name} (lost between the two capture points, or missed by the capture at {to_name})",
                 key.dest_qp,
                 key.src,
                 key.dst,

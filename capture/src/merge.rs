@@ -59,23 +59,41 @@ pub struct Merged {
     current: Pending,
     /// A file that failed part-way: the merge goes on with the others and reports it at the end.
     failed: Vec<CaptureError>,
+    /// A record buffer to reuse (the one handed out before the current).
+    spare: Vec<u8>,
 }
+
+/// A classic pcap header with no records: what an empty input among several reads as.
+const EMPTY_PCAP: [u8; 24] =
+    [0xd4, 0xc3, 0xb2, 0xa1, 2, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0, 0, 1, 0, 0, 0];
 
 /// The name a capture point gets from its path: the file name, or the whole path when two
 /// inputs share a file name.
 pub fn point_names(paths: &[PathBuf]) -> Vec<String> {
     let short = |p: &Path| {
+        if p == Path::new("-") {
+            return String::from("stdin");
+        }
         p.file_name().map_or_else(|| p.display().to_string(), |n| n.to_string_lossy().into_owned())
     };
-    paths
+    let names: Vec<String> = paths
         .iter()
         .map(|p| {
             let s = short(p);
-            if paths.iter().filter(|q| short(q) == s).count() > 1 {
+            if paths.iter().filter(|q| short(q) == s).count() > 1 && p != Path::new("-") {
                 p.display().to_string()
             } else {
                 s
             }
+        })
+        .collect();
+    // The same file given twice: number the repeats.
+    names
+        .iter()
+        .enumerate()
+        .map(|(i, n)| match names[..i].iter().filter(|m| *m == n).count() {
+            0 => n.clone(),
+            k => format!("{n} #{}", k + 1),
         })
         .collect()
 }
@@ -92,12 +110,24 @@ impl Merged {
         }
         let names = point_names(paths);
         let mut inputs = Vec::with_capacity(paths.len());
+        let mut failed = Vec::new();
         for (path, name) in paths.iter().zip(names) {
-            let reader = CaptureReader::open(path).map_err(|e| in_file(&name, e))?;
-            inputs.push(Input { reader, name, pending: None, done: false, iface_map: Vec::new() });
+            match CaptureReader::open(path) {
+                Ok(reader) => {
+                    inputs.push(Input { reader, name, pending: None, done: false, iface_map: Vec::new() })
+                }
+                // An empty file among several (a capture that caught nothing) does not stop
+                // the others; it is reported with them, and keeps its place as a point.
+                Err(e @ CaptureError::Empty { .. }) if paths.len() > 1 => {
+                    failed.push(e);
+                    let reader = CaptureReader::from_read(std::io::Cursor::new(EMPTY_PCAP.to_vec()), path)?;
+                    inputs.push(Input { reader, name, pending: None, done: true, iface_map: Vec::new() });
+                }
+                Err(e) => return Err(in_file(&name, e)),
+            }
         }
         let mut m =
-            Merged { inputs, interfaces: Vec::new(), current: Pending::default(), failed: Vec::new() };
+            Merged { inputs, interfaces: Vec::new(), current: Pending::default(), failed, spare: Vec::new() };
         // Read each file's first record now, so the interfaces its header or first blocks
         // describe are known (and numbered file by file) before anything is written.
         m.fill();
@@ -164,7 +194,8 @@ impl Merged {
             if input.done || input.pending.is_some() {
                 continue;
             }
-            let mut slot = Pending::default();
+            let mut slot = Pending { data: std::mem::take(&mut self.spare), ..Pending::default() };
+            slot.data.clear();
             match input.reader.next_record() {
                 Ok(Some(rec)) => {
                     slot.ts_ns = rec.ts_ns;
@@ -197,8 +228,9 @@ impl Merged {
             .min_by_key(|&(i, ts)| (ts, i))?;
         let input = self.inputs.get_mut(point)?;
         let mut pending = input.pending.take()?;
-        // Reuse the buffers: the old current record's becomes the file's next slot.
+        // Reuse the buffers: the record handed out before becomes the next slot's.
         std::mem::swap(&mut self.current, &mut pending);
+        self.spare = pending.data;
         let (local, lt, bps) =
             (self.current.interface as usize, self.current.link_type, self.current.link_bps);
         let global = self.global_interface(point, local, lt, bps);

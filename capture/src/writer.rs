@@ -96,6 +96,8 @@ pub struct CaptureSink {
     files: VecDeque<PathBuf>,
     opened_at: Instant,
     failed: Option<(io::ErrorKind, String)>,
+    /// Classic pcap: the link type its header states, when the source named it.
+    pcap_link: Option<LinkType>,
 }
 
 impl std::fmt::Debug for CaptureSink {
@@ -156,6 +158,7 @@ impl CaptureSink {
             files: VecDeque::new(),
             opened_at: Instant::now(),
             failed: None,
+            pcap_link: None,
         };
         sink.open_next()?;
         Ok(sink)
@@ -205,6 +208,7 @@ impl CaptureSink {
                     .interfaces
                     .first()
                     .map_or((LinkType::ETHERNET, 262_144), |i| (i.link_type, i.snaplen));
+                self.pcap_link = self.interfaces.first().map(|i| i.link_type);
                 self.buf.extend_from_slice(&0xA1B2_3C4Du32.to_le_bytes());
                 self.buf.extend_from_slice(&2u16.to_le_bytes());
                 self.buf.extend_from_slice(&4u16.to_le_bytes());
@@ -243,6 +247,17 @@ impl CaptureSink {
         }
         let ts = u64::try_from(rec.ts_ns).unwrap_or(0);
         match self.opts.format {
+            FileFormat::Pcap if self.pcap_link.is_some_and(|l| l != rec.link_type) => {
+                self.not_written += 1;
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    format!(
+                        "a frame of link type {} cannot go into a classic pcap of link type {} (one link type per file): write pcapng instead (without --pcap)",
+                        rec.link_type.0,
+                        self.pcap_link.map_or(0, |l| l.0)
+                    ),
+                ));
+            }
             FileFormat::Pcap => {
                 self.buf.extend_from_slice(&((ts / 1_000_000_000) as u32).to_le_bytes());
                 self.buf.extend_from_slice(&((ts % 1_000_000_000) as u32).to_le_bytes());

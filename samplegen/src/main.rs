@@ -102,10 +102,16 @@ fn outputs() -> Vec<(String, Vec<u8>)> {
         .enumerate()
         .filter(|(i, _)| !lost.contains(i))
         .map(|(_, mut f)| {
-            f.ts_ns += scenarios::RECEIVER_CLOCK_OFFSET_NS + scenarios::PATH_DELAY_NS;
+            // The sender's frames reach the receiver a path delay later; the receiver's own
+            // (NAK, ACK) left it a path delay before the sender's capture saw them.
+            let from_receiver = f.data.get(26..30) == Some(&[10, 0, 0, 2][..]);
+            let delay = if from_receiver { -scenarios::PATH_DELAY_NS } else { scenarios::PATH_DELAY_NS };
+            f.ts_ns += scenarios::RECEIVER_CLOCK_OFFSET_NS + delay;
             f
         })
         .collect();
+    // A capture is in its own clock's order.
+    g.frames.sort_by_key(|f| f.ts_ns);
     let (receiver, _) = render("two-points-receiver", "", &g);
     files.push(("two-points-sender.pcap".into(), sender));
     files.push(("two-points-receiver.pcap".into(), receiver));

@@ -514,7 +514,7 @@ fn all_headers(g: &mut Gen) {
 /// sync between two hosts), plus the path delay below.
 pub const RECEIVER_CLOCK_OFFSET_NS: i64 = 2_000_000;
 /// Wire and switch delay from the sender's capture to the receiver's.
-pub const PATH_DELAY_NS: i64 = 1_500;
+pub const PATH_DELAY_NS: i64 = 1_000;
 
 /// One RDMA WRITE captured at both ends: the sender's NIC sees every packet; one is lost in
 /// the fabric before the receiver's capture, which NAKs it, and the sender goes back N.
