@@ -236,6 +236,13 @@ pub fn pump(
         }
     }
     end.stats = opened.source.stats();
+    if !opened.quiet {
+        for (name, n) in opened.source.out_of_order() {
+            eprintln!(
+                "rocescope: {name}: {n} record(s) earlier than the one before: merging several files assumes each is in time order (sort it first, e.g. reordercap)"
+            );
+        }
+    }
     // Merged files: one that failed part-way did not stop the others; report them all.
     for e in opened.source.take_errors() {
         if end.source_error.is_none() {

@@ -297,3 +297,22 @@ fn classic_pcap_output_refuses_a_second_link_type_and_empty_files_are_named() {
     assert_eq!(r["points"].as_array().unwrap().len(), 2);
     assert!(r["summary"]["roce"].as_u64().unwrap() > 0);
 }
+
+#[test]
+fn a_file_out_of_time_order_is_named() {
+    // The receiver's capture with its 3rd record stamped a minute ahead.
+    let mut bytes = std::fs::read(sample("two-points-receiver.pcap")).unwrap();
+    let mut at = 24;
+    for _ in 0..2 {
+        let caplen = u32::from_le_bytes(bytes[at + 8..at + 12].try_into().unwrap()) as usize;
+        at += 16 + caplen;
+    }
+    let sec = u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap()) + 60;
+    bytes[at..at + 4].copy_from_slice(&sec.to_le_bytes());
+    let dir = tempfile::tempdir().unwrap();
+    let odd = dir.path().join("odd.pcap");
+    std::fs::write(&odd, bytes).unwrap();
+    let o = run(&["report"], &[sample("two-points-sender.pcap"), odd]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("odd.pcap: 1 record(s) earlier than the one before"), "{err}");
+}

@@ -47,6 +47,9 @@ struct Input {
     done: bool,
     /// Global interface index of each of this file's interfaces, assigned on first sight.
     iface_map: Vec<Option<u32>>,
+    /// Time of its previous record, and records earlier than the one before them.
+    last_ts: i64,
+    backwards: u64,
 }
 
 /// Capture files merged by timestamp.
@@ -113,15 +116,29 @@ impl Merged {
         let mut failed = Vec::new();
         for (path, name) in paths.iter().zip(names) {
             match CaptureReader::open(path) {
-                Ok(reader) => {
-                    inputs.push(Input { reader, name, pending: None, done: false, iface_map: Vec::new() })
-                }
+                Ok(reader) => inputs.push(Input {
+                    reader,
+                    name,
+                    pending: None,
+                    done: false,
+                    iface_map: Vec::new(),
+                    last_ts: i64::MIN,
+                    backwards: 0,
+                }),
                 // An empty file among several (a capture that caught nothing) does not stop
                 // the others; it is reported with them, and keeps its place as a point.
                 Err(e @ CaptureError::Empty { .. }) if paths.len() > 1 => {
                     failed.push(e);
                     let reader = CaptureReader::from_read(std::io::Cursor::new(EMPTY_PCAP.to_vec()), path)?;
-                    inputs.push(Input { reader, name, pending: None, done: true, iface_map: Vec::new() });
+                    inputs.push(Input {
+                        reader,
+                        name,
+                        pending: None,
+                        done: true,
+                        iface_map: Vec::new(),
+                        last_ts: i64::MIN,
+                        backwards: 0,
+                    });
                 }
                 Err(e) => return Err(in_file(&name, e)),
             }
@@ -183,6 +200,12 @@ impl Merged {
         &self.interfaces
     }
 
+    /// Files whose records are not in time order, with how many records came earlier than
+    /// the one before them: the merge (like mergecap) and the loss matching assume order.
+    pub fn out_of_order(&self) -> Vec<(String, u64)> {
+        self.inputs.iter().filter(|i| i.backwards > 0).map(|i| (i.name.clone(), i.backwards)).collect()
+    }
+
     /// Errors of files that failed part-way (each named), the rest having been merged on.
     pub fn take_errors(&mut self) -> Vec<CaptureError> {
         std::mem::take(&mut self.failed)
@@ -205,6 +228,10 @@ impl Merged {
                     slot.interface = rec.interface;
                     slot.link_bps = rec.link_bps;
                     slot.data.extend_from_slice(rec.data);
+                    if slot.ts_ns < input.last_ts {
+                        input.backwards += 1;
+                    }
+                    input.last_ts = slot.ts_ns;
                     input.pending = Some(slot);
                 }
                 Ok(None) => input.done = true,

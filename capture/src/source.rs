@@ -66,6 +66,14 @@ impl Source {
         }
     }
 
+    /// Merged files not in time order (name, records earlier than the one before).
+    pub fn out_of_order(&self) -> Vec<(String, u64)> {
+        match self {
+            Source::Merged(m) => m.out_of_order(),
+            _ => Vec::new(),
+        }
+    }
+
     /// Errors of merged files that failed part-way while the others were read on.
     pub fn take_errors(&mut self) -> Vec<CaptureError> {
         match self {
