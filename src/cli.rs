@@ -268,7 +268,7 @@ pub struct ExportArgs {
     #[arg(long, value_name = "FILE")]
     pub push: Option<PathBuf>,
     /// Seconds between pushed lines.
-    #[arg(long, value_name = "SECS", default_value_t = 10.0)]
+    #[arg(long, value_name = "SECS", default_value_t = 10.0, value_parser = parse_interval)]
     pub interval: f64,
     /// Analysis settings.
     #[command(flatten)]
@@ -283,6 +283,14 @@ pub fn parse_window(s: &str) -> Result<f64, String> {
     match s.trim().parse::<f64>() {
         Ok(v) if v.is_finite() && v >= 0.001 => Ok(v),
         _ => Err(format!("{s:?} is not a match window in milliseconds (a positive number, like 500)")),
+    }
+}
+
+/// Parse a push interval: 0.1 s to a day.
+pub fn parse_interval(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if (0.1..=86_400.0).contains(&v) => Ok(v),
+        _ => Err(format!("{s:?} is not an interval in seconds from 0.1 to 86400")),
     }
 }
 

@@ -19,7 +19,7 @@ use rocescope_analyzer::report::CaptureCounters;
 use rocescope_analyzer::{Analyzer, FrameMeta};
 use std::io::Write;
 use std::process::ExitCode;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -36,6 +36,8 @@ struct Shared {
     error: Option<String>,
     /// The capture died: `/healthz` answers 503.
     failed: bool,
+    /// Writing a pushed line failed.
+    push_failed: bool,
     updated: Option<Instant>,
 }
 
@@ -56,6 +58,7 @@ struct Worker {
     last: Instant,
     interval: Duration,
     stats: Option<rocescope_capture::CaptureStats>,
+    live: bool,
 }
 
 impl Worker {
@@ -64,14 +67,16 @@ impl Worker {
     fn maybe_publish(&mut self, shared: &Mutex<Shared>, name: &str) {
         if self.last.elapsed() >= self.interval {
             let t = Instant::now();
-            self.publish(shared, name, false);
+            // A file's flows get their series at its end (its exact top N).
+            self.publish(shared, name, self.live);
             self.interval = REFRESH.max(t.elapsed() * 10);
             self.last = Instant::now();
         }
     }
 
-    /// Build a report, turn it into families, and hand them to the HTTP loop.
-    fn publish(&mut self, shared: &Mutex<Shared>, name: &str, settled: bool) {
+    /// Build a report, turn it into families, and hand them to the HTTP loop and the push.
+    /// `flows`: include the per-flow families.
+    fn publish(&mut self, shared: &Mutex<Shared>, name: &str, flows: bool) {
         let mut report = self.analyzer.report_counters();
         report.capture = self.stats.map(|s| CaptureCounters {
             interface: name.to_string(),
@@ -79,7 +84,7 @@ impl Worker {
             kernel_dropped: s.kernel_dropped,
             if_dropped: s.if_dropped,
         });
-        self.exposition.update(&report, settled);
+        self.exposition.update(&report, flows);
         if let Ok(mut sh) = shared.lock() {
             sh.families = Arc::new(self.exposition.families().to_vec());
             sh.generation += 1;
@@ -121,6 +126,8 @@ pub fn run(args: &ExportArgs) -> anyhow::Result<ExitCode> {
         eprintln!("rocescope: exporting {name} on http://{}/metrics", s.server_addr());
     }
     let shared = Arc::new(Mutex::new(Shared::default()));
+    // Set once the worker has published its final figures and ended.
+    let worker_done = Arc::new(AtomicBool::new(false));
     let worker = {
         let shared = Arc::clone(&shared);
         let stop = Arc::clone(&stop);
@@ -135,6 +142,7 @@ pub fn run(args: &ExportArgs) -> anyhow::Result<ExitCode> {
                 last: Instant::now(),
                 interval: REFRESH,
                 stats: None,
+                live,
             });
             let result = driver::pump(
                 &mut opened,
@@ -188,65 +196,62 @@ pub fn run(args: &ExportArgs) -> anyhow::Result<ExitCode> {
         })?
     };
 
-    let mut push = match &args.push {
-        Some(p) if p.as_os_str() == "-" => Some(Box::new(std::io::stdout()) as Box<dyn Write>),
+    let push = match &args.push {
+        Some(p) if p.as_os_str() == "-" => Some(Box::new(std::io::stdout()) as Box<dyn Write + Send>),
         Some(p) => Some(Box::new(
             std::fs::OpenOptions::new()
                 .create(true)
                 .append(true)
                 .open(p)
                 .with_context(|| format!("cannot open {} for --push", p.display()))?,
-        ) as Box<dyn Write>),
+        ) as Box<dyn Write + Send>),
         None => None,
     };
-    let push_every = Duration::from_secs_f64(args.interval.max(0.1));
-    let mut next_push = Instant::now() + push_every;
-    let mut pushed_generation = 0;
+    // The push has its own thread: a reader that stalls holds up neither the scrapes nor a
+    // stop. It ends after the final line (or when its output fails).
+    let push_done = Arc::new(AtomicBool::new(false));
+    let pusher = match push {
+        Some(out) => {
+            let (shared, push_done, final_flag) =
+                (Arc::clone(&shared), Arc::clone(&push_done), Arc::clone(&worker_done));
+            let every = Duration::from_secs_f64(args.interval);
+            Some(std::thread::Builder::new().name("rocescope-push".into()).spawn(move || {
+                push_loop(out, &shared, every, live, &final_flag);
+                push_done.store(true, Ordering::Relaxed);
+            })?)
+        }
+        None => None,
+    };
+
     let mut reported_done = false;
-    let mut exit = ExitCode::SUCCESS;
     let in_flight = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     loop {
-        let (done, generation, error) = {
-            let sh = shared.lock().map_err(|_| anyhow::anyhow!("the export worker panicked"))?;
-            (sh.done, sh.generation, sh.error.clone())
-        };
+        let done = shared.lock().map(|s| s.done).unwrap_or(true);
+        if worker.is_finished() && !done {
+            // The worker died without finishing (a panic): say so, on /healthz too.
+            if let Ok(mut sh) = shared.lock() {
+                sh.done = true;
+                sh.failed = true;
+                sh.error = Some("the analysis thread stopped unexpectedly".into());
+            }
+        }
         if done && !reported_done {
             reported_done = true;
-            if let Some(e) = &error {
+            if let Some(e) = shared.lock().ok().and_then(|s| s.error.clone()) {
                 eprintln!("rocescope: {name}: {e}");
-                exit = ExitCode::from(1);
             }
             if !live && server.is_some() {
                 eprintln!("rocescope: {name} analysed; serving its final figures until stopped (Ctrl-C)");
             }
         }
-        // Push: every interval while new figures come; once more at the end of a file.
-        let due = Instant::now() >= next_push || (done && generation != pushed_generation);
-        if let Some(out) = push.as_mut().filter(|_| due && generation > 0) {
-            if generation != pushed_generation || live {
-                let fams = shared.lock().map(|s| Arc::clone(&s.families)).unwrap_or_default();
-                let ts = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64());
-                let mut line = metrics::ndjson_line(&fams, ts);
-                line.push('\n');
-                if let Err(e) = out.write_all(line.as_bytes()).and_then(|()| out.flush()) {
-                    if e.kind() != std::io::ErrorKind::BrokenPipe {
-                        eprintln!("rocescope: --push: {e}");
-                        exit = ExitCode::from(1);
-                    }
-                    push = None;
-                }
-                pushed_generation = generation;
-            }
-            next_push = Instant::now() + push_every;
-        }
-        if stop.load(Ordering::Relaxed) {
+        if stop.load(Ordering::Relaxed) || (server.is_none() && worker.is_finished()) {
             break;
         }
         match &server {
             Some(s) => match s.recv_timeout(Duration::from_millis(100)) {
                 Ok(Some(req)) => {
-                    // Each answer on its own thread, so a client that reads slowly holds up
-                    // neither the other scrapes nor the push; a few at a time.
+                    // Each answer on its own thread, so a client that reads slowly does not
+                    // hold up the others; a few at a time.
                     if in_flight.load(Ordering::Relaxed) >= MAX_IN_FLIGHT {
                         let _ = req.respond(
                             tiny_http::Response::from_string("busy, try again\n").with_status_code(503),
@@ -270,13 +275,76 @@ pub fn run(args: &ExportArgs) -> anyhow::Result<ExitCode> {
                     break;
                 }
             },
-            None if done => break,
+            // Push only: nothing left to do once the push has ended (a file's final line
+            // written, or its output gone).
+            None if push_done.load(Ordering::Relaxed) => break,
             None => std::thread::sleep(Duration::from_millis(100)),
         }
     }
+    // Stop: the worker publishes its final figures, the push writes them, then exit.
     stop.store(true, Ordering::Relaxed);
     let _ = worker.join();
+    worker_done.store(true, Ordering::Relaxed);
+    let mut exit = ExitCode::SUCCESS;
+    if let Some(p) = pusher {
+        match p.join() {
+            Ok(()) => {}
+            Err(_) => exit = ExitCode::from(1),
+        }
+        if shared.lock().map(|s| s.push_failed).unwrap_or(false) {
+            exit = ExitCode::from(1);
+        }
+    }
+    if let Some(e) = shared.lock().ok().and_then(|s| s.error.clone()) {
+        if !reported_done {
+            eprintln!("rocescope: {name}: {e}");
+        }
+        exit = ExitCode::from(1);
+    }
     Ok(exit)
+}
+
+/// Write a line every `every` while figures come (live: every interval), and a last one
+/// with the final figures once `final_flag` is set (the worker has finished).
+fn push_loop(
+    mut out: Box<dyn Write + Send>,
+    shared: &Mutex<Shared>,
+    every: Duration,
+    live: bool,
+    final_flag: &AtomicBool,
+) {
+    let mut pushed = 0u64;
+    let mut next = Instant::now() + every;
+    loop {
+        let last =
+            final_flag.load(Ordering::Relaxed) || shared.lock().map(|s| s.done && !live).unwrap_or(true);
+        let (generation, fams) =
+            shared.lock().map(|s| (s.generation, Arc::clone(&s.families))).unwrap_or_default();
+        let due = Instant::now() >= next;
+        // A file: a line when new figures came (and the last one); live: every interval.
+        if generation > 0 && ((due && (live || generation != pushed)) || (last && generation != pushed)) {
+            let ts = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64());
+            let mut line = metrics::ndjson_line(&fams, ts);
+            line.push('\n');
+            if let Err(e) = out.write_all(line.as_bytes()).and_then(|()| out.flush()) {
+                if e.kind() != std::io::ErrorKind::BrokenPipe {
+                    eprintln!("rocescope: --push: {e}");
+                    if let Ok(mut s) = shared.lock() {
+                        s.push_failed = true;
+                    }
+                }
+                return;
+            }
+            pushed = generation;
+            next = Instant::now() + every;
+        } else if due {
+            next = Instant::now() + every;
+        }
+        if last && generation == pushed {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(50).min(every));
+    }
 }
 
 /// Answer one HTTP request.

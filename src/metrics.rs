@@ -2,9 +2,12 @@
 //! [`Report`] by [`Exposition::update`], then encoded for `/metrics` (OpenMetrics or the
 //! Prometheus text format, through `prometheus-client`) or as NDJSON lines.
 //!
-//! Label sets are bounded: only the top N flows get their own series; the rest are summed
-//! into `qp="other"`. Counters stay monotonic across changes to the top N (see
-//! [`Exposition`]), and the sum over a family's series equals the true total.
+//! Label sets are bounded: only N flows get their own series; the rest are summed into
+//! `qp="other"`, so the sum over a family's series equals the true total. A flow keeps its
+//! series for the exporter's life: moving a flow between its own series and `other` would
+//! make Prometheus count its history twice (the flow's series already counted it, and
+//! `other` would jump by it), so the top N is chosen once (for a file, at its end: exactly the
+//! N busiest) and newcomers take the slots left (see [`Exposition`]).
 
 use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric};
 use prometheus_client::metrics::counter::ConstCounter;
@@ -105,7 +108,7 @@ const FLOW_COUNTERS: [(usize, Option<(&str, &str)>); 25] = [
     (14, None),
 ];
 
-/// (name, help, unit) of the per-flow families.
+/// (name, help, unit) of the per-flow families; all counters but [`CAPTURE_LOSS`].
 const FLOW_FAMILIES: [(&str, &str, Option<BaseUnit>); 15] = [
     ("rocescope_flow_packets", "RoCE packets of the flow.", None),
     ("rocescope_flow", "Wire bytes (frame length) of the flow.", Some(BaseUnit::Bytes)),
@@ -132,11 +135,14 @@ const FLOW_FAMILIES: [(&str, &str, Option<BaseUnit>); 15] = [
     ("rocescope_flow_messages", "Messages (last or only packets) of the flow.", None),
 ];
 
-fn flow_values(f: &FlowReport, settled: bool) -> FlowValues {
+/// The one per-flow gauge family (index into [`FLOW_FAMILIES`]).
+const CAPTURE_LOSS: usize = 12;
+
+fn flow_values(f: &FlowReport) -> FlowValues {
     let p = &f.psn;
     let n = &f.naks;
     let e = &f.ecn;
-    let capture_loss = if settled { p.capture_loss_gaps } else { p.capture_loss_gaps_settled };
+    let capture_loss = p.capture_loss_gaps;
     [
         f.packets,
         f.bytes,
@@ -170,26 +176,19 @@ fn flow_values(f: &FlowReport, settled: bool) -> FlowValues {
 /// A flow's identity across snapshots.
 type FlowId = (u16, String, String, u32);
 
-/// A flow with its own series: what it had counted when it got them.
-#[derive(Clone, Debug)]
-struct Named {
-    baseline: FlowValues,
-}
-
-/// The exposition state: the flows with their own series, and the latest families.
+/// The exposition state: the flows with their own series (and what each had counted when
+/// it got them), and the latest families.
 #[derive(Debug)]
 pub struct Exposition {
     top: usize,
-    named: HashMap<FlowId, Named>,
-    /// Bytes per flow at the previous update: recent traffic ranks flows.
-    last_bytes: HashMap<FlowId, u64>,
-    updated: bool,
+    named: HashMap<FlowId, FlowValues>,
+    /// Flows were given series (they keep them).
+    assigned: bool,
+    /// Highest value exposed per series of the families that must not go down although the
+    /// analysis may revise them (audit verdicts, paused time with timestamps out of order).
+    ratchet: HashMap<String, f64>,
     families: Vec<Family>,
 }
-
-/// A candidate must carry this many times the recent traffic of the weakest named flow to
-/// take its place (hysteresis: series do not flap between two similar flows).
-const DISPLACE_FACTOR: u64 = 2;
 
 impl Exposition {
     /// Up to `top` flows get their own series.
@@ -197,8 +196,8 @@ impl Exposition {
         Exposition {
             top,
             named: HashMap::new(),
-            last_bytes: HashMap::new(),
-            updated: false,
+            assigned: false,
+            ratchet: HashMap::new(),
             families: Vec::new(),
         }
     }
@@ -208,29 +207,39 @@ impl Exposition {
         &self.families
     }
 
-    /// Rebuild the families from a new report. `settled`: the input has ended (every
-    /// unexplained gap counts as capture loss now).
-    pub fn update(&mut self, r: &Report, settled: bool) {
+    /// Rebuild the families from a new report. `flows`: include the per-flow families (a
+    /// file being read leaves them out until its end, so its top N is exact).
+    pub fn update(&mut self, r: &Report, flows: bool) {
         let ids: Vec<FlowId> =
             r.flows.iter().map(|f| (f.point, f.src.clone(), f.dst.clone(), f.dest_qp)).collect();
-        let values: Vec<FlowValues> = r.flows.iter().map(|f| flow_values(f, settled)).collect();
-        self.select(r, &ids, &values);
-        self.updated = true;
+        let values: Vec<FlowValues> = r.flows.iter().map(flow_values).collect();
+        if flows {
+            self.select(r, &ids, &values);
+        }
 
-        let mut fams: Vec<Family> =
-            FLOW_FAMILIES.iter().map(|(n, h, u)| Family::new(n, h, Kind::Counter, *u)).collect();
+        let mut fams: Vec<Family> = FLOW_FAMILIES
+            .iter()
+            .enumerate()
+            .map(|(i, (n, h, u))| {
+                Family::new(n, h, if i == CAPTURE_LOSS { Kind::Gauge } else { Kind::Counter }, *u)
+            })
+            .collect();
         let mut other: FlowValues = [0.0; FLOW_COUNTERS.len()];
         let point_name =
             |p: u16| r.points.get(usize::from(p)).map_or_else(|| p.to_string(), |x| x.name.clone());
         let mut named_rows: Vec<(usize, FlowValues)> = Vec::new();
         for (i, (id, v)) in ids.iter().zip(&values).enumerate() {
             match self.named.get(id) {
-                Some(n) => {
+                Some(baseline) => {
                     let mut own = [0.0; FLOW_COUNTERS.len()];
                     for (k, o) in own.iter_mut().enumerate() {
-                        // What it counted before getting its series stays in `other`.
-                        *o = v[k] - n.baseline[k];
-                        other[k] += n.baseline[k];
+                        if FLOW_COUNTERS[k].0 == CAPTURE_LOSS {
+                            *o = v[k]; // a gauge: its value now
+                        } else {
+                            // What it counted before getting its series stays in `other`.
+                            *o = v[k] - baseline[k];
+                            other[k] += baseline[k];
+                        }
                     }
                     named_rows.push((i, own));
                 }
@@ -264,7 +273,7 @@ impl Exposition {
             ],
             other,
         );
-        for (labels, v) in rows.chain(std::iter::once(other_row)) {
+        for (labels, v) in rows.chain(std::iter::once(other_row)).filter(|_| flows) {
             for (k, (fam, extra)) in FLOW_COUNTERS.iter().enumerate() {
                 let mut l = labels.clone();
                 if let Some((key, val)) = extra {
@@ -320,12 +329,15 @@ impl Exposition {
                     ];
                     pfc_frames.samples.push((l.clone(), p.pause_frames as f64));
                     pfc_xon.samples.push((l.clone(), p.xon_frames as f64));
+                    // Timestamps out of order can shorten a pause already counted.
+                    let secs = self.ratcheted("pfc_paused", &l, secs);
                     pfc_paused.samples.push((l.clone(), secs));
                     pfc_storms.samples.push((l, p.storms.len() as f64));
                 }
                 PauseKind::Pause => {
                     let l = vec![("point", point), ("mac", p.src_mac.clone())];
                     link_frames.samples.push((l.clone(), p.pause_frames as f64));
+                    let secs = self.ratcheted("link_paused", &l, secs);
                     link_paused.samples.push((l, secs));
                 }
             }
@@ -378,7 +390,11 @@ impl Exposition {
         );
         for kind in ["dscp", "cnp_dscp", "pcp", "ecn", "pause_priority"] {
             let n: u64 = r.audit.violations.iter().filter(|v| v.what == kind).map(|v| v.packets).sum();
-            audit.samples.push((vec![("kind", kind.to_string())], n as f64));
+            // A pause on a priority no RoCE used yet stops counting once RoCE appears there;
+            // what was exposed stays.
+            let l = vec![("kind", kind.to_string())];
+            let n = self.ratcheted("audit", &l, n as f64);
+            audit.samples.push((l, n));
         }
         fams.push(audit);
         let mut received = Family::new(
@@ -448,51 +464,29 @@ impl Exposition {
         self.families = fams;
     }
 
-    /// Choose the flows with their own series (see the module docs).
+    /// Give flows their series: the first time, the `top` busiest (by bytes) from zero; then
+    /// newcomers, busiest first, while slots remain, from what they have counted by then
+    /// (which stays in `other`). No flow ever loses its series.
     fn select(&mut self, r: &Report, ids: &[FlowId], values: &[FlowValues]) {
-        // Recent traffic: bytes since the last update (everything, the first time).
-        let recent: Vec<u64> = r
-            .flows
-            .iter()
-            .zip(ids)
-            .map(|(f, id)| f.bytes.saturating_sub(self.last_bytes.get(id).copied().unwrap_or(0)))
-            .collect();
-        let mut order: Vec<usize> = (0..ids.len()).collect();
-        order.sort_by(|&a, &b| recent[b].cmp(&recent[a]).then(r.flows[b].bytes.cmp(&r.flows[a].bytes)));
-        let baseline = |i: usize, first: bool| -> FlowValues {
-            if first {
-                [0.0; FLOW_COUNTERS.len()]
-            } else {
-                values[i]
-            }
-        };
-        let first = !self.updated;
-        for &i in &order {
-            if self.named.contains_key(&ids[i]) {
-                continue;
-            }
-            if self.named.len() < self.top {
-                self.named.insert(ids[i].clone(), Named { baseline: baseline(i, first) });
-                continue;
-            }
-            // Full: displace the weakest named flow if this one is much busier.
-            let weakest = ids
-                .iter()
-                .enumerate()
-                .filter(|(_, id)| self.named.contains_key(*id))
-                .min_by_key(|(j, _)| recent[*j]);
-            let Some((w, wid)) = weakest else { break };
-            if recent[i] > 0 && recent[i] > recent[w].saturating_mul(DISPLACE_FACTOR) {
-                let wid = wid.clone();
-                self.named.remove(&wid);
-                self.named.insert(ids[i].clone(), Named { baseline: baseline(i, false) });
-            } else {
-                break;
-            }
+        let first = !self.assigned;
+        self.assigned = true;
+        if self.named.len() >= self.top {
+            return;
         }
-        for (f, id) in r.flows.iter().zip(ids) {
-            self.last_bytes.insert(id.clone(), f.bytes);
+        let mut order: Vec<usize> = (0..ids.len()).filter(|&i| !self.named.contains_key(&ids[i])).collect();
+        order.sort_by_key(|&i| std::cmp::Reverse(r.flows.get(i).map_or(0, |f| f.bytes)));
+        for i in order.into_iter().take(self.top - self.named.len()) {
+            let baseline = if first { [0.0; FLOW_COUNTERS.len()] } else { values[i] };
+            self.named.insert(ids[i].clone(), baseline);
         }
+    }
+
+    /// `v`, or the highest value this series has shown, whichever is larger.
+    fn ratcheted(&mut self, name: &str, labels: &Labels, v: f64) -> f64 {
+        let key = format!("{name}{labels:?}");
+        let e = self.ratchet.entry(key).or_insert(v);
+        *e = e.max(v);
+        *e
     }
 }
 
@@ -576,10 +570,10 @@ mod tests {
     }
 
     /// Per family, the sum over all flows in the report (what the series must add up to).
-    fn totals(r: &Report, settled: bool) -> Vec<f64> {
+    fn totals(r: &Report) -> Vec<f64> {
         let mut t = vec![0.0; FLOW_FAMILIES.len()];
         for f in &r.flows {
-            for (k, v) in flow_values(f, settled).iter().enumerate() {
+            for (k, v) in flow_values(f).iter().enumerate() {
                 t[FLOW_COUNTERS[k].0] += v;
             }
         }
@@ -596,7 +590,7 @@ mod tests {
         let mut before = HashMap::new();
         let mut n = 0u64;
         let mut updates = 0;
-        let mut named_sets = std::collections::HashSet::new();
+        let mut named_sets = Vec::new();
         loop {
             let rec = reader.next_record().unwrap();
             let done = rec.is_none();
@@ -612,14 +606,16 @@ mod tests {
                 }
             }
             let r = a.report();
-            ex.update(&r, done);
+            ex.update(&r, true);
             updates += 1;
             let mut names: Vec<_> = ex.named.keys().cloned().collect();
             names.sort();
-            named_sets.insert(names);
+            // Flows keep their series: the named set only grows, up to the limit.
+            assert!(named_sets.iter().all(|n: &Vec<_>| n.iter().all(|x| names.contains(x))), "{names:?}");
+            named_sets.push(names);
             assert!(ex.named.len() <= 2);
             // The sum over each flow family's series is the true total.
-            let want = totals(&r, done);
+            let want = totals(&r);
             for (i, f) in ex.families()[..FLOW_FAMILIES.len()].iter().enumerate() {
                 let got: f64 = f.samples.iter().map(|(_, v)| v).sum();
                 assert!((got - want[i]).abs() < 1e-6, "{}: {got} != {}", f.name, want[i]);
@@ -627,8 +623,23 @@ mod tests {
                 let per = FLOW_COUNTERS.iter().filter(|(fam, _)| *fam == i).count();
                 assert!(f.samples.len() <= 3 * per, "{}: {} series", f.name, f.samples.len());
             }
-            // Counters never go down.
+            // Counters never go down; after the first update, a new flow series starts at 0
+            // and no series goes away: so Prometheus's rate() and increase() summed over a family
+            // are the true rates (a flow moved into `other` would be counted twice).
             let now = series(ex.families());
+            for k in before.keys() {
+                assert!(now.contains_key(k), "{k:?} disappeared");
+            }
+            if updates > 1 {
+                for (k, v) in &now {
+                    let counter =
+                        ex.families().iter().any(|f| f.sample_name() == k.0 && f.kind == Kind::Counter);
+                    let flow = k.1.iter().any(|(l, _)| *l == "qp");
+                    if counter && flow && !before.contains_key(k) {
+                        assert_eq!(*v, 0.0, "{k:?} was born at {v}");
+                    }
+                }
+            }
             for (k, v) in &now {
                 let fam = ex.families().iter().find(|f| f.sample_name() == k.0).unwrap();
                 if fam.kind == Kind::Counter {
@@ -643,8 +654,7 @@ mod tests {
             }
         }
         assert!(updates > 20);
-        // The busiest flows changed as the demo went from scenario to scenario.
-        assert!(named_sets.len() > 2, "the named flows never changed: {named_sets:?}");
+        assert_eq!(ex.named.len(), 2);
     }
 
     #[test]
@@ -660,6 +670,9 @@ mod tests {
         }
         let r = a.report();
         let mut ex = Exposition::new(3);
+        // A file: no flow series while it is read, then the exact top 3 at its end.
+        ex.update(&r, false);
+        assert!(ex.families()[1].samples.is_empty());
         ex.update(&r, true);
         let mut by_bytes: Vec<_> = r.flows.iter().collect();
         by_bytes.sort_by_key(|f| std::cmp::Reverse(f.bytes));

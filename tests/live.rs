@@ -474,3 +474,68 @@ fn export_on_a_live_interface_pushes_what_it_captured() {
         .map(|m| m["labels"]["point"].clone());
     assert_eq!(point, Some(serde_json::Value::from(pair.b.clone())));
 }
+
+#[test]
+fn export_stopped_by_sigint_pushes_its_final_figures() {
+    if !can_run() {
+        return;
+    }
+    let Some(pair) = Pair::new() else { return };
+    // A long interval: the only line can come from the stop.
+    let child: Child = pair
+        .rocescope(&["export", "--no-http", "--push", "-", "--interval", "60", "-i", &pair.b])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(700));
+    pair.replay(&sample("rc-normal.pcap"));
+    std::thread::sleep(Duration::from_millis(1500));
+    assert!(sh(&["kill", "-INT", &child.id().to_string()]));
+    let started = Instant::now();
+    let o = child.wait_with_output().unwrap();
+    assert!(started.elapsed() < Duration::from_secs(3), "did not stop promptly");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = String::from_utf8_lossy(&o.stdout);
+    let last: serde_json::Value =
+        serde_json::from_str(out.lines().last().expect("a line at the stop")).unwrap();
+    let frames_total: f64 = last["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["name"] == "rocescope_frames_total")
+        .map(|m| m["value"].as_f64().unwrap())
+        .sum();
+    assert_eq!(frames_total, frames(&sample("rc-normal.pcap")).len() as f64);
+}
+
+#[test]
+fn export_push_into_a_closed_pipe_ends_the_exporter() {
+    if !can_run() {
+        return;
+    }
+    let Some(pair) = Pair::new() else { return };
+    let mut child: Child = pair
+        .rocescope(&["export", "--no-http", "--push", "-", "--interval", "0.2", "-i", &pair.b])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Read the first line, then close the pipe (as `| head -n1` does).
+    let mut out = child.stdout.take().unwrap();
+    let mut buf = [0u8; 1];
+    while std::io::Read::read(&mut out, &mut buf).map(|n| n == 1 && buf[0] != b'\n').unwrap_or(false) {}
+    drop(out);
+    let started = Instant::now();
+    while started.elapsed() < Duration::from_secs(5) {
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let status = child.try_wait().unwrap();
+    if status.is_none() {
+        let _ = child.kill();
+    }
+    assert_eq!(status.and_then(|s| s.code()), Some(0), "ends quietly once its reader is gone");
+}
