@@ -53,10 +53,10 @@ fn u32_at(b: &[u8], at: usize, be: bool) -> u32 {
 
 impl Classic {
     /// Read the 24-byte file header from `src`.
-    pub(crate) fn open(src: Box<dyn Read + Send>) -> Result<Classic, CaptureError> {
+    pub(crate) fn open(src: Box<dyn Read + Send>, chunk: usize) -> Result<Classic, CaptureError> {
         let mut c = Classic {
             src,
-            buf: vec![0; CHUNK],
+            buf: vec![0; chunk.clamp(4096, CHUNK)],
             start: 0,
             end: 0,
             offset: 0,

@@ -114,8 +114,10 @@ impl Merged {
         let names = point_names(paths);
         let mut inputs = Vec::with_capacity(paths.len());
         let mut failed = Vec::new();
+        // 4 MiB of read buffers in all, at least 64 KiB each (they grow for larger records).
+        let buffer = (4 << 20) / paths.len().max(1);
         for (path, name) in paths.iter().zip(names) {
-            match CaptureReader::open(path) {
+            match CaptureReader::open_with_buffer(path, buffer) {
                 Ok(reader) => inputs.push(Input {
                     reader,
                     name,

@@ -134,16 +134,31 @@ impl CaptureReader {
     /// Open a capture file; `-` reads standard input. Gzip-compressed input is detected by
     /// its magic bytes and decompressed on the fly.
     pub fn open(path: &Path) -> Result<Self, CaptureError> {
+        Self::open_with_buffer(path, BUFFER)
+    }
+
+    /// [`CaptureReader::open`] with a smaller read buffer to start with (it still grows to
+    /// the largest record): many files read at once (a merge) need not take 1 MiB each.
+    pub fn open_with_buffer(path: &Path, buffer: usize) -> Result<Self, CaptureError> {
         if path == Path::new("-") {
-            return Self::from_read(io::stdin(), path);
+            return Self::from_read_with(io::stdin(), path, buffer);
         }
         let file =
             File::open(path).map_err(|error| CaptureError::Io { source_name: path.to_path_buf(), error })?;
-        Self::from_read(file, path)
+        Self::from_read_with(file, path, buffer)
     }
 
     /// Read a capture from any byte stream. `name` is used in error messages.
     pub fn from_read<R: Read + Send + 'static>(r: R, name: &Path) -> Result<Self, CaptureError> {
+        Self::from_read_with(r, name, BUFFER)
+    }
+
+    fn from_read_with<R: Read + Send + 'static>(
+        r: R,
+        name: &Path,
+        buffer: usize,
+    ) -> Result<Self, CaptureError> {
+        let buffer = buffer.clamp(64 * 1024, BUFFER);
         let source_name: PathBuf = name.to_path_buf();
         let mut br = BufReader::with_capacity(64 * 1024, r);
         let head =
@@ -151,10 +166,14 @@ impl CaptureReader {
         let gz = head.starts_with(&[0x1f, 0x8b]);
         let source: Box<dyn Read + Send> =
             if gz { Box::new(flate2::read::MultiGzDecoder::new(br)) } else { Box::new(br) };
-        Self::from_boxed(source, source_name)
+        Self::from_boxed(source, source_name, buffer)
     }
 
-    fn from_boxed(source: Box<dyn Read + Send>, source_name: PathBuf) -> Result<Self, CaptureError> {
+    fn from_boxed(
+        source: Box<dyn Read + Send>,
+        source_name: PathBuf,
+        buffer: usize,
+    ) -> Result<Self, CaptureError> {
         // Peek the magic so the error for a non-capture can show it.
         let mut source = source;
         let mut magic = [0u8; 4];
@@ -179,7 +198,7 @@ impl CaptureReader {
             _ => return Err(CaptureError::NotACapture { source_name, magic }),
         };
         if format != Format::PcapNg {
-            let classic = Classic::open(Box::new(chained))?;
+            let classic = Classic::open(Box::new(chained), buffer)?;
             let h = classic.header;
             let interface = Interface {
                 link_type: LinkType(h.link_type),
@@ -196,13 +215,13 @@ impl CaptureReader {
                 interfaces: vec![interface],
                 buf: Vec::new(),
                 records: 0,
-                capacity: BUFFER,
+                capacity: buffer,
                 last_ts: 0,
                 done: false,
                 big_endian: h.big_endian,
             });
         }
-        let inner = create_reader(BUFFER, FullRead(chained)).map_err(|e| match e {
+        let inner = create_reader(buffer, FullRead(chained)).map_err(|e| match e {
             PcapError::Eof | PcapError::Incomplete(_) | PcapError::UnexpectedEof => {
                 CaptureError::Truncated { offset: 0, records: 0 }
             }
@@ -218,7 +237,7 @@ impl CaptureReader {
             interfaces: Vec::new(),
             buf: Vec::with_capacity(65536),
             records: 0,
-            capacity: BUFFER,
+            capacity: buffer,
             last_ts: 0,
             done: false,
             big_endian: matches!(u32::from_le_bytes(magic), 0xD4C3_B2A1 | 0x4D3C_B2A1 | 0x34CD_B2A1),
