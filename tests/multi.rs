@@ -316,3 +316,42 @@ fn a_file_out_of_time_order_is_named() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("odd.pcap: 1 record(s) earlier than the one before"), "{err}");
 }
+
+#[test]
+fn a_second_pcapng_section_brings_new_interfaces() {
+    let dir = tempfile::tempdir().unwrap();
+    // Section 1: Ethernet; section 2: the same frames relabelled Linux cooked (113). Two
+    // pcapng files one after the other make one two-section pcapng.
+    let mut sll = std::fs::read(sample("rc-normal.pcap")).unwrap();
+    sll[20..24].copy_from_slice(&113u32.to_le_bytes());
+    let sll_pcap = dir.path().join("sll.pcap");
+    std::fs::write(&sll_pcap, sll).unwrap();
+    let mut two = Vec::new();
+    for src in [sample("rc-normal.pcap"), sll_pcap] {
+        let out = dir.path().join("part.pcapng");
+        let o = run(&["capture", "-w", out.to_str().unwrap()], &[src]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        two.extend(std::fs::read(&out).unwrap());
+    }
+    let sections = dir.path().join("two.pcapng");
+    std::fs::write(&sections, two).unwrap();
+    let merged = dir.path().join("merged.pcapng");
+    let o = run(&["capture", "-w", merged.to_str().unwrap()], &[sections, sample("ud.pcap")]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let mut r = rocescope_capture::CaptureReader::open(&merged).unwrap();
+    let mut by_type = std::collections::BTreeMap::new();
+    let mut seen = Vec::new();
+    while let Some(rec) = r.next_record().unwrap() {
+        *by_type.entry(rec.link_type.0).or_insert(0) += 1;
+        seen.push((rec.interface, rec.link_type));
+    }
+    for (i, lt) in seen {
+        assert_eq!(
+            r.interfaces()[i as usize].link_type,
+            lt,
+            "each record under an interface of its own type"
+        );
+    }
+    let n = common::count(&sample("rc-normal.pcap")).frames as i32;
+    assert_eq!(by_type.get(&113), Some(&n), "{by_type:?}");
+}

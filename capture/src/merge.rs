@@ -21,6 +21,8 @@ struct Pending {
     /// The file's own interface index.
     interface: u32,
     link_bps: Option<u64>,
+    /// pcapng section it was read in.
+    section: u32,
     data: Vec<u8>,
 }
 
@@ -33,6 +35,7 @@ impl Default for Pending {
             link_type: LinkType::ETHERNET,
             interface: 0,
             link_bps: None,
+            section: 0,
             data: Vec::new(),
         }
     }
@@ -47,6 +50,8 @@ struct Input {
     done: bool,
     /// Global interface index of each of this file's interfaces, assigned on first sight.
     iface_map: Vec<Option<u32>>,
+    /// The pcapng section `iface_map` is for.
+    section: u32,
     /// Time of its previous record, and records earlier than the one before them.
     last_ts: i64,
     backwards: u64,
@@ -124,6 +129,7 @@ impl Merged {
                     pending: None,
                     done: false,
                     iface_map: Vec::new(),
+                    section: 0,
                     last_ts: i64::MIN,
                     backwards: 0,
                 }),
@@ -138,6 +144,7 @@ impl Merged {
                         pending: None,
                         done: true,
                         iface_map: Vec::new(),
+                        section: 0,
                         last_ts: i64::MIN,
                         backwards: 0,
                     });
@@ -230,6 +237,7 @@ impl Merged {
                     slot.interface = rec.interface;
                     slot.link_bps = rec.link_bps;
                     slot.data.extend_from_slice(rec.data);
+                    slot.section = input.reader.sections();
                     if slot.ts_ns < input.last_ts {
                         input.backwards += 1;
                     }
@@ -262,6 +270,11 @@ impl Merged {
         self.spare = pending.data;
         let (local, lt, bps) =
             (self.current.interface as usize, self.current.link_type, self.current.link_bps);
+        // A new pcapng section numbers its interfaces afresh: they are new interfaces.
+        if input.section != self.current.section {
+            input.section = self.current.section;
+            input.iface_map.clear();
+        }
         let global = self.global_interface(point, local, lt, bps);
         let c = &self.current;
         Some(Record {

@@ -114,6 +114,8 @@ pub struct CaptureReader {
     buf: Vec<u8>,
     records: u64,
     capacity: usize,
+    /// pcapng sections begun (each restarts interface numbering).
+    sections: u32,
     last_ts: i64,
     done: bool,
     /// Byte order of the file (classic pcap) or of the current section (pcapng).
@@ -216,6 +218,7 @@ impl CaptureReader {
                 buf: Vec::new(),
                 records: 0,
                 capacity: buffer,
+                sections: 0,
                 last_ts: 0,
                 done: false,
                 big_endian: h.big_endian,
@@ -238,6 +241,7 @@ impl CaptureReader {
             buf: Vec::with_capacity(65536),
             records: 0,
             capacity: buffer,
+            sections: 0,
             last_ts: 0,
             done: false,
             big_endian: matches!(u32::from_le_bytes(magic), 0xD4C3_B2A1 | 0x4D3C_B2A1 | 0x34CD_B2A1),
@@ -252,6 +256,11 @@ impl CaptureReader {
     /// The interfaces described so far (pcapng), or the single link of a classic pcap.
     pub fn interfaces(&self) -> &[Interface] {
         &self.interfaces
+    }
+
+    /// pcapng sections begun so far (a new section numbers its interfaces from 0 again).
+    pub fn sections(&self) -> u32 {
+        self.sections
     }
 
     /// Records returned so far.
@@ -378,6 +387,7 @@ impl CaptureReader {
                         PcapBlockOwned::NG(Block::SectionHeader(shb)) => {
                             // A new section starts a new set of interfaces.
                             self.interfaces.clear();
+                            self.sections += 1;
                             self.big_endian = shb.big_endian();
                             Step::Skip
                         }
