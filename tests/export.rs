@@ -389,14 +389,7 @@ fn push_writes_ndjson_and_errors_are_clear() {
     let out = String::from_utf8(o.stdout).unwrap();
     assert_eq!(out.lines().count(), 1, "{out}");
     let v: Value = serde_json::from_str(out.lines().next().unwrap()).unwrap();
-    let cnps: f64 = v["metrics"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["name"] == "rocescope_cnp_packets_total")
-        .map(|m| m["value"].as_f64().unwrap())
-        .sum();
-    assert!(cnps > 0.0);
+    assert!(common::pushed_sum(&v, "rocescope_cnp_packets_total") > 0.0);
     // A port in use.
     let busy = TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = busy.local_addr().unwrap().to_string();

@@ -450,15 +450,7 @@ fn export_on_a_live_interface_pushes_what_it_captured() {
     let lines: Vec<serde_json::Value> = out.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     assert!(lines.len() >= 3, "a line every half second: {}", lines.len());
     let last = lines.last().unwrap();
-    let sum = |name: &str| -> f64 {
-        last["metrics"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter(|m| m["name"] == name)
-            .map(|m| m["value"].as_f64().unwrap())
-            .sum()
-    };
+    let sum = |name: &str| common::pushed_sum(last, name);
     let n = frames(&sample("ecn-cnp.pcap")).len() as f64;
     assert_eq!(sum("rocescope_capture_received_packets_total"), n);
     assert_eq!(sum("rocescope_capture_dropped_packets_total"), 0.0);
@@ -499,14 +491,10 @@ fn export_stopped_by_sigint_pushes_its_final_figures() {
     let out = String::from_utf8_lossy(&o.stdout);
     let last: serde_json::Value =
         serde_json::from_str(out.lines().last().expect("a line at the stop")).unwrap();
-    let frames_total: f64 = last["metrics"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["name"] == "rocescope_frames_total")
-        .map(|m| m["value"].as_f64().unwrap())
-        .sum();
-    assert_eq!(frames_total, frames(&sample("rc-normal.pcap")).len() as f64);
+    assert_eq!(
+        common::pushed_sum(&last, "rocescope_frames_total"),
+        frames(&sample("rc-normal.pcap")).len() as f64
+    );
 }
 
 #[test]

@@ -17,6 +17,46 @@ pub enum Source {
     Merged(Merged),
 }
 
+/// A file-like source read record by record.
+trait Records {
+    /// The next record, or `None` at the end.
+    fn next_one(&mut self) -> Result<Option<Record<'_>>, CaptureError>;
+}
+
+impl Records for CaptureReader {
+    fn next_one(&mut self) -> Result<Option<Record<'_>>, CaptureError> {
+        self.next_record()
+    }
+}
+
+impl Records for Merged {
+    fn next_one(&mut self) -> Result<Option<Record<'_>>, CaptureError> {
+        Ok(self.next_record())
+    }
+}
+
+/// Up to `max` records of `src` to `f` (which returns false to stop early).
+fn batch(
+    src: &mut impl Records,
+    max: usize,
+    f: &mut dyn FnMut(&Record<'_>) -> bool,
+) -> Result<Batch, CaptureError> {
+    let mut n = 0;
+    while n < max {
+        match src.next_one()? {
+            Some(rec) => {
+                n += 1;
+                if !f(&rec) {
+                    break;
+                }
+            }
+            None if n == 0 => return Ok(Batch::End),
+            None => break,
+        }
+    }
+    Ok(Batch::Frames(n))
+}
+
 /// What a batch read gave.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Batch {
@@ -112,38 +152,8 @@ impl Source {
                 0 => Batch::Idle,
                 n => Batch::Frames(n),
             }),
-            Source::File(r) => {
-                let mut n = 0;
-                while n < max {
-                    match r.next_record()? {
-                        Some(rec) => {
-                            n += 1;
-                            if !f(&rec) {
-                                break;
-                            }
-                        }
-                        None if n == 0 => return Ok(Batch::End),
-                        None => break,
-                    }
-                }
-                Ok(Batch::Frames(n))
-            }
-            Source::Merged(m) => {
-                let mut n = 0;
-                while n < max {
-                    match m.next_record() {
-                        Some(rec) => {
-                            n += 1;
-                            if !f(&rec) {
-                                break;
-                            }
-                        }
-                        None if n == 0 => return Ok(Batch::End),
-                        None => break,
-                    }
-                }
-                Ok(Batch::Frames(n))
-            }
+            Source::File(r) => batch(r, max, f),
+            Source::Merged(m) => batch(m, max, f),
         }
     }
 

@@ -185,3 +185,12 @@ impl Drop for Tmux {
         let _ = Command::new("tmux").args(["kill-session", "-t", &self.name]).status();
     }
 }
+
+/// The sum of one metric's series in an NDJSON line of `rocescope export --push`.
+#[allow(dead_code)] // not every test binary pushes
+pub fn pushed_sum(line: &serde_json::Value, name: &str) -> f64 {
+    line["metrics"]
+        .as_array()
+        .map(|a| a.iter().filter(|m| m["name"] == name).filter_map(|m| m["value"].as_f64()).sum())
+        .unwrap_or(0.0)
+}
