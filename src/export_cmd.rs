@@ -118,6 +118,17 @@ pub fn run(args: &ExportArgs) -> anyhow::Result<ExitCode> {
             )
         })?)
     };
+    let push = match &args.push {
+        Some(p) if p.as_os_str() == "-" => Some(Box::new(std::io::stdout()) as Box<dyn Write + Send>),
+        Some(p) => Some(Box::new(
+            std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(p)
+                .with_context(|| format!("cannot open {} for --push", p.display()))?,
+        ) as Box<dyn Write + Send>),
+        None => None,
+    };
     let mut opened = driver::open(&args.source, opts.roce_port, true)?;
     cfg.points = opened.point_names();
     let live = opened.source.is_live();
@@ -196,17 +207,6 @@ pub fn run(args: &ExportArgs) -> anyhow::Result<ExitCode> {
         })?
     };
 
-    let push = match &args.push {
-        Some(p) if p.as_os_str() == "-" => Some(Box::new(std::io::stdout()) as Box<dyn Write + Send>),
-        Some(p) => Some(Box::new(
-            std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(p)
-                .with_context(|| format!("cannot open {} for --push", p.display()))?,
-        ) as Box<dyn Write + Send>),
-        None => None,
-    };
     // The push has its own thread: a reader that stalls holds up neither the scrapes nor a
     // stop. It ends after the final line (or when its output fails).
     let push_done = Arc::new(AtomicBool::new(false));
