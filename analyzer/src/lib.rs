@@ -165,11 +165,13 @@ pub struct Analyzer {
     cm_partner: FxHashMap<FlowKey, (FlowKey, Option<u32>)>,
     timelines: FxHashMap<TimelineKey, Timeline>,
     /// RoCE per priority, per capture point.
-    priorities: Vec<[PriorityUse; 8]>,
+    priorities: Vec<PriorityUse>,
     /// Per capture point.
     points: Vec<PointTotals>,
     /// Packets matched across capture points (several merged captures only).
     matcher: Option<crosspoint::Matcher>,
+    /// Several capture points are configured (per-point counters kept).
+    multi: bool,
     totals: Totals,
     pmtu_seen: u32,
     audit: FxHashMap<AuditKey, (u64, u64)>,
@@ -210,8 +212,9 @@ impl Analyzer {
             cm_pending: FxHashMap::default(),
             cm_partner: FxHashMap::default(),
             timelines: FxHashMap::default(),
-            priorities: vec![[PriorityUse::default(); 8]; npoints],
+            priorities: vec![PriorityUse::default(); npoints * 8],
             points: vec![PointTotals::default(); npoints],
+            multi: matcher.is_some(),
             matcher,
             totals: Totals::default(),
             pmtu_seen: 0,
@@ -326,18 +329,22 @@ impl Analyzer {
         // The latest time, not the last frame's: merged captures are not always in order.
         t.end_ns = Some(t.end_ns.map_or(meta.ts_ns, |e| e.max(meta.ts_ns)));
         let point = usize::from(meta.point);
-        if point >= self.points.len() {
-            // More points than configured names: grow rather than mix them up.
-            self.points.resize(point + 1, PointTotals::default());
-            self.priorities.resize(point + 1, [PriorityUse::default(); 8]);
-        }
-        if let Some(pt) = self.points.get_mut(point) {
-            pt.packets += 1;
-            pt.start_ns.get_or_insert(meta.ts_ns);
-            pt.end_ns = Some(pt.end_ns.map_or(meta.ts_ns, |e| e.max(meta.ts_ns)));
-        }
-        if let Some(m) = &mut self.matcher {
-            m.advance(meta.point, meta.ts_ns);
+        // Per-point counters only for merged captures (a single source's are the totals).
+        let multi = self.multi || point > 0;
+        if multi {
+            if point >= self.points.len() {
+                // More points than configured names: grow rather than mix them up.
+                self.points.resize(point + 1, PointTotals::default());
+                self.priorities.resize((point + 1) * 8, PriorityUse::default());
+            }
+            if let Some(pt) = self.points.get_mut(point) {
+                pt.packets += 1;
+                pt.start_ns.get_or_insert(meta.ts_ns);
+                pt.end_ns = Some(pt.end_ns.map_or(meta.ts_ns, |e| e.max(meta.ts_ns)));
+            }
+            if let Some(m) = &mut self.matcher {
+                m.advance(meta.point, meta.ts_ns);
+            }
         }
         if p.is_malformed_roce() {
             t.malformed += 1;
@@ -361,8 +368,10 @@ impl Analyzer {
         };
         t.roce += 1;
         t.roce_bytes += u64::from(meta.len);
-        if let Some(pt) = self.points.get_mut(point) {
-            pt.roce += 1;
+        if multi {
+            if let Some(pt) = self.points.get_mut(point) {
+                pt.roce += 1;
+            }
         }
         if r.grh.is_some() {
             t.roce_v1 += 1;
@@ -379,7 +388,7 @@ impl Analyzer {
         let id = self.flow_id(key, meta.number, meta.ts_ns);
         // Across capture points, only packets a PSN names: connected requests and READ
         // responses (ACKs repeat PSNs, CNPs carry none).
-        if let Some(m) = &mut self.matcher {
+        if let Some(m) = self.matcher.as_mut().filter(|_| multi) {
             let named = matches!(op.transport(), Transport::Rc | Transport::Uc | Transport::Xrc)
                 && (op.is_request() || (op.is_response() && (0x0D..=0x10).contains(&op.operation())));
             if named {
@@ -455,9 +464,7 @@ impl Analyzer {
     }
 
     fn on_priority_traffic(&mut self, point: u16, prio: u8, ts: i64) {
-        if let Some(u) =
-            self.priorities.get_mut(usize::from(point)).and_then(|p| p.get_mut(usize::from(prio)))
-        {
+        if let Some(u) = self.priorities.get_mut(usize::from(point) * 8 + usize::from(prio & 7)) {
             u.packets += 1;
             u.first_ts.get_or_insert(ts);
         }
@@ -703,8 +710,7 @@ impl Analyzer {
         let apply = |kind: PauseKind, prio: u8, quanta: u16, this: &mut Self| {
             let seen_before = this
                 .priorities
-                .get(usize::from(meta.point))
-                .and_then(|p| p.get(usize::from(prio)))
+                .get(usize::from(meta.point) * 8 + usize::from(prio & 7))
                 .is_some_and(|u| u.packets > 0);
             let tl = this
                 .timelines
@@ -763,12 +769,22 @@ impl Analyzer {
 
     /// RoCE per priority at a capture point.
     pub(crate) fn priorities(&self, point: u16) -> [PriorityUse; 8] {
-        self.priorities.get(usize::from(point)).copied().unwrap_or_default()
+        let at = usize::from(point) * 8;
+        self.priorities.get(at..at + 8).and_then(|p| <[PriorityUse; 8]>::try_from(p).ok()).unwrap_or_default()
     }
 
-    /// Per capture point counters.
-    pub fn points(&self) -> &[PointTotals] {
-        &self.points
+    /// Per capture point counters (for a single source, its totals).
+    pub fn points(&self) -> Vec<PointTotals> {
+        if self.matcher.is_none() && self.points.len() <= 1 {
+            let t = &self.totals;
+            return vec![PointTotals {
+                packets: t.packets,
+                roce: t.roce,
+                start_ns: t.start_ns,
+                end_ns: t.end_ns,
+            }];
+        }
+        self.points.clone()
     }
 
     pub(crate) fn matcher(&self) -> Option<&crosspoint::Matcher> {

@@ -968,14 +968,15 @@ pub(crate) fn build(a: &Analyzer, detail: bool) -> Report {
     let mut pfc = Vec::new();
     let mut findings = Vec::new();
     let mut violations = Vec::new();
+    let points = a.points();
     for key in keys {
         let Some(tl) = a.timelines().get(&key) else { continue };
         let (point, mac, kind, prio) = key;
         let use_ = a.priorities(point).get(usize::from(prio)).copied().unwrap_or_default();
-        let point_end = a.points().get(usize::from(point)).and_then(|p| p.end_ns).unwrap_or(end);
+        let point_end = points.get(usize::from(point)).and_then(|p| p.end_ns).unwrap_or(end);
         let tl = tl.finish(point_end, &a.cfg.pfc, use_.packets > 0);
         // Per second of this point's own capture (merged captures span more).
-        let pt = a.points().get(usize::from(point));
+        let pt = points.get(usize::from(point));
         let point_span = pt.and_then(|p| Some(p.end_ns? - p.start_ns?)).unwrap_or(duration_ns);
         let secs = point_span.max(0) as f64 / 1e9;
         let r = PauseReport {
