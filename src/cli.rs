@@ -263,6 +263,11 @@ pub struct ExportArgs {
     /// Flows with series of their own (the busiest); the rest are summed into qp="other".
     #[arg(long, value_name = "N", default_value_t = 100)]
     pub top_flows: usize,
+    /// Stop tracking flows idle this long (capture time), so memory and report time stay
+    /// bounded as QPs come and go; what they counted stays exported. Default: 600 live, off
+    /// for files; 0: never.
+    #[arg(long, value_name = "SECS")]
+    pub flow_idle_timeout: Option<f64>,
     /// Also write every series as one NDJSON line per interval to FILE (appended; `-` for
     /// standard output), for log pipelines.
     #[arg(long, value_name = "FILE")]

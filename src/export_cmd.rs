@@ -59,6 +59,8 @@ struct Worker {
     interval: Duration,
     stats: Option<rocescope_capture::CaptureStats>,
     live: bool,
+    /// Flows idle this long (ns of capture time) are no longer tracked.
+    idle_ns: Option<i64>,
 }
 
 impl Worker {
@@ -77,6 +79,10 @@ impl Worker {
     /// Build a report, turn it into families, and hand them to the HTTP loop and the push.
     /// `flows`: include the per-flow families.
     fn publish(&mut self, shared: &Mutex<Shared>, name: &str, flows: bool) {
+        if let (Some(idle), Some(now)) = (self.idle_ns, self.analyzer.totals().end_ns) {
+            let evicted = self.analyzer.evict_idle(now.saturating_sub(idle));
+            self.exposition.retire(&evicted);
+        }
         let mut report = self.analyzer.report_counters();
         report.capture = self.stats.map(|s| CaptureCounters {
             interface: name.to_string(),
@@ -133,6 +139,12 @@ pub fn run(args: &ExportArgs) -> anyhow::Result<ExitCode> {
     cfg.points = opened.point_names();
     let live = opened.source.is_live();
     let name = opened.name.clone();
+    let idle_ns = match args.flow_idle_timeout {
+        Some(s) if s > 0.0 && s.is_finite() => Some((s * 1e9) as i64),
+        Some(_) => None,
+        None if live => Some(600_000_000_000),
+        None => None,
+    };
     if let Some(s) = &server {
         eprintln!("rocescope: exporting {name} on http://{}/metrics", s.server_addr());
     }
@@ -154,6 +166,7 @@ pub fn run(args: &ExportArgs) -> anyhow::Result<ExitCode> {
                 interval: REFRESH,
                 stats: None,
                 live,
+                idle_ns,
             });
             let result = driver::pump(
                 &mut opened,

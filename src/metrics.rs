@@ -176,12 +176,24 @@ fn flow_values(f: &FlowReport) -> FlowValues {
 /// A flow's identity across snapshots.
 type FlowId = (u16, String, String, u32);
 
-/// The exposition state: the flows with their own series (and what each had counted when
-/// it got them), and the latest families.
+/// A flow with its own series.
+#[derive(Clone, Debug)]
+struct Slot {
+    /// What it had counted when it got its series (that part stays in `other`).
+    baseline: FlowValues,
+    /// What earlier lives of the flow counted on this series (the analyzer stopped tracking
+    /// it while idle; a flow with the same key may come back).
+    carried: FlowValues,
+}
+
+/// The exposition state: the flows with their own series, what retired flows left, and the
+/// latest families.
 #[derive(Debug)]
 pub struct Exposition {
     top: usize,
-    named: HashMap<FlowId, FlowValues>,
+    named: HashMap<FlowId, Slot>,
+    /// What flows without series counted before the analyzer stopped tracking them.
+    retired_other: FlowValues,
     /// Flows were given series (they keep them).
     assigned: bool,
     /// Highest value exposed per series of the families that must not go down although the
@@ -196,6 +208,7 @@ impl Exposition {
         Exposition {
             top,
             named: HashMap::new(),
+            retired_other: [0.0; FLOW_COUNTERS.len()],
             assigned: false,
             ratchet: HashMap::new(),
             families: Vec::new(),
@@ -224,45 +237,39 @@ impl Exposition {
                 Family::new(n, h, if i == CAPTURE_LOSS { Kind::Gauge } else { Kind::Counter }, *u)
             })
             .collect();
-        let mut other: FlowValues = [0.0; FLOW_COUNTERS.len()];
+        let mut other: FlowValues = self.retired_other;
         let point_name =
             |p: u16| r.points.get(usize::from(p)).map_or_else(|| p.to_string(), |x| x.name.clone());
-        let mut named_rows: Vec<(usize, FlowValues)> = Vec::new();
+        let mut named_rows: Vec<(FlowId, FlowValues)> = Vec::new();
+        let mut present: HashMap<&FlowId, usize> = HashMap::with_capacity(self.named.len());
         for (i, (id, v)) in ids.iter().zip(&values).enumerate() {
-            match self.named.get(id) {
-                Some(baseline) => {
-                    let mut own = [0.0; FLOW_COUNTERS.len()];
-                    for (k, o) in own.iter_mut().enumerate() {
-                        if FLOW_COUNTERS[k].0 == CAPTURE_LOSS {
-                            *o = v[k]; // a gauge: its value now
-                        } else {
-                            // What it counted before getting its series stays in `other`.
-                            *o = v[k] - baseline[k];
-                            other[k] += baseline[k];
-                        }
-                    }
-                    named_rows.push((i, own));
-                }
-                None => {
-                    for (o, x) in other.iter_mut().zip(v) {
-                        *o += x;
-                    }
+            if self.named.contains_key(id) {
+                present.insert(id, i);
+            } else {
+                for (o, x) in other.iter_mut().zip(v) {
+                    *o += x;
                 }
             }
         }
+        for (id, slot) in &self.named {
+            let mut own = slot.carried;
+            if let Some(v) = present.get(id).and_then(|&i| values.get(i)) {
+                for (k, o) in own.iter_mut().enumerate() {
+                    if FLOW_COUNTERS[k].0 == CAPTURE_LOSS {
+                        *o += v[k]; // a gauge: its value now
+                    } else {
+                        // What it counted before getting its series stays in `other`.
+                        *o += v[k] - slot.baseline[k];
+                        other[k] += slot.baseline[k];
+                    }
+                }
+            }
+            named_rows.push((id.clone(), own));
+        }
         // Stable order: by point, then address, then QP.
-        named_rows.sort_by(|a, b| ids[a.0].cmp(&ids[b.0]));
-        let rows = named_rows.into_iter().map(|(i, v)| {
-            let (p, src, dst, qp) = &ids[i];
-            (
-                vec![
-                    ("point", point_name(*p)),
-                    ("src", src.clone()),
-                    ("dst", dst.clone()),
-                    ("qp", format!("0x{qp:06x}")),
-                ],
-                v,
-            )
+        named_rows.sort_by(|a, b| a.0.cmp(&b.0));
+        let rows = named_rows.into_iter().map(|((p, src, dst, qp), v)| {
+            (vec![("point", point_name(p)), ("src", src), ("dst", dst), ("qp", format!("0x{qp:06x}"))], v)
         });
         let other_row = (
             vec![
@@ -477,7 +484,35 @@ impl Exposition {
         order.sort_by_key(|&i| std::cmp::Reverse(r.flows.get(i).map_or(0, |f| f.bytes)));
         for i in order.into_iter().take(self.top - self.named.len()) {
             let baseline = if first { [0.0; FLOW_COUNTERS.len()] } else { values[i] };
-            self.named.insert(ids[i].clone(), baseline);
+            self.named.insert(ids[i].clone(), Slot { baseline, carried: [0.0; FLOW_COUNTERS.len()] });
+        }
+    }
+
+    /// Flows the analyzer stopped tracking ([`rocescope_analyzer::Analyzer::evict_idle`]):
+    /// what they counted stays exposed, on their own series (which stay, at their last
+    /// value, until a flow with the same key counts on them again) or in `other`.
+    pub fn retire(&mut self, evicted: &[FlowReport]) {
+        for f in evicted {
+            let id = (f.point, f.src.clone(), f.dst.clone(), f.dest_qp);
+            let v = flow_values(f);
+            match self.named.get_mut(&id) {
+                Some(slot) => {
+                    for k in 0..FLOW_COUNTERS.len() {
+                        if FLOW_COUNTERS[k].0 == CAPTURE_LOSS {
+                            slot.carried[k] += v[k];
+                        } else {
+                            slot.carried[k] += v[k] - slot.baseline[k];
+                            self.retired_other[k] += slot.baseline[k];
+                        }
+                        slot.baseline[k] = 0.0;
+                    }
+                }
+                None => {
+                    for (o, x) in self.retired_other.iter_mut().zip(&v) {
+                        *o += x;
+                    }
+                }
+            }
         }
     }
 
@@ -706,6 +741,74 @@ mod tests {
         let v: serde_json::Value = serde_json::from_str(&line).unwrap();
         assert_eq!(v["ts"], 1.5);
         assert!(v["metrics"].as_array().unwrap().iter().any(|m| m["name"] == "rocescope_cnp_packets_total"));
+    }
+
+    #[test]
+    fn flows_evicted_when_idle_stay_counted_and_their_series_stay() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/demo.pcap");
+        let mut reader = CaptureReader::open(&path).unwrap();
+        let opts = DecodeOptions::default();
+        let mut a = Analyzer::new(Config { points: vec!["demo.pcap".into()], ..Config::default() });
+        let mut ex = Exposition::new(3);
+        let mut retired = vec![0.0; FLOW_FAMILIES.len()];
+        let mut before: HashMap<(String, Labels), f64> = HashMap::new();
+        let (mut n, mut evicted_flows, mut most_tracked) = (0u64, 0, 0);
+        loop {
+            let rec = reader.next_record().unwrap();
+            let done = rec.is_none();
+            if let Some(rec) = rec {
+                n += 1;
+                let p = decode(rec.link_type, rec.data, &opts);
+                a.push(
+                    &FrameMeta { number: n, ts_ns: rec.ts_ns, len: rec.len, link_bps: None, point: 0 },
+                    &p,
+                );
+                if n % 5 != 0 {
+                    continue;
+                }
+            }
+            // Flows idle for 50 us of capture time are dropped, as the exporter does.
+            let now = a.totals().end_ns.unwrap();
+            let gone = a.evict_idle(now - 50_000);
+            evicted_flows += gone.len();
+            for f in &gone {
+                for (k, v) in flow_values(f).iter().enumerate() {
+                    retired[FLOW_COUNTERS[k].0] += v;
+                }
+            }
+            ex.retire(&gone);
+            let r = a.report();
+            most_tracked = most_tracked.max(r.flows.len());
+            // Indices stay consistent after eviction: partners point at each other.
+            for (i, f) in r.flows.iter().enumerate() {
+                assert_eq!(f.id, i);
+                if let Some(p) = f.partner {
+                    assert_eq!(r.flows[p].partner, Some(i), "{f:?}");
+                }
+            }
+            for c in &r.connections {
+                assert!(c.flows.iter().all(|&i| i < r.flows.len()));
+            }
+            ex.update(&r, true);
+            let want = totals(&r);
+            for (i, f) in ex.families()[..FLOW_FAMILIES.len()].iter().enumerate() {
+                let got: f64 = f.samples.iter().map(|(_, v)| v).sum();
+                let all = want[i] + retired[i];
+                assert!((got - all).abs() < 1e-6, "{}: {got} != {all}", f.name);
+            }
+            let now = series(ex.families());
+            for (k, old) in &before {
+                let v = now.get(k).unwrap_or_else(|| panic!("{k:?} disappeared"));
+                let counter = ex.families().iter().any(|f| f.sample_name() == k.0 && f.kind == Kind::Counter);
+                assert!(!counter || v >= old, "{k:?} went from {old} to {v}");
+            }
+            before = now;
+            if done {
+                break;
+            }
+        }
+        assert!(evicted_flows > 10, "flows were evicted: {evicted_flows}");
+        assert!(most_tracked < 20, "at most {most_tracked} flows tracked at once (the demo has 37)");
     }
 
     #[derive(Debug)]

@@ -744,6 +744,65 @@ impl Analyzer {
         self.last.map(|(_, id)| id)
     }
 
+    /// Stop tracking flows idle since `before_ns` (their last packet, and their partner's,
+    /// earlier), so a long-running live analysis keeps memory and report time bounded as
+    /// QPs come and go. Returns their final figures (without throughput series). Their audit
+    /// hits stay counted, under no flow. Flow indices change: reports built before are stale.
+    pub fn evict_idle(&mut self, before_ns: i64) -> Vec<report::FlowReport> {
+        let idle = |f: &Flow| f.last_ts < before_ns;
+        let gone: Vec<bool> = self
+            .flows
+            .iter()
+            .map(|f| idle(f) && f.partner.and_then(|p| self.flows.get(p)).is_none_or(idle))
+            .collect();
+        if !gone.iter().any(|g| *g) {
+            return Vec::new();
+        }
+        let evicted: Vec<report::FlowReport> = self
+            .flows
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| gone.get(*i).copied().unwrap_or(false))
+            .map(|(i, f)| report::flow_report(i, f, self, false))
+            .collect();
+        // Old index -> new index.
+        let mut map = vec![None; self.flows.len()];
+        let mut next = 0;
+        for (i, g) in gone.iter().enumerate() {
+            if !g {
+                if let Some(m) = map.get_mut(i) {
+                    *m = Some(next);
+                }
+                next += 1;
+            }
+        }
+        let remap = |id: usize| map.get(id).copied().flatten();
+        let old = std::mem::take(&mut self.flows);
+        self.flows = old
+            .into_iter()
+            .zip(gone.iter())
+            .filter(|(_, g)| !**g)
+            .map(|(mut f, _)| {
+                f.partner = f.partner.and_then(remap);
+                f
+            })
+            .collect();
+        self.index = self.flows.iter().enumerate().map(|(i, f)| (f.key, i)).collect();
+        self.by_pair.clear();
+        for (i, f) in self.flows.iter().enumerate() {
+            self.by_pair.entry((f.key.point, f.key.src, f.key.dst)).or_default().push(i);
+        }
+        self.last = None;
+        let audit = std::mem::take(&mut self.audit);
+        for ((id, what, seen), (n, first)) in audit {
+            let key = (id.and_then(remap), what, seen);
+            let e = self.audit.entry(key).or_insert((0, first));
+            e.0 += n;
+            e.1 = e.1.min(first);
+        }
+        evicted
+    }
+
     /// The input has ended: settle packets still waiting to be matched across capture
     /// points (call before the final [`Analyzer::report`] of merged captures).
     pub fn finish(&mut self) {

@@ -571,7 +571,7 @@ fn flow_ref(f: &Flow) -> FlowRef {
     FlowRef { src: f.key.src.to_string(), dst: f.key.dst.to_string(), dest_qp: f.key.dest_qp }
 }
 
-fn flow_report(id: usize, f: &Flow, a: &Analyzer, detail: bool) -> FlowReport {
+pub(crate) fn flow_report(id: usize, f: &Flow, a: &Analyzer, detail: bool) -> FlowReport {
     let opts = a.cfg.opcode;
     let life = (f.last_ts - f.cold.first_ts).max(0) as f64;
     FlowReport {
@@ -901,6 +901,7 @@ fn qos_findings(violations: &[Violation], out: &mut Vec<Finding>, a: &Analyzer) 
             if a.cfg.points.len() > 1 { format!(" (at {})", point_name(a, v.point)) } else { String::new() };
         let where_ = match &v.flow {
             Some(f) => format!("QP 0x{:06x} {} → {}{at}", f.dest_qp, f.src, f.dst),
+            None if v.what != "pause_priority" => String::from("flows no longer tracked (idle)"),
             None => format!(
                 "{} priority {}{at}",
                 v.src_mac.clone().unwrap_or_default(),
@@ -1109,7 +1110,8 @@ pub(crate) fn build(a: &Analyzer, detail: bool) -> Report {
     let mut hits: Vec<_> = a.audit_hits().iter().collect();
     hits.sort_by_key(|((id, what, seen), (_, first))| (*first, *id, *what, *seen));
     for ((id, what, seen), (packets, first)) in hits {
-        let Some(f) = id.and_then(|i| a.flows.get(i)) else { continue };
+        // A flow no longer tracked (evicted when idle) keeps its hits under no flow.
+        let f = id.and_then(|i| a.flows.get(i));
         let au = &a.cfg.audit;
         let expected = match *what {
             "dscp" => Value::Num(u64::from(au.roce_dscp.unwrap_or(0))),
@@ -1119,15 +1121,15 @@ pub(crate) fn build(a: &Analyzer, detail: bool) -> Report {
         };
         let seen_v = if *what == "ecn" { Value::Text("Not-ECT") } else { Value::Num(u64::from(*seen)) };
         violations.push(Violation {
-            point: f.key.point,
-            flow: Some(flow_ref(f)),
+            point: f.map_or(0, |f| f.key.point),
+            flow: f.map(flow_ref),
             what,
             expected,
             seen: seen_v,
             packets: *packets,
             first_frame: *first,
             src_mac: None,
-            flow_index: *id,
+            flow_index: f.and(*id),
         });
     }
 
