@@ -527,3 +527,45 @@ fn export_push_into_a_closed_pipe_ends_the_exporter() {
     }
     assert_eq!(status.and_then(|s| s.code()), Some(0), "ends quietly once its reader is gone");
 }
+
+#[test]
+fn export_stops_tracking_idle_flows_and_keeps_their_counts() {
+    if !can_run() {
+        return;
+    }
+    let Some(pair) = Pair::new() else { return };
+    let child: Child = pair
+        .rocescope(&[
+            "export",
+            "--no-http",
+            "--push",
+            "-",
+            "--interval",
+            "0.3",
+            "--flow-idle-timeout",
+            "0.5",
+            "-i",
+            &pair.b,
+            "--duration",
+            "4",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(700));
+    pair.replay(&sample("rc-normal.pcap"));
+    std::thread::sleep(Duration::from_millis(1500));
+    pair.replay(&sample("nak-gobackn.pcap"));
+    let o = child.wait_with_output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = String::from_utf8_lossy(&o.stdout);
+    let last: serde_json::Value = serde_json::from_str(out.lines().last().expect("lines")).unwrap();
+    // rc-normal's flows were idle for over a second when nak-gobackn's arrived: no longer
+    // tracked, but every packet is still in the flow series.
+    let tracked = common::pushed_sum(&last, "rocescope_flows");
+    let all = common::count(&sample("nak-gobackn.pcap"));
+    let both = common::count(&sample("rc-normal.pcap")).roce_v2 + all.roce_v2;
+    assert!(tracked <= 6.0, "only nak-gobackn's flows tracked: {tracked}");
+    assert_eq!(common::pushed_sum(&last, "rocescope_flow_packets_total"), both as f64);
+}
