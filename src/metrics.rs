@@ -604,6 +604,25 @@ mod tests {
             .collect()
     }
 
+    /// Feed demo.pcap to an analyzer, calling `step` every `every` frames and at the end
+    /// (with `true`).
+    fn demo_in_steps(every: u64, mut step: impl FnMut(&mut Analyzer, bool)) {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/demo.pcap");
+        let mut reader = CaptureReader::open(&path).unwrap();
+        let opts = DecodeOptions::default();
+        let mut a = Analyzer::new(Config { points: vec!["demo.pcap".into()], ..Config::default() });
+        let mut n = 0u64;
+        while let Some(rec) = reader.next_record().unwrap() {
+            n += 1;
+            let p = decode(rec.link_type, rec.data, &opts);
+            a.push(&FrameMeta { number: n, ts_ns: rec.ts_ns, len: rec.len, link_bps: None, point: 0 }, &p);
+            if n % every == 0 {
+                step(&mut a, false);
+            }
+        }
+        step(&mut a, true);
+    }
+
     /// Per family, the sum over all flows in the report (what the series must add up to).
     fn totals(r: &Report) -> Vec<f64> {
         let mut t = vec![0.0; FLOW_FAMILIES.len()];
@@ -617,29 +636,11 @@ mod tests {
 
     #[test]
     fn top_n_series_sum_to_the_totals_and_never_go_down() {
-        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/demo.pcap");
-        let mut reader = CaptureReader::open(&path).unwrap();
-        let opts = DecodeOptions::default();
-        let mut a = Analyzer::new(Config { points: vec!["demo.pcap".into()], ..Config::default() });
         let mut ex = Exposition::new(2);
         let mut before = HashMap::new();
-        let mut n = 0u64;
         let mut updates = 0;
         let mut named_sets = Vec::new();
-        loop {
-            let rec = reader.next_record().unwrap();
-            let done = rec.is_none();
-            if let Some(rec) = rec {
-                n += 1;
-                let p = decode(rec.link_type, rec.data, &opts);
-                a.push(
-                    &FrameMeta { number: n, ts_ns: rec.ts_ns, len: rec.len, link_bps: None, point: 0 },
-                    &p,
-                );
-                if n % 7 != 0 {
-                    continue;
-                }
-            }
+        demo_in_steps(7, |a, _done| {
             let r = a.report();
             ex.update(&r, true);
             updates += 1;
@@ -684,10 +685,7 @@ mod tests {
                 }
             }
             before = now;
-            if done {
-                break;
-            }
-        }
+        });
         assert!(updates > 20);
         assert_eq!(ex.named.len(), 2);
     }
@@ -745,28 +743,11 @@ mod tests {
 
     #[test]
     fn flows_evicted_when_idle_stay_counted_and_their_series_stay() {
-        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/demo.pcap");
-        let mut reader = CaptureReader::open(&path).unwrap();
-        let opts = DecodeOptions::default();
-        let mut a = Analyzer::new(Config { points: vec!["demo.pcap".into()], ..Config::default() });
         let mut ex = Exposition::new(3);
         let mut retired = vec![0.0; FLOW_FAMILIES.len()];
         let mut before: HashMap<(String, Labels), f64> = HashMap::new();
-        let (mut n, mut evicted_flows, mut most_tracked) = (0u64, 0, 0);
-        loop {
-            let rec = reader.next_record().unwrap();
-            let done = rec.is_none();
-            if let Some(rec) = rec {
-                n += 1;
-                let p = decode(rec.link_type, rec.data, &opts);
-                a.push(
-                    &FrameMeta { number: n, ts_ns: rec.ts_ns, len: rec.len, link_bps: None, point: 0 },
-                    &p,
-                );
-                if n % 5 != 0 {
-                    continue;
-                }
-            }
+        let (mut evicted_flows, mut most_tracked) = (0, 0);
+        demo_in_steps(5, |a, _done| {
             // Flows idle for 50 us of capture time are dropped, as the exporter does.
             let now = a.totals().end_ns.unwrap();
             let gone = a.evict_idle(now - 50_000);
@@ -803,10 +784,7 @@ mod tests {
                 assert!(!counter || v >= old, "{k:?} went from {old} to {v}");
             }
             before = now;
-            if done {
-                break;
-            }
-        }
+        });
         assert!(evicted_flows > 10, "flows were evicted: {evicted_flows}");
         assert!(most_tracked < 20, "at most {most_tracked} flows tracked at once (the demo has 37)");
     }
