@@ -221,7 +221,7 @@ impl Matcher {
     fn count(&mut self, k: u64, e: &Entry) {
         let path = (k >> 32) as u32;
         let Some(info) = self.path_info.get(path as usize).copied() else { return };
-        let counts = &e.counts[..self.points.min(MAX_POINTS)];
+        let counts = e.counts.get(..self.points).unwrap_or(&[]);
         let max = counts.iter().copied().max().unwrap_or(0);
         if counts.iter().filter(|c| **c > 0).count() >= 2 {
             self.matched += 1;

@@ -170,8 +170,6 @@ pub struct Analyzer {
     points: Vec<PointTotals>,
     /// Packets matched across capture points (several merged captures only).
     matcher: Option<crosspoint::Matcher>,
-    /// Several capture points are configured (per-point counters kept).
-    multi: bool,
     totals: Totals,
     pmtu_seen: u32,
     audit: FxHashMap<AuditKey, (u64, u64)>,
@@ -214,7 +212,6 @@ impl Analyzer {
             timelines: FxHashMap::default(),
             priorities: vec![PriorityUse::default(); npoints * 8],
             points: vec![PointTotals::default(); npoints],
-            multi: matcher.is_some(),
             matcher,
             totals: Totals::default(),
             pmtu_seen: 0,
@@ -329,22 +326,18 @@ impl Analyzer {
         // The latest time, not the last frame's: merged captures are not always in order.
         t.end_ns = Some(t.end_ns.map_or(meta.ts_ns, |e| e.max(meta.ts_ns)));
         let point = usize::from(meta.point);
-        // Per-point counters only for merged captures (a single source's are the totals).
-        let multi = self.multi || point > 0;
-        if multi {
-            if point >= self.points.len() {
-                // More points than configured names: grow rather than mix them up.
-                self.points.resize(point + 1, PointTotals::default());
-                self.priorities.resize((point + 1) * 8, PriorityUse::default());
-            }
-            if let Some(pt) = self.points.get_mut(point) {
-                pt.packets += 1;
-                pt.start_ns.get_or_insert(meta.ts_ns);
-                pt.end_ns = Some(pt.end_ns.map_or(meta.ts_ns, |e| e.max(meta.ts_ns)));
-            }
-            if let Some(m) = &mut self.matcher {
-                m.advance(meta.point, meta.ts_ns);
-            }
+        if point >= self.points.len() {
+            // More points than configured names: grow rather than mix them up.
+            self.points.resize(point + 1, PointTotals::default());
+            self.priorities.resize((point + 1) * 8, PriorityUse::default());
+        }
+        if let Some(pt) = self.points.get_mut(point) {
+            pt.packets += 1;
+            pt.start_ns.get_or_insert(meta.ts_ns);
+            pt.end_ns = Some(pt.end_ns.map_or(meta.ts_ns, |e| e.max(meta.ts_ns)));
+        }
+        if let Some(m) = &mut self.matcher {
+            m.advance(meta.point, meta.ts_ns);
         }
         if p.is_malformed_roce() {
             t.malformed += 1;
@@ -368,10 +361,8 @@ impl Analyzer {
         };
         t.roce += 1;
         t.roce_bytes += u64::from(meta.len);
-        if multi {
-            if let Some(pt) = self.points.get_mut(point) {
-                pt.roce += 1;
-            }
+        if let Some(pt) = self.points.get_mut(point) {
+            pt.roce += 1;
         }
         if r.grh.is_some() {
             t.roce_v1 += 1;
@@ -388,7 +379,7 @@ impl Analyzer {
         let id = self.flow_id(key, meta.number, meta.ts_ns);
         // Across capture points, only packets a PSN names: connected requests and READ
         // responses (ACKs repeat PSNs, CNPs carry none).
-        if let Some(m) = self.matcher.as_mut().filter(|_| multi) {
+        if let Some(m) = &mut self.matcher {
             let named = matches!(op.transport(), Transport::Rc | Transport::Uc | Transport::Xrc)
                 && (op.is_request() || (op.is_response() && (0x0D..=0x10).contains(&op.operation())));
             if named {
@@ -777,6 +768,10 @@ impl Analyzer {
             }
         }
         let remap = |id: usize| map.get(id).copied().flatten();
+        // CM pairing for connections gone: a returning QP number sets up anew.
+        let gone_keys: rustc_hash::FxHashSet<FlowKey> =
+            self.flows.iter().zip(&gone).filter(|(_, g)| **g).map(|(f, _)| f.key).collect();
+        self.cm_partner.retain(|k, _| !gone_keys.contains(k));
         let old = std::mem::take(&mut self.flows);
         self.flows = old
             .into_iter()
@@ -832,18 +827,9 @@ impl Analyzer {
         self.priorities.get(at..at + 8).and_then(|p| <[PriorityUse; 8]>::try_from(p).ok()).unwrap_or_default()
     }
 
-    /// Per capture point counters (for a single source, its totals).
-    pub fn points(&self) -> Vec<PointTotals> {
-        if self.matcher.is_none() && self.points.len() <= 1 {
-            let t = &self.totals;
-            return vec![PointTotals {
-                packets: t.packets,
-                roce: t.roce,
-                start_ns: t.start_ns,
-                end_ns: t.end_ns,
-            }];
-        }
-        self.points.clone()
+    /// Per capture point counters.
+    pub fn points(&self) -> &[PointTotals] {
+        &self.points
     }
 
     pub(crate) fn matcher(&self) -> Option<&crosspoint::Matcher> {

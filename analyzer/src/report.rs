@@ -238,10 +238,6 @@ pub struct PsnReport {
     pub network_loss_gaps: u64,
     /// Gaps never NAKed or resent: probable capture loss.
     pub capture_loss_gaps: u64,
-    /// Of those, the ones too old to be explained any more (the rest may still be NAKed or
-    /// resent): a count that never goes down, for exporters.
-    #[serde(skip)]
-    pub capture_loss_gaps_settled: u64,
     /// Restarts at an unrelated PSN (new connection on the same QP number, CM exchange).
     pub resyncs: u64,
 }
@@ -614,7 +610,6 @@ pub(crate) fn flow_report(id: usize, f: &Flow, a: &Analyzer, detail: bool) -> Fl
             out_of_order: f.psn.stats.out_of_order,
             network_loss_gaps: f.psn.stats.network_loss_gaps,
             capture_loss_gaps: f.psn.capture_loss_gaps(),
-            capture_loss_gaps_settled: f.psn.stats.capture_loss_gaps_aged,
             resyncs: f.psn.stats.resyncs,
         },
         naks: NakCounts {
@@ -668,12 +663,7 @@ fn ev(f: &Flow, kinds: &[EvidenceKind]) -> Vec<EvidenceRef> {
 }
 
 fn qp_name(f: &Flow, a: &Analyzer) -> String {
-    if a.cfg.points.len() > 1 {
-        let at = point_name(a, f.key.point);
-        format!("QP 0x{:06x} {} → {} (at {at})", f.key.dest_qp, f.key.src, f.key.dst)
-    } else {
-        format!("QP 0x{:06x} {} → {}", f.key.dest_qp, f.key.src, f.key.dst)
-    }
+    format!("QP 0x{:06x} {} → {}{}", f.key.dest_qp, f.key.src, f.key.dst, at_point(a, f.key.point))
 }
 
 fn plural(n: u64, one: &str, many: &str) -> String {
@@ -897,8 +887,7 @@ fn flow_findings(id: usize, f: &Flow, a: &Analyzer, out: &mut Vec<Finding>) {
 
 fn qos_findings(violations: &[Violation], out: &mut Vec<Finding>, a: &Analyzer) {
     for v in violations {
-        let at =
-            if a.cfg.points.len() > 1 { format!(" (at {})", point_name(a, v.point)) } else { String::new() };
+        let at = at_point(a, v.point);
         let where_ = match &v.flow {
             Some(f) => format!("QP 0x{:06x} {} → {}{at}", f.dest_qp, f.src, f.dst),
             None if v.what != "pause_priority" => String::from("flows no longer tracked (idle)"),
@@ -1004,8 +993,7 @@ pub(crate) fn build(a: &Analyzer, detail: bool) -> Report {
             first_frame: tl.first_frame,
         };
         // Merged captures: say at which capture point the pauses were seen.
-        let at =
-            if a.cfg.points.len() > 1 { format!(" (at {})", point_name(a, point)) } else { String::new() };
+        let at = at_point(a, point);
         let label = match kind {
             PauseKind::Pfc => format!("priority {prio}{at}"),
             PauseKind::Pause => format!("the whole link (802.3x PAUSE){at}"),
@@ -1281,12 +1269,11 @@ pub(crate) fn build(a: &Analyzer, detail: bool) -> Report {
             deadlock_ns: a.cfg.pfc.deadlock_ns,
         },
         capture: None,
-        points: a
-            .points()
+        points: points
             .iter()
             .enumerate()
             .map(|(i, p)| PointReport {
-                name: a.cfg.points.get(i).cloned().unwrap_or_else(|| format!("point {i}")),
+                name: point_name(a, u16::try_from(i).unwrap_or(u16::MAX)),
                 packets: p.packets,
                 roce: p.roce,
                 start_ns: p.start_ns,
@@ -1300,6 +1287,15 @@ pub(crate) fn build(a: &Analyzer, detail: bool) -> Report {
 /// The name of capture point `i`.
 fn point_name(a: &Analyzer, i: u16) -> String {
     a.cfg.points.get(usize::from(i)).cloned().unwrap_or_else(|| format!("point {i}"))
+}
+
+/// ` (at NAME)` for titles when several captures are merged, else nothing.
+fn at_point(a: &Analyzer, i: u16) -> String {
+    if a.cfg.points.len() > 1 {
+        format!(" (at {})", point_name(a, i))
+    } else {
+        String::new()
+    }
 }
 
 /// Losses between capture points, each with a finding.
