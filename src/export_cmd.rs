@@ -329,10 +329,12 @@ fn push_loop(
     let mut pushed = 0u64;
     let mut next = Instant::now() + every;
     loop {
-        let last =
-            final_flag.load(Ordering::Relaxed) || shared.lock().map(|s| s.done && !live).unwrap_or(true);
-        let (generation, fams) =
-            shared.lock().map(|s| (s.generation, Arc::clone(&s.families))).unwrap_or_default();
+        let (done, generation, fams) = shared
+            .lock()
+            .map(|s| (s.done, s.generation, Arc::clone(&s.families)))
+            .unwrap_or((true, 0, Arc::default()));
+        // A file's figures are final once it is done; live ones once the worker has ended.
+        let last = final_flag.load(Ordering::Relaxed) || (done && !live);
         let due = Instant::now() >= next;
         // A file: a line when new figures came (and the last one); live: every interval.
         if generation > 0 && ((due && (live || generation != pushed)) || (last && generation != pushed)) {

@@ -237,57 +237,60 @@ impl Exposition {
                 Family::new(n, h, if i == CAPTURE_LOSS { Kind::Gauge } else { Kind::Counter }, *u)
             })
             .collect();
-        let mut other: FlowValues = self.retired_other;
         let point_name =
             |p: u16| r.points.get(usize::from(p)).map_or_else(|| p.to_string(), |x| x.name.clone());
-        let mut named_rows: Vec<(FlowId, FlowValues)> = Vec::new();
-        let mut present: HashMap<&FlowId, usize> = HashMap::with_capacity(self.named.len());
-        for (i, (id, v)) in ids.iter().zip(&values).enumerate() {
-            if self.named.contains_key(id) {
-                present.insert(id, i);
-            } else {
-                for (o, x) in other.iter_mut().zip(v) {
-                    *o += x;
-                }
-            }
-        }
-        for (id, slot) in &self.named {
-            let mut own = slot.carried;
-            if let Some(v) = present.get(id).and_then(|&i| values.get(i)) {
-                for (k, o) in own.iter_mut().enumerate() {
-                    if FLOW_COUNTERS[k].0 == CAPTURE_LOSS {
-                        *o += v[k]; // a gauge: its value now
-                    } else {
-                        // What it counted before getting its series stays in `other`.
-                        *o += v[k] - slot.baseline[k];
-                        other[k] += slot.baseline[k];
+        // A file being read gets its flow series at its end (an exact top N).
+        if flows {
+            let mut other: FlowValues = self.retired_other;
+            let mut named_rows: Vec<(FlowId, FlowValues)> = Vec::new();
+            let mut present: HashMap<&FlowId, usize> = HashMap::with_capacity(self.named.len());
+            for (i, (id, v)) in ids.iter().zip(&values).enumerate() {
+                if self.named.contains_key(id) {
+                    present.insert(id, i);
+                } else {
+                    for (o, x) in other.iter_mut().zip(v) {
+                        *o += x;
                     }
                 }
             }
-            named_rows.push((id.clone(), own));
-        }
-        // Stable order: by point, then address, then QP.
-        named_rows.sort_by(|a, b| a.0.cmp(&b.0));
-        let rows = named_rows.into_iter().map(|((p, src, dst, qp), v)| {
-            (vec![("point", point_name(p)), ("src", src), ("dst", dst), ("qp", format!("0x{qp:06x}"))], v)
-        });
-        let other_row = (
-            vec![
-                ("point", "other".to_string()),
-                ("src", "other".to_string()),
-                ("dst", "other".to_string()),
-                ("qp", "other".to_string()),
-            ],
-            other,
-        );
-        for (labels, v) in rows.chain(std::iter::once(other_row)).filter(|_| flows) {
-            for (k, (fam, extra)) in FLOW_COUNTERS.iter().enumerate() {
-                let mut l = labels.clone();
-                if let Some((key, val)) = extra {
-                    l.push((key, (*val).to_string()));
+            for (id, slot) in &self.named {
+                let mut own = slot.carried;
+                if let Some(v) = present.get(id).and_then(|&i| values.get(i)) {
+                    for (k, o) in own.iter_mut().enumerate() {
+                        if FLOW_COUNTERS[k].0 == CAPTURE_LOSS {
+                            *o += v[k]; // a gauge: its value now
+                        } else {
+                            // What it counted before getting its series stays in `other`.
+                            *o += v[k] - slot.baseline[k];
+                            other[k] += slot.baseline[k];
+                        }
+                    }
                 }
-                if let Some(f) = fams.get_mut(*fam) {
-                    f.samples.push((l, v[k]));
+                named_rows.push((id.clone(), own));
+            }
+            // Stable order: by point, then address, then QP.
+            named_rows.sort_by(|a, b| a.0.cmp(&b.0));
+            let rows = named_rows.into_iter().map(|((p, src, dst, qp), v)| {
+                (vec![("point", point_name(p)), ("src", src), ("dst", dst), ("qp", format!("0x{qp:06x}"))], v)
+            });
+            let other_row = (
+                vec![
+                    ("point", "other".to_string()),
+                    ("src", "other".to_string()),
+                    ("dst", "other".to_string()),
+                    ("qp", "other".to_string()),
+                ],
+                other,
+            );
+            for (labels, v) in rows.chain(std::iter::once(other_row)) {
+                for (k, (fam, extra)) in FLOW_COUNTERS.iter().enumerate() {
+                    let mut l = labels.clone();
+                    if let Some((key, val)) = extra {
+                        l.push((key, (*val).to_string()));
+                    }
+                    if let Some(f) = fams.get_mut(*fam) {
+                        f.samples.push((l, v[k]));
+                    }
                 }
             }
         }
