@@ -47,12 +47,16 @@ pub fn run(args: &DecodeArgs) -> anyhow::Result<ExitCode> {
                 }
             } else if args.verbose {
                 if let Some(p) = point {
-                    scratch.push_str(&format!("Capture point: {p}\n"));
+                    scratch.push_str("Capture point: ");
+                    scratch.push_str(p);
+                    scratch.push('\n');
                 }
                 verbose::write(&frame, &mut scratch);
             } else {
                 if let Some(p) = point {
-                    scratch.push_str(&format!("[{p}] "));
+                    scratch.push('[');
+                    scratch.push_str(p);
+                    scratch.push_str("] ");
                 }
                 summary::write(&frame, &mut scratch);
             }

@@ -116,6 +116,13 @@ impl Merged {
                 error: std::io::Error::other("standard input can be read only once"),
             });
         }
+        if paths.len() > usize::from(u16::MAX) + 1 {
+            // A record names its point in 16 bits.
+            return Err(CaptureError::Io {
+                source_name: PathBuf::from(format!("{} files", paths.len())),
+                error: std::io::Error::other("at most 65536 files can be merged"),
+            });
+        }
         let names = point_names(paths);
         let mut inputs = Vec::with_capacity(paths.len());
         let mut failed = Vec::new();
