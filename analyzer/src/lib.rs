@@ -123,6 +123,13 @@ pub struct Totals {
     pub malformed_frames: Vec<(u64, String)>,
 }
 
+impl Totals {
+    /// The totals as one capture point's counters.
+    fn as_point(&self) -> PointTotals {
+        PointTotals { packets: self.packets, roce: self.roce, start_ns: self.start_ns, end_ns: self.end_ns }
+    }
+}
+
 /// What one capture point saw.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct PointTotals {
@@ -320,25 +327,34 @@ impl Analyzer {
 
     /// Feed one decoded frame.
     pub fn push(&mut self, meta: &FrameMeta, p: &Packet<'_>) {
+        let point = usize::from(meta.point);
+        // A single source's point counters are the totals (see `points`): the per-frame
+        // bookkeeping is for merged captures only.
+        let multi = point > 0 || self.points.len() > 1;
+        if multi {
+            if point >= self.points.len() {
+                // More points than configured names: grow rather than mix them up. Until
+                // now every frame was point 0's.
+                if let [only] = self.points.as_mut_slice() {
+                    *only = self.totals.as_point();
+                }
+                self.points.resize(point + 1, PointTotals::default());
+                self.priorities.resize((point + 1) * 8, PriorityUse::default());
+            }
+            if let Some(pt) = self.points.get_mut(point) {
+                pt.packets += 1;
+                pt.start_ns.get_or_insert(meta.ts_ns);
+                pt.end_ns = Some(pt.end_ns.map_or(meta.ts_ns, |e| e.max(meta.ts_ns)));
+            }
+            if let Some(m) = &mut self.matcher {
+                m.advance(meta.point, meta.ts_ns);
+            }
+        }
         let t = &mut self.totals;
         t.packets += 1;
         t.start_ns.get_or_insert(meta.ts_ns);
         // The latest time, not the last frame's: merged captures are not always in order.
         t.end_ns = Some(t.end_ns.map_or(meta.ts_ns, |e| e.max(meta.ts_ns)));
-        let point = usize::from(meta.point);
-        if point >= self.points.len() {
-            // More points than configured names: grow rather than mix them up.
-            self.points.resize(point + 1, PointTotals::default());
-            self.priorities.resize((point + 1) * 8, PriorityUse::default());
-        }
-        if let Some(pt) = self.points.get_mut(point) {
-            pt.packets += 1;
-            pt.start_ns.get_or_insert(meta.ts_ns);
-            pt.end_ns = Some(pt.end_ns.map_or(meta.ts_ns, |e| e.max(meta.ts_ns)));
-        }
-        if let Some(m) = &mut self.matcher {
-            m.advance(meta.point, meta.ts_ns);
-        }
         if p.is_malformed_roce() {
             t.malformed += 1;
             if t.malformed_frames.len() < 10 {
@@ -361,8 +377,10 @@ impl Analyzer {
         };
         t.roce += 1;
         t.roce_bytes += u64::from(meta.len);
-        if let Some(pt) = self.points.get_mut(point) {
-            pt.roce += 1;
+        if multi {
+            if let Some(pt) = self.points.get_mut(point) {
+                pt.roce += 1;
+            }
         }
         if r.grh.is_some() {
             t.roce_v1 += 1;
@@ -827,9 +845,12 @@ impl Analyzer {
         self.priorities.get(at..at + 8).and_then(|p| <[PriorityUse; 8]>::try_from(p).ok()).unwrap_or_default()
     }
 
-    /// Per capture point counters.
-    pub fn points(&self) -> &[PointTotals] {
-        &self.points
+    /// Per capture point counters (a single source's are its totals).
+    pub fn points(&self) -> Vec<PointTotals> {
+        match self.points.as_slice() {
+            [_] => vec![self.totals.as_point()],
+            more => more.to_vec(),
+        }
     }
 
     pub(crate) fn matcher(&self) -> Option<&crosspoint::Matcher> {
@@ -844,4 +865,27 @@ impl Analyzer {
 /// Convenience: the opcode of a frame for callers that only want counts.
 pub fn opcode_name(op: Opcode, opts: OpcodeOptions) -> &'static str {
     op.name(opts)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rocescope_decoder::{decode, DecodeOptions, LinkType};
+
+    #[test]
+    fn a_point_beyond_the_named_ones_keeps_point_zeros_counts() {
+        let mut a = Analyzer::new(Config::default());
+        let p = decode(LinkType::ETHERNET, &[0u8; 14], &DecodeOptions::default());
+        for (n, point) in [(1, 0), (2, 0), (3, 0), (4, 1), (5, 0)] {
+            a.push(&FrameMeta { number: n, ts_ns: n as i64 * 10, len: 60, link_bps: None, point }, &p);
+        }
+        let pts = a.points();
+        assert_eq!(pts.len(), 2);
+        assert_eq!((pts[0].packets, pts[0].start_ns, pts[0].end_ns), (4, Some(10), Some(50)));
+        assert_eq!((pts[1].packets, pts[1].start_ns), (1, Some(40)));
+        // A single source's point is its totals.
+        let mut b = Analyzer::new(Config::default());
+        b.push(&FrameMeta { number: 1, ts_ns: 7, len: 60, link_bps: None, point: 0 }, &p);
+        assert_eq!(b.points()[0].packets, 1);
+    }
 }

@@ -1270,7 +1270,7 @@ pub(crate) fn build(a: &Analyzer, detail: bool) -> Report {
         },
         capture: None,
         points: points
-            .iter()
+            .into_iter()
             .enumerate()
             .map(|(i, p)| PointReport {
                 name: point_name(a, u16::try_from(i).unwrap_or(u16::MAX)),
