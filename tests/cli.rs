@@ -374,17 +374,8 @@ fn pcapng_timestamps_far_apart_do_not_overflow() {
         "00000000000000000000000000000000",
         "82fd002a"
     ));
-    let mut shb = 0x1A2B_3C4Du32.to_le_bytes().to_vec();
-    shb.extend_from_slice(&[1, 0, 0, 0]);
-    shb.extend_from_slice(&(-1i64).to_le_bytes());
-    let mut file = block(0x0A0D_0D0A, &shb);
-    let mut body = 1u16.to_le_bytes().to_vec();
-    body.extend_from_slice(&[0, 0]);
-    body.extend_from_slice(&65535u32.to_le_bytes());
-    body.extend_from_slice(&[14, 0, 8, 0]); // if_tsoffset, 8 bytes
-    body.extend_from_slice(&(-9_000_000_000i64).to_le_bytes());
-    body.extend_from_slice(&[0, 0, 0, 0]);
-    file.extend(block(1, &body));
+    // if_tsoffset (option 14): -9,000,000,000 s.
+    let mut file = section_with_interface(14, (-9_000_000_000i64).to_le_bytes());
     file.extend(idb(1, Some(9)));
     file.extend(epb(0, 1_000_000, &eth));
     file.extend(epb(1, u64::MAX, &eth));
@@ -399,6 +390,23 @@ fn pcapng_timestamps_far_apart_do_not_overflow() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
 }
 
+/// A pcapng section header, then an Ethernet interface (snaplen 65535) with one 8-byte option.
+fn section_with_interface(option: u16, value: [u8; 8]) -> Vec<u8> {
+    let mut shb = 0x1A2B_3C4Du32.to_le_bytes().to_vec();
+    shb.extend_from_slice(&[1, 0, 0, 0]); // version 1.0
+    shb.extend_from_slice(&(-1i64).to_le_bytes()); // section length unknown
+    let mut file = block(0x0A0D_0D0A, &shb);
+    let mut body = 1u16.to_le_bytes().to_vec(); // link type Ethernet
+    body.extend_from_slice(&[0, 0]);
+    body.extend_from_slice(&65535u32.to_le_bytes());
+    body.extend_from_slice(&option.to_le_bytes());
+    body.extend_from_slice(&8u16.to_le_bytes());
+    body.extend_from_slice(&value);
+    body.extend_from_slice(&[0, 0, 0, 0]); // opt_endofopt
+    file.extend(block(1, &body));
+    file
+}
+
 #[test]
 fn pcapng_if_speed_sets_the_pause_time() {
     // A PFC frame pausing priority 3 for 65535 quanta, captured on an interface whose IDB
@@ -409,17 +417,8 @@ fn pcapng_if_speed_sets_the_pause_time() {
         pfc.extend_from_slice(&q.to_be_bytes());
     }
     pfc.resize(60, 0);
-    let mut shb = 0x1A2B_3C4Du32.to_le_bytes().to_vec();
-    shb.extend_from_slice(&[1, 0, 0, 0]);
-    shb.extend_from_slice(&(-1i64).to_le_bytes());
-    let mut file = block(0x0A0D_0D0A, &shb);
-    let mut body = 1u16.to_le_bytes().to_vec();
-    body.extend_from_slice(&[0, 0]);
-    body.extend_from_slice(&65535u32.to_le_bytes());
-    body.extend_from_slice(&[8, 0, 8, 0]); // if_speed, 8 bytes
-    body.extend_from_slice(&25_000_000_000u64.to_le_bytes());
-    body.extend_from_slice(&[0, 0, 0, 0]);
-    file.extend(block(1, &body));
+    // if_speed (option 8): 25 Gb/s.
+    let mut file = section_with_interface(8, 25_000_000_000u64.to_le_bytes());
     file.extend(epb(0, 1_700_000_000_000_000, &pfc));
     // Any frame 10 ms later, so the pause runs its course inside the capture.
     let mut other = pfc.clone();
