@@ -9,20 +9,52 @@
 //!
 //! A damaged file yields the records before the damage, then a [`CaptureError`] that says
 //! where and what. A failed write (full disk) leaves every file valid.
+//!
+//! ```
+//! use rocescope_capture::CaptureReader;
+//! use rocescope_decoder::{decode, DecodeOptions};
+//! use std::path::Path;
+//!
+//! let path = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../samples/rc-normal.pcap"));
+//! let mut reader = CaptureReader::open(path)?;
+//! let opts = DecodeOptions::default();
+//! let mut roce = 0;
+//! while let Some(rec) = reader.next_record()? {
+//!     let packet = decode(rec.link_type, rec.data, &opts);
+//!     if packet.roce_ok().is_some() {
+//!         roce += 1;
+//!     }
+//! }
+//! assert!(roce > 0);
+//! # Ok::<(), rocescope_capture::CaptureError>(())
+//! ```
+//!
+//! # Features
+//!
+//! - `live` (default): live capture through libpcap (`LiveCapture`, `Source::live`, the
+//!   `interfaces` listing and `privileges::drop_privileges`). It links libpcap (the `pcap`
+//!   crate). Without it (`default-features = false`), the crate reads and writes capture
+//!   files in pure Rust and needs no libpcap to build or run.
 
 mod classic;
+mod counters;
 pub mod error;
+#[cfg(feature = "live")]
 pub mod interfaces;
+#[cfg(feature = "live")]
 pub mod live;
 pub mod merge;
+#[cfg(feature = "live")]
 pub mod privileges;
 pub mod reader;
 pub mod source;
 pub mod time;
 pub mod writer;
 
+pub use counters::CaptureStats;
 pub use error::CaptureError;
-pub use live::{default_filter, CaptureStats, LiveCapture, LiveOptions};
+#[cfg(feature = "live")]
+pub use live::{default_filter, LiveCapture, LiveOptions};
 pub use merge::Merged;
 pub use reader::{CaptureReader, Format, Interface, Record};
 pub use source::{Batch, Next, Source};

@@ -2,6 +2,7 @@
 //! included, with the RoCE capture filter by default, nanosecond timestamps, immediate mode,
 //! and kernel/interface drop counters. Errors say what to do about them.
 
+pub use crate::counters::CaptureStats;
 use crate::error::CaptureError;
 use crate::reader::{Interface, Record};
 use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
@@ -60,17 +61,6 @@ impl LiveOptions {
 pub fn default_filter(roce_port: u16) -> String {
     let base = format!("udp dst port {roce_port} or ether proto 0x8915 or ether proto 0x8808");
     format!("{base} or (vlan and ({base} or (vlan and ({base}))))")
-}
-
-/// Capture counters from libpcap.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct CaptureStats {
-    /// Packets the filter accepted (libpcap `ps_recv`).
-    pub received: u64,
-    /// Dropped because the kernel buffer was full (`ps_drop`).
-    pub kernel_dropped: u64,
-    /// Dropped by the interface or driver (`ps_ifdrop`).
-    pub if_dropped: u64,
 }
 
 /// An open live capture.

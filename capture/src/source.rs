@@ -1,7 +1,10 @@
-//! One packet stream over every source: a capture file (or stdin) or a live interface.
+//! One packet stream over every source: a capture file (or stdin), several merged files,
+//! or (with the `live` feature) a live interface.
 
+use crate::counters::CaptureStats;
 use crate::error::CaptureError;
-use crate::live::{CaptureStats, LiveCapture, LiveNext, LiveOptions};
+#[cfg(feature = "live")]
+use crate::live::{LiveCapture, LiveNext, LiveOptions};
 use crate::merge::Merged;
 use crate::reader::{CaptureReader, Interface, Record};
 use std::path::Path;
@@ -11,7 +14,8 @@ use std::path::Path;
 pub enum Source {
     /// A pcap/pcapng file or stream.
     File(CaptureReader),
-    /// A live interface.
+    /// A live interface (feature `live`).
+    #[cfg(feature = "live")]
     Live(LiveCapture),
     /// Several files merged by timestamp, each record tagged with its capture point.
     Merged(Merged),
@@ -85,7 +89,8 @@ impl Source {
         CaptureReader::open(path).map(Source::File)
     }
 
-    /// Open a live capture.
+    /// Open a live capture (feature `live`).
+    #[cfg(feature = "live")]
     pub fn live(opts: &LiveOptions) -> Result<Self, CaptureError> {
         LiveCapture::open(opts).map(Source::Live)
     }
@@ -124,7 +129,11 @@ impl Source {
 
     /// True for live captures.
     pub fn is_live(&self) -> bool {
-        matches!(self, Source::Live(_))
+        #[cfg(feature = "live")]
+        if let Source::Live(_) = self {
+            return true;
+        }
+        false
     }
 
     /// The next frame, an idle tick, or the end.
@@ -132,6 +141,7 @@ impl Source {
         match self {
             Source::File(r) => Ok(r.next_record()?.map_or(Next::End, Next::Packet)),
             Source::Merged(m) => Ok(m.next_record().map_or(Next::End, Next::Packet)),
+            #[cfg(feature = "live")]
             Source::Live(l) => Ok(match l.next_frame()? {
                 LiveNext::Packet(p) => Next::Packet(p),
                 LiveNext::Idle => Next::Idle,
@@ -148,6 +158,7 @@ impl Source {
         f: &mut dyn FnMut(&Record<'_>) -> bool,
     ) -> Result<Batch, CaptureError> {
         match self {
+            #[cfg(feature = "live")]
             Source::Live(l) => Ok(match l.dispatch(max, f)? {
                 0 => Batch::Idle,
                 n => Batch::Frames(n),
@@ -162,6 +173,7 @@ impl Source {
         match self {
             Source::File(r) => r.interfaces().to_vec(),
             Source::Merged(m) => m.interfaces().to_vec(),
+            #[cfg(feature = "live")]
             Source::Live(l) => vec![l.interface().clone()],
         }
     }
@@ -170,6 +182,7 @@ impl Source {
     pub fn stats(&mut self) -> Option<CaptureStats> {
         match self {
             Source::File(_) | Source::Merged(_) => None,
+            #[cfg(feature = "live")]
             Source::Live(l) => Some(l.stats()),
         }
     }

@@ -6,7 +6,7 @@
 //! cut back to the last complete record, so every file stays valid; the records that could
 //! not be written are counted, not silently lost.
 
-use crate::live::CaptureStats;
+use crate::counters::CaptureStats;
 use crate::reader::{Interface, Record};
 use crate::time::{now_ns, utc_compact};
 use rocescope_decoder::LinkType;
