@@ -10,11 +10,39 @@
 //! Protocol facts follow `shared/reference/roce-protocol.md` (cited by section).
 //!
 //! ```
-//! use rocescope_decoder::{decode, DecodeOptions, LinkType};
-//! let frame = [0u8; 10];
-//! let p = decode(LinkType::ETHERNET, &frame, &DecodeOptions::default());
-//! assert!(p.error.is_some()); // too short for Ethernet, reported, not panicked
+//! use rocescope_decoder::build::{IbRepr, IpRepr, RoceV2Frame};
+//! use rocescope_decoder::{decode, BthRepr, DecodeOptions, Ecn, IcrcStatus, LinkType, Opcode};
+//! use std::net::Ipv4Addr;
+//!
+//! let opts = DecodeOptions::default();
+//! // Emit a frame: a SEND ONLY to QP 0x12, PSN 1000, with its ICRC.
+//! let ip = IpRepr::V4 {
+//!     src: Ipv4Addr::new(10, 0, 0, 1),
+//!     dst: Ipv4Addr::new(10, 0, 0, 2),
+//!     dscp: 26,
+//!     ecn: Ecn::Ect0,
+//!     ttl: 64,
+//!     id: 0,
+//! };
+//! let bth = BthRepr { opcode: Opcode::RC_SEND_ONLY, dest_qp: 0x12, psn: 1000, ..Default::default() };
+//! let ib = IbRepr { bth, payload: b"hello".to_vec(), ..Default::default() };
+//! let frame = RoceV2Frame::new([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2], ip, ib).build(opts.opcode);
+//!
+//! // Decode it: every layer borrows from `frame`.
+//! let p = decode(LinkType::ETHERNET, &frame, &opts);
+//! let roce = p.roce_ok().expect("a complete RoCE packet");
+//! assert_eq!(roce.bth.opcode().name(opts.opcode), "RC Send Only");
+//! assert_eq!((roce.bth.dest_qp(), roce.bth.psn()), (0x12, 1000));
+//! assert_eq!(roce.payload, b"hello");
+//! assert_eq!(roce.icrc.status, IcrcStatus::Valid);
+//!
+//! // Bad input is reported, not panicked on.
+//! let p = decode(LinkType::ETHERNET, &[0u8; 10], &opts);
+//! assert!(p.error.is_some()); // too short for Ethernet
 //! ```
+//!
+//! The crate has no features and no I/O; `rocescope-capture` reads the frames from pcap and
+//! pcapng files, and `rocescope-analyzer` turns decoded packets into per-QP findings.
 #![forbid(unsafe_code)]
 #![cfg_attr(
     not(test),

@@ -162,7 +162,32 @@ impl<'a> Packet<'a> {
     }
 }
 
-/// Decode one frame captured with `link_type`.
+/// Decode one frame captured with `link_type`. Never panics: a frame that fails part-way
+/// keeps the layers decoded before the failure, and [`Packet::error`] says why it stopped.
+///
+/// ```
+/// use rocescope_decoder::{decode, DecodeOptions, IcrcStatus, LinkType, Opcode};
+/// # fn unhex(s: &str) -> Vec<u8> {
+/// #     let s: String = s.split_whitespace().collect();
+/// #     (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap()).collect()
+/// # }
+/// // A CNP captured on a ConnectX-4 Lx: Ethernet, IPv4, UDP to 4791, BTH, CNP body, ICRC.
+/// let frame = unhex(
+///     "e41d2dab2bc2 7cfe90643b32 0800 45c2003c718c400040119161 0a001101 0a001201
+///      000012b700280000 8100ffff4000011800000000 00000000000000000000000000000000 82fd002a",
+/// );
+/// let p = decode(LinkType::ETHERNET, &frame, &DecodeOptions::default());
+/// assert_eq!(p.error, None);
+/// let roce = p.roce_ok().unwrap();
+/// assert_eq!(roce.bth.opcode(), Opcode::CNP);
+/// assert_eq!((roce.bth.dest_qp(), roce.bth.psn()), (0x118, 0));
+/// assert!(roce.bth.becn());
+/// assert_eq!(roce.icrc.status, IcrcStatus::Valid);
+///
+/// // The same frame cut before its ICRC (a snap length): headers decode, ICRC unchecked.
+/// let cut = decode(LinkType::ETHERNET, &frame[..70], &DecodeOptions::default());
+/// assert_eq!(cut.roce_ok().map(|r| r.icrc.status), Some(IcrcStatus::Truncated));
+/// ```
 #[inline]
 pub fn decode<'a>(link_type: LinkType, data: &'a [u8], opts: &DecodeOptions) -> Packet<'a> {
     let mut p = Packet::empty(data, link_type);
