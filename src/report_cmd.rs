@@ -104,7 +104,7 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
     let mut out = stdout.lock();
     let res = if args.json {
         // One write: stdout is line-buffered, and the document can be megabytes.
-        let mut doc = serde_json::to_vec(&report).map_err(std::io::Error::other)?;
+        let mut doc = crate::output::exact::to_vec(&report).map_err(std::io::Error::other)?;
         doc.push(b'\n');
         out.write_all(&doc)
     } else {

@@ -24,7 +24,7 @@ fn stdout(o: &Output) -> String {
 }
 
 fn json_lines(o: &Output) -> Vec<serde_json::Value> {
-    stdout(o).lines().map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}"))).collect()
+    common::decode_lines(&o.stdout)
 }
 
 fn expected_frames(name: &str) -> usize {
@@ -388,6 +388,7 @@ fn pcapng_timestamps_far_apart_do_not_overflow() {
     assert_eq!(ts, [0, rocescope_capture::reader::MAX_TS_NS, 0]);
     let o = run(&["report", "--json", "-r", p.to_str().unwrap()]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    common::report_json(&o.stdout);
 }
 
 /// A pcapng section header, then an Ethernet interface (snaplen 65535) with one 8-byte option.
@@ -427,7 +428,7 @@ fn pcapng_if_speed_sets_the_pause_time() {
     let dir = tempfile::tempdir().unwrap();
     let p = write(dir.path(), "speed.pcapng", &file);
     let o = run(&["report", "--json", "-r", p.to_str().unwrap()]);
-    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("report JSON");
+    let v = common::report_json(&o.stdout);
     let pfc = &v["pfc"][0];
     assert_eq!(pfc["priority"], 3, "{v}");
     assert_eq!(pfc["link_bps"], 25_000_000_000u64, "{pfc}");

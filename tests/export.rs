@@ -96,7 +96,7 @@ fn report_json(files: &[&Path]) -> Value {
         cmd.arg("-r").arg(f);
     }
     let o = cmd.output().expect("report");
-    serde_json::from_slice(&o.stdout).expect("report JSON")
+    common::report_json(&o.stdout)
 }
 
 /// `name{labels} value` lines of a Prometheus text exposition.

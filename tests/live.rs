@@ -243,7 +243,7 @@ fn writes_to_stdout_for_a_pipe_and_decodes_live() {
     pair.replay(&sample("ecn-cnp.pcap"));
     let o = decode.wait_with_output().unwrap();
     assert!(cap.wait().unwrap().success());
-    let lines = String::from_utf8_lossy(&o.stdout).lines().count();
+    let lines = common::decode_lines(&o.stdout).len();
     assert_eq!(lines, frames(&sample("ecn-cnp.pcap")).len());
 
     // decode -i: the same stream decoded as it arrives.
@@ -389,7 +389,7 @@ fn report_on_a_live_interface_includes_the_capture_counters() {
         &sample("nak-gobackn.pcap"),
     );
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let r = common::report_json(&o.stdout);
     let n = frames(&sample("nak-gobackn.pcap")).len() as u64;
     assert_eq!(r["capture"]["received"], n);
     assert_eq!(r["capture"]["kernel_dropped"], 0);

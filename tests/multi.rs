@@ -30,7 +30,7 @@ fn run(args: &[&str], files: &[PathBuf]) -> Output {
 fn report(files: &[PathBuf]) -> Value {
     let o = run(&["report", "--json"], files);
     assert!(o.status.code().is_some_and(|c| c == 0 || c == 3), "{}", String::from_utf8_lossy(&o.stderr));
-    serde_json::from_slice(&o.stdout).expect("report JSON")
+    common::report_json(&o.stdout)
 }
 
 fn pair() -> Vec<PathBuf> {
@@ -147,7 +147,7 @@ fn a_damaged_file_among_several_is_named_and_the_rest_analysed() {
     assert_eq!(o.status.code(), Some(1));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("cut.pcap: capture is cut off"), "{err}");
-    let r: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let r = common::report_json(&o.stdout);
     assert_eq!(r["points"][0]["packets"], 13, "the sender's file read whole");
     assert_eq!(r["points"][1]["packets"], 11, "the receiver's up to the damage");
     // A missing file is an error before anything is read.
@@ -160,11 +160,8 @@ fn a_damaged_file_among_several_is_named_and_the_rest_analysed() {
 fn decode_merges_by_time_too() {
     let o = run(&["decode", "--json"], &pair());
     assert!(o.status.success());
-    let ts: Vec<i64> = String::from_utf8_lossy(&o.stdout)
-        .lines()
-        .map(|l| serde_json::from_str::<Value>(l).unwrap())
-        .map(|v| v["ts_ns"].as_i64().expect("ts_ns"))
-        .collect();
+    let ts: Vec<i64> =
+        common::decode_lines(&o.stdout).into_iter().map(|v| v["ts_ns"].as_i64().expect("ts_ns")).collect();
     assert_eq!(ts.len(), 25);
     assert!(ts.windows(2).all(|w| w[0] <= w[1]), "in time order");
     // The receiver's frames (2 ms later on its clock) come after all the sender's.
@@ -265,7 +262,7 @@ fn clocks_further_apart_than_the_window_are_named_and_a_wider_window_matches() {
         r["findings"].as_array().unwrap().iter().find(|f| f["kind"] == "points_unmatched").expect("says why");
     assert!(f["title"].as_str().unwrap().contains("--match-window-ms"), "{f}");
     let o = run(&["report", "--json", "--match-window-ms", "20000"], &files);
-    let r: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let r = common::report_json(&o.stdout);
     assert_eq!(r["between"][0]["packets"], 1);
 }
 
@@ -293,7 +290,7 @@ fn classic_pcap_output_refuses_a_second_link_type_and_empty_files_are_named() {
     let o = run(&["report", "--json"], &[sample("rc-normal.pcap"), empty]);
     assert_eq!(o.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&o.stderr).contains("empty.pcap is empty"));
-    let r: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let r = common::report_json(&o.stdout);
     assert_eq!(r["points"].as_array().unwrap().len(), 2);
     assert!(r["summary"]["roce"].as_u64().unwrap() > 0);
 }

@@ -17,9 +17,8 @@ fn report(path: &Path, extra: &[&str]) -> (Value, Option<i32>) {
     let mut args = vec!["report", "--json", "-r", path.to_str().unwrap()];
     args.extend_from_slice(extra);
     let o = run(&args);
-    let v = serde_json::from_slice(&o.stdout)
-        .unwrap_or_else(|e| panic!("{}: {e}: {}", path.display(), String::from_utf8_lossy(&o.stderr)));
-    (v, o.status.code())
+    assert!(!o.stdout.is_empty(), "{}: {}", path.display(), String::from_utf8_lossy(&o.stderr));
+    (common::report_json(&o.stdout), o.status.code())
 }
 
 fn sample(name: &str) -> std::path::PathBuf {
@@ -321,10 +320,7 @@ fn qos_audit_flags_and_baseline_gate_the_exit_status() {
 
 #[test]
 fn report_json_validates_against_its_schema() {
-    let schema: Value =
-        serde_json::from_slice(&std::fs::read(common::root().join("docs/report.schema.json")).unwrap())
-            .unwrap();
-    let validator = jsonschema::validator_for(&schema).expect("a valid JSON Schema");
+    // `report` checks every document against the schema (strictly) and the time rule.
     let mut files: Vec<std::path::PathBuf> = SAMPLES.iter().map(|n| sample(&format!("{n}.pcap"))).collect();
     if let Some(dir) = common::real_captures() {
         files.extend(common::captures_in(&dir));
@@ -344,10 +340,33 @@ fn report_json_validates_against_its_schema() {
                 "3",
             ],
         );
-        let errors: Vec<String> =
-            validator.iter_errors(&r).map(|e| format!("{} at {}", e, e.instance_path())).collect();
-        assert!(errors.is_empty(), "{}: {}", f.display(), errors.join("\n"));
+        assert_eq!(r["schema_version"], rocescope_analyzer::report::SCHEMA_VERSION, "{}", f.display());
     }
+}
+
+/// The schema names every finding kind the analyzer has, and it stays open to fields a later
+/// version adds (the stability rule in docs/report-json.md).
+#[test]
+fn the_schema_lists_every_finding_kind_and_accepts_added_fields() {
+    let schema: Value =
+        serde_json::from_slice(&std::fs::read(common::root().join("docs/report.schema.json")).unwrap())
+            .unwrap();
+    let kinds: Vec<&str> = schema["properties"]["findings"]["items"]["properties"]["kind"]["enum"]
+        .as_array()
+        .expect("the kind enum")
+        .iter()
+        .map(|k| k.as_str().unwrap())
+        .collect();
+    let ours: Vec<&str> = rocescope_analyzer::report::FindingKind::ALL.iter().map(|k| k.as_str()).collect();
+    assert_eq!(kinds, ours);
+    assert_eq!(schema["properties"]["schema_version"]["const"], rocescope_analyzer::report::SCHEMA_VERSION);
+    let (mut r, _) = report(&sample("demo.pcap"), &[]);
+    r["added_in_a_later_version"] = Value::from(1);
+    r["flows"][0]["also_added"] = Value::from("x");
+    let validator = jsonschema::validator_for(&schema).expect("a valid JSON Schema");
+    assert!(validator.is_valid(&r), "the shipped schema must accept fields it does not list");
+    r["schema_version"] = Value::from(2);
+    assert!(!validator.is_valid(&r), "another major version is refused");
 }
 
 /// Real captures: the only findings are these, each justified by the frames named.
@@ -395,8 +414,7 @@ fn real_captures_have_no_false_findings() {
     let o = run(&["decode", "--json", "-r", dir.join("rocev2_test.pcap").to_str().unwrap()]);
     let mut msn: std::collections::BTreeMap<u64, (u64, u64)> = Default::default();
     let mut msgs: std::collections::BTreeMap<u64, u64> = Default::default();
-    for l in String::from_utf8_lossy(&o.stdout).lines() {
-        let v: Value = serde_json::from_str(l).unwrap();
+    for v in common::decode_lines(&o.stdout) {
         let Some(op) = v["bth"]["opcode"].as_u64() else { continue };
         if op == 0x11 {
             let m = v["aeth"]["msn"].as_u64().unwrap();

@@ -11,9 +11,16 @@ use crate::Analyzer;
 use rocescope_decoder::link::mac_string;
 use serde::Serialize;
 
+/// The version of the report's JSON schema (`docs/report.schema.json`). It changes only when
+/// a field is removed or renamed or changes its type or meaning; fields are added without a
+/// change, so consumers must ignore fields they do not know (docs/report-json.md).
+pub const SCHEMA_VERSION: u32 = 1;
+
 /// Everything the analyzer found.
 #[derive(Clone, Debug, Serialize)]
 pub struct Report {
+    /// [`SCHEMA_VERSION`]: the first key of the JSON document.
+    pub schema_version: u32,
     /// Whole-capture counters.
     pub summary: Summary,
     /// What is wrong, worst first.
@@ -163,13 +170,123 @@ pub struct EvidenceRef {
     pub what: String,
 }
 
+/// What a finding is about: its machine-readable `kind` in the JSON report.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FindingKind {
+    /// Packets of a flow lost in the network: PSN gaps answered by NAK or resends.
+    NetworkLoss,
+    /// Resends with no NAK pending: the requester waited out its ACK timeout.
+    TimeoutRetransmit,
+    /// PSN gaps never NAKed or resent: probably lost by the capture, not the network.
+    CaptureLoss,
+    /// Packets that arrived late but within the reorder window.
+    OutOfOrder,
+    /// NAKs other than PSN sequence errors (access, operational, invalid request).
+    NakError,
+    /// Mellanox DC NAK-like syndromes (part of the DCT handshake).
+    DcNak,
+    /// Receiver-not-ready NAKs and the retries after them.
+    Rnr,
+    /// ECN-CE marked packets that no CNP answered.
+    CeWithoutCnp,
+    /// ECN-CE marks answered by CNPs: congestion control at work.
+    Congestion,
+    /// Frames whose ICRC does not match.
+    IcrcBad,
+    /// A MAC paused a priority for most of its storm windows.
+    PfcStorm,
+    /// A long continuous pause while the priority's RoCE stopped.
+    PfcDeadlock,
+    /// 802.3x PAUSE frames (the whole link).
+    LinkPause,
+    /// Pauses on a priority no RoCE uses, or not a lossless one.
+    PauseUnusedPriority,
+    /// RoCE, CNPs or ACKs on a DSCP/PCP/ECN the expectations do not allow.
+    QosViolation,
+    /// Frames to the RoCE port that did not decode as RoCE.
+    Malformed,
+    /// Frames the capture cut before their ICRC.
+    Truncated,
+    /// A capture with no RoCE in it.
+    NoRoce,
+    /// Capture points whose clocks never tied, or beyond the compared ones.
+    PointsUnmatched,
+    /// Packets one capture point saw and another, capturing the flow, never did.
+    LostBetweenPoints,
+}
+
+impl FindingKind {
+    /// Every kind, in the order the JSON schema lists them.
+    pub const ALL: &'static [FindingKind] = &[
+        FindingKind::NetworkLoss,
+        FindingKind::TimeoutRetransmit,
+        FindingKind::CaptureLoss,
+        FindingKind::OutOfOrder,
+        FindingKind::NakError,
+        FindingKind::DcNak,
+        FindingKind::Rnr,
+        FindingKind::CeWithoutCnp,
+        FindingKind::Congestion,
+        FindingKind::IcrcBad,
+        FindingKind::PfcStorm,
+        FindingKind::PfcDeadlock,
+        FindingKind::LinkPause,
+        FindingKind::PauseUnusedPriority,
+        FindingKind::QosViolation,
+        FindingKind::Malformed,
+        FindingKind::Truncated,
+        FindingKind::NoRoce,
+        FindingKind::PointsUnmatched,
+        FindingKind::LostBetweenPoints,
+    ];
+
+    /// The JSON name (`network_loss`, `pfc_storm`, ...).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FindingKind::NetworkLoss => "network_loss",
+            FindingKind::TimeoutRetransmit => "timeout_retransmit",
+            FindingKind::CaptureLoss => "capture_loss",
+            FindingKind::OutOfOrder => "out_of_order",
+            FindingKind::NakError => "nak_error",
+            FindingKind::DcNak => "dc_nak",
+            FindingKind::Rnr => "rnr",
+            FindingKind::CeWithoutCnp => "ce_without_cnp",
+            FindingKind::Congestion => "congestion",
+            FindingKind::IcrcBad => "icrc_bad",
+            FindingKind::PfcStorm => "pfc_storm",
+            FindingKind::PfcDeadlock => "pfc_deadlock",
+            FindingKind::LinkPause => "link_pause",
+            FindingKind::PauseUnusedPriority => "pause_unused_priority",
+            FindingKind::QosViolation => "qos_violation",
+            FindingKind::Malformed => "malformed",
+            FindingKind::Truncated => "truncated",
+            FindingKind::NoRoce => "no_roce",
+            FindingKind::PointsUnmatched => "points_unmatched",
+            FindingKind::LostBetweenPoints => "lost_between_points",
+        }
+    }
+}
+
+impl std::fmt::Display for FindingKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl PartialEq<&str> for FindingKind {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
 /// One finding.
 #[derive(Clone, Debug, Serialize)]
 pub struct Finding {
     /// Severity.
     pub severity: Severity,
     /// Machine-readable kind (e.g. `network_loss`, `pfc_storm`).
-    pub kind: &'static str,
+    pub kind: FindingKind,
     /// What is wrong and where, in a sentence.
     pub title: String,
     /// The flow (index into `flows`), when it is about one.
@@ -709,12 +826,12 @@ fn flow_findings(id: usize, f: &Flow, a: &Analyzer, out: &mut Vec<Finding>) {
             plural(p.stats.network_loss_gaps, "gap", "gaps"),
             plural(loss_resends, "go-back-N resend", "go-back-N resends"),
         );
-        push(Severity::Critical, "network_loss", what, e, loss_resends.max(p.stats.missing));
+        push(Severity::Critical, FindingKind::NetworkLoss, what, e, loss_resends.max(p.stats.missing));
     }
     if p.stats.retransmits_timeout > 0 {
         push(
             Severity::Critical,
-            "timeout_retransmit",
+            FindingKind::TimeoutRetransmit,
             format!(
                 "{}: {} with no NAK pending: the requester waited out its ACK timeout (lost packets or ACKs)",
                 qp_name(f, a),
@@ -741,7 +858,7 @@ fn flow_findings(id: usize, f: &Flow, a: &Analyzer, out: &mut Vec<Finding>) {
             .collect();
         push(
             Severity::Info,
-            "capture_loss",
+            FindingKind::CaptureLoss,
             format!(
                 "{}: {} in the request PSNs never NAKed or resent: probably lost by the capture, not the network",
                 qp_name(f, a),
@@ -754,7 +871,7 @@ fn flow_findings(id: usize, f: &Flow, a: &Analyzer, out: &mut Vec<Finding>) {
     if p.stats.out_of_order > 0 {
         push(
             Severity::Warning,
-            "out_of_order",
+            FindingKind::OutOfOrder,
             format!(
                 "{}: {} arrived after later PSNs (reordering on the path)",
                 qp_name(f, a),
@@ -770,7 +887,7 @@ fn flow_findings(id: usize, f: &Flow, a: &Analyzer, out: &mut Vec<Finding>) {
     if dc_setup > 0 {
         push(
             Severity::Info,
-            "dc_nak",
+            FindingKind::DcNak,
             format!(
                 "{}: {} with code 4 on Mellanox DC (part of DC connection setup, not an RD error)",
                 qp_name(f, a),
@@ -797,7 +914,7 @@ fn flow_findings(id: usize, f: &Flow, a: &Analyzer, out: &mut Vec<Finding>) {
             .collect();
         push(
             Severity::Critical,
-            "nak_error",
+            FindingKind::NakError,
             format!("{}: NAKs that end the connection's work: {}", qp_name(f, a), list.join(", ")),
             ev(f, &[EvidenceKind::Nak]),
             bad_naks * 10,
@@ -808,7 +925,7 @@ fn flow_findings(id: usize, f: &Flow, a: &Analyzer, out: &mut Vec<Finding>) {
         let retries = partner.map_or(0, |pf| pf.psn.stats.retransmits_rnr);
         push(
             Severity::Warning,
-            "rnr",
+            FindingKind::Rnr,
             format!(
                 "{}: {} (receiver not ready: no receive posted), timer {}-{} us, {} by the sender; not loss",
                 qp_name(f, a),
@@ -839,7 +956,7 @@ fn flow_findings(id: usize, f: &Flow, a: &Analyzer, out: &mut Vec<Finding>) {
         if f.cold.cnps_received == 0 {
             push(
                 Severity::Warning,
-                "ce_without_cnp",
+                FindingKind::CeWithoutCnp,
                 format!(
                     "{}: {} CE-marked ({:.1}%) but no CNP came back to the sender (notification point off, or CNPs not in the capture)",
                     qp_name(f, a),
@@ -857,7 +974,7 @@ fn flow_findings(id: usize, f: &Flow, a: &Analyzer, out: &mut Vec<Finding>) {
             }
             push(
                 Severity::Info,
-                "congestion",
+                FindingKind::Congestion,
                 format!(
                     "{}: congestion: {} CE-marked ({:.1}%), {} back to the sender{delay}",
                     qp_name(f, a),
@@ -873,7 +990,7 @@ fn flow_findings(id: usize, f: &Flow, a: &Analyzer, out: &mut Vec<Finding>) {
     if f.cold.icrc_bad > 0 {
         push(
             Severity::Warning,
-            "icrc_bad",
+            FindingKind::IcrcBad,
             format!(
                 "{}: {} with an invalid ICRC (corruption, a rewriting middlebox, or a capture device writing into frames)",
                 qp_name(f, a),
@@ -930,7 +1047,11 @@ fn qos_findings(violations: &[Violation], out: &mut Vec<Finding>, a: &Analyzer) 
         let flow = v.flow_index;
         out.push(Finding {
             severity: if v.what == "pause_priority" { Severity::Warning } else { Severity::Critical },
-            kind: if v.what == "pause_priority" { "pause_unused_priority" } else { "qos_violation" },
+            kind: if v.what == "pause_priority" {
+                FindingKind::PauseUnusedPriority
+            } else {
+                FindingKind::QosViolation
+            },
             title,
             flow,
             src_mac: v.src_mac.clone(),
@@ -1002,7 +1123,7 @@ pub(crate) fn build(a: &Analyzer, detail: bool) -> Report {
             let longest = r.storms.iter().map(|s| s.end_ns - s.start_ns).max().unwrap_or(0);
             findings.push(Finding {
                 severity: Severity::Critical,
-                kind: "pfc_storm",
+                kind: FindingKind::PfcStorm,
                 title: format!(
                     "PFC storm from {} on {label}: paused {:.0}% of its windows for up to {} ({} pause frames, {:.0} µs paused per second at peak)",
                     r.src_mac,
@@ -1030,7 +1151,7 @@ pub(crate) fn build(a: &Analyzer, detail: bool) -> Report {
         if let Some(d) = r.deadlock_hint {
             findings.push(Finding {
                 severity: Severity::Critical,
-                kind: "pfc_deadlock",
+                kind: FindingKind::PfcDeadlock,
                 title: format!(
                     "possible PFC deadlock on {label}: paused continuously for {} by {} while its RoCE traffic stopped",
                     ms((d.end_ns - d.start_ns) as u64),
@@ -1046,7 +1167,7 @@ pub(crate) fn build(a: &Analyzer, detail: bool) -> Report {
         if kind == PauseKind::Pause && r.pause_frames > 0 {
             findings.push(Finding {
                 severity: Severity::Warning,
-                kind: "link_pause",
+                kind: FindingKind::LinkPause,
                 title: format!(
                     "802.3x PAUSE from {}{at}: {} stopping every priority for {} in all",
                     r.src_mac,
@@ -1128,7 +1249,7 @@ pub(crate) fn build(a: &Analyzer, detail: bool) -> Report {
     if t.malformed > 0 {
         findings.push(Finding {
             severity: Severity::Warning,
-            kind: "malformed",
+            kind: FindingKind::Malformed,
             title: format!(
                 "{} to the RoCE port did not decode as RoCE",
                 plural(t.malformed, "frame", "frames")
@@ -1147,7 +1268,7 @@ pub(crate) fn build(a: &Analyzer, detail: bool) -> Report {
     if t.icrc_truncated > 0 {
         findings.push(Finding {
             severity: Severity::Info,
-            kind: "truncated",
+            kind: FindingKind::Truncated,
             title: format!(
                 "{} cut short by the capture (snap length): headers analysed, ICRC not checked",
                 plural(t.icrc_truncated, "RoCE frame", "RoCE frames")
@@ -1162,7 +1283,7 @@ pub(crate) fn build(a: &Analyzer, detail: bool) -> Report {
     if t.packets > 0 && t.roce == 0 && t.pfc_frames + t.pause_frames == 0 {
         findings.push(Finding {
             severity: Severity::Info,
-            kind: "no_roce",
+            kind: FindingKind::NoRoce,
             title: "no RoCE in this capture: NIC-offloaded RoCE never reaches the host interface; capture on the RDMA device, in sniffer mode, or from a switch mirror".into(),
             flow: None,
             src_mac: None,
@@ -1238,6 +1359,7 @@ pub(crate) fn build(a: &Analyzer, detail: bool) -> Report {
     }
 
     Report {
+        schema_version: SCHEMA_VERSION,
         summary: Summary {
             packets: t.packets,
             roce: t.roce,
@@ -1305,7 +1427,7 @@ fn point_losses(a: &Analyzer, findings: &mut Vec<Finding>) -> Vec<PointLoss> {
     for (x, y) in m.untied_pairs() {
         findings.push(Finding {
             severity: Severity::Info,
-            kind: "points_unmatched",
+            kind: FindingKind::PointsUnmatched,
             title: format!(
                 "{} and {} captured the same flows, but no packet was seen at both within --match-window-ms ({} ms): their clocks are further apart than that, so losses between them are not counted (raise the window)",
                 point_name(a, x),
@@ -1322,7 +1444,7 @@ fn point_losses(a: &Analyzer, findings: &mut Vec<Finding>) -> Vec<PointLoss> {
     if a.cfg.points.len() > m.points() {
         findings.push(Finding {
             severity: Severity::Info,
-            kind: "points_unmatched",
+            kind: FindingKind::PointsUnmatched,
             title: format!(
                 "{} capture points: only the first {} are compared for packets lost between them",
                 a.cfg.points.len(),
@@ -1340,7 +1462,7 @@ fn point_losses(a: &Analyzer, findings: &mut Vec<Finding>) -> Vec<PointLoss> {
         let (from_name, to_name) = (point_name(a, from), point_name(a, to));
         findings.push(Finding {
             severity: Severity::Critical,
-            kind: "lost_between_points",
+            kind: FindingKind::LostBetweenPoints,
             title: format!(
                 "QP 0x{:06x} {} → {}: {} seen at {from_name} never seen at {to_name} (lost between the two capture points, or missed by the capture at {to_name})",
                 key.dest_qp,

@@ -3,10 +3,26 @@
 
 use super::{mac, Frame};
 use rocescope_decoder::MacControl;
-use serde::Serialize;
+use serde::{Serialize, Serializer};
+
+/// The version of this document's schema: it changes only when a key is removed or renamed
+/// or changes its type or meaning; keys are added without a change (docs/decode-json.md).
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// A 64-bit value also written as a hex string (`"0x00007f0000001000"`): JSON tools that
+/// hold numbers as doubles (jq 1.6, JavaScript) round integers above 2^53.
+#[derive(Clone, Copy)]
+struct Hex64(u64);
+
+impl Serialize for Hex64 {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(&format_args!("{:#018x}", self.0))
+    }
+}
 
 #[derive(Serialize)]
 struct Obj {
+    schema_version: u32,
     frame: u64,
     ts_ns: i64,
     caplen: u32,
@@ -128,6 +144,7 @@ struct Bth {
 #[derive(Serialize)]
 struct DcEth {
     value: u64,
+    value_hex: Hex64,
 }
 #[derive(Serialize)]
 struct Rdeth {
@@ -150,15 +167,19 @@ struct Feth {
 #[derive(Serialize)]
 struct Reth {
     va: u64,
+    va_hex: Hex64,
     rkey: u32,
     dmalen: u32,
 }
 #[derive(Serialize)]
 struct AtomicEth {
     va: u64,
+    va_hex: Hex64,
     rkey: u32,
     swap: u64,
+    swap_hex: Hex64,
     compare: u64,
+    compare_hex: Hex64,
 }
 #[derive(Serialize)]
 struct Aeth {
@@ -174,6 +195,7 @@ struct Aeth {
 #[derive(Serialize)]
 struct AtomicAckEth {
     orig: u64,
+    orig_hex: Hex64,
 }
 #[derive(Serialize)]
 struct Cnp {}
@@ -200,6 +222,7 @@ struct Pause {
 pub fn write(f: &Frame<'_>, out: &mut String) {
     let p = f.packet;
     let mut o = Obj {
+        schema_version: SCHEMA_VERSION,
         frame: f.number,
         ts_ns: f.record.ts_ns,
         caplen: f.record.caplen,
@@ -287,17 +310,21 @@ pub fn write(f: &Frame<'_>, out: &mut String) {
             psn: b.psn(),
         });
         let e = &r.ext;
-        o.dceth = e.dceth.map(|h| DcEth { value: h.value() });
+        o.dceth = e.dceth.map(|h| DcEth { value: h.value(), value_hex: Hex64(h.value()) });
         o.rdeth = e.rdeth.map(|h| Rdeth { eecn: h.eecn() });
         o.deth = e.deth.map(|h| Deth { qkey: h.qkey(), srcqp: h.src_qp() });
         o.xrceth = e.xrceth.map(|h| XrcEth { srqn: h.srqn() });
         o.feth = e.feth.map(|h| Feth { sel: h.sel(), plt: h.plt() });
-        o.reth = e.reth.map(|h| Reth { va: h.va(), rkey: h.rkey(), dmalen: h.dma_len() });
+        o.reth =
+            e.reth.map(|h| Reth { va: h.va(), va_hex: Hex64(h.va()), rkey: h.rkey(), dmalen: h.dma_len() });
         o.atomiceth = e.atomiceth.map(|h| AtomicEth {
             va: h.va(),
+            va_hex: Hex64(h.va()),
             rkey: h.rkey(),
             swap: h.swap(),
+            swap_hex: Hex64(h.swap()),
             compare: h.compare(),
+            compare_hex: Hex64(h.compare()),
         });
         o.aeth = e.aeth.map(|h| {
             let a = h.repr();
@@ -310,7 +337,7 @@ pub fn write(f: &Frame<'_>, out: &mut String) {
                 rnr_timer_us: a.rnr_timer_us(),
             }
         });
-        o.atomicacketh = e.atomicacketh.map(|h| AtomicAckEth { orig: h.orig() });
+        o.atomicacketh = e.atomicacketh.map(|h| AtomicAckEth { orig: h.orig(), orig_hex: Hex64(h.orig()) });
         o.immdt = e.immdt.map(|h| h.value());
         o.ieth = e.ieth.map(|h| h.rkey());
         o.cnp = e.cnp.map(|_| Cnp {});
@@ -326,8 +353,8 @@ pub fn write(f: &Frame<'_>, out: &mut String) {
         }
         _ => {}
     }
-    match serde_json::to_string(&o) {
-        Ok(s) => out.push_str(&s),
+    match super::exact::to_vec(&o) {
+        Ok(s) => out.push_str(&String::from_utf8_lossy(&s)),
         Err(e) => out.push_str(&format!("{{\"frame\":{},\"error\":\"json: {e}\"}}", f.number)),
     }
 }

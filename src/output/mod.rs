@@ -1,6 +1,7 @@
 //! Output formats for decoded frames. Everything printed comes from numeric fields or
 //! fixed strings: bytes from the wire are never written raw to the terminal.
 
+pub mod exact;
 pub mod json;
 pub mod report_text;
 pub mod summary;

@@ -194,3 +194,96 @@ pub fn pushed_sum(line: &serde_json::Value, name: &str) -> f64 {
         .map(|a| a.iter().filter(|m| m["name"] == name).filter_map(|m| m["value"].as_f64()).sum())
         .unwrap_or(0.0)
 }
+
+/// A shipped JSON Schema made strict: every object it describes may hold only the
+/// properties it lists. The shipped schemas allow more (a later version may add fields);
+/// the tests hold this version's output to exactly what the schema documents.
+fn strict_validator(file: &str) -> jsonschema::Validator {
+    fn strict(v: &mut serde_json::Value) {
+        match v {
+            serde_json::Value::Object(m) => {
+                if m.contains_key("properties") && !m.contains_key("additionalProperties") {
+                    m.insert("additionalProperties".into(), serde_json::Value::Bool(false));
+                }
+                m.values_mut().for_each(strict);
+            }
+            serde_json::Value::Array(a) => a.iter_mut().for_each(strict),
+            _ => {}
+        }
+    }
+    let mut schema: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(root().join("docs").join(file)).expect("schema"))
+            .expect("JSON");
+    strict(&mut schema);
+    jsonschema::validator_for(&schema).expect("a valid JSON Schema")
+}
+
+/// Every absolute time (`ts_ns`, `start_ns`, `end_ns`, `first_ns`, `last_ns`) has its exact
+/// decimal-seconds twin beside it (docs/report-json.md, docs/decode-json.md).
+pub fn check_time_twins(v: &serde_json::Value, path: &str) {
+    match v {
+        serde_json::Value::Object(m) => {
+            for (k, x) in m {
+                if let Some(stem) =
+                    k.strip_suffix("_ns").filter(|s| ["ts", "start", "end", "first", "last"].contains(s))
+                {
+                    let twin = m.get(stem).unwrap_or_else(|| panic!("{path}.{k} has no twin {stem:?}"));
+                    let want = match x.as_i64() {
+                        Some(ns) => {
+                            let a = ns.unsigned_abs();
+                            let sign = if ns < 0 { "-" } else { "" };
+                            serde_json::Value::from(format!(
+                                "{sign}{}.{:09}",
+                                a / 1_000_000_000,
+                                a % 1_000_000_000
+                            ))
+                        }
+                        None => serde_json::Value::Null,
+                    };
+                    assert_eq!(twin, &want, "{path}.{stem}");
+                }
+                check_time_twins(x, &format!("{path}.{k}"));
+            }
+        }
+        serde_json::Value::Array(a) => {
+            a.iter().enumerate().for_each(|(i, x)| check_time_twins(x, &format!("{path}[{i}]")))
+        }
+        _ => {}
+    }
+}
+
+/// Check a report document against `docs/report.schema.json` (strictly) and the time rule.
+pub fn check_report(v: &serde_json::Value) {
+    static V: std::sync::OnceLock<jsonschema::Validator> = std::sync::OnceLock::new();
+    let validator = V.get_or_init(|| strict_validator("report.schema.json"));
+    let errors: Vec<String> =
+        validator.iter_errors(v).map(|e| format!("{e} at {}", e.instance_path())).collect();
+    assert!(errors.is_empty(), "the report does not match docs/report.schema.json:\n{}", errors.join("\n"));
+    check_time_twins(v, "");
+}
+
+/// Parse `rocescope report --json` output and check it ([`check_report`]).
+pub fn report_json(stdout: &[u8]) -> serde_json::Value {
+    let v: serde_json::Value = serde_json::from_slice(stdout)
+        .unwrap_or_else(|e| panic!("report JSON: {e}: {}", String::from_utf8_lossy(stdout)));
+    check_report(&v);
+    v
+}
+
+/// Parse `rocescope decode --json` output, checking every line against
+/// `docs/decode.schema.json` (strictly) and the time rule.
+pub fn decode_lines(stdout: &[u8]) -> Vec<serde_json::Value> {
+    static V: std::sync::OnceLock<jsonschema::Validator> = std::sync::OnceLock::new();
+    let validator = V.get_or_init(|| strict_validator("decode.schema.json"));
+    String::from_utf8_lossy(stdout)
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}"));
+            let errors: Vec<String> =
+                validator.iter_errors(&v).map(|e| format!("{e} at {}", e.instance_path())).collect();
+            assert!(errors.is_empty(), "{l}\ndoes not match docs/decode.schema.json:\n{}", errors.join("\n"));
+            check_time_twins(&v, "");
+            v
+        })
+        .collect()
+}

@@ -1,0 +1,164 @@
+//! JSON that common tools read exactly.
+//!
+//! Times are nanoseconds since the epoch, around 1.8e18: above 2^53, where tools that hold
+//! every JSON number as an IEEE double (jq 1.6, JavaScript, many spreadsheets) round them
+//! by up to 256 ns. Every absolute time key (`ts_ns`, `start_ns`, `end_ns`, `first_ns`,
+//! `last_ns`) therefore gets a twin without the `_ns` suffix holding the same instant as a
+//! decimal-seconds string (`"1767225600.069102700"`, as tshark's `frame.time_epoch`), written
+//! right after it: `"ts_ns":1767225600069102700,"ts":"1767225600.069102700"`. A `null` time
+//! has a `null` twin.
+//!
+//! The twins are added while serialising (a [`serde_json::ser::Formatter`] that watches the
+//! keys go by), so the documents stream as before and the analyzer's types stay as they are.
+
+use serde::Serialize;
+use serde_json::ser::{CompactFormatter, Formatter};
+use std::io::{self, Write};
+
+/// Keys holding an absolute time in ns since the epoch.
+const TIME_KEYS: &[&[u8]] = &[b"ts_ns", b"start_ns", b"end_ns", b"first_ns", b"last_ns"];
+
+/// `seconds.nanoseconds` since the epoch, exactly: `1767225600.069102700`, `-0.000000001`.
+pub fn epoch_secs(ns: i64) -> String {
+    let sign = if ns < 0 { "-" } else { "" };
+    let a = ns.unsigned_abs();
+    format!("{sign}{}.{:09}", a / 1_000_000_000, a % 1_000_000_000)
+}
+
+/// A compact formatter that writes a decimal-seconds twin after every absolute time key.
+#[derive(Default)]
+pub struct ExactFormatter {
+    /// The key being written, or the last one written.
+    key: Vec<u8>,
+    /// Inside a key's string.
+    in_key: bool,
+    /// The current value belongs to a time key (a scalar directly under it).
+    time_value: bool,
+    /// The twin to write when the value ends: `Some(None)` for a null time.
+    twin: Option<Option<i64>>,
+}
+
+impl ExactFormatter {
+    fn scalar(&mut self, v: Option<i64>) {
+        if self.time_value {
+            self.twin = Some(v);
+        }
+    }
+}
+
+impl Formatter for ExactFormatter {
+    fn begin_object_key<W: ?Sized + Write>(&mut self, w: &mut W, first: bool) -> io::Result<()> {
+        self.key.clear();
+        self.in_key = true;
+        CompactFormatter.begin_object_key(w, first)
+    }
+
+    fn end_object_key<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.in_key = false;
+        self.time_value = TIME_KEYS.contains(&self.key.as_slice());
+        CompactFormatter.end_object_key(w)
+    }
+
+    fn write_string_fragment<W: ?Sized + Write>(&mut self, w: &mut W, fragment: &str) -> io::Result<()> {
+        if self.in_key {
+            self.key.extend_from_slice(fragment.as_bytes());
+        }
+        w.write_all(fragment.as_bytes())
+    }
+
+    fn write_i64<W: ?Sized + Write>(&mut self, w: &mut W, value: i64) -> io::Result<()> {
+        self.scalar(Some(value));
+        CompactFormatter.write_i64(w, value)
+    }
+
+    fn write_u64<W: ?Sized + Write>(&mut self, w: &mut W, value: u64) -> io::Result<()> {
+        self.scalar(i64::try_from(value).ok());
+        CompactFormatter.write_u64(w, value)
+    }
+
+    fn write_null<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.scalar(None);
+        CompactFormatter.write_null(w)
+    }
+
+    fn begin_object<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.time_value = false;
+        CompactFormatter.begin_object(w)
+    }
+
+    fn begin_array<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.time_value = false;
+        CompactFormatter.begin_array(w)
+    }
+
+    fn end_object_value<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.time_value = false;
+        CompactFormatter.end_object_value(w)?;
+        if let Some(twin) = self.twin.take() {
+            // The key is plain ASCII ending in `_ns`; the twin drops the suffix.
+            let name = &self.key[..self.key.len() - 3];
+            w.write_all(b",\"")?;
+            w.write_all(name)?;
+            w.write_all(b"\":")?;
+            match twin {
+                Some(ns) => write!(w, "\"{}\"", epoch_secs(ns))?,
+                None => w.write_all(b"null")?,
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Serialise `value` as compact JSON with time twins into `out`.
+pub fn to_writer<W: Write, T: Serialize + ?Sized>(out: W, value: &T) -> serde_json::Result<()> {
+    let mut ser = serde_json::Serializer::with_formatter(out, ExactFormatter::default());
+    value.serialize(&mut ser)
+}
+
+/// Serialise `value` as compact JSON with time twins.
+pub fn to_vec<T: Serialize + ?Sized>(value: &T) -> serde_json::Result<Vec<u8>> {
+    let mut v = Vec::with_capacity(256);
+    to_writer(&mut v, value)?;
+    Ok(v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Serialize)]
+    struct Inner {
+        ts_ns: i64,
+        what: &'static str,
+        quanta: [u16; 2],
+    }
+
+    #[derive(Serialize)]
+    struct Doc {
+        start_ns: Option<i64>,
+        end_ns: Option<i64>,
+        paused_ns: i64,
+        first_ns: u64,
+        evidence: Vec<Inner>,
+        last_ns: i64,
+    }
+
+    #[test]
+    fn every_time_key_gets_an_exact_twin() {
+        let d = Doc {
+            start_ns: Some(1_767_225_600_069_102_700),
+            end_ns: None,
+            paused_ns: 9_024_000,
+            first_ns: 5,
+            evidence: vec![Inner { ts_ns: -1, what: "x", quanta: [1, 2] }],
+            last_ns: 1_767_225_600_000_000_001,
+        };
+        let s = String::from_utf8(to_vec(&d).unwrap()).unwrap();
+        assert_eq!(
+            s,
+            r#"{"start_ns":1767225600069102700,"start":"1767225600.069102700","end_ns":null,"end":null,"paused_ns":9024000,"first_ns":5,"first":"0.000000005","evidence":[{"ts_ns":-1,"ts":"-0.000000001","what":"x","quanta":[1,2]}],"last_ns":1767225600000000001,"last":"1767225600.000000001"}"#
+        );
+        let v: serde_json::Value = serde_json::from_str(&s).unwrap();
+        assert_eq!(v["start"], "1767225600.069102700");
+    }
+}
