@@ -376,7 +376,7 @@ fn inputs() -> (Vec<PathBuf>, bool) {
     let mut files = common::captures_in(&common::root().join("samples"));
     let real = common::real_captures();
     if let Some(dir) = &real {
-        files.extend(common::captures_in(&dir).into_iter().filter(|p| {
+        files.extend(common::captures_in(dir).into_iter().filter(|p| {
             // ERF (native InfiniBand, link type 197) is not RoCE and not decoded by rocescope.
             CaptureReader::open(p).ok().and_then(|r| {
                 let mut r = r;
