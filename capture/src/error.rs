@@ -98,14 +98,9 @@ impl fmt::Display for CaptureError {
     }
 }
 
-impl std::error::Error for CaptureError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            CaptureError::Io { error, .. } => Some(error),
-            _ => None,
-        }
-    }
-}
+/// Every message is complete on its own (the OS error is part of `Io`'s text), so no error
+/// names a `source()`: a chain printer (`anyhow`'s `{:#}`) would say the OS error twice.
+impl std::error::Error for CaptureError {}
 
 fn plural(n: u64) -> String {
     if n == 1 {
