@@ -15,19 +15,26 @@
 //! use rocescope_decoder::{decode, DecodeOptions};
 //! use std::path::Path;
 //!
-//! let path = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../samples/rc-normal.pcap"));
+//! let path = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../samples/demo.pcap"));
 //! let mut reader = CaptureReader::open(path)?;
 //! let opts = DecodeOptions::default();
-//! let mut roce = 0;
+//! let (mut frames, mut roce) = (0, 0);
 //! while let Some(rec) = reader.next_record()? {
+//!     frames += 1;
 //!     let packet = decode(rec.link_type, rec.data, &opts);
-//!     if packet.roce_ok().is_some() {
+//!     if let Some(r) = packet.roce_ok() {
 //!         roce += 1;
+//!         if frames == 1 {
+//!             assert_eq!((r.bth.dest_qp(), r.bth.psn()), (0x12, 1000));
+//!         }
 //!     }
 //! }
-//! assert!(roce > 0);
+//! assert_eq!((frames, roce), (182, 143));
 //! # Ok::<(), rocescope_capture::CaptureError>(())
 //! ```
+//!
+//! The `list_frames` example does this for any file:
+//! `cargo run -p rocescope-capture --example list_frames -- FILE`.
 //!
 //! # Features
 //!

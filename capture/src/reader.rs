@@ -134,7 +134,26 @@ impl std::fmt::Debug for CaptureReader {
 
 impl CaptureReader {
     /// Open a capture file; `-` reads standard input. Gzip-compressed input is detected by
-    /// its magic bytes and decompressed on the fly.
+    /// its magic bytes and decompressed on the fly. The format (pcap in either byte order and
+    /// timestamp resolution, or pcapng) comes from the file, not its name.
+    ///
+    /// ```
+    /// use rocescope_capture::{CaptureError, CaptureReader, Format};
+    /// use rocescope_decoder::LinkType;
+    /// use std::path::Path;
+    ///
+    /// let path = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../samples/demo.pcap"));
+    /// let reader = CaptureReader::open(path)?;
+    /// assert_eq!(reader.format(), Format::PcapNanos);
+    /// assert_eq!(reader.interfaces()[0].link_type, LinkType::ETHERNET);
+    ///
+    /// // Anything else is refused with an error that says what it is.
+    /// let not_a_capture = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml"));
+    /// let err = CaptureReader::open(not_a_capture).unwrap_err();
+    /// assert!(matches!(err, CaptureError::NotACapture { .. }));
+    /// assert!(err.to_string().ends_with("is not a pcap or pcapng capture (starts with 5b 70 61 63)"));
+    /// # Ok::<(), CaptureError>(())
+    /// ```
     pub fn open(path: &Path) -> Result<Self, CaptureError> {
         Self::open_with_buffer(path, BUFFER)
     }
@@ -301,7 +320,26 @@ impl CaptureReader {
     }
 
     /// The next record, `Ok(None)` at the end, or the error that stopped reading. After an
-    /// error the reader returns `Ok(None)`.
+    /// error the reader returns `Ok(None)`. The record borrows the reader's buffer until the
+    /// next call (a lending iterator: use `while let`, not `for`).
+    ///
+    /// ```
+    /// use rocescope_capture::CaptureReader;
+    /// use std::path::Path;
+    ///
+    /// let path = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../samples/demo.pcap"));
+    /// let mut reader = CaptureReader::open(path)?;
+    /// let first = reader.next_record()?.expect("a first record");
+    /// assert_eq!(first.ts_ns, 1_767_225_600_000_000_000); // 2026-01-01 00:00:00 UTC
+    /// assert_eq!((first.caplen, first.len, first.data.len()), (1098, 1098, 1098));
+    /// let mut frames = 1;
+    /// while let Some(_rec) = reader.next_record()? {
+    ///     frames += 1;
+    /// }
+    /// assert_eq!(frames, 182);
+    /// assert_eq!(reader.records_read(), 182);
+    /// # Ok::<(), rocescope_capture::CaptureError>(())
+    /// ```
     pub fn next_record(&mut self) -> Result<Option<Record<'_>>, CaptureError> {
         if self.done {
             return Ok(None);

@@ -84,7 +84,37 @@ pub enum Next<'a> {
 }
 
 impl Source {
-    /// Open a capture file (`-` for stdin).
+    /// Open a capture file (`-` for stdin): the same stream as [`CaptureReader::open`],
+    /// behind the interface live captures share.
+    ///
+    /// ```
+    /// use rocescope_capture::{Batch, Next, Source};
+    /// use std::path::Path;
+    ///
+    /// let path = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../samples/demo.pcap"));
+    /// let mut source = Source::file(path)?;
+    /// assert!(!source.is_live());
+    /// // Frame by frame...
+    /// let Next::Packet(first) = source.next_frame()? else { panic!("no first frame") };
+    /// assert_eq!(first.len, 1098);
+    /// // ...or in batches, for the rest.
+    /// let mut bytes = 0u64;
+    /// let mut batches = Vec::new();
+    /// loop {
+    ///     match source.for_each_batch(64, &mut |rec| {
+    ///         bytes += u64::from(rec.len);
+    ///         true
+    ///     })? {
+    ///         Batch::Frames(n) => batches.push(n),
+    ///         Batch::End => break,
+    ///         Batch::Idle => {} // live captures only
+    ///     }
+    /// }
+    /// assert_eq!(batches, [64, 64, 53]);
+    /// assert_eq!(bytes, 159_450 - 1098); // wire bytes of all but the first frame
+    /// assert!(source.stats().is_none()); // drop counters are for live captures
+    /// # Ok::<(), rocescope_capture::CaptureError>(())
+    /// ```
     pub fn file(path: &Path) -> Result<Self, CaptureError> {
         CaptureReader::open(path).map(Source::File)
     }
