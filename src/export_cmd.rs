@@ -177,13 +177,7 @@ pub fn run(args: &ExportArgs) -> anyhow::Result<ExitCode> {
                 |rec, packet| {
                     let mut w = st.borrow_mut();
                     if let Some(p) = packet {
-                        let meta = FrameMeta {
-                            number: w.analyzer.totals().packets + 1,
-                            ts_ns: rec.ts_ns,
-                            len: rec.len,
-                            link_bps: rec.link_bps,
-                            point: rec.point,
-                        };
+                        let meta = FrameMeta::from_record(w.analyzer.totals().packets + 1, rec);
                         w.analyzer.push(&meta, p);
                     }
                     w.maybe_publish(&shared, &name);

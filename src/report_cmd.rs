@@ -79,13 +79,7 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
         &stop,
         |rec, packet| {
             if let Some(p) = packet {
-                let meta = FrameMeta {
-                    number: analyzer.totals().packets + 1,
-                    ts_ns: rec.ts_ns,
-                    len: rec.len,
-                    link_bps: rec.link_bps,
-                    point: rec.point,
-                };
+                let meta = FrameMeta::from_record(analyzer.totals().packets + 1, rec);
                 analyzer.push(&meta, p);
             }
             Ok(Flow::Continue)

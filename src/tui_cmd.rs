@@ -247,13 +247,7 @@ fn worker(
                 // Numbered as in the source, also after a clear restarted the analysis.
                 st.frame_no += 1;
                 let number = st.frame_no;
-                let meta = FrameMeta {
-                    number,
-                    ts_ns: rec.ts_ns,
-                    len: rec.len,
-                    link_bps: rec.link_bps,
-                    point: rec.point,
-                };
+                let meta = FrameMeta::from_record(number, rec);
                 let roce_before = st.analyzer.totals().roce;
                 st.analyzer.push(&meta, p);
                 let flow =

@@ -90,6 +90,29 @@ pub struct FrameMeta {
     pub point: u16,
 }
 
+#[cfg(feature = "capture")]
+impl FrameMeta {
+    /// The capture facts of a record read with `rocescope-capture`, as frame `number`
+    /// (1-based). Feature `capture`.
+    ///
+    /// ```
+    /// use rocescope_analyzer::FrameMeta;
+    /// use rocescope_capture::CaptureReader;
+    /// use std::path::Path;
+    ///
+    /// let path = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../samples/demo.pcap"));
+    /// let mut reader = CaptureReader::open(path)?;
+    /// let rec = reader.next_record()?.expect("demo.pcap has frames");
+    /// let meta = FrameMeta::from_record(1, &rec);
+    /// assert_eq!((meta.number, meta.len, meta.point), (1, 1098, 0));
+    /// assert_eq!(meta.ts_ns, rec.ts_ns);
+    /// # Ok::<(), rocescope_capture::CaptureError>(())
+    /// ```
+    pub fn from_record(number: u64, rec: &rocescope_capture::Record<'_>) -> Self {
+        FrameMeta { number, ts_ns: rec.ts_ns, len: rec.len, link_bps: rec.link_bps, point: rec.point }
+    }
+}
+
 /// Whole-capture counters.
 #[derive(Clone, Debug, Default)]
 pub struct Totals {
@@ -198,7 +221,18 @@ fn mtu_class(len: usize) -> u32 {
 }
 
 impl Analyzer {
-    /// A new analyzer.
+    /// A new analyzer with the given settings ([`Config::default`] suits most captures).
+    ///
+    /// ```
+    /// use rocescope_analyzer::{Analyzer, Config};
+    ///
+    /// let cfg = Config { link_speed_bps: 25_000_000_000, ..Config::default() };
+    /// let analyzer = Analyzer::new(cfg);
+    /// assert_eq!(analyzer.config().link_speed_bps, 25_000_000_000);
+    /// let report = analyzer.report();
+    /// assert_eq!(report.summary.packets, 0);
+    /// assert!(report.findings.is_empty() && report.flows.is_empty());
+    /// ```
     pub fn new(cfg: Config) -> Self {
         fn cfg_audit_active(c: &Config) -> bool {
             let a = &c.audit;
@@ -325,7 +359,46 @@ impl Analyzer {
         }
     }
 
-    /// Feed one decoded frame.
+    /// Feed one decoded frame. Frames go in capture order, numbered from 1 (the numbers
+    /// are what findings cite as evidence).
+    ///
+    /// ```
+    /// use rocescope_analyzer::{Analyzer, Config, FrameMeta};
+    /// use rocescope_decoder::build::{IbRepr, IpRepr, RoceV2Frame};
+    /// use rocescope_decoder::{decode, BthRepr, DecodeOptions, Ecn, LinkType, Opcode};
+    /// use std::net::Ipv4Addr;
+    ///
+    /// let mut analyzer = Analyzer::new(Config::default());
+    /// let opts = DecodeOptions::default();
+    /// let ip = IpRepr::V4 {
+    ///     src: Ipv4Addr::new(10, 0, 0, 1),
+    ///     dst: Ipv4Addr::new(10, 0, 0, 2),
+    ///     dscp: 26,
+    ///     ecn: Ecn::Ect0,
+    ///     ttl: 64,
+    ///     id: 0,
+    /// };
+    /// // Three SENDs on QP 0x12 with PSN 7 missing.
+    /// for (number, psn) in [(1, 5), (2, 6), (3, 8)] {
+    ///     let bth = BthRepr { opcode: Opcode::RC_SEND_ONLY, dest_qp: 0x12, psn, ..Default::default() };
+    ///     let ib = IbRepr { bth, payload: vec![0; 64], ..Default::default() };
+    ///     let frame = RoceV2Frame::new([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2], ip, ib).build(opts.opcode);
+    ///     let packet = decode(LinkType::ETHERNET, &frame, &opts);
+    ///     let meta = FrameMeta {
+    ///         number,
+    ///         ts_ns: number as i64 * 1_000,
+    ///         len: frame.len() as u32,
+    ///         link_bps: None,
+    ///         point: 0,
+    ///     };
+    ///     analyzer.push(&meta, &packet);
+    /// }
+    /// assert_eq!(analyzer.totals().roce, 3);
+    /// let report = analyzer.report();
+    /// assert_eq!(report.flows.len(), 1);
+    /// assert_eq!(report.flows[0].dest_qp, 0x12);
+    /// assert_eq!(report.flows[0].psn.gaps, 1);
+    /// ```
     pub fn push(&mut self, meta: &FrameMeta, p: &Packet<'_>) {
         let point = usize::from(meta.point);
         // A single source's point counters are the totals (see `points`): the per-frame
@@ -470,6 +543,44 @@ impl Analyzer {
         } else if op.is_response() {
             self.on_response(id, meta, p);
         }
+    }
+
+    /// Decode a record read with `rocescope-capture` and feed it, numbered after the frames
+    /// fed so far ([`Totals::packets`] + 1). Returns the decoded packet (it borrows the
+    /// record's bytes) for callers that also list or count frames. Feature `capture`.
+    ///
+    /// ```
+    /// use rocescope_analyzer::report::Severity;
+    /// use rocescope_analyzer::{Analyzer, Config};
+    /// use rocescope_capture::CaptureReader;
+    /// use rocescope_decoder::DecodeOptions;
+    /// use std::path::Path;
+    ///
+    /// let path = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../samples/demo.pcap"));
+    /// let mut reader = CaptureReader::open(path)?;
+    /// let mut analyzer = Analyzer::new(Config::default());
+    /// let opts = DecodeOptions::default();
+    /// while let Some(rec) = reader.next_record()? {
+    ///     analyzer.push_record(&rec, &opts);
+    /// }
+    /// let report = analyzer.report();
+    /// assert_eq!(report.summary.packets, 182);
+    /// assert_eq!(report.summary.roce, 143);
+    /// assert_eq!(report.connections.len(), 21);
+    /// let critical = report.findings.iter().filter(|f| f.severity == Severity::Critical).count();
+    /// assert_eq!(critical, 3);
+    /// # Ok::<(), rocescope_capture::CaptureError>(())
+    /// ```
+    #[cfg(feature = "capture")]
+    pub fn push_record<'a>(
+        &mut self,
+        rec: &rocescope_capture::Record<'a>,
+        opts: &rocescope_decoder::DecodeOptions,
+    ) -> Packet<'a> {
+        let packet = rocescope_decoder::decode(rec.link_type, rec.data, opts);
+        let meta = FrameMeta::from_record(self.totals.packets + 1, rec);
+        self.push(&meta, &packet);
+        packet
     }
 
     fn on_priority_traffic(&mut self, point: u16, prio: u8, ts: i64) {
@@ -824,7 +935,9 @@ impl Analyzer {
         }
     }
 
-    /// Build the report for everything seen so far (cheap enough to call once a second).
+    /// Build the report for everything seen so far (cheap enough to call once a second):
+    /// findings worst first, per-flow figures, connections, PFC timelines and the audit.
+    /// See [`Analyzer::push`] for an example.
     pub fn report(&self) -> Report {
         report::build(self, true)
     }
