@@ -188,6 +188,8 @@ pub fn flow_rows(r: &Report) -> Vec<QpRow> {
 
 fn qp_row(r: &Report, i: usize, c: &Connection) -> QpRow {
     let t = r.connection_totals(c);
+    // RNR retries are retransmissions but not loss (`loss` in the filter leaves them out).
+    let retx_rnr: u64 = c.flows.iter().filter_map(|f| r.flows.get(*f)).map(|f| f.psn.retransmits_rnr).sum();
     let mut qps = vec![c.b_qpn];
     qps.extend(c.a_qpn);
     QpRow {
@@ -205,6 +207,7 @@ fn qp_row(r: &Report, i: usize, c: &Connection) -> QpRow {
             pkts: t.packets as f64,
             gaps: t.gaps as f64,
             retx: t.retransmits as f64,
+            retx_rnr: retx_rnr as f64,
             naks: t.naks as f64,
             rnr: t.rnr as f64,
             ce: t.ce_percent(),
