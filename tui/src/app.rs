@@ -225,6 +225,37 @@ fn qp_row(r: &Report, i: usize, c: &Connection) -> QpRow {
     }
 }
 
+/// An edit of the filter line (what the keys do while typing after `/`; the terminal loop maps
+/// keys to these, shell-style: Ctrl-U, Ctrl-W, Ctrl-A/E, Ctrl-K, Ctrl-B/F, ...).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LineEdit {
+    /// Insert a character at the cursor (control characters are ignored).
+    Insert(char),
+    /// Delete the character before the cursor (Backspace, Ctrl-H).
+    Backspace,
+    /// Delete the character at the cursor (Delete, Ctrl-D).
+    Delete,
+    /// Delete the word before the cursor, and the spaces after it (Ctrl-W).
+    DeleteWord,
+    /// Delete from the start of the line to the cursor (Ctrl-U): with the cursor at the end,
+    /// clear the line.
+    DeleteToStart,
+    /// Delete from the cursor to the end of the line (Ctrl-K).
+    DeleteToEnd,
+    /// Cursor one character left (Left, Ctrl-B).
+    Left,
+    /// Cursor one character right (Right, Ctrl-F).
+    Right,
+    /// Cursor to the start (Home, Ctrl-A).
+    Home,
+    /// Cursor to the end (End, Ctrl-E).
+    End,
+    /// Apply the filter and stop editing (Enter); refused while it does not parse.
+    Apply,
+    /// Go back to the filter from before the edit (Esc).
+    Cancel,
+}
+
 /// The whole UI state.
 #[derive(Debug)]
 pub struct App {
@@ -254,6 +285,8 @@ pub struct App {
     pub filter_error: Option<String>,
     /// Typing a filter.
     pub editing_filter: bool,
+    /// Where the cursor is in `filter_text`, in characters.
+    pub filter_cursor: usize,
     /// The filter (text and parsed) before editing began, for Esc.
     filter_before: Option<(String, Option<Filter>)>,
     /// Help overlay shown.
@@ -294,6 +327,7 @@ impl Default for App {
             filter: None,
             filter_error: None,
             editing_filter: false,
+            filter_cursor: 0,
             filter_before: None,
             help: false,
             quit: false,
@@ -492,6 +526,7 @@ impl App {
             }
             Action::Filter => {
                 self.editing_filter = true;
+                self.filter_cursor = self.filter_text.chars().count();
                 self.filter_before = Some((self.filter_text.clone(), self.filter.clone()));
             }
             Action::Clear => {
@@ -566,32 +601,76 @@ impl App {
         }
     }
 
-    /// A character typed while editing the filter (Enter applies, Esc cancels).
-    pub fn filter_key(&mut self, c: Option<char>, enter: bool, esc: bool, backspace: bool) {
-        if esc {
-            // Cancel: the filter shown while typing goes back to the one before.
-            if let Some((text, filter)) = self.filter_before.take() {
-                self.filter_text = text;
-                self.filter = filter;
-            }
-            self.filter_error = None;
-            self.editing_filter = false;
-            return;
-        }
-        if enter {
-            // An invalid filter is not applied: keep editing, its error stays on screen.
-            if self.filter_error.is_none() {
+    /// A key while editing the filter line: typing and shell-style line editing at the
+    /// cursor, Enter to apply (refused while the text does not parse), Esc to cancel.
+    pub fn filter_edit(&mut self, e: LineEdit) {
+        let len = self.filter_text.chars().count();
+        let cur = self.filter_cursor.min(len);
+        // Byte offset of the `i`th character.
+        let at = |s: &str, i: usize| s.char_indices().nth(i).map_or(s.len(), |(b, _)| b);
+        match e {
+            LineEdit::Cancel => {
+                // The filter shown while typing goes back to the one before.
+                if let Some((text, filter)) = self.filter_before.take() {
+                    self.filter_text = text;
+                    self.filter = filter;
+                }
+                self.filter_error = None;
                 self.editing_filter = false;
-                self.filter_before = None;
-                self.selected[0] = 0;
+                return;
             }
-            return;
-        }
-        if backspace {
-            self.filter_text.pop();
-        } else if let Some(c) = c {
-            if !c.is_control() {
-                self.filter_text.push(c);
+            LineEdit::Apply => {
+                // An invalid filter is not applied: keep editing, its error stays on screen.
+                if self.filter_error.is_none() {
+                    self.editing_filter = false;
+                    self.filter_before = None;
+                    self.selected[0] = 0;
+                }
+                return;
+            }
+            LineEdit::Left => self.filter_cursor = cur.saturating_sub(1),
+            LineEdit::Right => self.filter_cursor = (cur + 1).min(len),
+            LineEdit::Home => self.filter_cursor = 0,
+            LineEdit::End => self.filter_cursor = len,
+            LineEdit::Insert(c) if !c.is_control() => {
+                let b = at(&self.filter_text, cur);
+                self.filter_text.insert(b, c);
+                self.filter_cursor = cur + 1;
+            }
+            LineEdit::Insert(_) => {}
+            LineEdit::Backspace if cur > 0 => {
+                let b = at(&self.filter_text, cur - 1);
+                self.filter_text.remove(b);
+                self.filter_cursor = cur - 1;
+            }
+            LineEdit::Backspace => {}
+            LineEdit::Delete if cur < len => {
+                let b = at(&self.filter_text, cur);
+                self.filter_text.remove(b);
+            }
+            LineEdit::Delete => {}
+            LineEdit::DeleteWord => {
+                // As a shell's Ctrl-W: the spaces before the cursor, then the word before them.
+                let chars: Vec<char> = self.filter_text.chars().take(cur).collect();
+                let mut start = cur;
+                while start > 0 && chars[start - 1].is_whitespace() {
+                    start -= 1;
+                }
+                while start > 0 && !chars[start - 1].is_whitespace() {
+                    start -= 1;
+                }
+                let (a, b) = (at(&self.filter_text, start), at(&self.filter_text, cur));
+                self.filter_text.replace_range(a..b, "");
+                self.filter_cursor = start;
+            }
+            LineEdit::DeleteToStart => {
+                let b = at(&self.filter_text, cur);
+                self.filter_text.replace_range(..b, "");
+                self.filter_cursor = 0;
+            }
+            LineEdit::DeleteToEnd => {
+                let b = at(&self.filter_text, cur);
+                self.filter_text.truncate(b);
             }
         }
         match Filter::parse(&self.filter_text) {

@@ -166,6 +166,12 @@ fn draw_footer(f: &mut Frame<'_>, app: &App, area: Rect) {
             Some(e) => Span::styled(format!("  invalid: {e}"), health_style("critical")),
             None => Span::styled("  valid (Enter to keep, Esc to cancel)", health_style("ok")),
         };
+        // The terminal's cursor sits where the next character goes (Ctrl-A/E, arrows move it).
+        let before: String = app.filter_text.chars().take(app.filter_cursor).collect();
+        let x = area.x.saturating_add(1).saturating_add(Span::raw(before).width() as u16);
+        if area.height > 0 && x < area.right() {
+            f.set_cursor_position((x, area.y));
+        }
         Line::from(vec![Span::raw(format!("/{}", app.filter_text)), state])
     } else if !app.filter_text.is_empty() {
         Line::from(format!("filter: {}   (/ to edit)   ? keys", app.filter_text))

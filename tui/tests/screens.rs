@@ -7,6 +7,7 @@ use ratatui::Terminal;
 use rocescope_analyzer::{Analyzer, AuditConfig, Config, FrameMeta};
 use rocescope_capture::{Batch, Source};
 use rocescope_decoder::{decode, DecodeOptions};
+use rocescope_tui::app::LineEdit;
 use rocescope_tui::keys::Action;
 use rocescope_tui::view::{self, TreeFn};
 use rocescope_tui::{App, FrameLine, Screen, Snapshot};
@@ -192,25 +193,25 @@ fn sorting_filtering_and_freezing() {
     // A filter that matches nothing empties the list; a bad one keeps the old filter and says why.
     app.act(Action::Filter);
     for c in "pkts>999999999".chars() {
-        app.filter_key(Some(c), false, false, false);
+        app.filter_edit(LineEdit::Insert(c));
     }
-    app.filter_key(None, true, false, false);
+    app.filter_edit(LineEdit::Apply);
     assert_eq!(app.rows().len(), 0);
     app.act(Action::Filter);
     for _ in 0.."pkts>999999999".len() {
-        app.filter_key(None, false, false, true);
+        app.filter_edit(LineEdit::Backspace);
     }
-    app.filter_key(None, true, false, false);
+    app.filter_edit(LineEdit::Apply);
     assert_eq!(app.rows().len(), all, "clearing the filter shows everything");
     app.act(Action::Filter);
     for c in "nak".chars() {
-        app.filter_key(Some(c), false, false, false);
+        app.filter_edit(LineEdit::Insert(c));
     }
-    app.filter_key(Some('>'), false, false, false);
+    app.filter_edit(LineEdit::Insert('>'));
     assert!(app.filter_error.is_some(), "a bad filter is explained");
-    app.filter_key(None, true, false, false);
+    app.filter_edit(LineEdit::Apply);
     assert!(app.editing_filter, "Enter on an invalid filter keeps editing");
-    app.filter_key(None, false, true, false);
+    app.filter_edit(LineEdit::Cancel);
     assert!(!app.editing_filter && app.filter_text.is_empty() && app.filter.is_none(), "Esc restores");
     assert_eq!(app.rows().len(), all, "the typed-but-cancelled filter no longer applies");
     // Frozen: a new snapshot waits; unfreezing shows it.
@@ -373,4 +374,93 @@ fn merged_captures_show_their_points() {
     let i = shown.report.findings.iter().position(|f| f.kind == "lost_between_points").expect("finding");
     let flow = shown.report.findings[i].flow.expect("names the flow");
     assert_eq!(shown.report.flows[flow].point, 0, "at the sender");
+}
+
+/// Type `filter` after `/` and apply it; the labels of the QPs rows it leaves.
+fn filtered(app: &mut App, filter: &str) -> Vec<String> {
+    app.act(Action::Filter);
+    app.filter_edit(LineEdit::DeleteToStart);
+    for c in filter.chars() {
+        app.filter_edit(LineEdit::Insert(c));
+    }
+    assert_eq!(app.filter_error, None, "{filter}");
+    app.filter_edit(LineEdit::Apply);
+    app.rows().iter().map(|r| r.a_label.clone()).collect()
+}
+
+/// Connections the report charges with loss: a network-loss, timeout or capture-loss finding.
+fn lossy_in_report(s: &Snapshot) -> Vec<usize> {
+    let mut conns: Vec<usize> = s
+        .report
+        .findings
+        .iter()
+        .filter(|f| ["network_loss", "timeout_retransmit", "capture_loss"].iter().any(|k| f.kind == *k))
+        .filter_map(|f| f.flow)
+        .filter_map(|fl| s.report.connections.iter().position(|c| c.flows.contains(&fl)))
+        .collect();
+    conns.sort_unstable();
+    conns.dedup();
+    conns
+}
+
+#[test]
+fn loss_means_what_the_report_means() {
+    // rnr.pcap: one RNR NAK and the sender's retry, which the report calls "not loss".
+    let s = snapshot("rnr.pcap", AuditConfig::default());
+    assert!(s.report.findings.iter().any(|f| f.kind == "rnr" && f.title.contains("not loss")));
+    let mut app = app_with(s.clone());
+    assert_eq!(filtered(&mut app, "loss"), Vec::<String>::new(), "an RNR retry is not loss");
+    assert_eq!(filtered(&mut app, "rnr and retx>0"), ["10.0.0.1 (0x61)"], "but it is a resend");
+    assert_eq!(filtered(&mut app, "not loss").len(), 1);
+    assert!(lossy_in_report(&s).is_empty());
+
+    // nak-gobackn.pcap: a NAK'd go-back-N, a gap never NAKed (capture loss), a timeout
+    // resend: three kinds of loss, three connections.
+    let s = snapshot("nak-gobackn.pcap", AuditConfig::default());
+    let mut app = app_with(s.clone());
+    let mut lossy = filtered(&mut app, "loss");
+    lossy.sort();
+    assert_eq!(lossy, ["10.0.0.1 (0x31)", "10.0.0.3 (0x41)", "10.0.0.5 (0x51)"]);
+    let mut conns: Vec<usize> = app.rows().iter().map(|r| r.conn).collect();
+    conns.sort_unstable();
+    assert_eq!(conns, lossy_in_report(&s));
+
+    // demo.pcap holds both: `loss` picks the report's lossy connections and not the RNR one.
+    let s = snapshot("demo.pcap", AuditConfig::default());
+    let mut app = app_with(s.clone());
+    let lossy = filtered(&mut app, "loss");
+    assert!(!lossy.contains(&"10.0.0.1 (0x61)".to_string()), "{lossy:?}");
+    let mut conns: Vec<usize> = app.rows().iter().map(|r| r.conn).collect();
+    conns.sort_unstable();
+    assert_eq!(conns, lossy_in_report(&s));
+    assert_eq!(conns.len(), 3);
+    // The flows view: the same rule on one direction at a time.
+    app.act(Action::ToggleFlows);
+    let flows = filtered(&mut app, "loss");
+    assert_eq!(flows.len(), 3, "the three data directions: {flows:?}");
+}
+
+#[test]
+fn the_filter_line_shows_its_cursor() {
+    let mut app = app_with(snapshot("rnr.pcap", AuditConfig::default()));
+    app.act(Action::Filter);
+    for c in "nak or ce".chars() {
+        app.filter_edit(LineEdit::Insert(c));
+    }
+    app.filter_edit(LineEdit::Left);
+    app.filter_edit(LineEdit::Left);
+    let mut term = Terminal::new(TestBackend::new(80, 12)).expect("test backend");
+    let t: TreeFn<'_> = &tree;
+    term.draw(|f| view::draw(f, &mut app, t)).expect("draw");
+    // "/nak or ce": the cursor on the `c`, column 1 + 7, on the last line.
+    let pos = ratatui::backend::Backend::get_cursor_position(term.backend_mut()).expect("cursor");
+    assert_eq!((pos.x, pos.y), (8, 11));
+    let last: String = (0..80).map(|x| term.backend().buffer()[(x, 11)].symbol().to_string()).collect();
+    assert!(last.starts_with("/nak or ce  valid"), "{last}");
+    // Ctrl-U with the cursor there leaves `ce`; the cursor goes to the start.
+    app.filter_edit(LineEdit::DeleteToStart);
+    assert_eq!(app.filter_text, "ce");
+    term.draw(|f| view::draw(f, &mut app, t)).expect("draw");
+    let pos = ratatui::backend::Backend::get_cursor_position(term.backend_mut()).expect("cursor");
+    assert_eq!((pos.x, pos.y), (1, 11));
 }
