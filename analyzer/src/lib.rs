@@ -20,6 +20,11 @@ pub mod psn;
 pub mod report;
 pub mod stats;
 
+/// The README's examples, compiled (and run, where they need no file) as doc tests.
+#[cfg(all(doctest, feature = "capture"))]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
+
 pub use audit::AuditConfig;
 pub use flow::{Flow, FlowKey, Pairing};
 pub use pfc::{PauseKind, PfcConfig};

@@ -58,6 +58,11 @@ pub mod source;
 pub mod time;
 pub mod writer;
 
+/// The README's examples, compiled (and run, where they need no file) as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
+
 pub use counters::CaptureStats;
 pub use error::CaptureError;
 #[cfg(feature = "live")]

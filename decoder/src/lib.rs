@@ -62,6 +62,11 @@ pub mod opcode;
 pub mod packet;
 mod wire;
 
+/// The README's examples, compiled (and run, where they need no file) as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
+
 pub use bth::{Bth, BthRepr};
 pub use error::{DecodeError, ErrorKind, Layer};
 pub use icrc::{Icrc, IcrcStatus};
