@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Capture benchmark (issue 3): tcpreplay --topspeed of a large generated capture into one
+# Capture benchmark: tcpreplay --topspeed of a large generated capture into one
 # end of a veth pair between two network namespaces; `rocescope capture` on the other end,
 # then `tcpdump -w` on the same run. Prints packets per second, drops and CPU time for
 # each. Needs root, iproute2, tcpreplay and tcpdump. Only the two namespaces carry traffic.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Exporter benchmark (issue 6): 1 M header-only frames over N QPs (default 1,000, 10,000 and
+# Exporter benchmark: 1 M header-only frames over N QPs (default 1,000, 10,000 and
 # 100,000): time until the file's final figures are served, the size and series count of one
 # scrape and its latency, and the exporter's peak memory. The series count must stay bounded
 # by --top-flows (100) however many QPs there are.

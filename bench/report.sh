@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Report benchmark (issue 4): `rocescope report` against a bare libpcap read loop over the
+# Report benchmark: `rocescope report` against a bare libpcap read loop over the
 # same header-only captures (128-byte snap, RDMA WRITEs over 1,000 QPs), 1 M and 10 M
 # frames, one core; peak memory of report at both sizes; tshark -T fields on the 1 M file.
 # Needs hyperfine (Debian package) and, for the tshark line, tshark.
