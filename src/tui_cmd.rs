@@ -177,6 +177,7 @@ fn worker(
     });
     let publish = |st: &mut State, done: bool, error: Option<String>| {
         let dt = st.last_send.elapsed().as_secs_f64().max(1e-3);
+        let capture_dt = dt * args.replay.unwrap_or(1.0);
         let packets = st.analyzer.totals().packets;
         let built = Instant::now();
         let mut report = st.analyzer.report();
@@ -191,9 +192,13 @@ fn worker(
             report,
             source: name.clone(),
             live,
+            replay: args.replay,
             elapsed_s: started.elapsed().as_secs_f64(),
-            rate_pps: packets.saturating_sub(st.last_packets) as f64 / dt,
-            rate_gbps: st.wire_bytes.saturating_sub(st.last_bytes) as f64 * 8.0 / dt / 1e9,
+            // A replay at `speed` plays `dt * speed` seconds of the capture in `dt`: per
+            // second of capture time, as live.
+            rate_pps: packets.saturating_sub(st.last_packets) as f64 / capture_dt,
+            rate_gbps: st.wire_bytes.saturating_sub(st.last_bytes) as f64 * 8.0 / capture_dt / 1e9,
+            wire_bytes: st.wire_bytes,
             progress: match (live, total_bytes) {
                 (true, _) => None,
                 (false, _) if done => Some(1.0),
@@ -341,6 +346,8 @@ impl State {
         self.recent.clear();
         self.first_ts = None;
         self.last_packets = 0;
+        self.wire_bytes = 0;
+        self.last_bytes = 0;
     }
 }
 

@@ -32,12 +32,18 @@ pub struct Snapshot {
     pub source: String,
     /// Live capture.
     pub live: bool,
+    /// A file played back at this multiple of capture speed (`--replay`), else `None`.
+    pub replay: Option<f64>,
     /// Wall-clock seconds since the start (live) or analysis time (file).
     pub elapsed_s: f64,
-    /// Packets per second over the last interval.
+    /// Packets per second over the last interval: per second of capture time when live or
+    /// replaying; for a file read as fast as it goes, the reading speed (the header shows the
+    /// capture's own mean rate instead, from `wire_bytes` and the capture span).
     pub rate_pps: f64,
-    /// Gb/s over the last interval.
+    /// Gb/s over the last interval (capture time, as `rate_pps`).
     pub rate_gbps: f64,
+    /// Wire bytes of every frame so far.
+    pub wire_bytes: u64,
     /// Offline analysis progress, 0..=1 (`None` for live).
     pub progress: Option<f64>,
     /// The source is exhausted (file read to the end).
@@ -58,9 +64,11 @@ impl Snapshot {
             report,
             source: source.to_string(),
             live,
+            replay: None,
             elapsed_s: 0.0,
             rate_pps: 0.0,
             rate_gbps: 0.0,
+            wire_bytes: 0,
             progress: if live { None } else { Some(0.0) },
             done: false,
             frames: Vec::new(),

@@ -111,15 +111,18 @@ fn draw_header(f: &mut Frame<'_>, app: &App, area: Rect) {
         Span::raw(format!("{} ({mode}){frozen}", s.source)),
     ]);
     // Most important first; on a narrow terminal the tail parts give way.
-    let parts = [
-        format!("{} packets ({} RoCE)", sm.packets, sm.roce),
-        format!("{:.0} pps, {:.2} Gb/s", s.rate_pps, s.rate_gbps),
+    let mut parts = vec![format!("{} packets ({} RoCE)", sm.packets, sm.roce), rates(s, span_s)];
+    if !s.live && s.replay.is_none() && !s.done {
+        // How fast the file is being read: progress, not a property of the network.
+        parts.push(format!("read {:.0} pkt/s", s.rate_pps));
+    }
+    parts.extend([
         format!("drops {drops}"),
         format!("ICRC bad {}", sm.icrc_bad),
         format!("malformed {}", sm.malformed),
         format!("elapsed {:.1} s", s.elapsed_s),
         format!("capture span {:.3} s", span_s),
-    ];
+    ]);
     let mut text = String::new();
     for p in parts {
         let sep = if text.is_empty() { "" } else { " | " };
@@ -157,6 +160,22 @@ fn draw_header(f: &mut Frame<'_>, app: &App, area: Rect) {
         f.render_widget(Paragraph::new(format!("stopped: {e}")).style(health_style("critical")), warn);
     } else if let Some(n) = &s.notice {
         f.render_widget(Paragraph::new(n.as_str()).style(health_style("warning")), warn);
+    }
+}
+
+/// The header's rate. Live and replayed captures: the last interval, per second of capture
+/// time. A file analysed as fast as it reads: its reading speed would say nothing about the
+/// network, so the capture's own mean rate over its span.
+fn rates(s: &crate::Snapshot, span_s: f64) -> String {
+    match s.replay {
+        _ if s.live => format!("{:.0} pps, {:.2} Gb/s", s.rate_pps, s.rate_gbps),
+        Some(x) => format!("{:.0} pps, {:.2} Gb/s (replay {x}x)", s.rate_pps, s.rate_gbps),
+        None if span_s > 0.0 => format!(
+            "capture mean {:.0} pps, {:.2} Gb/s",
+            s.report.summary.packets as f64 / span_s,
+            s.wire_bytes as f64 * 8.0 / span_s / 1e9
+        ),
+        None => "capture mean -".into(),
     }
 }
 

@@ -23,8 +23,10 @@ fn snapshot(name: &str, audit: AuditConfig) -> Snapshot {
     let opts = DecodeOptions::default();
     let mut analyzer = Analyzer::new(Config { audit, ..Config::default() });
     let mut frames = Vec::new();
+    let mut wire_bytes = 0;
     loop {
         let mut f = |rec: &rocescope_capture::Record<'_>| {
+            wire_bytes += u64::from(rec.len);
             let p = decode(rec.link_type, rec.data, &opts);
             let number = analyzer.totals().packets + 1;
             let roce_before = analyzer.totals().roce;
@@ -55,6 +57,7 @@ fn snapshot(name: &str, audit: AuditConfig) -> Snapshot {
     s.progress = Some(1.0);
     s.done = true;
     s.frames = frames;
+    s.wire_bytes = wire_bytes;
     s
 }
 
@@ -334,8 +337,10 @@ fn snapshot_merged(names: &[&str]) -> Snapshot {
     let opts = DecodeOptions::default();
     let points = src.point_names().expect("merged");
     let mut analyzer = Analyzer::new(Config { points, ..Config::default() });
+    let mut wire_bytes = 0;
     loop {
         let mut f = |rec: &rocescope_capture::Record<'_>| {
+            wire_bytes += u64::from(rec.len);
             let p = decode(rec.link_type, rec.data, &opts);
             let number = analyzer.totals().packets + 1;
             let meta = FrameMeta { number, ts_ns: rec.ts_ns, len: rec.len, link_bps: None, point: rec.point };
@@ -349,6 +354,7 @@ fn snapshot_merged(names: &[&str]) -> Snapshot {
     }
     analyzer.finish();
     let mut s = Snapshot::empty(analyzer.report(), "merged", false);
+    s.wire_bytes = wire_bytes;
     s.elapsed_s = 1.5;
     s.progress = Some(1.0);
     s.done = true;
@@ -463,4 +469,28 @@ fn the_filter_line_shows_its_cursor() {
     term.draw(|f| view::draw(f, &mut app, t)).expect("draw");
     let pos = ratatui::backend::Backend::get_cursor_position(term.backend_mut()).expect("cursor");
     assert_eq!((pos.x, pos.y), (1, 11));
+}
+
+#[test]
+fn header_rate_says_what_it_measures() {
+    let header = |s: Snapshot| render(&mut app_with(s), 200, 10).lines().nth(1).unwrap_or("").to_string();
+    let base = snapshot("nak-gobackn.pcap", AuditConfig::default());
+    let sm = &base.report.summary;
+    let span = (sm.end_ns.unwrap() - sm.start_ns.unwrap()) as f64 / 1e9;
+    assert!((span - 0.0672).abs() < 0.001, "{span}");
+    // A finished file: the capture's own mean rate, 24 frames and 20896 bytes over its span.
+    assert_eq!(base.wire_bytes, 20_896);
+    let line = header(base.clone());
+    let pps = format!("capture mean {:.0} pps, {:.2} Gb/s", 24.0 / span, 20_896.0 * 8.0 / span / 1e9);
+    assert!(line.contains(&pps), "{line}");
+    assert!(!line.contains("1000 pps") && !line.contains("read "), "{line}");
+    // Still analysing: the reading speed too, named as such.
+    let reading = Snapshot { done: false, progress: Some(0.5), rate_pps: 182_000.0, ..base.clone() };
+    let line = header(reading);
+    assert!(line.contains(&pps) && line.contains("read 182000 pkt/s"), "{line}");
+    // Replayed and live: the rate over the last interval, per second of capture time.
+    let line = header(Snapshot { replay: Some(0.5), ..base.clone() });
+    assert!(line.contains("| 1000 pps, 0.50 Gb/s (replay 0.5x) |"), "{line}");
+    let line = header(Snapshot { live: true, progress: None, ..base });
+    assert!(line.contains("| 1000 pps, 0.50 Gb/s |"), "{line}");
 }
