@@ -60,12 +60,86 @@ pub fn run(args: &TuiArgs) -> anyhow::Result<ExitCode> {
         }
         Err(_) => anyhow::bail!("the capture thread ended before opening the source"),
     };
+    // Checked once the source opened (its errors come first): without a terminal, say so and
+    // what to run instead, rather than fail inside the terminal library.
+    if let Some(why) = no_terminal() {
+        stop.store(true, Ordering::Relaxed);
+        let _ = worker.join();
+        anyhow::bail!(
+            "the TUI needs a terminal, and {why}. For a text report instead, run:\n  {}",
+            report_command(std::env::args_os().map(|a| a.to_string_lossy().into_owned()).collect())
+        );
+    }
     let tree = move |line: &FrameLine| tree_text(line, &opts);
     let ui = rocescope_tui::term::run(rx, Arc::clone(&stop), clear, &tree);
     stop.store(true, Ordering::Relaxed);
     let _ = worker.join();
     ui.map_err(|e| anyhow::anyhow!("terminal on {name}: {e}"))?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Why the UI cannot run here, if it cannot. It draws on standard output, which must be a
+/// terminal; it reads keys from standard input when that is a terminal, else (standard input
+/// is the capture: `-r -`, or `< /dev/null`) from the controlling terminal, `/dev/tty`.
+fn no_terminal() -> Option<&'static str> {
+    use std::io::IsTerminal;
+    if !std::io::stdout().is_terminal() {
+        return Some("standard output is not one (it is piped or redirected)");
+    }
+    if !std::io::stdin().is_terminal() && !controlling_terminal() {
+        return Some(
+            "there is none to read keys from (standard input is not a terminal and the process has no controlling terminal)",
+        );
+    }
+    None
+}
+
+/// The process has a controlling terminal to read keys from.
+#[cfg(unix)]
+fn controlling_terminal() -> bool {
+    std::fs::OpenOptions::new().read(true).write(true).open("/dev/tty").is_ok()
+}
+
+/// Elsewhere the terminal library finds the console itself.
+#[cfg(not(unix))]
+fn controlling_terminal() -> bool {
+    true
+}
+
+/// The command line `args` (program first) as `report` would take it: `tui` becomes `report`
+/// (or `report` is added, for the bare `rocescope -r FILE`), `--replay` goes, the rest stays;
+/// quoted for a POSIX shell where needed.
+fn report_command(args: Vec<String>) -> String {
+    let mut out: Vec<String> = Vec::with_capacity(args.len() + 1);
+    let mut args = args.into_iter();
+    out.extend(args.next());
+    let mut sub = false;
+    while let Some(a) = args.next() {
+        if a == "--replay" {
+            args.next();
+        } else if a.starts_with("--replay=") {
+        } else if !sub && a == "tui" {
+            out.push("report".into());
+            sub = true;
+        } else {
+            out.push(a);
+        }
+    }
+    if !sub {
+        out.insert(out.len().min(1), "report".into());
+    }
+    out.iter().map(|a| shell_quote(a)).collect::<Vec<_>>().join(" ")
+}
+
+/// `a` as a POSIX shell reads it back: bare when it is made of safe characters only, else in
+/// single quotes.
+fn shell_quote(a: &str) -> String {
+    let safe = |c: char| c.is_ascii_alphanumeric() || "_./:=,@%+-".contains(c);
+    if !a.is_empty() && a.chars().all(safe) {
+        a.to_string()
+    } else {
+        format!("'{}'", a.replace('\'', "'\\''"))
+    }
 }
 
 /// The decoded tree and hex dump of a kept frame (the first [`KEEP_BYTES`] bytes).
@@ -374,6 +448,41 @@ struct State {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn v(args: &[&str]) -> Vec<String> {
+        args.iter().map(|a| a.to_string()).collect()
+    }
+
+    #[test]
+    fn the_report_command_keeps_the_source_and_options() {
+        assert_eq!(report_command(v(&["rocescope", "tui", "-r", "a.pcap"])), "rocescope report -r a.pcap");
+        assert_eq!(
+            report_command(v(&[
+                "rocescope",
+                "tui",
+                "--replay",
+                "2x",
+                "-r",
+                "a.pcap",
+                "b.pcap",
+                "--expect-dscp",
+                "26"
+            ])),
+            "rocescope report -r a.pcap b.pcap --expect-dscp 26"
+        );
+        assert_eq!(
+            report_command(v(&["rocescope", "tui", "--replay=0.5x", "-i", "eth0"])),
+            "rocescope report -i eth0"
+        );
+        // The bare form (`rocescope -r FILE` opens the TUI on a terminal).
+        assert_eq!(report_command(v(&["rocescope", "-r", "a.pcap"])), "rocescope report -r a.pcap");
+        // Only the subcommand is replaced, and paths are quoted for the shell.
+        assert_eq!(
+            report_command(v(&["./rocescope", "tui", "-r", "tui", "-r", "it's here.pcap"])),
+            "./rocescope report -r tui -r 'it'\\''s here.pcap'"
+        );
+        assert_eq!(shell_quote(""), "''");
+    }
 
     #[test]
     fn hex_dump_lines() {

@@ -85,3 +85,85 @@ fn plain_read_prints_the_report_when_not_a_terminal() {
     assert!(out.starts_with("rocescope report:"), "{out}");
     assert!(out.contains("FINDINGS (2 critical"), "{out}");
 }
+
+#[test]
+fn without_a_terminal_it_says_what_to_run_instead() {
+    // `rocescope tui -r FILE | head`: standard output is a pipe.
+    let sample = common::root().join("samples/demo.pcap");
+    let o = Command::new(bin())
+        .args(["tui", "-r", sample.to_str().unwrap()])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("run");
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("the TUI needs a terminal, and standard output is not one"), "{err}");
+    assert!(!err.contains("os error"), "no raw OS error: {err}");
+    let suggested = format!("\n  {} report -r {}\n", bin(), sample.display());
+    assert!(err.ends_with(&suggested), "the report command, with the user's file: {err}");
+    assert!(o.stdout.is_empty(), "nothing drawn: {:?}", String::from_utf8_lossy(&o.stdout));
+
+    // Several files, one with a space and a quote in its name, and --replay (a TUI option):
+    // the suggestion keeps the files and options, drops --replay, and runs as printed.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let odd = dir.path().join("it's a capture.pcap");
+    std::fs::copy(common::root().join("samples/rnr.pcap"), &odd).expect("copy");
+    let o = Command::new(bin())
+        .args(["tui", "--replay", "2x", "-r", sample.to_str().unwrap(), odd.to_str().unwrap()])
+        .args(["--expect-dscp", "26"])
+        .output()
+        .expect("run");
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    let cmd = err.lines().last().expect("a suggestion").trim();
+    assert!(
+        !cmd.contains("--replay") && cmd.contains(" report -r ") && cmd.contains("--expect-dscp 26"),
+        "{cmd}"
+    );
+    let ran = Command::new("sh").args(["-c", cmd]).output().expect("sh");
+    // Exit 3: QoS violations, which only an expected DSCP finds: the option came along.
+    assert_eq!(ran.status.code(), Some(3), "{cmd}: {}", String::from_utf8_lossy(&ran.stderr));
+    let report = String::from_utf8_lossy(&ran.stdout);
+    assert!(report.starts_with("rocescope report: demo.pcap + it's a capture.pcap"), "{report}");
+}
+
+#[test]
+fn keys_come_from_the_terminal_when_stdin_is_not_one() {
+    // Standard input redirected (as when it carries the capture): keys are read from the
+    // controlling terminal, and the UI works.
+    let sample = common::root().join("samples/nak-gobackn.pcap");
+    let cmd = format!("{} tui -r {} < /dev/null; echo EXITED $?; sleep 30", bin(), sample.display());
+    let Some(t) = Tmux::start(&cmd) else { return };
+    t.wait_for("3 of 3");
+    t.keys(&["q"]);
+    t.wait_for("EXITED 0");
+    // No controlling terminal either (a new session): nowhere to read keys from.
+    let cmd =
+        format!("setsid -w {} tui -r {} < /dev/null; echo EXITED $?; sleep 30", bin(), sample.display());
+    let Some(t) = Tmux::start(&cmd) else { return };
+    let s = t.wait_for("EXITED");
+    assert!(s.contains("EXITED 1"), "{s}");
+    assert!(s.contains("there is none to read keys from"), "{s}");
+    assert!(s.contains(&format!("report -r {}", sample.display())), "{s}");
+}
+
+#[test]
+fn ctrl_u_clears_the_filter_line() {
+    let sample = common::root().join("samples/nak-gobackn.pcap");
+    let cmd = format!("{} tui -r {}; sleep 30", bin(), sample.display());
+    let Some(t) = Tmux::start(&cmd) else { return };
+    t.wait_for("3 of 3");
+    t.keys(&["/", "nak and qp=0x99"]);
+    t.wait_for("/nak and qp=0x99");
+    t.keys(&["C-w"]);
+    let s = t.wait_for("/nak and  ");
+    assert!(s.contains("invalid: empty term after and"), "{s}");
+    t.keys(&["C-u"]);
+    let s = t.wait_for("valid (Enter");
+    let footer = s.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("");
+    assert!(footer.starts_with("/  valid"), "Ctrl-U empties the line, no `u` typed: {footer:?}");
+    t.keys(&["loss", "Enter"]);
+    let s = t.wait_for("filter: loss");
+    assert!(s.contains("3 of 3"), "the three lossy connections:\n{s}");
+    t.keys(&["q"]);
+}
