@@ -3,7 +3,7 @@
 
 use crate::cli::CaptureArgs;
 use crate::driver::{self, Flow};
-use rocescope_capture::{CaptureSink, FileFormat, SinkOptions};
+use rocescope_capture::{CaptureSink, FileFormat, SinkOptions, SinkSummary};
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -67,13 +67,10 @@ pub fn run(args: &CaptureArgs) -> anyhow::Result<ExitCode> {
     let failure = sink.failure();
     let (summary, finish) = sink.finish(end.stats);
     driver::report_stats(&opened.name, &end);
-    let not_written = summary.not_written;
-    eprintln!(
-        "{} packets written to {}{}",
-        summary.written,
-        if to_stdout { "standard output".to_string() } else { files_text(&summary.files) },
-        if not_written > 0 { format!(", {not_written} not written") } else { String::new() }
-    );
+    eprintln!("{}", written_text(&summary, to_stdout));
+    for e in &summary.removal_errors {
+        eprintln!("rocescope: -W: {e}");
+    }
     if end.interrupted {
         eprintln!("(stopped by signal; every file is complete)");
     }
@@ -92,6 +89,42 @@ pub fn run(args: &CaptureArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// What was written where. A ring buffer (`-W`) says what it kept and what it rotated away:
+/// "6640 packets written to 5 files; the newest 2 kept (2620 packets: a ... b), 3 files
+/// (4020 packets) rotated away".
+fn written_text(s: &SinkSummary, to_stdout: bool) -> String {
+    let packets = |n: u64| format!("{n} {}", if n == 1 { "packet" } else { "packets" });
+    let files = |n: u64| format!("{n} {}", if n == 1 { "file" } else { "files" });
+    let mut text = if to_stdout {
+        format!("{} written to standard output", packets(s.written))
+    } else if s.removed_files == 0 {
+        format!("{} written to {}", packets(s.written), files_text(&s.files))
+    } else {
+        let kept = s.files.len() as u64;
+        format!(
+            "{} written to {}; the newest {} kept ({}: {}), {} ({}) rotated away",
+            packets(s.written),
+            files(kept + s.removed_files),
+            if kept == 1 { "file".to_string() } else { kept.to_string() },
+            packets(s.kept_records()),
+            match s.files.as_slice() {
+                [one] => one.display().to_string(),
+                many => format!(
+                    "{} ... {}",
+                    many.first().map(|p| p.display().to_string()).unwrap_or_default(),
+                    many.last().map(|p| p.display().to_string()).unwrap_or_default()
+                ),
+            },
+            files(s.removed_files),
+            packets(s.removed_records)
+        )
+    };
+    if s.not_written > 0 {
+        text.push_str(&format!(", {} not written", s.not_written));
+    }
+    text
+}
+
 fn files_text(files: &[std::path::PathBuf]) -> String {
     match files {
         [one] => one.display().to_string(),
@@ -101,5 +134,51 @@ fn files_text(files: &[std::path::PathBuf]) -> String {
             many.first().map(|p| p.display().to_string()).unwrap_or_default(),
             many.last().map(|p| p.display().to_string()).unwrap_or_default()
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+
+    #[test]
+    fn the_summary_says_what_the_ring_kept() {
+        let s = SinkSummary {
+            written: 6640,
+            files: vec![PathBuf::from("x_00004.pcapng"), PathBuf::from("x_00005.pcapng")],
+            file_records: vec![2011, 609],
+            removed_files: 3,
+            removed_records: 4020,
+            ..SinkSummary::default()
+        };
+        assert_eq!(
+            written_text(&s, false),
+            "6640 packets written to 5 files; the newest 2 kept (2620 packets: x_00004.pcapng ... x_00005.pcapng), 3 files (4020 packets) rotated away"
+        );
+        let one = SinkSummary {
+            written: 10,
+            files: vec![PathBuf::from("x_00002.pcapng")],
+            file_records: vec![1],
+            removed_files: 1,
+            removed_records: 9,
+            not_written: 2,
+            ..SinkSummary::default()
+        };
+        assert_eq!(
+            written_text(&one, false),
+            "10 packets written to 2 files; the newest file kept (1 packet: x_00002.pcapng), 1 file (9 packets) rotated away, 2 not written"
+        );
+        let plain = SinkSummary {
+            written: 7,
+            files: vec![PathBuf::from("a.pcap")],
+            file_records: vec![7],
+            ..SinkSummary::default()
+        };
+        assert_eq!(written_text(&plain, false), "7 packets written to a.pcap");
+        assert_eq!(
+            written_text(&SinkSummary { written: 1, ..plain }, true),
+            "1 packet written to standard output"
+        );
     }
 }

@@ -65,15 +65,32 @@ enum Out {
     Stdout(io::Stdout),
 }
 
-/// What a sink wrote.
+/// What a sink wrote. With a ring buffer (`-W`), `written` is every record written, in the
+/// files kept plus the files rotated away: `written == kept_records() + removed_records`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SinkSummary {
-    /// Records written and flushed.
+    /// Records written and flushed, to every file (also those `-W` deleted since).
     pub written: u64,
     /// Records that could not be written (the write failed).
     pub not_written: u64,
     /// Files created, oldest first (those deleted by `-W` excluded).
     pub files: Vec<PathBuf>,
+    /// Records in each of `files`, in the same order.
+    pub file_records: Vec<u64>,
+    /// Files created and then deleted by `-W` to keep the newest N (the oldest ones).
+    pub removed_files: u64,
+    /// Records those files held.
+    pub removed_records: u64,
+    /// Files `-W` meant to delete but could not, with why (they are still on disk, and
+    /// counted in `removed_files`).
+    pub removal_errors: Vec<String>,
+}
+
+impl SinkSummary {
+    /// Records in the files kept.
+    pub fn kept_records(&self) -> u64 {
+        self.file_records.iter().sum()
+    }
 }
 
 /// A capture sink.
@@ -93,7 +110,12 @@ pub struct CaptureSink {
     written: u64,
     not_written: u64,
     file_no: u32,
-    files: VecDeque<PathBuf>,
+    /// Files kept, oldest first, with the records written to each.
+    files: VecDeque<(PathBuf, u64)>,
+    /// Files deleted by `-W`, the records they held, and the deletions that failed.
+    removed_files: u64,
+    removed_records: u64,
+    removal_errors: Vec<String>,
     opened_at: Instant,
     failed: Option<(io::ErrorKind, String)>,
     /// Classic pcap: the link type its header states, when the source named it.
@@ -156,6 +178,9 @@ impl CaptureSink {
             not_written: 0,
             file_no: 0,
             files: VecDeque::new(),
+            removed_files: 0,
+            removed_records: 0,
+            removal_errors: Vec::new(),
             opened_at: Instant::now(),
             failed: None,
             pcap_link: None,
@@ -185,11 +210,15 @@ impl CaptureSink {
             let file = File::create(&path)
                 .map_err(|e| io::Error::new(e.kind(), format!("cannot create {}: {e}", path.display())))?;
             self.out = Out::File(file);
-            self.files.push_back(path);
+            self.files.push_back((path, 0));
             if let Some(keep) = self.opts.keep_files {
                 while self.files.len() > keep {
-                    if let Some(old) = self.files.pop_front() {
-                        let _ = std::fs::remove_file(old);
+                    if let Some((old, records)) = self.files.pop_front() {
+                        self.removed_files += 1;
+                        self.removed_records += records;
+                        if let Err(e) = std::fs::remove_file(&old) {
+                            self.removal_errors.push(format!("cannot delete {}: {e}", old.display()));
+                        }
                     }
                 }
             }
@@ -333,7 +362,7 @@ impl CaptureSink {
         let outcome = match res {
             Ok(()) => {
                 self.committed += self.buf.len() as u64;
-                self.written += self.bounds.len() as u64;
+                self.count_written(self.bounds.len() as u64);
                 Ok(())
             }
             Err(e) => {
@@ -343,7 +372,7 @@ impl CaptureSink {
                     Out::Stdout(_) => (self.committed, 0),
                 };
                 self.committed = kept.0;
-                self.written += kept.1;
+                self.count_written(kept.1);
                 self.not_written += self.bounds.len() as u64 - kept.1;
                 self.failed = Some((e.kind(), e.to_string()));
                 Err(e)
@@ -353,6 +382,14 @@ impl CaptureSink {
         self.bounds.clear();
         self.header_len = 0;
         outcome
+    }
+
+    /// Count `n` records as written, to the current file.
+    fn count_written(&mut self, n: u64) {
+        self.written += n;
+        if let Some((_, records)) = self.files.back_mut() {
+            *records += n;
+        }
     }
 
     /// The write error that stopped this sink, if any.
@@ -382,7 +419,11 @@ impl CaptureSink {
         let summary = SinkSummary {
             written: self.written,
             not_written: self.not_written,
-            files: self.files.iter().cloned().collect(),
+            files: self.files.iter().map(|(p, _)| p.clone()).collect(),
+            file_records: self.files.iter().map(|(_, n)| *n).collect(),
+            removed_files: self.removed_files,
+            removed_records: self.removed_records,
+            removal_errors: std::mem::take(&mut self.removal_errors),
         };
         (summary, res)
     }
@@ -492,5 +533,95 @@ impl<W: Write> PcapWriter<W> {
     pub fn finish(mut self) -> io::Result<W> {
         self.out.flush()?;
         Ok(self.out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::reader::CaptureReader;
+
+    fn records_in(path: &Path) -> u64 {
+        let mut r = CaptureReader::open(path).expect("a written file opens");
+        let mut n = 0;
+        while r.next_record().expect("reads to the end").is_some() {
+            n += 1;
+        }
+        n
+    }
+
+    #[test]
+    fn the_ring_summary_counts_what_was_kept_and_what_was_rotated_away() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let ifc = Interface::live("eth0", LinkType::ETHERNET, 262_144, None);
+        let data = vec![0u8; 1000];
+        let rec = |i: i64| Record {
+            ts_ns: 1_000_000_000 + i,
+            caplen: 1000,
+            len: 1000,
+            link_type: LinkType::ETHERNET,
+            interface: 0,
+            link_bps: None,
+            point: 0,
+            data: &data,
+        };
+        for format in [FileFormat::PcapNg, FileFormat::Pcap] {
+            // 5 kB files, keep 3: 40 records of 1 kB make about 9 files.
+            let mut opts = SinkOptions::new(&dir.path().join(format!("ring-{format:?}.cap")), format);
+            opts.rotate_bytes = Some(5_000);
+            opts.keep_files = Some(3);
+            let mut sink = CaptureSink::create(opts, std::slice::from_ref(&ifc)).expect("sink");
+            for i in 0..40 {
+                sink.write(&rec(i)).expect("write");
+            }
+            let (s, res) = sink.finish(None);
+            res.expect("finish");
+            assert_eq!(s.written, 40);
+            assert_eq!(s.files.len(), 3);
+            assert_eq!(s.file_records.len(), 3);
+            let on_disk: Vec<u64> = s.files.iter().map(|f| records_in(f)).collect();
+            assert_eq!(s.file_records, on_disk, "{format:?}: the counts are what the files hold");
+            assert_eq!(s.kept_records() + s.removed_records, s.written);
+            assert!(s.removed_files >= 5, "{format:?}: {s:?}");
+            assert!(s.removal_errors.is_empty(), "{:?}", s.removal_errors);
+            // Every file made is either kept or counted as removed.
+            let prefix = format!("ring-{format:?}_");
+            let made = std::fs::read_dir(dir.path())
+                .expect("dir")
+                .filter(|e| e.as_ref().is_ok_and(|e| e.file_name().to_string_lossy().starts_with(&prefix)))
+                .count();
+            assert_eq!(made, 3);
+            let last =
+                s.files.last().expect("a file").file_name().expect("name").to_string_lossy().to_string();
+            let number: u64 = last[prefix.len()..][..5].parse().expect("numbered");
+            assert_eq!(number, s.removed_files + 3, "{last}");
+        }
+    }
+
+    #[test]
+    fn without_a_ring_nothing_is_removed() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let data = vec![0u8; 60];
+        let rec = Record {
+            ts_ns: 1,
+            caplen: 60,
+            len: 60,
+            link_type: LinkType::ETHERNET,
+            interface: 0,
+            link_bps: None,
+            point: 0,
+            data: &data,
+        };
+        let path = dir.path().join("one.pcapng");
+        let mut sink = CaptureSink::create(SinkOptions::new(&path, FileFormat::PcapNg), &[]).expect("sink");
+        for _ in 0..7 {
+            sink.write(&rec).expect("write");
+        }
+        let (s, res) = sink.finish(None);
+        res.expect("finish");
+        assert_eq!((s.written, s.removed_files, s.removed_records), (7, 0, 0));
+        assert_eq!(s.files, std::slice::from_ref(&path));
+        assert_eq!(s.file_records, [7]);
+        assert_eq!(records_in(&path), 7);
     }
 }
