@@ -12,12 +12,16 @@ use std::path::PathBuf;
     long_about = None,
     args_conflicts_with_subcommands = true,
     after_help = "Without a command, `rocescope -r FILE` or `rocescope -i IFACE` opens the terminal UI \
-                  (or prints the report when the output is not a terminal)."
+                  (or prints the report when the output is not a terminal); `rocescope -D` lists the \
+                  interfaces. `rocescope COMMAND --help` tells more."
 )]
 pub struct Cli {
     /// What to do.
     #[command(subcommand)]
     pub command: Option<Command>,
+    /// List the interfaces libpcap can open, as tcpdump -D (`rocescope interfaces`).
+    #[arg(short = 'D', long = "list-interfaces", exclusive = true)]
+    pub list_interfaces: bool,
     /// Without a command: the terminal UI's options.
     #[command(flatten)]
     pub tui: TuiArgs,
@@ -38,6 +42,61 @@ pub enum Command {
     Tui(TuiArgs),
     /// Serve the analysis as Prometheus metrics (/metrics, /healthz), or push NDJSON.
     Export(ExportArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    #[command(
+        after_help = "bash:  rocescope completions bash > ~/.local/share/bash-completion/completions/rocescope\n\
+                            zsh:   rocescope completions zsh > ~/.zfunc/_rocescope   (with fpath+=~/.zfunc)\n\
+                            fish:  rocescope completions fish > ~/.config/fish/completions/rocescope.fish"
+    )]
+    Completions(CompletionsArgs),
+    /// Print the man page (roff), or write one page per command into a directory.
+    #[command(after_help = "man -l <(rocescope man)    or    rocescope man --dir /usr/local/share/man/man1")]
+    Man(ManArgs),
+}
+
+impl Command {
+    /// The command's name on the command line.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Command::Decode(_) => "decode",
+            Command::Capture(_) => "capture",
+            Command::Interfaces(_) => "interfaces",
+            Command::Report(_) => "report",
+            Command::Tui(_) => "tui",
+            Command::Export(_) => "export",
+            Command::Completions(_) => "completions",
+            Command::Man(_) => "man",
+        }
+    }
+
+    /// The packet source of a command that reads packets.
+    pub fn source(&self) -> Option<&SourceArgs> {
+        match self {
+            Command::Decode(a) => Some(&a.source),
+            Command::Capture(a) => Some(&a.source),
+            Command::Report(a) => Some(&a.source),
+            Command::Tui(a) => Some(&a.source),
+            Command::Export(a) => Some(&a.source),
+            Command::Interfaces(_) | Command::Completions(_) | Command::Man(_) => None,
+        }
+    }
+}
+
+/// `rocescope completions`.
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+/// `rocescope man`.
+#[derive(Debug, Args)]
+pub struct ManArgs {
+    /// Write rocescope.1 and rocescope-COMMAND.1 into this directory instead of printing
+    /// rocescope.1.
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
 }
 
 /// Options shared by everything that decodes packets.
@@ -78,7 +137,6 @@ pub struct SourceArgs {
         value_name = "FILE",
         num_args = 1..,
         action = clap::ArgAction::Append,
-        required_unless_present = "interface",
         conflicts_with = "interface"
     )]
     pub read: Vec<PathBuf>,
@@ -89,9 +147,12 @@ pub struct SourceArgs {
     /// or not. `-f ''` captures everything.
     #[arg(short = 'f', long = "filter", value_name = "BPF")]
     pub filter: Option<String>,
-    /// Snap length in bytes (default: whole frames; 128 keeps the headers only).
-    #[arg(short = 's', long = "snaplen", value_name = "BYTES", default_value_t = 262_144)]
-    pub snaplen: u32,
+    /// Snap length in bytes: keep only the first BYTES of each frame (default: whole frames;
+    /// 128 keeps the headers). Live, libpcap cuts the frames; from files, rocescope cuts them
+    /// as it reads (as editcap -s), so a file can be analysed or written as a header-only
+    /// capture would see it.
+    #[arg(short = 's', long = "snaplen", value_name = "BYTES", value_parser = clap::value_parser!(u32).range(1..))]
+    pub snaplen: Option<u32>,
     /// Kernel capture buffer size in KiB (as tcpdump's -B).
     #[arg(short = 'B', long = "buffer-size", value_name = "KIB")]
     pub buffer_kib: Option<u32>,
@@ -112,18 +173,58 @@ pub struct SourceArgs {
     pub blind_after: f64,
 }
 
+/// How `decode` prints frames (`-T`, as tshark's).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum OutputFormat {
+    /// One summary line per frame.
+    Text,
+    /// One JSON object per frame (NDJSON; docs/decode-json.md).
+    Json,
+    /// The fields named by -e, separated by tabs (-E separator=, header=y).
+    Fields,
+}
+
 /// `rocescope decode`.
 #[derive(Debug, Args)]
+#[command(after_help = "Display filter (-Y), the terminal UI's language applied to each frame: \
+                        `qp=0x12 and psn>100`, `nak or rnr`, `ip=10.0.0.3 and ce`, `pfc`, `icrc`, \
+                        `not roce`; see docs/decode-json.md for the -e field names.")]
 pub struct DecodeArgs {
     /// Source.
     #[command(flatten)]
     pub source: SourceArgs,
     /// Print every field of every header, tree-style.
-    #[arg(short = 'V', long = "verbose", conflicts_with = "json")]
+    #[arg(short = 'V', long = "verbose", conflicts_with_all = ["json", "format"])]
     pub verbose: bool,
-    /// Print one JSON object per frame (NDJSON; schema in docs/decode-json.md).
-    #[arg(long)]
+    /// Print one JSON object per frame (NDJSON; schema in docs/decode-json.md); as -T json.
+    #[arg(long, conflicts_with = "format")]
     pub json: bool,
+    /// Output format: text (summary lines), json (NDJSON) or fields (-e), as tshark -T.
+    #[arg(short = 'T', long = "format", value_name = "FORMAT", value_enum)]
+    pub format: Option<OutputFormat>,
+    /// A field to print with -T fields: a key of the JSON output, dotted for nested ones
+    /// (`frame`, `ts`, `ip.src`, `ip.dscp`, `bth.opcode_name`, `bth.dqpn`, `bth.psn`,
+    /// `aeth.nak`, `vlan.pcp`, `icrc.status`); repeat for more.
+    #[arg(short = 'e', long = "field", value_name = "FIELD", action = clap::ArgAction::Append)]
+    pub fields: Vec<String>,
+    /// Options for -T fields, as tshark -E: `header=y` prints the field names first,
+    /// `separator=,` (or `/t`, `/s`) sets the separator, `occurrence=f|l|a` picks the first,
+    /// last or all (joined by `aggregator=,`) values of a repeated field.
+    #[arg(short = 'E', value_name = "OPT=VALUE", action = clap::ArgAction::Append)]
+    pub field_opts: Vec<String>,
+    /// Display filter: print only the frames that match (see below).
+    #[arg(short = 'Y', long = "display-filter", value_name = "FILTER")]
+    pub display_filter: Option<String>,
+    /// Print no frames; at the end, say on standard error how many were read and matched.
+    #[arg(short = 'q', long)]
+    pub quiet: bool,
+    /// Flush the output after every frame (for `| grep` and `tee` while capturing live).
+    #[arg(short = 'l')]
+    pub line_buffered: bool,
+    /// Do not resolve names: accepted for tshark/tcpdump habits; rocescope never resolves
+    /// addresses, ports or MACs.
+    #[arg(short = 'n')]
+    pub no_resolve: bool,
     /// Decoder options.
     #[command(flatten)]
     pub decoder: DecoderOpts,
@@ -219,6 +320,10 @@ pub struct ReportArgs {
     /// Print one JSON document (schema in docs/report-json.md).
     #[arg(long)]
     pub json: bool,
+    /// Print nothing: the exit status says whether the QoS audit is clean (0) or found
+    /// violations (3); errors still go to standard error.
+    #[arg(short = 'q', long, conflicts_with = "json")]
+    pub quiet: bool,
     /// Connections listed in the text report (the worst first).
     #[arg(long, value_name = "N", default_value_t = 50)]
     pub max_connections: usize,
@@ -323,4 +428,100 @@ pub fn parse_speed(s: &str) -> Result<u64, String> {
         return Err(format!("speed must be positive: {s:?}"));
     }
     Ok((v * mult) as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Shell words of one command, up to an unquoted `|`, `>`, `<`, `;`, `&` or `#` comment.
+    fn words(line: &str) -> Vec<Vec<String>> {
+        let mut cmds = vec![Vec::new()];
+        let mut word: Option<String> = None;
+        let mut chars = line.chars().peekable();
+        let mut quote: Option<char> = None;
+        while let Some(c) = chars.next() {
+            match (quote, c) {
+                (Some(q), c) if c == q => quote = None,
+                (Some(_), c) => word.get_or_insert_with(String::new).push(c),
+                (None, '\'' | '"') => {
+                    quote = Some(c);
+                    word.get_or_insert_with(String::new);
+                }
+                (None, ' ' | '\t') => cmds.last_mut().unwrap().extend(word.take()),
+                (None, '#') if word.is_none() => break,
+                (None, '|' | ';' | '&') => {
+                    cmds.last_mut().unwrap().extend(word.take());
+                    cmds.push(Vec::new());
+                }
+                (None, '>' | '<') => {
+                    // A redirection's target is not an argument.
+                    cmds.last_mut().unwrap().extend(word.take());
+                    while chars.peek() == Some(&' ') {
+                        chars.next();
+                    }
+                    while chars.peek().is_some_and(|c| *c != ' ') {
+                        chars.next();
+                    }
+                }
+                (None, c) => word.get_or_insert_with(String::new).push(c),
+            }
+        }
+        cmds.last_mut().unwrap().extend(word.take());
+        cmds
+    }
+
+    /// Every `rocescope` command in the README's `sh` blocks (also after `sudo`, in a
+    /// pipeline, or after `cargo run ... --`) is accepted by today's command line.
+    #[test]
+    fn every_readme_command_line_parses() {
+        let readme = include_str!("../README.md");
+        let mut in_sh = false;
+        let mut checked = 0;
+        for line in readme.lines() {
+            if line.starts_with("```") {
+                in_sh = line == "```sh";
+                continue;
+            }
+            if !in_sh {
+                continue;
+            }
+            for cmd in words(line) {
+                let mut w: Vec<&str> = cmd.iter().map(String::as_str).collect();
+                if w.first() == Some(&"sudo") {
+                    w.remove(0);
+                }
+                let args: Vec<&str> = if w.first() == Some(&"rocescope") {
+                    w
+                } else if w.starts_with(&["cargo", "run"]) {
+                    match w.iter().position(|a| *a == "--") {
+                        Some(i) => std::iter::once("rocescope").chain(w[i + 1..].iter().copied()).collect(),
+                        None => continue,
+                    }
+                } else {
+                    continue;
+                };
+                if let Err(e) = <Cli as clap::Parser>::try_parse_from(&args) {
+                    panic!("README: `{line}` does not parse:\n{e}");
+                }
+                checked += 1;
+            }
+        }
+        assert!(checked > 30, "{checked} command lines checked");
+    }
+
+    #[test]
+    fn shell_words() {
+        assert_eq!(
+            words("tcpdump -U -w - udp | rocescope decode -r - -Y 'qp=0x12 and nak' # x"),
+            vec![
+                vec!["tcpdump", "-U", "-w", "-", "udp"],
+                vec!["rocescope", "decode", "-r", "-", "-Y", "qp=0x12 and nak"]
+            ]
+        );
+        assert_eq!(
+            words("rocescope completions bash > ~/x  # y"),
+            vec![vec!["rocescope", "completions", "bash"]]
+        );
+    }
 }

@@ -1,23 +1,49 @@
 //! `rocescope decode`: read a capture or an interface and print each frame as a summary line,
 //! a tree or JSON.
 
-use crate::cli::DecodeArgs;
+use crate::cli::{DecodeArgs, OutputFormat};
 use crate::driver::{self, Flow};
-use crate::output::{json, summary, verbose, Frame};
+use crate::output::{fields::Fields, json, summary, verbose, Frame};
 use anyhow::Context;
 use std::io::{self, BufWriter, Write};
 use std::process::ExitCode;
 
 /// Run the command. A closed pipe (`| head`) ends the run quietly.
 pub fn run(args: &DecodeArgs) -> anyhow::Result<ExitCode> {
-    let stop = driver::install_signals()?;
+    let format = match (args.format, args.json) {
+        (Some(f), _) => f,
+        (None, true) => OutputFormat::Json,
+        (None, false) => OutputFormat::Text,
+    };
+    let fields = match format {
+        OutputFormat::Fields => {
+            Some(Fields::new(&args.fields, &args.field_opts).map_err(anyhow::Error::msg)?)
+        }
+        _ if !args.fields.is_empty() || !args.field_opts.is_empty() => {
+            anyhow::bail!("-e and -E go with -T fields")
+        }
+        _ => None,
+    };
     let opts = args.decoder.decode_options();
+    let filter = match &args.display_filter {
+        Some(text) => rocescope_tui::filter::PacketFilter::parse(text)
+            .map_err(|e| anyhow::anyhow!("display filter {text:?}: {e}"))?
+            .map(|f| f.with_opcode_options(opts.opcode)),
+        None => None,
+    };
+    let stop = driver::install_signals()?;
     let mut opened = driver::open(&args.source, opts.roce_port, true)?;
     let live = opened.source.is_live();
+    let flush_each = live || args.line_buffered;
     let stdout = io::stdout();
     let mut out = BufWriter::with_capacity(1 << 16, stdout.lock());
+    if let Some(f) = fields.as_ref().filter(|f| f.header) {
+        writeln!(out, "{}", f.header_line()).context("writing output")?;
+    }
     let mut first_ts = None;
     let mut n = 0u64;
+    let mut shown = 0u64;
+    let mut json_line = String::with_capacity(512);
     let mut scratch = String::with_capacity(256);
     let mut pipe_closed = false;
     // Several files: each frame says which capture point it came from.
@@ -37,10 +63,25 @@ pub fn run(args: &DecodeArgs) -> anyhow::Result<ExitCode> {
             let Some(packet) = packet else { return Ok(Flow::Continue) };
             n += 1;
             let t0 = *first_ts.get_or_insert(rec.ts_ns);
+            if filter.as_ref().is_some_and(|f| !f.matches_frame(packet, u64::from(rec.len))) {
+                return Ok(Flow::Continue);
+            }
+            shown += 1;
+            if args.quiet {
+                return Ok(Flow::Continue);
+            }
             let frame = Frame { number: n, record: rec, packet, rel_ns: rec.ts_ns - t0, opts: &opts };
             scratch.clear();
             let point = points.as_ref().and_then(|p| p.get(usize::from(rec.point)));
-            if args.json {
+            if let Some(f) = &fields {
+                json_line.clear();
+                json::write(&frame, &mut json_line);
+                let mut v: serde_json::Value = serde_json::from_str(&json_line).unwrap_or_default();
+                if let (Some(p), Some(o)) = (point, v.as_object_mut()) {
+                    o.insert("point".into(), p.as_str().into());
+                }
+                f.line(&v, &mut scratch);
+            } else if format == OutputFormat::Json {
                 json::write(&frame, &mut scratch);
                 if let (Some(p), true) = (point_json.get(usize::from(rec.point)), scratch.starts_with('{')) {
                     scratch.insert_str(1, p);
@@ -62,7 +103,8 @@ pub fn run(args: &DecodeArgs) -> anyhow::Result<ExitCode> {
             }
             scratch.push('\n');
             let res =
-                out.write_all(scratch.as_bytes()).and_then(|()| if live { out.flush() } else { Ok(()) });
+                out.write_all(scratch.as_bytes())
+                    .and_then(|()| if flush_each { out.flush() } else { Ok(()) });
             match res {
                 Ok(()) => Ok(Flow::Continue),
                 Err(e) if e.kind() == io::ErrorKind::BrokenPipe => {
@@ -82,7 +124,13 @@ pub fn run(args: &DecodeArgs) -> anyhow::Result<ExitCode> {
         }
     }
     driver::report_stats(&opened.name, &end);
-    if let (true, Some(s)) = (args.json, end.stats) {
+    if args.quiet {
+        match &args.display_filter {
+            Some(f) => eprintln!("{n} frames read, {shown} matched the display filter {f:?}"),
+            None => eprintln!("{n} frames read"),
+        }
+    }
+    if let (OutputFormat::Json, Some(s)) = (format, end.stats) {
         eprintln!(
             "{}",
             serde_json::json!({"capture": {"interface": opened.name, "frames": end.frames, "received": s.received,

@@ -23,6 +23,8 @@ pub fn install_signals() -> anyhow::Result<Arc<AtomicBool>> {
 /// Kernel capture buffer unless -B says otherwise: 64 MiB absorbs the bursts of a 100G
 /// RoCE link for a few milliseconds (libpcap's own default, 2 MiB, drops at replay speed).
 const DEFAULT_BUFFER: u32 = 64 << 20;
+/// Live snap length unless -s says otherwise: whole frames (as tcpdump).
+const DEFAULT_SNAPLEN: u32 = 262_144;
 
 /// An open source and how to name it in messages.
 pub struct Opened {
@@ -75,7 +77,7 @@ pub fn open(args: &SourceArgs, roce_port: u16, interactive: bool) -> anyhow::Res
                 interface: iface.clone(),
                 filter: args.filter.clone(),
                 roce_port,
-                snaplen: args.snaplen,
+                snaplen: args.snaplen.unwrap_or(DEFAULT_SNAPLEN),
                 buffer_bytes: Some(args.buffer_kib.map_or(DEFAULT_BUFFER, |k| k.saturating_mul(1024))),
                 promisc: !args.no_promisc,
                 immediate: interactive,
@@ -190,6 +192,19 @@ pub fn pump(
             }
         }
         let mut on_frame = |rec: &Record<'_>| -> bool {
+            // -s on a file: cut each frame as a capture with that snap length would have.
+            let cut;
+            let rec = match args.snaplen {
+                Some(snap) if !live && rec.caplen > snap => {
+                    cut = Record {
+                        caplen: snap,
+                        data: rec.data.get(..snap as usize).unwrap_or(rec.data),
+                        ..*rec
+                    };
+                    &cut
+                }
+                _ => rec,
+            };
             if args.count.is_some_and(|c| end.frames >= c) {
                 finished = true;
                 return false;

@@ -6,6 +6,7 @@
 mod capture_cmd;
 mod cli;
 mod decode_cmd;
+mod docs_cmd;
 mod driver;
 mod export_cmd;
 mod interfaces_cmd;
@@ -15,10 +16,31 @@ mod report_cmd;
 mod tui_cmd;
 
 use clap::Parser;
+use std::io::Write;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
     let cli = cli::Cli::parse();
+    if cli.list_interfaces {
+        return finish(interfaces_cmd::run(&cli::InterfacesArgs { json: false }));
+    }
+    if let Some(source) = cli.command.as_ref().map_or(Some(&cli.tui.source), cli::Command::source) {
+        let bare = cli.command.is_none() && std::env::args_os().len() == 1;
+        if !bare && source.read.is_empty() && source.interface.is_none() {
+            let mut cmd = <cli::Cli as clap::CommandFactory>::command();
+            cmd.build();
+            let name = cli.command.as_ref().map(cli::Command::name);
+            let mut cmd = match name.and_then(|n| cmd.find_subcommand(n)) {
+                Some(sub) => sub.clone(),
+                None => cmd,
+            };
+            cmd.error(
+                    clap::error::ErrorKind::MissingRequiredArgument,
+                    "give a capture file (-r FILE) or an interface (-i IFACE); `rocescope -D` lists the interfaces",
+                )
+                .exit();
+        }
+    }
     let result = match cli.command {
         None if cli.tui.source.read.is_empty() && cli.tui.source.interface.is_none() => {
             let _ = <cli::Cli as clap::CommandFactory>::command().print_help();
@@ -28,6 +50,7 @@ fn main() -> ExitCode {
         None => report_cmd::run(&cli::ReportArgs {
             source: cli.tui.source,
             json: false,
+            quiet: false,
             max_connections: 50,
             analysis: cli.tui.analysis,
             decoder: cli.tui.decoder,
@@ -38,11 +61,19 @@ fn main() -> ExitCode {
         Some(cli::Command::Report(args)) => report_cmd::run(&args),
         Some(cli::Command::Tui(args)) => tui_cmd::run(&args),
         Some(cli::Command::Export(args)) => export_cmd::run(&args),
+        Some(cli::Command::Completions(args)) => docs_cmd::completions(&args),
+        Some(cli::Command::Man(args)) => docs_cmd::man(&args),
     };
+    finish(result)
+}
+
+/// Map a command's result to the exit status, printing the error (and its causes) once.
+fn finish(result: anyhow::Result<ExitCode>) -> ExitCode {
     match result {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("rocescope: {e:#}");
+            // stderr may be closed or full: nothing more can be said then.
+            let _ = writeln!(std::io::stderr(), "rocescope: {e:#}");
             ExitCode::from(1)
         }
     }

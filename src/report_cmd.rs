@@ -96,7 +96,9 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
     });
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
-    let res = if args.json {
+    let res = if args.quiet {
+        Ok(())
+    } else if args.json {
         // One write: stdout is line-buffered, and the document can be megabytes.
         let mut doc = crate::output::exact::to_vec(&report).map_err(std::io::Error::other)?;
         doc.push(b'\n');

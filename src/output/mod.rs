@@ -2,6 +2,7 @@
 //! fixed strings: bytes from the wire are never written raw to the terminal.
 
 pub mod exact;
+pub mod fields;
 pub mod json;
 pub mod report_text;
 pub mod summary;

@@ -1,0 +1,254 @@
+//! The command line a tcpdump/tshark user expects: completions, man page, -D, -Y, -T fields,
+//! -q, -l, -n, -s on files, and errors that say what to do.
+
+mod common;
+
+use std::process::{Command, Output};
+
+fn run(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_rocescope")).args(args).output().expect("run rocescope")
+}
+
+fn out(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn err(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn demo() -> String {
+    common::root().join("samples/demo.pcap").display().to_string()
+}
+
+const COMMANDS: &[&str] =
+    &["decode", "capture", "interfaces", "report", "tui", "export", "completions", "man"];
+
+#[test]
+fn completions_for_every_shell() {
+    for shell in ["bash", "zsh", "fish", "elvish", "powershell"] {
+        let o = run(&["completions", shell]);
+        assert!(o.status.success(), "{shell}: {}", err(&o));
+        let s = out(&o);
+        for c in COMMANDS {
+            assert!(s.contains(c), "{shell} completion lacks {c}");
+        }
+        assert!(s.contains("expect-dscp") && s.contains("display-filter"), "{shell}: options");
+    }
+    // The bash script is valid bash and completes the subcommands.
+    let script = out(&run(&["completions", "bash"]));
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("rocescope.bash");
+    std::fs::write(&path, &script).unwrap();
+    let o = Command::new("bash")
+        .arg("-c")
+        .arg(format!(
+            "source {} && COMP_WORDS=(rocescope rep) COMP_CWORD=1 && _rocescope rocescope rep rocescope && echo \"${{COMPREPLY[@]}}\"",
+            path.display()
+        ))
+        .output()
+        .expect("bash");
+    assert!(o.status.success(), "{}", err(&o));
+    assert_eq!(out(&o).trim(), "report");
+    let o = run(&["completions", "tcsh"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(err(&o).contains("possible values"), "{}", err(&o));
+}
+
+#[test]
+fn man_pages_are_generated_from_the_command_line() {
+    let o = run(&["man"]);
+    assert!(o.status.success());
+    let page = out(&o);
+    assert!(page.contains(".TH rocescope 1"), "{page}");
+    for c in COMMANDS {
+        assert!(page.contains(c), "the man page lists {c}");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("man1");
+    let o = run(&["man", "--dir", target.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", err(&o));
+    for name in ["rocescope.1", "rocescope-decode.1", "rocescope-report.1", "rocescope-capture.1"] {
+        let p = std::fs::read_to_string(target.join(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert!(p.starts_with(".ie") || p.contains(".TH"), "{name}");
+    }
+    let decode = std::fs::read_to_string(target.join("rocescope-decode.1")).unwrap();
+    assert!(decode.contains("display\\-filter"), "decode's page has its options");
+    // Rendered by man(1) where it is installed.
+    if Command::new("man").arg("--version").output().is_ok_and(|o| o.status.success()) {
+        let o = Command::new("man")
+            .arg("-l")
+            .arg(target.join("rocescope-decode.1"))
+            .env("MANPAGER", "cat")
+            .output();
+        if let Ok(o) = o {
+            assert!(out(&o).contains("display-filter") || !o.status.success(), "{}", out(&o));
+        }
+    }
+}
+
+#[test]
+fn list_interfaces_like_tcpdump_d() {
+    let o = run(&["-D"]);
+    assert!(o.status.success(), "{}", err(&o));
+    let s = out(&o);
+    assert!(s.lines().next().is_some_and(|l| l.starts_with("1.")), "{s}");
+    assert!(s.contains("lo"), "{s}");
+    // Alone: -D with anything else is a usage error.
+    assert_eq!(run(&["-D", "-r", &demo()]).status.code(), Some(2));
+}
+
+#[test]
+fn display_filter_selects_the_frames_that_match() {
+    let all = common::decode_lines(&run(&["decode", "--json", "-r", &demo()]).stdout);
+    let naks = all.iter().filter(|f| f["aeth"]["kind"] == "nak").count();
+    let qp32 =
+        all.iter().filter(|f| f["bth"]["dqpn"] == 0x32 && f["bth"]["psn"].as_u64() > Some(103)).count();
+    let pfc = all.iter().filter(|f| f.get("pfc").is_some()).count();
+    assert!(naks > 0 && qp32 > 0 && pfc > 0);
+    let o = run(&["decode", "--json", "-Y", "nak", "-r", &demo()]);
+    assert_eq!(common::decode_lines(&o.stdout).len(), naks);
+    let o = run(&["decode", "-Y", "qp=0x32 and psn>103", "-r", &demo()]);
+    assert_eq!(out(&o).lines().count(), qp32);
+    // Frame numbers stay those of the capture.
+    let o = run(&["decode", "--json", "-Y", "pfc", "-c", "100", "-r", &demo()]);
+    let frames: Vec<u64> =
+        common::decode_lines(&o.stdout).iter().map(|f| f["frame"].as_u64().unwrap()).collect();
+    let want: Vec<u64> = all
+        .iter()
+        .filter(|f| f.get("pfc").is_some() && f["frame"].as_u64() <= Some(100))
+        .map(|f| f["frame"].as_u64().unwrap())
+        .collect();
+    assert_eq!(frames, want);
+    // -q: only the count.
+    let o = run(&["decode", "-q", "-Y", "pfc", "-r", &demo()]);
+    assert!(o.status.success());
+    assert_eq!(out(&o), "");
+    assert!(err(&o).contains(&format!("{} frames read, {pfc} matched", all.len())), "{}", err(&o));
+    // A connection-only word is refused with the packet vocabulary.
+    let o = run(&["decode", "-Y", "gaps>0", "-r", &demo()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(err(&o).contains("display filter") && err(&o).contains("psn"), "{}", err(&o));
+}
+
+#[test]
+fn fields_output_like_tshark() {
+    let all = common::decode_lines(&run(&["decode", "--json", "-r", &demo()]).stdout);
+    let o = run(&[
+        "decode",
+        "-T",
+        "fields",
+        "-e",
+        "frame",
+        "-e",
+        "ts",
+        "-e",
+        "ip.src",
+        "-e",
+        "bth.psn",
+        "-e",
+        "vlan.pcp",
+        "-E",
+        "header=y",
+        "-r",
+        &demo(),
+    ]);
+    assert!(o.status.success(), "{}", err(&o));
+    let text = out(&o);
+    let mut lines = text.lines();
+    assert_eq!(lines.next(), Some("frame\tts\tip.src\tbth.psn\tvlan.pcp"));
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split('\t').collect()).collect();
+    assert_eq!(rows.len(), all.len());
+    for (row, f) in rows.iter().zip(&all) {
+        assert_eq!(row.len(), 5);
+        assert_eq!(row[0], f["frame"].to_string());
+        assert_eq!(row[1], f["ts"].as_str().unwrap());
+        assert_eq!(row[2], f["ip"]["src"].as_str().unwrap_or(""));
+        assert_eq!(row[3], f["bth"]["psn"].as_u64().map(|p| p.to_string()).unwrap_or_default());
+        let pcps: Vec<String> = f["vlan"]
+            .as_array()
+            .map(|v| v.iter().map(|t| t["pcp"].to_string()).collect())
+            .unwrap_or_default();
+        assert_eq!(row[4], pcps.join(","));
+    }
+    let o = run(&["decode", "-T", "fields", "-e", "psn", "-r", &demo()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(err(&o).contains("bth.psn"), "suggests the full name: {}", err(&o));
+    let o = run(&["decode", "-T", "fields", "-r", &demo()]);
+    assert!(err(&o).contains("-e FIELD"), "{}", err(&o));
+    let o = run(&["decode", "-e", "frame", "-r", &demo()]);
+    assert!(err(&o).contains("-T fields"), "{}", err(&o));
+    // -T json is --json; -l and -n change nothing in what is printed.
+    let a = run(&["decode", "-T", "json", "-r", &demo()]);
+    let b = run(&["decode", "--json", "-l", "-n", "-r", &demo()]);
+    assert_eq!(a.stdout, b.stdout);
+    assert!(run(&["decode", "-T", "json", "--json", "-r", &demo()]).status.code() == Some(2));
+}
+
+#[test]
+fn snap_length_applies_to_files() {
+    let whole = common::decode_lines(&run(&["decode", "--json", "-r", &demo()]).stdout);
+    let cut = common::decode_lines(&run(&["decode", "--json", "-s", "128", "-r", &demo()]).stdout);
+    assert_eq!(whole.len(), cut.len());
+    let mut longer = 0;
+    for (w, c) in whole.iter().zip(&cut) {
+        let caplen = w["caplen"].as_u64().unwrap();
+        assert_eq!(c["caplen"].as_u64().unwrap(), caplen.min(128));
+        assert_eq!(c["len"], w["len"], "the wire length is kept");
+        if caplen > 128 && w.get("bth").is_some() && w["icrc"]["status"] == "valid" {
+            longer += 1;
+            assert_eq!(c["icrc"]["status"], "truncated", "frame {}", w["frame"]);
+            assert_eq!(c["bth"], w["bth"], "headers still decode");
+        }
+    }
+    assert!(longer > 50, "{longer}");
+    // The report sees a header-only capture: the same flows and PSNs, no bad ICRC checks.
+    let full = common::report_json(&run(&["report", "--json", "-r", &demo()]).stdout);
+    let snap = common::report_json(&run(&["report", "--json", "-s", "128", "-r", &demo()]).stdout);
+    assert_eq!(snap["summary"]["flows"], full["summary"]["flows"]);
+    assert_eq!(snap["summary"]["roce"], full["summary"]["roce"]);
+    assert!(snap["summary"]["icrc_truncated"].as_u64() > full["summary"]["icrc_truncated"].as_u64());
+    // capture -r -s writes the cut frames.
+    let dir = tempfile::tempdir().unwrap();
+    let w = dir.path().join("cut.pcapng");
+    let o = run(&["capture", "-q", "-r", &demo(), "-s", "96", "-w", w.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", err(&o));
+    let copy = common::decode_lines(&run(&["decode", "--json", "-r", w.to_str().unwrap()]).stdout);
+    assert_eq!(copy.len(), whole.len());
+    assert!(copy.iter().all(|f| f["caplen"].as_u64().unwrap() <= 96));
+    assert_eq!(run(&["decode", "-s", "0", "-r", &demo()]).status.code(), Some(2));
+}
+
+#[test]
+fn report_quiet_says_it_with_the_exit_status() {
+    let o = run(&["report", "-q", "-r", &demo(), "--expect-dscp", "26"]);
+    assert_eq!(o.status.code(), Some(3));
+    assert_eq!(out(&o), "");
+    let rc = common::root().join("samples/rc-normal.pcap");
+    let o = run(&["report", "-q", "-r", rc.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(out(&o), "");
+}
+
+#[test]
+fn errors_say_what_to_do_once() {
+    let o = run(&["decode", "-r", "/nonexistent/roce.pcap"]);
+    assert_eq!(o.status.code(), Some(1));
+    let e = err(&o);
+    assert_eq!(e.matches("No such file or directory").count(), 1, "{e}");
+    assert!(e.contains("/nonexistent/roce.pcap"), "{e}");
+    let o = run(&["capture", "-w", "x.pcapng"]);
+    assert!(err(&o).contains("-r FILE") && err(&o).contains("-i IFACE"), "{}", err(&o));
+    for cmd in ["decode", "report", "tui", "export"] {
+        let o = run(&[cmd]);
+        assert_eq!(o.status.code(), Some(2), "{cmd}");
+        let e = err(&o);
+        assert!(e.contains("-r FILE") && e.contains("-i IFACE"), "{cmd}: {e}");
+        assert!(e.contains(&format!("rocescope {cmd}")), "{cmd}: usage of the command: {e}");
+    }
+    // Bare `rocescope`: the help, not an error about --read.
+    let o = run(&[]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(out(&o).contains("Commands:"), "{}", out(&o));
+    assert!(!err(&o).contains("--read"));
+}
