@@ -108,3 +108,29 @@ fn the_matcher_itself() {
     assert!(shown_in(&w(&["c", "...", "a"]), &got).is_err(), "in order");
     assert!(shown_in(&w(&["b", "x"]), &got).is_err());
 }
+
+/// The README's Rust code is the analyzer README's, which `cargo test` compiles as a doc test:
+/// so the README's code compiles too.
+#[test]
+fn readme_rust_code_is_doc_tested() {
+    let readme = std::fs::read_to_string(common::root().join("README.md")).unwrap();
+    let crate_readmes: String = ["decoder", "capture", "analyzer"]
+        .iter()
+        .map(|c| std::fs::read_to_string(common::root().join(c).join("README.md")).unwrap())
+        .collect();
+    let mut blocks = 0;
+    let mut rest = readme.as_str();
+    while let Some(i) = rest.find("```rust") {
+        let body = &rest[i..];
+        let end = body[3..].find("```").map(|e| e + 6).expect("closed block");
+        let block = &body[..end];
+        assert!(crate_readmes.contains(block), "README code not in a doc-tested crate README:\n{block}");
+        blocks += 1;
+        rest = &body[end..];
+    }
+    assert!(blocks >= 1);
+    for c in ["decoder", "capture", "analyzer"] {
+        let lib = std::fs::read_to_string(common::root().join(c).join("src/lib.rs")).unwrap();
+        assert!(lib.contains("README.md"), "{c}'s README is included as a doc test");
+    }
+}
