@@ -132,7 +132,7 @@ pub const KEYS: &[Binding] = &[
         chars: &['/'],
         names: &[],
         action: Action::Filter,
-        help: "display filter: qp=0x12 and ce>0, ip=10.0.0.3, nak, loss",
+        help: "display filter: qp=0x12 and ce>0, not (nak or loss)",
     },
     Binding {
         label: "c",
