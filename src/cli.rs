@@ -493,7 +493,7 @@ mod tests {
                 }
                 let args: Vec<&str> = if w.first() == Some(&"rocescope") {
                     w
-                } else if w.starts_with(&["cargo", "run"]) {
+                } else if w.starts_with(&["cargo", "run"]) && !w.contains(&"--example") {
                     match w.iter().position(|a| *a == "--") {
                         Some(i) => std::iter::once("rocescope").chain(w[i + 1..].iter().copied()).collect(),
                         None => continue,
