@@ -21,6 +21,9 @@ pub struct CmMessage {
     pub local_qpn: u32,
     /// The starting PSN it gives.
     pub starting_psn: u32,
+    /// REQ only: the primary path's local ACK timeout exponent t (ACK timeout 4.096 µs ×
+    /// 2^t; IBA 12.7.34 "Primary Local ACK Timeout", the high 5 bits of REQ data byte 95).
+    pub local_ack_timeout: Option<u8>,
 }
 
 fn be24(b: &[u8], at: usize) -> Option<u32> {
@@ -47,5 +50,6 @@ pub fn parse(mad: &[u8]) -> Option<CmMessage> {
         transaction_id: tid,
         local_qpn: be24(data, qpn_at)?,
         starting_psn: be24(data, psn_at)?,
+        local_ack_timeout: if attribute == ATTR_REQ { data.get(95).map(|b| b >> 3) } else { None },
     })
 }

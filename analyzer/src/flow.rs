@@ -144,6 +144,8 @@ pub struct FlowCold {
     pub pairing: Option<Pairing>,
     /// Starting PSN from CM, when captured.
     pub cm_start_psn: Option<u32>,
+    /// The connection's ACK timeout from its CM REQ (local ACK timeout), when captured.
+    pub cm_ack_timeout_ns: Option<i64>,
     /// The first few frames of each kind of event.
     pub evidence: Vec<(EvidenceKind, Evidence)>,
 }
@@ -185,6 +187,14 @@ pub enum EvidenceKind {
     RetransmitNak,
     /// A retransmission after a timeout.
     RetransmitTimeout,
+    /// A retransmission after a NAK for a packet that arrived late.
+    RetransmitSpurious,
+    /// A READ re-issued after its responses came out of sequence (implied NAK).
+    RetransmitImplied,
+    /// A retransmission with no NAK in the capture, too soon for a timeout.
+    RetransmitUnknown,
+    /// A gap in a READ's responses.
+    ReadResponseGap,
     /// A CE mark.
     Ce,
     /// A CNP.
@@ -227,6 +237,8 @@ pub struct Flow {
     pub priority: Option<u8>,
     /// PSN tracking applies (RC, UC, XRC requests).
     pub tracked: bool,
+    /// Carries UC requests: UC never resends, so its gaps are loss.
+    pub uc: bool,
     /// Carries Mellanox DC packets (opcodes 0x40-0x5F read as DC).
     pub dc: bool,
     /// Path MTU implied by this flow's full-size First/Middle packets (0 unknown).
@@ -244,7 +256,12 @@ pub struct Flow {
     /// Latency figures (boxed: touched only on ACKs, READ responses, NAKs and CNPs).
     pub latency: Box<FlowLatency>,
     pub(crate) outstanding_ackreq: VecDeque<(u32, i64)>,
-    pub(crate) outstanding_reads: VecDeque<(u32, i64)>,
+    /// READs awaiting responses: (first PSN, last PSN, time).
+    pub(crate) outstanding_reads: VecDeque<(u32, u32, i64)>,
+    /// The READ response PSN due next, when READs are outstanding.
+    pub(crate) read_resp_next: Option<u32>,
+    /// Gaps seen in READ responses (this flow's READs).
+    pub read_response_gaps: u64,
     /// Positive ACKs (Acknowledge packets) in this flow.
     pub acks: u64,
     pub(crate) last_nak_ts: Option<i64>,
@@ -273,11 +290,14 @@ impl Flow {
             partner: None,
             priority: None,
             tracked: false,
+            uc: false,
             dc: false,
             pmtu: 0,
             acks: 0,
             outstanding_ackreq: VecDeque::new(),
             outstanding_reads: VecDeque::new(),
+            read_resp_next: None,
+            read_response_gaps: 0,
             last_nak_ts: None,
             cold: Box::new(FlowCold {
                 first_frame: frame,
@@ -291,6 +311,7 @@ impl Flow {
                 rnr_timer_us: None,
                 pairing: None,
                 cm_start_psn: None,
+                cm_ack_timeout_ns: None,
                 evidence: Vec::new(),
             }),
         }

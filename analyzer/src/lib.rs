@@ -32,7 +32,7 @@ pub use report::Report;
 
 use flow::{EvidenceKind, MAX_OUTSTANDING};
 use pfc::Timeline;
-use psn::{psn_diff, Cause, Verdict};
+use psn::{psn_diff, Cause, PsnConfig, Resolution, Verdict};
 use rocescope_decoder::ext::{AethKind, NakCode};
 use rocescope_decoder::{Ecn, IcrcStatus, MacControl, Opcode, OpcodeOptions, Packet, Position, Transport};
 use rustc_hash::FxHashMap;
@@ -47,8 +47,13 @@ pub struct Config {
     pub pmtu: Option<u32>,
     /// Initial throughput bin width (widens as the capture grows).
     pub bin_ns: u64,
-    /// A gap filled within this long, with no NAK, is reordering rather than a resend.
+    /// How late a packet may arrive (after the gap it fills was seen) and count as
+    /// ordinary reordering; later ones are reported as late, never as loss.
     pub reorder_ns: i64,
+    /// The shortest ACK timeout requesters use (4.096 µs × 2^t): a resend with no NAK
+    /// pending sooner than this after the original is not called a timeout. A CM REQ's
+    /// local ACK timeout, when captured, replaces it for its connection.
+    pub min_ack_timeout_ns: i64,
     /// PFC storm and deadlock settings.
     pub pfc: PfcConfig,
     /// QoS expectations.
@@ -71,6 +76,7 @@ impl Default for Config {
             pmtu: None,
             bin_ns: 10_000_000,
             reorder_ns: 100_000,
+            min_ack_timeout_ns: psn::ack_timeout_ns(14),
             pfc: PfcConfig { storm_window_ns: 10_000_000, storm_threshold: 0.5, deadlock_ns: 100_000_000 },
             audit: AuditConfig::default(),
             opcode: OpcodeOptions::default(),
@@ -186,6 +192,10 @@ pub(crate) type TimelineKey = (u16, [u8; 6], PauseKind, u8);
 /// Accumulated audit mismatches: (flow index or none, what, seen) -> (packets, first frame).
 type AuditKey = (Option<usize>, &'static str, u8);
 
+/// A CM REQ waiting for its REP: the requester's address, QPN, starting PSN and local ACK
+/// timeout exponent.
+type CmRequest = (IpAddr, u32, u32, Option<u8>);
+
 /// The streaming analyzer.
 #[derive(Debug)]
 pub struct Analyzer {
@@ -196,7 +206,9 @@ pub struct Analyzer {
     flows: Vec<Flow>,
     /// Flows from a source to a destination.
     by_pair: FxHashMap<(u16, IpAddr, IpAddr), Vec<usize>>,
-    cm_pending: FxHashMap<(u16, u64), (IpAddr, u32, u32)>,
+    cm_pending: FxHashMap<(u16, u64), CmRequest>,
+    /// ACK timeouts CM REQs gave, by flow (both directions of the connection).
+    cm_timeout: FxHashMap<FlowKey, i64>,
     cm_partner: FxHashMap<FlowKey, (FlowKey, Option<u32>)>,
     timelines: FxHashMap<TimelineKey, Timeline>,
     /// RoCE per priority, per capture point.
@@ -217,7 +229,10 @@ fn ip_of(p: &Packet<'_>) -> Option<(IpAddr, IpAddr, u8, Ecn)> {
         return Some((ip.src(), ip.dst(), ip.dscp(), ip.ecn()));
     }
     let g = p.roce.as_ref()?.grh?;
-    Some((IpAddr::V6(g.sgid()), IpAddr::V6(g.dgid()), g.tclass() >> 2, Ecn::from_bits(g.tclass())))
+    // An IPv4-mapped GID (::ffff:a.b.c.d) is the IPv4 host: a RoCEv1 request and its RoCEv2
+    // ACK (rocev1_test.pcap mixes both on one connection) belong to the same flows.
+    let (s, d) = (IpAddr::V6(g.sgid()).to_canonical(), IpAddr::V6(g.dgid()).to_canonical());
+    Some((s, d, g.tclass() >> 2, Ecn::from_bits(g.tclass())))
 }
 
 /// Round a payload size to the IB path MTU it implies.
@@ -255,6 +270,7 @@ impl Analyzer {
             by_pair: FxHashMap::default(),
             cm_pending: FxHashMap::default(),
             cm_partner: FxHashMap::default(),
+            cm_timeout: FxHashMap::default(),
             timelines: FxHashMap::default(),
             priorities: vec![PriorityUse::default(); npoints * 8],
             points: vec![PointTotals::default(); npoints],
@@ -298,6 +314,7 @@ impl Analyzer {
         }
         let id = self.flows.len();
         let mut f = Flow::new(key, frame, ts, self.cfg.bin_ns);
+        f.cold.cm_ack_timeout_ns = self.cm_timeout.get(&key).copied();
         if let Some((partner_key, start_psn)) = self.cm_partner.get(&key).copied() {
             f.cold.cm_start_psn = start_psn;
             if let Some(&pid) = self.index.get(&partner_key) {
@@ -664,13 +681,18 @@ impl Analyzer {
         {
             self.on_cm(id, meta.point, r.payload);
         }
-        let reorder_ns = self.cfg.reorder_ns;
+        let mut psn_cfg =
+            PsnConfig { reorder_ns: self.cfg.reorder_ns, min_ack_timeout_ns: self.cfg.min_ack_timeout_ns };
         let Some(f) = self.flows.get_mut(id) else { return };
         f.requests += 1;
         if !matches!(op.transport(), Transport::Rc | Transport::Uc | Transport::Xrc) {
             return;
         }
         f.tracked = true;
+        f.uc |= op.transport() == Transport::Uc;
+        if let Some(t) = f.cold.cm_ack_timeout_ns {
+            psn_cfg.min_ack_timeout_ns = t;
+        }
         let span = if op.is_read_request() {
             let len = r.ext.reth.map_or(0, |h| h.dma_len());
             match (len, pmtu) {
@@ -682,28 +704,45 @@ impl Analyzer {
             1
         };
         let psn = bth.psn();
-        let verdict = f.psn.on_request(psn, span, meta.number, meta.ts_ns, reorder_ns);
+        // A READ request from inside an earlier READ's range that is still outstanding:
+        // the requester saw that READ's responses out of sequence and asks again from here
+        // (an implied NAK, reference §1.10).
+        // From its first PSN, it is a re-issue only once some of its responses were seen
+        // (else the READ itself may have been lost: the ACK timeout's business).
+        let resp_next = f.read_resp_next;
+        let implied = op.is_read_request()
+            && f.outstanding_reads.iter().any(|&(first, last, _)| {
+                psn_diff(psn, first) >= 0
+                    && psn_diff(psn, last) <= 0
+                    && (psn != first || resp_next != Some(first))
+            });
+        let (verdict, resolved) = f.psn.on_request(psn, span, meta.number, meta.ts_ns, implied, &psn_cfg);
+        if let Some(r) = resolved {
+            Self::note_resolution(f, r);
+        }
         match verdict {
             Verdict::Gap { missing } => f.note(EvidenceKind::Gap, meta.number, meta.ts_ns, || {
                 format!("PSN {psn} arrived; {missing} PSN(s) before it missing")
             }),
             Verdict::Retransmit { cause, burst_start, .. } => {
                 f.bins.mark_resent();
-                let kind = match cause {
-                    Cause::Nak => EvidenceKind::RetransmitNak,
-                    Cause::Timeout => EvidenceKind::RetransmitTimeout,
-                };
                 if burst_start {
-                    if let (Cause::Nak, Some(t)) = (cause, f.last_nak_ts.take()) {
+                    if let (Cause::Nak | Cause::SpuriousNak, Some(t)) = (cause, f.last_nak_ts.take()) {
                         f.latency.nak_to_retransmit.add(meta.ts_ns - t);
                     }
-                    f.note(kind, meta.number, meta.ts_ns, || format!("PSN {psn} sent again"));
+                    f.note(evidence_of_cause(cause), meta.number, meta.ts_ns, || resend_text(psn, cause, op));
                 }
             }
-            Verdict::OutOfOrder => f.note(EvidenceKind::OutOfOrder, meta.number, meta.ts_ns, || {
-                format!("PSN {psn} arrived late")
-            }),
-            Verdict::First | Verdict::InOrder => {}
+            Verdict::Filler | Verdict::First | Verdict::InOrder => {}
+        }
+        if implied {
+            // The re-issued READ asks from `psn` to the end of the READ it continues.
+            for r in f.outstanding_reads.iter_mut() {
+                if psn_diff(psn, r.0) >= 0 && psn_diff(psn, r.1) <= 0 {
+                    r.0 = psn;
+                }
+            }
+            f.read_resp_next = Some(psn);
         }
         if bth.ack_req() {
             if f.outstanding_ackreq.len() == MAX_OUTSTANDING {
@@ -711,11 +750,32 @@ impl Analyzer {
             }
             f.outstanding_ackreq.push_back((psn, meta.ts_ns));
         }
-        if op.is_read_request() {
+        if op.is_read_request() && !implied {
             if f.outstanding_reads.len() == MAX_OUTSTANDING {
                 f.outstanding_reads.pop_front();
             }
-            f.outstanding_reads.push_back((psn::psn_add(psn, span.max(1) - 1), meta.ts_ns));
+            f.outstanding_reads.push_back((psn, psn::psn_add(psn, span.max(1) - 1), meta.ts_ns));
+            f.read_resp_next.get_or_insert(psn);
+        }
+    }
+
+    /// Evidence for a run of gap fillers once it is known what they were.
+    fn note_resolution(f: &mut Flow, r: Resolution) {
+        match r {
+            Resolution::Late { frame, ts_ns, psn, packets, late_ns } => {
+                f.note(EvidenceKind::OutOfOrder, frame, ts_ns, || {
+                    let more =
+                        if packets > 1 { format!(" (and {} after it)", packets - 1) } else { String::new() };
+                    format!("PSN {psn}{more} arrived {} after later PSNs, not resent", us(late_ns))
+                })
+            }
+            Resolution::Resent { frame, ts_ns, psn, cause } => {
+                f.bins.mark_resent();
+                if let (Cause::Nak | Cause::SpuriousNak, Some(t)) = (cause, f.last_nak_ts.take()) {
+                    f.latency.nak_to_retransmit.add(ts_ns - t);
+                }
+                f.note(evidence_of_cause(cause), frame, ts_ns, || resend_text(psn, cause, Opcode(0)))
+            }
         }
     }
 
@@ -725,6 +785,9 @@ impl Analyzer {
         let op = bth.opcode();
         let psn = bth.psn();
         let target = self.request_flow_for(id, Some(psn));
+        if (0x0D..=0x10).contains(&op.operation()) {
+            self.on_read_response(target, psn, meta);
+        }
         let Some(f) = self.flows.get_mut(id) else { return };
         f.responses += 1;
         let Some(aeth) = r.ext.aeth.map(|a| a.repr()) else {
@@ -778,7 +841,7 @@ impl Analyzer {
             t.latency.ack.add(meta.ts_ns - ts);
         }
         if matches!(op.position(), Some(Position::Last | Position::Only)) && op.operation() != 0x11 {
-            while let Some(&(last, ts)) = t.outstanding_reads.front() {
+            while let Some(&(_, last, ts)) = t.outstanding_reads.front() {
                 if psn_diff(last, psn) > 0 {
                     break;
                 }
@@ -790,15 +853,39 @@ impl Analyzer {
         }
     }
 
+    /// A READ response with PSN `psn` for the requester flow `target`: note a gap in the
+    /// responses of the READ under way (the evidence of an implied NAK to come).
+    fn on_read_response(&mut self, target: Option<usize>, psn: u32, meta: &FrameMeta) {
+        let Some(t) = target.and_then(|t| self.flows.get_mut(t)) else { return };
+        let Some(next) = t.read_resp_next else { return };
+        let d = psn_diff(psn, next);
+        if d > 0 && d < 1 << 16 {
+            t.read_response_gaps += 1;
+            t.note(EvidenceKind::ReadResponseGap, meta.number, meta.ts_ns, || {
+                format!("READ response PSN {psn} arrived; {d} response(s) before it missing")
+            });
+        }
+        if d >= 0 {
+            // The READ this response ends is complete: the next one's first PSN is due.
+            let ends = t.outstanding_reads.front().is_some_and(|&(_, last, _)| last == psn);
+            t.read_resp_next =
+                if ends { t.outstanding_reads.get(1).map(|r| r.0) } else { Some(psn::psn_add(psn, 1)) };
+        }
+    }
+
     fn on_cm(&mut self, id: usize, point: u16, mad: &[u8]) {
         let Some(m) = cm::parse(mad) else { return };
         let Some(sender) = self.flows.get(id).map(|f| f.key.src) else { return };
         match m.attribute {
             cm::ATTR_REQ => {
-                self.cm_pending.insert((point, m.transaction_id), (sender, m.local_qpn, m.starting_psn));
+                self.cm_pending.insert(
+                    (point, m.transaction_id),
+                    (sender, m.local_qpn, m.starting_psn, m.local_ack_timeout),
+                );
             }
             cm::ATTR_REP => {
-                let Some((req_ip, req_qpn, req_psn)) = self.cm_pending.remove(&(point, m.transaction_id))
+                let Some((req_ip, req_qpn, req_psn, ack_timeout)) =
+                    self.cm_pending.remove(&(point, m.transaction_id))
                 else {
                     return;
                 };
@@ -819,6 +906,18 @@ impl Analyzer {
                             f.psn.restart();
                         }
                         f.cold.cm_start_psn = self.cm_partner.get(&k).and_then(|(_, p)| *p);
+                    }
+                }
+                // The requester's ACK timeout (its REQ's local ACK timeout) bounds how soon
+                // it resends; the responder's is derived from the same path, so both
+                // directions use it.
+                if let Some(t) = ack_timeout.filter(|t| *t > 0) {
+                    let ns = psn::ack_timeout_ns(t);
+                    for k in [fwd, back] {
+                        self.cm_timeout.insert(k, ns);
+                        if let Some(f) = self.index.get(&k).and_then(|&i| self.flows.get_mut(i)) {
+                            f.cold.cm_ack_timeout_ns = Some(ns);
+                        }
                     }
                 }
             }
@@ -906,6 +1005,7 @@ impl Analyzer {
         let gone_keys: rustc_hash::FxHashSet<FlowKey> =
             self.flows.iter().zip(&gone).filter(|(_, g)| **g).map(|(f, _)| f.key).collect();
         self.cm_partner.retain(|k, _| !gone_keys.contains(k));
+        self.cm_timeout.retain(|k, _| !gone_keys.contains(k));
         let old = std::mem::take(&mut self.flows);
         self.flows = old
             .into_iter()
@@ -937,6 +1037,15 @@ impl Analyzer {
     pub fn finish(&mut self) {
         if let Some(m) = &mut self.matcher {
             m.finish();
+        }
+        // Gap fillers still waiting for the packet after them arrived late: no resend
+        // followed.
+        let cfg =
+            PsnConfig { reorder_ns: self.cfg.reorder_ns, min_ack_timeout_ns: self.cfg.min_ack_timeout_ns };
+        for f in &mut self.flows {
+            if let Some(r) = f.psn.flush(&cfg) {
+                Self::note_resolution(f, r);
+            }
         }
     }
 
@@ -977,6 +1086,35 @@ impl Analyzer {
 
     pub(crate) fn audit_hits(&self) -> &FxHashMap<AuditKey, (u64, u64)> {
         &self.audit
+    }
+}
+
+/// The evidence kind of a resend by its cause.
+fn evidence_of_cause(cause: Cause) -> EvidenceKind {
+    match cause {
+        Cause::Nak => EvidenceKind::RetransmitNak,
+        Cause::SpuriousNak => EvidenceKind::RetransmitSpurious,
+        Cause::ImpliedNak => EvidenceKind::RetransmitImplied,
+        Cause::Timeout => EvidenceKind::RetransmitTimeout,
+        Cause::Unknown => EvidenceKind::RetransmitUnknown,
+    }
+}
+
+/// What a resend burst's first packet shows.
+fn resend_text(psn: u32, cause: Cause, op: Opcode) -> String {
+    match cause {
+        Cause::ImpliedNak => format!("READ re-issued from PSN {psn} (implied NAK)"),
+        _ if op.is_read_request() => format!("READ request PSN {psn} sent again"),
+        _ => format!("PSN {psn} sent again"),
+    }
+}
+
+/// A duration in µs (below 10 ms) or ms, for evidence text.
+fn us(ns: i64) -> String {
+    if ns < 10_000_000 {
+        format!("{:.1} µs", ns as f64 / 1e3)
+    } else {
+        format!("{:.3} ms", ns as f64 / 1e6)
     }
 }
 

@@ -33,16 +33,26 @@ const MAX_OPEN_GAPS: usize = 64;
 /// number, or a restart), not a gap.
 const RESYNC_AHEAD: i32 = 1 << 16;
 
-/// Why a request PSN was sent again.
+/// Why a request PSN was sent again (reference §1.10).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Cause {
     /// After a NAK (PSN sequence error) or RNR NAK: go-back-N or the RNR retry.
     Nak,
-    /// No NAK pending: the requester's ACK timeout fired.
+    /// After a NAK for a packet that then arrived late: go-back-N that reordering provoked,
+    /// resending packets that were never lost.
+    SpuriousNak,
+    /// A READ request re-issued from inside an earlier READ's PSN range: the requester saw
+    /// its READ responses out of sequence (an implied NAK, mlx5 `implied_nak_seq_err`).
+    ImpliedNak,
+    /// No NAK pending, and at least the ACK timeout since the original: the requester's
+    /// ACK timeout fired (mlx5 `local_ack_timeout_err`).
     Timeout,
+    /// No NAK in the capture and too soon for the ACK timeout: a NAK the capture does not
+    /// hold (the other direction missing, or dropped by the capture).
+    Unknown,
 }
 
-/// What one request packet was.
+/// What one request packet was, as far as can be told when it arrives.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Verdict {
     /// The first request seen on the flow.
@@ -63,8 +73,39 @@ pub enum Verdict {
         /// First packet of a retransmission burst.
         burst_start: bool,
     },
-    /// Behind the highest PSN, filling a gap, with no NAK and soon after the gap: reordered.
-    OutOfOrder,
+    /// A PSN never seen before that fills a gap. Whether it arrived late (reordering) or
+    /// starts a go-back-N resend is told by the next packet: a resend burst goes on with
+    /// the PSN after it, which the flow had already sent. See [`Resolution`].
+    Filler,
+}
+
+/// How a run of gap fillers turned out, decided when the packet after them arrived.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Resolution {
+    /// They arrived late: reordering, not loss.
+    Late {
+        /// First filler's frame and time.
+        frame: u64,
+        /// Its time.
+        ts_ns: i64,
+        /// Its PSN.
+        psn: u32,
+        /// Fillers in the run.
+        packets: u32,
+        /// How long after the gap was seen the first one came.
+        late_ns: i64,
+    },
+    /// They started a resend burst (go-back-N): the PSNs had been lost.
+    Resent {
+        /// First filler's frame.
+        frame: u64,
+        /// Its time.
+        ts_ns: i64,
+        /// Its PSN.
+        psn: u32,
+        /// Why it was resent.
+        cause: Cause,
+    },
 }
 
 /// A gap not yet explained.
@@ -80,8 +121,10 @@ pub struct Gap {
     pub ts_ns: i64,
     /// A NAK or a retransmission covered it: lost in the network.
     pub explained: bool,
-    /// A reordered packet filled it: not lost at all.
+    /// A late packet filled it: not lost at all.
     pub filled: bool,
+    /// A sequence-error NAK named it.
+    pub naked: bool,
 }
 
 impl Gap {
@@ -101,18 +144,30 @@ pub struct PsnStats {
     pub(crate) open: VecDeque<Gap>,
     /// PSNs missing in them.
     pub missing: u64,
-    /// Of those, after a NAK or RNR NAK.
+    /// Of the resends, after a NAK or RNR NAK (spurious NAKs included).
     pub retransmits_nak: u64,
-    /// Of those, with no NAK pending (timeouts).
+    /// Of the resends, after the ACK timeout (no NAK pending, the timeout plausible).
     pub retransmits_timeout: u64,
     /// Of the NAK-triggered ones, retries after an RNR NAK (not loss).
     pub retransmits_rnr: u64,
+    /// Of the NAK-triggered ones, after a NAK for a packet that arrived late (needless).
+    pub retransmits_spurious: u64,
+    /// READ requests re-issued from inside an earlier READ (implied NAK).
+    pub retransmits_implied: u64,
+    /// Resends with no NAK in the capture, too soon for the ACK timeout.
+    pub retransmits_unknown: u64,
     /// Packets seen twice.
     pub duplicates: u64,
-    /// Gap fillers that arrived without a NAK or resend.
+    /// Gap fillers that arrived late, with no resend (reordering).
     pub out_of_order: u64,
+    /// Of those, later than the reorder window.
+    pub late_beyond_window: u64,
+    /// The latest of them: how long after its gap was seen.
+    pub max_late_ns: i64,
     /// Gaps explained by a NAK or a retransmission (network loss).
     pub network_loss_gaps: u64,
+    /// Sequence-error NAKs whose missing packet arrived late after all.
+    pub spurious_naks: u64,
     /// Gaps that fell out of the open-gap window unexplained.
     pub capture_loss_gaps_aged: u64,
     /// Times the stream restarted at an unrelated PSN (a new connection on the same QP
@@ -120,6 +175,55 @@ pub struct PsnStats {
     pub resyncs: u64,
     /// The first few gaps, for evidence.
     pub first_gaps: Vec<Gap>,
+    /// Time the PSNs of each 64-PSN block of the window were first seen: bounds how long
+    /// ago a resent PSN was first sent.
+    block_ts: [i64; (WINDOW / 64) as usize],
+    /// Which of `block_ts` are set (bit n: block n).
+    block_set: u8,
+    /// The resent PSN's first transmission was at most this long before its resend (the
+    /// last burst's): for the report's wording of unexplained resends.
+    pub last_resend_after_ns: Option<i64>,
+}
+
+/// A run of gap fillers waiting for the next packet to tell late arrival from resend.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct FillRun {
+    next: u32,
+    first: u32,
+    frame: u64,
+    ts_ns: i64,
+    late_ns: i64,
+    packets: u32,
+    /// The cause, were the run a resend burst.
+    cause: Cause,
+    rnr: bool,
+}
+
+/// Settings of the request-stream analysis.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PsnConfig {
+    /// How late a packet may arrive and count as ordinary reordering (later still is
+    /// reported as late, never as loss).
+    pub reorder_ns: i64,
+    /// The shortest ACK timeout a requester may use: a resend sooner than this after the
+    /// original, with no NAK pending, is not a timeout.
+    pub min_ack_timeout_ns: i64,
+}
+
+impl Default for PsnConfig {
+    fn default() -> Self {
+        PsnConfig { reorder_ns: 100_000, min_ack_timeout_ns: ack_timeout_ns(14) }
+    }
+}
+
+/// The RC ACK timeout for the 5-bit exponent `t` (NCCL_IB_TIMEOUT, the CM REQ's local ACK
+/// timeout): 4.096 µs × 2^t (field notes; IBA 9.7.6.1.3); 0 means infinite.
+pub const fn ack_timeout_ns(t: u8) -> i64 {
+    if t == 0 {
+        i64::MAX
+    } else {
+        4096 << (t & 31) as u32
+    }
 }
 
 /// Counters and state of one request stream (hot fields first).
@@ -137,6 +241,9 @@ pub struct PsnTracker {
     /// Request packets seen.
     pub requests: u64,
     seen: [u64; (WINDOW / 64) as usize],
+    fill: Option<FillRun>,
+    /// The PSN of a NAK whose packet arrived late: the go-back-N it starts is needless.
+    spurious_nak: Option<u32>,
     /// Counters and open gaps: touched on events only, kept out of line.
     pub stats: Box<PsnStats>,
 }
@@ -164,30 +271,69 @@ impl PsnTracker {
     }
 
     /// Advance the window to cover `[self.expected, new_expected)`, clearing stale bits.
-    fn advance(&mut self, new_expected: u32) {
+    fn advance(&mut self, new_expected: u32, ts_ns: i64) {
         let d = psn_diff(new_expected, self.expected).max(0) as u32;
         if d >= WINDOW {
             self.seen.iter_mut().for_each(|w| *w = 0);
+            self.stats.block_ts.iter_mut().for_each(|t| *t = ts_ns);
+            self.stats.block_set = u8::MAX;
         } else {
             for k in 0..d {
-                self.set(psn_add(self.expected, k), false);
+                let p = psn_add(self.expected, k);
+                if p % 64 == 0 {
+                    // A new block of the window begins now.
+                    let b = ((p % WINDOW) / 64) as usize;
+                    if let Some(t) = self.stats.block_ts.get_mut(b) {
+                        *t = ts_ns;
+                        self.stats.block_set |= 1 << b;
+                    }
+                }
+                self.set(p, false);
             }
         }
         self.expected = new_expected;
     }
 
+    /// At most how long before `ts_ns` the PSN `psn` was first sent (`None` when it is
+    /// older than the window remembers).
+    fn since_first_sent(&self, psn: u32, ts_ns: i64) -> Option<i64> {
+        let behind = -psn_diff(psn, self.expected);
+        if behind <= 0 || behind > WINDOW as i32 - 64 {
+            return None;
+        }
+        let b = ((psn % WINDOW) / 64) as usize;
+        let t = *self.stats.block_ts.get(b)?;
+        (self.stats.block_set & (1 << b) != 0).then(|| ts_ns - t)
+    }
+
     /// A NAK (sequence error) or, with `rnr`, an RNR NAK for this flow arrived: the next
-    /// resend is its doing. A sequence-error NAK explains the gaps containing `psn`.
+    /// resend is its doing. A sequence-error NAK explains the gaps containing `psn`, unless
+    /// that packet arrived late after all (then the NAK was spurious).
     pub fn on_nak(&mut self, psn: u32, rnr: bool) {
         self.nak_pending = Some(rnr);
-        if !rnr {
+        if rnr {
+            return;
+        }
+        let pending_fill =
+            self.fill.is_some_and(|f| psn_diff(psn, f.first) >= 0 && psn_diff(psn, f.next) < 0);
+        let mut late = pending_fill;
+        for g in self.stats.open.iter_mut() {
+            if g.contains(psn) || psn_diff(psn, g.start) == g.count as i32 {
+                g.naked = true;
+                late |= g.filled && g.contains(psn);
+            }
+        }
+        if late {
+            self.stats.spurious_naks += 1;
+            self.spurious_nak = Some(psn);
+        } else {
             self.explain(psn);
         }
     }
 
     fn explain(&mut self, psn: u32) {
         for g in self.stats.open.iter_mut() {
-            if !g.explained && (g.contains(psn) || psn_diff(psn, g.start) == g.count as i32) {
+            if !g.explained && !g.filled && (g.contains(psn) || psn_diff(psn, g.start) == g.count as i32) {
                 g.explained = true;
                 self.stats.network_loss_gaps += 1;
             }
@@ -199,15 +345,100 @@ impl PsnTracker {
         self.started.then(|| psn_add(self.expected, MASK))
     }
 
+    /// The cause of a resend starting now at `psn` with no burst under way.
+    fn resend_cause(&self, psn: u32, ts_ns: i64, implied: bool, cfg: &PsnConfig) -> (Cause, bool) {
+        match self.nak_pending {
+            Some(true) => (Cause::Nak, true),
+            Some(false) if self.spurious_nak == Some(psn) => (Cause::SpuriousNak, false),
+            Some(false) => (Cause::Nak, false),
+            None if implied => (Cause::ImpliedNak, false),
+            None => match self.since_first_sent(psn, ts_ns) {
+                Some(after) if after < cfg.min_ack_timeout_ns => (Cause::Unknown, false),
+                _ => (Cause::Timeout, false),
+            },
+        }
+    }
+
+    fn count_resend(&mut self, cause: Cause, rnr: bool, duplicate: bool) {
+        self.stats.retransmits += 1;
+        match cause {
+            Cause::Nak => self.stats.retransmits_nak += 1,
+            Cause::SpuriousNak => {
+                self.stats.retransmits_nak += 1;
+                self.stats.retransmits_spurious += 1;
+            }
+            Cause::ImpliedNak => self.stats.retransmits_implied += 1,
+            Cause::Timeout => self.stats.retransmits_timeout += 1,
+            Cause::Unknown => self.stats.retransmits_unknown += 1,
+        }
+        if rnr {
+            self.stats.retransmits_rnr += 1;
+        }
+        if duplicate {
+            self.stats.duplicates += 1;
+        }
+    }
+
+    /// Settle a pending run of fillers: `resent` when the packet after them continued a
+    /// resend burst, else they arrived late.
+    fn settle(&mut self, resent: bool, cfg: &PsnConfig) -> Option<Resolution> {
+        let f = self.fill.take()?;
+        if resent {
+            self.nak_pending = None;
+            self.burst = Some((f.cause, f.rnr));
+            for k in 0..f.packets {
+                self.count_resend(f.cause, f.rnr, false);
+                self.explain(psn_add(f.first, k));
+            }
+            return Some(Resolution::Resent { frame: f.frame, ts_ns: f.ts_ns, psn: f.first, cause: f.cause });
+        }
+        self.stats.out_of_order += u64::from(f.packets);
+        self.stats.max_late_ns = self.stats.max_late_ns.max(f.late_ns);
+        if f.late_ns > cfg.reorder_ns {
+            self.stats.late_beyond_window += u64::from(f.packets);
+        }
+        let mut spurious = None;
+        for g in self.stats.open.iter_mut() {
+            if (0..f.packets).any(|k| g.contains(psn_add(f.first, k))) {
+                if g.explained && !g.filled {
+                    // A NAK had called it lost: it was not.
+                    self.stats.network_loss_gaps = self.stats.network_loss_gaps.saturating_sub(1);
+                    self.stats.spurious_naks += 1;
+                    spurious = Some(g.start);
+                }
+                g.filled = true;
+            }
+        }
+        if spurious.is_some() {
+            self.spurious_nak = spurious;
+        }
+        Some(Resolution::Late {
+            frame: f.frame,
+            ts_ns: f.ts_ns,
+            psn: f.first,
+            packets: f.packets,
+            late_ns: f.late_ns,
+        })
+    }
+
     /// Record a request packet with PSN `psn` reserving `span` PSNs (1, or the number of
     /// READ response packets for a READ request; 0 when that number is unknown, so the next
-    /// request re-synchronises). `reorder_ns` bounds how soon after a gap a filler counts as
-    /// reordering rather than a resend.
-    pub fn on_request(&mut self, psn: u32, span: u32, frame: u64, ts_ns: i64, reorder_ns: i64) -> Verdict {
+    /// request re-synchronises). `implied` marks a READ request re-issued from inside an
+    /// earlier READ's PSN range. Returns what the packet was and, when this packet settles
+    /// a run of gap fillers, how they turned out.
+    pub fn on_request(
+        &mut self,
+        psn: u32,
+        span: u32,
+        frame: u64,
+        ts_ns: i64,
+        implied: bool,
+        cfg: &PsnConfig,
+    ) -> (Verdict, Option<Resolution>) {
         let unknown_span = span == 0;
         let span = span.clamp(1, 1 << 20);
         if std::mem::replace(&mut self.resync, unknown_span) && psn_diff(psn, self.expected) > 0 {
-            self.advance(psn);
+            self.advance(psn, ts_ns);
         }
         self.requests += 1;
         if self.started {
@@ -221,17 +452,34 @@ impl PsnTracker {
         if !self.started {
             self.started = true;
             self.expected = psn;
-            self.advance(psn_add(psn, span));
+            self.stats.block_ts.iter_mut().for_each(|t| *t = ts_ns);
+            self.stats.block_set = u8::MAX;
+            self.advance(psn_add(psn, span), ts_ns);
             self.mark(psn, span);
-            return Verdict::First;
+            return (Verdict::First, None);
         }
         let d = psn_diff(psn, self.expected);
+        let duplicate = d < 0 && -d <= WINDOW as i32 && self.bit(psn);
+        // A pending run of fillers: this packet tells what they were.
+        let mut resolved = None;
+        if let Some(f) = self.fill {
+            if psn == f.next && d < 0 && !duplicate && self.open_gap(psn).is_some() {
+                // Another filler in the same run.
+                if let Some(run) = self.fill.as_mut() {
+                    run.next = psn_add(psn, 1);
+                    run.packets += 1;
+                }
+                self.mark(psn, 1);
+                return (Verdict::Filler, None);
+            }
+            resolved = self.settle(psn == f.next && duplicate, cfg);
+        }
         if d >= 0 {
             self.burst = None;
-            self.advance(psn_add(psn, span));
+            self.advance(psn_add(psn, span), ts_ns);
             self.mark(psn, span);
             if d == 0 {
-                return Verdict::InOrder;
+                return (Verdict::InOrder, resolved);
             }
             let missing = d as u32;
             self.stats.gaps += 1;
@@ -243,6 +491,7 @@ impl PsnTracker {
                 ts_ns,
                 explained: false,
                 filled: false,
+                naked: false,
             };
             if self.stats.first_gaps.len() < 8 {
                 self.stats.first_gaps.push(gap);
@@ -255,44 +504,59 @@ impl PsnTracker {
                 }
             }
             self.stats.open.push_back(gap);
-            return Verdict::Gap { missing };
+            return (Verdict::Gap { missing }, resolved);
         }
         // At or behind the highest PSN.
-        let duplicate = -d <= WINDOW as i32 && self.bit(psn);
-        let in_gap = self.stats.open.iter().find(|g| g.contains(psn)).copied();
-        self.mark(psn, 1);
-        if self.burst.is_none() && self.nak_pending.is_none() && !duplicate {
-            if let Some(g) = in_gap {
-                if !g.explained && ts_ns - g.ts_ns <= reorder_ns {
-                    self.stats.out_of_order += 1;
-                    if let Some(open) = self.stats.open.iter_mut().find(|o| o.contains(psn)) {
-                        open.filled = true;
-                    }
-                    return Verdict::OutOfOrder;
-                }
+        let in_burst = self.burst.is_some() && !matches!(resolved, Some(Resolution::Late { .. }));
+        if !duplicate && !in_burst && !implied {
+            if let Some(g) = self.open_gap(psn) {
+                // Late, or the start of a resend: the next packet tells.
+                let (cause, rnr) = self.resend_cause(psn, ts_ns, implied, cfg);
+                self.fill = Some(FillRun {
+                    next: psn_add(psn, 1),
+                    first: psn,
+                    frame,
+                    ts_ns,
+                    late_ns: ts_ns - g.ts_ns,
+                    packets: 1,
+                    cause,
+                    rnr,
+                });
+                self.mark(psn, 1);
+                return (Verdict::Filler, resolved);
             }
         }
-        let burst_start = self.burst.is_none();
-        let (cause, rnr) = match (self.burst, self.nak_pending) {
-            (Some(b), _) => b,
-            (None, Some(rnr)) => (Cause::Nak, rnr),
-            (None, None) => (Cause::Timeout, false),
+        self.mark(psn, 1);
+        let burst_start = !in_burst;
+        let (cause, rnr) = match self.burst {
+            Some(b) if in_burst => b,
+            _ => {
+                let c = self.resend_cause(psn, ts_ns, implied, cfg);
+                self.stats.last_resend_after_ns = self.since_first_sent(psn, ts_ns);
+                c
+            }
         };
         self.burst = Some((cause, rnr));
         self.nak_pending = None;
-        self.stats.retransmits += 1;
-        match cause {
-            Cause::Nak => self.stats.retransmits_nak += 1,
-            Cause::Timeout => self.stats.retransmits_timeout += 1,
+        if cause == Cause::SpuriousNak {
+            self.spurious_nak = None;
         }
-        if rnr {
-            self.stats.retransmits_rnr += 1;
+        self.count_resend(cause, rnr, duplicate);
+        if cause != Cause::SpuriousNak {
+            self.explain(psn);
         }
-        if duplicate {
-            self.stats.duplicates += 1;
-        }
-        self.explain(psn);
-        Verdict::Retransmit { cause, duplicate, burst_start }
+        (Verdict::Retransmit { cause, duplicate, burst_start }, resolved)
+    }
+
+    /// The open gap `psn` falls in, if no late packet filled it yet.
+    fn open_gap(&self, psn: u32) -> Option<Gap> {
+        self.stats.open.iter().find(|g| g.contains(psn) && !g.filled).copied()
+    }
+
+    /// The input ended (or a report is due): a pending run of fillers was not followed by
+    /// a resend burst, so it arrived late.
+    pub fn flush(&mut self, cfg: &PsnConfig) -> Option<Resolution> {
+        self.settle(false, cfg)
     }
 
     /// Forget the stream position (a new connection on this flow); counters stay.
@@ -301,6 +565,8 @@ impl PsnTracker {
         self.burst = None;
         self.nak_pending = None;
         self.resync = false;
+        self.fill = None;
+        self.spurious_nak = None;
         for g in self.stats.open.drain(..) {
             if !g.explained && !g.filled {
                 self.stats.capture_loss_gaps_aged += 1;
@@ -315,7 +581,8 @@ impl PsnTracker {
         }
     }
 
-    /// Gaps never explained by a NAK or a retransmission: probable capture loss.
+    /// Gaps never explained by a NAK or a retransmission nor filled late: probable capture
+    /// loss (RC), or loss the transport does not repair (UC).
     pub fn unexplained_gaps(&self) -> impl Iterator<Item = &Gap> {
         self.stats.open.iter().filter(|g| !g.explained && !g.filled)
     }
@@ -339,37 +606,45 @@ mod tests {
         assert_eq!(psn_add(0xFF_FFFF, 2), 1);
     }
 
+    fn cfg() -> PsnConfig {
+        PsnConfig { reorder_ns: 1000, min_ack_timeout_ns: ack_timeout_ns(14) }
+    }
+
+    /// Feed `(psn, ts)` requests; returns the verdicts and resolutions.
+    fn feed(t: &mut PsnTracker, pkts: &[(u32, i64)]) -> Vec<(Verdict, Option<Resolution>)> {
+        pkts.iter()
+            .enumerate()
+            .map(|(i, &(p, ts))| t.on_request(p, 1, i as u64 + 1, ts, false, &cfg()))
+            .collect()
+    }
+
     #[test]
     fn go_back_n_after_one_loss() {
         let mut t = PsnTracker::new();
-        for p in [100, 101, 102] {
-            t.on_request(p, 1, 0, 0, 1000);
-        }
-        assert_eq!(t.on_request(104, 1, 4, 10, 1000), Verdict::Gap { missing: 1 });
-        t.on_request(105, 1, 5, 11, 1000);
+        feed(&mut t, &[(100, 0), (101, 1), (102, 2)]);
+        assert_eq!(t.on_request(104, 1, 4, 10, false, &cfg()).0, Verdict::Gap { missing: 1 });
+        t.on_request(105, 1, 5, 11, false, &cfg());
         t.on_nak(103, false);
-        let v = t.on_request(103, 1, 7, 20, 1000);
-        assert_eq!(v, Verdict::Retransmit { cause: Cause::Nak, duplicate: false, burst_start: true });
-        let v = t.on_request(104, 1, 8, 21, 1000);
+        assert_eq!(t.on_request(103, 1, 7, 20, false, &cfg()).0, Verdict::Filler);
+        let (v, r) = t.on_request(104, 1, 8, 21, false, &cfg());
         assert_eq!(v, Verdict::Retransmit { cause: Cause::Nak, duplicate: true, burst_start: false });
-        t.on_request(105, 1, 9, 22, 1000);
-        assert_eq!(t.on_request(106, 1, 10, 23, 1000), Verdict::InOrder);
+        assert_eq!(r, Some(Resolution::Resent { frame: 7, ts_ns: 20, psn: 103, cause: Cause::Nak }));
+        t.on_request(105, 1, 9, 22, false, &cfg());
+        assert_eq!(t.on_request(106, 1, 10, 23, false, &cfg()).0, Verdict::InOrder);
         assert_eq!(
             (t.stats.gaps, t.stats.missing, t.stats.retransmits, t.stats.retransmits_nak, t.stats.duplicates),
             (1, 1, 3, 3, 2)
         );
         assert_eq!(t.capture_loss_gaps(), 0);
-        assert_eq!(t.stats.network_loss_gaps, 1);
+        assert_eq!((t.stats.network_loss_gaps, t.stats.out_of_order, t.stats.spurious_naks), (1, 0, 0));
     }
 
     #[test]
     fn wrap_is_not_a_gap_and_capture_loss_is_told_apart() {
         let mut t = PsnTracker::new();
-        for p in [0xFF_FFFC, 0xFF_FFFD, 0xFF_FFFE, 0xFF_FFFF] {
-            t.on_request(p, 1, 0, 0, 1000);
-        }
-        assert_eq!(t.on_request(1, 1, 5, 10, 1000), Verdict::Gap { missing: 1 });
-        assert_eq!(t.on_request(2, 1, 6, 11, 1000), Verdict::InOrder);
+        feed(&mut t, &[(0xFF_FFFC, 0), (0xFF_FFFD, 0), (0xFF_FFFE, 0), (0xFF_FFFF, 0)]);
+        assert_eq!(t.on_request(1, 1, 5, 10, false, &cfg()).0, Verdict::Gap { missing: 1 });
+        assert_eq!(t.on_request(2, 1, 6, 11, false, &cfg()).0, Verdict::InOrder);
         assert_eq!((t.stats.gaps, t.stats.missing, t.stats.retransmits), (1, 1, 0));
         assert_eq!(t.capture_loss_gaps(), 1);
         assert_eq!(t.unexplained_gaps().next().map(|g| g.start), Some(0));
@@ -378,9 +653,9 @@ mod tests {
     #[test]
     fn read_reservation_is_not_a_gap() {
         let mut t = PsnTracker::new();
-        t.on_request(10, 1, 1, 0, 1000);
-        assert_eq!(t.on_request(11, 3, 2, 1, 1000), Verdict::InOrder); // READ of 3 packets
-        assert_eq!(t.on_request(14, 1, 3, 2, 1000), Verdict::InOrder);
+        t.on_request(10, 1, 1, 0, false, &cfg());
+        assert_eq!(t.on_request(11, 3, 2, 1, false, &cfg()).0, Verdict::InOrder); // READ of 3 packets
+        assert_eq!(t.on_request(14, 1, 3, 2, false, &cfg()).0, Verdict::InOrder);
         assert_eq!(t.stats.gaps, 0);
     }
 
@@ -388,26 +663,94 @@ mod tests {
     fn a_new_stream_on_the_same_flow_is_not_loss() {
         // write... pcapng reuses QP 0x11 with a new random starting PSN 22 s later.
         let mut t = PsnTracker::new();
-        t.on_request(7_825_157, 1, 51, 0, 1000);
-        assert_eq!(t.on_request(16_227_732, 1, 266, 1, 1000), Verdict::First);
+        t.on_request(7_825_157, 1, 51, 0, false, &cfg());
+        assert_eq!(t.on_request(16_227_732, 1, 266, 1, false, &cfg()).0, Verdict::First);
         assert_eq!((t.stats.gaps, t.stats.retransmits, t.stats.resyncs), (0, 0, 1));
-        t.on_request(16_227_733, 1, 267, 2, 1000);
-        assert_eq!(t.on_request(100, 1, 268, 3, 1000), Verdict::First);
+        t.on_request(16_227_733, 1, 267, 2, false, &cfg());
+        assert_eq!(t.on_request(100, 1, 268, 3, false, &cfg()).0, Verdict::First);
         assert_eq!(t.stats.resyncs, 2);
     }
 
     #[test]
-    fn timeout_and_reorder() {
+    fn a_timeout_needs_the_time_of_one() {
         let mut t = PsnTracker::new();
-        t.on_request(7000, 1, 1, 0, 1000);
-        let v = t.on_request(7000, 1, 2, 67_000_000, 1000);
+        t.on_request(7000, 1, 1, 0, false, &cfg());
+        let (v, _) = t.on_request(7000, 1, 2, 67_200_000, false, &cfg());
         assert_eq!(v, Verdict::Retransmit { cause: Cause::Timeout, duplicate: true, burst_start: true });
+        // The same resend 3 µs after the original is no timeout: its NAK is not in view.
+        let mut u = PsnTracker::new();
+        u.on_request(7000, 1, 1, 0, false, &cfg());
+        let (v, _) = u.on_request(7000, 1, 2, 3_000, false, &cfg());
+        assert_eq!(v, Verdict::Retransmit { cause: Cause::Unknown, duplicate: true, burst_start: true });
+        assert_eq!((u.stats.retransmits_timeout, u.stats.retransmits_unknown), (0, 1));
+        assert_eq!(u.stats.last_resend_after_ns, Some(3_000));
+    }
+
+    #[test]
+    fn a_late_packet_is_reordering_not_loss() {
         let mut r = PsnTracker::new();
-        r.on_request(1, 1, 1, 0, 1000);
-        r.on_request(3, 1, 2, 10, 1000);
-        assert_eq!(r.on_request(2, 1, 3, 20, 1000), Verdict::OutOfOrder);
-        assert_eq!((r.stats.out_of_order, r.stats.retransmits), (1, 0));
+        let v = feed(&mut r, &[(1, 0), (3, 10), (2, 20), (4, 30)]);
+        assert_eq!(v[2].0, Verdict::Filler);
+        assert_eq!(v[3].1, Some(Resolution::Late { frame: 3, ts_ns: 20, psn: 2, packets: 1, late_ns: 10 }));
+        assert_eq!((r.stats.out_of_order, r.stats.retransmits, r.stats.late_beyond_window), (1, 0, 0));
         assert_eq!(r.capture_loss_gaps(), 0, "a reordered filler is neither network nor capture loss");
         assert_eq!(r.stats.network_loss_gaps, 0);
+        // 150 µs late, two packets in a row, and the capture ends: still late, not lost.
+        let mut s = PsnTracker::new();
+        feed(&mut s, &[(1, 0), (4, 10), (5, 20), (2, 150_010), (3, 150_020)]);
+        assert_eq!(
+            s.flush(&cfg()),
+            Some(Resolution::Late { frame: 4, ts_ns: 150_010, psn: 2, packets: 2, late_ns: 150_000 })
+        );
+        assert_eq!((s.stats.out_of_order, s.stats.late_beyond_window, s.stats.retransmits), (2, 2, 0));
+        assert_eq!((s.stats.max_late_ns, s.capture_loss_gaps()), (150_000, 0));
+    }
+
+    #[test]
+    fn a_nak_for_a_late_packet_is_spurious_and_its_resends_needless() {
+        let mut t = PsnTracker::new();
+        feed(&mut t, &[(10, 0), (12, 10), (13, 20)]);
+        t.on_nak(11, false);
+        assert_eq!(t.stats.network_loss_gaps, 1, "until 11 shows up, the NAK says lost");
+        assert_eq!(t.on_request(11, 1, 4, 30, false, &cfg()).0, Verdict::Filler); // the late original
+        let (v, r) = t.on_request(11, 1, 5, 40, false, &cfg()); // go-back-N from 11
+        assert!(matches!(r, Some(Resolution::Late { psn: 11, .. })));
+        assert_eq!(v, Verdict::Retransmit { cause: Cause::SpuriousNak, duplicate: true, burst_start: true });
+        t.on_request(12, 1, 6, 41, false, &cfg());
+        t.on_request(13, 1, 7, 42, false, &cfg());
+        assert_eq!(t.on_request(14, 1, 8, 43, false, &cfg()).0, Verdict::InOrder);
+        let s = &t.stats;
+        assert_eq!((s.network_loss_gaps, s.spurious_naks, s.out_of_order), (0, 1, 1));
+        assert_eq!(
+            (s.retransmits, s.retransmits_nak, s.retransmits_spurious, s.retransmits_timeout),
+            (3, 3, 3, 0)
+        );
+        // The NAK after the late packet: spurious too.
+        let mut u = PsnTracker::new();
+        feed(&mut u, &[(10, 0), (12, 10), (11, 20), (13, 30)]);
+        u.on_nak(11, false);
+        assert_eq!((u.stats.spurious_naks, u.stats.network_loss_gaps), (1, 0));
+    }
+
+    #[test]
+    fn a_two_packet_loss_resent_by_timeout_is_loss() {
+        let mut t = PsnTracker::new();
+        feed(&mut t, &[(1, 0), (4, 10)]);
+        let late = 70_000_000;
+        assert_eq!(t.on_request(2, 1, 3, late, false, &cfg()).0, Verdict::Filler);
+        assert_eq!(t.on_request(3, 1, 4, late + 1, false, &cfg()).0, Verdict::Filler);
+        let (v, r) = t.on_request(4, 1, 5, late + 2, false, &cfg());
+        assert_eq!(r, Some(Resolution::Resent { frame: 3, ts_ns: late, psn: 2, cause: Cause::Timeout }));
+        assert_eq!(v, Verdict::Retransmit { cause: Cause::Timeout, duplicate: true, burst_start: false });
+        assert_eq!((t.stats.retransmits_timeout, t.stats.network_loss_gaps, t.stats.out_of_order), (3, 1, 0));
+    }
+
+    #[test]
+    fn a_read_reissued_inside_its_range_is_an_implied_nak() {
+        let mut t = PsnTracker::new();
+        t.on_request(20, 4, 1, 0, false, &cfg()); // READ of 4 responses: PSNs 20..23
+        let (v, _) = t.on_request(21, 3, 2, 5_000, true, &cfg()); // re-issued from 21
+        assert_eq!(v, Verdict::Retransmit { cause: Cause::ImpliedNak, duplicate: true, burst_start: true });
+        assert_eq!((t.stats.retransmits_implied, t.stats.retransmits_timeout), (1, 0));
     }
 }

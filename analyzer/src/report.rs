@@ -214,6 +214,16 @@ pub enum FindingKind {
     PointsUnmatched,
     /// Packets one capture point saw and another, capturing the flow, never did.
     LostBetweenPoints,
+    /// Resends with no NAK in the capture, sooner than an ACK timeout: cause not visible.
+    ResendUnexplained,
+    /// READs re-issued after their responses came out of sequence: READ responses lost.
+    ImpliedNak,
+    /// NAKs for packets that arrived late: go-back-N provoked by reordering.
+    SpuriousNak,
+    /// PSN gaps on UC QPs, which never resend: lost messages.
+    UcLoss,
+    /// Connections whose other direction (ACKs, NAKs, responses) is not in the capture.
+    OneDirection,
 }
 
 impl FindingKind {
@@ -239,6 +249,11 @@ impl FindingKind {
         FindingKind::NoRoce,
         FindingKind::PointsUnmatched,
         FindingKind::LostBetweenPoints,
+        FindingKind::ResendUnexplained,
+        FindingKind::ImpliedNak,
+        FindingKind::SpuriousNak,
+        FindingKind::UcLoss,
+        FindingKind::OneDirection,
     ];
 
     /// The JSON name (`network_loss`, `pfc_storm`, ...).
@@ -264,6 +279,11 @@ impl FindingKind {
             FindingKind::NoRoce => "no_roce",
             FindingKind::PointsUnmatched => "points_unmatched",
             FindingKind::LostBetweenPoints => "lost_between_points",
+            FindingKind::ResendUnexplained => "resend_unexplained",
+            FindingKind::ImpliedNak => "implied_nak",
+            FindingKind::SpuriousNak => "spurious_nak",
+            FindingKind::UcLoss => "uc_loss",
+            FindingKind::OneDirection => "one_direction",
         }
     }
 }
@@ -341,16 +361,30 @@ pub struct PsnReport {
     pub missing: u64,
     /// Packets sent again.
     pub retransmits: u64,
-    /// Of those, after a NAK or RNR NAK.
+    /// Of those, after a NAK or RNR NAK (spurious NAKs included).
     pub retransmits_nak: u64,
-    /// Of those, with no NAK pending (ACK timeout).
+    /// Of those, with no NAK pending and at least the ACK timeout after the original.
     pub retransmits_timeout: u64,
     /// Of the NAK-triggered ones, retries after an RNR NAK.
     pub retransmits_rnr: u64,
+    /// Of the NAK-triggered ones, after a NAK for a packet that arrived late (needless).
+    pub retransmits_spurious: u64,
+    /// READ requests re-issued after their responses came out of sequence (implied NAK).
+    pub retransmits_implied: u64,
+    /// Resends with no NAK in the capture, sooner than the ACK timeout: cause not visible.
+    pub retransmits_unknown: u64,
     /// Packets seen twice.
     pub duplicates: u64,
-    /// Reordered gap fillers.
+    /// Packets that arrived after later PSNs and were not resent (reordering).
     pub out_of_order: u64,
+    /// Of those, later than the reorder window.
+    pub late_beyond_window: u64,
+    /// How late the latest of them was (after the gap it filled was seen), ns.
+    pub max_late_ns: i64,
+    /// Sequence-error NAKs for packets that then arrived late (reordering, not loss).
+    pub spurious_naks: u64,
+    /// Gaps in this flow's READ responses.
+    pub read_response_gaps: u64,
     /// Gaps explained by a NAK or a retransmission.
     pub network_loss_gaps: u64,
     /// Gaps never NAKed or resent: probable capture loss.
@@ -479,6 +513,8 @@ pub struct FlowReport {
     pub pairing: Option<&'static str>,
     /// Starting PSN from the CM exchange, when captured.
     pub cm_start_psn: Option<u32>,
+    /// The connection's ACK timeout from its CM REQ (local ACK timeout), when captured, ns.
+    pub ack_timeout_ns: Option<i64>,
     /// Path MTU implied by this flow's full-size packets (0 unknown).
     pub pmtu: u32,
 }
@@ -723,8 +759,15 @@ pub(crate) fn flow_report(id: usize, f: &Flow, a: &Analyzer, detail: bool) -> Fl
             retransmits_nak: f.psn.stats.retransmits_nak,
             retransmits_timeout: f.psn.stats.retransmits_timeout,
             retransmits_rnr: f.psn.stats.retransmits_rnr,
+            retransmits_spurious: f.psn.stats.retransmits_spurious,
+            retransmits_implied: f.psn.stats.retransmits_implied,
+            retransmits_unknown: f.psn.stats.retransmits_unknown,
             duplicates: f.psn.stats.duplicates,
             out_of_order: f.psn.stats.out_of_order,
+            late_beyond_window: f.psn.stats.late_beyond_window,
+            max_late_ns: f.psn.stats.max_late_ns,
+            spurious_naks: f.psn.stats.spurious_naks,
+            read_response_gaps: f.read_response_gaps,
             network_loss_gaps: f.psn.stats.network_loss_gaps,
             capture_loss_gaps: f.psn.capture_loss_gaps(),
             resyncs: f.psn.stats.resyncs,
@@ -764,6 +807,7 @@ pub(crate) fn flow_report(id: usize, f: &Flow, a: &Analyzer, detail: bool) -> Fl
         partner: f.partner,
         pairing: f.cold.pairing.map(|p| p.name()),
         cm_start_psn: f.cold.cm_start_psn,
+        ack_timeout_ns: f.cold.cm_ack_timeout_ns,
         pmtu: f.pmtu,
     }
 }
@@ -791,6 +835,66 @@ fn ms(ns: u64) -> String {
     format!("{:.3} ms", ns as f64 / 1e6)
 }
 
+/// A duration as µs (below 10 ms) or ms.
+fn us(ns: i64) -> String {
+    if ns < 10_000_000 {
+        format!("{:.1} µs", ns as f64 / 1e3)
+    } else {
+        format!("{:.3} ms", ns as f64 / 1e6)
+    }
+}
+
+/// An RC/XRC requester flow whose ACKs, NAKs and READ responses are nowhere in the capture
+/// (neither its partner nor any flow back between the two hosts at its capture point carries
+/// a response), though it asked for them at least 1 ms before the capture ended.
+pub(crate) fn responses_missing(f: &Flow, a: &Analyzer) -> bool {
+    if !f.tracked || f.uc || f.psn.requests == 0 {
+        return false;
+    }
+    let end = a.totals().end_ns.unwrap_or(i64::MIN);
+    let asked =
+        f.outstanding_ackreq.front().map(|x| x.1).into_iter().chain(f.outstanding_reads.front().map(|x| x.2));
+    if !asked.into_iter().any(|t| t < end - 1_000_000) {
+        return false;
+    }
+    let back = a.by_pair.get(&(f.key.point, f.key.dst, f.key.src)).map_or(&[][..], Vec::as_slice);
+    !back.iter().filter_map(|i| a.flows.get(*i)).any(|b| b.responses > 0)
+}
+
+/// Said once for the whole capture: connections whose other direction is absent, so their
+/// resends cannot be tied to NAKs (reference §1.10 relies on seeing both directions).
+fn one_direction_finding(a: &Analyzer, out: &mut Vec<Finding>) {
+    let one_way: Vec<(usize, &Flow)> =
+        a.flows.iter().enumerate().filter(|(_, f)| responses_missing(f, a)).collect();
+    let Some(&(first, _)) = one_way.first() else { return };
+    let tracked = a.flows.iter().filter(|f| f.tracked && !f.uc && f.psn.requests > 0).count();
+    let names: Vec<String> = one_way.iter().take(3).map(|(_, f)| qp_name(f, a)).collect();
+    let more = if one_way.len() > 3 { format!(" and {} more", one_way.len() - 3) } else { String::new() };
+    out.push(Finding {
+        severity: Severity::Warning,
+        kind: FindingKind::OneDirection,
+        title: format!(
+            "only one direction captured for {} of {} requesting QPs ({}{more}): no ACK, NAK or READ response comes back (a one-way mirror, or a sniffer on one side); their resends cannot be tied to NAKs or timeouts, so no loss on them is blamed on a cause the capture does not show",
+            one_way.len(),
+            tracked,
+            names.join(", ")
+        ),
+        flow: Some(first),
+        src_mac: None,
+        priority: None,
+        evidence: one_way
+            .iter()
+            .take(5)
+            .map(|(_, f)| EvidenceRef {
+                frame: f.cold.first_frame,
+                ts_ns: f.cold.first_ts,
+                what: format!("first request of QP 0x{:06x}; nothing comes back", f.key.dest_qp),
+            })
+            .collect(),
+        weight: u64::MAX / 2,
+    });
+}
+
 fn flow_findings(id: usize, f: &Flow, a: &Analyzer, out: &mut Vec<Finding>) {
     let partner = f.partner.and_then(|p| a.flows.get(p));
     let mut push = |severity, kind, title: String, evidence: Vec<EvidenceRef>, weight: u64| {
@@ -806,11 +910,31 @@ fn flow_findings(id: usize, f: &Flow, a: &Analyzer, out: &mut Vec<Finding>) {
         });
     };
     let p = &f.psn;
-    let loss_resends = p.stats.retransmits_nak - p.stats.retransmits_rnr;
-    if loss_resends > 0 || p.stats.network_loss_gaps > 0 {
-        let mut e = ev(f, &[EvidenceKind::Gap, EvidenceKind::RetransmitNak]);
+    let st = &p.stats;
+    let one_way = responses_missing(f, a);
+    let timeout_ms = ms(f.cold.cm_ack_timeout_ns.unwrap_or(a.cfg.min_ack_timeout_ns).max(0) as u64);
+    let nak_resends = st.retransmits_nak - st.retransmits_rnr - st.retransmits_spurious;
+    let loss_gaps = st.network_loss_gaps;
+    let not_visible = if one_way {
+        "the ACKs and NAKs are not in the capture"
+    } else {
+        "no NAK for them is in the capture"
+    };
+    // Loss: a gap here that was resent or NAKed (and not filled by a late packet), or a
+    // go-back-N after a NAK that a late packet did not provoke (the loss then happened
+    // beyond this capture point).
+    if !f.uc && (loss_gaps > 0 || nak_resends > 0) {
+        let mut e = ev(
+            f,
+            &[
+                EvidenceKind::Gap,
+                EvidenceKind::RetransmitNak,
+                EvidenceKind::RetransmitTimeout,
+                EvidenceKind::RetransmitUnknown,
+            ],
+        );
         if let Some(pf) = partner {
-            e.extend(ev(pf, &[EvidenceKind::Nak, EvidenceKind::Rnr]));
+            e.extend(ev(pf, &[EvidenceKind::Nak]));
             e.sort_by_key(|x| x.frame);
         }
         let lat = f
@@ -819,26 +943,105 @@ fn flow_findings(id: usize, f: &Flow, a: &Analyzer, out: &mut Vec<Finding>) {
             .summary()
             .map(|l| format!("; NAK to resend {}", ms(l.p50_ns)))
             .unwrap_or_default();
+        let mut how = Vec::new();
+        if nak_resends > 0 {
+            how.push(format!("{} after NAK", plural(nak_resends, "go-back-N resend", "go-back-N resends")));
+        }
+        if st.retransmits_timeout > 0 {
+            how.push(format!(
+                "{} after the ACK timeout",
+                plural(st.retransmits_timeout, "resend", "resends")
+            ));
+        }
+        if st.retransmits_unknown > 0 {
+            how.push(format!(
+                "{} whose cause is not visible ({not_visible})",
+                plural(st.retransmits_unknown, "resend", "resends")
+            ));
+        }
+        let where_ = if loss_gaps > 0 {
+            format!("{} at this capture point", plural(loss_gaps, "gap", "gaps"))
+        } else {
+            "beyond this capture point: no gap here".to_string()
+        };
         let what = format!(
-            "{}: {} lost in the network ({}), recovered by {} after NAK{lat}",
+            "{}: {} lost in the network ({where_}), recovered by {}{lat}",
             qp_name(f, a),
-            plural(p.stats.network_loss_gaps.max(1), "packet", "packets"),
-            plural(p.stats.network_loss_gaps, "gap", "gaps"),
-            plural(loss_resends, "go-back-N resend", "go-back-N resends"),
+            plural(loss_gaps.max(1), "packet", "packets"),
+            if how.is_empty() { "resends".to_string() } else { how.join(", ") },
         );
-        push(Severity::Critical, FindingKind::NetworkLoss, what, e, loss_resends.max(p.stats.missing));
+        push(
+            Severity::Critical,
+            FindingKind::NetworkLoss,
+            what,
+            e,
+            nak_resends.max(st.missing).max(loss_gaps),
+        );
     }
-    if p.stats.retransmits_timeout > 0 {
+    if st.retransmits_timeout > 0 && loss_gaps == 0 {
         push(
             Severity::Critical,
             FindingKind::TimeoutRetransmit,
             format!(
-                "{}: {} with no NAK pending: the requester waited out its ACK timeout (lost packets or ACKs)",
+                "{}: {} with no NAK pending, at least the ACK timeout ({timeout_ms}) after the original: the requester waited out its ACK timeout (lost packets or ACKs){}",
                 qp_name(f, a),
-                plural(p.stats.retransmits_timeout, "timeout retransmission", "timeout retransmissions")
+                plural(st.retransmits_timeout, "timeout retransmission", "timeout retransmissions"),
+                if one_way { "; the ACKs are not in the capture" } else { "" }
             ),
             ev(f, &[EvidenceKind::RetransmitTimeout]),
-            p.stats.retransmits_timeout * 10,
+            st.retransmits_timeout * 10,
+        );
+    }
+    if st.retransmits_unknown > 0 && loss_gaps == 0 {
+        let after =
+            st.last_resend_after_ns.map(|n| format!(" {} after the original,", us(n))).unwrap_or_default();
+        push(
+            Severity::Warning,
+            FindingKind::ResendUnexplained,
+            format!(
+                "{}: {} with no NAK pending,{after} sooner than an ACK timeout ({timeout_ms}): cause not visible, {not_visible}",
+                qp_name(f, a),
+                plural(st.retransmits_unknown, "packet resent", "packets resent"),
+            ),
+            ev(f, &[EvidenceKind::RetransmitUnknown]),
+            st.retransmits_unknown,
+        );
+    }
+    if st.retransmits_implied > 0 {
+        let gaps = if f.read_response_gaps > 0 {
+            format!("; {} in its READ responses seen here", plural(f.read_response_gaps, "gap", "gaps"))
+        } else {
+            "; the missing responses were lost beyond this capture point".to_string()
+        };
+        push(
+            Severity::Critical,
+            FindingKind::ImpliedNak,
+            format!(
+                "{}: {} after responses came out of sequence (implied NAK): READ responses lost in the network{gaps}",
+                qp_name(f, a),
+                plural(st.retransmits_implied, "READ re-issued", "READs re-issued"),
+            ),
+            ev(f, &[EvidenceKind::ReadResponseGap, EvidenceKind::RetransmitImplied]),
+            st.retransmits_implied * 10,
+        );
+    }
+    if st.spurious_naks > 0 {
+        let mut e = ev(f, &[EvidenceKind::OutOfOrder, EvidenceKind::RetransmitSpurious]);
+        if let Some(pf) = partner {
+            e.extend(ev(pf, &[EvidenceKind::Nak]));
+            e.sort_by_key(|x| x.frame);
+        }
+        push(
+            Severity::Warning,
+            FindingKind::SpuriousNak,
+            format!(
+                "{}: {} for packets that then arrived late (reordering, not loss): {} needlessly by go-back-N",
+                qp_name(f, a),
+                plural(st.spurious_naks, "NAK", "NAKs"),
+                plural(st.retransmits_spurious, "packet resent", "packets resent"),
+            ),
+            e,
+            st.retransmits_spurious.max(st.spurious_naks),
         );
     }
     let cl = p.capture_loss_gaps();
@@ -850,35 +1053,64 @@ fn flow_findings(id: usize, f: &Flow, a: &Analyzer, out: &mut Vec<Finding>) {
                 frame: g.frame,
                 ts_ns: g.ts_ns,
                 what: format!(
-                    "PSN {}..{} missing, never NAKed or resent",
+                    "PSN {}..{} missing, never {}",
                     g.start,
-                    crate::psn::psn_add(g.start, g.count - 1)
+                    crate::psn::psn_add(g.start, g.count - 1),
+                    if f.uc { "seen" } else { "NAKed or resent" }
                 ),
             })
             .collect();
-        push(
-            Severity::Info,
-            FindingKind::CaptureLoss,
-            format!(
-                "{}: {} in the request PSNs never NAKed or resent: probably lost by the capture, not the network",
-                qp_name(f, a),
-                plural(cl, "gap", "gaps")
-            ),
-            gaps,
-            cl,
-        );
+        if f.uc {
+            // UC never resends (reference §1.10): a gap is a lost message either way.
+            push(
+                Severity::Warning,
+                FindingKind::UcLoss,
+                format!(
+                    "{}: {} missing on a UC QP ({}): UC does not resend, so these were lost, in the network or by the capture",
+                    qp_name(f, a),
+                    plural(st.missing, "PSN", "PSNs"),
+                    plural(cl, "gap", "gaps")
+                ),
+                gaps,
+                st.missing,
+            );
+        } else {
+            push(
+                Severity::Info,
+                FindingKind::CaptureLoss,
+                format!(
+                    "{}: {} in the request PSNs never {}, nor filled by a late packet: probably lost by the capture, not the network",
+                    qp_name(f, a),
+                    plural(cl, "gap", "gaps"),
+                    if one_way { "resent" } else { "NAKed or resent" }
+                ),
+                gaps,
+                cl,
+            );
+        }
     }
-    if p.stats.out_of_order > 0 {
+    if st.out_of_order > 0 {
+        let beyond = if st.late_beyond_window > 0 {
+            format!(
+                "; {} later than the reorder window ({})",
+                plural(st.late_beyond_window, "was", "were"),
+                us(a.cfg.reorder_ns)
+            )
+        } else {
+            String::new()
+        };
         push(
-            Severity::Warning,
+            if st.late_beyond_window > 0 { Severity::Warning } else { Severity::Info },
             FindingKind::OutOfOrder,
             format!(
-                "{}: {} arrived after later PSNs (reordering on the path)",
+                "{}: {} arrived after later PSNs, up to {} late, and {} not resent: reordering on the path (adaptive routing, packet spraying), not loss{beyond}",
                 qp_name(f, a),
-                plural(p.stats.out_of_order, "packet", "packets")
+                plural(st.out_of_order, "packet", "packets"),
+                us(st.max_late_ns),
+                if st.out_of_order == 1 { "was" } else { "were" }
             ),
             ev(f, &[EvidenceKind::OutOfOrder]),
-            p.stats.out_of_order,
+            st.out_of_order,
         );
     }
     // On Mellanox DC, NAK code 4 ("invalid RD request" in IBTA RD terms) answers DC
@@ -1245,6 +1477,7 @@ pub(crate) fn build(a: &Analyzer, detail: bool) -> Report {
     for (i, f) in a.flows.iter().enumerate() {
         flow_findings(i, f, a, &mut findings);
     }
+    one_direction_finding(a, &mut findings);
     qos_findings(&violations, &mut findings, a);
     if t.malformed > 0 {
         findings.push(Finding {

@@ -124,6 +124,12 @@ pub fn render(r: &Report, source: &str, max_connections: usize) -> String {
             );
         }
     }
+    // Said before everything else: it changes how every transport finding reads.
+    if let Some(f) =
+        r.findings.iter().find(|f| f.kind == rocescope_analyzer::report::FindingKind::OneDirection)
+    {
+        let _ = writeln!(o, "\nNOTE: {}", f.title);
+    }
     let _ = writeln!(
         o,
         "\nFINDINGS ({} critical, {} warning, {} info)",
