@@ -306,6 +306,17 @@ pub struct AnalysisOpts {
     /// as lost between them, in milliseconds.
     #[arg(long, value_name = "MS", default_value_t = 500.0, value_parser = parse_window)]
     pub match_window_ms: f64,
+    /// How late a packet may arrive (after a later PSN of its QP) and count as ordinary
+    /// reordering, e.g. from adaptive routing or packet spraying; later ones are reported as
+    /// late. Reordered packets are never called lost.
+    #[arg(long, value_name = "US", default_value_t = 100.0, value_parser = parse_reorder_window)]
+    pub reorder_window: f64,
+    /// The shortest RC ACK timeout the requesters use: `t=14` (4.096 µs × 2^14 = 67 ms, the
+    /// smallest common NCCL_IB_TIMEOUT), or a time like `4ms`. A resend with no NAK in the
+    /// capture sooner than this after the original is not called a timeout. A CM REQ's local
+    /// ACK timeout, when captured, replaces it for its connection.
+    #[arg(long, value_name = "t=N|TIME", default_value = "t=14", value_parser = parse_ack_timeout)]
+    pub min_ack_timeout: i64,
     /// Baseline file (TOML) with the expected values; flags override it.
     #[arg(long, value_name = "FILE")]
     pub baseline: Option<PathBuf>,
@@ -393,6 +404,40 @@ pub fn parse_window(s: &str) -> Result<f64, String> {
     match s.trim().parse::<f64>() {
         Ok(v) if v.is_finite() && v >= 0.001 => Ok(v),
         _ => Err(format!("{s:?} is not a match window in milliseconds (a positive number, like 500)")),
+    }
+}
+
+/// Parse a reorder window in µs: 0 to 10 s.
+pub fn parse_reorder_window(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && (0.0..=1e7).contains(&v) => Ok(v),
+        _ => Err(format!("{s:?} is not a reorder window in microseconds (0 to 10000000, like 100)")),
+    }
+}
+
+/// Parse an ACK timeout: `t=N` (4.096 µs × 2^N, N 1..=31, as NCCL_IB_TIMEOUT and the CM
+/// REQ give it) or a time with a unit (`67ms`, `500us`, `1.5s`); nanoseconds.
+pub fn parse_ack_timeout(s: &str) -> Result<i64, String> {
+    let t = s.trim();
+    let bad = || format!("{s:?} is not an ACK timeout (t=14, or a time like 67ms, 500us, 1.5s)");
+    if let Some(n) = t.strip_prefix("t=") {
+        return match n.parse::<u8>() {
+            Ok(n) if (1..=31).contains(&n) => Ok(rocescope_analyzer::psn::ack_timeout_ns(n)),
+            _ => Err(bad()),
+        };
+    }
+    let (num, unit) = if let Some(n) = t.strip_suffix("us").or_else(|| t.strip_suffix("µs")) {
+        (n, 1e3)
+    } else if let Some(n) = t.strip_suffix("ms") {
+        (n, 1e6)
+    } else if let Some(n) = t.strip_suffix('s') {
+        (n, 1e9)
+    } else {
+        return Err(bad());
+    };
+    match num.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 && v * unit < 1e12 => Ok((v * unit) as i64),
+        _ => Err(bad()),
     }
 }
 
@@ -508,6 +553,21 @@ mod tests {
             }
         }
         assert!(checked > 30, "{checked} command lines checked");
+    }
+
+    #[test]
+    fn ack_timeouts_and_reorder_windows() {
+        assert_eq!(parse_ack_timeout("t=14"), Ok(67_108_864));
+        assert_eq!(parse_ack_timeout("4ms"), Ok(4_000_000));
+        assert_eq!(parse_ack_timeout("500us"), Ok(500_000));
+        assert_eq!(parse_ack_timeout("1.5s"), Ok(1_500_000_000));
+        for bad in ["t=0", "t=32", "14", "0ms", "NaNms", "-1s", "infs"] {
+            assert!(parse_ack_timeout(bad).is_err(), "{bad}");
+        }
+        assert_eq!(parse_reorder_window("250"), Ok(250.0));
+        for bad in ["NaN", "-1", "inf", "1e8"] {
+            assert!(parse_reorder_window(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]

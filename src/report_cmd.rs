@@ -60,6 +60,8 @@ pub fn analysis_config(
     cfg.pfc.storm_threshold = a.storm_threshold;
     cfg.pfc.deadlock_ns = (a.deadlock_ms * 1e6) as i64;
     cfg.match_window_ns = (a.match_window_ms * 1e6) as i64;
+    cfg.reorder_ns = (a.reorder_window * 1e3) as i64;
+    cfg.min_ack_timeout_ns = a.min_ack_timeout;
     Ok(cfg)
 }
 
