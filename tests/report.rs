@@ -88,6 +88,16 @@ fn samples_match_their_expected_answers() {
             ] {
                 assert_eq!(mine, theirs, "{who}: {f:#}");
             }
+            // Counted only where a sample has them (absent means 0).
+            for k in [
+                "out_of_order",
+                "retransmits_spurious",
+                "retransmits_implied",
+                "retransmits_unknown",
+                "spurious_naks",
+            ] {
+                assert_eq!(f["psn"][k].as_u64(), Some(x[k].as_u64().unwrap_or(0)), "{who}: {k}: {f:#}");
+            }
             let other: u64 =
                 ["invalid_request", "remote_access", "remote_operational", "invalid_rd", "other"]
                     .iter()

@@ -262,6 +262,8 @@ pub struct Flow {
     pub(crate) read_resp_next: Option<u32>,
     /// Gaps seen in READ responses (this flow's READs).
     pub read_response_gaps: u64,
+    /// The PSNs the last gap in READ responses left to be asked again: (first, last).
+    pub(crate) read_gap: Option<(u32, u32)>,
     /// Positive ACKs (Acknowledge packets) in this flow.
     pub acks: u64,
     pub(crate) last_nak_ts: Option<i64>,
@@ -298,6 +300,7 @@ impl Flow {
             outstanding_reads: VecDeque::new(),
             read_resp_next: None,
             read_response_gaps: 0,
+            read_gap: None,
             last_nak_ts: None,
             cold: Box::new(FlowCold {
                 first_frame: frame,

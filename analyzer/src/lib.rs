@@ -710,12 +710,15 @@ impl Analyzer {
         // From its first PSN, it is a re-issue only once some of its responses were seen
         // (else the READ itself may have been lost: the ACK timeout's business).
         let resp_next = f.read_resp_next;
+        let in_gap =
+            f.read_gap.is_some_and(|(first, last)| psn_diff(psn, first) >= 0 && psn_diff(psn, last) <= 0);
         let implied = op.is_read_request()
-            && f.outstanding_reads.iter().any(|&(first, last, _)| {
-                psn_diff(psn, first) >= 0
-                    && psn_diff(psn, last) <= 0
-                    && (psn != first || resp_next != Some(first))
-            });
+            && (in_gap
+                || f.outstanding_reads.iter().any(|&(first, last, _)| {
+                    psn_diff(psn, first) >= 0
+                        && psn_diff(psn, last) <= 0
+                        && (psn != first || resp_next != Some(first))
+                }));
         let (verdict, resolved) = f.psn.on_request(psn, span, meta.number, meta.ts_ns, implied, &psn_cfg);
         if let Some(r) = resolved {
             Self::note_resolution(f, r);
@@ -743,6 +746,12 @@ impl Analyzer {
                 }
             }
             f.read_resp_next = Some(psn);
+            f.read_gap = None;
+            if !f.outstanding_reads.iter().any(|r| psn_diff(psn, r.0) >= 0 && psn_diff(psn, r.1) <= 0) {
+                // The READ it continues had all its responses go by: wait for them again.
+                let last = psn::psn_add(psn, span.max(1) - 1);
+                f.outstanding_reads.push_back((psn, last, meta.ts_ns));
+            }
         }
         if bth.ack_req() {
             if f.outstanding_ackreq.len() == MAX_OUTSTANDING {
@@ -861,6 +870,14 @@ impl Analyzer {
         let d = psn_diff(psn, next);
         if d > 0 && d < 1 << 16 {
             t.read_response_gaps += 1;
+            // The requester drops the responses after the gap and will ask again from its
+            // first missing PSN, even once the READ's last response has gone by.
+            let last = t
+                .outstanding_reads
+                .iter()
+                .find(|r| psn_diff(psn, r.0) >= 0 && psn_diff(psn, r.1) <= 0)
+                .map_or(psn, |r| r.1);
+            t.read_gap = Some((next, last));
             t.note(EvidenceKind::ReadResponseGap, meta.number, meta.ts_ns, || {
                 format!("READ response PSN {psn} arrived; {d} response(s) before it missing")
             });

@@ -180,6 +180,8 @@ pub struct PsnStats {
     block_ts: [i64; (WINDOW / 64) as usize],
     /// Which of `block_ts` are set (bit n: block n).
     block_set: u8,
+    /// Frame and time of the stream's first packet.
+    start: (u64, i64),
     /// The resent PSN's first transmission was at most this long before its resend (the
     /// last burst's): for the report's wording of unexplained resends.
     pub last_resend_after_ns: Option<i64>,
@@ -238,6 +240,8 @@ pub struct PsnTracker {
     nak_pending: Option<bool>,
     /// The PSN after the highest one used (READ reservations included).
     expected: u32,
+    /// The lowest PSN of the stream seen so far (its first packet, or a late one before it).
+    first: u32,
     /// Request packets seen.
     pub requests: u64,
     seen: [u64; (WINDOW / 64) as usize],
@@ -398,17 +402,37 @@ impl PsnTracker {
             self.stats.late_beyond_window += u64::from(f.packets);
         }
         let mut spurious = None;
-        for g in self.stats.open.iter_mut() {
-            if (0..f.packets).any(|k| g.contains(psn_add(f.first, k))) {
-                if g.explained && !g.filled {
-                    // A NAK had called it lost: it was not.
-                    self.stats.network_loss_gaps = self.stats.network_loss_gaps.saturating_sub(1);
-                    self.stats.spurious_naks += 1;
-                    spurious = Some(g.start);
-                }
-                g.filled = true;
+        // The late packets leave what remains of their gap open (a gap of several PSNs
+        // may be filled one packet at a time, or only in part).
+        let (lo, n) = (f.first, f.packets);
+        let mut kept = VecDeque::with_capacity(self.stats.open.len() + 1);
+        for g in self.stats.open.drain(..) {
+            let overlap = (0..n).any(|k| g.contains(psn_add(lo, k)));
+            if !overlap || g.filled {
+                kept.push_back(g);
+                continue;
+            }
+            if g.explained && g.naked && (0..n).any(|k| psn_add(lo, k) == g.start) {
+                // A NAK had called its first PSN lost: it was not.
+                self.stats.network_loss_gaps = self.stats.network_loss_gaps.saturating_sub(1);
+                self.stats.spurious_naks += 1;
+                spurious = Some(g.start);
+            }
+            let left = psn_diff(lo, g.start).max(0) as u32;
+            let right_start = psn_add(lo, n);
+            let right = psn_diff(psn_add(g.start, g.count), right_start).max(0) as u32;
+            let unexplained = if spurious == Some(g.start) { false } else { g.explained };
+            if left > 0 {
+                kept.push_back(Gap { count: left, explained: unexplained, ..g });
+            }
+            if right > 0 {
+                kept.push_back(Gap { start: right_start, count: right, explained: unexplained, ..g });
+            }
+            if left == 0 && right == 0 {
+                kept.push_back(Gap { filled: true, explained: false, ..g });
             }
         }
+        self.stats.open = kept;
         if spurious.is_some() {
             self.spurious_nak = spurious;
         }
@@ -452,6 +476,8 @@ impl PsnTracker {
         if !self.started {
             self.started = true;
             self.expected = psn;
+            self.first = psn;
+            self.stats.start = (frame, ts_ns);
             self.stats.block_ts.iter_mut().for_each(|t| *t = ts_ns);
             self.stats.block_set = u8::MAX;
             self.advance(psn_add(psn, span), ts_ns);
@@ -506,7 +532,24 @@ impl PsnTracker {
             self.stats.open.push_back(gap);
             return (Verdict::Gap { missing }, resolved);
         }
-        // At or behind the highest PSN.
+        // At or behind the highest PSN. Behind the first PSN seen, by a little, and new: sent
+        // before the stream's first packet here but overtaken by it (reordering from the
+        // start of the capture), so it fills a gap the capture could not see open.
+        let before_first = psn_diff(psn, self.first);
+        if !duplicate && (-64..0).contains(&before_first) {
+            let count = (-before_first) as u32;
+            let (gframe, gts) = self.stats.start;
+            self.stats.open.push_back(Gap {
+                start: psn,
+                count,
+                frame: gframe,
+                ts_ns: gts,
+                explained: false,
+                filled: false,
+                naked: false,
+            });
+            self.first = psn;
+        }
         let in_burst = self.burst.is_some() && !matches!(resolved, Some(Resolution::Late { .. }));
         if !duplicate && !in_burst && !implied {
             if let Some(g) = self.open_gap(psn) {

@@ -93,8 +93,37 @@ pub struct FlowExpect {
     pub missing_psns: u64,
     /// Gaps never followed by a NAK or a retransmission: lost by the capture, not the network.
     pub capture_loss_gaps: u64,
+    /// Of the resends, those a NAK for a late packet provoked (needless).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub retransmits_spurious: u64,
+    /// READ requests re-issued after out-of-sequence responses (implied NAK).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub retransmits_implied: u64,
+    /// Resends with no NAK in the capture and too soon for a timeout.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub retransmits_unknown: u64,
+    /// Packets that arrived after later PSNs and were not resent.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub out_of_order: u64,
+    /// NAKs for packets that arrived late after all.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub spurious_naks: u64,
     pub dscp: Vec<u8>,
     pub pcp: Vec<u8>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// A finding the report must give (transport samples list all of theirs).
+#[derive(Clone, Debug, Serialize)]
+pub struct FindingExpect {
+    pub kind: &'static str,
+    pub severity: &'static str,
+    /// The destination QP of the flow it is about (none for capture-wide findings).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dest_qp: Option<u32>,
 }
 
 /// Something in the capture a reader should find, by frame number (1-based).
@@ -142,6 +171,8 @@ pub struct Gen {
     pub flows: BTreeMap<(String, String, u32), FlowExpect>,
     /// PFC/PAUSE expectations: (src MAC, kind, priority) -> (pause frames, XON frames, quanta).
     pub pauses: BTreeMap<(String, &'static str, u8), (u64, u64, u64)>,
+    /// Findings the report must give, when the sample states them all.
+    pub findings: Vec<FindingExpect>,
 }
 
 pub const OPTS: OpcodeOptions = OpcodeOptions { dc: true };
@@ -189,7 +220,7 @@ impl Gen {
         self.events.push(Event { frame, what, detail });
     }
 
-    fn flow(&mut self, src: Host, dst: Host, dqpn: u32) -> &mut FlowExpect {
+    pub fn flow(&mut self, src: Host, dst: Host, dqpn: u32) -> &mut FlowExpect {
         let key = (src.ip.to_string(), dst.ip.to_string(), dqpn);
         self.flows.entry(key.clone()).or_insert_with(|| FlowExpect {
             src: key.0,
@@ -197,6 +228,11 @@ impl Gen {
             dest_qp: dqpn,
             ..Default::default()
         })
+    }
+
+    /// Expect a finding.
+    pub fn expect_finding(&mut self, kind: &'static str, severity: &'static str, dest_qp: Option<u32>) {
+        self.findings.push(FindingExpect { kind, severity, dest_qp });
     }
 
     fn push_raw(&mut self, data: Vec<u8>, snap: usize) {

@@ -5,6 +5,7 @@
 mod bulk;
 mod fabric;
 mod scenarios;
+mod scenarios_transport;
 
 use fabric::{FlowExpect, Gen};
 use rocescope_capture::PcapWriter;
@@ -31,6 +32,9 @@ struct Expected<'a> {
     events: &'a [fabric::Event],
     flows: Vec<&'a FlowExpect>,
     pauses: Vec<PauseExpect>,
+    /// Every finding the report must give (transport samples; absent elsewhere).
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    findings: &'a [fabric::FindingExpect],
 }
 
 fn render(name: &str, description: &str, g: &Gen) -> (Vec<u8>, Vec<u8>) {
@@ -65,6 +69,7 @@ fn render(name: &str, description: &str, g: &Gen) -> (Vec<u8>, Vec<u8>) {
                 quanta_total: *q,
             })
             .collect(),
+        findings: &g.findings,
     };
     let mut json = serde_json::to_vec_pretty(&exp).unwrap_or_default();
     json.push(b'\n');
@@ -87,6 +92,14 @@ fn outputs() -> Vec<(String, Vec<u8>)> {
         files.push((format!("{name}.expected.json"), json));
         build(&mut demo);
         demo.wait_us(100);
+    }
+    // Transport cases from real fabrics: samples of their own, not in the demo.
+    for (name, description, build) in scenarios_transport::TRANSPORT {
+        let mut g = Gen::new();
+        build(&mut g);
+        let (pcap, json) = render(name, description, &g);
+        files.push((format!("{name}.pcap"), pcap));
+        files.push((format!("{name}.expected.json"), json));
     }
     let (pcap, json) = render("demo", "Every scenario in one capture, one after another", &demo);
     files.push(("demo.pcap".into(), pcap));

@@ -116,6 +116,26 @@ pub const SAMPLES: &[&str] = &[
     "truncated",
     "all-headers",
     "demo",
+    "read-implied-nak",
+    "spurious-nak",
+    "reorder-spray",
+    "reorder-late",
+    "one-direction",
+    "uc-loss",
+    "early-resend",
+    "cm-timeout",
+];
+
+/// The transport samples: each lists every finding its report must give.
+pub const TRANSPORT_SAMPLES: &[&str] = &[
+    "read-implied-nak",
+    "spurious-nak",
+    "reorder-spray",
+    "reorder-late",
+    "one-direction",
+    "uc-loss",
+    "early-resend",
+    "cm-timeout",
 ];
 
 /// A tmux session that is killed when dropped.

@@ -1,0 +1,414 @@
+//! Transport scenarios real fabrics produce and textbook traffic does not: reordering from
+//! adaptive routing and packet spraying, NAKs that reordering provokes, READs re-issued after
+//! a lost response (implied NAK), resends too soon to be timeouts, UC loss, a capture of one
+//! direction only, and a CM-negotiated ACK timeout. Each states every finding the report
+//! must give (`findings` in NAME.expected.json); they are not part of the demo capture.
+
+use crate::fabric::{Conn, Gen, Host, Req};
+use crate::scenarios::Scenario;
+use rocescope_decoder::build::{ExtRepr, IbRepr, IcrcMode, IpRepr, RoceV2Frame};
+use rocescope_decoder::ext::*;
+use rocescope_decoder::{BthRepr, Ecn, Opcode};
+use std::net::IpAddr;
+
+/// The transport scenarios.
+pub const TRANSPORT: &[Scenario] = &[
+    ("read-implied-nak", "A READ response lost in the network: the requester re-issues the READ from the missing PSN (implied NAK), 3 us later", read_implied_nak),
+    ("spurious-nak", "A packet overtaken on the path: the responder NAKs it, it arrives late, and the requester's go-back-N resends packets that were never lost", spurious_nak),
+    ("reorder-spray", "Per-packet spraying over paths 1-6 us apart (adaptive routing): 2,000 packets on 4 QPs, reordered, nothing lost, ACKed", reorder_spray),
+    ("reorder-late", "One packet 150 us late with no NAK (a NIC that places out-of-order data): reordering beyond the window, not loss", reorder_late),
+    ("one-direction", "Only the requests captured (a one-way mirror): a loss and its go-back-N, and a timeout, with no ACK or NAK in the capture", one_direction),
+    ("uc-loss", "A UC WRITE stream that loses a packet: UC never resends, so the gap is lost data", uc_loss),
+    ("early-resend", "A SEND resent 3 us after the original with no NAK in the capture: too soon for an ACK timeout", early_resend),
+    ("cm-timeout", "A CM REQ that sets a 4.2 ms local ACK timeout (t=10), then a resend 5 ms after the original: a timeout by that connection's own timer", cm_timeout),
+];
+
+/// A request with an explicit PSN, leaving the connection's next PSN as it was.
+#[allow(clippy::too_many_arguments)]
+fn request_at(
+    g: &mut Gen,
+    c: &mut Conn,
+    psn: u32,
+    op: Opcode,
+    ext: ExtRepr,
+    len: usize,
+    ackreq: bool,
+    kind: Req,
+) {
+    let next = c.psn;
+    c.psn = psn;
+    g.request(c, op, ext, len, ackreq, kind);
+    c.psn = next;
+}
+
+fn write_ext(c: &Conn, len: usize) -> ExtRepr {
+    let reth = RethRepr { va: 0x7f20_0000_0000 + u64::from(c.psn) * 4096, rkey: 0x4242, dma_len: len as u32 };
+    ExtRepr { reth: Some(reth), ..Default::default() }
+}
+
+fn read_implied_nak(g: &mut Gen) {
+    let mut c = Conn::new(Host::v4(31), Host::v4(32), 0x81, 0x82, 3000);
+    // A healthy READ first, so the PMTU is known.
+    g.read(&mut c, 2048);
+    g.wait_us(10);
+    let psn = c.psn;
+    let reth = RethRepr { va: 0x7e10_0000_0000, rkey: 0x5151, dma_len: 4096 };
+    let bth = BthRepr {
+        opcode: Opcode::RC_READ_REQUEST,
+        dest_qp: c.b_qpn,
+        psn,
+        ack_req: true,
+        ..Default::default()
+    };
+    g.roce(
+        c.a,
+        c.b,
+        None,
+        c.dscp,
+        c.ecn,
+        c.sport,
+        bth,
+        ExtRepr { reth: Some(reth), ..Default::default() },
+        0,
+        IcrcMode::Correct,
+        None,
+    );
+    c.psn = (psn + 4) & 0xFF_FFFF;
+    c.msn += 1;
+    g.wait_us(4);
+    let msn = c.msn;
+    // Responses psn..psn+3; psn+1 is lost in the network.
+    g.respond(&mut c, Opcode::RC_READ_RESPONSE_FIRST, psn, Some(AethRepr::ack(msn)), 1024);
+    g.wait_ns(300);
+    g.respond(&mut c, Opcode::RC_READ_RESPONSE_MIDDLE, psn + 2, None, 1024);
+    g.event("read_response_gap", format!("READ response PSN {} missing before this frame", psn + 1));
+    g.wait_ns(300);
+    g.respond(&mut c, Opcode::RC_READ_RESPONSE_LAST, psn + 3, Some(AethRepr::ack(msn)), 1024);
+    // The requester saw psn+2 while expecting psn+1: it asks again from psn+1.
+    g.wait_us(3);
+    let reth = RethRepr { va: 0x7e10_0000_0400, rkey: 0x5151, dma_len: 3072 };
+    let bth = BthRepr {
+        opcode: Opcode::RC_READ_REQUEST,
+        dest_qp: c.b_qpn,
+        psn: psn + 1,
+        ack_req: true,
+        ..Default::default()
+    };
+    g.roce(
+        c.a,
+        c.b,
+        None,
+        c.dscp,
+        c.ecn,
+        c.sport,
+        bth,
+        ExtRepr { reth: Some(reth), ..Default::default() },
+        0,
+        IcrcMode::Correct,
+        None,
+    );
+    g.event("implied_nak", format!("READ re-issued from PSN {} (implied NAK)", psn + 1));
+    let f = g.flow(c.a, c.b, c.b_qpn);
+    f.retransmits += 1;
+    f.retransmits_implied += 1;
+    g.wait_us(4);
+    g.respond(&mut c, Opcode::RC_READ_RESPONSE_FIRST, psn + 1, Some(AethRepr::ack(msn)), 1024);
+    g.wait_ns(300);
+    g.respond(&mut c, Opcode::RC_READ_RESPONSE_MIDDLE, psn + 2, None, 1024);
+    g.wait_ns(300);
+    g.respond(&mut c, Opcode::RC_READ_RESPONSE_LAST, psn + 3, Some(AethRepr::ack(msn)), 1024);
+    g.wait_us(10);
+    g.send(&mut c, 256);
+    g.expect_finding("implied_nak", "critical", Some(c.b_qpn));
+}
+
+fn spurious_nak(g: &mut Gen) {
+    let mut c = Conn::new(Host::v4(33), Host::v4(34), 0x91, 0x92, 500);
+    c.pmtu = 256;
+    let first = c.psn;
+    let ext = write_ext(&c, 8 * 256);
+    g.request(&mut c, Opcode::RC_WRITE_FIRST, ext, 256, false, Req::New);
+    for _ in 0..2 {
+        g.request(&mut c, Opcode::RC_WRITE_MIDDLE, ExtRepr::default(), 256, false, Req::New);
+    }
+    // PSN first+3 takes a slower path.
+    let late = g.lose(&mut c);
+    g.expect_gap(&c, 1, false);
+    g.request(&mut c, Opcode::RC_WRITE_MIDDLE, ExtRepr::default(), 256, false, Req::New);
+    g.wait_us(1);
+    let msn = c.msn;
+    g.respond(&mut c, Opcode::RC_ACKNOWLEDGE, late, Some(AethRepr::nak(NakCode::PSN_SEQUENCE_ERROR, msn)), 0);
+    g.event("nak", format!("NAK PSN {late}: the responder saw {} first", late + 1));
+    request_at(g, &mut c, late, Opcode::RC_WRITE_MIDDLE, ExtRepr::default(), 256, false, Req::New);
+    g.event("late", format!("PSN {late} arrives late: it was never lost"));
+    let f = g.flow(c.a, c.b, c.b_qpn);
+    f.out_of_order += 1;
+    f.spurious_naks += 1;
+    g.request(&mut c, Opcode::RC_WRITE_MIDDLE, ExtRepr::default(), 256, false, Req::New);
+    // The NAK reaches the requester: go-back-N from the NAKed PSN, needlessly.
+    g.wait_us(3);
+    let next = c.psn;
+    c.psn = late;
+    for _ in late..next {
+        g.request(&mut c, Opcode::RC_WRITE_MIDDLE, ExtRepr::default(), 256, false, Req::RetransmitNak);
+    }
+    let f = g.flow(c.a, c.b, c.b_qpn);
+    f.retransmits_spurious += u64::from(next - late);
+    g.request(&mut c, Opcode::RC_WRITE_MIDDLE, ExtRepr::default(), 256, false, Req::New);
+    let last = g.request(&mut c, Opcode::RC_WRITE_LAST, ExtRepr::default(), 256, true, Req::New);
+    assert_eq!(last, first + 7);
+    c.msn += 1;
+    g.wait_us(3);
+    g.ack(&mut c, last);
+    g.expect_finding("spurious_nak", "warning", Some(c.b_qpn));
+    g.expect_finding("out_of_order", "info", Some(c.b_qpn));
+}
+
+/// A deterministic generator (xorshift) for the path skews.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+}
+
+fn reorder_spray(g: &mut Gen) {
+    const QPS: u32 = 4;
+    const PER_QP: u32 = 500;
+    const MSG: u32 = 50;
+    let mut conns: Vec<Conn> = (0..QPS)
+        .map(|i| {
+            let mut c = Conn::new(Host::v4(35), Host::v4(36), 0xA1 + 2 * i, 0xA2 + 2 * i, 10_000 * (i + 1));
+            c.pmtu = 64;
+            c
+        })
+        .collect();
+    // Each QP sends a packet every 1 us (the four interleaved); each packet takes one of
+    // several paths, 1 to 6 us long.
+    let mut rng = Rng(0x5eed_1234_abcd_0001);
+    let t0 = g.t;
+    let mut arrivals: Vec<(i64, u32, u32)> = Vec::new(); // (time, qp index, packet index)
+    for k in 0..PER_QP {
+        for q in 0..QPS {
+            let sent = t0 + i64::from(k) * 1000 + i64::from(q) * 250;
+            let skew = 1000 + (rng.next() % 5001) as i64;
+            arrivals.push((sent + skew, q, k));
+        }
+    }
+    arrivals.sort();
+    // What the analyzer must count, by construction: a packet is late when a later PSN of
+    // its QP arrived before it; a gap opens when a PSN arrives with earlier ones missing.
+    let mut highest: Vec<Option<u32>> = vec![None; QPS as usize];
+    let mut done_at: Vec<Vec<i64>> = vec![vec![0; (PER_QP / MSG) as usize]; QPS as usize];
+    let mut arrived: Vec<u32> = vec![0; (QPS * PER_QP / MSG) as usize];
+    let mut acks: Vec<(i64, u32, u32)> = Vec::new();
+    let base: Vec<u32> = conns.iter().map(|c| c.psn).collect();
+    for &(t, q, k) in &arrivals {
+        let (qi, c) = (q as usize, &mut conns[q as usize]);
+        g.t = t;
+        let pos = k % MSG;
+        let (op, ext) = match pos {
+            0 => (Opcode::RC_WRITE_FIRST, write_ext(c, (MSG * 64) as usize)),
+            p if p == MSG - 1 => (Opcode::RC_WRITE_LAST, ExtRepr::default()),
+            _ => (Opcode::RC_WRITE_MIDDLE, ExtRepr::default()),
+        };
+        request_at(g, c, base[qi] + k, op, ext, 64, pos == MSG - 1, Req::New);
+        let f = g.flow(c.a, c.b, c.b_qpn);
+        match highest[qi] {
+            Some(h) if k < h => f.out_of_order += 1,
+            Some(h) if k > h + 1 => {
+                f.gaps += 1;
+                f.missing_psns += u64::from(k - h - 1);
+            }
+            _ => {}
+        }
+        highest[qi] = Some(highest[qi].map_or(k, |h| h.max(k)));
+        let m = (k / MSG) as usize;
+        done_at[qi][m] = done_at[qi][m].max(t);
+        let slot = &mut arrived[qi * (PER_QP / MSG) as usize + m];
+        *slot += 1;
+        if *slot == MSG {
+            // The NIC places out-of-order data and ACKs the message once it is whole.
+            acks.push((t + 2000, q, base[qi] + k / MSG * MSG + MSG - 1));
+        }
+    }
+    // ACKs after the data (their own frames, in time order).
+    acks.sort();
+    for (t, q, psn) in acks {
+        g.t = g.t.max(t);
+        let c = &mut conns[q as usize];
+        c.msn += 1;
+        g.ack(c, psn);
+    }
+    for c in &conns {
+        g.expect_finding("out_of_order", "info", Some(c.b_qpn));
+    }
+}
+
+fn reorder_late(g: &mut Gen) {
+    let mut c = Conn::new(Host::v4(37), Host::v4(38), 0xB1, 0xB2, 77_000);
+    c.pmtu = 256;
+    let ext = write_ext(&c, 10 * 256);
+    g.request(&mut c, Opcode::RC_WRITE_FIRST, ext, 256, false, Req::New);
+    g.request(&mut c, Opcode::RC_WRITE_MIDDLE, ExtRepr::default(), 256, false, Req::New);
+    let late = g.lose(&mut c);
+    g.expect_gap(&c, 1, false);
+    let gap_at = g.t;
+    for _ in 0..6 {
+        g.request(&mut c, Opcode::RC_WRITE_MIDDLE, ExtRepr::default(), 256, false, Req::New);
+        g.wait_us(1);
+    }
+    g.t = gap_at + 150_000;
+    request_at(g, &mut c, late, Opcode::RC_WRITE_MIDDLE, ExtRepr::default(), 256, false, Req::New);
+    g.event("late", format!("PSN {late} arrives 150 us after PSN {}: late, never lost", late + 1));
+    g.flow(c.a, c.b, c.b_qpn).out_of_order += 1;
+    let last = g.request(&mut c, Opcode::RC_WRITE_LAST, ExtRepr::default(), 256, true, Req::New);
+    c.msn += 1;
+    g.wait_us(3);
+    g.ack(&mut c, last);
+    g.expect_finding("out_of_order", "warning", Some(c.b_qpn));
+}
+
+fn one_direction(g: &mut Gen) {
+    // nak-gobackn's loss and timeout, with nothing of the responders' in the capture.
+    let mut c = Conn::new(Host::v4(39), Host::v4(40), 0xC1, 0xC2, 100);
+    let ext = write_ext(&c, 8 * 1024);
+    g.request(&mut c, Opcode::RC_WRITE_FIRST, ext, 1024, false, Req::New);
+    for _ in 0..2 {
+        g.request(&mut c, Opcode::RC_WRITE_MIDDLE, ExtRepr::default(), 1024, false, Req::New);
+    }
+    let lost = g.lose(&mut c);
+    g.expect_gap(&c, 1, false);
+    g.request(&mut c, Opcode::RC_WRITE_MIDDLE, ExtRepr::default(), 1024, false, Req::New);
+    g.request(&mut c, Opcode::RC_WRITE_MIDDLE, ExtRepr::default(), 1024, false, Req::New);
+    g.wait_us(5);
+    let next = c.psn;
+    c.psn = lost;
+    for _ in lost..next {
+        // Asked for by a NAK the capture does not hold.
+        g.request(&mut c, Opcode::RC_WRITE_MIDDLE, ExtRepr::default(), 1024, false, Req::New);
+    }
+    g.event("retransmit", format!("PSN {lost} sent again: its NAK is not in the capture"));
+    let f = g.flow(c.a, c.b, c.b_qpn);
+    f.retransmits += u64::from(next - lost);
+    f.retransmits_unknown += u64::from(next - lost);
+    g.request(&mut c, Opcode::RC_WRITE_MIDDLE, ExtRepr::default(), 1024, false, Req::New);
+    g.request(&mut c, Opcode::RC_WRITE_LAST, ExtRepr::default(), 1024, true, Req::New);
+    let mut t = Conn::new(Host::v4(41), Host::v4(42), 0xD1, 0xD2, 7000);
+    let psn = g.request(&mut t, Opcode::RC_SEND_ONLY, ExtRepr::default(), 512, true, Req::New);
+    g.wait_us(67_109);
+    t.psn = psn;
+    g.request(&mut t, Opcode::RC_SEND_ONLY, ExtRepr::default(), 512, true, Req::RetransmitTimeout);
+    g.event("retransmit", format!("PSN {psn} sent again after the ACK timeout"));
+    g.wait_us(5);
+    g.request(&mut t, Opcode::RC_SEND_ONLY, ExtRepr::default(), 512, true, Req::New);
+    g.wait_us(2000);
+    g.expect_finding("network_loss", "critical", Some(c.b_qpn));
+    g.expect_finding("timeout_retransmit", "critical", Some(t.b_qpn));
+    g.expect_finding("one_direction", "warning", Some(c.b_qpn));
+}
+
+fn uc_loss(g: &mut Gen) {
+    let c = Conn::new(Host::v4(43), Host::v4(44), 0xE1, 0xE2, 900);
+    let mut psn = c.psn;
+    let emit = |g: &mut Gen, op: Opcode, ext: ExtRepr, psn: u32| {
+        let bth = BthRepr { opcode: op, dest_qp: c.b_qpn, psn, ..Default::default() };
+        g.roce(c.a, c.b, None, c.dscp, c.ecn, c.sport, bth, ext, 1024, IcrcMode::Correct, None);
+    };
+    let reth = RethRepr { va: 0x7f30_0000_0000, rkey: 0x9, dma_len: 6 * 1024 };
+    emit(g, Opcode::UC_WRITE_FIRST, ExtRepr { reth: Some(reth), ..Default::default() }, psn);
+    psn += 1;
+    emit(g, Opcode::UC_WRITE_MIDDLE, ExtRepr::default(), psn);
+    psn += 2; // psn - 1 is lost: UC will not send it again
+    let f = g.flow(c.a, c.b, c.b_qpn);
+    f.gaps += 1;
+    f.missing_psns += 1;
+    f.capture_loss_gaps += 1;
+    for _ in 0..3 {
+        emit(g, Opcode::UC_WRITE_MIDDLE, ExtRepr::default(), psn);
+        psn += 1;
+    }
+    g.event("uc_loss", format!("PSN {} missing: a UC packet lost, never resent", psn - 4));
+    emit(g, Opcode::UC_WRITE_LAST, ExtRepr::default(), psn);
+    g.expect_finding("uc_loss", "warning", Some(c.b_qpn));
+}
+
+fn early_resend(g: &mut Gen) {
+    let mut c = Conn::new(Host::v4(45), Host::v4(46), 0xF5, 0xF6, 4242);
+    let psn = g.request(&mut c, Opcode::RC_SEND_ONLY, ExtRepr::default(), 512, true, Req::New);
+    g.wait_us(3);
+    request_at(g, &mut c, psn, Opcode::RC_SEND_ONLY, ExtRepr::default(), 512, true, Req::New);
+    g.event("retransmit", format!("PSN {psn} sent again 3 us later, with no NAK in the capture"));
+    let f = g.flow(c.a, c.b, c.b_qpn);
+    f.retransmits += 1;
+    f.retransmits_unknown += 1;
+    c.msn += 1;
+    g.wait_us(3);
+    g.ack(&mut c, psn);
+    g.wait_us(10);
+    g.send(&mut c, 128);
+    g.expect_finding("resend_unexplained", "warning", Some(c.b_qpn));
+}
+
+/// A CM MAD (management class 7) with `attribute` and the CM data bytes set by `fill`.
+fn cm_mad(attribute: u16, tid: u64, fill: impl FnOnce(&mut [u8])) -> Vec<u8> {
+    let mut mad = vec![0u8; 256];
+    mad[0] = 1; // base version
+    mad[1] = 0x07; // Communication Manager
+    mad[2] = 2; // class version
+    mad[3] = 0x03; // Send
+    mad[8..16].copy_from_slice(&tid.to_be_bytes());
+    mad[16..18].copy_from_slice(&attribute.to_be_bytes());
+    fill(&mut mad[24..]);
+    mad
+}
+
+fn be24(b: &mut [u8], at: usize, v: u32) {
+    b[at..at + 3].copy_from_slice(&v.to_be_bytes()[1..]);
+}
+
+fn cm_timeout(g: &mut Gen) {
+    let mut c = Conn::new(Host::v4(47), Host::v4(48), 0x111, 0x112, 60_000);
+    let b_start = 90_000;
+    // REQ (requester -> responder): local QPN, starting PSN, local ACK timeout t=10.
+    let req = cm_mad(0x0010, 0x77, |d| {
+        be24(d, 32, c.a_qpn);
+        be24(d, 44, b_start);
+        d[95] = 10 << 3;
+    });
+    let rep = cm_mad(0x0013, 0x77, |d| {
+        be24(d, 12, c.b_qpn);
+        be24(d, 20, c.psn);
+    });
+    for (src, dst, mad, psn) in [(c.a, c.b, req, 0u32), (c.b, c.a, rep, 0)] {
+        let (IpAddr::V4(s), IpAddr::V4(d)) = (src.ip, dst.ip) else { unreachable!("IPv4 hosts") };
+        let ip = IpRepr::V4 { src: s, dst: d, dscp: 26, ecn: Ecn::Ect0, ttl: 64, id: 0 };
+        let bth = BthRepr { opcode: Opcode::UD_SEND_ONLY, dest_qp: 1, psn, ..Default::default() };
+        let ext = ExtRepr { deth: Some(DethRepr { qkey: 0x8001_0000, src_qp: 1 }), ..Default::default() };
+        let mut f = RoceV2Frame::new(
+            src.mac,
+            dst.mac,
+            ip,
+            IbRepr { bth, ext, payload: mad, icrc: IcrcMode::Correct },
+        );
+        f.sport = 0xC100;
+        g.roce_frame(&f, None);
+        g.wait_us(20);
+    }
+    let psn = g.request(&mut c, Opcode::RC_SEND_ONLY, ExtRepr::default(), 512, true, Req::New);
+    // The ACK is lost; 5 ms later (more than 4.096 us x 2^10 = 4.19 ms) the requester resends.
+    g.wait_us(5000);
+    request_at(g, &mut c, psn, Opcode::RC_SEND_ONLY, ExtRepr::default(), 512, true, Req::RetransmitTimeout);
+    g.event(
+        "retransmit",
+        format!("PSN {psn} sent again 5 ms later: this connection's ACK timeout is 4.19 ms"),
+    );
+    c.msn += 1;
+    g.wait_us(3);
+    g.ack(&mut c, psn);
+    g.expect_finding("timeout_retransmit", "critical", Some(c.b_qpn));
+}

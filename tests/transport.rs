@@ -1,0 +1,135 @@
+//! Transport verdicts on traffic real fabrics produce (samples/*.expected.json `findings`):
+//! every finding the report gives is the one the sample was built to show, at the stated
+//! severity, and nothing else: no CRITICAL without the evidence for it.
+
+mod common;
+
+use serde_json::Value;
+use std::collections::BTreeSet;
+use std::process::Command;
+
+fn report(name: &str, extra: &[&str]) -> Value {
+    let path = common::root().join("samples").join(format!("{name}.pcap"));
+    let o = Command::new(env!("CARGO_BIN_EXE_rocescope"))
+        .args(["report", "--json", "-r"])
+        .arg(&path)
+        .args(extra)
+        .output()
+        .expect("run rocescope");
+    assert_eq!(o.status.code(), Some(0), "{name}: {}", String::from_utf8_lossy(&o.stderr));
+    common::report_json(&o.stdout)
+}
+
+fn expected(name: &str) -> Value {
+    let p = common::root().join("samples").join(format!("{name}.expected.json"));
+    serde_json::from_slice(&std::fs::read(p).unwrap()).unwrap()
+}
+
+/// (kind, severity, destination QP) of every finding.
+fn findings(r: &Value) -> BTreeSet<(String, String, Option<u64>)> {
+    r["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            let qp = f["flow"].as_u64().map(|i| r["flows"][i as usize]["dest_qp"].as_u64().unwrap());
+            (f["kind"].as_str().unwrap().to_string(), f["severity"].as_str().unwrap().to_string(), qp)
+        })
+        .collect()
+}
+
+#[test]
+fn every_transport_sample_gets_exactly_its_findings() {
+    for name in common::TRANSPORT_SAMPLES {
+        let e = expected(name);
+        let want: BTreeSet<(String, String, Option<u64>)> = e["findings"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{name}: the sample lists its findings"))
+            .iter()
+            .map(|f| {
+                (
+                    f["kind"].as_str().unwrap().to_string(),
+                    f["severity"].as_str().unwrap().to_string(),
+                    f["dest_qp"].as_u64(),
+                )
+            })
+            .collect();
+        let r = report(name, &[]);
+        assert_eq!(findings(&r), want, "{name}: {:#}", r["findings"]);
+        // Every finding names the frames that show it.
+        for f in r["findings"].as_array().unwrap() {
+            assert!(!f["evidence"].as_array().unwrap().is_empty(), "{name}: no evidence for {f}");
+        }
+    }
+}
+
+#[test]
+fn reordering_is_never_loss_and_the_window_only_grades_it() {
+    let r = report("reorder-spray", &[]);
+    for f in r["flows"].as_array().unwrap().iter().filter(|f| f["psn"]["tracked"] == true) {
+        let p = &f["psn"];
+        assert_eq!((p["retransmits"].as_u64(), p["network_loss_gaps"].as_u64()), (Some(0), Some(0)), "{f:#}");
+        assert_eq!(p["capture_loss_gaps"], 0, "{f:#}");
+        assert!(p["out_of_order"].as_u64().unwrap() > 100);
+        assert!(p["max_late_ns"].as_i64().unwrap() < 100_000);
+    }
+    // 150 µs late: beyond the default 100 µs window (a warning); a 200 µs window takes it in.
+    let r = report("reorder-late", &["--reorder-window", "200"]);
+    let f = &r["findings"][0];
+    assert_eq!((f["kind"].as_str(), f["severity"].as_str()), (Some("out_of_order"), Some("info")), "{f}");
+    assert_eq!(r["flows"][0]["psn"]["max_late_ns"], 150_000);
+}
+
+#[test]
+fn the_timeout_rule_follows_the_ack_timeout() {
+    // 5 ms after the original: a timeout by the 4.19 ms the CM REQ set (t=10) ...
+    let r = report("cm-timeout", &[]);
+    let f = r["flows"].as_array().unwrap().iter().find(|f| f["dest_qp"] == 0x112).unwrap();
+    assert_eq!(f["ack_timeout_ns"], 4_194_304);
+    assert_eq!(f["psn"]["retransmits_timeout"], 1);
+    // ... while without the CM exchange the default (t=14, 67 ms) could not have passed.
+    let r = report("early-resend", &[]);
+    let f = r["flows"].as_array().unwrap().iter().find(|f| f["dest_qp"] == 0xF6).unwrap();
+    assert_eq!(
+        (f["psn"]["retransmits_unknown"].as_u64(), f["psn"]["retransmits_timeout"].as_u64()),
+        (Some(1), Some(0))
+    );
+    // A requester configured for 1 µs timeouts would have timed out: the flag says so.
+    let r = report("early-resend", &["--min-ack-timeout", "1us"]);
+    assert!(findings(&r).contains(&("timeout_retransmit".into(), "critical".into(), Some(0xF6))));
+}
+
+#[test]
+fn a_capture_of_one_direction_says_so_first() {
+    let o = Command::new(env!("CARGO_BIN_EXE_rocescope"))
+        .args(["report", "-r"])
+        .arg(common::root().join("samples/one-direction.pcap"))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&o.stdout);
+    let note = text.find("NOTE: only one direction captured for 2 of 2").expect(&text);
+    assert!(note < text.find("FINDINGS").unwrap(), "the note comes before the findings");
+    // The same requests with their responses (nak-gobackn) give no such note.
+    let r = report("nak-gobackn", &[]);
+    assert!(!findings(&r).iter().any(|f| f.0 == "one_direction"));
+}
+
+#[test]
+fn the_cm_req_local_ack_timeout_is_read_as_tshark_reads_it() {
+    let Some(dir) = common::real_captures() else { return };
+    // write.pcap's CM REQ: Primary Local ACK Timeout 0x13 (tshark infiniband.cm.req.prim_localacktout).
+    let o = Command::new(env!("CARGO_BIN_EXE_rocescope"))
+        .args(["report", "--json", "-r"])
+        .arg(dir.join("write.pcap"))
+        .output()
+        .unwrap();
+    let r = common::report_json(&o.stdout);
+    let timeouts: BTreeSet<Option<i64>> = r["flows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["pairing"] == "cm")
+        .map(|f| f["ack_timeout_ns"].as_i64())
+        .collect();
+    assert_eq!(timeouts, BTreeSet::from([Some(4096 << 19)]));
+}
