@@ -80,13 +80,16 @@ pub type Labels = Vec<(&'static str, String)>;
 type FlowValues = [f64; FLOW_COUNTERS.len()];
 
 /// Per-flow counter families: (family index, extra label). Families are in [`FLOW_FAMILIES`].
-const FLOW_COUNTERS: [(usize, Option<(&str, &str)>); 25] = [
+const FLOW_COUNTERS: [(usize, Option<(&str, &str)>); 28] = [
     (0, None),
     (1, None),
     (2, None),
     (3, Some(("cause", "nak"))),
     (3, Some(("cause", "rnr"))),
     (3, Some(("cause", "timeout"))),
+    (3, Some(("cause", "spurious_nak"))),
+    (3, Some(("cause", "implied_nak"))),
+    (3, Some(("cause", "unknown"))),
     (4, Some(("code", "psn_sequence_error"))),
     (4, Some(("code", "invalid_request"))),
     (4, Some(("code", "remote_access_error"))),
@@ -115,7 +118,7 @@ const FLOW_FAMILIES: [(&str, &str, Option<BaseUnit>); 15] = [
     ("rocescope_flow_payload", "RDMA payload bytes of the flow.", Some(BaseUnit::Bytes)),
     (
         "rocescope_retransmitted_packets",
-        "Packets sent again: go-back-N after a NAK, after an RNR NAK, or with no NAK pending (timeout).",
+        "Packets sent again: go-back-N after a NAK, after an RNR NAK, after the ACK timeout, after a NAK for a packet that arrived late (spurious_nak), READs re-issued after out-of-sequence responses (implied_nak), or with no NAK in the capture too soon for a timeout (unknown).",
         None,
     ),
     ("rocescope_naks", "NAKs carried by this (response) flow, by code.", None),
@@ -147,9 +150,12 @@ fn flow_values(f: &FlowReport) -> FlowValues {
         f.packets,
         f.bytes,
         f.payload_bytes,
-        p.retransmits_nak.saturating_sub(p.retransmits_rnr),
+        p.retransmits_nak.saturating_sub(p.retransmits_rnr + p.retransmits_spurious),
         p.retransmits_rnr,
         p.retransmits_timeout,
+        p.retransmits_spurious,
+        p.retransmits_implied,
+        p.retransmits_unknown,
         n.psn_seq_err,
         n.invalid_request,
         n.remote_access,
