@@ -788,6 +788,74 @@ mod tests {
         assert_eq!((t.stats.retransmits_timeout, t.stats.network_loss_gaps, t.stats.out_of_order), (3, 1, 0));
     }
 
+    /// One step of a random request stream: a request (PSN offset from a base, time step,
+    /// READ span, implied flag), a NAK or an RNR NAK.
+    #[derive(Clone, Debug)]
+    enum Step {
+        Req(i32, i64, u32, bool),
+        Nak(i32),
+        Rnr(i32),
+    }
+
+    fn step() -> impl proptest::strategy::Strategy<Value = Step> {
+        use proptest::prelude::*;
+        prop_oneof![
+            8 => (-40i32..80, 0i64..200_000_000, 0u32..4, any::<bool>()).prop_map(|(d, t, s, i)| Step::Req(d, t, s, i)),
+            1 => (-20i32..40).prop_map(Step::Nak),
+            1 => (-20i32..40).prop_map(Step::Rnr),
+        ]
+    }
+
+    proptest::proptest! {
+        /// Whatever the order of requests, NAKs and times (across the 24-bit wrap too), the
+        /// tracker never panics and its counters stay consistent: every resend has exactly
+        /// one cause, and late packets and network-loss gaps never exceed what was seen.
+        #[test]
+        fn any_stream_keeps_the_counters_consistent(
+            base in proptest::prelude::prop_oneof![0u32..100, (PSN_MOD - 100)..PSN_MOD],
+            steps in proptest::collection::vec(step(), 1..300),
+        ) {
+            let mut t = PsnTracker::new();
+            let mut ts = 1_000_000_000i64;
+            let mut late = 0u64;
+            let mut resent_by_resolution = 0u64;
+            for (i, s) in steps.iter().enumerate() {
+                let at = |d: i32| psn_add(base, d.rem_euclid(PSN_MOD as i32) as u32);
+                match *s {
+                    Step::Req(d, dt, span, implied) => {
+                        ts += dt;
+                        let (_, r) = t.on_request(at(d), span, i as u64 + 1, ts, implied, &cfg());
+                        match r {
+                            Some(Resolution::Late { packets, late_ns, .. }) => {
+                                late += u64::from(packets);
+                                proptest::prop_assert!(late_ns >= 0);
+                            }
+                            Some(Resolution::Resent { .. }) => resent_by_resolution += 1,
+                            None => {}
+                        }
+                    }
+                    Step::Nak(d) => t.on_nak(at(d), false),
+                    Step::Rnr(d) => t.on_nak(at(d), true),
+                }
+            }
+            if let Some(Resolution::Late { packets, .. }) = t.flush(&cfg()) {
+                late += u64::from(packets);
+            }
+            let s = &t.stats;
+            proptest::prop_assert_eq!(
+                s.retransmits,
+                s.retransmits_nak + s.retransmits_implied + s.retransmits_timeout + s.retransmits_unknown
+            );
+            // RNR retries and needless go-back-N are both NAK-caused, and never the same burst.
+            proptest::prop_assert!(s.retransmits_rnr + s.retransmits_spurious <= s.retransmits_nak);
+            proptest::prop_assert_eq!(s.out_of_order, late);
+            proptest::prop_assert!(s.late_beyond_window <= s.out_of_order);
+            proptest::prop_assert!(s.out_of_order + s.retransmits <= t.requests);
+            proptest::prop_assert!(resent_by_resolution <= s.retransmits);
+            proptest::prop_assert!(s.network_loss_gaps <= s.gaps + s.resyncs + t.requests);
+        }
+    }
+
     #[test]
     fn a_read_reissued_inside_its_range_is_an_implied_nak() {
         let mut t = PsnTracker::new();
