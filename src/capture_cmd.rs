@@ -12,8 +12,13 @@ pub fn run(args: &CaptureArgs) -> anyhow::Result<ExitCode> {
     let stop = driver::install_signals()?;
     let mut opts = args.decoder.decode_options();
     opts.check_icrc = false; // only "is it RoCE" is needed here
-    let mut opened = driver::open(&args.source, opts.roce_port, false)?;
     let to_stdout = args.write.as_os_str() == "-";
+    if to_stdout && std::io::IsTerminal::is_terminal(&std::io::stdout()) {
+        anyhow::bail!(
+            "-w - writes a binary capture to standard output, which is a terminal: pipe it (| rocescope decode -r -) or redirect it (> roce.pcapng)"
+        );
+    }
+    let mut opened = driver::open(&args.source, opts.roce_port, false)?;
     let sink_opts = SinkOptions {
         path: args.write.clone(),
         format: if args.pcap { FileFormat::Pcap } else { FileFormat::PcapNg },

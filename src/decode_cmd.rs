@@ -15,26 +15,28 @@ pub fn run(args: &DecodeArgs) -> anyhow::Result<ExitCode> {
         (None, true) => OutputFormat::Json,
         (None, false) => OutputFormat::Text,
     };
+    // Mistakes in -T/-e/-E/-Y are usage errors (exit status 2, clap's format), found
+    // before anything is read.
     let fields = match format {
         OutputFormat::Fields => {
-            Some(Fields::new(&args.fields, &args.field_opts).map_err(anyhow::Error::msg)?)
+            Some(Fields::new(&args.fields, &args.field_opts).unwrap_or_else(|e| usage(&e)))
         }
-        _ if !args.fields.is_empty() || !args.field_opts.is_empty() => {
-            anyhow::bail!("-e and -E go with -T fields")
-        }
+        _ if !args.fields.is_empty() || !args.field_opts.is_empty() => usage("-e and -E go with -T fields"),
         _ => None,
     };
     let opts = args.decoder.decode_options();
     let filter = match &args.display_filter {
         Some(text) => rocescope_tui::filter::PacketFilter::parse(text)
-            .map_err(|e| anyhow::anyhow!("display filter {text:?}: {e}"))?
+            .unwrap_or_else(|e| usage(&format!("display filter {text:?}: {e}")))
             .map(|f| f.with_opcode_options(opts.opcode)),
         None => None,
     };
     let stop = driver::install_signals()?;
     let mut opened = driver::open(&args.source, opts.roce_port, true)?;
     let live = opened.source.is_live();
-    let flush_each = live || args.line_buffered;
+    // Each frame as it comes when someone watches: live, -l, or a terminal (tshark and
+    // tcpdump do the same); a file or pipe gets 64 kB writes.
+    let flush_each = live || args.line_buffered || io::IsTerminal::is_terminal(&io::stdout());
     let stdout = io::stdout();
     let mut out = BufWriter::with_capacity(1 << 16, stdout.lock());
     if let Some(f) = fields.as_ref().filter(|f| f.header) {
@@ -141,4 +143,12 @@ pub fn run(args: &DecodeArgs) -> anyhow::Result<ExitCode> {
         None => Ok(ExitCode::SUCCESS),
         Some(e) => Err(e).with_context(|| format!("{}: stopped after {n} frames", opened.name)),
     }
+}
+
+/// Exit with a usage error for `rocescope decode` (status 2).
+fn usage(msg: &str) -> ! {
+    let mut cmd = <crate::cli::Cli as clap::CommandFactory>::command();
+    cmd.build();
+    let mut sub = cmd.find_subcommand("decode").cloned().unwrap_or(cmd);
+    sub.error(clap::error::ErrorKind::ValueValidation, msg).exit()
 }

@@ -127,7 +127,7 @@ fn display_filter_selects_the_frames_that_match() {
     assert!(err(&o).contains(&format!("{} frames read, {pfc} matched", all.len())), "{}", err(&o));
     // A connection-only word is refused with the packet vocabulary.
     let o = run(&["decode", "-Y", "gaps>0", "-r", &demo()]);
-    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(o.status.code(), Some(2), "a usage error");
     assert!(err(&o).contains("display filter") && err(&o).contains("psn"), "{}", err(&o));
 }
 
@@ -172,12 +172,13 @@ fn fields_output_like_tshark() {
         assert_eq!(row[4], pcps.join(","));
     }
     let o = run(&["decode", "-T", "fields", "-e", "psn", "-r", &demo()]);
-    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(o.status.code(), Some(2), "a usage error");
     assert!(err(&o).contains("bth.psn"), "suggests the full name: {}", err(&o));
     let o = run(&["decode", "-T", "fields", "-r", &demo()]);
     assert!(err(&o).contains("-e FIELD"), "{}", err(&o));
     let o = run(&["decode", "-e", "frame", "-r", &demo()]);
     assert!(err(&o).contains("-T fields"), "{}", err(&o));
+    assert_eq!(o.status.code(), Some(2));
     // -T json is --json; -l and -n change nothing in what is printed.
     let a = run(&["decode", "-T", "json", "-r", &demo()]);
     let b = run(&["decode", "--json", "-l", "-n", "-r", &demo()]);
@@ -251,4 +252,21 @@ fn errors_say_what_to_do_once() {
     assert_eq!(o.status.code(), Some(2));
     assert!(out(&o).contains("Commands:"), "{}", out(&o));
     assert!(!err(&o).contains("--read"));
+}
+
+/// On a terminal, decode prints each frame as it arrives (as tshark and tcpdump do), so
+/// `tcpdump -U -w - | rocescope decode -r -` shows packets live; and capture refuses to
+/// write a binary capture onto it.
+#[test]
+fn a_terminal_gets_each_frame_as_it_comes() {
+    let bin = env!("CARGO_BIN_EXE_rocescope");
+    let rnr = common::root().join("samples/rnr.pcap");
+    // The pcap header and the first records (354 bytes), then the pipe stays open 30 s.
+    let cmd = format!("sh -c '(head -c 354 {}; sleep 30) | {bin} decode -r -'", rnr.display());
+    let Some(t) = common::Tmux::start(&cmd) else { return };
+    let screen = t.wait_for("RC Send Only");
+    assert!(screen.contains("    1 "), "{screen}");
+    let cmd = format!("sh -c '{bin} capture -r {} -w -; sleep 30'", rnr.display());
+    let Some(t) = common::Tmux::start(&cmd) else { return };
+    t.wait_for("writes a binary capture to standard output, which is a terminal");
 }

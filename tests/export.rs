@@ -169,7 +169,7 @@ fn metrics_agree_with_the_report_and_other_keeps_the_sums() {
 #[test]
 fn prometheus_scrapes_the_exporter_with_the_shipped_config() {
     if Command::new("prometheus").arg("--version").output().is_err() {
-        eprintln!("SKIP: prometheus not installed (apt-get install prometheus)");
+        common::skip("prometheus not installed (apt-get install prometheus)");
         return;
     }
     // The two-point pair (a loss between them) and the demo (every other scenario: storms,
@@ -320,7 +320,7 @@ fn encode(q: &str) -> String {
 #[test]
 fn shipped_rules_and_config_pass_promtool() {
     if Command::new("promtool").arg("--version").output().is_err() {
-        eprintln!("SKIP: promtool not installed (apt-get install prometheus)");
+        common::skip("promtool not installed (apt-get install prometheus)");
         return;
     }
     let dir = common::root().join("deploy/prometheus");

@@ -31,7 +31,9 @@ fn can_run() -> bool {
     let root = Command::new("id").arg("-u").output().is_ok_and(|o| o.stdout.starts_with(b"0"));
     let tools = sh(&["ip", "-V"]) && sh(&["tcpreplay", "-V"]);
     if !root || !tools {
-        eprintln!("skipping live tests: they need root, iproute2 and tcpreplay (root={root}, tools={tools})");
+        common::skip(&format!(
+            "live tests: they need root, iproute2 and tcpreplay (root={root}, tools={tools})"
+        ));
         return false;
     }
     true
@@ -51,7 +53,7 @@ impl Pair {
             && sh(&["ip", "-n", &b, "link", "set", &b, "mtu", "9000", "up"]);
         let pair = Pair { a, b };
         if !ok {
-            eprintln!("skipping: could not create network namespaces and a veth pair");
+            common::skip("could not create network namespaces and a veth pair");
             return None;
         }
         Some(pair)
@@ -332,7 +334,7 @@ fn a_full_disk_leaves_a_valid_file_and_says_so() {
     let mnt = dir.path().join("small");
     std::fs::create_dir(&mnt).unwrap();
     if !sh(&["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", mnt.to_str().unwrap()]) {
-        eprintln!("skipping: cannot mount a small tmpfs");
+        common::skip("cannot mount a small tmpfs");
         return;
     }
     struct Unmount(PathBuf);

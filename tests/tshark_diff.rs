@@ -366,7 +366,7 @@ fn compare_file(path: &Path) -> Outcome {
 fn tshark_available() -> bool {
     let ok = Command::new("tshark").arg("-v").output().is_ok_and(|o| o.status.success());
     if !ok {
-        eprintln!("skipping: tshark is not installed (apt-get install tshark)");
+        common::skip("tshark is not installed (apt-get install tshark)");
     }
     ok
 }

@@ -14,15 +14,34 @@ pub fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// `../shared/real-captures`, or `$ROCESCOPE_REAL_CAPTURES`, when present.
+/// Say why a test skips: on stderr (shown with `--nocapture`) and in
+/// `target/tmp/skipped-tests.txt`, which `.ci/run` prints at the end, so a skip never
+/// passes unseen.
+pub fn skip(reason: &str) {
+    eprintln!("skipping: {reason}");
+    let binary = std::env::current_exe()
+        .ok()
+        .and_then(|p| {
+            p.file_stem().map(|s| s.to_string_lossy().split('-').next().unwrap_or_default().to_string())
+        })
+        .unwrap_or_default();
+    let path = Path::new(env!("CARGO_TARGET_TMPDIR")).join("skipped-tests.txt");
+    if let Ok(mut f) = std::fs::OpenOptions::new().create(true).append(true).open(path) {
+        use std::io::Write;
+        let _ = writeln!(f, "{binary}: {reason}");
+    }
+}
+
+/// `../shared/real-captures`, or `$ROCESCOPE_REAL_CAPTURES`, when present. A
+/// `$ROCESCOPE_REAL_CAPTURES` that names no capture folder is a mistake, not a skip.
 pub fn real_captures() -> Option<PathBuf> {
-    let dir = std::env::var_os("ROCESCOPE_REAL_CAPTURES")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root().join("../shared/real-captures"));
+    let set = std::env::var_os("ROCESCOPE_REAL_CAPTURES").map(PathBuf::from);
+    let dir = set.clone().unwrap_or_else(|| root().join("../shared/real-captures"));
     if dir.join("INDEX.md").is_file() {
         Some(dir)
     } else {
-        eprintln!("skipping: no real captures at {} (set ROCESCOPE_REAL_CAPTURES)", dir.display());
+        assert!(set.is_none(), "ROCESCOPE_REAL_CAPTURES={} holds no INDEX.md", dir.display());
+        skip(&format!("no real captures at {} (set ROCESCOPE_REAL_CAPTURES)", dir.display()));
         None
     }
 }
@@ -147,7 +166,7 @@ impl Tmux {
     /// Start `cmd` in a detached 160x45 session; `None` (with a message) without tmux.
     pub fn start(cmd: &str) -> Option<Tmux> {
         if Command::new("tmux").arg("-V").output().is_err() {
-            eprintln!("skipping: tmux is not installed");
+            skip("tmux is not installed");
             return None;
         }
         static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
