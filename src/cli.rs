@@ -286,16 +286,32 @@ pub struct AnalysisOpts {
     /// A continuous pause this long while the priority's RoCE stops hints at deadlock (ms).
     #[arg(long, value_name = "MS", default_value_t = 100.0)]
     pub deadlock_ms: f64,
-    /// Expected DSCP of RoCE packets (e.g. 26).
-    #[arg(long, value_name = "DSCP", value_parser = clap::value_parser!(u8).range(0..64))]
-    pub expect_dscp: Option<u8>,
-    /// Expected DSCP of CNPs (e.g. 48).
-    #[arg(long, value_name = "DSCP", value_parser = clap::value_parser!(u8).range(0..64))]
-    pub expect_cnp_dscp: Option<u8>,
-    /// Expected 802.1p PCP of VLAN-tagged RoCE packets (e.g. 3).
+    /// Expected DSCP of RoCE data, comma-separated when several are allowed (e.g. 26, or
+    /// 3,4); ACK/NAKs are held to it too until --expect-ack-dscp gives them their own class.
+    #[arg(long, value_name = "DSCP,DSCP", value_delimiter = ',', value_parser = clap::value_parser!(u8).range(0..64))]
+    pub expect_dscp: Option<Vec<u8>>,
+    /// Expected DSCP of ACK/NAKs (Acknowledge and Atomic Acknowledge), comma-separated when
+    /// several are allowed (e.g. 44): a class of their own, only their DSCP is checked.
+    #[arg(long, value_name = "DSCP,DSCP", value_delimiter = ',', value_parser = clap::value_parser!(u8).range(0..64))]
+    pub expect_ack_dscp: Option<Vec<u8>>,
+    /// Expected DSCP of CNPs, comma-separated when several are allowed (e.g. 48, or 46).
+    #[arg(long, value_name = "DSCP,DSCP", value_delimiter = ',', value_parser = clap::value_parser!(u8).range(0..64))]
+    pub expect_cnp_dscp: Option<Vec<u8>>,
+    /// Where a frame's priority comes from, as the switches classify: `pcp` (the VLAN PCP
+    /// when tagged, else the DSCP through --dscp-map; the default) or `dscp` (the DSCP
+    /// through --dscp-map, tagged or not). The PFC, lossless and deadlock checks compare it.
+    #[arg(long, value_name = "MODE", value_parser = parse_trust())]
+    pub trust: Option<rocescope_analyzer::audit::Trust>,
+    /// DSCP to priority map of the fabric, e.g. 3:3,4:4,26:3 (SONiC's DSCP_TO_TC_MAP, mlx5's
+    /// dscp2prio). DSCPs not listed map to priority 0, as on mlx5; without a map the priority
+    /// of a DSCP is DSCP >> 3.
+    #[arg(long, value_name = "DSCP:PRIO,...", value_parser = parse_dscp_map)]
+    pub dscp_map: Option<rocescope_analyzer::audit::DscpMap>,
+    /// Expected 802.1p PCP of RoCE data (e.g. 3); untagged RoCE carries none and is flagged.
     #[arg(long, value_name = "PCP", value_parser = clap::value_parser!(u8).range(0..8))]
     pub expect_pcp: Option<u8>,
-    /// Lossless (PFC-enabled) priorities, comma-separated; pauses on others are flagged.
+    /// Lossless (PFC-enabled) priorities, comma-separated: RoCE data must map to one (see
+    /// --trust, --dscp-map), and pauses on others are flagged.
     #[arg(long, value_name = "P,P", value_delimiter = ',', value_parser = clap::value_parser!(u8).range(0..8))]
     pub lossless: Option<Vec<u8>>,
     /// RoCE data must be ECN-capable (flag Not-ECT packets).
@@ -401,6 +417,20 @@ pub struct ExportArgs {
     /// Decoder options.
     #[command(flatten)]
     pub decoder: DecoderOpts,
+}
+
+/// The trust modes, `pcp` and `dscp` (listed in --help and the shell completions).
+pub fn parse_trust() -> impl clap::builder::TypedValueParser<Value = rocescope_analyzer::audit::Trust> {
+    use clap::builder::TypedValueParser;
+    use rocescope_analyzer::audit::Trust;
+    // Only the two names pass, and each parses.
+    clap::builder::PossibleValuesParser::new([Trust::Pcp.as_str(), Trust::Dscp.as_str()])
+        .map(|s| s.parse::<Trust>().unwrap_or_default())
+}
+
+/// Parse a DSCP to priority map: `DSCP:PRIORITY[,DSCP:PRIORITY...]`.
+pub fn parse_dscp_map(s: &str) -> Result<rocescope_analyzer::audit::DscpMap, String> {
+    s.parse()
 }
 
 /// Parse a match window: at least 0.001 ms (a zero window would call every packet lost).

@@ -1,6 +1,7 @@
 //! `rocescope report`: analyse a capture or an interface and print findings first, then the
 //! connections, the PFC timelines and the QoS audit (or one JSON document). Exit status 3
-//! when the audit found violations, so a change can be gated on it.
+//! when the audit found violations, so a change can be gated on it; an audit that saw no
+//! RoCE is one (`no_roce`): it checked nothing.
 
 use crate::cli::{AnalysisOpts, ReportArgs};
 use crate::driver::{self, Flow};
@@ -27,11 +28,16 @@ pub fn analysis_config(
         }
         None => AuditConfig::default(),
     };
+    // Flags override the baseline file, key by key (the QoS model: docs/verdicts.md "QoS
+    // audit"; reference §1.7, §1.9).
     if a.expect_dscp.is_some() {
-        audit.roce_dscp = a.expect_dscp;
+        audit.roce_dscp = a.expect_dscp.clone();
+    }
+    if a.expect_ack_dscp.is_some() {
+        audit.ack_dscp = a.expect_ack_dscp.clone();
     }
     if a.expect_cnp_dscp.is_some() {
-        audit.cnp_dscp = a.expect_cnp_dscp;
+        audit.cnp_dscp = a.expect_cnp_dscp.clone();
     }
     if a.expect_pcp.is_some() {
         audit.roce_pcp = a.expect_pcp;
@@ -39,16 +45,17 @@ pub fn analysis_config(
     if a.lossless.is_some() {
         audit.lossless_priorities = a.lossless.clone();
     }
-    audit.ecn_capable |= a.expect_ecn;
-    for (name, v, max) in [
-        ("roce_dscp", audit.roce_dscp, 63),
-        ("cnp_dscp", audit.cnp_dscp, 63),
-        ("roce_pcp", audit.roce_pcp, 7),
-    ] {
-        if v.is_some_and(|v| v > max) {
-            anyhow::bail!("{name} must be 0..={max}");
-        }
+    if let Some(t) = a.trust {
+        audit.trust = t;
     }
+    if a.dscp_map.is_some() {
+        audit.dscp_map = a.dscp_map;
+    }
+    audit.ecn_capable |= a.expect_ecn;
+    audit.normalize().map_err(|e| match &a.baseline {
+        Some(path) => anyhow::anyhow!("baseline {} is not valid: {e}", path.display()),
+        None => anyhow::anyhow!("{e}"),
+    })?;
     let mut cfg = Config {
         link_speed_bps: a.link_speed,
         pmtu: a.pmtu,

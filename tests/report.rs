@@ -257,7 +257,8 @@ fn qos_audit_flags_and_baseline_gate_the_exit_status() {
         .map(|v| {
             (
                 v["what"].as_str().unwrap().to_string(),
-                v["flow"]["dest_qp"].as_u64().unwrap(),
+                // 0: a capture-wide violation (pcp_untagged names no one flow).
+                v["flow"]["dest_qp"].as_u64().unwrap_or(0),
                 v["seen"].to_string(),
             )
         })
@@ -270,6 +271,8 @@ fn qos_audit_flags_and_baseline_gate_the_exit_status() {
         ("ecn", 0xb2, "\"Not-ECT\""),
         ("ecn", 0xb1, "\"Not-ECT\""),
         ("cnp_dscp", 0x91, "0"),
+        // QPs 0x91/0x92 and 0xb1/0xb2 are untagged: no PCP to hold to 3 (6 packets, CNP aside).
+        ("pcp_untagged", 0, "\"untagged\""),
     ]
     .iter()
     .map(|(w, q, s)| (w.to_string(), *q, s.to_string()))
@@ -293,8 +296,20 @@ fn qos_audit_flags_and_baseline_gate_the_exit_status() {
     )
     .unwrap();
     let (r2, code) = report(&sample("qos-mismatch.pcap"), &["--baseline", base.to_str().unwrap()]);
-    assert_eq!((code, r2["audit"]["violations"].as_array().unwrap().len()), (Some(3), 7));
-    let (_, code) = report(&sample("rc-normal.pcap"), &["--baseline", base.to_str().unwrap()]);
+    assert_eq!((code, r2["audit"]["violations"].as_array().unwrap().len()), (Some(3), 8));
+    // rc-normal is untagged: no PCP to hold to 3 (one pcp_untagged violation); it passes a
+    // baseline without a PCP.
+    let (r3, code) = report(&sample("rc-normal.pcap"), &["--baseline", base.to_str().unwrap()]);
+    let whats: Vec<&Value> =
+        r3["audit"]["violations"].as_array().unwrap().iter().map(|v| &v["what"]).collect();
+    assert_eq!((code, whats), (Some(3), vec![&Value::from("pcp_untagged")]));
+    let untagged = dir.path().join("untagged.toml");
+    std::fs::write(
+        &untagged,
+        "roce_dscp = 26\ncnp_dscp = 48\necn_capable = true\nlossless_priorities = [3]\n",
+    )
+    .unwrap();
+    let (_, code) = report(&sample("rc-normal.pcap"), &["--baseline", untagged.to_str().unwrap()]);
     assert_eq!(code, Some(0));
     // Text report says the same and names the exit status.
     let o = run(&[
@@ -309,7 +324,7 @@ fn qos_audit_flags_and_baseline_gate_the_exit_status() {
         text.contains("QOS AUDIT (expected RoCE DSCP 26, CNP DSCP 48, PCP 3, lossless 3, ECN-capable data)"),
         "{text}"
     );
-    assert!(text.contains("7 violation(s): exit status 3"), "{text}");
+    assert!(text.contains("8 violation(s): exit status 3"), "{text}");
     assert!(text.find("FINDINGS").unwrap() < text.find("CONNECTIONS").unwrap());
     // A bad baseline is an error, not a silent pass.
     std::fs::write(&base, "roce_dcsp = 26\n").unwrap();

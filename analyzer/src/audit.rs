@@ -1,33 +1,451 @@
-//! QoS audit: the DSCP, PCP and ECN that RoCE data and CNPs carry, against what the fabric is
-//! configured for (reference §1.9; field notes "Typical configuration").
+//! QoS audit: the DSCP, PCP and ECN that RoCE data, ACK/NAKs and CNPs carry, and the
+//! priority they map to, against what the fabric is configured for (reference §1.7, §1.9;
+//! field notes "Typical configuration" and "Mismatched QoS").
+//!
+//! The model:
+//! - **Priority of a frame** ([`AuditConfig::priority`]): the trust mode picks the field a
+//!   switch or NIC classifies on (§1.9: mlx5 switches its trust state between `pcp` and
+//!   `dscp`). [`Trust::Pcp`] (the default, and rocescope's behaviour before trust modes
+//!   existed): the VLAN PCP of a tagged frame, else the DSCP through the map. [`Trust::Dscp`]:
+//!   the DSCP through the map, tagged or not. The map ([`DscpMap`]) is DSCP >> 3 (the class
+//!   selector, a common switch default) until one is given; a given map sends every DSCP it
+//!   does not list to priority 0, as mlx5 does ("By default, all the dscps are mapped to
+//!   priority zero", §1.9), so a map states the device's whole table.
+//! - **Classes** ([`Class`]): CNPs (opcode 0x81, §1.7); ACK/NAKs, the AETH-carrying responses
+//!   without payload (Acknowledge 0x11 and Atomic Acknowledge 0x12 of RC, RD and XRC: the
+//!   responder's acknowledgements, §1.3/§1.5; READ responses carry data and are data); and
+//!   data (everything else). CNPs and ACK/NAKs have classes of their own in some fabrics (a
+//!   SONiC RoCEv2 test: CNP DSCP 46, ACK/NAK DSCP 44, §1.7).
+//! - **Checks**, each off until its expectation is given: data DSCP in `roce_dscp`, PCP of
+//!   tagged data equal to `roce_pcp` (untagged data under a PCP expectation: `pcp_untagged`),
+//!   ECN-capable data, and data on a `lossless_priorities` priority (`not_lossless`, only
+//!   when its DSCP and PCP passed: one cause per packet); ACK/NAK DSCP in `ack_dscp` (ACK/NAKs
+//!   are data for every check until `ack_dscp` is given; once it is, only their DSCP is
+//!   checked); CNP DSCP in `cnp_dscp`.
 
-use serde::{Deserialize, Serialize};
+use rocescope_decoder::{Ecn, Opcode};
+use serde::de::{self, Deserializer, MapAccess, SeqAccess, Unexpected, Visitor};
+use serde::{Deserialize, Serialize, Serializer};
+use std::fmt;
+use std::str::FromStr;
 
-/// What the fabric expects. Every check is off until its value is given.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+/// The field a device takes a frame's priority from (reference §1.9: mlx5's QPTS register
+/// "allow changing the trust state between dscp and pcp mode").
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Trust {
+    /// The VLAN PCP when the frame is tagged; an untagged frame has no PCP, so its DSCP
+    /// through the map. The default (rocescope's behaviour before trust modes existed).
+    #[default]
+    Pcp,
+    /// The DSCP through the map, tagged or not.
+    Dscp,
+}
+
+impl Trust {
+    /// `pcp` or `dscp`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Trust::Pcp => "pcp",
+            Trust::Dscp => "dscp",
+        }
+    }
+}
+
+impl FromStr for Trust {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "pcp" => Ok(Trust::Pcp),
+            "dscp" => Ok(Trust::Dscp),
+            _ => Err(format!("{s:?} is not a trust mode (dscp or pcp)")),
+        }
+    }
+}
+
+impl fmt::Display for Trust {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A DSCP → priority table (64 entries). Built from `DSCP:PRIORITY` pairs; DSCPs not listed
+/// map to priority 0, as on mlx5 before it is configured (reference §1.9).
+///
+/// ```
+/// use rocescope_analyzer::audit::DscpMap;
+///
+/// let m: DscpMap = "3:3,4:4,26:3".parse().unwrap();
+/// assert_eq!((m.get(3), m.get(4), m.get(26), m.get(46)), (3, 4, 3, 0));
+/// assert_eq!(m.to_string(), "3:3,4:4,26:3");
+/// assert!("3:8".parse::<DscpMap>().is_err());
+/// ```
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct DscpMap([u8; 64]);
+
+impl DscpMap {
+    /// The priority of `dscp` (its low six bits).
+    pub fn get(&self, dscp: u8) -> u8 {
+        self.0.get(usize::from(dscp & 63)).copied().unwrap_or(0)
+    }
+
+    /// The table from (DSCP, priority) pairs; every other DSCP maps to 0. A DSCP above 63,
+    /// a priority above 7 or a DSCP listed twice is an error.
+    pub fn from_pairs(pairs: impl IntoIterator<Item = (u64, u64)>) -> Result<Self, String> {
+        let mut t = [0u8; 64];
+        let mut listed = 0u64;
+        for (d, p) in pairs {
+            let dscp = u8::try_from(d).ok().filter(|d| *d < 64).ok_or(format!("DSCP {d} is not 0..=63"))?;
+            let prio = u8::try_from(p).ok().filter(|p| *p < 8).ok_or(format!("priority {p} is not 0..=7"))?;
+            if listed & (1 << dscp) != 0 {
+                return Err(format!("DSCP {dscp} is listed twice"));
+            }
+            listed |= 1 << dscp;
+            if let Some(slot) = t.get_mut(usize::from(dscp)) {
+                *slot = prio;
+            }
+        }
+        Ok(DscpMap(t))
+    }
+
+    /// The 64 priorities, indexed by DSCP.
+    pub fn table(&self) -> &[u8; 64] {
+        &self.0
+    }
+}
+
+impl FromStr for DscpMap {
+    type Err = String;
+
+    /// `DSCP:PRIORITY[,DSCP:PRIORITY...]`, e.g. `3:3,4:4,26:3`.
+    fn from_str(s: &str) -> Result<Self, String> {
+        let bad = |item: &str| format!("{item:?} is not DSCP:PRIORITY (like 3:3,4:4,26:3)");
+        let mut pairs = Vec::new();
+        for item in s.split(',').map(str::trim) {
+            let (d, p) = item.split_once(':').ok_or_else(|| bad(item))?;
+            let d = d.trim().parse::<u64>().map_err(|_| bad(item))?;
+            let p = p.trim().parse::<u64>().map_err(|_| bad(item))?;
+            pairs.push((d, p));
+        }
+        DscpMap::from_pairs(pairs)
+    }
+}
+
+impl fmt::Display for DscpMap {
+    /// The entries that are not 0, as `DSCP:PRIORITY` pairs (`-` when all are 0).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let items: Vec<String> =
+            self.0.iter().enumerate().filter(|(_, p)| **p != 0).map(|(d, p)| format!("{d}:{p}")).collect();
+        if items.is_empty() {
+            f.write_str("-")
+        } else {
+            f.write_str(&items.join(","))
+        }
+    }
+}
+
+impl fmt::Debug for DscpMap {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "DscpMap({self})")
+    }
+}
+
+/// In the JSON report: the 64 priorities, indexed by DSCP.
+impl Serialize for DscpMap {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.0.iter())
+    }
+}
+
+/// From a baseline file: a table `{ 3 = 3, 26 = 3 }` or the option's text `"3:3,26:3"`.
+impl<'de> Deserialize<'de> for DscpMap {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = DscpMap;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a table of DSCP = priority, or \"DSCP:PRIORITY,...\"")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<DscpMap, E> {
+                v.parse().map_err(E::custom)
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<DscpMap, A::Error> {
+                let mut pairs = Vec::new();
+                while let Some((k, v)) = m.next_entry::<String, i64>()? {
+                    let d = k.trim().parse::<u64>().map_err(|_| {
+                        de::Error::custom(format!("dscp_map key {k:?} is not a DSCP (0..=63)"))
+                    })?;
+                    let p = u64::try_from(v)
+                        .map_err(|_| de::Error::custom(format!("priority {v} is not 0..=7")))?;
+                    pairs.push((d, p));
+                }
+                DscpMap::from_pairs(pairs).map_err(de::Error::custom)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// What a RoCE packet is to the audit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Class {
+    /// Requests and READ responses: everything that is neither an ACK/NAK nor a CNP.
+    Data,
+    /// Acknowledge (0x11) and Atomic Acknowledge (0x12) of RC, RD and XRC: AETH-carrying
+    /// responses without payload (reference §1.3, §1.5).
+    Ack,
+    /// Congestion notification packets (0x81, and the IB CNP 0x80; reference §1.7).
+    Cnp,
+}
+
+impl Class {
+    /// The class of an opcode.
+    ///
+    /// ```
+    /// use rocescope_analyzer::audit::Class;
+    /// use rocescope_decoder::Opcode;
+    ///
+    /// assert_eq!(Class::of(Opcode::RC_ACKNOWLEDGE), Class::Ack);
+    /// assert_eq!(Class::of(Opcode::XRC_ATOMIC_ACKNOWLEDGE), Class::Ack);
+    /// assert_eq!(Class::of(Opcode::RC_READ_RESPONSE_ONLY), Class::Data);
+    /// assert_eq!(Class::of(Opcode::CNP), Class::Cnp);
+    /// ```
+    pub fn of(op: Opcode) -> Class {
+        if op.is_cnp() {
+            Class::Cnp
+        } else if op.is_response() && matches!(op.operation(), 0x11 | 0x12) {
+            Class::Ack
+        } else {
+            Class::Data
+        }
+    }
+}
+
+/// What the fabric expects, and how it maps a frame to a priority. Every check is off until
+/// its value is given; `trust` and `dscp_map` only say how priorities are read.
+///
+/// Baseline file (TOML) keys are the field names; `roce_dscp`, `ack_dscp` and `cnp_dscp` take
+/// one number or a list, `dscp_map` a table (`{ 3 = 3, 26 = 3 }`) or the `--dscp-map` text.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct AuditConfig {
-    /// DSCP of RoCE packets other than CNPs (e.g. 26).
-    pub roce_dscp: Option<u8>,
-    /// DSCP of CNPs (e.g. 48; deployments differ).
-    pub cnp_dscp: Option<u8>,
-    /// 802.1p PCP of VLAN-tagged RoCE packets other than CNPs (e.g. 3).
+    /// DSCPs allowed for RoCE data (requests and READ responses; ACK/NAKs too until
+    /// `ack_dscp` is given), e.g. `[26]` or SONiC's `[3, 4]`.
+    #[serde(default, deserialize_with = "one_or_many")]
+    pub roce_dscp: Option<Vec<u8>>,
+    /// DSCPs allowed for ACK/NAKs (Acknowledge and Atomic Acknowledge), e.g. `[44]`: given,
+    /// ACK/NAKs are a class of their own and only their DSCP is checked.
+    #[serde(default, deserialize_with = "one_or_many")]
+    pub ack_dscp: Option<Vec<u8>>,
+    /// DSCPs allowed for CNPs (e.g. `[48]`; deployments differ: 46 is also seen).
+    #[serde(default, deserialize_with = "one_or_many")]
+    pub cnp_dscp: Option<Vec<u8>>,
+    /// 802.1p PCP of RoCE data (e.g. 3): tagged data must carry it, and untagged data is a
+    /// `pcp_untagged` violation (it carries none to check).
     pub roce_pcp: Option<u8>,
-    /// Priorities with PFC enabled (lossless); pauses elsewhere are flagged.
+    /// Priorities with PFC enabled (lossless): RoCE data must map to one, and pauses on
+    /// others are flagged.
     pub lossless_priorities: Option<Vec<u8>>,
-    /// RoCE data (requests and responses) must be ECN-capable (ECT(0), ECT(1) or CE).
+    /// RoCE data must be ECN-capable (ECT(0), ECT(1) or CE).
     #[serde(default)]
     pub ecn_capable: bool,
+    /// Where a frame's priority comes from.
+    #[serde(default)]
+    pub trust: Trust,
+    /// DSCP → priority; `None` is DSCP >> 3.
+    #[serde(default)]
+    pub dscp_map: Option<DscpMap>,
+}
+
+/// One number or a list of them, for the DSCP keys of a baseline file.
+fn one_or_many<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<u8>>, D::Error> {
+    struct V;
+    impl<'de> Visitor<'de> for V {
+        type Value = Vec<u8>;
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("a DSCP or a list of DSCPs")
+        }
+        fn visit_i64<E: de::Error>(self, v: i64) -> Result<Vec<u8>, E> {
+            u8::try_from(v).map(|v| vec![v]).map_err(|_| E::invalid_value(Unexpected::Signed(v), &self))
+        }
+        fn visit_u64<E: de::Error>(self, v: u64) -> Result<Vec<u8>, E> {
+            u8::try_from(v).map(|v| vec![v]).map_err(|_| E::invalid_value(Unexpected::Unsigned(v), &self))
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut s: A) -> Result<Vec<u8>, A::Error> {
+            let mut v = Vec::new();
+            while let Some(x) = s.next_element::<u8>()? {
+                v.push(x);
+            }
+            Ok(v)
+        }
+    }
+    d.deserialize_any(V).map(Some)
+}
+
+/// The single value of a list of one, for the JSON keys that predate lists.
+fn single(v: &Option<Vec<u8>>) -> Option<u8> {
+    match v.as_deref() {
+        Some([one]) => Some(*one),
+        _ => None,
+    }
+}
+
+/// In the JSON report (`audit.expected`): the keys of earlier builds (`roce_dscp` and
+/// `cnp_dscp` hold the value when exactly one is expected, else null), then the lists, the
+/// trust mode and the map (64 priorities, or null for DSCP >> 3).
+impl Serialize for AuditConfig {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        struct Expected<'a> {
+            roce_dscp: Option<u8>,
+            cnp_dscp: Option<u8>,
+            roce_pcp: Option<u8>,
+            lossless_priorities: &'a Option<Vec<u8>>,
+            ecn_capable: bool,
+            roce_dscps: &'a Option<Vec<u8>>,
+            ack_dscps: &'a Option<Vec<u8>>,
+            cnp_dscps: &'a Option<Vec<u8>>,
+            trust: Trust,
+            dscp_map: &'a Option<DscpMap>,
+        }
+        Expected {
+            roce_dscp: single(&self.roce_dscp),
+            cnp_dscp: single(&self.cnp_dscp),
+            roce_pcp: self.roce_pcp,
+            lossless_priorities: &self.lossless_priorities,
+            ecn_capable: self.ecn_capable,
+            roce_dscps: &self.roce_dscp,
+            ack_dscps: &self.ack_dscp,
+            cnp_dscps: &self.cnp_dscp,
+            trust: self.trust,
+            dscp_map: &self.dscp_map,
+        }
+        .serialize(s)
+    }
 }
 
 impl AuditConfig {
-    /// True when any check is configured.
+    /// True when any check is configured (the trust mode and the map are not checks).
     pub fn is_set(&self) -> bool {
         self.roce_dscp.is_some()
+            || self.ack_dscp.is_some()
             || self.cnp_dscp.is_some()
             || self.roce_pcp.is_some()
             || self.lossless_priorities.is_some()
             || self.ecn_capable
+    }
+
+    /// Check the ranges (DSCP 0..=63, PCP and priorities 0..=7; lists not empty) and put the
+    /// lists in order without repeats. The error names the key.
+    pub fn normalize(&mut self) -> Result<(), String> {
+        for (name, list, max) in [
+            ("roce_dscp", &mut self.roce_dscp, 63),
+            ("ack_dscp", &mut self.ack_dscp, 63),
+            ("cnp_dscp", &mut self.cnp_dscp, 63),
+            ("lossless_priorities", &mut self.lossless_priorities, 7),
+        ] {
+            let Some(l) = list else { continue };
+            if l.is_empty() {
+                return Err(format!("{name} is an empty list: give a value or leave it out"));
+            }
+            if let Some(bad) = l.iter().find(|v| **v > max) {
+                return Err(format!("{name}: {bad} is not 0..={max}"));
+            }
+            l.sort_unstable();
+            l.dedup();
+        }
+        if let Some(p) = self.roce_pcp.filter(|p| *p > 7) {
+            return Err(format!("roce_pcp: {p} is not 0..=7"));
+        }
+        Ok(())
+    }
+
+    /// The priority DSCP `dscp` maps to: the map's, else DSCP >> 3.
+    pub fn dscp_priority(&self, dscp: u8) -> u8 {
+        match &self.dscp_map {
+            Some(m) => m.get(dscp),
+            None => (dscp & 63) >> 3,
+        }
+    }
+
+    /// The priority of a frame with this DSCP and (when tagged) PCP, by the trust mode.
+    ///
+    /// ```
+    /// use rocescope_analyzer::audit::{AuditConfig, Trust};
+    ///
+    /// let mut a = AuditConfig::default();
+    /// assert_eq!((a.priority(26, None), a.priority(26, Some(5)), a.priority(3, None)), (3, 5, 0));
+    /// a.trust = Trust::Dscp;
+    /// a.dscp_map = Some("3:3".parse().unwrap());
+    /// assert_eq!((a.priority(3, Some(0)), a.priority(26, None)), (3, 0));
+    /// ```
+    pub fn priority(&self, dscp: u8, pcp: Option<u8>) -> u8 {
+        match (self.trust, pcp) {
+            (Trust::Pcp, Some(p)) => p & 7,
+            _ => self.dscp_priority(dscp),
+        }
+    }
+
+    /// How priorities are read, in words for reports: `PCP when tagged, else DSCP >> 3`,
+    /// `DSCP, map 3:3,4:4, other DSCPs 0`, ...
+    pub fn priority_rule(&self) -> String {
+        let dscp = match &self.dscp_map {
+            Some(m) => format!("DSCP, map {m}, other DSCPs 0"),
+            None => "DSCP >> 3".to_string(),
+        };
+        match self.trust {
+            Trust::Pcp => format!("PCP when tagged, else {dscp}"),
+            Trust::Dscp => dscp,
+        }
+    }
+
+    /// The audit's verdicts on one RoCE packet of class `class` with this DSCP, PCP (when
+    /// tagged), priority (from [`AuditConfig::priority`]) and ECN (`None` for RoCEv1, which
+    /// has no IP ECN field): up to three `(what, seen)` pairs, `what` being `dscp`,
+    /// `ack_dscp`, `cnp_dscp`, `pcp`, `pcp_untagged`, `not_lossless` or `ecn` (`seen` is 0
+    /// for `pcp_untagged` and `ecn`, the priority for `not_lossless`).
+    pub fn check(
+        &self,
+        class: Class,
+        dscp: u8,
+        pcp: Option<u8>,
+        prio: u8,
+        ecn: Option<Ecn>,
+    ) -> [Option<(&'static str, u8)>; 3] {
+        let mut hits: [Option<(&'static str, u8)>; 3] = [None; 3];
+        let outside = |l: &Option<Vec<u8>>, v: u8| l.as_ref().is_some_and(|l| !l.contains(&v));
+        match class {
+            Class::Cnp => {
+                if outside(&self.cnp_dscp, dscp) {
+                    hits[0] = Some(("cnp_dscp", dscp));
+                }
+                return hits;
+            }
+            Class::Ack if self.ack_dscp.is_some() => {
+                if outside(&self.ack_dscp, dscp) {
+                    hits[0] = Some(("ack_dscp", dscp));
+                }
+                return hits;
+            }
+            Class::Ack | Class::Data => {}
+        }
+        if outside(&self.roce_dscp, dscp) {
+            hits[0] = Some(("dscp", dscp));
+        }
+        match (self.roce_pcp, pcp) {
+            (Some(want), Some(seen)) if want != seen => hits[1] = Some(("pcp", seen)),
+            (Some(_), None) => hits[1] = Some(("pcp_untagged", 0)),
+            _ => {}
+        }
+        // One cause per packet: a wrong marking explains a wrong priority.
+        if hits[0].is_none() && hits[1].is_none() && outside(&self.lossless_priorities, prio) {
+            hits[1] = Some(("not_lossless", prio));
+        }
+        if self.ecn_capable && ecn == Some(Ecn::NotEct) {
+            hits[2] = Some(("ecn", 0));
+        }
+        hits
     }
 }
 
@@ -47,18 +465,22 @@ pub struct FlowRef {
 pub struct Violation {
     /// Capture point (index into `Report::points`).
     pub point: u16,
-    /// The flow (absent for pause-frame violations, which belong to a MAC and priority).
+    /// The flow (absent for pause-frame violations, which belong to a MAC and priority, and
+    /// for the capture-wide `pcp_untagged` and `no_roce`).
     pub flow: Option<FlowRef>,
-    /// `dscp`, `pcp`, `ecn`, `cnp_dscp`, or `pause_priority`.
+    /// `dscp`, `ack_dscp`, `cnp_dscp`, `pcp`, `pcp_untagged`, `ecn`, `not_lossless`,
+    /// `pause_priority` or `no_roce`.
     pub what: &'static str,
-    /// What was expected (a number; for `ecn`, the text "ECN-capable"; for
-    /// `pause_priority`, the priorities RoCE uses or the lossless ones).
+    /// What was expected: a number, or a list when several values are allowed; for `ecn`,
+    /// the text "ECN-capable"; for `not_lossless`, the lossless priorities; for
+    /// `pause_priority`, the lossless priorities or those RoCE uses; for `no_roce`, "RoCE".
     pub expected: serde_json_value::Value,
-    /// What was seen.
+    /// What was seen (for `pcp_untagged`, "untagged"; for `not_lossless` and
+    /// `pause_priority`, the priority; for `no_roce`, 0).
     pub seen: serde_json_value::Value,
-    /// Packets (or pause frames) that differ.
+    /// Packets (or pause frames) that differ; for `no_roce`, the frames of the capture.
     pub packets: u64,
-    /// First such frame.
+    /// First such frame (for `no_roce`, 1, or 0 when the capture holds no frame).
     pub first_frame: u64,
     /// Source MAC, for pause-frame violations.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -82,5 +504,103 @@ pub mod serde_json_value {
         Text(&'static str),
         /// A list of numbers.
         List(Vec<u64>),
+    }
+
+    impl Value {
+        /// One number, or a list when there are several.
+        pub fn of(v: &[u8]) -> Value {
+            match v {
+                [one] => Value::Num(u64::from(*one)),
+                more => Value::List(more.iter().map(|x| u64::from(*x)).collect()),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg(toml_like: &[(&str, Option<Vec<u8>>)]) -> AuditConfig {
+        let mut a = AuditConfig::default();
+        for (k, v) in toml_like {
+            match *k {
+                "roce" => a.roce_dscp = v.clone(),
+                "ack" => a.ack_dscp = v.clone(),
+                "cnp" => a.cnp_dscp = v.clone(),
+                "lossless" => a.lossless_priorities = v.clone(),
+                _ => unreachable!(),
+            }
+        }
+        a
+    }
+
+    #[test]
+    fn maps_parse_and_refuse() {
+        let m: DscpMap = " 3:3, 4:4 ,26:3".parse().unwrap();
+        assert_eq!(m.table().iter().filter(|p| **p != 0).count(), 3);
+        assert_eq!(m.get(3 + 64), 3, "the low six bits");
+        for bad in ["", "3", "3:", ":3", "3:3,", "64:1", "3:8", "3:3,3:3", "a:1", "-1:2"] {
+            assert!(bad.parse::<DscpMap>().is_err(), "{bad:?}");
+        }
+        assert_eq!("0:0".parse::<DscpMap>().unwrap().to_string(), "-");
+    }
+
+    #[test]
+    fn trust_modes() {
+        let mut a = AuditConfig::default();
+        // Today's rule: PCP when tagged, else DSCP >> 3.
+        assert_eq!(a.priority(26, Some(0)), 0);
+        assert_eq!(a.priority(26, None), 3);
+        assert_eq!(a.priority(46, None), 5);
+        assert_eq!(a.priority_rule(), "PCP when tagged, else DSCP >> 3");
+        a.trust = Trust::Dscp;
+        assert_eq!(a.priority(26, Some(0)), 3);
+        a.dscp_map = Some("3:3,4:4".parse().unwrap());
+        assert_eq!((a.priority(3, Some(6)), a.priority(4, None), a.priority(26, None)), (3, 4, 0));
+        assert_eq!(a.priority_rule(), "DSCP, map 3:3,4:4, other DSCPs 0");
+        assert_eq!("DSCP".parse::<Trust>(), Ok(Trust::Dscp));
+        assert!("cos".parse::<Trust>().is_err());
+    }
+
+    #[test]
+    fn classes_and_checks() {
+        let a = cfg(&[
+            ("roce", Some(vec![3, 4])),
+            ("ack", Some(vec![44])),
+            ("cnp", Some(vec![46, 48])),
+            ("lossless", Some(vec![3, 4])),
+        ]);
+        let none = [None; 3];
+        assert_eq!(a.check(Class::Data, 3, None, 3, Some(Ecn::Ect0)), none);
+        assert_eq!(a.check(Class::Data, 26, None, 3, None), [Some(("dscp", 26)), None, None]);
+        // Right DSCP, wrong priority (no map): the lossless check speaks.
+        assert_eq!(a.check(Class::Data, 3, None, 0, None), [None, Some(("not_lossless", 0)), None]);
+        assert_eq!(a.check(Class::Ack, 44, None, 0, None), none, "ACK/NAKs need no lossless priority");
+        assert_eq!(a.check(Class::Ack, 3, None, 3, None), [Some(("ack_dscp", 3)), None, None]);
+        assert_eq!(a.check(Class::Cnp, 48, None, 6, None), none);
+        assert_eq!(a.check(Class::Cnp, 26, None, 3, None), [Some(("cnp_dscp", 26)), None, None]);
+        // Without an ACK class, ACK/NAKs are data.
+        let b = cfg(&[("roce", Some(vec![26]))]);
+        assert_eq!(b.check(Class::Ack, 44, None, 5, None), [Some(("dscp", 44)), None, None]);
+        // PCP: tagged and wrong, or untagged.
+        let c = AuditConfig { roce_pcp: Some(3), ecn_capable: true, ..AuditConfig::default() };
+        assert_eq!(c.check(Class::Data, 26, Some(0), 0, Some(Ecn::Ce)), [None, Some(("pcp", 0)), None]);
+        assert_eq!(
+            c.check(Class::Data, 26, None, 3, Some(Ecn::NotEct)),
+            [None, Some(("pcp_untagged", 0)), Some(("ecn", 0))]
+        );
+        assert_eq!(c.check(Class::Data, 26, None, 3, None), [None, Some(("pcp_untagged", 0)), None]);
+    }
+
+    #[test]
+    fn normalize_sorts_and_checks_ranges() {
+        let mut a = cfg(&[("roce", Some(vec![4, 3, 4])), ("cnp", Some(vec![46]))]);
+        a.normalize().unwrap();
+        assert_eq!(a.roce_dscp, Some(vec![3, 4]));
+        assert!(cfg(&[("ack", Some(vec![64]))]).normalize().unwrap_err().contains("ack_dscp: 64"));
+        assert!(cfg(&[("lossless", Some(vec![8]))]).normalize().unwrap_err().contains("lossless_priorities"));
+        assert!(cfg(&[("roce", Some(vec![]))]).normalize().is_err());
+        assert!(AuditConfig { roce_pcp: Some(9), ..Default::default() }.normalize().is_err());
     }
 }

@@ -254,11 +254,8 @@ impl Analyzer {
     /// assert!(report.findings.is_empty() && report.flows.is_empty());
     /// ```
     pub fn new(cfg: Config) -> Self {
-        fn cfg_audit_active(c: &Config) -> bool {
-            let a = &c.audit;
-            a.roce_dscp.is_some() || a.cnp_dscp.is_some() || a.roce_pcp.is_some() || a.ecn_capable
-        }
-        let audit_active = cfg_audit_active(&cfg);
+        // Every expectation looks at packets (`lossless_priorities` too: data must map to one).
+        let audit_active = cfg.audit.is_set();
         let npoints = cfg.points.len().max(1);
         let matcher =
             (cfg.points.len() > 1).then(|| crosspoint::Matcher::new(cfg.points.len(), cfg.match_window_ns));
@@ -500,11 +497,14 @@ impl Analyzer {
             }
         }
         let pcp = p.vlans.pcp();
-        let prio = pcp.unwrap_or(dscp >> 3);
+        // The priority a switch gives the frame: its PCP or its DSCP through the map, by the
+        // trust mode (reference §1.9; audit::AuditConfig::priority). Pause timelines, the
+        // lossless check and deadlock hints all compare this one.
+        let prio = self.cfg.audit.priority(dscp, pcp);
         self.on_priority_traffic(meta.point, prio, meta.ts_ns);
         let is_cnp = op.is_cnp();
         let v1 = r.grh.is_some();
-        self.check_audit(id, meta.number, is_cnp, dscp, pcp, (!v1).then_some(ecn));
+        self.check_audit(id, meta.number, audit::Class::of(op), (dscp, pcp, prio), (!v1).then_some(ecn));
         let Some(f) = self.flows.get_mut(id) else { return };
         f.last_ts = meta.ts_ns;
         f.packets += 1;
@@ -620,38 +620,22 @@ impl Analyzer {
         }
     }
 
-    /// `ecn` is `None` for RoCEv1, which has no IP ECN field.
+    /// The audit's verdicts on one packet of flow `id` (reference §1.7, §1.9; the rules are
+    /// in [`AuditConfig::check`]): `marks` is its (DSCP, PCP when tagged, priority); `ecn` is
+    /// `None` for RoCEv1, which has no IP ECN field.
     fn check_audit(
         &mut self,
         id: usize,
         frame: u64,
-        is_cnp: bool,
-        dscp: u8,
-        pcp: Option<u8>,
+        class: audit::Class,
+        marks: (u8, Option<u8>, u8),
         ecn: Option<Ecn>,
     ) {
         if !self.audit_active {
             return;
         }
-        let a = &self.cfg.audit;
-        let mut hits: [Option<(&'static str, u8)>; 3] = [None; 3];
-        if is_cnp {
-            if a.cnp_dscp.is_some_and(|x| x != dscp) {
-                hits[0] = Some(("cnp_dscp", dscp));
-            }
-        } else {
-            if a.roce_dscp.is_some_and(|x| x != dscp) {
-                hits[0] = Some(("dscp", dscp));
-            }
-            if let (Some(want), Some(seen)) = (a.roce_pcp, pcp) {
-                if want != seen {
-                    hits[1] = Some(("pcp", seen));
-                }
-            }
-            if a.ecn_capable && ecn == Some(Ecn::NotEct) {
-                hits[2] = Some(("ecn", 0));
-            }
-        }
+        let (dscp, pcp, prio) = marks;
+        let hits = self.cfg.audit.check(class, dscp, pcp, prio, ecn);
         for (what, seen) in hits.into_iter().flatten() {
             let e = self.audit.entry((Some(id), what, seen)).or_insert((0, frame));
             e.0 += 1;

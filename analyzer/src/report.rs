@@ -202,8 +202,13 @@ pub enum FindingKind {
     LinkPause,
     /// Pauses on a priority no RoCE uses, or not a lossless one.
     PauseUnusedPriority,
-    /// RoCE, CNPs or ACKs on a DSCP/PCP/ECN the expectations do not allow.
+    /// RoCE, CNPs or ACKs on a DSCP/PCP/ECN the expectations do not allow, or RoCE data on a
+    /// priority that is not lossless.
     QosViolation,
+    /// RoCE without a VLAN tag (so no PCP) while a PCP is expected.
+    PcpUntagged,
+    /// Audit expectations given, but no RoCE in the capture to check them on.
+    AuditNoRoce,
     /// Frames to the RoCE port that did not decode as RoCE.
     Malformed,
     /// Frames the capture cut before their ICRC.
@@ -244,6 +249,8 @@ impl FindingKind {
         FindingKind::LinkPause,
         FindingKind::PauseUnusedPriority,
         FindingKind::QosViolation,
+        FindingKind::PcpUntagged,
+        FindingKind::AuditNoRoce,
         FindingKind::Malformed,
         FindingKind::Truncated,
         FindingKind::NoRoce,
@@ -274,6 +281,8 @@ impl FindingKind {
             FindingKind::LinkPause => "link_pause",
             FindingKind::PauseUnusedPriority => "pause_unused_priority",
             FindingKind::QosViolation => "qos_violation",
+            FindingKind::PcpUntagged => "pcp_untagged",
+            FindingKind::AuditNoRoce => "audit_no_roce",
             FindingKind::Malformed => "malformed",
             FindingKind::Truncated => "truncated",
             FindingKind::NoRoce => "no_roce",
@@ -1234,40 +1243,149 @@ fn flow_findings(id: usize, f: &Flow, a: &Analyzer, out: &mut Vec<Finding>) {
     }
 }
 
+/// Priorities as `3,4` (`-` for none).
+fn prio_list(v: impl IntoIterator<Item = u64>) -> String {
+    let items: Vec<String> = v.into_iter().map(|p| p.to_string()).collect();
+    if items.is_empty() {
+        "-".into()
+    } else {
+        items.join(",")
+    }
+}
+
+/// The priorities RoCE used at a capture point.
+fn roce_priorities(a: &Analyzer, point: u16) -> Vec<u64> {
+    a.priorities(point).iter().enumerate().filter(|(_, u)| u.packets > 0).map(|(p, _)| p as u64).collect()
+}
+
+/// The findings of the QoS audit's violations (docs/verdicts.md "QoS audit"; reference §1.7,
+/// §1.9): marking and priority violations are critical `qos_violation`s, pauses on a priority
+/// RoCE does not use or that is not lossless are `pause_unused_priority` warnings, untagged
+/// RoCE under a PCP expectation is a `pcp_untagged` warning, and an audit that saw no RoCE is
+/// an `audit_no_roce` warning (each still fails the audit: exit status 3).
 fn qos_findings(violations: &[Violation], out: &mut Vec<Finding>, a: &Analyzer) {
+    let au = &a.cfg.audit;
     for v in violations {
         let at = at_point(a, v.point);
+        let num = |x: &Value| match x {
+            Value::Num(n) => *n,
+            _ => 0,
+        };
         let where_ = match &v.flow {
             Some(f) => format!("QP 0x{:06x} {} → {}{at}", f.dest_qp, f.src, f.dst),
             None if v.what != "pause_priority" => String::from("flows no longer tracked (idle)"),
-            None => format!(
-                "{} priority {}{at}",
-                v.src_mac.clone().unwrap_or_default(),
-                match &v.seen {
-                    Value::Num(n) => n.to_string(),
-                    _ => "?".into(),
-                }
-            ),
+            None => format!("{} priority {}{at}", v.src_mac.clone().unwrap_or_default(), num(&v.seen)),
         };
         let show = |x: &Value| match x {
             Value::Num(n) => n.to_string(),
             Value::Text(t) => (*t).to_string(),
-            Value::List(l) => format!("{l:?}"),
+            Value::List(l) => l.iter().map(u64::to_string).collect::<Vec<_>>().join(" or "),
+        };
+        let mut evidence = vec![EvidenceRef {
+            frame: v.first_frame,
+            ts_ns: 0,
+            what: format!("first of {}", plural(v.packets, "frame", "frames")),
+        }];
+        let (severity, kind) = match v.what {
+            "pause_priority" => (Severity::Warning, FindingKind::PauseUnusedPriority),
+            "pcp_untagged" => (Severity::Warning, FindingKind::PcpUntagged),
+            "no_roce" => (Severity::Warning, FindingKind::AuditNoRoce),
+            _ => (Severity::Critical, FindingKind::QosViolation),
         };
         let title = match v.what {
-            "pause_priority" => format!(
-                "pause frames on {where_}, which {} ({} frames)",
-                if a.cfg.audit.lossless_priorities.is_some() {
-                    "is not a lossless RoCE priority"
+            "pause_priority" => {
+                let prio = num(&v.seen) as u8;
+                let lossless = au.lossless_priorities.as_deref().filter(|l| !l.contains(&prio));
+                let on = roce_priorities(a, v.point);
+                let uses = if on.is_empty() {
+                    format!("no RoCE at all{at}")
                 } else {
-                    "no RoCE traffic uses"
-                },
-                v.packets
-            ),
+                    format!("RoCE is on priorities {}: {}", prio_list(on), au.priority_rule())
+                };
+                match lossless {
+                    Some(l) => format!(
+                        "pause frames on {where_}, which is not a lossless priority (lossless: {}; {uses}) ({} frames)",
+                        prio_list(l.iter().map(|p| u64::from(*p))),
+                        v.packets
+                    ),
+                    None => format!(
+                        "pause frames on {where_}, which no RoCE traffic uses ({uses}; see --trust, --dscp-map) ({} frames)",
+                        v.packets
+                    ),
+                }
+            }
             "ecn" => format!(
                 "{where_}: {} of RoCE data not ECN-capable (Not-ECT)",
                 plural(v.packets, "packet", "packets")
             ),
+            "not_lossless" => format!(
+                "{where_}: {} of RoCE data on priority {}, which is not lossless ({}); priority from {}",
+                plural(v.packets, "packet", "packets"),
+                num(&v.seen),
+                prio_list(au.lossless_priorities.iter().flatten().map(|p| u64::from(*p))),
+                au.priority_rule()
+            ),
+            "pcp_untagged" => {
+                // The flows behind it, their first untagged frames and DSCPs.
+                let mut flows: Vec<(Option<usize>, u64, u64)> = a
+                    .audit_hits()
+                    .iter()
+                    .filter(|((id, what, _), _)| {
+                        *what == "pcp_untagged"
+                            && id.and_then(|i| a.flows.get(i)).map_or(0, |f| f.key.point) == v.point
+                    })
+                    .map(|((id, _, _), (n, first))| (*id, *n, *first))
+                    .collect();
+                flows.sort_by_key(|f| f.2);
+                let mut dscps = 0u64;
+                evidence = flows
+                    .iter()
+                    .take(3)
+                    .map(|(id, n, first)| EvidenceRef {
+                        frame: *first,
+                        ts_ns: 0,
+                        what: match id.and_then(|i| a.flows.get(i)) {
+                            Some(f) => format!(
+                                "QP 0x{:06x} {} → {}: first of {} untagged",
+                                f.key.dest_qp,
+                                f.key.src,
+                                f.key.dst,
+                                plural(*n, "packet", "packets")
+                            ),
+                            None => format!("flows no longer tracked: first of {n} untagged"),
+                        },
+                    })
+                    .collect();
+                for f in flows.iter().filter_map(|(id, _, _)| id.and_then(|i| a.flows.get(i))) {
+                    dscps |= f.dscp_seen;
+                }
+                let marks: Vec<String> = (0..64u8)
+                    .filter(|d| dscps & (1 << d) != 0)
+                    .take(4)
+                    .map(|d| format!("DSCP {d} → priority {}", au.dscp_priority(d)))
+                    .collect();
+                format!(
+                    "{} in {} carry no VLAN tag, so no PCP{at}: with PCP {} expected, a switch port trusting PCP gives them its default priority and one trusting DSCP the priority of their DSCP ({}); if the capture strips tags (VLAN offload, a capture on the VLAN interface), capture on the parent interface to see them",
+                    plural(v.packets, "RoCE packet", "RoCE packets"),
+                    plural(flows.len() as u64, "flow", "flows"),
+                    show(&v.expected),
+                    if marks.is_empty() { "-".to_string() } else { marks.join(", ") }
+                )
+            }
+            "no_roce" => {
+                evidence.clear();
+                let what = if v.packets == 0 {
+                    "the capture holds no frame".to_string()
+                } else {
+                    format!(
+                        "no RoCE frame among the {} of this capture",
+                        plural(v.packets, "frame", "frames")
+                    )
+                };
+                format!(
+                    "the QoS audit checked nothing: {what}, so none of its expectations could be verified (a failed audit: exit status 3)"
+                )
+            }
             what => format!(
                 "{where_}: {} with {} {} (expected {})",
                 plural(v.packets, "packet", "packets"),
@@ -1276,23 +1394,14 @@ fn qos_findings(violations: &[Violation], out: &mut Vec<Finding>, a: &Analyzer) 
                 show(&v.expected)
             ),
         };
-        let flow = v.flow_index;
         out.push(Finding {
-            severity: if v.what == "pause_priority" { Severity::Warning } else { Severity::Critical },
-            kind: if v.what == "pause_priority" {
-                FindingKind::PauseUnusedPriority
-            } else {
-                FindingKind::QosViolation
-            },
+            severity,
+            kind,
             title,
-            flow,
+            flow: v.flow_index,
             src_mac: v.src_mac.clone(),
             priority: None,
-            evidence: vec![EvidenceRef {
-                frame: v.first_frame,
-                ts_ns: 0,
-                what: format!("first of {} frames", v.packets),
-            }],
+            evidence,
             weight: v.packets,
         });
     }
@@ -1421,16 +1530,12 @@ pub(crate) fn build(a: &Analyzer, detail: bool) -> Report {
         let not_lossless = kind == PauseKind::Pfc
             && a.cfg.audit.lossless_priorities.as_ref().is_some_and(|l| !l.contains(&prio));
         if (unused || not_lossless) && r.pause_frames > 0 {
+            // A priority that is not lossless is held to the lossless ones; a lossless (or
+            // unconfigured) one no RoCE uses, to the priorities RoCE does use (priorities by
+            // trust mode and DSCP map, reference §1.9).
             let expected = match &a.cfg.audit.lossless_priorities {
-                Some(l) => Value::List(l.iter().map(|p| u64::from(*p)).collect()),
-                None => Value::List(
-                    a.priorities(point)
-                        .iter()
-                        .enumerate()
-                        .filter(|(_, u)| u.packets > 0)
-                        .map(|(p, _)| p as u64)
-                        .collect(),
-                ),
+                Some(l) if not_lossless => Value::List(l.iter().map(|p| u64::from(*p)).collect()),
+                _ => Value::List(roce_priorities(a, point)),
             };
             violations.push(Violation {
                 point,
@@ -1447,22 +1552,40 @@ pub(crate) fn build(a: &Analyzer, detail: bool) -> Report {
         pfc.push(r);
     }
 
-    // Audit violations on flows.
+    // Audit violations on flows (rules in audit::AuditConfig::check). Untagged packets under
+    // a PCP expectation are one violation per capture point (its finding names the flows).
+    let au = &a.cfg.audit;
     let mut hits: Vec<_> = a.audit_hits().iter().collect();
     hits.sort_by_key(|((id, what, seen), (_, first))| (*first, *id, *what, *seen));
+    let mut untagged: Vec<(u16, u64, u64)> = Vec::new();
     for ((id, what, seen), (packets, first)) in hits {
         // A flow no longer tracked (evicted when idle) keeps its hits under no flow.
         let f = id.and_then(|i| a.flows.get(i));
-        let au = &a.cfg.audit;
+        let point = f.map_or(0, |f| f.key.point);
+        if *what == "pcp_untagged" {
+            match untagged.iter_mut().find(|u| u.0 == point) {
+                Some(u) => {
+                    u.1 += packets;
+                    u.2 = u.2.min(*first);
+                }
+                None => untagged.push((point, *packets, *first)),
+            }
+            continue;
+        }
+        let allowed = |l: &Option<Vec<u8>>| Value::of(l.as_deref().unwrap_or(&[]));
         let expected = match *what {
-            "dscp" => Value::Num(u64::from(au.roce_dscp.unwrap_or(0))),
-            "cnp_dscp" => Value::Num(u64::from(au.cnp_dscp.unwrap_or(0))),
+            "dscp" => allowed(&au.roce_dscp),
+            "ack_dscp" => allowed(&au.ack_dscp),
+            "cnp_dscp" => allowed(&au.cnp_dscp),
             "pcp" => Value::Num(u64::from(au.roce_pcp.unwrap_or(0))),
+            "not_lossless" => {
+                Value::List(au.lossless_priorities.iter().flatten().map(|p| u64::from(*p)).collect())
+            }
             _ => Value::Text("ECN-capable"),
         };
         let seen_v = if *what == "ecn" { Value::Text("Not-ECT") } else { Value::Num(u64::from(*seen)) };
         violations.push(Violation {
-            point: f.map_or(0, |f| f.key.point),
+            point,
             flow: f.map(flow_ref),
             what,
             expected,
@@ -1471,6 +1594,33 @@ pub(crate) fn build(a: &Analyzer, detail: bool) -> Report {
             first_frame: *first,
             src_mac: None,
             flow_index: f.and(*id),
+        });
+    }
+    for (point, packets, first) in untagged {
+        violations.push(Violation {
+            point,
+            flow: None,
+            what: "pcp_untagged",
+            expected: Value::Num(u64::from(au.roce_pcp.unwrap_or(0))),
+            seen: Value::Text("untagged"),
+            packets,
+            first_frame: first,
+            src_mac: None,
+            flow_index: None,
+        });
+    }
+    // An audit that saw no RoCE checked nothing: that is not a pass.
+    if au.is_set() && t.roce == 0 {
+        violations.push(Violation {
+            point: 0,
+            flow: None,
+            what: "no_roce",
+            expected: Value::Text("RoCE"),
+            seen: Value::Num(0),
+            packets: t.packets,
+            first_frame: u64::from(t.packets > 0),
+            src_mac: None,
+            flow_index: None,
         });
     }
 

@@ -5,6 +5,7 @@
 mod bulk;
 mod fabric;
 mod scenarios;
+mod scenarios_qos;
 mod scenarios_transport;
 
 use fabric::{FlowExpect, Gen};
@@ -128,6 +129,7 @@ fn outputs() -> Vec<(String, Vec<u8>)> {
     let (receiver, _) = render("two-points-receiver", "", &g);
     files.push(("two-points-sender.pcap".into(), sender));
     files.push(("two-points-receiver.pcap".into(), receiver));
+    files.extend(scenarios_qos::outputs());
     files
 }
 

@@ -253,11 +253,14 @@ pub fn render(r: &Report, source: &str, max_connections: usize) -> String {
 
     let e = &r.audit.expected;
     let mut exp = Vec::new();
-    if let Some(d) = e.roce_dscp {
-        exp.push(format!("RoCE DSCP {d}"));
+    if let Some(d) = &e.roce_dscp {
+        exp.push(format!("RoCE DSCP {}", list(d)));
     }
-    if let Some(d) = e.cnp_dscp {
-        exp.push(format!("CNP DSCP {d}"));
+    if let Some(d) = &e.ack_dscp {
+        exp.push(format!("ACK/NAK DSCP {}", list(d)));
+    }
+    if let Some(d) = &e.cnp_dscp {
+        exp.push(format!("CNP DSCP {}", list(d)));
     }
     if let Some(p) = e.roce_pcp {
         exp.push(format!("PCP {p}"));
@@ -268,11 +271,17 @@ pub fn render(r: &Report, source: &str, max_connections: usize) -> String {
     if e.ecn_capable {
         exp.push("ECN-capable data".into());
     }
+    // How priorities were read, when not the default (PCP when tagged, else DSCP >> 3).
+    let rule = if e.trust == Default::default() && e.dscp_map.is_none() {
+        String::new()
+    } else {
+        format!("; priority from {}", e.priority_rule())
+    };
     let _ = writeln!(
         o,
-        "\nQOS AUDIT ({})",
+        "\nQOS AUDIT ({}{rule})",
         if exp.is_empty() {
-            "no expectations given: --expect-dscp, --expect-cnp-dscp, --expect-pcp, --lossless, --expect-ecn or --baseline".to_string()
+            "no expectations given: --expect-dscp, --expect-ack-dscp, --expect-cnp-dscp, --expect-pcp, --lossless, --expect-ecn or --baseline".to_string()
         } else {
             format!("expected {}", exp.join(", "))
         }
@@ -284,7 +293,11 @@ pub fn render(r: &Report, source: &str, max_connections: usize) -> String {
             let who = match (&v.flow, &v.src_mac) {
                 (Some(f), _) => format!("QP 0x{:06x} {} → {}", f.dest_qp, f.src, f.dst),
                 (None, Some(m)) => format!("pause frames from {m}"),
-                _ => "-".into(),
+                (None, None) => match v.what {
+                    "pcp_untagged" => "untagged RoCE".into(),
+                    "no_roce" => "the capture".into(),
+                    _ => "flows no longer tracked".into(),
+                },
             };
             let _ = writeln!(
                 o,

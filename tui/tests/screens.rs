@@ -164,11 +164,12 @@ fn pause_screen_shows_the_storm() {
 #[test]
 fn audit_screen_lists_violations() {
     let audit = AuditConfig {
-        roce_dscp: Some(26),
-        cnp_dscp: Some(48),
+        roce_dscp: Some(vec![26]),
+        cnp_dscp: Some(vec![48]),
         roce_pcp: Some(3),
         lossless_priorities: Some(vec![3]),
         ecn_capable: true,
+        ..AuditConfig::default()
     };
     let mut app = app_with(snapshot("qos-mismatch.pcap", audit));
     app.act(Action::Screen(4));
