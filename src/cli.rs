@@ -286,6 +286,14 @@ pub struct AnalysisOpts {
     /// A continuous pause this long while the priority's RoCE stops hints at deadlock (ms).
     #[arg(long, value_name = "MS", default_value_t = 100.0)]
     pub deadlock_ms: f64,
+    /// How long after a pause took effect RoCE to the pausing MAC may still arrive (frames
+    /// in flight, the peer's response time) before it counts as ignoring the pause, in µs.
+    /// 7 covers 25G to 400G links; use about 13 at 10G.
+    #[arg(long, value_name = "US", default_value_t = 7.0, value_parser = |s: &str| match s.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && (0.0..=1e9).contains(&v) => Ok(v),
+        _ => Err(format!("{s:?} is not a pause allowance in microseconds (0 or more, like 7)")),
+    })]
+    pub pause_allowance_us: f64,
     /// Expected DSCP of RoCE data, comma-separated when several are allowed (e.g. 26, or
     /// 3,4); ACK/NAKs are held to it too until --expect-ack-dscp gives them their own class.
     #[arg(long, value_name = "DSCP,DSCP", value_delimiter = ',', value_parser = clap::value_parser!(u8).range(0..64))]

@@ -66,6 +66,7 @@ pub fn analysis_config(
     cfg.pfc.storm_window_ns = (a.storm_window_ms * 1e6) as i64;
     cfg.pfc.storm_threshold = a.storm_threshold;
     cfg.pfc.deadlock_ns = (a.deadlock_ms * 1e6) as i64;
+    cfg.pfc.pause_allowance_ns = (a.pause_allowance_us * 1e3).round() as i64;
     cfg.match_window_ns = (a.match_window_ms * 1e6) as i64;
     cfg.reorder_ns = (a.reorder_window * 1e3) as i64;
     cfg.min_ack_timeout_ns = a.min_ack_timeout;

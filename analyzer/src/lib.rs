@@ -77,7 +77,7 @@ impl Default for Config {
             bin_ns: 10_000_000,
             reorder_ns: 100_000,
             min_ack_timeout_ns: psn::ack_timeout_ns(14),
-            pfc: PfcConfig { storm_window_ns: 10_000_000, storm_threshold: 0.5, deadlock_ns: 100_000_000 },
+            pfc: PfcConfig::default(),
             audit: AuditConfig::default(),
             opcode: OpcodeOptions::default(),
             points: Vec::new(),
@@ -211,6 +211,9 @@ pub struct Analyzer {
     cm_timeout: FxHashMap<FlowKey, i64>,
     cm_partner: FxHashMap<FlowKey, (FlowKey, Option<u32>)>,
     timelines: FxHashMap<TimelineKey, Timeline>,
+    /// RoCE per (capture point, destination MAC) and priority: the direction of traffic
+    /// during pauses.
+    destinations: pfc::Destinations,
     /// RoCE per priority, per capture point.
     priorities: Vec<PriorityUse>,
     /// Per capture point.
@@ -269,6 +272,7 @@ impl Analyzer {
             cm_partner: FxHashMap::default(),
             cm_timeout: FxHashMap::default(),
             timelines: FxHashMap::default(),
+            destinations: pfc::Destinations::default(),
             priorities: vec![PriorityUse::default(); npoints * 8],
             points: vec![PointTotals::default(); npoints],
             matcher,
@@ -468,7 +472,9 @@ impl Analyzer {
             return;
         };
         t.roce += 1;
-        t.roce_bytes += u64::from(meta.len);
+        // Wire bytes from the IP length, not the record's (reference §1.1, §1.11).
+        let wire = stats::wire_len(p, meta.len);
+        t.roce_bytes += wire;
         if multi {
             if let Some(pt) = self.points.get_mut(point) {
                 pt.roce += 1;
@@ -501,14 +507,14 @@ impl Analyzer {
         // trust mode (reference §1.9; audit::AuditConfig::priority). Pause timelines, the
         // lossless check and deadlock hints all compare this one.
         let prio = self.cfg.audit.priority(dscp, pcp);
-        self.on_priority_traffic(meta.point, prio, meta.ts_ns);
+        self.on_priority_traffic(meta, p, prio);
         let is_cnp = op.is_cnp();
         let v1 = r.grh.is_some();
         self.check_audit(id, meta.number, audit::Class::of(op), (dscp, pcp, prio), (!v1).then_some(ecn));
         let Some(f) = self.flows.get_mut(id) else { return };
         f.last_ts = meta.ts_ns;
         f.packets += 1;
-        f.bytes += u64::from(meta.len);
+        f.bytes += wire;
         f.payload_bytes += r.payload_len as u64;
         f.opcodes.add(op);
         f.ecn[ecn as usize] += 1;
@@ -520,7 +526,7 @@ impl Analyzer {
         if op.0 & 0xE0 == 0x40 {
             f.dc |= self.cfg.opcode.dc;
         }
-        f.bins.add(meta.ts_ns - start, u64::from(meta.len), ecn == Ecn::Ce);
+        f.bins.add(meta.ts_ns - start, wire, ecn == Ecn::Ce);
         if r.icrc.status == IcrcStatus::Invalid {
             f.cold.icrc_bad += 1;
             f.note(EvidenceKind::IcrcBad, meta.number, meta.ts_ns, || {
@@ -605,17 +611,30 @@ impl Analyzer {
         packet
     }
 
-    fn on_priority_traffic(&mut self, point: u16, prio: u8, ts: i64) {
+    /// A RoCE frame `p` on priority `prio`: count it for the priority and its destination
+    /// MAC, and give it to the pause timelines at its capture point that it concerns.
+    fn on_priority_traffic(&mut self, meta: &FrameMeta, p: &Packet<'_>, prio: u8) {
+        let (point, ts) = (meta.point, meta.ts_ns);
         if let Some(u) = self.priorities.get_mut(usize::from(point) * 8 + usize::from(prio & 7)) {
             u.packets += 1;
             u.first_ts.get_or_insert(ts);
         }
+        // The Ethernet destination: the frame's first six bytes.
+        let dst = match p.link {
+            rocescope_decoder::Link::Ethernet(_) => p.data.first_chunk::<6>().copied(),
+            _ => None,
+        };
+        if let Some(d) = dst {
+            self.destinations.add(point, d, prio);
+        }
         if self.timelines.is_empty() {
             return;
         }
-        for ((pt, _, _, p), tl) in self.timelines.iter_mut() {
-            if *p == prio && *pt == point {
-                tl.on_roce(ts);
+        // A pause frame's source is the pausing side (reference §1.8): frames sent to that
+        // MAC on the paused priority (any priority for 802.3x PAUSE) are the ones it stops.
+        for ((pt, mac, kind, pr), tl) in self.timelines.iter_mut() {
+            if *pt == point && (*kind == PauseKind::Pause || *pr == prio) {
+                tl.on_roce(ts, meta.number, dst == Some(*mac), &self.cfg.pfc);
             }
         }
     }
@@ -932,16 +951,33 @@ impl Analyzer {
             _ => [0; 6],
         };
         let link_bps = meta.link_bps.unwrap_or(self.cfg.link_speed_bps);
+        // The point's first frame: the start of the timeline's per-second windows.
+        let origin = match self.points.as_slice() {
+            [_] => self.totals.start_ns,
+            more => more.get(usize::from(meta.point)).and_then(|p| p.start_ns),
+        }
+        .unwrap_or(meta.ts_ns);
         let apply = |kind: PauseKind, prio: u8, quanta: u16, this: &mut Self| {
-            let seen_before = this
-                .priorities
-                .get(usize::from(meta.point) * 8 + usize::from(prio & 7))
-                .is_some_and(|u| u.packets > 0);
+            // What the paused priority carried before this frame (802.3x PAUSE: every
+            // priority), to anyone and to the pausing MAC itself.
+            let at = usize::from(meta.point) * 8;
+            let to_mac = this.destinations.get(meta.point, src);
+            let used = this.priorities.get(at..at + 8).unwrap_or(&[]);
+            let seen = match kind {
+                PauseKind::Pfc => pfc::SeenBefore {
+                    towards: to_mac.get(usize::from(prio & 7)).is_some_and(|n| *n > 0),
+                    any: used.get(usize::from(prio & 7)).is_some_and(|u| u.packets > 0),
+                },
+                PauseKind::Pause => pfc::SeenBefore {
+                    towards: to_mac.iter().any(|n| *n > 0),
+                    any: used.iter().any(|u| u.packets > 0),
+                },
+            };
             let tl = this
                 .timelines
                 .entry((meta.point, src, kind, prio))
-                .or_insert_with(|| Timeline::new(link_bps, meta.number));
-            tl.on_frame(meta.ts_ns, quanta, meta.number, &this.cfg.pfc, seen_before);
+                .or_insert_with(|| Timeline::new(link_bps, meta.number, origin));
+            tl.on_frame(meta.ts_ns, quanta, meta.number, &this.cfg.pfc, seen);
         };
         match mc {
             MacControl::Pfc(pfc) => {

@@ -1,16 +1,58 @@
-//! PFC and 802.3x PAUSE timelines per (source MAC, kind, priority) (reference §1.8).
+//! PFC and 802.3x PAUSE timelines per (capture point, source MAC, kind, priority)
+//! (reference §1.8).
 //!
-//! Each pause frame restarts the priority's timer to now + quanta x 512 bit times at the
-//! link speed; XON (quanta 0) ends it; priorities not enabled in a frame keep their state.
-//! Paused time is the union of the resulting intervals. Storms are windows paused more than a
-//! threshold fraction; a deadlock hint is a long continuous pause during which the
-//! priority's RoCE traffic, seen before, stopped.
+//! Facts used, from `shared/reference/roce-protocol.md` §1.8:
+//! - A PFC frame (EtherType 0x8808, opcode 0x0101) carries an enable vector and eight
+//!   16-bit times; its *source* MAC is the side that pauses: the receiver whose buffer for
+//!   that priority fills asks its link peer to stop sending on it. 802.3x PAUSE (opcode
+//!   0x0001) stops the whole link.
+//! - 1 quantum = 512 bit times at the link speed (5.12 ns at 100G; 65535 quanta = 335.5 µs).
+//! - Each frame restarts the priority's timer to now + quanta × 512 / link speed; zero quanta
+//!   (XON) ends it; priorities not enabled in a frame keep their state *(inference, §1.8)*.
+//!
+//! Paused time is the union of the resulting intervals. Storms are windows paused more than
+//! a threshold fraction. Direction matters: while a MAC pauses a priority, RoCE frames *to
+//! that MAC* on that priority must stop within a response allowance (see
+//! [`DEFAULT_PAUSE_ALLOWANCE_NS`]); those that arrive later show a peer ignoring the pause.
+//! A deadlock hint is a long continuous pause during which the RoCE traffic towards the
+//! pausing side, seen before the pause, stopped (traffic the pausing host sends the other
+//! way does not count against it).
 
 use rocescope_decoder::mac_control::quanta_to_ns;
+use rustc_hash::FxHashMap;
 use serde::Serialize;
 
 /// Intervals kept per timeline for the report (totals stay exact beyond it).
 const MAX_INTERVALS: usize = 512;
+
+/// Frames beyond the allowance kept as evidence per timeline.
+const MAX_IGNORED_EVIDENCE: usize = 3;
+
+/// One second, the window of the per-second pause figures.
+const SECOND_NS: i64 = 1_000_000_000;
+
+/// How long after a pause took effect a RoCE frame to the pausing MAC may still arrive:
+/// 7 µs. The frames that arrive later ignored the pause.
+///
+/// The budget from a pause frame passing the capture point to the peer's last frame coming
+/// back, using the PFC headroom components of 802.1Qbb/802.3 (as restated in "How to Compute
+/// Headroom for Lossless Ethernet Links", from *Storage Networking* ch. 7.3:
+/// <https://www.besthub.dev/articles/how-to-compute-headroom-for-lossless-ethernet-links-part-2-6f1dc894e989>):
+/// the peer's response time after receiving a pause (802.3 Annex 31B upper bounds: 40,960 /
+/// 60,416 / 201,728 / 463,360 bit times, i.e. 80 / 118 / 394 / 905 quanta, at 25 / 40 / 100
+/// / 400 Gb/s: 1.64 / 1.51 / 2.02 / 1.16 µs), the maximum frame it may have begun (9216
+/// bytes + preamble and IFG, 73,888 bit times: 2.96 µs at 25G, 0.74 µs at 100G), the
+/// interface delays (6,144 / 24,576 / 122,880 bit times at 25 / 40 / 100G: up to 1.23 µs)
+/// and 100 m of cable each way (0.5 µs each). That sums to 5.9 µs at 25G, 5.0 µs at 40G and
+/// 100G, and less at 400G; 1 µs more covers captures with microsecond timestamps. At 10 Gb/s
+/// the same sum is about 12.3 µs: use `--pause-allowance-us 13` there.
+pub const DEFAULT_PAUSE_ALLOWANCE_NS: i64 = 7_000;
+
+/// Frames to a pausing MAC beyond the allowance that make `pause_ignored` critical (with the
+/// latest of them at least twice the allowance after the pause took effect): more than a
+/// compliant peer can deliver late even with capture timestamps off by a frame or two, so
+/// the finding rests on a pattern, not on one frame's timing.
+pub const IGNORED_CRITICAL_FRAMES: u64 = 8;
 
 /// PFC or link-level PAUSE.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
@@ -25,7 +67,7 @@ pub enum PauseKind {
 /// One paused interval.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct Interval {
-    /// Start, ns since the epoch.
+    /// Start, ns since the epoch: the pause frame that began it (the pause took effect).
     pub start_ns: i64,
     /// End (expiry or XON).
     pub end_ns: i64,
@@ -35,8 +77,21 @@ pub struct Interval {
     pub frames: u64,
     /// Frame number that started it.
     pub first_frame: u64,
-    /// RoCE packets on this priority seen while paused.
+    /// RoCE packets on this priority at this capture point while paused, to any destination
+    /// (for 802.3x PAUSE, on any priority).
     pub roce_during: u64,
+    /// Of those, packets sent to the pausing MAC (the traffic the pause asks to stop).
+    pub roce_towards: u64,
+    /// Of those, packets that arrived more than the response allowance after the pause
+    /// took effect: sent in spite of the pause.
+    pub ignored: u64,
+    /// RoCE to the pausing MAC on this priority had been seen before the pause began, so
+    /// the traffic's direction can be judged (not in the JSON).
+    #[serde(skip)]
+    pub towards_before: bool,
+    /// RoCE on this priority had been seen before the pause began (not in the JSON).
+    #[serde(skip)]
+    pub any_before: bool,
 }
 
 /// A run of storm windows.
@@ -57,8 +112,49 @@ pub struct PfcConfig {
     pub storm_window_ns: i64,
     /// Paused fraction of a window that makes it a storm window.
     pub storm_threshold: f64,
-    /// Continuous pause that, with the priority's RoCE traffic stopped, hints at deadlock.
+    /// Continuous pause that, with the RoCE traffic towards the pausing side stopped, hints
+    /// at deadlock.
     pub deadlock_ns: i64,
+    /// How long after a pause took effect RoCE to the pausing MAC may still arrive (frames
+    /// in flight and the peer's response time); later ones ignored the pause. Default
+    /// [`DEFAULT_PAUSE_ALLOWANCE_NS`].
+    pub pause_allowance_ns: i64,
+}
+
+impl Default for PfcConfig {
+    fn default() -> Self {
+        PfcConfig {
+            storm_window_ns: 10_000_000,
+            storm_threshold: 0.5,
+            deadlock_ns: 100_000_000,
+            pause_allowance_ns: DEFAULT_PAUSE_ALLOWANCE_NS,
+        }
+    }
+}
+
+/// What had been seen on the paused priority before a pause frame, for the interval it may
+/// begin.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SeenBefore {
+    /// RoCE to the pausing MAC on the priority.
+    pub towards: bool,
+    /// RoCE on the priority at this capture point, to anyone.
+    pub any: bool,
+}
+
+/// A RoCE frame sent to a pausing MAC after the response allowance.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IgnoredFrame {
+    /// Its frame number.
+    pub frame: u64,
+    /// Its time.
+    pub ts_ns: i64,
+    /// How long after the pause took effect it arrived.
+    pub delay_ns: i64,
+    /// The pause frame that began the interval.
+    pub pause_frame: u64,
+    /// When that pause took effect.
+    pub pause_ts_ns: i64,
 }
 
 /// State of one timeline.
@@ -83,16 +179,33 @@ pub struct Timeline {
     pub first_frame: u64,
     storms: Vec<Storm>,
     win: (i64, i64),
-    sec: (i64, i64),
-    /// Most paused nanoseconds in any one-second window.
-    pub max_paused_ns_per_s: i64,
-    /// Longest interval during which RoCE on this priority stopped after having flowed.
+    /// Start of the per-second windows: the capture point's first frame.
+    origin_ns: i64,
+    /// The two latest one-second windows with paused time: (index from `origin_ns`, ns).
+    secs: [(i64, i64); 2],
+    /// Most paused ns in an earlier (full) one-second window.
+    sec_full_max: i64,
+    /// Paused µs per second of capture (set by [`Timeline::finish`]).
+    pub pause_us_per_s: f64,
+    /// Paused µs per second in the busiest window (set by [`Timeline::finish`]); never
+    /// below `pause_us_per_s`.
+    pub max_pause_us_per_s: f64,
+    /// Longest interval during which the RoCE towards the pausing side stopped after having
+    /// flowed.
     pub deadlock: Option<Interval>,
+    /// RoCE frames to the pausing MAC on this priority that arrived while paused, more than
+    /// the allowance after the pause took effect.
+    pub ignored: u64,
+    /// The latest of them, in ns after its pause took effect.
+    pub ignored_max_delay_ns: i64,
+    /// The first few of them.
+    pub ignored_evidence: Vec<IgnoredFrame>,
 }
 
 impl Timeline {
-    /// A new timeline.
-    pub fn new(link_bps: u64, first_frame: u64) -> Self {
+    /// A new timeline at a capture point whose first frame was at `origin_ns` (the start of
+    /// its per-second windows).
+    pub fn new(link_bps: u64, first_frame: u64, origin_ns: i64) -> Self {
         Timeline {
             pause_frames: 0,
             xon_frames: 0,
@@ -105,9 +218,15 @@ impl Timeline {
             first_frame,
             storms: Vec::new(),
             win: (i64::MIN, 0),
-            sec: (i64::MIN, 0),
-            max_paused_ns_per_s: 0,
+            origin_ns,
+            secs: [(i64::MIN, 0); 2],
+            sec_full_max: 0,
+            pause_us_per_s: 0.0,
+            max_pause_us_per_s: 0.0,
             deadlock: None,
+            ignored: 0,
+            ignored_max_delay_ns: 0,
+            ignored_evidence: Vec::new(),
         }
     }
 
@@ -116,27 +235,49 @@ impl Timeline {
         self.current.is_some_and(|c| ts < c.end_ns)
     }
 
-    /// A RoCE packet on this timeline's priority at `ts`.
-    pub fn on_roce(&mut self, ts: i64) {
-        if let Some(c) = &mut self.current {
-            if ts < c.end_ns {
-                c.roce_during += 1;
-            }
+    /// A RoCE packet on this timeline's priority at its capture point (for 802.3x PAUSE, of
+    /// any priority): frame `frame` at `ts`, sent to the pausing MAC when `towards`.
+    pub fn on_roce(&mut self, ts: i64, frame: u64, towards: bool, cfg: &PfcConfig) {
+        let Some(c) = &mut self.current else { return };
+        if ts >= c.end_ns || ts < c.start_ns {
+            return;
+        }
+        c.roce_during += 1;
+        if !towards {
+            return;
+        }
+        c.roce_towards += 1;
+        let delay = ts - c.start_ns;
+        if delay <= cfg.pause_allowance_ns {
+            return; // in flight, or within the peer's response time
+        }
+        c.ignored += 1;
+        self.ignored += 1;
+        self.ignored_max_delay_ns = self.ignored_max_delay_ns.max(delay);
+        if self.ignored_evidence.len() < MAX_IGNORED_EVIDENCE {
+            let (pause_frame, pause_ts_ns) = (c.first_frame, c.start_ns);
+            self.ignored_evidence.push(IgnoredFrame {
+                frame,
+                ts_ns: ts,
+                delay_ns: delay,
+                pause_frame,
+                pause_ts_ns,
+            });
         }
     }
 
-    /// A frame with `quanta` for this timeline at `ts`. `roce_before` says whether RoCE on
-    /// the priority had been seen before (for the deadlock hint).
-    pub fn on_frame(&mut self, ts: i64, quanta: u16, frame: u64, cfg: &PfcConfig, roce_seen_before: bool) {
+    /// A frame with `quanta` for this timeline at `ts`. `seen` says what RoCE the priority
+    /// had carried before (for the deadlock hint of an interval this frame begins).
+    pub fn on_frame(&mut self, ts: i64, quanta: u16, frame: u64, cfg: &PfcConfig, seen: SeenBefore) {
         if let Some(c) = self.current {
             if ts >= c.end_ns {
-                self.close(c.end_ns, false, cfg, roce_seen_before);
+                self.close(c.end_ns, false, cfg);
             }
         }
         if quanta == 0 {
             self.xon_frames += 1;
             if self.current.is_some() {
-                self.close(ts, true, cfg, roce_seen_before);
+                self.close(ts, true, cfg);
             }
             return;
         }
@@ -156,19 +297,29 @@ impl Timeline {
                     frames: 1,
                     first_frame: frame,
                     roce_during: 0,
+                    roce_towards: 0,
+                    ignored: 0,
+                    towards_before: seen.towards,
+                    any_before: seen.any,
                 })
             }
         }
     }
 
-    fn close(&mut self, end: i64, xon: bool, cfg: &PfcConfig, roce_seen_before: bool) {
+    fn close(&mut self, end: i64, xon: bool, cfg: &PfcConfig) {
         let Some(mut c) = self.current.take() else { return };
         c.end_ns = end.max(c.start_ns);
         c.xon = xon;
         let len = c.end_ns - c.start_ns;
         self.paused_ns += len;
         self.account(c.start_ns, c.end_ns, cfg);
-        if len >= cfg.deadlock_ns && c.roce_during == 0 && roce_seen_before {
+        // Stopped: when RoCE had gone to the pausing MAC on this priority before, none went
+        // to it beyond the allowance (the pausing side's own traffic, going the other way,
+        // may continue in a deadlock). When it had not (the pausing MAC is no RoCE
+        // destination here: a switch port in an L2 fabric, or a one-way capture), the
+        // direction cannot be told: the priority's RoCE as a whole stopped.
+        let stopped = if c.towards_before { c.ignored == 0 } else { c.any_before && c.roce_during == 0 };
+        if len >= cfg.deadlock_ns && stopped {
             let longer = self.deadlock.is_none_or(|d| d.end_ns - d.start_ns < len);
             if longer {
                 self.deadlock = Some(c);
@@ -197,15 +348,26 @@ impl Timeline {
         }
         let mut t = s;
         while t < e {
-            let k = t.div_euclid(1_000_000_000);
-            let until = ((k + 1) * 1_000_000_000).min(e);
-            if self.sec.0 != k {
-                self.sec = (k, 0);
-            }
-            self.sec.1 += until - t;
-            self.max_paused_ns_per_s = self.max_paused_ns_per_s.max(self.sec.1);
+            let k = (t - self.origin_ns).div_euclid(SECOND_NS);
+            let until = (self.origin_ns + (k + 1) * SECOND_NS).min(e);
+            self.add_second(k, until - t);
             t = until;
         }
+    }
+
+    /// Add `ns` paused to one-second window `k` (windows come in time order).
+    fn add_second(&mut self, k: i64, ns: i64) {
+        let [old, (k2, p2)] = self.secs;
+        if k2 == k {
+            self.secs[1] = (k, p2 + ns);
+            return;
+        }
+        // A later window: the oldest one kept lies at least two windows before the capture's
+        // end, so it is a full second and no longer part of the final window.
+        if old.0 != i64::MIN {
+            self.sec_full_max = self.sec_full_max.max(old.1);
+        }
+        self.secs = [(k2, p2), (k, ns)];
     }
 
     fn flush_window(&mut self, cfg: &PfcConfig) {
@@ -227,15 +389,45 @@ impl Timeline {
         }
     }
 
-    /// Close what is open at the end of the capture (`end`) and return the storms.
-    pub fn finish(&self, end: i64, cfg: &PfcConfig, roce_seen_before: bool) -> Timeline {
+    /// The timeline as of the capture point's latest frame at `end`: what is open is closed
+    /// there, the storms are settled and the per-second figures set.
+    ///
+    /// Per-second figures use consecutive one-second windows from the point's first frame;
+    /// the last one runs to `end` (one to two seconds long, so no window is a sliver), and a
+    /// capture shorter than a second is one window. `pause_us_per_s` is the paused time over
+    /// the whole span and `max_pause_us_per_s` the busiest window's own rate, so the maximum
+    /// is never below the mean.
+    pub fn finish(&self, end: i64, cfg: &PfcConfig) -> Timeline {
         let mut t = self.clone();
         if let Some(c) = t.current {
             // A pause still running at the end counts until the capture ends or it expires.
-            t.close(c.end_ns.min(end.max(c.start_ns)), false, cfg, roce_seen_before);
+            t.close(c.end_ns.min(end.max(c.start_ns)), false, cfg);
         }
         t.flush_window(cfg);
         t.win = (i64::MIN, 0);
+        let span = (end - t.origin_ns).max(0);
+        if span == 0 {
+            return t;
+        }
+        let merge_from = (span / SECOND_NS - 1).max(0);
+        let mut tail = 0;
+        let mut full_max = t.sec_full_max;
+        for (k, p) in t.secs {
+            if k == i64::MIN {
+                continue;
+            }
+            if k >= merge_from {
+                tail += p;
+            } else {
+                full_max = full_max.max(p);
+            }
+        }
+        let tail_len = span - merge_from * SECOND_NS;
+        let per_s = |paused: i64, len: i64| paused as f64 / 1e3 * (SECOND_NS as f64 / len as f64);
+        t.pause_us_per_s = per_s(t.paused_ns, span);
+        let peak = per_s(full_max, SECOND_NS).max(if tail_len > 0 { per_s(tail, tail_len) } else { 0.0 });
+        // Exact arithmetic gives peak >= mean; `max` only absorbs floating-point rounding.
+        t.max_pause_us_per_s = peak.max(t.pause_us_per_s);
         t
     }
 
@@ -245,51 +437,206 @@ impl Timeline {
     }
 }
 
+/// RoCE packets per (capture point, destination MAC) and priority: which MACs receive RoCE
+/// on which priority, so that the direction of traffic during a pause can be judged. Updated
+/// for every RoCE packet, so kept cheap: one 64-bit key per (point, MAC) and a one-entry
+/// cache for runs of packets to one host.
+#[derive(Clone, Debug, Default)]
+pub struct Destinations {
+    index: FxHashMap<u64, usize>,
+    counts: Vec<[u64; 8]>,
+    /// The last key looked up and its slot.
+    last: Option<(u64, usize)>,
+}
+
+/// (point, MAC) as one integer: the point in the top 16 bits, the MAC below.
+fn dest_key(point: u16, mac: [u8; 6]) -> u64 {
+    let [a, b, c, d, e, f] = mac;
+    (u64::from(point) << 48) | u64::from_be_bytes([0, 0, a, b, c, d, e, f])
+}
+
+impl Destinations {
+    /// Count a RoCE packet to `mac` on `prio` at `point`.
+    pub fn add(&mut self, point: u16, mac: [u8; 6], prio: u8) {
+        let key = dest_key(point, mac);
+        let i = match self.last {
+            Some((k, i)) if k == key => i,
+            _ => {
+                let next = self.counts.len();
+                let i = *self.index.entry(key).or_insert(next);
+                if i == next {
+                    self.counts.push([0; 8]);
+                }
+                self.last = Some((key, i));
+                i
+            }
+        };
+        if let Some(c) = self.counts.get_mut(i).and_then(|c| c.get_mut(usize::from(prio & 7))) {
+            *c += 1;
+        }
+    }
+
+    /// RoCE packets to `mac` at `point`, per priority.
+    pub fn get(&self, point: u16, mac: [u8; 6]) -> [u64; 8] {
+        self.index.get(&dest_key(point, mac)).and_then(|&i| self.counts.get(i)).copied().unwrap_or_default()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     const LINK_BPS: u64 = 100_000_000_000;
-    const CFG: PfcConfig =
-        PfcConfig { storm_window_ns: 10_000_000, storm_threshold: 0.5, deadlock_ns: 5_000_000 };
+    const CFG: PfcConfig = PfcConfig {
+        storm_window_ns: 10_000_000,
+        storm_threshold: 0.5,
+        deadlock_ns: 5_000_000,
+        pause_allowance_ns: DEFAULT_PAUSE_ALLOWANCE_NS,
+    };
+    const SEEN: SeenBefore = SeenBefore { towards: false, any: true };
+    const NONE: SeenBefore = SeenBefore { towards: false, any: false };
+    const TOWARDS: SeenBefore = SeenBefore { towards: true, any: true };
 
     #[test]
     fn frames_restart_the_timer_and_xon_ends_it() {
-        let mut t = Timeline::new(LINK_BPS, 1);
+        let mut t = Timeline::new(LINK_BPS, 1, 0);
         // 65535 quanta at 100G = 335,539 ns; resent every 300 us for 3 ms, then XON.
         for i in 0..10 {
-            t.on_frame(i * 300_000, 65535, i as u64 + 1, &CFG, true);
+            t.on_frame(i * 300_000, 65535, i as u64 + 1, &CFG, SEEN);
         }
-        t.on_frame(3_000_000, 0, 11, &CFG, true);
-        let t = t.finish(4_000_000, &CFG, true);
+        t.on_frame(3_000_000, 0, 11, &CFG, SEEN);
+        let t = t.finish(4_000_000, &CFG);
         assert_eq!((t.pause_frames, t.xon_frames, t.quanta_total), (10, 1, 655_350));
         assert_eq!(t.intervals.len(), 1);
         assert_eq!(t.paused_ns, 3_000_000);
         assert!(t.intervals[0].xon);
         assert_eq!(t.deadlock.map(|d| d.frames), None, "3 ms is below the 5 ms deadlock hint");
+        // 3 ms paused in a 4 ms capture: one window, 750,000 µs/s both ways.
+        assert_eq!(t.pause_us_per_s, 750_000.0);
+        assert_eq!(t.max_pause_us_per_s, 750_000.0);
     }
 
     #[test]
     fn expiry_gaps_and_storms() {
-        let mut t = Timeline::new(LINK_BPS, 1);
+        let mut t = Timeline::new(LINK_BPS, 1, 0);
         // Two frames 1 ms apart: two separate 335 us intervals.
-        t.on_frame(0, 65535, 1, &CFG, false);
-        t.on_frame(1_000_000, 65535, 2, &CFG, false);
-        let f = t.finish(2_000_000, &CFG, false);
+        t.on_frame(0, 65535, 1, &CFG, NONE);
+        t.on_frame(1_000_000, 65535, 2, &CFG, NONE);
+        let f = t.finish(2_000_000, &CFG);
         assert_eq!(f.intervals.len(), 2);
         assert_eq!(f.paused_ns, 2 * 335_539);
         assert!(f.storms().is_empty());
         // 20 ms paused solid: two storm windows merged into one run, and a deadlock hint
         // because RoCE had flowed before and none came during the pause.
-        let mut s = Timeline::new(LINK_BPS, 1);
+        let mut s = Timeline::new(LINK_BPS, 1, 0);
         for i in 0..70 {
-            s.on_frame(i * 300_000, 65535, i as u64, &CFG, true);
+            s.on_frame(i * 300_000, 65535, i as u64, &CFG, SEEN);
         }
-        let f = s.finish(30_000_000, &CFG, true);
+        let f = s.finish(30_000_000, &CFG);
         assert_eq!(f.storms().len(), 1);
         assert_eq!(f.storms()[0].start_ns, 0);
         assert!(f.storms()[0].end_ns >= 20_000_000);
         assert!(f.deadlock.is_some());
-        assert_eq!(f.max_paused_ns_per_s, f.paused_ns);
+        assert_eq!(f.max_pause_us_per_s, f.pause_us_per_s);
+    }
+
+    #[test]
+    fn traffic_to_the_pausing_side_beyond_the_allowance_ignores_the_pause() {
+        let mut t = Timeline::new(LINK_BPS, 1, 0);
+        t.on_frame(1_000, 65535, 10, &CFG, TOWARDS);
+        // In flight (within 7 µs), then beyond it; the other way; after expiry.
+        t.on_roce(3_000, 11, true, &CFG);
+        t.on_roce(8_000, 12, true, &CFG);
+        t.on_roce(8_001, 13, true, &CFG);
+        t.on_roce(9_000, 14, false, &CFG);
+        t.on_roce(400_000, 15, true, &CFG);
+        let f = t.finish(500_000, &CFG);
+        assert_eq!((f.ignored, f.ignored_max_delay_ns), (1, 7_001));
+        assert_eq!(
+            f.ignored_evidence.iter().map(|e| (e.frame, e.pause_frame)).collect::<Vec<_>>(),
+            [(13, 10)]
+        );
+        let i = f.intervals[0];
+        assert_eq!((i.roce_during, i.roce_towards, i.ignored), (4, 3, 1));
+    }
+
+    #[test]
+    fn a_deadlock_hint_looks_only_at_traffic_towards_the_pausing_side() {
+        // 10 ms paused; RoCE had gone to the pausing MAC before.
+        let run = |towards_late: bool, other_way: bool, seen: SeenBefore| {
+            let mut t = Timeline::new(LINK_BPS, 1, 0);
+            for i in 0..34 {
+                t.on_frame(i * 300_000, 65535, i as u64 + 1, &CFG, seen);
+                if other_way {
+                    t.on_roce(i * 300_000 + 1_000, 100 + i as u64, false, &CFG);
+                }
+            }
+            if towards_late {
+                t.on_roce(5_000_000, 99, true, &CFG);
+            }
+            if seen.towards {
+                t.on_roce(2_000, 98, true, &CFG); // in flight at the start: not against a hint
+            }
+            t.finish(20_000_000, &CFG).deadlock.is_some()
+        };
+        assert!(run(false, true, TOWARDS), "the pauser's own traffic the other way goes on");
+        assert!(!run(true, false, TOWARDS), "traffic to the pauser went on");
+        // Direction unknown (nothing was ever sent to the pausing MAC): any traffic on the
+        // priority counts, as before.
+        assert!(!run(false, true, SEEN));
+        assert!(run(false, false, SEEN));
+        assert!(!run(false, false, NONE), "no RoCE on the priority before: nothing stopped");
+    }
+
+    #[test]
+    fn per_second_figures_share_their_windows() {
+        // 2.5 s capture from t = 0: windows [0, 1 s) and [1 s, 2.5 s). 0.9 s paused in the
+        // first, 0.3 s in the last: mean 480,000 µs/s, peak 900,000 µs/s.
+        let mut t = Timeline::new(LINK_BPS, 1, 0);
+        let q = 65535;
+        let step = 300_000;
+        let mut ts = 0;
+        while ts < 900_000_000 {
+            t.on_frame(ts, q, 1, &CFG, NONE);
+            ts += step;
+        }
+        t.on_frame(900_000_000, 0, 2, &CFG, NONE);
+        let mut ts = 2_000_000_000;
+        while ts < 2_300_000_000 {
+            t.on_frame(ts, q, 3, &CFG, NONE);
+            ts += step;
+        }
+        t.on_frame(2_300_000_000, 0, 4, &CFG, NONE);
+        let f = t.finish(2_500_000_000, &CFG);
+        assert_eq!(f.paused_ns, 1_200_000_000);
+        assert!((f.pause_us_per_s - 480_000.0).abs() < 1e-6);
+        assert!((f.max_pause_us_per_s - 900_000.0).abs() < 1e-6);
+        // The same pauses in a capture ending at 2.3 s: the last window [1 s, 2.3 s) holds
+        // 0.3 s over 1.3 s; the first stays the busiest.
+        let f = t.finish(2_300_000_000, &CFG);
+        assert!((f.max_pause_us_per_s - 900_000.0).abs() < 1e-6);
+        // A capture shorter than a second is one window: peak = mean.
+        let mut s = Timeline::new(LINK_BPS, 1, 5_000);
+        s.on_frame(10_000, 1000, 1, &CFG, NONE);
+        let f = s.finish(15_000, &CFG);
+        assert_eq!(f.paused_ns, 5_000);
+        assert_eq!(f.pause_us_per_s, f.max_pause_us_per_s);
+        assert!((f.pause_us_per_s - 500_000.0).abs() < 1e-6);
+    }
+
+    #[test]
+    fn destinations_count_per_point_mac_and_priority() {
+        let mut d = Destinations::default();
+        let (a, b) = ([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2]);
+        for _ in 0..3 {
+            d.add(0, a, 3);
+        }
+        d.add(0, b, 3);
+        d.add(1, a, 0);
+        d.add(0, a, 11); // priorities are 3 bits
+        assert_eq!(d.get(0, a), [0, 0, 0, 4, 0, 0, 0, 0]);
+        assert_eq!(d.get(0, b)[3], 1);
+        assert_eq!(d.get(1, a)[0], 1);
+        assert_eq!(d.get(2, a), [0; 8]);
     }
 }

@@ -5,8 +5,8 @@
 use crate::audit::serde_json_value::Value;
 use crate::audit::{AuditConfig, FlowRef, Violation};
 use crate::flow::{EvidenceKind, Flow};
-use crate::pfc::{Interval, PauseKind, Storm};
-use crate::stats::LatencySummary;
+use crate::pfc::{Interval, PauseKind, PfcConfig, Storm, Timeline, IGNORED_CRITICAL_FRAMES};
+use crate::stats::{rates, LatencySummary, Rate, Series};
 use crate::Analyzer;
 use rocescope_decoder::link::mac_string;
 use serde::Serialize;
@@ -196,8 +196,12 @@ pub enum FindingKind {
     IcrcBad,
     /// A MAC paused a priority for most of its storm windows.
     PfcStorm,
-    /// A long continuous pause while the priority's RoCE stopped.
+    /// A long continuous pause while the priority's RoCE towards the pausing side stopped.
     PfcDeadlock,
+    /// RoCE kept arriving at a MAC on the priority it was pausing, beyond the response
+    /// allowance: the peer ignores the pause (PFC off for that priority on the peer, or a
+    /// priority mapping mismatch).
+    PauseIgnored,
     /// 802.3x PAUSE frames (the whole link).
     LinkPause,
     /// Pauses on a priority no RoCE uses, or not a lossless one.
@@ -246,6 +250,7 @@ impl FindingKind {
         FindingKind::IcrcBad,
         FindingKind::PfcStorm,
         FindingKind::PfcDeadlock,
+        FindingKind::PauseIgnored,
         FindingKind::LinkPause,
         FindingKind::PauseUnusedPriority,
         FindingKind::QosViolation,
@@ -278,6 +283,7 @@ impl FindingKind {
             FindingKind::IcrcBad => "icrc_bad",
             FindingKind::PfcStorm => "pfc_storm",
             FindingKind::PfcDeadlock => "pfc_deadlock",
+            FindingKind::PauseIgnored => "pause_ignored",
             FindingKind::LinkPause => "link_pause",
             FindingKind::PauseUnusedPriority => "pause_unused_priority",
             FindingKind::QosViolation => "qos_violation",
@@ -440,9 +446,10 @@ pub struct Throughput {
     pub ce: Vec<u64>,
     /// Retransmitted request packets per bin (same bins): when the flow was recovering.
     pub resent: Vec<u64>,
-    /// Busiest bin.
+    /// The busiest window (a bin; the capture's last, partial bin joins the one before it).
     pub peak_gbps: f64,
-    /// Over the flow's lifetime.
+    /// Over the windows from the flow's first to its last: the same basis as `peak_gbps`,
+    /// which is never below it (see [`crate::stats::rates`]).
     pub mean_gbps: f64,
 }
 
@@ -583,8 +590,11 @@ pub struct ConnectionTotals {
     pub ce: u64,
     /// CNPs sent.
     pub cnps: u64,
-    /// Busiest bin of either direction.
+    /// The busiest window of both directions together (see [`crate::stats::rates`]).
     pub peak_gbps: f64,
+    /// Both directions over the windows from the connection's first to its last: the same
+    /// basis as `peak_gbps`, never above it. Read it with [`ConnectionTotals::mean_gbps`].
+    pub mean_gbps_windows: f64,
     /// Sum of the directions' last-bin rates.
     pub now_gbps: f64,
     /// DSCP values seen, sorted.
@@ -603,14 +613,10 @@ impl ConnectionTotals {
         }
     }
 
-    /// Mean Gb/s between the first and last packet.
+    /// Mean Gb/s over the windows the connection spans, on the same basis as `peak_gbps`
+    /// (so never above it).
     pub fn mean_gbps(&self) -> f64 {
-        let life = (self.last_ns - self.first_ns).max(0) as f64;
-        if life > 0.0 {
-            self.bytes as f64 * 8.0 / life
-        } else {
-            0.0
-        }
+        self.mean_gbps_windows
     }
 }
 
@@ -624,6 +630,27 @@ impl Report {
             v.sort_unstable();
             v.dedup();
             v
+        };
+        // Both directions' bins together, over the capture's span; a report without the
+        // series (`Analyzer::report_counters`) gives the busier direction's figures.
+        let capture_ns =
+            self.summary.end_ns.zip(self.summary.start_ns).map_or(0, |(e, s)| (e - s).max(0) as u64);
+        let series: Vec<Series<'_>> = flows
+            .iter()
+            .map(|f| Series {
+                width_ns: f.throughput.bin_ns,
+                bytes: &f.throughput.bins,
+                packets: &f.throughput.packets,
+            })
+            .collect();
+        let rate = if flows.iter().any(|f| f.bytes > 0 && f.throughput.bins.is_empty()) {
+            flows
+                .iter()
+                .max_by_key(|f| f.bytes)
+                .map(|f| Rate { mean_gbps: f.throughput.mean_gbps, peak_gbps: f.throughput.peak_gbps })
+                .unwrap_or_default()
+        } else {
+            rates(&series, capture_ns)
         };
         ConnectionTotals {
             packets: sum(&|f| f.packets),
@@ -646,7 +673,8 @@ impl Report {
             rnr: sum(&|f| f.naks.rnr),
             ce: sum(&|f| f.ecn.ce),
             cnps: sum(&|f| f.cnps),
-            peak_gbps: flows.iter().map(|f| f.throughput.peak_gbps).fold(0.0, f64::max),
+            peak_gbps: rate.peak_gbps,
+            mean_gbps_windows: rate.mean_gbps,
             now_gbps: flows
                 .iter()
                 .map(|f| {
@@ -691,12 +719,83 @@ pub struct PauseReport {
     pub intervals_dropped: u64,
     /// Storm runs.
     pub storms: Vec<Storm>,
-    /// The longest pause during which this priority's RoCE traffic stopped.
+    /// The longest pause during which the RoCE traffic towards the pausing side stopped
+    /// (all RoCE on the priority when none was ever sent to `src_mac`).
     pub deadlock_hint: Option<Interval>,
     /// RoCE packets on this priority in the capture.
     pub roce_packets_on_priority: u64,
     /// First frame.
     pub first_frame: u64,
+    /// RoCE packets to `src_mac` on this priority at this capture point (802.3x PAUSE: on
+    /// any priority), in the whole capture. Zero: the pausing MAC receives no RoCE here (a
+    /// switch port in an L2 fabric, or a one-way capture), so which traffic its pauses
+    /// stop cannot be told.
+    pub roce_to_mac: u64,
+    /// RoCE packets to `src_mac` on the paused priority that arrived while it was paused,
+    /// more than `config.pause_allowance_ns` after the pause took effect.
+    pub ignored_frames: u64,
+    /// How long after its pause took effect the latest of them arrived (0 when none).
+    pub ignored_max_delay_ns: i64,
+}
+
+/// The `pause_ignored` finding of a timeline, when RoCE to the pausing MAC went on beyond
+/// the allowance. Critical with at least [`IGNORED_CRITICAL_FRAMES`] such frames, the latest
+/// at least twice the allowance after its pause took effect; else a warning (a few frames
+/// just past the allowance can be timing: a far capture point, coarse timestamps, a slow
+/// link).
+fn pause_ignored(r: &PauseReport, tl: &Timeline, label: &str, cfg: &PfcConfig) -> Option<Finding> {
+    if tl.ignored == 0 {
+        return None;
+    }
+    let allowance = cfg.pause_allowance_ns;
+    let clear = tl.ignored >= IGNORED_CRITICAL_FRAMES && tl.ignored_max_delay_ns >= 2 * allowance;
+    let what = match r.kind {
+        PauseKind::Pfc => format!("PFC on priority {}", r.priority),
+        PauseKind::Pause => "802.3x PAUSE".to_string(),
+    };
+    let mut evidence = Vec::new();
+    if let Some(first) = tl.ignored_evidence.first() {
+        evidence.push(EvidenceRef {
+            frame: first.pause_frame,
+            ts_ns: first.pause_ts_ns,
+            what: format!("{what} from {} took effect", r.src_mac),
+        });
+    }
+    evidence.extend(tl.ignored_evidence.iter().map(|e| EvidenceRef {
+        frame: e.frame,
+        ts_ns: e.ts_ns,
+        what: format!("RoCE to {} {} after the pause took effect", r.src_mac, us_text(e.delay_ns)),
+    }));
+    Some(Finding {
+        severity: if clear { Severity::Critical } else { Severity::Warning },
+        kind: FindingKind::PauseIgnored,
+        title: format!(
+            "RoCE kept arriving at {} while it paused {label}: {} sent to it more than {} after the pause took effect (the latest {} after){}",
+            r.src_mac,
+            plural(tl.ignored, "frame", "frames"),
+            us_text(allowance),
+            us_text(tl.ignored_max_delay_ns),
+            if clear {
+                ": the sender ignores the pause (PFC not enabled for this priority on the peer, or a priority mapping mismatch)"
+            } else {
+                ": few, and close to the allowance; a capture point far from the link or coarse timestamps can do this (--pause-allowance-us)"
+            }
+        ),
+        flow: None,
+        src_mac: Some(r.src_mac.clone()),
+        priority: Some(r.priority),
+        evidence,
+        weight: tl.ignored,
+    })
+}
+
+/// A duration in µs with one decimal (below 10 ms), else ms.
+fn us_text(ns: i64) -> String {
+    if ns < 10_000_000 {
+        format!("{:.1} µs", ns as f64 / 1e3)
+    } else {
+        format!("{:.3} ms", ns as f64 / 1e6)
+    }
 }
 
 /// The QoS audit.
@@ -719,6 +818,9 @@ pub struct ConfigReport {
     pub storm_threshold: f64,
     /// Deadlock hint threshold.
     pub deadlock_ns: i64,
+    /// How long after a pause took effect RoCE to the pausing MAC may still arrive
+    /// (`--pause-allowance-us`); later frames ignored the pause.
+    pub pause_allowance_ns: i64,
 }
 
 fn bits(mask: u64) -> Vec<u8> {
@@ -731,7 +833,7 @@ fn flow_ref(f: &Flow) -> FlowRef {
 
 pub(crate) fn flow_report(id: usize, f: &Flow, a: &Analyzer, detail: bool) -> FlowReport {
     let opts = a.cfg.opcode;
-    let life = (f.last_ts - f.cold.first_ts).max(0) as f64;
+    let rate = f.bins.rate(capture_ns(a));
     FlowReport {
         point: f.key.point,
         id,
@@ -804,8 +906,8 @@ pub(crate) fn flow_report(id: usize, f: &Flow, a: &Analyzer, detail: bool) -> Fl
             packets: if detail { f.bins.packets() } else { Vec::new() },
             ce: if detail { f.bins.ce() } else { Vec::new() },
             resent: if detail { f.bins.resent() } else { Vec::new() },
-            peak_gbps: f.bins.peak_gbps(),
-            mean_gbps: if life > 0.0 { f.bytes as f64 * 8.0 / life } else { 0.0 },
+            peak_gbps: rate.peak_gbps,
+            mean_gbps: rate.mean_gbps,
         },
         latency: Latencies {
             ack: f.latency.ack.summary(),
@@ -819,6 +921,12 @@ pub(crate) fn flow_report(id: usize, f: &Flow, a: &Analyzer, detail: bool) -> Fl
         ack_timeout_ns: f.cold.cm_ack_timeout_ns,
         pmtu: f.pmtu,
     }
+}
+
+/// How long the capture has lasted: the span the throughput bins cover.
+fn capture_ns(a: &Analyzer) -> u64 {
+    let t = &a.totals;
+    t.end_ns.zip(t.start_ns).map_or(0, |(e, s)| (e - s).max(0) as u64)
 }
 
 fn ev(f: &Flow, kinds: &[EvidenceKind]) -> Vec<EvidenceRef> {
@@ -1410,7 +1518,6 @@ fn qos_findings(violations: &[Violation], out: &mut Vec<Finding>, a: &Analyzer) 
 pub(crate) fn build(a: &Analyzer, detail: bool) -> Report {
     let t = &a.totals;
     let end = t.end_ns.unwrap_or(0);
-    let duration_ns = (end - t.start_ns.unwrap_or(end)).max(0);
     let flows: Vec<FlowReport> =
         a.flows.iter().enumerate().map(|(i, f)| flow_report(i, f, a, detail)).collect();
 
@@ -1426,11 +1533,10 @@ pub(crate) fn build(a: &Analyzer, detail: bool) -> Report {
         let (point, mac, kind, prio) = key;
         let use_ = a.priorities(point).get(usize::from(prio)).copied().unwrap_or_default();
         let point_end = points.get(usize::from(point)).and_then(|p| p.end_ns).unwrap_or(end);
-        let tl = tl.finish(point_end, &a.cfg.pfc, use_.packets > 0);
-        // Per second of this point's own capture (merged captures span more).
-        let pt = points.get(usize::from(point));
-        let point_span = pt.and_then(|p| Some(p.end_ns? - p.start_ns?)).unwrap_or(duration_ns);
-        let secs = point_span.max(0) as f64 / 1e9;
+        // Per second of this point's own capture (merged captures span more): the timeline's
+        // windows start at the point's first frame and end at its latest.
+        let tl = tl.finish(point_end, &a.cfg.pfc);
+        let to_mac = a.destinations.get(point, mac);
         let r = PauseReport {
             point,
             src_mac: mac_string(&mac),
@@ -1440,12 +1546,8 @@ pub(crate) fn build(a: &Analyzer, detail: bool) -> Report {
             xon_frames: tl.xon_frames,
             quanta_total: tl.quanta_total,
             paused_ns: tl.paused_ns,
-            pause_us_per_s: if secs > 0.0 {
-                tl.paused_ns as f64 / 1e3 / secs
-            } else {
-                tl.paused_ns as f64 / 1e3
-            },
-            max_pause_us_per_s: tl.max_paused_ns_per_s as f64 / 1e3,
+            pause_us_per_s: tl.pause_us_per_s,
+            max_pause_us_per_s: tl.max_pause_us_per_s,
             link_bps: tl.link_bps,
             intervals: tl.intervals.clone(),
             intervals_dropped: tl.intervals_dropped,
@@ -1453,6 +1555,12 @@ pub(crate) fn build(a: &Analyzer, detail: bool) -> Report {
             deadlock_hint: tl.deadlock,
             roce_packets_on_priority: use_.packets,
             first_frame: tl.first_frame,
+            roce_to_mac: match kind {
+                PauseKind::Pfc => to_mac.get(usize::from(prio & 7)).copied().unwrap_or(0),
+                PauseKind::Pause => to_mac.iter().sum(),
+            },
+            ignored_frames: tl.ignored,
+            ignored_max_delay_ns: tl.ignored_max_delay_ns,
         };
         // Merged captures: say at which capture point the pauses were seen.
         let at = at_point(a, point);
@@ -1494,7 +1602,7 @@ pub(crate) fn build(a: &Analyzer, detail: bool) -> Report {
                 severity: Severity::Critical,
                 kind: FindingKind::PfcDeadlock,
                 title: format!(
-                    "possible PFC deadlock on {label}: paused continuously for {} by {} while its RoCE traffic stopped",
+                    "possible PFC deadlock on {label}: paused continuously for {} by {} while the RoCE traffic towards it stopped",
                     ms((d.end_ns - d.start_ns) as u64),
                     r.src_mac
                 ),
@@ -1504,6 +1612,9 @@ pub(crate) fn build(a: &Analyzer, detail: bool) -> Report {
                 evidence: vec![EvidenceRef { frame: d.first_frame, ts_ns: d.start_ns, what: "pause began".into() }],
                 weight: u64::MAX / 4,
             });
+        }
+        if let Some(f) = pause_ignored(&r, &tl, &label, &a.cfg.pfc) {
+            findings.push(f);
         }
         if kind == PauseKind::Pause && r.pause_frames > 0 {
             findings.push(Finding {
@@ -1772,6 +1883,7 @@ pub(crate) fn build(a: &Analyzer, detail: bool) -> Report {
             storm_window_ns: a.cfg.pfc.storm_window_ns,
             storm_threshold: a.cfg.pfc.storm_threshold,
             deadlock_ns: a.cfg.pfc.deadlock_ns,
+            pause_allowance_ns: a.cfg.pfc.pause_allowance_ns,
         },
         capture: None,
         points: points

@@ -1,6 +1,8 @@
-//! Constant-memory statistics: latency summaries with a log-scale histogram, and throughput
-//! bins that widen as the capture grows (so memory depends on flows, not on duration).
+//! Constant-memory statistics: latency summaries with a log-scale histogram, throughput
+//! bins that widen as the capture grows (so memory depends on flows, not on duration), the
+//! byte count of a frame, and mean and peak rates figured on one basis.
 
+use rocescope_decoder::{Link, Packet};
 use serde::Serialize;
 
 /// Histogram buckets: bucket k holds values in [2^(k/4), 2^((k+1)/4)) nanoseconds.
@@ -232,11 +234,136 @@ impl Bins {
         self.series(RESENT)
     }
 
-    /// The busiest bin as Gb/s.
+    /// The busiest bin as Gb/s over the bin's full width (reports use [`rates`], which
+    /// also handles the capture's last, partial bin).
     pub fn peak_gbps(&self) -> f64 {
         let max = self.bins().into_iter().max().unwrap_or(0);
         max as f64 * 8.0 / self.width_ns as f64
     }
+}
+
+/// The bytes a frame took on the wire, for byte counts and rates: from the destination MAC to
+/// the end of the IP packet as its header states it (RoCEv1: the GRH payload length), or the
+/// capture record's length when that is larger (Ethernet padding of short frames, or a
+/// capture that kept the FCS). Reference §1.1: "Use the IP total length / UDP length, not the
+/// captured length" (Lumina restores `orig_len = ip.len + 14`), and §1.11 ("compute
+/// throughput from original length"): some capture devices cut frames and write the cut
+/// length as the original length too (INDEX.md: rdma-nccl2.pcap, 243-byte records of
+/// 4170-byte frames), so the record alone would count a seventeenth of the bytes.
+///
+/// The FCS (4 bytes), preamble and inter-frame gap (20 bytes) are not counted: pcap records
+/// normally exclude them, so whole frames count as recorded and the rule changes nothing for
+/// captures that are not cut. A line-rate figure is therefore (len + 24) / len higher.
+pub fn wire_len(p: &Packet<'_>, record_len: u32) -> u64 {
+    let l2 = match p.link {
+        Link::Ethernet(_) => 14,
+        Link::Sll(_) => 16,
+        Link::Sll2(_) => 20,
+        Link::Raw => 0,
+        Link::None => return u64::from(record_len),
+    } + 4 * p.vlans.as_slice().len();
+    let declared = match (&p.ip, p.roce.as_ref().and_then(|r| r.grh)) {
+        (Some(ip), _) => l2 + ip.declared_len(),
+        (None, Some(grh)) => l2 + 40 + usize::from(grh.paylen()),
+        (None, None) => 0,
+    };
+    (declared as u64).max(u64::from(record_len))
+}
+
+/// Mean and peak rate of one or more bin series over the same windows, so that the peak is
+/// never below the mean.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Rate {
+    /// Bytes over the windows from the first to the last one with packets, as Gb/s.
+    pub mean_gbps: f64,
+    /// The busiest of those windows, as Gb/s.
+    pub peak_gbps: f64,
+}
+
+/// One series of throughput bins from the capture start, as [`Bins`] keeps them (or as a
+/// report carries them).
+#[derive(Clone, Copy, Debug)]
+pub struct Series<'a> {
+    /// Bin width.
+    pub width_ns: u64,
+    /// Wire bytes per bin.
+    pub bytes: &'a [u64],
+    /// Packets per bin.
+    pub packets: &'a [u64],
+}
+
+impl Bins {
+    /// Mean and peak of this series in a capture that lasted `capture_ns` (see [`rates`]).
+    pub fn rate(&self, capture_ns: u64) -> Rate {
+        let (bytes, packets) = (self.bins(), self.packets());
+        rates(&[Series { width_ns: self.width_ns, bytes: &bytes, packets: &packets }], capture_ns)
+    }
+}
+
+/// The mean and peak of `series` together (the directions of a connection, or one flow) in
+/// a capture that lasted `capture_ns` from the bins' origin (the capture start).
+///
+/// Windows are the bins at the widest width among the series (narrower bins fold into it
+/// exactly: every width is the same start width doubled), from the first window with
+/// packets to the last. The capture's final bin is cut short by the capture's end, so it
+/// joins the bin before it into one window of one to two bin widths (a capture shorter than
+/// a bin is one window, its whole length): no window is a sliver whose few packets would
+/// make a spike. The mean is the bytes over the windows' total length and the peak the
+/// busiest window's own rate, so peak ≥ mean (a maximum is at least the length-weighted
+/// mean).
+pub fn rates(series: &[Series<'_>], capture_ns: u64) -> Rate {
+    let Some(width) = series.iter().map(|s| s.width_ns.max(1)).max() else { return Rate::default() };
+    let mut bytes: Vec<u64> = Vec::new();
+    let mut used: Vec<bool> = Vec::new();
+    for s in series {
+        let fold = (width / s.width_ns.max(1)).max(1) as usize;
+        for (i, (x, n)) in s.bytes.iter().zip(s.packets).enumerate() {
+            if *n == 0 {
+                continue;
+            }
+            let j = i / fold;
+            if bytes.len() <= j {
+                bytes.resize(j + 1, 0);
+                used.resize(j + 1, false);
+            }
+            if let (Some(b), Some(u)) = (bytes.get_mut(j), used.get_mut(j)) {
+                *b += x;
+                *u = true;
+            }
+        }
+    }
+    let (Some(first), Some(last)) = (used.iter().position(|u| *u), used.iter().rposition(|u| *u)) else {
+        return Rate::default();
+    };
+    // The bin holding the capture's end, and the window it closes (that bin and the one
+    // before it).
+    let end_bin = capture_ns / width;
+    let merge_from = end_bin.saturating_sub(1) as usize;
+    let tail_ns = capture_ns.saturating_sub(merge_from as u64 * width);
+    let (mut total, mut len, mut peak) = (0u64, 0u64, 0.0f64);
+    let mut tail_bytes = None;
+    for (k, b) in bytes.iter().enumerate().take(last + 1).skip(first) {
+        if k >= merge_from {
+            *tail_bytes.get_or_insert(0) += b;
+        } else {
+            total += b;
+            len += width;
+            peak = peak.max(*b as f64 * 8.0 / width as f64);
+        }
+    }
+    if let Some(b) = tail_bytes {
+        total += b;
+        len += tail_ns;
+        if tail_ns > 0 {
+            peak = peak.max(b as f64 * 8.0 / tail_ns as f64);
+        }
+    }
+    if len == 0 {
+        return Rate::default();
+    }
+    let mean = total as f64 * 8.0 / len as f64;
+    // Exact arithmetic gives peak >= mean; `max` only absorbs floating-point rounding.
+    Rate { mean_gbps: mean, peak_gbps: peak.max(mean) }
 }
 
 #[cfg(test)]
@@ -276,5 +403,116 @@ mod tests {
         assert_eq!(b.bins().iter().sum::<u64>(), 100_000);
         assert_eq!(b.width_ns(), 16_000_000);
         assert!((b.peak_gbps() - 1600.0 * 8.0 / 16e6).abs() < 1e-9);
+    }
+
+    use rocescope_decoder::build::{IbRepr, IpRepr, RoceV1Frame, RoceV2Frame};
+    use rocescope_decoder::{decode, BthRepr, DecodeOptions, Ecn, LinkType, Opcode, VlanTag};
+
+    fn write(payload: usize) -> IbRepr {
+        let bth = BthRepr { opcode: Opcode::RC_WRITE_MIDDLE, dest_qp: 7, psn: 1, ..Default::default() };
+        IbRepr { bth, payload: vec![0; payload], ..Default::default() }
+    }
+
+    #[test]
+    fn wire_length_comes_from_the_ip_length_when_the_record_is_cut() {
+        let opts = DecodeOptions::default();
+        let v4 = IpRepr::V4 {
+            src: [10, 0, 0, 1].into(),
+            dst: [10, 0, 0, 2].into(),
+            dscp: 26,
+            ecn: Ecn::Ect0,
+            ttl: 64,
+            id: 0,
+        };
+        let mut f = RoceV2Frame::new([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2], v4, write(4096));
+        let whole = f.build(opts.opcode);
+        assert_eq!(whole.len(), 14 + 20 + 8 + 12 + 4096 + 4);
+        // Cut to 128 bytes, the record saying 128 too (rdma-nccl2.pcap's device): the IP's.
+        let cut = decode(LinkType::ETHERNET, &whole[..128], &opts);
+        assert_eq!(wire_len(&cut, 128), whole.len() as u64);
+        // Whole frames count as recorded; a longer record (padding, FCS kept) wins.
+        let p = decode(LinkType::ETHERNET, &whole, &opts);
+        assert_eq!(wire_len(&p, whole.len() as u32), whole.len() as u64);
+        assert_eq!(wire_len(&p, whole.len() as u32 + 4), whole.len() as u64 + 4);
+        // VLAN tags are part of the L2 header.
+        f.vlans = vec![VlanTag { tpid: 0x8100, pcp: 3, dei: false, vid: 100 }; 2];
+        let tagged = f.build(opts.opcode);
+        let cut = decode(LinkType::ETHERNET, &tagged[..100], &opts);
+        assert_eq!(wire_len(&cut, 100), whole.len() as u64 + 8);
+        // IPv6: 40 + the payload length.
+        let v6 = IpRepr::V6 {
+            src: "fd00::1".parse().unwrap(),
+            dst: "fd00::2".parse().unwrap(),
+            dscp: 26,
+            ecn: Ecn::Ect0,
+            hop_limit: 64,
+            flow_label: 0,
+        };
+        let six =
+            RoceV2Frame::new([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2], v6, write(1024)).build(opts.opcode);
+        let cut = decode(LinkType::ETHERNET, &six[..90], &opts);
+        assert_eq!(wire_len(&cut, 90), six.len() as u64);
+        // RoCEv1: 40 + the GRH payload length.
+        let v1 = RoceV1Frame {
+            src_mac: [2, 0, 0, 0, 0, 1],
+            dst_mac: [2, 0, 0, 0, 0, 2],
+            vlans: Vec::new(),
+            sgid: "fe80::1".parse().unwrap(),
+            dgid: "fe80::2".parse().unwrap(),
+            tclass: 0x68,
+            hop_limit: 1,
+            ib: write(2048),
+        }
+        .build(opts.opcode);
+        let cut = decode(LinkType::ETHERNET, &v1[..80], &opts);
+        assert_eq!(wire_len(&cut, 80), v1.len() as u64);
+        // Nothing decoded: the record's length.
+        let none = decode(LinkType(9999), &whole, &opts);
+        assert_eq!(wire_len(&none, 60), 60);
+    }
+
+    #[test]
+    fn rates_share_their_windows() {
+        // 10 ms bins; a 25 ms capture: windows [0, 10) and [10, 25) ms.
+        let mut b = Bins::new(10_000_000);
+        b.add(1_000_000, 1_000_000, false); // 1 MB in the first bin
+        b.add(12_000_000, 500_000, false);
+        b.add(21_000_000, 500_000, false); // the final, partial bin joins the one before
+        let r = b.rate(25_000_000);
+        assert!((r.mean_gbps - 2_000_000.0 * 8.0 / 25e6).abs() < 1e-12);
+        assert!((r.peak_gbps - 1_000_000.0 * 8.0 / 10e6).abs() < 1e-12);
+        // A burst in a short capture: one window, its whole length, peak = mean.
+        let mut s = Bins::new(10_000_000);
+        s.add(0, 4000, false);
+        s.add(50_000, 4000, false);
+        let r = s.rate(100_000);
+        assert_eq!(r.mean_gbps, r.peak_gbps);
+        assert!((r.mean_gbps - 8000.0 * 8.0 / 100_000.0).abs() < 1e-12);
+        // A flow in the middle of a long capture: only the bins it spans, gaps included.
+        let mut m = Bins::new(10_000_000);
+        m.add(30_000_000, 100, false);
+        m.add(55_000_000, 300, false);
+        let r = m.rate(200_000_000);
+        assert!((r.mean_gbps - 400.0 * 8.0 / 30e6).abs() < 1e-12);
+        assert!((r.peak_gbps - 300.0 * 8.0 / 10e6).abs() < 1e-12);
+        // Two directions of different widths fold onto the wider one.
+        let mut wide = Bins::new(1_000_000);
+        wide.add(100_000_000, 1000, false); // widens to 2 ms bins
+        assert_eq!(wide.width_ns(), 2_000_000);
+        let mut narrow = Bins::new(1_000_000);
+        narrow.add(1_500_000, 1000, false);
+        let (wb, wp, nb, np) = (wide.bins(), wide.packets(), narrow.bins(), narrow.packets());
+        let both = rates(
+            &[
+                Series { width_ns: wide.width_ns(), bytes: &wb, packets: &wp },
+                Series { width_ns: narrow.width_ns(), bytes: &nb, packets: &np },
+            ],
+            101_000_000,
+        );
+        // Windows [0, 2 ms) .. [98, 101 ms): 49 full 2 ms windows and the 3 ms tail.
+        assert!((both.mean_gbps - 2000.0 * 8.0 / 101e6).abs() < 1e-12);
+        assert!((both.peak_gbps - 1000.0 * 8.0 / 2e6).abs() < 1e-12);
+        assert_eq!(rates(&[], 5).peak_gbps, 0.0);
+        assert_eq!(Bins::new(1000).rate(0), Rate::default());
     }
 }

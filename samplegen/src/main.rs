@@ -5,6 +5,7 @@
 mod bulk;
 mod fabric;
 mod scenarios;
+mod scenarios_pfc;
 mod scenarios_qos;
 mod scenarios_transport;
 
@@ -129,6 +130,7 @@ fn outputs() -> Vec<(String, Vec<u8>)> {
     let (receiver, _) = render("two-points-receiver", "", &g);
     files.push(("two-points-sender.pcap".into(), sender));
     files.push(("two-points-receiver.pcap".into(), receiver));
+    files.extend(scenarios_pfc::outputs());
     files.extend(scenarios_qos::outputs());
     files
 }
@@ -186,7 +188,9 @@ fn main() -> ExitCode {
                 eprintln!("{} is out of date: run `cargo run -p rocescope-samplegen`", path.display());
                 stale += 1;
             }
-        } else if let Err(e) = std::fs::create_dir_all(&dir).and_then(|()| std::fs::write(&path, &bytes)) {
+        } else if let Err(e) = std::fs::create_dir_all(path.parent().unwrap_or(&dir))
+            .and_then(|()| std::fs::write(&path, &bytes))
+        {
             eprintln!("rocescope-samplegen: {}: {e}", path.display());
             return ExitCode::from(1);
         } else {

@@ -37,14 +37,6 @@ fn evidence_line(f: &Finding, start: i64) -> Option<String> {
     Some(format!("{}{more}", items.join("; ")))
 }
 
-fn gbps(bytes: u64, ns: i64) -> f64 {
-    if ns <= 0 {
-        0.0
-    } else {
-        bytes as f64 * 8.0 / ns as f64
-    }
-}
-
 fn list(v: &[u8]) -> String {
     if v.is_empty() {
         "-".into()
@@ -185,7 +177,7 @@ pub fn render(r: &Report, source: &str, max_connections: usize) -> String {
             b_side,
             c.pairing,
             c.packets,
-            format!("{:.2}/{:.2}", gbps(c.bytes, t.last_ns - t.first_ns), t.peak_gbps),
+            format!("{:.2}/{:.2}", t.mean_gbps(), t.peak_gbps),
             format!("{}/{}", t.retransmits_nak, t.retransmits_timeout),
             t.gaps,
             t.naks,
@@ -216,7 +208,7 @@ pub fn render(r: &Report, source: &str, max_connections: usize) -> String {
         };
         let _ = writeln!(
             o,
-            "  {}{} {}: {} pause, {} XON, {} quanta, paused {:.3} ms ({:.0} µs/s; peak {:.0} µs/s), {} storm(s){}{}",
+            "  {}{} {}: {} pause, {} XON, {} quanta, paused {:.3} ms ({:.0} µs/s; peak {:.0} µs/s), {} storm(s){}{}{}",
             at(p.point),
             p.src_mac,
             what,
@@ -228,7 +220,16 @@ pub fn render(r: &Report, source: &str, max_connections: usize) -> String {
             p.max_pause_us_per_s,
             p.storms.len(),
             if p.deadlock_hint.is_some() { ", DEADLOCK HINT" } else { "" },
-            if p.kind == PauseKind::Pfc && p.roce_packets_on_priority == 0 { ", no RoCE on this priority" } else { "" }
+            if p.kind == PauseKind::Pfc && p.roce_packets_on_priority == 0 { ", no RoCE on this priority" } else { "" },
+            if p.ignored_frames > 0 {
+                format!(
+                    ", {} RoCE frame(s) to it ignored the pause (up to {:.1} µs after it took effect)",
+                    p.ignored_frames,
+                    p.ignored_max_delay_ns as f64 / 1e3
+                )
+            } else {
+                String::new()
+            }
         );
         for i in p.intervals.iter().take(5) {
             let _ = writeln!(

@@ -1,0 +1,215 @@
+//! Byte counts and rates: wire bytes come from the IP/UDP lengths when a capture device cut
+//! frames and wrote the cut length as the original length too (reference §1.1 and §1.11:
+//! "use the IP total length / UDP length, not the captured length"), and a peak is never
+//! below the mean it is shown beside (both are figured over the same windows).
+
+mod common;
+
+use rocescope_capture::CaptureReader;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn run(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_rocescope")).args(args).output().expect("run rocescope")
+}
+
+fn report(path: &Path) -> Value {
+    let o = run(&["report", "--json", "-r", path.to_str().unwrap()]);
+    assert!(!o.stdout.is_empty(), "{}: {}", path.display(), String::from_utf8_lossy(&o.stderr));
+    common::report_json(&o.stdout)
+}
+
+fn cases() -> PathBuf {
+    common::root().join("samples/cases")
+}
+
+/// Wire bytes of the RoCEv2 frames in an Ethernet capture, read straight from the bytes:
+/// L2 header (with VLAN tags) plus the IPv4 total length or 40 + the IPv6 payload length, or
+/// the record's length when that is larger. Independent of the decoder and the analyzer.
+fn wire_bytes(path: &Path) -> (u64, u64) {
+    let mut r = CaptureReader::open(path).unwrap();
+    let (mut frames, mut bytes) = (0, 0);
+    while let Some(rec) = r.next_record().unwrap() {
+        let d = rec.data;
+        let be = |o: usize| u16::from_be_bytes([d[o], d[o + 1]]);
+        let mut off = 14;
+        let mut et = be(12);
+        while et == 0x8100 || et == 0x88a8 {
+            et = be(off + 2);
+            off += 4;
+        }
+        let (ip_len, proto, l4) = match et {
+            0x0800 => (usize::from(be(off + 2)), d[off + 9], off + usize::from(d[off] & 0x0f) * 4),
+            0x86dd => (40 + usize::from(be(off + 4)), d[off + 6], off + 40),
+            _ => continue,
+        };
+        if proto != 17 || be(l4 + 2) != 4791 {
+            continue;
+        }
+        frames += 1;
+        bytes += (off + ip_len).max(rec.len as usize) as u64;
+    }
+    (frames, bytes)
+}
+
+#[test]
+fn bytes_come_from_the_ip_length_when_the_record_length_is_cut() {
+    let path = cases().join("truncated-length.pcap");
+    let e: Value =
+        serde_json::from_slice(&std::fs::read(cases().join("truncated-length.expected.json")).unwrap())
+            .unwrap();
+    let a = &e["analysis"];
+    let r = report(&path);
+    assert_eq!(r["summary"]["roce_bytes"], a["roce_bytes"]);
+    assert!(a["roce_bytes"].as_u64().unwrap() > 10 * a["record_bytes"].as_u64().unwrap());
+    assert_eq!(wire_bytes(&path).1, a["roce_bytes"].as_u64().unwrap());
+    for x in a["flows"].as_array().unwrap() {
+        let f = r["flows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["src"] == x["src"] && f["dst"] == x["dst"] && f["dest_qp"] == x["dest_qp"])
+            .unwrap_or_else(|| panic!("no flow {x}"));
+        assert_eq!(f["bytes"], x["bytes"], "{x}");
+        let bins: u64 = f["throughput"]["bins"].as_array().unwrap().iter().map(|b| b.as_u64().unwrap()).sum();
+        assert_eq!(bins, x["bytes"].as_u64().unwrap(), "the throughput bins hold the same bytes");
+    }
+    // Frames the capture kept whole are counted as recorded (no double counting).
+    let r = report(&common::root().join("samples/rc-normal.pcap"));
+    assert_eq!(
+        r["summary"]["roce_bytes"].as_u64().unwrap(),
+        wire_bytes(&common::root().join("samples/rc-normal.pcap")).1
+    );
+}
+
+/// rdma-nccl2.pcap (INDEX.md): frames cut to 243 bytes with orig_len == caplen, IP total
+/// length 4156: the byte count is the IP's, about 17 times the records'.
+#[test]
+fn the_real_capture_with_cut_record_lengths_counts_wire_bytes() {
+    let Some(dir) = common::real_captures() else { return };
+    let path = dir.join("rdma-nccl2.pcap");
+    let (frames, bytes) = wire_bytes(&path);
+    let r = report(&path);
+    assert_eq!(r["summary"]["roce"].as_u64().unwrap(), frames);
+    assert_eq!(r["summary"]["roce_bytes"].as_u64().unwrap(), bytes);
+    let mut rec = CaptureReader::open(&path).unwrap();
+    let mut record = 0u64;
+    while let Some(x) = rec.next_record().unwrap() {
+        record += u64::from(x.len);
+    }
+    assert!(bytes > 16 * record, "{bytes} wire bytes vs {record} recorded");
+    let flows: u64 = r["flows"].as_array().unwrap().iter().map(|f| f["bytes"].as_u64().unwrap()).sum();
+    assert_eq!(flows, bytes);
+}
+
+fn approx_ge(peak: f64, mean: f64) -> bool {
+    peak >= mean || (mean - peak) <= 1e-9 * mean.abs()
+}
+
+/// The report of `path`, analysed in this process (for the connection totals, which the
+/// text report and the UI show but the JSON does not carry).
+fn analyse(path: &Path) -> rocescope_analyzer::Report {
+    let mut reader = CaptureReader::open(path).unwrap();
+    let mut a = rocescope_analyzer::Analyzer::new(rocescope_analyzer::Config::default());
+    let opts = rocescope_decoder::DecodeOptions::default();
+    while let Some(rec) = reader.next_record().unwrap() {
+        a.push_record(&rec, &opts);
+    }
+    a.finish();
+    a.report()
+}
+
+/// Every flow, connection and pause timeline in every sample and real capture: the peak is
+/// at least the mean.
+#[test]
+fn peak_is_never_below_the_mean() {
+    let mut files: Vec<PathBuf> = common::captures_in(&common::root().join("samples"));
+    files.extend(common::captures_in(&cases()));
+    if let Some(dir) = common::real_captures() {
+        // Native InfiniBand (ERF) is not RoCE: no flows.
+        files.extend(common::captures_in(&dir));
+    }
+    let (mut flows, mut conns, mut pauses) = (0, 0, 0);
+    for path in &files {
+        let r = analyse(path);
+        let name = path.display();
+        for f in &r.flows {
+            let t = &f.throughput;
+            assert!(
+                approx_ge(t.peak_gbps, t.mean_gbps),
+                "{name}: flow {}: mean {} > peak {}",
+                f.id,
+                t.mean_gbps,
+                t.peak_gbps
+            );
+            assert!(
+                f.bytes == 0 || t.mean_gbps > 0.0 || r.summary.start_ns == r.summary.end_ns,
+                "{name}: flow {}",
+                f.id
+            );
+            flows += 1;
+        }
+        for c in &r.connections {
+            let t = r.connection_totals(c);
+            assert!(
+                approx_ge(t.peak_gbps, t.mean_gbps()),
+                "{name}: {c:?}: mean {} > peak {}",
+                t.mean_gbps(),
+                t.peak_gbps
+            );
+            // Both directions together peak at least as high as either alone.
+            for f in c.flows.iter().filter_map(|i| r.flows.get(*i)) {
+                assert!(approx_ge(t.peak_gbps, f.throughput.peak_gbps), "{name}: {c:?}");
+            }
+            conns += 1;
+        }
+        for p in &r.pfc {
+            assert!(approx_ge(p.max_pause_us_per_s, p.pause_us_per_s), "{name}: {p:?}");
+            assert!(p.max_pause_us_per_s <= 1e6, "{name}: more than a second paused per second");
+            pauses += 1;
+        }
+    }
+    assert!(
+        flows > 100 && conns > 50 && pauses >= 5,
+        "{flows} flows, {conns} connections, {pauses} timelines"
+    );
+}
+
+/// demo.pcap lasts 80 ms, shorter than a second and than a few 10 ms bins: the figures the
+/// report printed as "5.22 mean / 0.01 peak" Gb/s and "113496 µs/s mean vs 9024 peak".
+#[test]
+fn short_captures_give_one_basis_for_mean_and_peak() {
+    let r = report(&common::root().join("samples/demo.pcap"));
+    let p3 = r["pfc"].as_array().unwrap().iter().find(|p| p["priority"] == 3).unwrap();
+    let secs =
+        (r["summary"]["end_ns"].as_i64().unwrap() - r["summary"]["start_ns"].as_i64().unwrap()) as f64 / 1e9;
+    let mean = p3["paused_ns"].as_f64().unwrap() / 1e3 / secs;
+    assert!((p3["pause_us_per_s"].as_f64().unwrap() - mean).abs() < 1e-6 * mean);
+    // One window (the whole capture): the worst second is the capture itself.
+    assert!((p3["max_pause_us_per_s"].as_f64().unwrap() - mean).abs() < 1e-6 * mean, "{p3:#}");
+    let a = analyse(&common::root().join("samples/demo.pcap"));
+    let c = a.connections.iter().find(|c| c.a == "10.0.0.1" && c.b == "10.0.0.2" && c.b_qpn == 0x32).unwrap();
+    let t = a.connection_totals(c);
+    assert!(t.mean_gbps() > 0.0 && approx_ge(t.peak_gbps, t.mean_gbps()), "{t:?}");
+    // 12 packets within 0.3 ms of an 80 ms capture: one 10 ms window, mean = peak.
+    assert!((t.peak_gbps - t.mean_gbps()).abs() < 1e-9, "{t:?}");
+    assert!((t.mean_gbps() - t.bytes as f64 * 8.0 / 10e6).abs() < 1e-9, "{t:?}");
+    // The text report prints the same figures: mean ≤ peak on every row.
+    let o = run(&["report", "-r", common::root().join("samples/demo.pcap").to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    let mut rows = 0;
+    for line in text.lines() {
+        let Some(col) = line
+            .split_whitespace()
+            .find(|w| w.contains('/') && w.split('/').all(|x| x.parse::<f64>().is_ok()) && w.contains('.'))
+        else {
+            continue;
+        };
+        let (m, p) = col.split_once('/').unwrap();
+        let (m, p): (f64, f64) = (m.parse().unwrap(), p.parse().unwrap());
+        assert!(m <= p, "{line}");
+        rows += 1;
+    }
+    assert_eq!(rows, r["connections"].as_array().unwrap().len(), "{text}");
+}
