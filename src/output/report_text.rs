@@ -128,7 +128,9 @@ pub fn render(r: &Report, source: &str, max_connections: usize) -> String {
         s.findings.critical, s.findings.warning, s.findings.info
     );
     if r.findings.is_empty() {
-        let _ = writeln!(o, "  none: no loss, no retransmissions, no pauses, audit clean");
+        // Pause frames that made no finding (obeyed, no storm, no deadlock) are not "no pauses".
+        let pauses = if r.pfc.is_empty() { "no pauses" } else { "no pause problems" };
+        let _ = writeln!(o, "  none: no loss, no retransmissions, {pauses}, audit clean");
     }
     for f in &r.findings {
         let _ = writeln!(o, "  {}  {}", sev(f.severity), f.title);
