@@ -348,10 +348,13 @@ pub struct AnalysisOpts {
 
 /// `rocescope report`.
 #[derive(Debug, Args)]
-#[command(after_help = "Exit status: 0 analysed, the QoS audit clean; 3 analysed, the audit found violations \
-                        (pauses on a priority no RoCE uses count even without expectations); 1 an error \
+#[command(
+    after_help = "Exit status: 0 analysed, the QoS audit clean; 3 analysed, the audit found violations \
+                        (pauses on a priority no RoCE uses count even without expectations, and an audit given \
+                        expectations that saw no RoCE checked nothing); 1 an error \
                         (a damaged capture: the report covers the frames before the damage); 2 a usage error. \
-                        The rule behind every finding: docs/verdicts.md.")]
+                        The rule behind every finding: docs/verdicts.md."
+)]
 pub struct ReportArgs {
     /// Source.
     #[command(flatten)]

@@ -117,6 +117,9 @@ pub struct RunEnd {
     pub interrupted: bool,
     /// The source failed part-way (damaged file, capture error).
     pub source_error: Option<CaptureError>,
+    /// Every input error, the first one included (merged files may fail one by one): for
+    /// the report's `input_errors`.
+    pub errors: Vec<String>,
 }
 
 /// How much decoding the command needs.
@@ -242,6 +245,7 @@ pub fn pump(
             Ok(Batch::End) => break,
             Ok(_) => {}
             Err(e) => {
+                end.errors.push(e.to_string());
                 end.source_error = Some(e);
                 break;
             }
@@ -260,6 +264,7 @@ pub fn pump(
     }
     // Merged files: one that failed part-way did not stop the others; report them all.
     for e in opened.source.take_errors() {
+        end.errors.push(e.to_string());
         if end.source_error.is_none() {
             end.source_error = Some(e);
         } else if !opened.quiet {

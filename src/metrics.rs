@@ -404,7 +404,7 @@ impl Exposition {
             Kind::Counter,
             None,
         );
-        for kind in ["dscp", "cnp_dscp", "pcp", "ecn", "pause_priority"] {
+        for &kind in rocescope_analyzer::audit::VIOLATION_KINDS {
             let n: u64 = r.audit.violations.iter().filter(|v| v.what == kind).map(|v| v.packets).sum();
             // A pause on a priority no RoCE used yet stops counting once RoCE appears there;
             // what was exposed stays.

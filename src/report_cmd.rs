@@ -98,6 +98,8 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
     )?;
     analyzer.finish();
     let mut report = analyzer.report();
+    // A damaged or unreadable input is said in the document too, not only on stderr.
+    report.input_errors = end.errors.clone();
     report.capture = end.stats.map(|s| rocescope_analyzer::report::CaptureCounters {
         interface: opened.name.clone(),
         received: s.received,

@@ -218,6 +218,20 @@ fn snap_length_applies_to_files() {
     assert_eq!(copy.len(), whole.len());
     assert!(copy.iter().all(|f| f["caplen"].as_u64().unwrap() <= 96));
     assert_eq!(run(&["decode", "-s", "0", "-r", &demo()]).status.code(), Some(2));
+    // A snap length that cuts into the extended headers: the frames are cut, not malformed,
+    // and what decoded (the BTH) is still analysed.
+    let o = run(&["decode", "-s", "60", "-c", "1", "-r", &demo()]);
+    assert!(out(&o).contains("[header cut by the capture: RETH at offset 54"), "{}", out(&o));
+    let tiny = common::report_json(&run(&["report", "--json", "-s", "60", "-r", &demo()]).stdout);
+    assert!(
+        tiny["summary"]["malformed"].as_u64() <= full["summary"]["malformed"].as_u64(),
+        "{}",
+        tiny["summary"]
+    );
+    let gaps = |r: &serde_json::Value| -> u64 {
+        r["flows"].as_array().unwrap().iter().map(|f| f["psn"]["gaps"].as_u64().unwrap()).sum()
+    };
+    assert_eq!(gaps(&tiny), gaps(&full), "the PSN analysis needs only the BTH");
 }
 
 #[test]

@@ -148,6 +148,11 @@ fn a_damaged_file_among_several_is_named_and_the_rest_analysed() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("cut.pcap: capture is cut off"), "{err}");
     let r = common::report_json(&o.stdout);
+    let errors = r["input_errors"].as_array().expect("the document names the damage");
+    assert!(
+        errors.len() == 1 && errors[0].as_str().unwrap().contains("cut.pcap: capture is cut off"),
+        "{errors:?}"
+    );
     assert_eq!(r["points"][0]["packets"], 13, "the sender's file read whole");
     assert_eq!(r["points"][1]["packets"], 11, "the receiver's up to the damage");
     // A missing file is an error before anything is read.

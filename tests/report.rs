@@ -42,12 +42,10 @@ fn set(v: &Value) -> BTreeSet<u64> {
     v.as_array().unwrap().iter().map(|x| x.as_u64().unwrap()).collect()
 }
 
-use common::SAMPLES;
-
 /// Every flow and pause figure the generator recorded is what the analyzer finds.
 #[test]
 fn samples_match_their_expected_answers() {
-    for name in SAMPLES {
+    for name in common::all_samples() {
         let e = expected(name);
         let (r, _) = report(&sample(&format!("{name}.pcap")), &[]);
         let c = &e["counts"];
@@ -350,7 +348,8 @@ fn qos_audit_flags_and_baseline_gate_the_exit_status() {
 #[test]
 fn report_json_validates_against_its_schema() {
     // `report` checks every document against the schema (strictly) and the time rule.
-    let mut files: Vec<std::path::PathBuf> = SAMPLES.iter().map(|n| sample(&format!("{n}.pcap"))).collect();
+    let mut files: Vec<std::path::PathBuf> =
+        common::all_samples().map(|n| sample(&format!("{n}.pcap"))).collect();
     if let Some(dir) = common::real_captures() {
         files.extend(common::captures_in(&dir));
     }
@@ -370,6 +369,11 @@ fn report_json_validates_against_its_schema() {
             ],
         );
         assert_eq!(r["schema_version"], rocescope_analyzer::report::SCHEMA_VERSION, "{}", f.display());
+        // Every violation is of a kind the exporter serves (and docs/metrics.md lists).
+        for v in r["audit"]["violations"].as_array().unwrap() {
+            let what = v["what"].as_str().unwrap();
+            assert!(rocescope_analyzer::audit::VIOLATION_KINDS.contains(&what), "{}: {what}", f.display());
+        }
     }
 }
 

@@ -26,7 +26,7 @@ fn sample_names() -> Vec<String> {
 #[test]
 fn there_are_samples_for_every_scenario() {
     let names = sample_names();
-    for want in common::SAMPLES {
+    for want in common::all_samples() {
         assert!(names.iter().any(|n| n == want), "missing samples/{want}.pcap");
     }
 }

@@ -449,6 +449,20 @@ impl AuditConfig {
     }
 }
 
+/// Every kind of violation ([`Violation::what`]), for consumers that list them all (the
+/// exporter serves each from 0).
+pub const VIOLATION_KINDS: &[&str] = &[
+    "dscp",
+    "ack_dscp",
+    "cnp_dscp",
+    "pcp",
+    "pcp_untagged",
+    "ecn",
+    "not_lossless",
+    "pause_priority",
+    "no_roce",
+];
+
 /// The flow a violation is about.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 pub struct FlowRef {

@@ -451,7 +451,15 @@ impl Analyzer {
         t.start_ns.get_or_insert(meta.ts_ns);
         // The latest time, not the last frame's: merged captures are not always in order.
         t.end_ns = Some(t.end_ns.map_or(meta.ts_ns, |e| e.max(meta.ts_ns)));
-        if p.is_malformed_roce() {
+        // A header the capture cut off (snap length: the record is shorter than the frame on
+        // the wire) is not a malformed frame: what decoded before it is analysed.
+        let cut = (meta.len as usize) > p.data.len()
+            && p.error.is_some_and(|e| matches!(e.kind, rocescope_decoder::ErrorKind::Truncated { .. }));
+        if cut && p.is_malformed_roce() && p.roce.is_none() {
+            t.icrc_truncated += 1;
+            return;
+        }
+        if p.is_malformed_roce() && !cut {
             t.malformed += 1;
             if t.malformed_frames.len() < 10 {
                 let why = p.error.map(|e| e.to_string()).unwrap_or_default();
@@ -486,6 +494,7 @@ impl Analyzer {
         match r.icrc.status {
             IcrcStatus::Invalid => t.icrc_bad += 1,
             IcrcStatus::Truncated => t.icrc_truncated += 1,
+            _ if cut => t.icrc_truncated += 1,
             _ => {}
         }
         let start = t.start_ns.unwrap_or(meta.ts_ns);
@@ -697,11 +706,13 @@ impl Analyzer {
             psn_cfg.min_ack_timeout_ns = t;
         }
         let span = if op.is_read_request() {
-            let len = r.ext.reth.map_or(0, |h| h.dma_len());
-            match (len, pmtu) {
-                (0, _) => 1,
+            // No RETH (the capture cut it) or no PMTU yet: the span is unknown and the next
+            // request re-synchronises (span 0).
+            match (r.ext.reth.map(|h| h.dma_len()), pmtu) {
+                (None, _) => 0,
+                (Some(0), _) => 1,
                 (_, 0) => 0,
-                (l, m) => l.div_ceil(m),
+                (Some(l), m) => l.div_ceil(m),
             }
         } else {
             1

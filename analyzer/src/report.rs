@@ -44,6 +44,10 @@ pub struct Report {
     /// Packets of a flow seen at one capture point and never at another that was capturing
     /// the flow at the time (several merged captures only).
     pub between: Vec<PointLoss>,
+    /// Inputs that failed part-way or could not be read (set by the caller; the report
+    /// covers what was read before). Absent when there were none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub input_errors: Vec<String>,
 }
 
 /// One capture point.
@@ -1853,6 +1857,7 @@ pub(crate) fn build(a: &Analyzer, detail: bool) -> Report {
     }
 
     Report {
+        input_errors: Vec::new(),
         schema_version: SCHEMA_VERSION,
         summary: Summary {
             packets: t.packets,

@@ -135,7 +135,11 @@ pub fn write(f: &Frame<'_>, out: &mut String) {
         out.push_str("[IP fragment]");
     }
     if let Some(e) = &p.error {
-        let _ = write!(out, " [malformed: {e}]");
+        // The capture's snap length cut a header the frame carried: not malformed.
+        let cut = f.record.caplen < f.record.len
+            && matches!(e.kind, rocescope_decoder::ErrorKind::Truncated { .. });
+        let what = if cut { "header cut by the capture" } else { "malformed" };
+        let _ = write!(out, " [{what}: {e}]");
     }
     while out.ends_with(' ') {
         out.pop();

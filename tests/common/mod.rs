@@ -135,17 +135,14 @@ pub const SAMPLES: &[&str] = &[
     "truncated",
     "all-headers",
     "demo",
-    "read-implied-nak",
-    "spurious-nak",
-    "reorder-spray",
-    "reorder-late",
-    "one-direction",
-    "uc-loss",
-    "early-resend",
-    "cm-timeout",
 ];
 
-/// The transport samples: each lists every finding its report must give.
+/// Every bundled sample: the demo's scenarios and the transport samples.
+pub fn all_samples() -> impl Iterator<Item = &'static str> {
+    SAMPLES.iter().chain(TRANSPORT_SAMPLES).copied()
+}
+
+/// The transport samples (not in the demo): each lists every finding its report must give.
 pub const TRANSPORT_SAMPLES: &[&str] = &[
     "read-implied-nak",
     "spurious-nak",

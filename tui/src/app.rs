@@ -188,8 +188,11 @@ pub fn flow_rows(r: &Report) -> Vec<QpRow> {
 
 fn qp_row(r: &Report, i: usize, c: &Connection) -> QpRow {
     let t = r.connection_totals(c);
-    // RNR retries are retransmissions but not loss (`loss` in the filter leaves them out).
-    let retx_rnr: u64 = c.flows.iter().filter_map(|f| r.flows.get(*f)).map(|f| f.psn.retransmits_rnr).sum();
+    // RNR retries and needless go-back-N are retransmissions but not loss, and gaps late
+    // packets filled are not lost (`loss` in the filter leaves them out, as the report does).
+    let flows = || c.flows.iter().filter_map(|f| r.flows.get(*f));
+    let retx_not_loss: u64 = flows().map(|f| f.psn.retransmits_rnr + f.psn.retransmits_spurious).sum();
+    let loss_gaps: u64 = flows().map(|f| f.psn.network_loss_gaps + f.psn.capture_loss_gaps).sum();
     let mut qps = vec![c.b_qpn];
     qps.extend(c.a_qpn);
     QpRow {
@@ -207,7 +210,8 @@ fn qp_row(r: &Report, i: usize, c: &Connection) -> QpRow {
             pkts: t.packets as f64,
             gaps: t.gaps as f64,
             retx: t.retransmits as f64,
-            retx_rnr: retx_rnr as f64,
+            retx_not_loss: retx_not_loss as f64,
+            loss_gaps: loss_gaps as f64,
             naks: t.naks as f64,
             rnr: t.rnr as f64,
             ce: t.ce_percent(),

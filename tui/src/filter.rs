@@ -82,12 +82,16 @@ pub struct Row {
     pub ips: Vec<String>,
     /// Packets.
     pub pkts: f64,
-    /// PSN gaps (network and probable capture loss).
+    /// PSN gaps: packets seen after later ones, lost or merely late.
     pub gaps: f64,
+    /// Of those gaps, the ones the report calls loss (network or probable capture loss; not
+    /// those filled by a late packet).
+    pub loss_gaps: f64,
     /// Retransmissions, every cause.
     pub retx: f64,
-    /// Of the retransmissions, retries after an RNR NAK (receiver not ready: not loss).
-    pub retx_rnr: f64,
+    /// Of the retransmissions, those that are not loss: retries after an RNR NAK (receiver
+    /// not ready) and go-back-N that a NAK for a late packet provoked.
+    pub retx_not_loss: f64,
     /// NAKs (all codes but RNR).
     pub naks: f64,
     /// RNR NAKs.
@@ -519,7 +523,7 @@ fn row_matches(t: &RowTerm, r: &Row) -> bool {
             RowWord::Ce => r.ce > 0.0,
             // As the report means it: gaps (network or capture) and NAK / timeout resends.
             // RNR retries resend what the receiver was not ready for: nothing was lost.
-            RowWord::Loss => r.gaps > 0.0 || r.retx - r.retx_rnr > 0.0,
+            RowWord::Loss => r.loss_gaps > 0.0 || r.retx - r.retx_not_loss > 0.0,
             RowWord::Cnp => r.cnps > 0.0,
             RowWord::Critical => r.health == "critical",
             RowWord::Warning => r.health == "warning",
@@ -877,16 +881,21 @@ mod tests {
     }
 
     #[test]
-    fn loss_is_gaps_or_loss_resends_not_rnr_retries() {
-        let rnr_only = Row { retx: 1.0, retx_rnr: 1.0, rnr: 1.0, ..Row::default() };
+    fn loss_is_lost_gaps_or_loss_resends_not_rnr_retries_or_reordering() {
+        let rnr_only = Row { retx: 1.0, retx_not_loss: 1.0, rnr: 1.0, ..Row::default() };
         assert!(!rows("loss", &rnr_only), "an RNR retry is not loss");
         assert!(rows("retx>0 and rnr", &rnr_only), "but it is a retransmission");
-        let nak_resent = Row { retx: 3.0, gaps: 1.0, ..Row::default() };
+        let nak_resent = Row { retx: 3.0, gaps: 1.0, loss_gaps: 1.0, ..Row::default() };
         assert!(rows("loss", &nak_resent));
-        let timeout = Row { retx: 2.0, retx_rnr: 1.0, ..Row::default() };
+        let timeout = Row { retx: 2.0, retx_not_loss: 1.0, ..Row::default() };
         assert!(rows("loss", &timeout), "a resend beyond the RNR retries is loss");
-        let capture_gap = Row { gaps: 1.0, ..Row::default() };
+        let capture_gap = Row { gaps: 1.0, loss_gaps: 1.0, ..Row::default() };
         assert!(rows("loss", &capture_gap));
+        let reordered = Row { gaps: 40.0, ..Row::default() };
+        assert!(!rows("loss", &reordered), "gaps late packets filled are not loss");
+        assert!(rows("gaps>0", &reordered));
+        let spurious = Row { gaps: 1.0, retx: 3.0, retx_not_loss: 3.0, ..Row::default() };
+        assert!(!rows("loss", &spurious), "go-back-N after a spurious NAK resent nothing lost");
     }
 
     #[test]

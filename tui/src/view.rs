@@ -337,17 +337,24 @@ fn draw_detail(f: &mut Frame<'_>, app: &App, area: Rect) {
                 fl.packets, fl.bytes, fl.messages, fl.pmtu
             )),
             Line::from(format!(
-                "PSN: {} gaps ({} missing), resends {} NAK / {} timeout / {} RNR, {} dup, {} reordered",
+                "PSN: {} gaps ({} missing), {} dup, {} late (max {:.1} us), {} spurious NAKs",
                 fl.psn.gaps,
                 fl.psn.missing,
+                fl.psn.duplicates,
+                fl.psn.out_of_order,
+                fl.psn.max_late_ns as f64 / 1e3,
+                fl.psn.spurious_naks
+            )),
+            Line::from(format!(
+                "resent: {} NAK / {} timeout / {} RNR / {} implied / {} unknown",
                 fl.psn.retransmits_nak,
                 fl.psn.retransmits_timeout,
                 fl.psn.retransmits_rnr,
-                fl.psn.duplicates,
-                fl.psn.out_of_order
+                fl.psn.retransmits_implied,
+                fl.psn.retransmits_unknown
             )),
             Line::from(format!(
-                "loss: {} network, {} probable capture | ACKs {} | NAKs {} seq, {} other | RNR {}",
+                "loss: {} network, {} capture | ACKs {} | NAKs {} seq, {} other | RNR {}",
                 fl.psn.network_loss_gaps,
                 fl.psn.capture_loss_gaps,
                 fl.acks,
