@@ -606,7 +606,11 @@ fn draw_audit(f: &mut Frame<'_>, app: &App, area: Rect) {
             let who = match (&v.flow, &v.src_mac) {
                 (Some(fl), _) => format!("QP 0x{:06x} {} → {}", fl.dest_qp, fl.src, fl.dst),
                 (None, Some(m)) => format!("pauses from {m}"),
-                _ => "-".into(),
+                // Capture-wide: untagged RoCE under a PCP expectation, or no RoCE at all.
+                _ => match s.report.points.get(usize::from(v.point)) {
+                    Some(p) if s.report.points.len() > 1 => format!("the whole capture at {}", p.name),
+                    _ => "the whole capture".into(),
+                },
             };
             Row::new(vec![
                 who,
