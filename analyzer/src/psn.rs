@@ -175,15 +175,10 @@ pub struct PsnStats {
     pub resyncs: u64,
     /// The first few gaps, for evidence.
     pub first_gaps: Vec<Gap>,
-    /// Time the PSNs of each 64-PSN block of the window were first seen: bounds how long
-    /// ago a resent PSN was first sent.
-    block_ts: [i64; (WINDOW / 64) as usize],
-    /// Which of `block_ts` are set (bit n: block n).
-    block_set: u8,
     /// Frame and time of the stream's first packet.
     start: (u64, i64),
-    /// The resent PSN's first transmission was at most this long before its resend (the
-    /// last burst's): for the report's wording of unexplained resends.
+    /// How long the flow had sent nothing new before its last resend of unknown cause: for
+    /// the report's wording.
     pub last_resend_after_ns: Option<i64>,
 }
 
@@ -242,6 +237,8 @@ pub struct PsnTracker {
     expected: u32,
     /// The lowest PSN of the stream seen so far (its first packet, or a late one before it).
     first: u32,
+    /// Time of the last packet that advanced the stream (a new highest PSN).
+    last_new_ts: i64,
     /// Request packets seen.
     pub requests: u64,
     seen: [u64; (WINDOW / 64) as usize],
@@ -275,39 +272,16 @@ impl PsnTracker {
     }
 
     /// Advance the window to cover `[self.expected, new_expected)`, clearing stale bits.
-    fn advance(&mut self, new_expected: u32, ts_ns: i64) {
+    fn advance(&mut self, new_expected: u32) {
         let d = psn_diff(new_expected, self.expected).max(0) as u32;
         if d >= WINDOW {
             self.seen.iter_mut().for_each(|w| *w = 0);
-            self.stats.block_ts.iter_mut().for_each(|t| *t = ts_ns);
-            self.stats.block_set = u8::MAX;
         } else {
             for k in 0..d {
-                let p = psn_add(self.expected, k);
-                if p % 64 == 0 {
-                    // A new block of the window begins now.
-                    let b = ((p % WINDOW) / 64) as usize;
-                    if let Some(t) = self.stats.block_ts.get_mut(b) {
-                        *t = ts_ns;
-                        self.stats.block_set |= 1 << b;
-                    }
-                }
-                self.set(p, false);
+                self.set(psn_add(self.expected, k), false);
             }
         }
         self.expected = new_expected;
-    }
-
-    /// At most how long before `ts_ns` the PSN `psn` was first sent (`None` when it is
-    /// older than the window remembers).
-    fn since_first_sent(&self, psn: u32, ts_ns: i64) -> Option<i64> {
-        let behind = -psn_diff(psn, self.expected);
-        if behind <= 0 || behind > WINDOW as i32 - 64 {
-            return None;
-        }
-        let b = ((psn % WINDOW) / 64) as usize;
-        let t = *self.stats.block_ts.get(b)?;
-        (self.stats.block_set & (1 << b) != 0).then(|| ts_ns - t)
     }
 
     /// A NAK (sequence error) or, with `rnr`, an RNR NAK for this flow arrived: the next
@@ -356,10 +330,15 @@ impl PsnTracker {
             Some(false) if self.spurious_nak == Some(psn) => (Cause::SpuriousNak, false),
             Some(false) => (Cause::Nak, false),
             None if implied => (Cause::ImpliedNak, false),
-            None => match self.since_first_sent(psn, ts_ns) {
-                Some(after) if after < cfg.min_ack_timeout_ns => (Cause::Unknown, false),
-                _ => (Cause::Timeout, false),
-            },
+            // A timeout needs the time of one since the resent PSN was first sent. That was
+            // no later than the flow's last new packet (it is behind the highest PSN), so
+            // the quiet time since then is a lower bound; 90% of the ACK timeout allows for
+            // a sender that went on sending a little after it. A copy a mirror duplicated,
+            // or a resend after a NAK the capture lacks, comes sooner: cause unknown.
+            None if ts_ns - self.last_new_ts >= cfg.min_ack_timeout_ns - cfg.min_ack_timeout_ns / 10 => {
+                (Cause::Timeout, false)
+            }
+            None => (Cause::Unknown, false),
         }
     }
 
@@ -388,6 +367,9 @@ impl PsnTracker {
     fn settle(&mut self, resent: bool, cfg: &PsnConfig) -> Option<Resolution> {
         let f = self.fill.take()?;
         if resent {
+            if f.cause == Cause::Unknown {
+                self.stats.last_resend_after_ns = Some(f.ts_ns - self.last_new_ts);
+            }
             self.nak_pending = None;
             self.burst = Some((f.cause, f.rnr));
             for k in 0..f.packets {
@@ -462,7 +444,7 @@ impl PsnTracker {
         let unknown_span = span == 0;
         let span = span.clamp(1, 1 << 20);
         if std::mem::replace(&mut self.resync, unknown_span) && psn_diff(psn, self.expected) > 0 {
-            self.advance(psn, ts_ns);
+            self.advance(psn);
         }
         self.requests += 1;
         if self.started {
@@ -477,10 +459,9 @@ impl PsnTracker {
             self.started = true;
             self.expected = psn;
             self.first = psn;
+            self.last_new_ts = ts_ns;
             self.stats.start = (frame, ts_ns);
-            self.stats.block_ts.iter_mut().for_each(|t| *t = ts_ns);
-            self.stats.block_set = u8::MAX;
-            self.advance(psn_add(psn, span), ts_ns);
+            self.advance(psn_add(psn, span));
             self.mark(psn, span);
             return (Verdict::First, None);
         }
@@ -502,7 +483,8 @@ impl PsnTracker {
         }
         if d >= 0 {
             self.burst = None;
-            self.advance(psn_add(psn, span), ts_ns);
+            self.last_new_ts = ts_ns;
+            self.advance(psn_add(psn, span));
             self.mark(psn, span);
             if d == 0 {
                 return (Verdict::InOrder, resolved);
@@ -575,7 +557,9 @@ impl PsnTracker {
             Some(b) if in_burst => b,
             _ => {
                 let c = self.resend_cause(psn, ts_ns, implied, cfg);
-                self.stats.last_resend_after_ns = self.since_first_sent(psn, ts_ns);
+                if c.0 == Cause::Unknown {
+                    self.stats.last_resend_after_ns = Some(ts_ns - self.last_new_ts);
+                }
                 c
             }
         };
@@ -727,6 +711,27 @@ mod tests {
         assert_eq!(v, Verdict::Retransmit { cause: Cause::Unknown, duplicate: true, burst_start: true });
         assert_eq!((u.stats.retransmits_timeout, u.stats.retransmits_unknown), (0, 1));
         assert_eq!(u.stats.last_resend_after_ns, Some(3_000));
+    }
+
+    #[test]
+    fn a_copy_after_an_idle_spell_is_no_timeout() {
+        // A burst, 100 ms idle (an NCCL iteration gap), a second burst in which a mirror
+        // shows one frame twice, 300 ns apart: the copy is not a timeout however old the
+        // flow is (review finding: an upper bound on the age had made it one).
+        let mut t = PsnTracker::new();
+        feed(&mut t, &[(5000, 0), (5001, 1_000), (5002, 2_000)]);
+        let idle = 100_000_000;
+        t.on_request(5003, 1, 4, idle, false, &cfg());
+        t.on_request(5004, 1, 5, idle + 1_000, false, &cfg());
+        let (v, _) = t.on_request(5004, 1, 6, idle + 1_300, false, &cfg());
+        assert_eq!(v, Verdict::Retransmit { cause: Cause::Unknown, duplicate: true, burst_start: true });
+        assert_eq!((t.stats.retransmits_timeout, t.stats.last_resend_after_ns), (0, Some(300)));
+        // A slow flow (a packet every 2 ms) that shows one frame twice: the same.
+        let mut s = PsnTracker::new();
+        let pkts: Vec<(u32, i64)> = (0..90).map(|k| (7000 + k, i64::from(k) * 2_000_000)).collect();
+        feed(&mut s, &pkts);
+        let (v, _) = s.on_request(7089, 1, 91, 89 * 2_000_000 + 500, false, &cfg());
+        assert!(matches!(v, Verdict::Retransmit { cause: Cause::Unknown, .. }), "{v:?}");
     }
 
     #[test]

@@ -1039,7 +1039,7 @@ fn flow_findings(id: usize, f: &Flow, a: &Analyzer, out: &mut Vec<Finding>) {
     let not_visible = if one_way {
         "the ACKs and NAKs are not in the capture"
     } else {
-        "no NAK for them is in the capture"
+        "no NAK for them is in the capture, or the capture holds the same packet twice (a mirror of both link directions)"
     };
     // Loss: a gap here that was resent or NAKed (and not filled by a late packet), or a
     // go-back-N after a NAK that a late packet did not provoke (the loss then happened
@@ -1114,8 +1114,10 @@ fn flow_findings(id: usize, f: &Flow, a: &Analyzer, out: &mut Vec<Finding>) {
         );
     }
     if st.retransmits_unknown > 0 && loss_gaps == 0 {
-        let after =
-            st.last_resend_after_ns.map(|n| format!(" {} after the original,", us(n))).unwrap_or_default();
+        let after = st
+            .last_resend_after_ns
+            .map(|n| format!(" {} after the flow's last new packet,", us(n)))
+            .unwrap_or_default();
         push(
             Severity::Warning,
             FindingKind::ResendUnexplained,
