@@ -641,9 +641,13 @@ impl Analyzer {
         }
         // A pause frame's source is the pausing side (reference §1.8): frames sent to that
         // MAC on the paused priority (any priority for 802.3x PAUSE) are the ones it stops.
+        // QinQ with different PCPs in its two tags: which one the switch classifies on
+        // decides whether the frame was on the paused priority at all.
+        let tags = p.vlans.as_slice();
+        let ambiguous = tags.len() >= 2 && tags.first().map(|t| t.pcp) != tags.last().map(|t| t.pcp);
         for ((pt, mac, kind, pr), tl) in self.timelines.iter_mut() {
             if *pt == point && (*kind == PauseKind::Pause || *pr == prio) {
-                tl.on_roce(ts, meta.number, dst == Some(*mac), &self.cfg.pfc);
+                tl.on_roce(ts, meta.number, dst == Some(*mac), ambiguous, &self.cfg.pfc);
             }
         }
     }

@@ -200,6 +200,9 @@ pub struct Timeline {
     pub ignored_max_delay_ns: i64,
     /// The first few of them.
     pub ignored_evidence: Vec<IgnoredFrame>,
+    /// Of the ignored frames, those double-tagged (QinQ) with different PCPs in their two
+    /// tags: whether they were on the paused priority depends on which tag the switch reads.
+    pub ignored_ambiguous: u64,
 }
 
 impl Timeline {
@@ -227,6 +230,7 @@ impl Timeline {
             ignored: 0,
             ignored_max_delay_ns: 0,
             ignored_evidence: Vec::new(),
+            ignored_ambiguous: 0,
         }
     }
 
@@ -237,7 +241,7 @@ impl Timeline {
 
     /// A RoCE packet on this timeline's priority at its capture point (for 802.3x PAUSE, of
     /// any priority): frame `frame` at `ts`, sent to the pausing MAC when `towards`.
-    pub fn on_roce(&mut self, ts: i64, frame: u64, towards: bool, cfg: &PfcConfig) {
+    pub fn on_roce(&mut self, ts: i64, frame: u64, towards: bool, ambiguous: bool, cfg: &PfcConfig) {
         let Some(c) = &mut self.current else { return };
         if ts >= c.end_ns || ts < c.start_ns {
             return;
@@ -253,6 +257,7 @@ impl Timeline {
         }
         c.ignored += 1;
         self.ignored += 1;
+        self.ignored_ambiguous += u64::from(ambiguous);
         self.ignored_max_delay_ns = self.ignored_max_delay_ns.max(delay);
         if self.ignored_evidence.len() < MAX_IGNORED_EVIDENCE {
             let (pause_frame, pause_ts_ns) = (c.first_frame, c.start_ns);
@@ -541,15 +546,26 @@ mod tests {
     }
 
     #[test]
+    fn qinq_frames_whose_tags_disagree_are_counted_apart() {
+        let mut t = Timeline::new(LINK_BPS, 1, 0);
+        t.on_frame(1_000, 65535, 10, &CFG, TOWARDS);
+        for (i, ambiguous) in [(0, true), (1, true), (2, false)] {
+            t.on_roce(20_000 + i * 1_000, 20 + i as u64, true, ambiguous, &CFG);
+        }
+        let f = t.finish(500_000, &CFG);
+        assert_eq!((f.ignored, f.ignored_ambiguous), (3, 2));
+    }
+
+    #[test]
     fn traffic_to_the_pausing_side_beyond_the_allowance_ignores_the_pause() {
         let mut t = Timeline::new(LINK_BPS, 1, 0);
         t.on_frame(1_000, 65535, 10, &CFG, TOWARDS);
         // In flight (within 7 µs), then beyond it; the other way; after expiry.
-        t.on_roce(3_000, 11, true, &CFG);
-        t.on_roce(8_000, 12, true, &CFG);
-        t.on_roce(8_001, 13, true, &CFG);
-        t.on_roce(9_000, 14, false, &CFG);
-        t.on_roce(400_000, 15, true, &CFG);
+        t.on_roce(3_000, 11, true, false, &CFG);
+        t.on_roce(8_000, 12, true, false, &CFG);
+        t.on_roce(8_001, 13, true, false, &CFG);
+        t.on_roce(9_000, 14, false, false, &CFG);
+        t.on_roce(400_000, 15, true, false, &CFG);
         let f = t.finish(500_000, &CFG);
         assert_eq!((f.ignored, f.ignored_max_delay_ns), (1, 7_001));
         assert_eq!(
@@ -568,14 +584,14 @@ mod tests {
             for i in 0..34 {
                 t.on_frame(i * 300_000, 65535, i as u64 + 1, &CFG, seen);
                 if other_way {
-                    t.on_roce(i * 300_000 + 1_000, 100 + i as u64, false, &CFG);
+                    t.on_roce(i * 300_000 + 1_000, 100 + i as u64, false, false, &CFG);
                 }
             }
             if towards_late {
-                t.on_roce(5_000_000, 99, true, &CFG);
+                t.on_roce(5_000_000, 99, true, false, &CFG);
             }
             if seen.towards {
-                t.on_roce(2_000, 98, true, &CFG); // in flight at the start: not against a hint
+                t.on_roce(2_000, 98, true, false, &CFG); // in flight at the start: not against a hint
             }
             t.finish(20_000_000, &CFG).deadlock.is_some()
         };

@@ -752,7 +752,10 @@ fn pause_ignored(r: &PauseReport, tl: &Timeline, label: &str, cfg: &PfcConfig) -
         return None;
     }
     let allowance = cfg.pause_allowance_ns;
-    let clear = tl.ignored >= IGNORED_CRITICAL_FRAMES && tl.ignored_max_delay_ns >= 2 * allowance;
+    // Double-tagged frames whose tags disagree on the PCP do not count towards a CRITICAL:
+    // on a QinQ link the switch may classify on the outer tag, where they were not paused.
+    let sure = tl.ignored - tl.ignored_ambiguous;
+    let clear = sure >= IGNORED_CRITICAL_FRAMES && tl.ignored_max_delay_ns >= 2 * allowance;
     let what = match r.kind {
         PauseKind::Pfc => format!("PFC on priority {}", r.priority),
         PauseKind::Pause => "802.3x PAUSE".to_string(),
@@ -781,6 +784,8 @@ fn pause_ignored(r: &PauseReport, tl: &Timeline, label: &str, cfg: &PfcConfig) -
             us_text(tl.ignored_max_delay_ns),
             if clear {
                 ": the sender ignores the pause (PFC not enabled for this priority on the peer, or a priority mapping mismatch)"
+            } else if tl.ignored_ambiguous > 0 {
+                ": QinQ frames whose outer and inner tags carry different PCPs, priority taken from the inner tag; if the switch classifies on the outer tag they were not on the paused priority"
             } else {
                 ": few, and close to the allowance; a capture point far from the link or coarse timestamps can do this (--pause-allowance-us)"
             }
