@@ -166,7 +166,7 @@ pub struct SourceArgs {
     #[arg(short = 'c', long = "count", value_name = "N")]
     pub count: Option<u64>,
     /// Stop after this many seconds.
-    #[arg(long, value_name = "SECS")]
+    #[arg(long, value_name = "SECS", value_parser = number_in(0.0, 1e9, "a duration in seconds"))]
     pub duration: Option<f64>,
     /// Seconds without any RoCE before a live capture explains why it may be blind.
     #[arg(long, value_name = "SECS", default_value_t = 5.0, hide = true)]
@@ -243,10 +243,10 @@ pub struct CaptureArgs {
     #[arg(long)]
     pub pcap: bool,
     /// Start a new file after this many megabytes (1,000,000 bytes), as tcpdump -C.
-    #[arg(short = 'C', long = "file-size", value_name = "MB")]
+    #[arg(short = 'C', long = "file-size", value_name = "MB", value_parser = number_in(0.0, 1e9, "a file size in MB"))]
     pub file_mb: Option<f64>,
     /// Start a new file every this many seconds, as tcpdump -G.
-    #[arg(short = 'G', long = "rotate-seconds", value_name = "SECS")]
+    #[arg(short = 'G', long = "rotate-seconds", value_name = "SECS", value_parser = number_in(0.0, 1e9, "a time in seconds"))]
     pub rotate_secs: Option<f64>,
     /// Keep only the newest N files (a ring buffer), as dumpcap -b files:N.
     #[arg(short = 'W', long = "file-count", value_name = "N")]
@@ -278,13 +278,13 @@ pub struct AnalysisOpts {
     #[arg(long, value_name = "BYTES")]
     pub pmtu: Option<u32>,
     /// PFC storm detection window, in milliseconds.
-    #[arg(long, value_name = "MS", default_value_t = 10.0)]
+    #[arg(long, value_name = "MS", default_value_t = 10.0, value_parser = number_in(0.0, 1e6, "a window in milliseconds"))]
     pub storm_window_ms: f64,
     /// Paused fraction of a window that makes it a storm.
-    #[arg(long, value_name = "FRACTION", default_value_t = 0.5)]
+    #[arg(long, value_name = "FRACTION", default_value_t = 0.5, value_parser = fraction)]
     pub storm_threshold: f64,
     /// A continuous pause this long while the priority's RoCE stops hints at deadlock (ms).
-    #[arg(long, value_name = "MS", default_value_t = 100.0)]
+    #[arg(long, value_name = "MS", default_value_t = 100.0, value_parser = number_in(0.0, 1e9, "a time in milliseconds"))]
     pub deadlock_ms: f64,
     /// How long after a pause took effect RoCE to the pausing MAC may still arrive (frames
     /// in flight, the peer's response time) before it counts as ignoring the pause, in µs.
@@ -514,10 +514,30 @@ pub fn parse_speed(s: &str) -> Result<u64, String> {
         _ => (t, 1f64),
     };
     let v: f64 = num.parse().map_err(|_| format!("not a speed: {s:?} (try 100G)"))?;
-    if v <= 0.0 {
-        return Err(format!("speed must be positive: {s:?}"));
+    let bps = v * mult;
+    // NaN and infinity parse as numbers: refuse them as clearly as a negative speed.
+    if !(bps.is_finite() && bps >= 1.0) {
+        return Err(format!("speed must be a positive number of bits per second: {s:?} (try 100G)"));
     }
-    Ok((v * mult) as u64)
+    Ok(bps as u64)
+}
+
+/// A parser for a number above `lo` (exclusive) and at most `hi`: NaN, infinity, zero and
+/// negatives are refused (they parse as floats and would silently change the analysis, or
+/// rotate a file per packet).
+pub fn number_in(lo: f64, hi: f64, what: &'static str) -> impl Fn(&str) -> Result<f64, String> + Clone {
+    move |s: &str| match s.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v > lo && v <= hi => Ok(v),
+        _ => Err(format!("{s:?} is not {what} (a number above {lo} and at most {hi})")),
+    }
+}
+
+/// Parse a fraction in (0, 1].
+pub fn fraction(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 && v <= 1.0 => Ok(v),
+        _ => Err(format!("{s:?} is not a fraction above 0 and at most 1 (like 0.5)")),
+    }
 }
 
 #[cfg(test)]
@@ -598,6 +618,20 @@ mod tests {
             }
         }
         assert!(checked > 30, "{checked} command lines checked");
+    }
+
+    #[test]
+    fn numbers_that_would_change_the_analysis_silently_are_refused() {
+        for bad in ["NaN", "inf", "-1", "0", "nan"] {
+            assert!(number_in(0.0, 1e9, "x")(bad).is_err(), "{bad}");
+            assert!(fraction(bad).is_err(), "{bad}");
+            assert!(parse_speed(bad).is_err(), "{bad}");
+            assert!(parse_speed(&format!("{bad}G")).is_err(), "{bad}G");
+        }
+        assert!(fraction("1.5").is_err());
+        assert_eq!(fraction("0.5"), Ok(0.5));
+        assert_eq!(number_in(0.0, 1e9, "x")("10"), Ok(10.0));
+        assert_eq!(parse_speed("25G"), Ok(25_000_000_000));
     }
 
     #[test]
