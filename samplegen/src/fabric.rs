@@ -437,13 +437,8 @@ impl Gen {
         last
     }
 
-    /// An RDMA READ of `len` bytes: the request reserves ceil(len / PMTU) PSNs and the
-    /// responder answers with READ Response First/Middle/Last (or Only) on those PSNs.
-    pub fn read(&mut self, c: &mut Conn, len: usize) {
-        let n = len.div_ceil(c.pmtu).max(1);
-        let psn = c.psn;
-        let reth =
-            RethRepr { va: 0x7e00_0000_0000 + u64::from(psn) * 4096, rkey: 0x5678, dma_len: len as u32 };
+    /// A READ request on `c` with PSN `psn` (the connection's next PSN untouched).
+    pub fn read_request(&mut self, c: &Conn, psn: u32, reth: RethRepr) {
         let bth = BthRepr {
             opcode: Opcode::RC_READ_REQUEST,
             dest_qp: c.b_qpn,
@@ -453,6 +448,16 @@ impl Gen {
         };
         let ext = ExtRepr { reth: Some(reth), ..Default::default() };
         self.roce(c.a, c.b, c.vlan, c.dscp, c.ecn, c.sport, bth, ext, 0, IcrcMode::Correct, None);
+    }
+
+    /// An RDMA READ of `len` bytes: the request reserves ceil(len / PMTU) PSNs and the
+    /// responder answers with READ Response First/Middle/Last (or Only) on those PSNs.
+    pub fn read(&mut self, c: &mut Conn, len: usize) {
+        let n = len.div_ceil(c.pmtu).max(1);
+        let psn = c.psn;
+        let reth =
+            RethRepr { va: 0x7e00_0000_0000 + u64::from(psn) * 4096, rkey: 0x5678, dma_len: len as u32 };
+        self.read_request(c, psn, reth);
         c.psn = (c.psn + n as u32) & 0xFF_FFFF;
         c.msn = (c.msn + 1) & 0xFF_FFFF;
         self.wait_us(4);

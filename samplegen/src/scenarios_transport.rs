@@ -41,20 +41,6 @@ fn request_at(
     c.psn = next;
 }
 
-/// A READ request on `c` with an explicit PSN (the connection's next PSN untouched).
-fn read_request(g: &mut Gen, c: &Conn, psn: u32, va: u64, len: u32) {
-    let reth = RethRepr { va, rkey: 0x5151, dma_len: len };
-    let bth = BthRepr {
-        opcode: Opcode::RC_READ_REQUEST,
-        dest_qp: c.b_qpn,
-        psn,
-        ack_req: true,
-        ..Default::default()
-    };
-    let ext = ExtRepr { reth: Some(reth), ..Default::default() };
-    g.roce(c.a, c.b, None, c.dscp, c.ecn, c.sport, bth, ext, 0, IcrcMode::Correct, None);
-}
-
 fn write_ext(c: &Conn, len: usize) -> ExtRepr {
     let reth = RethRepr { va: 0x7f20_0000_0000 + u64::from(c.psn) * 4096, rkey: 0x4242, dma_len: len as u32 };
     ExtRepr { reth: Some(reth), ..Default::default() }
@@ -66,7 +52,7 @@ fn read_implied_nak(g: &mut Gen) {
     g.read(&mut c, 2048);
     g.wait_us(10);
     let psn = c.psn;
-    read_request(g, &c, psn, 0x7e10_0000_0000, 4096);
+    g.read_request(&c, psn, RethRepr { va: 0x7e10_0000_0000, rkey: 0x5151, dma_len: 4096 });
     c.psn = (psn + 4) & 0xFF_FFFF;
     c.msn += 1;
     g.wait_us(4);
@@ -80,7 +66,7 @@ fn read_implied_nak(g: &mut Gen) {
     g.respond(&mut c, Opcode::RC_READ_RESPONSE_LAST, psn + 3, Some(AethRepr::ack(msn)), 1024);
     // The requester saw psn+2 while expecting psn+1: it asks again from psn+1.
     g.wait_us(3);
-    read_request(g, &c, psn + 1, 0x7e10_0000_0400, 3072);
+    g.read_request(&c, psn + 1, RethRepr { va: 0x7e10_0000_0400, rkey: 0x5151, dma_len: 3072 });
     g.event("implied_nak", format!("READ re-issued from PSN {} (implied NAK)", psn + 1));
     let f = g.flow(c.a, c.b, c.b_qpn);
     f.retransmits += 1;
