@@ -386,35 +386,47 @@ impl PsnTracker {
         let mut spurious = None;
         // The late packets leave what remains of their gap open (a gap of several PSNs
         // may be filled one packet at a time, or only in part).
-        let (lo, n) = (f.first, f.packets);
-        let mut kept = VecDeque::with_capacity(self.stats.open.len() + 1);
-        for g in self.stats.open.drain(..) {
-            let overlap = (0..n).any(|k| g.contains(psn_add(lo, k)));
-            if !overlap || g.filled {
-                kept.push_back(g);
-                continue;
+        // In place (no allocation: late packets are frequent under packet spraying).
+        let (lo, n) = (f.first, f.packets as i32);
+        let mut i = 0;
+        while let Some(&g) = self.stats.open.get(i) {
+            i += 1;
+            let left = psn_diff(lo, g.start); // PSNs of the gap before the run
+            if g.filled || left >= g.count as i32 || left + n <= 0 {
+                continue; // no overlap
             }
-            if g.explained && g.naked && (0..n).any(|k| psn_add(lo, k) == g.start) {
+            if g.explained && g.naked && left <= 0 {
                 // A NAK had called its first PSN lost: it was not.
                 self.stats.network_loss_gaps = self.stats.network_loss_gaps.saturating_sub(1);
                 self.stats.spurious_naks += 1;
                 spurious = Some(g.start);
             }
-            let left = psn_diff(lo, g.start).max(0) as u32;
-            let right_start = psn_add(lo, n);
+            let explained = g.explained && spurious != Some(g.start);
+            let right_start = psn_add(lo, n as u32);
             let right = psn_diff(psn_add(g.start, g.count), right_start).max(0) as u32;
-            let unexplained = if spurious == Some(g.start) { false } else { g.explained };
-            if left > 0 {
-                kept.push_back(Gap { count: left, explained: unexplained, ..g });
-            }
-            if right > 0 {
-                kept.push_back(Gap { start: right_start, count: right, explained: unexplained, ..g });
-            }
-            if left == 0 && right == 0 {
-                kept.push_back(Gap { filled: true, explained: false, ..g });
+            let mut parts = [
+                (left > 0).then_some(Gap { count: left.max(0) as u32, explained, ..g }),
+                (right > 0).then_some(Gap { start: right_start, count: right, explained, ..g }),
+            ]
+            .into_iter()
+            .flatten();
+            match (parts.next(), parts.next()) {
+                (Some(a), b) => {
+                    if let Some(slot) = self.stats.open.get_mut(i - 1) {
+                        *slot = a;
+                    }
+                    if let Some(b) = b {
+                        self.stats.open.insert(i, b);
+                        i += 1;
+                    }
+                }
+                (None, _) => {
+                    if let Some(slot) = self.stats.open.get_mut(i - 1) {
+                        *slot = Gap { filled: true, explained: false, ..g };
+                    }
+                }
             }
         }
-        self.stats.open = kept;
         if spurious.is_some() {
             self.spurious_nak = spurious;
         }
