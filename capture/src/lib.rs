@@ -55,6 +55,7 @@ pub mod merge;
 pub mod privileges;
 pub mod reader;
 pub mod source;
+pub mod text;
 pub mod time;
 pub mod writer;
 
