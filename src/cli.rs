@@ -341,6 +341,11 @@ pub struct AnalysisOpts {
     /// ACK timeout, when captured, replaces it for its connection.
     #[arg(long, value_name = "t=N|TIME", default_value = "t=14", value_parser = parse_ack_timeout)]
     pub min_ack_timeout: i64,
+    /// Findings of one kind listed one by one, the most important first; the others of that
+    /// kind fold into one summary finding that says how many there are (0: list them all).
+    /// The severity counts and every connection's health still count each finding.
+    #[arg(long, value_name = "N", default_value_t = 10)]
+    pub findings_per_kind: usize,
     /// Baseline file (TOML) with the expected values; flags override it.
     #[arg(long, value_name = "FILE")]
     pub baseline: Option<PathBuf>,

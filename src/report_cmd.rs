@@ -69,6 +69,7 @@ pub fn analysis_config(
     cfg.pfc.pause_allowance_ns = (a.pause_allowance_us * 1e3).round() as i64;
     cfg.match_window_ns = (a.match_window_ms * 1e6) as i64;
     cfg.reorder_ns = (a.reorder_window * 1e3) as i64;
+    cfg.findings_per_kind = a.findings_per_kind;
     cfg.min_ack_timeout_ns = a.min_ack_timeout;
     Ok(cfg)
 }
@@ -111,10 +112,13 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
     let res = if args.quiet {
         Ok(())
     } else if args.json {
-        // One write: stdout is line-buffered, and the document can be megabytes.
-        let mut doc = crate::output::exact::to_vec(&report).map_err(std::io::Error::other)?;
-        doc.push(b'\n');
-        out.write_all(&doc)
+        // Streamed through a large buffer: stdout is line-buffered, and the document can be
+        // gigabytes (a million flows), too much to build in memory first.
+        let mut w = std::io::BufWriter::with_capacity(1 << 20, &mut out);
+        crate::output::exact::to_writer(&mut w, &report)
+            .map_err(std::io::Error::from)
+            .and_then(|()| w.write_all(b"\n"))
+            .and_then(|()| w.flush())
     } else {
         let text = report_text::render(&report, &opened.name, args.max_connections);
         out.write_all(text.as_bytes())
@@ -124,13 +128,17 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
             return Err(e).context("writing the report");
         }
     }
+    let violations = !report.audit.violations.is_empty();
+    // Freeing a million flows one by one takes seconds; the process is about to end.
+    std::mem::forget(report);
+    std::mem::forget(analyzer);
     driver::report_stats(&opened.name, &end);
     if let Some(e) = end.source_error {
         let merged = opened.source.point_names().is_some();
         eprintln!("rocescope: {}: {e} ({})", opened.name, driver::covers(merged, end.frames, "the report"));
         return Ok(ExitCode::from(1));
     }
-    if report.audit.violations.is_empty() {
+    if !violations {
         Ok(ExitCode::SUCCESS)
     } else {
         Ok(ExitCode::from(EXIT_VIOLATIONS))

@@ -14,6 +14,7 @@
 pub mod audit;
 pub mod cm;
 pub mod crosspoint;
+mod findings;
 pub mod flow;
 pub mod pfc;
 pub mod psn;
@@ -67,6 +68,10 @@ pub struct Config {
     /// How long a packet seen at one capture point waits to be seen at the others before
     /// it counts as lost between them (ns): covers clock offsets between the hosts.
     pub match_window_ns: i64,
+    /// Findings of one kind listed one by one, the most important first; the rest fold into
+    /// one summary finding of that kind (0: no limit). A million QPs with a bad ICRC each
+    /// would otherwise be a million findings.
+    pub findings_per_kind: usize,
 }
 
 impl Default for Config {
@@ -82,6 +87,7 @@ impl Default for Config {
             opcode: OpcodeOptions::default(),
             points: Vec::new(),
             match_window_ns: 500_000_000,
+            findings_per_kind: 10,
         }
     }
 }

@@ -15,6 +15,12 @@ pub struct Bulk {
     pub qps: u32,
     pub payload: usize,
     pub snap: u32,
+    /// Packets per WRITE message (1: WRITE Only).
+    pub msg_pkts: u32,
+    /// Corrupt every ICRC (the abuse case: one ICRC finding per QP).
+    pub bad_icrc: bool,
+    /// Leave out the ACKs (one packet per QP with `--msg-pkts 1`).
+    pub no_acks: bool,
 }
 
 /// Write the capture; returns the number of frames.
@@ -25,10 +31,11 @@ pub fn write(path: &Path, b: &Bulk) -> io::Result<u64> {
     let mut psn = vec![0u32; qps as usize];
     let mut ts: i64 = crate::fabric::EPOCH_NS;
     let mut n = 0u64;
-    let msg_pkts = 4u32;
+    let msg_pkts = b.msg_pkts.max(1);
+    let icrc = if b.bad_icrc { IcrcMode::Corrupt } else { IcrcMode::Correct };
     'outer: loop {
         for q in 0..qps {
-            let host = |i: u32| [10, (i >> 8) as u8 + 1, i as u8, 1];
+            let host = |i: u32| [10, (i >> 16) as u8, (i >> 8) as u8, i as u8];
             let (src, dst) = (host(q), host(q + qps));
             let qpn = 0x1000 + q;
             for i in 0..msg_pkts {
@@ -37,6 +44,13 @@ pub fn write(path: &Path, b: &Bulk) -> io::Result<u64> {
                     *slot = (p + 1) & 0xFF_FFFF;
                 }
                 let (op, ext) = match i {
+                    0 if msg_pkts == 1 => (
+                        Opcode::RC_WRITE_ONLY,
+                        ExtRepr {
+                            reth: Some(RethRepr { va: 0x7f00_0000_0000, rkey: 7, dma_len: b.payload as u32 }),
+                            ..Default::default()
+                        },
+                    ),
                     0 => (
                         Opcode::RC_WRITE_FIRST,
                         ExtRepr {
@@ -64,7 +78,7 @@ pub fn write(path: &Path, b: &Bulk) -> io::Result<u64> {
                     [2, 0, 0, 0, (q >> 8) as u8, q as u8],
                     [2, 0, 0, 1, (q >> 8) as u8, q as u8],
                     ip,
-                    IbRepr { bth, ext, payload: vec![0xab; b.payload], icrc: IcrcMode::Correct },
+                    IbRepr { bth, ext, payload: vec![0xab; b.payload], icrc },
                 );
                 let data = f.build(OPTS);
                 w.write(ts, &data, data.len() as u32)?;
@@ -73,7 +87,7 @@ pub fn write(path: &Path, b: &Bulk) -> io::Result<u64> {
                 if n >= b.packets {
                     break 'outer;
                 }
-                if i + 1 == msg_pkts {
+                if i + 1 == msg_pkts && !b.no_acks {
                     let bth = BthRepr {
                         opcode: Opcode::RC_ACKNOWLEDGE,
                         dest_qp: qpn,
@@ -93,7 +107,7 @@ pub fn write(path: &Path, b: &Bulk) -> io::Result<u64> {
                         [2, 0, 0, 1, (q >> 8) as u8, q as u8],
                         [2, 0, 0, 0, (q >> 8) as u8, q as u8],
                         ip,
-                        IbRepr { bth, ext, payload: Vec::new(), icrc: IcrcMode::Correct },
+                        IbRepr { bth, ext, payload: Vec::new(), icrc },
                     );
                     let data = f.build(OPTS);
                     w.write(ts, &data, data.len() as u32)?;

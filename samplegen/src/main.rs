@@ -136,21 +136,35 @@ fn outputs() -> Vec<(String, Vec<u8>)> {
 }
 
 fn usage() -> ExitCode {
-    eprintln!("usage: rocescope-samplegen [--check] [DIR]\n       rocescope-samplegen --bulk FILE [--packets N] [--qps N] [--payload BYTES] [--snap BYTES]");
+    eprintln!("usage: rocescope-samplegen [--check] [DIR]\n       rocescope-samplegen --bulk FILE [--packets N] [--qps N] [--payload BYTES] [--snap BYTES] [--msg-pkts N] [--bad-icrc] [--no-acks]");
     ExitCode::from(2)
 }
 
 fn bulk_main(args: &[String]) -> ExitCode {
-    let mut b = bulk::Bulk { packets: 1_000_000, qps: 1000, payload: 1024, snap: 65535 };
+    let mut b = bulk::Bulk {
+        packets: 1_000_000,
+        qps: 1000,
+        payload: 1024,
+        snap: 65535,
+        msg_pkts: 4,
+        bad_icrc: false,
+        no_acks: false,
+    };
     let Some(path) = args.first() else { return usage() };
     let mut it = args.iter().skip(1);
     while let Some(flag) = it.next() {
+        if flag == "--bad-icrc" || flag == "--no-acks" {
+            b.bad_icrc |= flag == "--bad-icrc";
+            b.no_acks |= flag == "--no-acks";
+            continue;
+        }
         let Some(v) = it.next() else { return usage() };
         let ok = match flag.as_str() {
             "--packets" => v.parse().map(|x| b.packets = x).is_ok(),
             "--qps" => v.parse().map(|x| b.qps = x).is_ok(),
             "--payload" => v.parse().map(|x| b.payload = x).is_ok(),
             "--snap" => v.parse().map(|x| b.snap = x).is_ok(),
+            "--msg-pkts" => v.parse().map(|x| b.msg_pkts = x).is_ok(),
             _ => false,
         };
         if !ok {

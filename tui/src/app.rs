@@ -3,7 +3,7 @@
 use crate::filter::{Filter, Row};
 use crate::keys::Action;
 use crate::snapshot::Snapshot;
-use rocescope_analyzer::report::{Connection, Report, Severity};
+use rocescope_analyzer::report::{Connection, Report};
 use std::cell::RefCell;
 use std::rc::Rc;
 
@@ -152,12 +152,6 @@ pub fn flow_rows(r: &Report) -> Vec<QpRow> {
             }
         }
     }
-    let mut worst: Vec<Option<Severity>> = vec![None; r.flows.len()];
-    for fd in &r.findings {
-        if let Some(w) = fd.flow.and_then(|f| worst.get_mut(f)) {
-            *w = Some(w.map_or(fd.severity, |x| x.min(fd.severity)));
-        }
-    }
     r.flows
         .iter()
         .enumerate()
@@ -172,12 +166,8 @@ pub fn flow_rows(r: &Report) -> Vec<QpRow> {
                 pairing: f.pairing.unwrap_or("none"),
                 packets: f.packets,
                 bytes: f.bytes,
-                health: match worst.get(i).copied().flatten() {
-                    Some(Severity::Critical) => "critical",
-                    Some(Severity::Warning) => "warning",
-                    Some(Severity::Info) => "info",
-                    None => "ok",
-                },
+                // Its worst finding, also when the report folded it into a summary.
+                health: f.health,
             };
             let mut row = qp_row(r, conn_of.get(i).copied().unwrap_or(0), &one);
             row.a_label = f.src.clone();

@@ -447,7 +447,13 @@ fn draw_detail(f: &mut Frame<'_>, app: &App, area: Rect) {
         .collect();
     ev.sort();
     ev.dedup();
-    let lines: Vec<Line<'_>> = if ev.is_empty() {
+    let lines: Vec<Line<'_>> = if ev.is_empty() && c.health != "ok" {
+        // Beyond --findings-per-kind of a kind, findings are folded into one summary each.
+        vec![Line::from(format!(
+            "{}: its findings are among those folded into a summary on the Findings screen (more of their kind than are listed one by one)",
+            c.health
+        ))]
+    } else if ev.is_empty() {
         vec![Line::from("no events: no gaps, NAKs, resends, RNR, CE marks or bad ICRCs")]
     } else {
         ev.into_iter().map(|(_, t)| Line::from(t)).collect()

@@ -19,9 +19,14 @@ fn sample(name: &str) -> PathBuf {
 
 /// Analyse a sample as the worker does, with fixed rates so the screens are reproducible.
 fn snapshot(name: &str, audit: AuditConfig) -> Snapshot {
+    snapshot_with(name, Config { audit, ..Config::default() })
+}
+
+/// [`snapshot`] with any analysis settings.
+fn snapshot_with(name: &str, cfg: Config) -> Snapshot {
     let mut src = Source::file(&sample(name)).expect("sample opens");
     let opts = DecodeOptions::default();
-    let mut analyzer = Analyzer::new(Config { audit, ..Config::default() });
+    let mut analyzer = Analyzer::new(cfg);
     let mut frames = Vec::new();
     let mut wire_bytes = 0;
     loop {
@@ -494,4 +499,33 @@ fn header_rate_says_what_it_measures() {
     assert!(line.contains("| 1000 pps, 0.50 Gb/s (replay 0.5x) |"), "{line}");
     let line = header(Snapshot { live: true, progress: None, ..base });
     assert!(line.contains("| 1000 pps, 0.50 Gb/s |"), "{line}");
+}
+
+#[test]
+fn folded_findings_still_mark_their_flows() {
+    // Four QPs reordered; one finding of the kind listed, three folded into a summary.
+    let s = snapshot_with("reorder-spray.pcap", Config { findings_per_kind: 1, ..Config::default() });
+    let folded: Vec<_> =
+        s.report.findings.iter().filter(|f| f.folded.is_some() && f.kind == "out_of_order").collect();
+    assert_eq!(folded.len(), 1, "{:#?}", s.report.findings);
+    assert_eq!(folded[0].folded, Some(3));
+    let mut app = app_with(s);
+    // Every flow with a finding, folded or not, keeps its health in the flows view.
+    app.act(Action::ToggleFlows);
+    let rows = app.rows();
+    assert_eq!(rows.iter().filter(|r| r.row.health == "info").count(), 4, "{rows:?}");
+    app.act(Action::ToggleFlows);
+    // A connection whose findings were all folded says so in its detail, not "no events".
+    let shown = app.shown.clone().expect("snapshot");
+    let listed: Vec<usize> = shown.report.findings.iter().filter_map(|f| f.flow).collect();
+    let rows = app.rows();
+    let i = rows
+        .iter()
+        .position(|r| !shown.report.connections[r.conn].flows.iter().any(|f| listed.contains(f)))
+        .expect("a connection whose findings were all folded");
+    app.select_qp_row(i);
+    app.act(Action::Enter);
+    let screen = render(&mut app, 160, 40);
+    assert!(screen.contains("folded into a summary on the Findings screen"), "{screen}");
+    assert!(!screen.contains("no events"), "{screen}");
 }
