@@ -12,7 +12,7 @@ use rocescope_analyzer::report::CaptureCounters;
 use rocescope_analyzer::{Analyzer, Config, FrameMeta};
 use rocescope_capture::{interfaces, CaptureStats, Record};
 use rocescope_decoder::{decode, DecodeOptions, LinkType};
-use rocescope_tui::{FrameLine, Snapshot};
+use rocescope_tui::{FrameLine, Pulse, Snapshot, Update};
 use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::fmt::Write;
@@ -24,6 +24,9 @@ use std::time::{Duration, Instant};
 
 /// How often the worker publishes a snapshot, at most.
 const SNAPSHOT_EVERY: Duration = Duration::from_millis(250);
+
+/// How often the header's figures are sent between snapshots ([`Pulse`]).
+const PULSE_EVERY: Duration = Duration::from_millis(250);
 
 /// Snapshot interval as a multiple of the time the last report took to build: with 10,000
 /// flows a report takes tens of milliseconds, and the capture must keep up meanwhile.
@@ -42,7 +45,7 @@ pub fn run(args: &TuiArgs) -> anyhow::Result<ExitCode> {
     let stop = Arc::new(AtomicBool::new(false));
     let clear = Arc::new(AtomicBool::new(false));
     // Snapshots are big: keep at most a couple in flight; the worker skips one when full.
-    let (tx, rx) = mpsc::sync_channel::<Snapshot>(2);
+    let (tx, rx) = mpsc::sync_channel::<Update>(4);
     let (opened_tx, opened_rx) = mpsc::channel::<anyhow::Result<String>>();
     let worker = {
         let (args, stop, clear) = (args.clone(), Arc::clone(&stop), Arc::clone(&clear));
@@ -204,7 +207,7 @@ fn worker(
     opts: DecodeOptions,
     stop: &AtomicBool,
     clear: &AtomicBool,
-    tx: &SyncSender<Snapshot>,
+    tx: &SyncSender<Update>,
     opened_tx: &mpsc::Sender<anyhow::Result<String>>,
 ) {
     let mut opened = match driver::open(&args.source, opts.roce_port, true) {
@@ -241,6 +244,7 @@ fn worker(
         first_ts: None,
         bytes_read: 0,
         last_send: Instant::now(),
+        last_full: Instant::now(),
         interval: SNAPSHOT_EVERY,
         last_packets: 0,
         last_bytes: 0,
@@ -249,49 +253,76 @@ fn worker(
         notice: None,
         frame_no: 0,
     });
+    let progress = |st: &State, done: bool| match (live, total_bytes) {
+        (true, _) => None,
+        (false, _) if done => Some(1.0),
+        (false, Some(t)) => Some((st.bytes_read as f64 / t as f64).min(0.99)),
+        (false, None) => None,
+    };
     let publish = |st: &mut State, done: bool, error: Option<String>| {
-        let dt = st.last_send.elapsed().as_secs_f64().max(1e-3);
-        let capture_dt = dt * args.replay.unwrap_or(1.0);
-        let packets = st.analyzer.totals().packets;
         let built = Instant::now();
         let mut report = st.analyzer.report();
-        st.interval = SNAPSHOT_EVERY.max(built.elapsed() * REPORT_SHARE);
         report.capture = st.stats.map(|s| CaptureCounters {
             interface: name.clone(),
             received: s.received,
             kernel_dropped: s.kernel_dropped,
             if_dropped: s.if_dropped,
         });
+        // The QPs rows are built here, off the UI thread (a million connections take
+        // seconds), and counted in the time the snapshot cost.
+        let rows = Arc::new(rocescope_tui::app::qp_rows(&report));
+        st.interval = SNAPSHOT_EVERY.max(built.elapsed() * REPORT_SHARE);
+        let (rate_pps, rate_gbps) = st.take_rates(args.replay);
         let snap = Snapshot {
             report,
             source: name.clone(),
             live,
             replay: args.replay,
             elapsed_s: started.elapsed().as_secs_f64(),
-            // A replay at `speed` plays `dt * speed` seconds of the capture in `dt`: per
-            // second of capture time, as live.
-            rate_pps: packets.saturating_sub(st.last_packets) as f64 / capture_dt,
-            rate_gbps: st.wire_bytes.saturating_sub(st.last_bytes) as f64 * 8.0 / capture_dt / 1e9,
+            rate_pps,
+            rate_gbps,
             wire_bytes: st.wire_bytes,
-            progress: match (live, total_bytes) {
-                (true, _) => None,
-                (false, _) if done => Some(1.0),
-                (false, Some(t)) => Some((st.bytes_read as f64 / t as f64).min(0.99)),
-                (false, None) => None,
-            },
+            progress: progress(st, done),
             done,
             frames: st.recent.iter().cloned().collect(),
             error,
             notice: st.notice.clone(),
+            rows: Some(rows),
         };
-        st.last_send = Instant::now();
-        st.last_packets = packets;
-        st.last_bytes = st.wire_bytes;
+        st.last_full = Instant::now();
         // A full channel means the UI is behind: hand the snapshot back; while capturing it
         // is dropped (the next is newer anyway), at the end it is sent again as it is.
-        match tx.try_send(snap) {
+        match tx.try_send(Update::Full(Box::new(snap))) {
             Err(TrySendError::Full(s)) => Some(s),
             _ => None,
+        }
+    };
+    // Between two snapshots (seconds apart at a million connections), the header's figures.
+    let pulse = |st: &mut State| {
+        let (rate_pps, rate_gbps) = st.take_rates(args.replay);
+        let t = st.analyzer.totals();
+        let p = Pulse {
+            packets: t.packets,
+            roce: t.roce,
+            icrc_bad: t.icrc_bad,
+            malformed: t.malformed,
+            start_ns: t.start_ns,
+            end_ns: t.end_ns,
+            elapsed_s: started.elapsed().as_secs_f64(),
+            rate_pps,
+            rate_gbps,
+            wire_bytes: st.wire_bytes,
+            progress: progress(st, false),
+        };
+        // A full channel: the UI is behind, and the next pulse is newer anyway.
+        let _ = tx.try_send(Update::Pulse(p));
+    };
+    // Whichever is due: a snapshot, else the header's figures.
+    let tick = |st: &mut State| {
+        if st.last_full.elapsed() >= st.interval {
+            publish(st, false, None);
+        } else if st.last_send.elapsed() >= PULSE_EVERY {
+            pulse(st);
         }
     };
     let mut replay_start: Option<(i64, Instant)> = None;
@@ -314,9 +345,7 @@ fn worker(
                     if stop.load(Ordering::Relaxed) {
                         return Ok(Flow::Stop);
                     }
-                    if st.last_send.elapsed() >= st.interval {
-                        publish(st, false, None);
-                    }
+                    tick(st);
                     std::thread::sleep(due.saturating_sub(t0.1.elapsed()).min(Duration::from_millis(20)));
                 }
             }
@@ -360,9 +389,7 @@ fn worker(
                 line.link_type = rec.link_type.0;
                 st.recent.push_back(line);
             }
-            if st.last_send.elapsed() >= st.interval {
-                publish(st, false, None);
-            }
+            tick(st);
             Ok(Flow::Continue)
         },
         |stats| {
@@ -401,6 +428,9 @@ fn worker(
         }
         std::thread::sleep(Duration::from_millis(100));
     }
+    // The UI has quit and the process is ending: freeing a million flows one by one would
+    // hold the exit up for seconds.
+    std::mem::forget(st);
 }
 
 /// Restart the analysis when the user asked (`c`). A plain load first: the frame loop
@@ -414,6 +444,20 @@ fn clear_if_asked(clear: &AtomicBool, st: &mut State, cfg: &Config) -> bool {
 }
 
 impl State {
+    /// Packets and Gb/s since the figures were last sent, per second of capture time (a
+    /// replay at `speed` plays `dt * speed` seconds of the capture in `dt`, as live).
+    fn take_rates(&mut self, replay: Option<f64>) -> (f64, f64) {
+        let dt = self.last_send.elapsed().as_secs_f64().max(1e-3);
+        let capture_dt = dt * replay.unwrap_or(1.0);
+        let packets = self.analyzer.totals().packets;
+        let pps = packets.saturating_sub(self.last_packets) as f64 / capture_dt;
+        let gbps = self.wire_bytes.saturating_sub(self.last_bytes) as f64 * 8.0 / capture_dt / 1e9;
+        self.last_send = Instant::now();
+        self.last_packets = packets;
+        self.last_bytes = self.wire_bytes;
+        (pps, gbps)
+    }
+
     /// Start the analysis over (the user cleared the counters).
     fn reset(&mut self, analyzer: Analyzer) {
         self.analyzer = analyzer;
@@ -431,7 +475,10 @@ struct State {
     recent: VecDeque<FrameLine>,
     first_ts: Option<i64>,
     bytes_read: u64,
+    /// When figures (a snapshot or a pulse) were last sent: the rates are over the time since.
     last_send: Instant,
+    /// When the last snapshot was sent.
+    last_full: Instant,
     /// Current snapshot interval (see [`REPORT_SHARE`]).
     interval: Duration,
     last_packets: u64,

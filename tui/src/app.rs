@@ -6,6 +6,7 @@ use crate::snapshot::Snapshot;
 use rocescope_analyzer::report::{Connection, Report};
 use std::cell::RefCell;
 use std::rc::Rc;
+use std::sync::Arc;
 
 /// The screens, in Tab order. Detail views hang off QPs and Packets.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -299,11 +300,51 @@ pub struct App {
     generation: u64,
     /// The QPs rows for (generation, sort, filter text): sorting 10,000 connections on every
     /// frame and key would cost tens of milliseconds.
-    row_cache: RefCell<Option<(RowsKey, Rc<Vec<QpRow>>)>>,
+    row_cache: RefCell<Option<(RowsKey, Rc<Rows>)>>,
+    /// Every row of the shown snapshot for (generation, by_flow), before sort and filter.
+    all_rows_cache: RefCell<Option<AllRows>>,
 }
+
+/// Every row of a snapshot, for (generation, by_flow).
+type AllRows = ((u64, bool), Arc<Vec<QpRow>>);
 
 /// What the QPs rows depend on.
 type RowsKey = (u64, (Column, bool), String, bool);
+
+/// The QPs rows as shown: every row of the snapshot (shared, built once) taken in the order
+/// the sort and the filter give.
+#[derive(Clone, Debug, Default)]
+pub struct Rows {
+    all: Arc<Vec<QpRow>>,
+    order: Vec<usize>,
+}
+
+impl Rows {
+    /// Rows shown (those the filter keeps).
+    pub fn len(&self) -> usize {
+        self.order.len()
+    }
+
+    /// No row shown.
+    pub fn is_empty(&self) -> bool {
+        self.order.is_empty()
+    }
+
+    /// The `i`th row shown.
+    pub fn get(&self, i: usize) -> Option<&QpRow> {
+        self.order.get(i).and_then(|j| self.all.get(*j))
+    }
+
+    /// The rows shown, in order.
+    pub fn iter(&self) -> impl Iterator<Item = &QpRow> + '_ {
+        self.order.iter().filter_map(|j| self.all.get(*j))
+    }
+
+    /// Up to `n` rows shown from the `start`th on.
+    pub fn window(&self, start: usize, n: usize) -> impl Iterator<Item = &QpRow> + '_ {
+        self.order.iter().skip(start).take(n).filter_map(|j| self.all.get(*j))
+    }
+}
 
 impl Default for App {
     fn default() -> Self {
@@ -331,6 +372,7 @@ impl Default for App {
             qps_offset: std::cell::Cell::new(0),
             generation: 0,
             row_cache: RefCell::new(None),
+            all_rows_cache: RefCell::new(None),
         }
     }
 }
@@ -345,13 +387,31 @@ impl App {
         }
     }
 
+    /// Fresh header figures: applied to what is shown (not while frozen: a frozen view
+    /// holds still), and to a snapshot kept aside while frozen.
+    pub fn pulse(&mut self, p: &crate::Pulse) {
+        if self.frozen {
+            if let Some(s) = self.pending.as_mut() {
+                s.apply(p);
+            }
+        } else if let Some(s) = self.shown.as_mut() {
+            s.apply(p);
+        }
+    }
+
     /// Put `s` on screen. Connection indices shift when flows pair up, so an open QP detail
     /// follows its first flow into the new report; selections are kept within the new rows.
     fn show(&mut self, s: Snapshot) {
         let anchor =
             self.detail.and_then(|d| self.shown.as_ref()?.report.connections.get(d)?.flows.first().copied());
         self.detail = anchor.and_then(|f| s.report.connections.iter().position(|c| c.flows.contains(&f)));
-        self.shown = Some(s);
+        // The old picture can hold a million flows: freeing it takes long enough to be
+        // felt, so it goes on a thread of its own.
+        if let Some(old) = self.shown.replace(s) {
+            if old.report.flows.len() > 10_000 {
+                let _ = std::thread::Builder::new().name("rocescope-free".into()).spawn(move || drop(old));
+            }
+        }
         self.generation += 1;
         self.clamp_selection();
     }
@@ -377,9 +437,11 @@ impl App {
         }
     }
 
-    /// QPs rows, filtered and sorted as the user asked (built once per snapshot, sort and
-    /// filter; `shown` must change through [`App::update`] for that to hold).
-    pub fn rows(&self) -> Rc<Vec<QpRow>> {
+    /// QPs rows, filtered and sorted as the user asked. The rows themselves are built once
+    /// per snapshot (by the worker, off the UI thread, when it sends them along); a sort or a
+    /// filter only orders indices into them, so a key stays quick at a million connections
+    /// (`shown` must change through [`App::update`] for the caches to hold).
+    pub fn rows(&self) -> Rc<Rows> {
         let key: RowsKey = (self.generation, self.sort, self.filter_text.clone(), self.by_flow);
         if let Some((k, rows)) = &*self.row_cache.borrow() {
             if *k == key {
@@ -391,13 +453,32 @@ impl App {
         rows
     }
 
-    fn build_rows(&self) -> Vec<QpRow> {
-        let Some(s) = &self.shown else { return Vec::new() };
-        let mut rows: Vec<QpRow> = if self.by_flow { flow_rows(&s.report) } else { qp_rows(&s.report) };
-        if let Some(f) = &self.filter {
-            rows.retain(|r| f.matches(&r.row));
+    /// Every row of the shown snapshot, unfiltered and unsorted.
+    fn all_rows(&self) -> Arc<Vec<QpRow>> {
+        let key = (self.generation, self.by_flow);
+        if let Some((k, rows)) = &*self.all_rows_cache.borrow() {
+            if *k == key {
+                return Arc::clone(rows);
+            }
         }
-        let key = |r: &QpRow| -> f64 {
+        let rows = match &self.shown {
+            None => Arc::new(Vec::new()),
+            Some(s) if self.by_flow => Arc::new(flow_rows(&s.report)),
+            Some(s) => s.rows.clone().unwrap_or_else(|| Arc::new(qp_rows(&s.report))),
+        };
+        *self.all_rows_cache.borrow_mut() = Some((key, Arc::clone(&rows)));
+        rows
+    }
+
+    fn build_rows(&self) -> Rows {
+        let all = self.all_rows();
+        let mut order: Vec<usize> = match &self.filter {
+            Some(f) => all.iter().enumerate().filter(|(_, r)| f.matches(&r.row)).map(|(i, _)| i).collect(),
+            None => (0..all.len()).collect(),
+        };
+        let row = |i: &usize| all.get(*i);
+        let key = |r: Option<&QpRow>| -> f64 {
+            let Some(r) = r else { return 0.0 };
             match self.sort.0 {
                 Column::Health | Column::Address => 0.0,
                 Column::Packets => r.row.pkts,
@@ -410,19 +491,24 @@ impl App {
                 Column::Cnps => r.row.cnps,
             }
         };
+        // Stable sorts: rows that tie keep the report's order (worst first).
         match self.sort.0 {
-            Column::Health => rows.sort_by(|a, b| {
-                health_rank(a.row.health)
+            Column::Health => order.sort_by(|a, b| match (row(a), row(b)) {
+                (Some(a), Some(b)) => health_rank(a.row.health)
                     .cmp(&health_rank(b.row.health))
-                    .then(b.row.pkts.total_cmp(&a.row.pkts))
+                    .then(b.row.pkts.total_cmp(&a.row.pkts)),
+                _ => std::cmp::Ordering::Equal,
             }),
-            Column::Address => rows.sort_by(|a, b| a.row.ips.cmp(&b.row.ips)),
-            _ => rows.sort_by(|a, b| key(b).total_cmp(&key(a))),
+            Column::Address => order.sort_by(|a, b| match (row(a), row(b)) {
+                (Some(a), Some(b)) => a.row.ips.cmp(&b.row.ips),
+                _ => std::cmp::Ordering::Equal,
+            }),
+            _ => order.sort_by(|a, b| key(row(b)).total_cmp(&key(row(a)))),
         }
         if self.sort.1 {
-            rows.reverse();
+            order.reverse();
         }
-        rows
+        Rows { all, order }
     }
 
     /// Rows on the current screen (for moving the selection).

@@ -14,4 +14,4 @@ pub mod term;
 pub mod view;
 
 pub use app::{App, Screen};
-pub use snapshot::{FrameLine, Snapshot};
+pub use snapshot::{FrameLine, Pulse, Snapshot, Update};

@@ -1,7 +1,9 @@
 //! What the worker sends the UI: the analyzer's report plus what the header and the packet
 //! list need.
 
+use crate::app::QpRow;
 use rocescope_analyzer::Report;
+use std::sync::Arc;
 
 /// One recent frame, already formatted by the worker (numbers only: no bytes from the wire
 /// reach the terminal raw).
@@ -55,6 +57,9 @@ pub struct Snapshot {
     /// Something the user should know that is not an error (e.g. a live interface that has
     /// shown no RoCE yet, and why that may be).
     pub notice: Option<String>,
+    /// The QPs rows of `report` (one per connection), built by the worker so that a million
+    /// connections do not stall the UI thread; `None`: the UI builds them.
+    pub rows: Option<Arc<Vec<QpRow>>>,
 }
 
 impl Snapshot {
@@ -74,6 +79,63 @@ impl Snapshot {
             frames: Vec::new(),
             error: None,
             notice: None,
+            rows: None,
         }
+    }
+}
+
+/// What the worker sends the UI.
+#[derive(Clone, Debug)]
+pub enum Update {
+    /// A complete picture.
+    Full(Box<Snapshot>),
+    /// Fresh header figures between two complete pictures: building a report over a
+    /// million connections takes seconds, and the header must keep moving meanwhile.
+    Pulse(Pulse),
+}
+
+/// The header's figures, cheap to take at any time (no report is built).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Pulse {
+    /// Frames so far.
+    pub packets: u64,
+    /// RoCE frames so far.
+    pub roce: u64,
+    /// Frames with a bad ICRC.
+    pub icrc_bad: u64,
+    /// Frames to the RoCE port that did not decode.
+    pub malformed: u64,
+    /// First and latest capture time.
+    pub start_ns: Option<i64>,
+    /// Latest capture time.
+    pub end_ns: Option<i64>,
+    /// As [`Snapshot::elapsed_s`].
+    pub elapsed_s: f64,
+    /// As [`Snapshot::rate_pps`].
+    pub rate_pps: f64,
+    /// As [`Snapshot::rate_gbps`].
+    pub rate_gbps: f64,
+    /// As [`Snapshot::wire_bytes`].
+    pub wire_bytes: u64,
+    /// As [`Snapshot::progress`].
+    pub progress: Option<f64>,
+}
+
+impl Snapshot {
+    /// Take the header figures of `p` (the tables stay as they are until the next complete
+    /// snapshot).
+    pub fn apply(&mut self, p: &Pulse) {
+        let sm = &mut self.report.summary;
+        sm.packets = p.packets;
+        sm.roce = p.roce;
+        sm.icrc_bad = p.icrc_bad;
+        sm.malformed = p.malformed;
+        sm.start_ns = p.start_ns;
+        sm.end_ns = p.end_ns;
+        self.elapsed_s = p.elapsed_s;
+        self.rate_pps = p.rate_pps;
+        self.rate_gbps = p.rate_gbps;
+        self.wire_bytes = p.wire_bytes;
+        self.progress = p.progress;
     }
 }

@@ -3,7 +3,7 @@
 
 use crate::app::{App, LineEdit, Screen};
 use crate::keys::{self, Action};
-use crate::snapshot::Snapshot;
+use crate::snapshot::Update;
 use crate::view::{self, TreeFn};
 use ratatui::backend::CrosstermBackend;
 use ratatui::crossterm::event::{
@@ -75,7 +75,7 @@ pub fn line_edit(code: KeyCode, mods: KeyModifiers) -> Option<LineEdit> {
 /// Run the UI until the user quits. `rx` brings snapshots; `stop` tells the worker to end;
 /// `clear` asks it to restart the analysis; `tree` decodes a frame for the packet view.
 pub fn run(
-    rx: Receiver<Snapshot>,
+    rx: Receiver<Update>,
     stop: Arc<AtomicBool>,
     clear: Arc<AtomicBool>,
     tree: TreeFn<'_>,
@@ -94,7 +94,8 @@ pub fn run(
     loop {
         loop {
             match rx.try_recv() {
-                Ok(s) => app.update(s),
+                Ok(Update::Full(s)) => app.update(*s),
+                Ok(Update::Pulse(p)) => app.pulse(&p),
                 Err(TryRecvError::Empty) => break,
                 Err(TryRecvError::Disconnected) => {
                     // The worker is gone without saying why (it panicked): say so rather
@@ -167,6 +168,11 @@ pub fn run(
         }
     }
     terminal.show_cursor()?;
+    // A picture of a million flows takes a second or more to free: the process is about
+    // to end, so that happens on the side rather than between the key and the exit.
+    for s in [app.shown.take(), app.pending.take()].into_iter().flatten() {
+        let _ = std::thread::Builder::new().name("rocescope-free".into()).spawn(move || drop(s));
+    }
     Ok(())
 }
 

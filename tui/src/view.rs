@@ -262,9 +262,8 @@ fn draw_qps(f: &mut Frame<'_>, app: &App, area: Rect) {
     let visible = usize::from(area.height.saturating_sub(3)).max(1);
     let start = (sel + 1).saturating_sub(visible);
     app.qps_offset.set(start);
-    let window = rows.get(start..rows.len().min(start + visible)).unwrap_or(&[]);
-    let body: Vec<Row<'_>> = window
-        .iter()
+    let body: Vec<Row<'_>> = rows
+        .window(start, visible)
         .map(|r| {
             let cells = [
                 Cell::from(health_mark(r.row.health)).style(health_style(r.row.health)),

@@ -97,7 +97,7 @@ fn qps_screen_puts_the_lossy_connection_first() {
     insta::assert_snapshot!("qps_nak_gobackn", screen);
     let rows = app.rows();
     assert!(!rows.is_empty());
-    assert_eq!(rows[0].row.health, "critical", "the NAK'd connection sorts first: {rows:?}");
+    assert_eq!(rows.get(0).unwrap().row.health, "critical", "the NAK'd connection sorts first: {rows:?}");
 }
 
 #[test]
@@ -108,13 +108,17 @@ fn flows_view_has_a_row_per_direction() {
     let rows = app.rows();
     assert_eq!(rows.len(), shown.report.flows.len());
     // The worst flow is the data direction that lost a packet; its row opens its connection.
-    assert_eq!(rows[0].row.health, "critical");
-    assert!(rows[0].row.gaps > 0.0 || rows[0].retx_timeout > 0, "{:?}", rows[0]);
+    assert_eq!(rows.get(0).unwrap().row.health, "critical");
+    assert!(
+        rows.get(0).unwrap().row.gaps > 0.0 || rows.get(0).unwrap().retx_timeout > 0,
+        "{:?}",
+        rows.get(0).unwrap()
+    );
     let screen = render(&mut app, 140, 16);
     insta::assert_snapshot!("flows_nak_gobackn", screen);
     assert!(screen.contains("flows: 6 of 6"), "{screen}");
     app.act(Action::Enter);
-    assert_eq!(app.detail, Some(rows[0].conn));
+    assert_eq!(app.detail, Some(rows.get(0).unwrap().conn));
     app.act(Action::Back);
     app.act(Action::ToggleFlows);
     assert_eq!(app.rows().len(), shown.report.connections.len());
@@ -528,4 +532,30 @@ fn folded_findings_still_mark_their_flows() {
     let screen = render(&mut app, 160, 40);
     assert!(screen.contains("folded into a summary on the Findings screen"), "{screen}");
     assert!(!screen.contains("no events"), "{screen}");
+}
+
+#[test]
+fn pulses_move_the_header_between_snapshots_but_not_a_frozen_view() {
+    let mut s = snapshot("nak-gobackn.pcap", AuditConfig::default());
+    s.done = false;
+    let mut app = app_with(s);
+    let pulse = rocescope_tui::Pulse {
+        packets: 123_456,
+        roce: 123_000,
+        icrc_bad: 7,
+        progress: Some(0.5),
+        elapsed_s: 9.0,
+        ..Default::default()
+    };
+    app.pulse(&pulse);
+    let screen = render(&mut app, 160, 20);
+    assert!(screen.contains("123456 packets (123000 RoCE)"), "{screen}");
+    assert!(screen.contains("ICRC bad 7") && screen.contains("analysing 50%"), "{screen}");
+    // The tables are still the last snapshot's.
+    assert!(screen.contains("critical") || screen.contains("crit"), "{screen}");
+    // Frozen: the view holds still.
+    app.act(Action::Freeze);
+    app.pulse(&rocescope_tui::Pulse { packets: 999_999, ..pulse });
+    let screen = render(&mut app, 160, 20);
+    assert!(screen.contains("123456 packets") && !screen.contains("999999"), "{screen}");
 }
