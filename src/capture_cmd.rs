@@ -86,10 +86,9 @@ pub fn run(args: &CaptureArgs) -> anyhow::Result<ExitCode> {
         }
         anyhow::bail!("writing the capture failed: {e}; the files hold every packet up to the failure");
     }
+    // The error names the file, the place and the records read before it.
     if let Some(e) = end.source_error {
-        return Err(
-            anyhow::Error::new(e).context(format!("{}: stopped after {} frames", opened.name, end.frames))
-        );
+        return Err(e.into());
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -139,9 +139,10 @@ pub fn run(args: &DecodeArgs) -> anyhow::Result<ExitCode> {
                 "kernel_dropped": s.kernel_dropped, "if_dropped": s.if_dropped}})
         );
     }
+    // The error names the file, the place and the records read before it.
     match end.source_error {
         None => Ok(ExitCode::SUCCESS),
-        Some(e) => Err(e).with_context(|| format!("{}: stopped after {n} frames", opened.name)),
+        Some(e) => Err(e.into()),
     }
 }
 

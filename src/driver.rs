@@ -36,13 +36,15 @@ pub struct Opened {
     pub quiet: bool,
 }
 
-/// What an analysis covers after the source failed part-way: for one file, the frames before
-/// the damage; for several, the others whole and the damaged one up to the damage.
+/// What an analysis covered after the source failed part-way: for one file, the frames
+/// before the damage; for several, the others whole and the damaged one up to the damage.
+/// `what` is "the report", "the figures", "the analysis" (the past tense agrees with each).
 pub fn covers(merged: bool, frames: u64, what: &str) -> String {
     if merged {
-        format!("{what} covers the other files whole and this one up to the damage")
+        format!("{what} covered the other files whole and this one up to the damage")
     } else {
-        format!("{what} covers the {frames} frames before it")
+        let frames = if frames == 1 { String::from("frame") } else { format!("{frames} frames") };
+        format!("{what} covered the {frames} before it")
     }
 }
 
@@ -258,16 +260,21 @@ pub fn pump(
     if !opened.quiet {
         for (name, n) in opened.source.out_of_order() {
             eprintln!(
-                "rocescope: {name}: {n} record(s) earlier than the one before: merging several files assumes each is in time order (sort it first, e.g. reordercap)"
+                "rocescope: {}: {n} record(s) earlier than the one before: merging several files assumes each is in time order (sort it first, e.g. reordercap)",
+                rocescope_capture::text::escape(&name)
             );
         }
     }
-    // Merged files: one that failed part-way did not stop the others; report them all.
-    for e in opened.source.take_errors() {
-        end.errors.push(e.to_string());
-        if end.source_error.is_none() {
-            end.source_error = Some(e);
-        } else if !opened.quiet {
+    // Merged files: one that failed (damaged from its start, or part-way) did not stop the
+    // others; report them all, in the order they were found. Each error names its file: the
+    // caller prints the last (with what the analysis covers), this the ones before it.
+    let mut failed = opened.source.take_errors();
+    end.errors.extend(failed.iter().map(ToString::to_string));
+    if end.source_error.is_none() {
+        end.source_error = failed.pop();
+    }
+    if !opened.quiet {
+        for e in &failed {
             eprintln!("rocescope: {e}");
         }
     }

@@ -135,7 +135,7 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
     driver::report_stats(&opened.name, &end);
     if let Some(e) = end.source_error {
         let merged = opened.source.point_names().is_some();
-        eprintln!("rocescope: {}: {e} ({})", opened.name, driver::covers(merged, end.frames, "the report"));
+        eprintln!("rocescope: {e} ({})", driver::covers(merged, end.frames, "the report"));
         return Ok(ExitCode::from(1));
     }
     if !violations {

@@ -217,7 +217,7 @@ fn damaged_and_wrong_inputs_give_clear_errors() {
     assert_eq!(o.status.code(), Some(1));
     assert_eq!(stdout(&o).lines().count(), expected_frames("rc-normal") - 1);
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains("capture is cut off") && err.contains("stopped after"), "{err}");
+    assert!(err.contains("cut.pcap: capture is cut off") && err.contains("(after 25 records)"), "{err}");
 
     // A record claiming an absurd length.
     let rec2 = 24 + 16 + u32::from_le_bytes(good[24 + 8..24 + 12].try_into().unwrap()) as usize;
@@ -433,4 +433,242 @@ fn pcapng_if_speed_sets_the_pause_time() {
     assert_eq!(pfc["priority"], 3, "{v}");
     assert_eq!(pfc["link_bps"], 25_000_000_000u64, "{pfc}");
     assert_eq!(pfc["paused_ns"], 1_342_156, "{pfc}");
+}
+
+/// `samples/demo.pcap` as pcapng, written by `rocescope capture`.
+fn demo_pcapng(dir: &Path) -> Vec<u8> {
+    let out = dir.join("demo-copy.pcapng");
+    let o = run(&["capture", "-q", "-r", sample("demo.pcap").to_str().unwrap(), "-w", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    std::fs::read(out).unwrap()
+}
+
+fn gzip(bytes: &[u8]) -> Vec<u8> {
+    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    enc.write_all(bytes).unwrap();
+    enc.finish().unwrap()
+}
+
+/// `rocescope ARGS -r -` with `input` on standard input.
+fn run_stdin(args: &[&str], input: Vec<u8>) -> Output {
+    let mut child = bin()
+        .args(args)
+        .args(["-r", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let feeder = std::thread::spawn(move || stdin.write_all(&input));
+    let o = child.wait_with_output().unwrap();
+    let _ = feeder.join();
+    o
+}
+
+/// tshark's frame count for a file (it reads gzip itself), when tshark is installed.
+fn tshark_frames(path: &Path) -> Option<usize> {
+    let o =
+        Command::new("tshark").args(["-r"]).arg(path).args(["-T", "fields", "-e", "frame.number"]).output();
+    match o {
+        Ok(o) => Some(String::from_utf8_lossy(&o.stdout).lines().count()),
+        Err(_) => {
+            common::skip("tshark is not installed: no comparison with it");
+            None
+        }
+    }
+}
+
+#[test]
+fn a_cut_gzip_capture_gives_every_frame_before_the_cut() {
+    // Issue 15: a .pcapng.gz cut short, under 1 MiB decompressed, gave 0 frames and "read
+    // failed: read failed", where `zcat F | rocescope decode -r -` and tshark recover them.
+    let dir = tempfile::tempdir().unwrap();
+    let gz = gzip(&demo_pcapng(dir.path()));
+    let cut = write(dir.path(), "demo.pcapng.gz", &gz[..gz.len() * 2 / 3]);
+    let o = run(&["decode", "-r", cut.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    let frames = stdout(&o).lines().count();
+    let zcat: Vec<u8> = {
+        let mut d = flate2::read::MultiGzDecoder::new(&gz[..gz.len() * 2 / 3]);
+        let mut out = Vec::new();
+        let _ = std::io::Read::read_to_end(&mut d, &mut out);
+        out
+    };
+    let piped = run_stdin(&["decode"], zcat);
+    assert_eq!(frames, stdout(&piped).lines().count(), "as many as zcat | rocescope decode -r -");
+    assert!(frames > 100 && frames < 182, "{frames}");
+    if let Some(t) = tshark_frames(&cut) {
+        assert_eq!(frames, t, "as many as tshark");
+    }
+    let err = String::from_utf8_lossy(&o.stderr);
+    let at = String::from_utf8_lossy(&piped.stderr)
+        .split("byte ")
+        .nth(1)
+        .and_then(|r| r.split(' ').next())
+        .map(str::to_string)
+        .expect("the piped read says where the capture is cut");
+    assert_eq!(
+        err,
+        format!(
+            "rocescope: {}: gzip stream is cut off after {frames} records (byte {at} of the decompressed capture)\n",
+            cut.display()
+        )
+    );
+    // The report says it too, in the document.
+    let o = run(&["report", "--json", "-r", cut.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    let v = common::report_json(&o.stdout);
+    assert_eq!(v["summary"]["packets"], frames);
+    let errors = v["input_errors"].as_array().unwrap();
+    assert_eq!(errors.len(), 1);
+    assert!(errors[0].as_str().unwrap().contains("demo.pcapng.gz: gzip stream is cut off"), "{errors:?}");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.ends_with(&format!("(the report covered the {frames} frames before it)\n")), "{err}");
+}
+
+#[test]
+fn a_binary_timestamp_resolution_reads_as_tshark_reads_it() {
+    // if_tsresol 0x94 is 2^-20 s (the top bit means a power of two): refused before as
+    // "invalid timestamp resolution 0x94". Here beside 2^-30 s and picoseconds.
+    let mut shb = 0x1A2B_3C4Du32.to_le_bytes().to_vec();
+    shb.extend_from_slice(&[1, 0, 0, 0]);
+    shb.extend_from_slice(&(-1i64).to_le_bytes());
+    let mut file = block(0x0A0D_0D0A, &shb);
+    file.extend(idb(1, Some(0x94)));
+    file.extend(idb(1, Some(0x80 | 30)));
+    file.extend(idb(1, Some(12)));
+    let frame = hex("ffffffffffff020000000001080600010800060400010200000000010a0000010000000000000a000002");
+    let base = 1_750_000_000u64;
+    for (i, ts) in [
+        (0, base << 20),
+        (0, (base << 20) + 1),
+        (0, (base << 20) + 3),
+        (0, (base << 20) + (1 << 20) - 1),
+        (1, (base << 30) + 5),
+        (1, (base << 30) + (1 << 30) - 1),
+        (2, 1_000_000 * 1_000_000_000_000 + 1999),
+    ] {
+        file.extend(epb(i, ts, &frame));
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let p = write(dir.path(), "tsresol.pcapng", &file);
+    let o = run(&["decode", "--json", "-r", p.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let ts: Vec<String> = json_lines(&o).iter().map(|l| l["ts"].as_str().unwrap().to_string()).collect();
+    let want = [
+        "1750000000.000000000",
+        "1750000000.000000953",
+        "1750000000.000002861",
+        "1750000000.999999046",
+        "1750000000.000000004",
+        "1750000000.999999999",
+        "1000000.000000001",
+    ];
+    assert_eq!(ts, want);
+    // tshark's frame.time_epoch, digit for digit (Wireshark 4.0 here).
+    match Command::new("tshark").arg("-r").arg(&p).args(["-T", "fields", "-e", "frame.time_epoch"]).output() {
+        Ok(t) => {
+            let theirs: Vec<String> =
+                String::from_utf8_lossy(&t.stdout).lines().map(str::to_string).collect();
+            assert_eq!(ts, theirs);
+        }
+        Err(_) => common::skip("tshark is not installed: the resolutions not compared with it"),
+    }
+}
+
+#[test]
+fn damage_messages_name_the_file_once_with_place_and_count() {
+    let dir = tempfile::tempdir().unwrap();
+    let pcapng = demo_pcapng(dir.path());
+    // An enhanced packet block whose trailing length disagrees: "malformed record or block
+    // (Verify)" before (pcap-parser's nom error kind).
+    let mut bad = pcapng.clone();
+    let mut at = 0;
+    let mut blocks = 0;
+    while blocks < 10 {
+        at += u32::from_le_bytes(bad[at + 4..at + 8].try_into().unwrap()) as usize;
+        blocks += 1;
+    }
+    let len = u32::from_le_bytes(bad[at + 4..at + 8].try_into().unwrap()) as usize;
+    bad[at + len - 4] ^= 0x40;
+    // A classic pcap, gzip, cut: "stopped after 131 frames ... read error: incomplete
+    // deflate stream (after 0 records)" before.
+    let gz = gzip(&std::fs::read(sample("demo.pcap")).unwrap());
+    // A name with an escape sequence and a carriage return in it (item 5: never raw).
+    let odd = "odd\x1b]0;owned\x07\r.pcapng";
+    let cases = [
+        ("verify.pcapng", bad.clone(), "capture is corrupt at byte", "two length fields disagree"),
+        (
+            "cut.pcap.gz",
+            gz[..gz.len() / 2].to_vec(),
+            "gzip stream is cut off after",
+            "of the decompressed capture",
+        ),
+        (odd, bad, "capture is corrupt at byte", "two length fields disagree"),
+    ];
+    for (name, bytes, what, detail) in cases {
+        let p = write(dir.path(), name, &bytes);
+        let o = run(&["decode", "-r", p.to_str().unwrap()]);
+        assert_eq!(o.status.code(), Some(1));
+        let frames = stdout(&o).lines().count();
+        let err = String::from_utf8_lossy(&o.stderr).to_string();
+        let shown = rocescope_capture::text::path(&p);
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert_eq!(err.matches(&shown).count(), 1, "{err}");
+        assert!(err.starts_with(&format!("rocescope: {shown}: {what}")), "{err}");
+        assert!(err.contains(detail), "{err}");
+        let records = if frames == 1 { "1 record".to_string() } else { format!("{frames} records") };
+        assert_eq!(err.matches(&records).count(), 1, "the count said once, and right: {err}");
+        for wrong in ["Verify", "stopped after", "read error", "read failed", "\x1b", "\r", "\x07"] {
+            assert!(!err.contains(wrong), "{wrong:?} in {err:?}");
+        }
+        // The same text in the report document, and once on stderr.
+        let o = run(&["report", "--json", "-r", p.to_str().unwrap()]);
+        let v = common::report_json(&o.stdout);
+        let listed = v["input_errors"][0].as_str().unwrap().to_string();
+        assert_eq!(format!("rocescope: {listed}\n"), err);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(err.matches(&shown).count(), 1, "{err}");
+    }
+    // Not a capture, with the odd name: escaped too.
+    let p = write(dir.path(), "x\x1b[2Jy.pcap", b"garbage!");
+    let err = String::from_utf8_lossy(&run(&["decode", "-r", p.to_str().unwrap()]).stderr).to_string();
+    assert!(
+        err.contains("x\\x1b[2Jy.pcap is not a pcap or pcapng capture") && !err.contains('\x1b'),
+        "{err:?}"
+    );
+}
+
+#[test]
+fn a_full_disk_at_the_start_names_the_file_and_leaves_no_empty_file() {
+    // Before: a 0-byte file and only "No space left on device". A file size limit of 0 makes
+    // the first write fail as a full disk does (EFBIG; the signal it raises is ignored).
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out.pcapng");
+    let o = Command::new("sh")
+        .arg("-c")
+        .arg(r#"trap '' XFSZ; ulimit -f 0 && exec "$0" capture -q -r "$1" -w "$2""#)
+        .arg(env!("CARGO_BIN_EXE_rocescope"))
+        .arg(sample("demo.pcap"))
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.starts_with(&format!("rocescope: cannot write {}: File too large", out.display()))
+            && err.trim_end().ends_with(&format!("nothing was written, so {} was removed", out.display())),
+        "{err}"
+    );
+    assert!(!out.exists(), "no empty file left behind");
+    // A device that is always full (ENOSPC): named, and not removed.
+    if Path::new("/dev/full").exists() {
+        let o = run(&["capture", "-q", "-r", sample("demo.pcap").to_str().unwrap(), "-w", "/dev/full"]);
+        assert_eq!(o.status.code(), Some(1));
+        assert_eq!(
+            String::from_utf8_lossy(&o.stderr),
+            "rocescope: cannot write /dev/full: No space left on device (os error 28); nothing was written\n"
+        );
+    }
 }

@@ -357,3 +357,106 @@ fn a_second_pcapng_section_brings_new_interfaces() {
     let n = common::count(&sample("rc-normal.pcap")).frames as i32;
     assert_eq!(by_type.get(&113), Some(&n), "{by_type:?}");
 }
+
+/// The two-point pair with, between them, files damaged from their very start: cut at 10
+/// bytes, not a capture, a corrupt gzip start, empty.
+fn pair_with_files_damaged_at_the_start(dir: &std::path::Path) -> (Vec<PathBuf>, Vec<String>) {
+    let bytes = std::fs::read(sample("two-points-receiver.pcap")).unwrap();
+    let write = |name: &str, b: &[u8]| {
+        let p = dir.join(name);
+        std::fs::write(&p, b).unwrap();
+        p
+    };
+    let mut gz = vec![0x1f, 0x8b, 8, 0xe0]; // reserved flag bits set: an invalid gzip header
+    gz.extend_from_slice(&[0; 20]);
+    let files = vec![
+        sample("two-points-sender.pcap"),
+        write("cut10.pcap", &bytes[..10]),
+        write("notes.txt", b"these are notes, not packets\n"),
+        write("bad.pcap.gz", &gz),
+        write("empty.pcap", b""),
+        sample("two-points-receiver.pcap"),
+    ];
+    let errors = [
+        "cut10.pcap: capture is cut off: its file header (at byte 0) is incomplete, no record could be read",
+        "notes.txt is not a pcap or pcapng capture (starts with 74 68 65 73)",
+        "bad.pcap.gz: gzip stream is corrupt after 0 records (byte 0 of the decompressed capture): a gzip member header is invalid",
+        "empty.pcap is empty: not a pcap or pcapng capture",
+    ];
+    // Each message names the file by the path given.
+    (files, errors.iter().map(|e| format!("{}/{e}", dir.display())).collect())
+}
+
+#[test]
+fn files_damaged_from_their_start_are_named_and_the_others_analysed_whole() {
+    // Issue 15: one file damaged in its header aborted the whole merge with exit 1.
+    let dir = tempfile::tempdir().unwrap();
+    let (files, errors) = pair_with_files_damaged_at_the_start(dir.path());
+    let o = run(&["report", "--json"], &files);
+    // A damaged input: exit status 1 (README, `report --help`), the report still printed.
+    assert_eq!(o.status.code(), Some(1));
+    let r = common::report_json(&o.stdout);
+    assert_eq!(r["input_errors"], serde_json::json!(errors), "every damaged file named, in order");
+    let points = r["points"].as_array().unwrap();
+    assert_eq!(points.len(), 6, "each file keeps its place as a point");
+    assert_eq!(points[0]["packets"], 13, "the sender's file read whole");
+    assert_eq!(points[5]["packets"], 12, "the receiver's file read whole");
+    assert!(points[1..5].iter().all(|p| p["packets"] == 0));
+    // The merge is the same analysis as without the damaged files.
+    assert_eq!(r["between"][0]["packets"], 1, "the loss is still placed between the two");
+    let err = String::from_utf8_lossy(&o.stderr);
+    for e in &errors {
+        assert_eq!(err.matches(e.as_str()).count(), 1, "named once on stderr: {e}\n{err}");
+    }
+    assert!(err
+        .trim_end()
+        .ends_with("(the report covered the other files whole and this one up to the damage)"));
+
+    // decode: every frame of the good files, the damaged ones named, exit 1.
+    let o = run(&["decode"], &files);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(String::from_utf8_lossy(&o.stdout).lines().count(), 25);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(err.lines().count(), 4, "{err}");
+    for e in &errors {
+        assert!(err.contains(e.as_str()), "{e}\n{err}");
+    }
+
+    // export: the final figures of the good files, the damage said, exit 1.
+    let o = run(&["export", "--no-http", "--push", "-"], &files);
+    assert_eq!(o.status.code(), Some(1));
+    let line: Value = serde_json::from_slice(&o.stdout).expect("one NDJSON line");
+    assert_eq!(common::pushed_sum(&line, "rocescope_frames_total"), 25.0, "{line}");
+    let err = String::from_utf8_lossy(&o.stderr);
+    for e in &errors {
+        assert!(err.contains(e.as_str()), "{e}\n{err}");
+    }
+
+    // A missing file is still a mistake to fix before anything is read.
+    let mut missing = files.clone();
+    missing.push(dir.path().join("no-such.pcap"));
+    let o = run(&["report", "--json"], &missing);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(o.stdout.is_empty());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("cannot read"));
+}
+
+#[test]
+fn tui_shows_the_damaged_file_and_the_others_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let (files, _) = pair_with_files_damaged_at_the_start(dir.path());
+    let mut cmd = format!("{} tui", bin());
+    for f in &files {
+        cmd.push_str(&format!(" -r {}", f.display()));
+    }
+    cmd.push_str("; sleep 30");
+    let Some(t) = common::Tmux::start(&cmd) else { return };
+    // The damage shown (the last file found damaged), and both good files analysed: each
+    // point's connection listed.
+    let s = t.wait_for("empty.pcap is empty");
+    let s = if s.contains("2 of 2") { s } else { t.wait_for("2 of 2") };
+    let rows: Vec<&str> = s.lines().filter(|l| l.contains("10.0.0.1 (0x71)")).collect();
+    assert_eq!(rows.len(), 2, "{s}");
+    assert!(rows.iter().any(|l| l.contains("two-points-sender.pcap")), "{s}");
+    assert!(rows.iter().any(|l| l.contains("two-points-receiver.pcap")), "{s}");
+}

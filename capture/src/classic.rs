@@ -2,7 +2,7 @@
 //! buffer and handed out as slices of it, with no per-record copy. (pcapng goes through
 //! `pcap-parser`.) This is the hot path of `report` on big files.
 
-use crate::error::CaptureError;
+use crate::reader::Damage;
 use std::io::{self, Read};
 
 /// Records larger than this are treated as corruption.
@@ -53,7 +53,7 @@ fn u32_at(b: &[u8], at: usize, be: bool) -> u32 {
 
 impl Classic {
     /// Read the 24-byte file header from `src`.
-    pub(crate) fn open(src: Box<dyn Read + Send>, chunk: usize) -> Result<Classic, CaptureError> {
+    pub(crate) fn open(src: Box<dyn Read + Send>, chunk: usize) -> Result<Classic, Damage> {
         let mut c = Classic {
             src,
             buf: vec![0; chunk.clamp(4096, CHUNK)],
@@ -63,8 +63,8 @@ impl Classic {
             eof: false,
             header: Header { link_type: 1, snaplen: 0, nanos: false, big_endian: false, record_header: 16 },
         };
-        if !c.ensure(24)? {
-            return Err(CaptureError::Truncated { offset: 0, records: 0 });
+        if !c.ensure(24) {
+            return Err(Damage::CutOff(0));
         }
         let h = c.buf.get(..24).unwrap_or(&[]);
         let magic = u32_at(h, 0, false);
@@ -88,11 +88,13 @@ impl Classic {
         Ok(c)
     }
 
-    /// Make `n` bytes available from `start`; false at a clean end of input.
-    fn ensure(&mut self, n: usize) -> Result<bool, CaptureError> {
+    /// Make `n` bytes available from `start`; false when the input ends first. A read error
+    /// ends the input too: the reader's stream keeps the error and reports it (see
+    /// `reader::Tracked`), with the file's name and the records read.
+    fn ensure(&mut self, n: usize) -> bool {
         while self.end - self.start < n {
             if self.eof {
-                return Ok(false);
+                return false;
             }
             if self.start > 0 {
                 self.buf.copy_within(self.start..self.end, 0);
@@ -107,27 +109,26 @@ impl Classic {
                 Ok(0) => self.eof = true,
                 Ok(k) => self.end += k,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => {
-                    return Err(CaptureError::Corrupt {
-                        offset: self.offset,
-                        records: 0,
-                        detail: format!("read error: {e}"),
-                    })
-                }
+                Err(_) => self.eof = true,
             }
         }
-        Ok(true)
+        true
     }
 
-    /// The next record, `None` at the end. `records` is only for error messages.
+    /// File offset of the next record (the first not read, after an error).
+    pub(crate) fn offset(&self) -> u64 {
+        self.offset
+    }
+
+    /// The next record, `None` at the end of the input.
     #[inline]
-    pub(crate) fn next(&mut self, records: u64) -> Result<Option<RecordAt>, CaptureError> {
+    pub(crate) fn next(&mut self) -> Result<Option<RecordAt>, Damage> {
         let hl = self.header.record_header;
-        if self.end - self.start < hl && !self.ensure(hl)? {
+        if self.end - self.start < hl && !self.ensure(hl) {
             if self.end == self.start {
                 return Ok(None);
             }
-            return Err(CaptureError::Truncated { offset: self.offset, records });
+            return Err(Damage::CutOff(self.offset));
         }
         let h: [u8; 16] =
             self.buf.get(self.start..).and_then(|b| b.first_chunk::<16>()).copied().unwrap_or([0; 16]);
@@ -136,18 +137,14 @@ impl Classic {
             (u32_at(&h, 0, be), u32_at(&h, 4, be), u32_at(&h, 8, be), u32_at(&h, 12, be));
         let limit = self.header.snaplen.max(262_144);
         if caplen > limit || caplen as usize > MAX_RECORD {
-            return Err(CaptureError::Corrupt {
-                offset: self.offset,
-                records,
-                detail: format!(
-                    "a record claims {caplen} captured bytes (snap length {})",
-                    self.header.snaplen
-                ),
-            });
+            return Err(Damage::Corrupt(
+                self.offset,
+                format!("a record claims {caplen} captured bytes (snap length {})", self.header.snaplen),
+            ));
         }
         let total = hl + caplen as usize;
-        if self.end - self.start < total && !self.ensure(total)? {
-            return Err(CaptureError::Truncated { offset: self.offset, records });
+        if self.end - self.start < total && !self.ensure(total) {
+            return Err(Damage::CutOff(self.offset));
         }
         let frac_ns = if self.header.nanos { i64::from(ts_frac) } else { i64::from(ts_frac) * 1000 };
         let at = RecordAt {

@@ -44,7 +44,9 @@ impl Default for Pending {
 /// One input file.
 #[derive(Debug)]
 struct Input {
-    reader: CaptureReader,
+    /// `None` for a file damaged before its first record (its error is in `failed`): it
+    /// keeps its place as a capture point, with nothing in it.
+    reader: Option<CaptureReader>,
     name: String,
     pending: Option<Pending>,
     done: bool,
@@ -65,15 +67,12 @@ pub struct Merged {
     interfaces: Vec<Interface>,
     /// The record handed out last (the caller borrows it until the next call).
     current: Pending,
-    /// A file that failed part-way: the merge goes on with the others and reports it at the end.
+    /// Files that failed (at their start or part-way): the merge goes on with the others and
+    /// reports them at the end.
     failed: Vec<CaptureError>,
     /// A record buffer to reuse (the one handed out before the current).
     spare: Vec<u8>,
 }
-
-/// A classic pcap header with no records: what an empty input among several reads as.
-const EMPTY_PCAP: [u8; 24] =
-    [0xd4, 0xc3, 0xb2, 0xa1, 2, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0, 0, 1, 0, 0, 0];
 
 /// The name a capture point gets from its path: the file name, or the whole path when two
 /// inputs share a file name.
@@ -108,7 +107,10 @@ pub fn point_names(paths: &[PathBuf]) -> Vec<String> {
 
 impl Merged {
     /// Open every file (`-` for standard input, at most once). Fails on the first file that
-    /// cannot be opened, naming it.
+    /// cannot be opened at all (no such file, no permission), naming it. A file that opens but
+    /// is damaged from its start (empty, not a capture, its header cut off or corrupt, a bad
+    /// gzip stream) does not stop the others: it keeps its place as a capture point with no
+    /// records, and its error is reported with the others' ([`Merged::take_errors`]).
     pub fn open(paths: &[PathBuf]) -> Result<Self, CaptureError> {
         if paths.iter().filter(|p| p.as_path() == Path::new("-")).count() > 1 {
             return Err(CaptureError::Io {
@@ -129,35 +131,24 @@ impl Merged {
         // 4 MiB of read buffers in all, at least 64 KiB each (they grow for larger records).
         let buffer = (4 << 20) / paths.len().max(1);
         for (path, name) in paths.iter().zip(names) {
-            match CaptureReader::open_with_buffer(path, buffer) {
-                Ok(reader) => inputs.push(Input {
-                    reader,
-                    name,
-                    pending: None,
-                    done: false,
-                    iface_map: Vec::new(),
-                    section: 0,
-                    last_ts: i64::MIN,
-                    backwards: 0,
-                }),
-                // An empty file among several (a capture that caught nothing) does not stop
-                // the others; it is reported with them, and keeps its place as a point.
-                Err(e @ CaptureError::Empty { .. }) if paths.len() > 1 => {
+            let reader = match CaptureReader::open_with_buffer(path, buffer) {
+                Ok(reader) => Some(reader),
+                Err(e) if e.is_damaged_input() && paths.len() > 1 => {
                     failed.push(e);
-                    let reader = CaptureReader::from_read(std::io::Cursor::new(EMPTY_PCAP.to_vec()), path)?;
-                    inputs.push(Input {
-                        reader,
-                        name,
-                        pending: None,
-                        done: true,
-                        iface_map: Vec::new(),
-                        section: 0,
-                        last_ts: i64::MIN,
-                        backwards: 0,
-                    });
+                    None
                 }
-                Err(e) => return Err(in_file(&name, e)),
-            }
+                Err(e) => return Err(e),
+            };
+            inputs.push(Input {
+                done: reader.is_none(),
+                reader,
+                name,
+                pending: None,
+                iface_map: Vec::new(),
+                section: 0,
+                last_ts: i64::MIN,
+                backwards: 0,
+            });
         }
         let mut m =
             Merged { inputs, interfaces: Vec::new(), current: Pending::default(), failed, spare: Vec::new() };
@@ -165,7 +156,11 @@ impl Merged {
         // describe are known (and numbered file by file) before anything is written.
         m.fill();
         for i in 0..m.inputs.len() {
-            let n = m.inputs.get(i).map_or(0, |inp| inp.reader.interfaces().len());
+            let Some(input) = m.inputs.get_mut(i) else { continue };
+            // The interfaces numbered here are those of the section the first record is in
+            // (pcapng counts sections from 1): that record must not number them again.
+            input.section = input.reader.as_ref().map_or(0, CaptureReader::sections);
+            let n = input.reader.as_ref().map_or(0, |r| r.interfaces().len());
             for local in 0..n {
                 m.global_interface(i, local, LinkType::ETHERNET, None);
             }
@@ -191,8 +186,8 @@ impl Merged {
         let g = self.interfaces.len() as u32;
         let mut ifc = input
             .reader
-            .interfaces()
-            .get(local)
+            .as_ref()
+            .and_then(|r| r.interfaces().get(local))
             .cloned()
             .unwrap_or_else(|| Interface::live(&input.name, link_type, 262_144, link_bps));
         ifc.name = Some(match ifc.name {
@@ -222,7 +217,8 @@ impl Merged {
         self.inputs.iter().filter(|i| i.backwards > 0).map(|i| (i.name.clone(), i.backwards)).collect()
     }
 
-    /// Errors of files that failed part-way (each named), the rest having been merged on.
+    /// Errors of files that failed, at their start or part-way (each names its file), the
+    /// rest having been merged on.
     pub fn take_errors(&mut self) -> Vec<CaptureError> {
         std::mem::take(&mut self.failed)
     }
@@ -230,12 +226,13 @@ impl Merged {
     /// Make sure every unfinished input has a pending record.
     fn fill(&mut self) {
         for input in &mut self.inputs {
-            if input.done || input.pending.is_some() {
+            let Some(reader) = input.reader.as_mut().filter(|_| !input.done && input.pending.is_none())
+            else {
                 continue;
-            }
+            };
             let mut slot = Pending { data: std::mem::take(&mut self.spare), ..Pending::default() };
             slot.data.clear();
-            match input.reader.next_record() {
+            match reader.next_record() {
                 Ok(Some(rec)) => {
                     slot.ts_ns = rec.ts_ns;
                     slot.caplen = rec.caplen;
@@ -244,7 +241,7 @@ impl Merged {
                     slot.interface = rec.interface;
                     slot.link_bps = rec.link_bps;
                     slot.data.extend_from_slice(rec.data);
-                    slot.section = input.reader.sections();
+                    slot.section = reader.sections();
                     if slot.ts_ns < input.last_ts {
                         input.backwards += 1;
                     }
@@ -254,7 +251,7 @@ impl Merged {
                 Ok(None) => input.done = true,
                 Err(e) => {
                     input.done = true;
-                    self.failed.push(in_file(&input.name, e));
+                    self.failed.push(e);
                 }
             }
         }
@@ -294,14 +291,6 @@ impl Merged {
             point: u16::try_from(point).unwrap_or(u16::MAX),
             data: &c.data,
         })
-    }
-}
-
-/// Name the file an error came from.
-fn in_file(name: &str, e: CaptureError) -> CaptureError {
-    match e {
-        CaptureError::Io { .. } | CaptureError::Empty { .. } | CaptureError::NotACapture { .. } => e,
-        other => CaptureError::InFile { name: name.to_string(), error: Box::new(other) },
     }
 }
 
@@ -368,7 +357,7 @@ mod tests {
         assert_eq!(n, 4);
         let errors = m.take_errors();
         assert_eq!(errors.len(), 1);
-        assert!(errors[0].to_string().starts_with("a.pcap: "), "{}", errors[0]);
+        assert!(errors[0].to_string().contains("a.pcap: capture is cut off"), "{}", errors[0]);
     }
 
     #[test]

@@ -6,13 +6,15 @@
 
 use crate::classic::Classic;
 use crate::error::CaptureError;
-use pcap_parser::pcapng::{Block, OptionCode};
+use crate::time::{units_per_second, units_to_ns};
+use pcap_parser::pcapng::{Block, InterfaceDescriptionBlock, OptionCode};
 use pcap_parser::traits::{PcapNGPacketBlock, PcapReaderIterator};
 use pcap_parser::{create_reader, PcapBlockOwned, PcapError};
 use rocescope_decoder::LinkType;
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 /// Initial read buffer; grows up to `MAX_RECORD` for larger records.
 const BUFFER: usize = 1 << 20;
@@ -61,13 +63,7 @@ impl Interface {
     }
 
     fn ts_ns(&self, units: u64) -> i64 {
-        // The two common resolutions without a 128-bit division per packet.
-        let ns = match self.ts_units {
-            1_000_000_000 => i128::from(units),
-            1_000_000 => i128::from(units) * 1000,
-            u => i128::from(units) * 1_000_000_000 / i128::from(u.max(1)),
-        };
-        let ns = ns + i128::from(self.ts_offset) * 1_000_000_000;
+        let ns = units_to_ns(units, self.ts_units) + i128::from(self.ts_offset) * 1_000_000_000;
         // See `MAX_TS_NS`: the range classic pcap can express, so every later difference
         // between two timestamps fits an i64.
         i64::try_from(ns.clamp(0, i128::from(MAX_TS_NS))).unwrap_or(MAX_TS_NS)
@@ -120,6 +116,65 @@ pub struct CaptureReader {
     done: bool,
     /// Byte order of the file (classic pcap) or of the current section (pcapng).
     big_endian: bool,
+    /// The name errors give (a path, or "-").
+    source_name: PathBuf,
+    /// The input is gzip-compressed (offsets in errors are then in the decompressed bytes).
+    gzip: bool,
+    /// What the byte stream under the parser failed with, if it did.
+    stream: StreamError,
+}
+
+/// Why reading stopped before the end, found by a parser that knows neither the file's
+/// name nor the records read: [`CaptureReader::fail`] turns it into a [`CaptureError`].
+#[derive(Debug)]
+pub(crate) enum Damage {
+    /// The input ends inside the record (or, at 0, the file header) at this offset.
+    CutOff(u64),
+    /// The record or block at this offset is malformed: what is wrong.
+    Corrupt(u64, String),
+}
+
+/// The error the stream under the parsers met, kept for the reader to report. The parsers
+/// (pcap-parser's above all, which turns every read error into a bare `ReadError` and may
+/// read again after it) see only the end of the stream.
+#[derive(Clone, Debug, Default)]
+struct StreamError(Arc<Mutex<Option<io::Error>>>);
+
+impl StreamError {
+    fn set(&self, e: io::Error) {
+        let mut slot = self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        slot.get_or_insert(e);
+    }
+
+    fn take(&self) -> Option<io::Error> {
+        self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take()
+    }
+}
+
+/// The byte stream under the parsers (the file, or what gzip decompressed from it). A read
+/// error ends the stream: the parsers then see the bytes read before it, and its end, so
+/// every record that arrived whole is still handed out; the error is kept in a
+/// [`StreamError`] and reported after them, named and placed.
+struct Tracked<R> {
+    inner: R,
+    error: StreamError,
+    failed: bool,
+}
+
+impl<R: Read> Read for Tracked<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        while !self.failed {
+            match self.inner.read(buf) {
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    self.failed = true;
+                    self.error.set(e);
+                }
+                ok => return ok,
+            }
+        }
+        Ok(0)
+    }
 }
 
 impl std::fmt::Debug for CaptureReader {
@@ -184,86 +239,137 @@ impl CaptureReader {
         let mut br = BufReader::with_capacity(64 * 1024, r);
         let head =
             br.fill_buf().map_err(|error| CaptureError::Io { source_name: source_name.clone(), error })?;
-        let gz = head.starts_with(&[0x1f, 0x8b]);
-        let source: Box<dyn Read + Send> =
-            if gz { Box::new(flate2::read::MultiGzDecoder::new(br)) } else { Box::new(br) };
-        Self::from_boxed(source, source_name, buffer)
+        let gzip = head.starts_with(&[0x1f, 0x8b]);
+        let stream = StreamError::default();
+        let source: Box<dyn Read + Send> = if gzip {
+            Box::new(Tracked {
+                inner: flate2::read::MultiGzDecoder::new(br),
+                error: stream.clone(),
+                failed: false,
+            })
+        } else {
+            Box::new(Tracked { inner: br, error: stream.clone(), failed: false })
+        };
+        let mut reader = CaptureReader {
+            inner: None,
+            classic: None,
+            format: Format::Pcap,
+            interfaces: Vec::new(),
+            buf: Vec::new(),
+            records: 0,
+            capacity: buffer,
+            sections: 0,
+            last_ts: 0,
+            done: false,
+            big_endian: false,
+            source_name,
+            gzip,
+            stream,
+        };
+        reader.start(source)?;
+        Ok(reader)
     }
 
-    fn from_boxed(
-        source: Box<dyn Read + Send>,
-        source_name: PathBuf,
-        buffer: usize,
-    ) -> Result<Self, CaptureError> {
+    /// Recognise the format from the first bytes and read the file header.
+    fn start(&mut self, mut source: Box<dyn Read + Send>) -> Result<(), CaptureError> {
         // Peek the magic so the error for a non-capture can show it.
-        let mut source = source;
         let mut magic = [0u8; 4];
-        let mut got = 0;
-        while got < 4 {
-            let slot = magic.get_mut(got..).unwrap_or(&mut []);
-            match source.read(slot) {
-                Ok(0) => break,
-                Ok(n) => got += n,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(error) => return Err(CaptureError::Io { source_name, error }),
-            }
-        }
-        if got == 0 {
-            return Err(CaptureError::Empty { source_name });
-        }
-        let chained = io::Cursor::new(magic.get(..got).unwrap_or(&[]).to_vec()).chain(source);
+        let got = read_up_to(&mut source, &mut magic);
+        let head = magic.get(..got).unwrap_or(&[]).to_vec();
         let format = match u32::from_le_bytes(magic) {
             0x0A0D_0D0A => Format::PcapNg,
             0xA1B2_3C4D | 0x4D3C_B2A1 => Format::PcapNanos,
             0xA1B2_C3D4 | 0xD4C3_B2A1 | 0xA1B2_CD34 | 0x34CD_B2A1 => Format::Pcap,
-            _ => return Err(CaptureError::NotACapture { source_name, magic }),
+            // Too little, or not a capture: unless the stream under it failed (a gzip stream
+            // cut off or corrupt in its first bytes), which is then the cause.
+            _ => {
+                return Err(self.stream_failure(0).unwrap_or_else(|| match got {
+                    0 => CaptureError::Empty { source_name: self.source_name.clone() },
+                    _ => CaptureError::NotACapture {
+                        source_name: self.source_name.clone(),
+                        magic,
+                        compressed: self.gzip,
+                    },
+                }))
+            }
         };
+        self.format = format;
         if format != Format::PcapNg {
-            let classic = Classic::open(Box::new(chained), buffer)?;
+            let chained = io::Cursor::new(head).chain(source);
+            let classic = Classic::open(Box::new(chained), self.capacity).map_err(|d| self.fail(d))?;
             let h = classic.header;
-            let interface = Interface {
+            self.interfaces.push(Interface {
                 link_type: LinkType(h.link_type),
                 snaplen: h.snaplen,
                 name: None,
                 speed_bps: None,
                 ts_units: if h.nanos { 1_000_000_000 } else { 1_000_000 },
                 ts_offset: 0,
-            };
-            return Ok(CaptureReader {
-                inner: None,
-                classic: Some(classic),
-                format,
-                interfaces: vec![interface],
-                buf: Vec::new(),
-                records: 0,
-                capacity: buffer,
-                sections: 0,
-                last_ts: 0,
-                done: false,
-                big_endian: h.big_endian,
             });
+            self.big_endian = h.big_endian;
+            self.classic = Some(classic);
+            return Ok(());
         }
-        let inner = create_reader(buffer, FullRead(chained)).map_err(|e| match e {
-            PcapError::Eof | PcapError::Incomplete(_) | PcapError::UnexpectedEof => {
-                CaptureError::Truncated { offset: 0, records: 0 }
-            }
-            PcapError::ReadError => {
-                CaptureError::Io { source_name: source_name.clone(), error: io::Error::other("read failed") }
-            }
-            _ => CaptureError::NotACapture { source_name: source_name.clone(), magic },
+        // pcapng: check the section header block here, so its damage is told as such
+        // (pcap-parser calls a damaged one "not a capture", and a cut one too).
+        let shb = read_section_header(&mut source, head).map_err(|d| self.fail(d))?;
+        self.big_endian = shb.big_endian;
+        let capacity = self.capacity.max(shb.bytes.len() + 4096);
+        let chained = io::Cursor::new(shb.bytes).chain(source);
+        let inner = create_reader(capacity, FullRead(chained)).map_err(|e| {
+            self.fail(match e {
+                PcapError::Eof
+                | PcapError::Incomplete(_)
+                | PcapError::UnexpectedEof
+                | PcapError::ReadError => Damage::CutOff(0),
+                _ => Damage::Corrupt(0, "its section header block is malformed".into()),
+            })
         })?;
-        Ok(CaptureReader {
-            inner: Some(inner),
-            classic: None,
-            format,
-            interfaces: Vec::new(),
-            buf: Vec::with_capacity(65536),
-            records: 0,
-            capacity: buffer,
-            sections: 0,
-            last_ts: 0,
-            done: false,
-            big_endian: matches!(u32::from_le_bytes(magic), 0xD4C3_B2A1 | 0x4D3C_B2A1 | 0x34CD_B2A1),
+        self.capacity = capacity;
+        self.buf.reserve(65536);
+        self.inner = Some(inner);
+        Ok(())
+    }
+
+    /// The error to report when reading stops on `damage`: the failure of the stream under
+    /// the parser comes first (a gzip stream cut off or corrupt, a read error), since it is
+    /// why the data ended or went wrong; it is placed at the first record not read.
+    fn fail(&self, damage: Damage) -> CaptureError {
+        let offset = match &damage {
+            Damage::CutOff(at) | Damage::Corrupt(at, _) => *at,
+        };
+        self.stream_failure(offset).unwrap_or_else(|| {
+            let (source_name, records) = (self.source_name.clone(), self.records);
+            match damage {
+                Damage::CutOff(offset) => CaptureError::Truncated { source_name, offset, records },
+                Damage::Corrupt(offset, detail) => {
+                    CaptureError::Corrupt { source_name, offset, records, detail }
+                }
+            }
+        })
+    }
+
+    /// The stream's failure, if it failed, as the error to report with `offset` the first
+    /// record not read.
+    fn stream_failure(&self, offset: u64) -> Option<CaptureError> {
+        let error = self.stream.take()?;
+        let (source_name, records) = (self.source_name.clone(), self.records);
+        // flate2 says "unexpected end of file" or "incomplete deflate stream" for a cut
+        // stream; an OS error under the decompressor is a read failure, not damage.
+        Some(if !self.gzip || error.raw_os_error().is_some() {
+            CaptureError::Read { source_name, offset, records, error }
+        } else if error.kind() == io::ErrorKind::UnexpectedEof {
+            CaptureError::GzipCutOff { source_name, offset, records }
+        } else {
+            let detail = match error.to_string().as_str() {
+                "corrupt deflate stream" => String::from("its compressed data is invalid"),
+                "invalid gzip header" => String::from("a gzip member header is invalid"),
+                t if t.contains("checksum") => {
+                    String::from("the CRC-32 or length in its trailer does not match the decompressed data")
+                }
+                other => other.to_string(),
+            };
+            CaptureError::GzipCorrupt { source_name, offset, records, detail }
         })
     }
 
@@ -291,32 +397,25 @@ impl CaptureReader {
         self.inner.as_ref().map_or(0, |i| i.consumed() as u64)
     }
 
-    fn corrupt(&self, detail: String) -> CaptureError {
-        CaptureError::Corrupt { offset: self.consumed(), records: self.records, detail }
+    /// The pending pcapng block is malformed: the error that says how.
+    fn corrupt(&self) -> CaptureError {
+        let data = self.inner.as_ref().map_or(&[][..], |i| i.data());
+        self.fail(Damage::Corrupt(self.consumed(), describe_block(data, self.big_endian)))
     }
 
-    /// When the pending record or block claims a length no capture can have, say so (a
-    /// damaged length field, rather than a file that merely ends early).
-    fn implausible_length(&self) -> Option<String> {
+    /// When the pending pcapng block cannot be what it claims, say how: a length no block
+    /// can have (a damaged length field, rather than a file that merely ends early), or a
+    /// block whose bytes are all there and still do not parse (a field inside it runs past
+    /// its end, which pcap-parser reports as needing more data: reading on would take in the
+    /// rest of the file to end with "cut off").
+    fn block_damage(&self) -> Option<String> {
         let data = self.inner.as_ref().map_or(&[][..], |i| i.data());
-        let word = |at: usize| {
-            let b: [u8; 4] = data.get(at..at + 4)?.try_into().ok()?;
-            Some(if self.big_endian { u32::from_be_bytes(b) } else { u32::from_le_bytes(b) })
-        };
-        match self.format {
-            Format::Pcap | Format::PcapNanos => {
-                let caplen = word(8)?;
-                let snaplen = self.interfaces.first().map_or(0, |i| i.snaplen);
-                let limit = snaplen.max(262_144);
-                (caplen > limit)
-                    .then(|| format!("a record claims {caplen} captured bytes (snap length {snaplen})"))
-            }
-            Format::PcapNg => {
-                let len = word(4)?;
-                (len as usize > MAX_RECORD || len < 12 || len % 4 != 0)
-                    .then(|| format!("a block claims a length of {len} bytes"))
-            }
+        let big_endian = block_order(data, self.big_endian)?;
+        let len = word(data, 4, big_endian)?;
+        if len as usize > MAX_RECORD || len < 12 || len % 4 != 0 {
+            return Some(format!("a block claims a length of {len} bytes"));
         }
+        (data.len() >= len as usize).then(|| describe_block(data, self.big_endian))
     }
 
     /// The next record, `Ok(None)` at the end, or the error that stopped reading. After an
@@ -368,23 +467,28 @@ impl CaptureReader {
 
     /// The next record of a classic pcap, borrowed from the read buffer.
     fn next_classic(&mut self) -> Result<Option<Record<'_>>, CaptureError> {
-        let Some(c) = self.classic.as_mut() else { return Ok(None) };
-        let at = match c.next(self.records) {
+        let next = self.classic.as_mut().map_or(Ok(None), Classic::next);
+        let at = match next {
             Ok(Some(at)) => at,
-            other => {
+            Ok(None) => {
                 self.done = true;
-                return other.map(|_| None);
+                let offset = self.classic.as_ref().map_or(0, Classic::offset);
+                return self.stream_failure(offset).map_or(Ok(None), Err);
+            }
+            Err(damage) => {
+                self.done = true;
+                return Err(self.fail(damage));
             }
         };
         self.records += 1;
         self.last_ts = at.ts_ns;
-        let link_type = LinkType(c.header.link_type);
+        let Some(c) = self.classic.as_ref() else { return Ok(None) };
         let data = c.buf.get(at.start..at.start + at.caplen as usize).unwrap_or(&[]);
         Ok(Some(Record {
             ts_ns: at.ts_ns,
             caplen: at.caplen,
             len: at.len,
-            link_type,
+            link_type: LinkType(c.header.link_type),
             interface: 0,
             link_bps: None,
             point: 0,
@@ -400,28 +504,10 @@ impl CaptureReader {
             let step = match inner.next() {
                 Ok((offset, block)) => {
                     let out = match block {
-                        PcapBlockOwned::LegacyHeader(h) => {
-                            let nanos = h.is_nanosecond_precision();
-                            self.interfaces.push(Interface {
-                                link_type: LinkType(h.network.0 as u32),
-                                snaplen: h.snaplen,
-                                name: None,
-                                speed_bps: None,
-                                ts_units: if nanos { 1_000_000_000 } else { 1_000_000 },
-                                ts_offset: 0,
-                            });
-                            Step::Skip
+                        // Only pcapng goes through pcap-parser (classic pcap through `Classic`).
+                        PcapBlockOwned::LegacyHeader(_) | PcapBlockOwned::Legacy(_) => {
+                            Step::Corrupt("a classic pcap record inside a pcapng file".into())
                         }
-                        PcapBlockOwned::Legacy(b) => match self.interfaces.first() {
-                            Some(ifc) => {
-                                let units = u64::from(b.ts_sec) * ifc.ts_units + u64::from(b.ts_usec);
-                                let ts = ifc.ts_ns(units);
-                                self.buf.clear();
-                                self.buf.extend_from_slice(b.data);
-                                Step::Packet(ts, b.caplen, b.origlen, ifc.link_type, 0)
-                            }
-                            None => Step::Corrupt("record before the file header".into()),
-                        },
                         PcapBlockOwned::NG(Block::SectionHeader(shb)) => {
                             // A new section starts a new set of interfaces.
                             self.interfaces.clear();
@@ -429,31 +515,15 @@ impl CaptureReader {
                             self.big_endian = shb.big_endian();
                             Step::Skip
                         }
-                        PcapBlockOwned::NG(Block::InterfaceDescription(idb)) => match idb.ts_resolution() {
-                            Some(units) => {
-                                let speed = idb
-                                    .options
-                                    .iter()
-                                    .find(|o| o.code == OptionCode::IfSpeed)
-                                    .and_then(|o| o.value.get(..8))
-                                    .and_then(|v| v.try_into().ok())
-                                    .map(u64::from_le_bytes);
-                                self.interfaces.push(Interface {
-                                    link_type: LinkType(idb.linktype.0 as u32),
-                                    snaplen: idb.snaplen,
-                                    name: idb.if_name().and_then(|r| r.ok()).map(str::to_owned),
-                                    speed_bps: speed,
-                                    ts_units: units,
-                                    ts_offset: idb.ts_offset(),
-                                });
-                                Step::Skip
+                        PcapBlockOwned::NG(Block::InterfaceDescription(idb)) => {
+                            match interface_of(&idb, self.big_endian, self.interfaces.len()) {
+                                Ok(ifc) => {
+                                    self.interfaces.push(ifc);
+                                    Step::Skip
+                                }
+                                Err(detail) => Step::Corrupt(detail),
                             }
-                            None => Step::Corrupt(format!(
-                                "interface {} has an invalid timestamp resolution {:#x}",
-                                self.interfaces.len(),
-                                idb.if_tsresol
-                            )),
-                        },
+                        }
                         PcapBlockOwned::NG(Block::EnhancedPacket(epb)) => {
                             match self.interfaces.get(epb.if_id as usize) {
                                 Some(ifc) => {
@@ -464,11 +534,7 @@ impl CaptureReader {
                                     self.buf.extend_from_slice(data);
                                     Step::Packet(ts, data.len() as u32, epb.origlen, ifc.link_type, epb.if_id)
                                 }
-                                None => Step::Corrupt(format!(
-                                    "packet refers to interface {} but {} interfaces are described",
-                                    epb.if_id,
-                                    self.interfaces.len()
-                                )),
+                                None => Step::Corrupt(unknown_interface(epb.if_id, self.interfaces.len())),
                             }
                         }
                         PcapBlockOwned::NG(Block::SimplePacket(spb)) => {
@@ -486,7 +552,39 @@ impl CaptureReader {
                                         0,
                                     )
                                 }
-                                None => Step::Corrupt("simple packet block before any interface".into()),
+                                None => {
+                                    Step::Corrupt("a simple packet block comes before any interface".into())
+                                }
+                            }
+                        }
+                        // The obsolete Packet Block (type 2) of early pcapng writers: packets
+                        // all the same (tshark reads them), which pcap-parser leaves unparsed.
+                        PcapBlockOwned::NG(Block::Unknown(b))
+                            if block_type(b.block_type, self.big_endian) == 2 =>
+                        {
+                            match obsolete_packet(b.data, self.big_endian) {
+                                Some(p) => match self.interfaces.get(usize::from(p.if_id)) {
+                                    Some(ifc) => {
+                                        let ts = ifc.ts_ns(p.ts);
+                                        self.buf.clear();
+                                        self.buf.extend_from_slice(p.data);
+                                        Step::Packet(
+                                            ts,
+                                            p.data.len() as u32,
+                                            p.origlen,
+                                            ifc.link_type,
+                                            u32::from(p.if_id),
+                                        )
+                                    }
+                                    None => Step::Corrupt(unknown_interface(
+                                        u32::from(p.if_id),
+                                        self.interfaces.len(),
+                                    )),
+                                },
+                                None => Step::Corrupt(describe_block(
+                                    self.inner.as_ref().map_or(&[][..], |i| i.data()),
+                                    self.big_endian,
+                                )),
                             }
                         }
                         PcapBlockOwned::NG(_) => Step::Skip,
@@ -498,23 +596,19 @@ impl CaptureReader {
                     }
                     out
                 }
-                Err(PcapError::Eof) => return Ok(None),
-                Err(PcapError::Incomplete(_)) => Step::Refill,
-                Err(PcapError::UnexpectedEof) => match self.implausible_length() {
+                // The end of the data: a clean end unless the stream under it failed.
+                Err(PcapError::Eof) => return self.stream_failure(self.consumed()).map_or(Ok(None), Err),
+                Err(PcapError::Incomplete(_)) => self.block_damage().map_or(Step::Refill, Step::Corrupt),
+                Err(PcapError::UnexpectedEof | PcapError::ReadError) => match self.block_damage() {
                     Some(detail) => Step::Corrupt(detail),
-                    None => {
-                        return Err(CaptureError::Truncated {
-                            offset: self.consumed(),
-                            records: self.records,
-                        })
-                    }
+                    None => return Err(self.fail(Damage::CutOff(self.consumed()))),
                 },
                 Err(PcapError::BufferTooSmall) => Step::Grow,
-                Err(PcapError::ReadError) => Step::Corrupt("read error".into()),
-                Err(PcapError::HeaderNotRecognized) => Step::Corrupt("unrecognised header".into()),
-                Err(PcapError::NomError(_, kind)) | Err(PcapError::OwnedNomError(_, kind)) => {
-                    Step::Corrupt(format!("malformed record or block ({kind:?})"))
-                }
+                // pcap-parser's own names for these (nom's `Verify`, ...) mean nothing to
+                // the reader of the message: look at the block and say what is wrong.
+                Err(
+                    PcapError::HeaderNotRecognized | PcapError::NomError(..) | PcapError::OwnedNomError(..),
+                ) => return Err(self.corrupt()),
             };
             match step {
                 Step::Skip => {}
@@ -523,28 +617,239 @@ impl CaptureReader {
                     self.last_ts = ts;
                     return Ok(Some((ts, caplen, len, lt, ifc)));
                 }
+                // Reads do not fail here (`Tracked` ends the stream instead, and the next parse
+                // sees the end); were one to, the stream's error says what happened.
                 Step::Refill => {
                     if self.inner.as_mut().is_none_or(|i| i.refill().is_err()) {
-                        return Err(self.corrupt("read error".into()));
+                        return Err(self.fail(Damage::CutOff(self.consumed())));
                     }
                 }
                 Step::Grow => {
-                    if let Some(detail) = self.implausible_length() {
-                        return Err(self.corrupt(detail));
+                    let at = self.consumed();
+                    if let Some(detail) = self.block_damage() {
+                        return Err(self.fail(Damage::Corrupt(at, detail)));
                     }
                     let next = self.capacity * 2;
                     if next > MAX_RECORD || !self.inner.as_mut().is_some_and(|i| i.grow(next)) {
-                        return Err(self.corrupt(format!("a record is larger than {} MiB", MAX_RECORD >> 20)));
+                        let detail = format!("a record is larger than {} MiB", MAX_RECORD >> 20);
+                        return Err(self.fail(Damage::Corrupt(at, detail)));
                     }
                     self.capacity = next;
                     if self.inner.as_mut().is_none_or(|i| i.refill().is_err()) {
-                        return Err(self.corrupt("read error".into()));
+                        return Err(self.fail(Damage::CutOff(at)));
                     }
                 }
-                Step::Corrupt(detail) => return Err(self.corrupt(detail)),
+                Step::Corrupt(detail) => return Err(self.fail(Damage::Corrupt(self.consumed(), detail))),
             }
         }
     }
+}
+
+/// Read until `buf` is full or the stream ends; how many bytes came.
+fn read_up_to(r: &mut dyn Read, buf: &mut [u8]) -> usize {
+    let mut got = 0;
+    while got < buf.len() {
+        match r.read(buf.get_mut(got..).unwrap_or(&mut [])) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            // `Tracked` keeps the error for the reader; here it is the end.
+            Err(_) => break,
+        }
+    }
+    got
+}
+
+/// A 32-bit field of a pcapng block or a pcap record in the given byte order.
+fn word(data: &[u8], at: usize, big_endian: bool) -> Option<u32> {
+    let b: [u8; 4] = data.get(at..at.checked_add(4)?)?.try_into().ok()?;
+    Some(if big_endian { u32::from_be_bytes(b) } else { u32::from_le_bytes(b) })
+}
+
+/// A pcapng block type as the spec numbers it (pcap-parser's `UnknownBlock` keeps it as
+/// read little-endian).
+fn block_type(raw: u32, big_endian: bool) -> u32 {
+    if big_endian {
+        raw.swap_bytes()
+    } else {
+        raw
+    }
+}
+
+/// The byte order of the pcapng block at the start of `data`: a section header states its
+/// own (`None` when its byte-order magic is neither), other blocks are in their section's.
+fn block_order(data: &[u8], section_big_endian: bool) -> Option<bool> {
+    if word(data, 0, false) != Some(0x0A0D_0D0A) {
+        return Some(section_big_endian);
+    }
+    match word(data, 8, false)? {
+        0x1A2B_3C4D => Some(false),
+        0x4D3C_2B1A => Some(true),
+        _ => None,
+    }
+}
+
+/// "a packet refers to interface 3 but only 1 interface is described before it".
+fn unknown_interface(id: u32, described: usize) -> String {
+    let described = match described {
+        0 => String::from("no interface is"),
+        1 => String::from("only 1 interface is"),
+        n => format!("only {n} interfaces are"),
+    };
+    format!("a packet refers to interface {id} but {described} described before it")
+}
+
+/// A whole pcapng section header block, checked, with the byte order it states.
+struct SectionHeader {
+    bytes: Vec<u8>,
+    big_endian: bool,
+}
+
+/// Read the first block of a pcapng stream, whose first bytes (`head`, the magic) are read
+/// already, and check what pcap-parser would refuse without saying why.
+fn read_section_header(r: &mut dyn Read, mut head: Vec<u8>) -> Result<SectionHeader, Damage> {
+    let have = head.len();
+    head.resize(12, 0);
+    if have + read_up_to(r, head.get_mut(have..).unwrap_or(&mut [])) < 12 {
+        return Err(Damage::CutOff(0));
+    }
+    let big_endian = match word(&head, 8, false) {
+        Some(0x1A2B_3C4D) => false,
+        Some(0x4D3C_2B1A) => true,
+        _ => {
+            let m = head.get(8..12).unwrap_or(&[]);
+            return Err(Damage::Corrupt(
+                0,
+                format!(
+                    "its section header's byte-order magic is {} (1a 2b 3c 4d in either order expected)",
+                    m.iter().map(|b| format!("{b:02x}")).collect::<Vec<_>>().join(" ")
+                ),
+            ));
+        }
+    };
+    let len = word(&head, 4, big_endian).unwrap_or(0);
+    if len < 28 || len % 4 != 0 || len as usize > MAX_RECORD {
+        return Err(Damage::Corrupt(0, format!("its section header block claims a length of {len} bytes")));
+    }
+    let mut bytes = head;
+    bytes.resize(len as usize, 0);
+    if 12 + read_up_to(r, bytes.get_mut(12..).unwrap_or(&mut [])) < len as usize {
+        return Err(Damage::CutOff(0));
+    }
+    match word(&bytes, len as usize - 4, big_endian) {
+        Some(end) if end == len => Ok(SectionHeader { bytes, big_endian }),
+        end => Err(Damage::Corrupt(
+            0,
+            format!(
+                "its section header block's two length fields disagree ({len} bytes at its start, {} at its end)",
+                end.unwrap_or(0)
+            ),
+        )),
+    }
+}
+
+/// Say what is wrong with the pcapng block at the start of `data` that did not parse, in the
+/// spec's terms (pcap-parser reports only nom's error kind).
+fn describe_block(data: &[u8], section_big_endian: bool) -> String {
+    const SHB: u32 = 0x0A0D_0D0A;
+    let Some(raw) = word(data, 0, false) else { return String::from("a block is malformed") };
+    let Some(big_endian) = block_order(data, section_big_endian) else {
+        return String::from("a section header block has an invalid byte-order magic");
+    };
+    let kind = block_type(raw, big_endian);
+    let (name, header) = match kind {
+        SHB => ("a section header block", 28),
+        1 => ("an interface description block", 20),
+        2 => ("a packet block", 32),
+        3 => ("a simple packet block", 16),
+        4 => ("a name resolution block", 12),
+        5 => ("an interface statistics block", 24),
+        6 => ("an enhanced packet block", 32),
+        9 => ("a systemd journal export block", 12),
+        0x0A => ("a decryption secrets block", 20),
+        0x0BAD | 0x4000_0BAD => ("a custom block", 16),
+        _ => ("a block", 12),
+    };
+    let name = if name == "a block" { format!("a block of type {kind:#010x}") } else { name.to_string() };
+    let Some(len) = word(data, 4, big_endian) else { return format!("{name} is malformed") };
+    if len < header {
+        return format!("{name} of {len} bytes is shorter than its {header}-byte header");
+    }
+    if let Some(end) = (len as usize).checked_sub(4).and_then(|at| word(data, at, big_endian)) {
+        if end != len {
+            return format!(
+                "{name}'s two length fields disagree ({len} bytes at its start, {end} at its end)"
+            );
+        }
+    }
+    if kind == 6 || kind == 2 {
+        let caplen = word(data, 20, big_endian).unwrap_or(0);
+        let room = len - 32;
+        if u64::from(caplen).div_ceil(4) * 4 > u64::from(room) {
+            return format!("{name} of {len} bytes claims {caplen} captured bytes (room for {room})");
+        }
+    }
+    format!("{name}'s options do not fit in it (an option's length runs past the block's end)")
+}
+
+/// An interface description as the reader uses it, its options read in the section's byte
+/// order; `Err` says what is wrong with it (`number` is its index, for the message).
+fn interface_of(
+    idb: &InterfaceDescriptionBlock<'_>,
+    big_endian: bool,
+    number: usize,
+) -> Result<Interface, String> {
+    // pcap-parser stops reading options at the first that runs past the block's end and
+    // keeps the ones before it: a damaged option would silently take the timestamp
+    // resolution (or offset) with it. The options must fill the block exactly.
+    let used: usize = idb.options.iter().map(|o| 4 + o.value.len()).sum();
+    if used != (idb.block_len1 as usize).saturating_sub(20) {
+        return Err(String::from(
+            "an interface description block's options do not fit in it (an option's length runs past the block's end)",
+        ));
+    }
+    let option = |code: OptionCode| idb.options.iter().find(|o| o.code == code).map(|o| &o.value[..]);
+    let u64_option = |code: OptionCode| {
+        let b: [u8; 8] = option(code)?.get(..8)?.try_into().ok()?;
+        Some(if big_endian { u64::from_be_bytes(b) } else { u64::from_le_bytes(b) })
+    };
+    // pcap-parser 0.17 refuses every binary resolution (it compares the code with the top
+    // bit still set): decode it here, the top bit choosing 2^-n over 10^-n.
+    let tsresol = option(OptionCode::IfTsresol).and_then(|v| v.first().copied()).unwrap_or(6);
+    let Some(ts_units) = units_per_second(tsresol) else {
+        return Err(format!(
+            "interface {number} has a timestamp resolution (if_tsresol {tsresol:#04x}) finer than {}: its times cannot be represented",
+            if tsresol & 0x80 == 0 { "10^-19 s" } else { "2^-63 s" }
+        ));
+    };
+    Ok(Interface {
+        link_type: LinkType(idb.linktype.0 as u32),
+        snaplen: idb.snaplen,
+        name: idb.if_name().and_then(|r| r.ok()).map(str::to_owned),
+        speed_bps: u64_option(OptionCode::IfSpeed),
+        ts_units,
+        ts_offset: u64_option(OptionCode::IfTsoffset).map_or(0, |v| v as i64),
+    })
+}
+
+/// An obsolete Packet Block's fields (pcapng type 2).
+struct ObsoletePacket<'a> {
+    if_id: u16,
+    ts: u64,
+    origlen: u32,
+    data: &'a [u8],
+}
+
+/// Parse the body of an obsolete Packet Block (interface u16, drops u16, timestamp high
+/// and low, captured and original lengths, data); `None` when it does not fit.
+fn obsolete_packet(body: &[u8], big_endian: bool) -> Option<ObsoletePacket<'_>> {
+    let half: [u8; 2] = body.get(..2)?.try_into().ok()?;
+    let if_id = if big_endian { u16::from_be_bytes(half) } else { u16::from_le_bytes(half) };
+    let ts = (u64::from(word(body, 4, big_endian)?) << 32) | u64::from(word(body, 8, big_endian)?);
+    let caplen = word(body, 12, big_endian)? as usize;
+    let origlen = word(body, 16, big_endian)?;
+    let data = body.get(20..20usize.checked_add(caplen)?)?;
+    Some(ObsoletePacket { if_id, ts, origlen, data })
 }
 
 enum Step {

@@ -207,27 +207,62 @@ impl CaptureSink {
             self.out = Out::Stdout(io::stdout());
         } else {
             let path = self.next_path();
-            let file = File::create(&path)
-                .map_err(|e| io::Error::new(e.kind(), format!("cannot create {}: {e}", path.display())))?;
+            let file = File::create(&path).map_err(|e| {
+                io::Error::new(e.kind(), format!("cannot create {}: {e}", crate::text::path(&path)))
+            })?;
             self.out = Out::File(file);
             self.files.push_back((path, 0));
-            if let Some(keep) = self.opts.keep_files {
-                while self.files.len() > keep {
-                    if let Some((old, records)) = self.files.pop_front() {
-                        self.removed_files += 1;
-                        self.removed_records += records;
-                        if let Err(e) = std::fs::remove_file(&old) {
-                            self.removal_errors.push(format!("cannot delete {}: {e}", old.display()));
-                        }
-                    }
-                }
-            }
         }
         self.committed = 0;
         self.opened_at = Instant::now();
         self.write_file_header();
         self.header_len = self.buf.len();
-        self.flush()
+        if let Err(e) = self.flush() {
+            // Not even the file header fits (a full disk from the start): a 0-byte file would
+            // pass for an empty capture, so it goes, and the message says nothing was written.
+            let what = match (&self.out, self.files.back()) {
+                (Out::File(_), Some((path, _))) if self.committed == 0 => {
+                    let path = path.clone();
+                    let plain = std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file());
+                    match plain.then(|| std::fs::remove_file(&path)) {
+                        Some(Ok(())) => {
+                            self.files.pop_back();
+                            format!("; nothing was written, so {} was removed", crate::text::path(&path))
+                        }
+                        Some(Err(r)) => format!(
+                            "; nothing was written: {} is empty (and cannot be removed: {r})",
+                            crate::text::path(&path)
+                        ),
+                        None => String::from("; nothing was written"),
+                    }
+                }
+                _ => String::from("; nothing was written"),
+            };
+            let e = io::Error::new(e.kind(), format!("{e}{what}"));
+            self.failed = Some((e.kind(), e.to_string()));
+            return Err(e);
+        }
+        // A ring (-W) lets its oldest file go only once the new one holds its header.
+        if let Some(keep) = self.opts.keep_files {
+            while self.files.len() > keep {
+                if let Some((old, records)) = self.files.pop_front() {
+                    self.removed_files += 1;
+                    self.removed_records += records;
+                    if let Err(e) = std::fs::remove_file(&old) {
+                        self.removal_errors.push(format!("cannot delete {}: {e}", crate::text::path(&old)));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The current output, as messages name it.
+    fn current_name(&self) -> String {
+        match (&self.out, self.files.back()) {
+            (Out::File(_), Some((path, _))) => crate::text::path(path),
+            _ => String::from("standard output"),
+        }
     }
 
     fn write_file_header(&mut self) {
@@ -374,6 +409,7 @@ impl CaptureSink {
                 self.committed = kept.0;
                 self.count_written(kept.1);
                 self.not_written += self.bounds.len() as u64 - kept.1;
+                let e = io::Error::new(e.kind(), format!("cannot write {}: {e}", self.current_name()));
                 self.failed = Some((e.kind(), e.to_string()));
                 Err(e)
             }

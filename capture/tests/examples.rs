@@ -50,7 +50,9 @@ fn list_frames_example_prints_the_frames_before_damage_then_fails() {
     let text = String::from_utf8(out).unwrap();
     assert_eq!(text, "     1  RC RDMA Write First                QP=0x000012  PSN=1000\n");
     match err.downcast_ref::<CaptureError>() {
-        Some(CaptureError::Truncated { offset, records }) => assert_eq!((*offset, *records), (1138, 1)),
+        Some(CaptureError::Truncated { source_name, offset, records }) => {
+            assert_eq!((source_name.as_path(), *offset, *records), (cut.as_path(), 1138, 1))
+        }
         other => panic!("expected a truncation, got {other:?}"),
     }
 }
