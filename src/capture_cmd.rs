@@ -18,7 +18,8 @@ pub fn run(args: &CaptureArgs) -> anyhow::Result<ExitCode> {
             "-w - writes a binary capture to standard output, which is a terminal: pipe it (| rocescope decode -r -) or redirect it (> roce.pcapng)"
         );
     }
-    let mut opened = driver::open(&args.source, opts.roce_port, false)?;
+    // A signal while libpcap compiles the filter ends the process at once.
+    let mut opened = crate::signals::opening(|| driver::open(&args.source, opts.roce_port, false))?;
     let sink_opts = SinkOptions {
         path: args.write.clone(),
         format: if args.pcap { FileFormat::Pcap } else { FileFormat::PcapNg },

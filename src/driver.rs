@@ -10,14 +10,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// Set by SIGINT/SIGTERM; a second signal ends the process at once.
+/// Set by SIGINT/SIGTERM; a second signal, or one while the source is being opened
+/// ([`crate::signals::opening`]), ends the process at once (see [`crate::signals`]).
 pub fn install_signals() -> anyhow::Result<Arc<AtomicBool>> {
-    let flag = Arc::new(AtomicBool::new(false));
-    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        signal_hook::flag::register_conditional_shutdown(sig, 130, Arc::clone(&flag))?;
-        signal_hook::flag::register(sig, Arc::clone(&flag))?;
-    }
-    Ok(flag)
+    crate::signals::install()
 }
 
 /// Kernel capture buffer unless -B says otherwise: 64 MiB absorbs the bursts of a 100G

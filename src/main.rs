@@ -13,6 +13,7 @@ mod interfaces_cmd;
 mod metrics;
 mod output;
 mod report_cmd;
+mod signals;
 mod tui_cmd;
 
 use clap::Parser;

@@ -79,7 +79,7 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
     let stop = driver::install_signals()?;
     let opts = args.decoder.decode_options();
     let mut cfg = analysis_config(&args.analysis, &opts)?;
-    let mut opened = driver::open(&args.source, opts.roce_port, false)?;
+    let mut opened = crate::signals::opening(|| driver::open(&args.source, opts.roce_port, false))?;
     cfg.points = opened.point_names();
     let mut analyzer = Analyzer::new(cfg);
     let end = driver::pump(

@@ -1,0 +1,37 @@
+//! SIGINT and SIGTERM. The first asks the running command to stop: it finishes its files
+//! and its output, and exits as it would at the end of its input. A second one ends the
+//! process at once. So does one that arrives while the source is being opened: libpcap
+//! compiles a capture filter on the calling thread and cannot be interrupted (a filter of
+//! thousands of hosts takes many seconds), and there is nothing to finish yet. Ending at
+//! once, the status is 128 + the signal's number, as a shell reports a process a signal
+//! killed: 130 for SIGINT, 143 for SIGTERM.
+
+use signal_hook::consts::{SIGINT, SIGTERM};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, LazyLock};
+
+/// Set while [`opening`] runs: a signal then ends the process at once.
+static OPENING: LazyLock<Arc<AtomicBool>> = LazyLock::new(|| Arc::new(AtomicBool::new(false)));
+
+/// Install the handlers; the flag they set asks the command to stop.
+pub fn install() -> anyhow::Result<Arc<AtomicBool>> {
+    let flag = Arc::new(AtomicBool::new(false));
+    for sig in [SIGINT, SIGTERM] {
+        let status = 128 + sig;
+        // Handlers run in the order they were registered: the two checks see the state
+        // from before this signal.
+        signal_hook::flag::register_conditional_shutdown(sig, status, Arc::clone(&OPENING))?;
+        signal_hook::flag::register_conditional_shutdown(sig, status, Arc::clone(&flag))?;
+        signal_hook::flag::register(sig, Arc::clone(&flag))?;
+    }
+    Ok(flag)
+}
+
+/// Run `open` (opening the source) so that a SIGINT or SIGTERM meanwhile ends the process
+/// at once rather than waiting for it.
+pub fn opening<T>(open: impl FnOnce() -> T) -> T {
+    OPENING.store(true, Ordering::SeqCst);
+    let opened = open();
+    OPENING.store(false, Ordering::SeqCst);
+    opened
+}
