@@ -3,6 +3,8 @@
 
 use crate::cli::CaptureArgs;
 use crate::driver::{self, Flow};
+use crate::stdio::note;
+use anyhow::Context;
 use rocescope_capture::{CaptureSink, FileFormat, SinkOptions, SinkSummary};
 use std::process::ExitCode;
 use std::time::Duration;
@@ -31,7 +33,15 @@ pub fn run(args: &CaptureArgs) -> anyhow::Result<ExitCode> {
         anyhow::bail!("-W needs -C or -G: it keeps the newest N of the rotated files");
     }
     // Both callbacks below use the sink; they never run at the same time.
-    let sink = std::cell::RefCell::new(CaptureSink::create(sink_opts, &opened.source.interfaces())?);
+    let sink = match CaptureSink::create(sink_opts, &opened.source.interfaces()) {
+        Ok(sink) => sink,
+        // The system's error (a full disk, a closed pipe) says not what failed: say it.
+        Err(e) if to_stdout && e.raw_os_error().is_some() => {
+            return Err(e).context("writing the capture to standard output")
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let sink = std::cell::RefCell::new(sink);
     let mut write_error = None;
     let quiet = args.quiet;
     let mut last_written = 0;
@@ -57,7 +67,7 @@ pub fn run(args: &CaptureArgs) -> anyhow::Result<ExitCode> {
             if !quiet && !to_stdout {
                 let w = sink.written();
                 if let Some(s) = stats {
-                    eprintln!(
+                    note!(
                         "rocescope: {w} packets written (+{}), {} dropped by kernel, {} by interface",
                         w - last_written,
                         s.kernel_dropped,
@@ -73,16 +83,16 @@ pub fn run(args: &CaptureArgs) -> anyhow::Result<ExitCode> {
     let failure = sink.failure();
     let (summary, finish) = sink.finish(end.stats);
     driver::report_stats(&opened.name, &end);
-    eprintln!("{}", written_text(&summary, to_stdout));
+    note!("{}", written_text(&summary, to_stdout));
     for e in &summary.removal_errors {
-        eprintln!("rocescope: -W: {e}");
+        note!("rocescope: -W: {e}");
     }
     if end.interrupted {
-        eprintln!("(stopped by signal; every file is complete)");
+        note!("(stopped by signal; every file is complete)");
     }
     if let Some(e) = failure.or(write_error).or(finish.err()) {
         if e.kind() == std::io::ErrorKind::BrokenPipe {
-            eprintln!("rocescope: the reader of standard output went away; stopped");
+            note!("rocescope: the reader of standard output went away; stopped");
             return Ok(ExitCode::SUCCESS);
         }
         anyhow::bail!("writing the capture failed: {e}; the files hold every packet up to the failure");

@@ -4,6 +4,7 @@
 use crate::cli::{DecodeArgs, OutputFormat};
 use crate::driver::{self, Flow};
 use crate::output::{fields::Fields, json, summary, verbose, Frame};
+use crate::stdio::{self, note};
 use anyhow::Context;
 use std::io::{self, BufWriter, Write};
 use std::process::ExitCode;
@@ -18,17 +19,21 @@ pub fn run(args: &DecodeArgs) -> anyhow::Result<ExitCode> {
     // Mistakes in -T/-e/-E/-Y are usage errors (exit status 2, clap's format), found
     // before anything is read.
     let fields = match format {
-        OutputFormat::Fields => {
-            Some(Fields::new(&args.fields, &args.field_opts).unwrap_or_else(|e| usage(&e)))
+        OutputFormat::Fields => match Fields::new(&args.fields, &args.field_opts) {
+            Ok(f) => Some(f),
+            Err(e) => return Ok(usage(&e)),
+        },
+        _ if !args.fields.is_empty() || !args.field_opts.is_empty() => {
+            return Ok(usage("-e and -E go with -T fields"))
         }
-        _ if !args.fields.is_empty() || !args.field_opts.is_empty() => usage("-e and -E go with -T fields"),
         _ => None,
     };
     let opts = args.decoder.decode_options();
     let filter = match &args.display_filter {
-        Some(text) => rocescope_tui::filter::PacketFilter::parse(text)
-            .unwrap_or_else(|e| usage(&format!("display filter {text:?}: {e}")))
-            .map(|f| f.with_opcode_options(opts.opcode)),
+        Some(text) => match rocescope_tui::filter::PacketFilter::parse(text) {
+            Ok(f) => f.map(|f| f.with_opcode_options(opts.opcode)),
+            Err(e) => return Ok(usage(&format!("display filter {text:?}: {e}"))),
+        },
         None => None,
     };
     let stop = driver::install_signals()?;
@@ -128,16 +133,14 @@ pub fn run(args: &DecodeArgs) -> anyhow::Result<ExitCode> {
     driver::report_stats(&opened.name, &end);
     if args.quiet {
         match &args.display_filter {
-            Some(f) => eprintln!("{n} frames read, {shown} matched the display filter {f:?}"),
-            None => eprintln!("{n} frames read"),
+            Some(f) => note!("{n} frames read, {shown} matched the display filter {f:?}"),
+            None => note!("{n} frames read"),
         }
     }
     if let (OutputFormat::Json, Some(s)) = (format, end.stats) {
-        eprintln!(
-            "{}",
-            serde_json::json!({"capture": {"interface": opened.name, "frames": end.frames, "received": s.received,
-                "kernel_dropped": s.kernel_dropped, "if_dropped": s.if_dropped}})
-        );
+        let doc = serde_json::json!({"capture": {"interface": opened.name, "frames": end.frames, "received": s.received,
+            "kernel_dropped": s.kernel_dropped, "if_dropped": s.if_dropped}});
+        note!("{doc}");
     }
     // The error names the file, the place and the records read before it.
     match end.source_error {
@@ -146,10 +149,10 @@ pub fn run(args: &DecodeArgs) -> anyhow::Result<ExitCode> {
     }
 }
 
-/// Exit with a usage error for `rocescope decode` (status 2).
-fn usage(msg: &str) -> ! {
+/// Say a usage error for `rocescope decode` as clap does; its exit status (2).
+fn usage(msg: &str) -> ExitCode {
     let mut cmd = <crate::cli::Cli as clap::CommandFactory>::command();
     cmd.build();
     let mut sub = cmd.find_subcommand("decode").cloned().unwrap_or(cmd);
-    sub.error(clap::error::ErrorKind::ValueValidation, msg).exit()
+    stdio::clap_exit(&sub.error(clap::error::ErrorKind::ValueValidation, msg))
 }

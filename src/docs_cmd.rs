@@ -2,9 +2,9 @@
 //! definition (clap_complete, clap_mangen), so they never drift from it.
 
 use crate::cli::{Cli, CompletionsArgs, ManArgs};
+use crate::stdio;
 use anyhow::Context;
 use clap::CommandFactory;
-use std::io::Write;
 use std::process::ExitCode;
 
 /// Print the completion script for one shell.
@@ -31,9 +31,6 @@ pub fn man(args: &ManArgs) -> anyhow::Result<ExitCode> {
 
 /// Write to stdout; a closed pipe (`| head`) is not an error.
 fn write_stdout(buf: &[u8]) -> anyhow::Result<ExitCode> {
-    let mut out = std::io::stdout().lock();
-    match out.write_all(buf).and_then(|()| out.flush()) {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e).context("writing output"),
-        _ => Ok(ExitCode::SUCCESS),
-    }
+    stdio::out(buf).context("writing output")?;
+    Ok(ExitCode::SUCCESS)
 }

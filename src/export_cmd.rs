@@ -11,6 +11,7 @@ use crate::cli::ExportArgs;
 use crate::driver::{self, Flow};
 use crate::metrics::{self, Exposition, Family};
 use crate::report_cmd::analysis_config;
+use crate::stdio::note;
 use anyhow::Context;
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::DescriptorEncoder;
@@ -146,7 +147,7 @@ pub fn run(args: &ExportArgs) -> anyhow::Result<ExitCode> {
         None => None,
     };
     if let Some(s) = &server {
-        eprintln!("rocescope: exporting {name} on http://{}/metrics", s.server_addr());
+        note!("rocescope: exporting {name} on http://{}/metrics", s.server_addr());
     }
     let shared = Arc::new(Mutex::new(Shared::default()));
     // Set once the worker has published its final figures and ended.
@@ -245,10 +246,10 @@ pub fn run(args: &ExportArgs) -> anyhow::Result<ExitCode> {
         if done && !reported_done {
             reported_done = true;
             if let Some(e) = shared.lock().ok().and_then(|s| s.error.clone()) {
-                eprintln!("rocescope: {name}: {e}");
+                note!("rocescope: {name}: {e}");
             }
             if !live && server.is_some() {
-                eprintln!("rocescope: {name} analysed; serving its final figures until stopped (Ctrl-C)");
+                note!("rocescope: {name} analysed; serving its final figures until stopped (Ctrl-C)");
             }
         }
         if stop.load(Ordering::Relaxed) || (server.is_none() && worker.is_finished()) {
@@ -278,7 +279,7 @@ pub fn run(args: &ExportArgs) -> anyhow::Result<ExitCode> {
                 }
                 Ok(None) => {}
                 Err(e) => {
-                    eprintln!("rocescope: HTTP server: {e}");
+                    note!("rocescope: HTTP server: {e}");
                     break;
                 }
             },
@@ -304,7 +305,7 @@ pub fn run(args: &ExportArgs) -> anyhow::Result<ExitCode> {
     }
     if let Some(e) = shared.lock().ok().and_then(|s| s.error.clone()) {
         if !reported_done {
-            eprintln!("rocescope: {name}: {e}");
+            note!("rocescope: {name}: {e}");
         }
         exit = ExitCode::from(1);
     }
@@ -337,7 +338,7 @@ fn push_loop(
             line.push('\n');
             if let Err(e) = out.write_all(line.as_bytes()).and_then(|()| out.flush()) {
                 if e.kind() != std::io::ErrorKind::BrokenPipe {
-                    eprintln!("rocescope: --push: {e}");
+                    note!("rocescope: --push: {e}");
                     if let Ok(mut s) = shared.lock() {
                         s.push_failed = true;
                     }

@@ -1,11 +1,15 @@
 //! `rocescope interfaces`: like `tcpdump -D`, with a note on RoCE visibility.
 
 use crate::cli::InterfacesArgs;
+use crate::stdio;
+use anyhow::Context;
+use std::fmt::Write;
 use std::process::ExitCode;
 
-/// Run the command.
+/// Run the command. A closed pipe (`| head`) ends it quietly.
 pub fn run(args: &InterfacesArgs) -> anyhow::Result<ExitCode> {
     let list = rocescope_capture::interfaces::list()?;
+    let mut text = String::new();
     if args.json {
         let v: Vec<serde_json::Value> = list
             .iter()
@@ -14,26 +18,27 @@ pub fn run(args: &InterfacesArgs) -> anyhow::Result<ExitCode> {
                     "loopback": i.loopback, "addresses": i.addresses, "roce": i.roce_note})
             })
             .collect();
-        println!("{}", serde_json::Value::Array(v));
-        return Ok(ExitCode::SUCCESS);
+        let _ = writeln!(text, "{}", serde_json::Value::Array(v));
+    } else {
+        for (n, i) in list.iter().enumerate() {
+            let mut flags = Vec::new();
+            if i.up {
+                flags.push("Up");
+            }
+            if i.running {
+                flags.push("Running");
+            }
+            if i.loopback {
+                flags.push("Loopback");
+            }
+            let desc = i.description.as_deref().map(|d| format!(" ({d})")).unwrap_or_default();
+            let _ = writeln!(text, "{}.{}{} [{}]", n + 1, i.name, desc, flags.join(", "));
+            if !i.addresses.is_empty() {
+                let _ = writeln!(text, "    addresses: {}", i.addresses.join(", "));
+            }
+            let _ = writeln!(text, "    RoCE: {}", i.roce_note);
+        }
     }
-    for (n, i) in list.iter().enumerate() {
-        let mut flags = Vec::new();
-        if i.up {
-            flags.push("Up");
-        }
-        if i.running {
-            flags.push("Running");
-        }
-        if i.loopback {
-            flags.push("Loopback");
-        }
-        let desc = i.description.as_deref().map(|d| format!(" ({d})")).unwrap_or_default();
-        println!("{}.{}{} [{}]", n + 1, i.name, desc, flags.join(", "));
-        if !i.addresses.is_empty() {
-            println!("    addresses: {}", i.addresses.join(", "));
-        }
-        println!("    RoCE: {}", i.roce_note);
-    }
+    stdio::out(text.as_bytes()).context("writing the interface list")?;
     Ok(ExitCode::SUCCESS)
 }

@@ -1,7 +1,8 @@
 //! `rocescope`: capture and analyse RoCEv2 traffic from a terminal.
 //!
 //! Subcommands live in their own modules; this file parses the command line and maps
-//! failures to exit codes (0 success, 1 error, 2 usage).
+//! failures to exit codes (0 success, 1 error, 2 usage). Output goes through [`stdio`], not
+//! `println!` or `eprintln!`, which panic when the output fails.
 
 mod capture_cmd;
 mod cli;
@@ -14,14 +15,18 @@ mod metrics;
 mod output;
 mod report_cmd;
 mod signals;
+mod stdio;
 mod tui_cmd;
 
 use clap::Parser;
-use std::io::Write;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let cli = cli::Cli::parse();
+    let cli = match cli::Cli::try_parse() {
+        Ok(cli) => cli,
+        // Help, version, and usage errors; written by clap, their failures handled here.
+        Err(e) => return stdio::exit_status(stdio::clap_exit(&e)),
+    };
     if cli.list_interfaces {
         return finish(interfaces_cmd::run(&cli::InterfacesArgs { json: false }));
     }
@@ -35,16 +40,25 @@ fn main() -> ExitCode {
                 Some(sub) => sub.clone(),
                 None => cmd,
             };
-            cmd.error(
-                    clap::error::ErrorKind::MissingRequiredArgument,
-                    "give a capture file (-r FILE) or an interface (-i IFACE); `rocescope -D` lists the interfaces",
-                )
-                .exit();
+            let e = cmd.error(
+                clap::error::ErrorKind::MissingRequiredArgument,
+                "give a capture file (-r FILE) or an interface (-i IFACE); `rocescope -D` lists the interfaces",
+            );
+            return stdio::exit_status(stdio::clap_exit(&e));
         }
     }
     let result = match cli.command {
         None if cli.tui.source.read.is_empty() && cli.tui.source.interface.is_none() => {
-            let _ = <cli::Cli as clap::CommandFactory>::command().print_help();
+            // Usage: status 2 whether or not the help could be written.
+            let printed = <cli::Cli as clap::CommandFactory>::command()
+                .print_help()
+                .and_then(|()| std::io::Write::flush(&mut std::io::stdout()));
+            match printed {
+                Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+                    stdio::note!("rocescope: writing the help to standard output: {e}");
+                }
+                _ => {}
+            }
             return ExitCode::from(2);
         }
         None if std::io::IsTerminal::is_terminal(&std::io::stdout()) => tui_cmd::run(&cli.tui),
@@ -68,13 +82,15 @@ fn main() -> ExitCode {
     finish(result)
 }
 
-/// Map a command's result to the exit status, printing the error (and its causes) once.
+/// Map a command's result to the exit status, printing the error (and its causes) once. A
+/// message that could not be written to standard error makes a success status 1
+/// ([`stdio::exit_status`]).
 fn finish(result: anyhow::Result<ExitCode>) -> ExitCode {
     match result {
-        Ok(code) => code,
+        Ok(code) => stdio::exit_status(code),
         Err(e) => {
             // stderr may be closed or full: nothing more can be said then.
-            let _ = writeln!(std::io::stderr(), "rocescope: {e:#}");
+            stdio::note!("rocescope: {e:#}");
             ExitCode::from(1)
         }
     }

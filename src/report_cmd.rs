@@ -6,6 +6,7 @@
 use crate::cli::{AnalysisOpts, ReportArgs};
 use crate::driver::{self, Flow};
 use crate::output::report_text;
+use crate::stdio::note;
 use anyhow::Context;
 use rocescope_analyzer::{Analyzer, AuditConfig, Config, FrameMeta};
 use std::io::Write;
@@ -123,6 +124,7 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
         let text = report_text::render(&report, &opened.name, args.max_connections);
         out.write_all(text.as_bytes())
     };
+    // A reader that went away (`| head`) ends the report quietly.
     if let Err(e) = res.and_then(|()| out.flush()) {
         if e.kind() != std::io::ErrorKind::BrokenPipe {
             return Err(e).context("writing the report");
@@ -135,7 +137,7 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
     driver::report_stats(&opened.name, &end);
     if let Some(e) = end.source_error {
         let merged = opened.source.point_names().is_some();
-        eprintln!("rocescope: {e} ({})", driver::covers(merged, end.frames, "the report"));
+        note!("rocescope: {e} ({})", driver::covers(merged, end.frames, "the report"));
         return Ok(ExitCode::from(1));
     }
     if !violations {

@@ -1,0 +1,99 @@
+//! Standard output and standard error without panics.
+//!
+//! `println!` and `eprintln!` panic when the write fails (`> /dev/full`, a full disk, a pipe
+//! whose reader is gone), which ends the process with status 101 and a backtrace. Everything
+//! rocescope prints goes through here instead:
+//!
+//! - standard output: [`out`] writes a whole buffer and says whether the reader went away
+//!   (EPIPE: `| head`), which ends a command quietly, as other Unix tools do; any other
+//!   failure is an error (status 1, said on standard error);
+//! - standard error: [`note!`] writes one message. A failed write is remembered and the
+//!   process exits with status 1 where it would have exited 0 (GNU tools do the same: a
+//!   message that could not be written is a failure), since nothing more can be said;
+//! - clap's help, version and usage errors: [`clap_exit`].
+
+use std::fmt;
+use std::io::{self, Write};
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// A write to standard error failed (see [`stderr_failed`]).
+static STDERR_FAILED: AtomicBool = AtomicBool::new(false);
+
+/// Write one line to standard error: `format!` arguments.
+/// Never panics; a failure makes the exit status 1 (see [`exit_status`]).
+macro_rules! note {
+    ($($arg:tt)*) => {
+        $crate::stdio::note_args(format_args!($($arg)*))
+    };
+}
+pub(crate) use note;
+
+/// What [`note!`] calls.
+pub fn note_args(args: fmt::Arguments<'_>) {
+    let mut line = args.to_string();
+    line.push('\n');
+    // One write: stderr is unbuffered, and concurrent notes should not interleave.
+    let mut err = io::stderr().lock();
+    if err.write_all(line.as_bytes()).and_then(|()| err.flush()).is_err() {
+        STDERR_FAILED.store(true, Ordering::Relaxed);
+    }
+}
+
+/// Some write to standard error failed.
+pub fn stderr_failed() -> bool {
+    STDERR_FAILED.load(Ordering::Relaxed)
+}
+
+/// The exit status for a command that ended with `code`: 1 instead of 0 when a message
+/// could not be written to standard error.
+pub fn exit_status(code: ExitCode) -> ExitCode {
+    if code == ExitCode::SUCCESS && stderr_failed() {
+        ExitCode::from(1)
+    } else {
+        code
+    }
+}
+
+/// How a write to standard output went.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Written {
+    /// All of it was written.
+    All,
+    /// The reader went away (EPIPE: `| head`): stop quietly.
+    ReaderGone,
+}
+
+/// Write all of `buf` to standard output and flush it. EPIPE is [`Written::ReaderGone`];
+/// any other failure is an error.
+pub fn out(buf: &[u8]) -> io::Result<Written> {
+    let mut out = io::stdout().lock();
+    match out.write_all(buf).and_then(|()| out.flush()) {
+        Ok(()) => Ok(Written::All),
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(Written::ReaderGone),
+        Err(e) => Err(e),
+    }
+}
+
+/// Print what clap has to say (help and version on standard output, usage errors on
+/// standard error) and give the exit status: clap's own (0 for help, 2 for a usage error),
+/// or 1 when the help or version could not be written (clap itself would exit 0 having
+/// written nothing). Clap's `Error::exit` ignores write failures; this does not.
+pub fn clap_exit(e: &clap::Error) -> ExitCode {
+    let code = u8::try_from(e.exit_code()).unwrap_or(1);
+    if !e.use_stderr() {
+        let res = e.print().and_then(|()| io::stdout().lock().flush());
+        return match res {
+            Ok(()) => ExitCode::from(code),
+            Err(err) if err.kind() == io::ErrorKind::BrokenPipe => ExitCode::from(code),
+            Err(err) => {
+                note!("rocescope: writing to standard output: {err}");
+                ExitCode::from(1)
+            }
+        };
+    }
+    if e.print().is_err() {
+        STDERR_FAILED.store(true, Ordering::Relaxed);
+    }
+    ExitCode::from(code)
+}
