@@ -5,6 +5,7 @@ use crate::cli::CaptureArgs;
 use crate::driver::{self, Flow};
 use crate::stdio::note;
 use anyhow::Context;
+use rocescope_capture::text::{self, escape};
 use rocescope_capture::{CaptureSink, FileFormat, SinkOptions, SinkSummary};
 use std::process::ExitCode;
 use std::time::Duration;
@@ -82,7 +83,7 @@ pub fn run(args: &CaptureArgs) -> anyhow::Result<ExitCode> {
     let sink = sink.into_inner();
     let failure = sink.failure();
     let (summary, finish) = sink.finish(end.stats);
-    driver::report_stats(&opened.name, &end);
+    driver::report_stats(&escape(&opened.name).to_string(), &end);
     note!("{}", written_text(&summary, to_stdout));
     for e in &summary.removal_errors {
         note!("rocescope: -W: {e}");
@@ -123,11 +124,11 @@ fn written_text(s: &SinkSummary, to_stdout: bool) -> String {
             if kept == 1 { "file".to_string() } else { kept.to_string() },
             packets(s.kept_records()),
             match s.files.as_slice() {
-                [one] => one.display().to_string(),
+                [one] => text::path(one),
                 many => format!(
                     "{} ... {}",
-                    many.first().map(|p| p.display().to_string()).unwrap_or_default(),
-                    many.last().map(|p| p.display().to_string()).unwrap_or_default()
+                    many.first().map(|p| text::path(p)).unwrap_or_default(),
+                    many.last().map(|p| text::path(p)).unwrap_or_default()
                 ),
             },
             files(s.removed_files),
@@ -142,12 +143,12 @@ fn written_text(s: &SinkSummary, to_stdout: bool) -> String {
 
 fn files_text(files: &[std::path::PathBuf]) -> String {
     match files {
-        [one] => one.display().to_string(),
+        [one] => text::path(one),
         many => format!(
             "{} files ({} ... {})",
             many.len(),
-            many.first().map(|p| p.display().to_string()).unwrap_or_default(),
-            many.last().map(|p| p.display().to_string()).unwrap_or_default()
+            many.first().map(|p| text::path(p)).unwrap_or_default(),
+            many.last().map(|p| text::path(p)).unwrap_or_default()
         ),
     }
 }

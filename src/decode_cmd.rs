@@ -6,6 +6,7 @@ use crate::driver::{self, Flow};
 use crate::output::{fields::Fields, json, summary, verbose, Frame};
 use crate::stdio::{self, note};
 use anyhow::Context;
+use rocescope_capture::text::escape;
 use std::io::{self, BufWriter, Write};
 use std::process::ExitCode;
 
@@ -53,12 +54,15 @@ pub fn run(args: &DecodeArgs) -> anyhow::Result<ExitCode> {
     let mut json_line = String::with_capacity(512);
     let mut scratch = String::with_capacity(256);
     let mut pipe_closed = false;
-    // Several files: each frame says which capture point it came from.
-    let points: Option<Vec<String>> = opened.source.point_names();
-    let point_json: Vec<String> = points
+    // Several files: each frame says which capture point it came from; in the text formats
+    // with its control characters escaped (JSON escapes them itself).
+    let raw_points: Option<Vec<String>> = opened.source.point_names();
+    let points: Option<Vec<String>> =
+        raw_points.as_ref().map(|p| p.iter().map(|n| escape(n).to_string()).collect());
+    let point_json: Vec<String> = raw_points
         .iter()
         .flatten()
-        .map(|p| format!("\"point\":{},", serde_json::Value::from(p.as_str())))
+        .map(|p| format!("\"point\":{},", stdio::json_safe(&serde_json::Value::from(p.as_str()).to_string())))
         .collect();
     let end = driver::pump(
         &mut opened,
@@ -130,7 +134,7 @@ pub fn run(args: &DecodeArgs) -> anyhow::Result<ExitCode> {
             }
         }
     }
-    driver::report_stats(&opened.name, &end);
+    driver::report_stats(&escape(&opened.name).to_string(), &end);
     if args.quiet {
         match &args.display_filter {
             Some(f) => note!("{n} frames read, {shown} matched the display filter {f:?}"),
@@ -140,7 +144,7 @@ pub fn run(args: &DecodeArgs) -> anyhow::Result<ExitCode> {
     if let (OutputFormat::Json, Some(s)) = (format, end.stats) {
         let doc = serde_json::json!({"capture": {"interface": opened.name, "frames": end.frames, "received": s.received,
             "kernel_dropped": s.kernel_dropped, "if_dropped": s.if_dropped}});
-        note!("{doc}");
+        note!("{}", stdio::json_safe(&doc.to_string()));
     }
     // The error names the file, the place and the records read before it.
     match end.source_error {

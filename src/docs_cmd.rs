@@ -5,6 +5,7 @@ use crate::cli::{Cli, CompletionsArgs, ManArgs};
 use crate::stdio;
 use anyhow::Context;
 use clap::CommandFactory;
+use rocescope_capture::text;
 use std::process::ExitCode;
 
 /// Print the completion script for one shell.
@@ -23,9 +24,9 @@ pub fn man(args: &ManArgs) -> anyhow::Result<ExitCode> {
         clap_mangen::Man::new(cmd).render(&mut buf)?;
         return write_stdout(&buf);
     };
-    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", text::path(dir)))?;
     clap_mangen::generate_to(cmd, dir)
-        .with_context(|| format!("cannot write man pages into {}", dir.display()))?;
+        .with_context(|| format!("cannot write man pages into {}", text::path(dir)))?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -18,6 +18,7 @@ use prometheus_client::encoding::DescriptorEncoder;
 use prometheus_client::registry::Registry;
 use rocescope_analyzer::report::CaptureCounters;
 use rocescope_analyzer::{Analyzer, FrameMeta};
+use rocescope_capture::text::{self, escape};
 use std::io::Write;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -132,7 +133,7 @@ pub fn run(args: &ExportArgs) -> anyhow::Result<ExitCode> {
                 .create(true)
                 .append(true)
                 .open(p)
-                .with_context(|| format!("cannot open {} for --push", p.display()))?,
+                .with_context(|| format!("cannot open {} for --push", text::path(p)))?,
         ) as Box<dyn Write + Send>),
         None => None,
     };
@@ -147,7 +148,7 @@ pub fn run(args: &ExportArgs) -> anyhow::Result<ExitCode> {
         None => None,
     };
     if let Some(s) = &server {
-        note!("rocescope: exporting {name} on http://{}/metrics", s.server_addr());
+        note!("rocescope: exporting {} on http://{}/metrics", escape(&name), s.server_addr());
     }
     let shared = Arc::new(Mutex::new(Shared::default()));
     // Set once the worker has published its final figures and ended.
@@ -246,10 +247,13 @@ pub fn run(args: &ExportArgs) -> anyhow::Result<ExitCode> {
         if done && !reported_done {
             reported_done = true;
             if let Some(e) = shared.lock().ok().and_then(|s| s.error.clone()) {
-                note!("rocescope: {name}: {e}");
+                note!("rocescope: {}: {e}", escape(&name));
             }
             if !live && server.is_some() {
-                note!("rocescope: {name} analysed; serving its final figures until stopped (Ctrl-C)");
+                note!(
+                    "rocescope: {} analysed; serving its final figures until stopped (Ctrl-C)",
+                    escape(&name)
+                );
             }
         }
         if stop.load(Ordering::Relaxed) || (server.is_none() && worker.is_finished()) {
@@ -305,7 +309,7 @@ pub fn run(args: &ExportArgs) -> anyhow::Result<ExitCode> {
     }
     if let Some(e) = shared.lock().ok().and_then(|s| s.error.clone()) {
         if !reported_done {
-            note!("rocescope: {name}: {e}");
+            note!("rocescope: {}: {e}", escape(&name));
         }
         exit = ExitCode::from(1);
     }
@@ -439,6 +443,13 @@ fn serve(req: tiny_http::Request, shared: &Arc<Mutex<Shared>>, name: &str, live:
     let _ = req.respond(response);
 }
 
+/// `s` for HTML text, its control characters escaped first (`\x1b`), as everywhere a name
+/// is shown.
 fn html_escape(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+    escape(s)
+        .to_string()
+        .replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
 }

@@ -3,6 +3,7 @@
 use crate::cli::InterfacesArgs;
 use crate::stdio;
 use anyhow::Context;
+use rocescope_capture::text::escape;
 use std::fmt::Write;
 use std::process::ExitCode;
 
@@ -18,7 +19,7 @@ pub fn run(args: &InterfacesArgs) -> anyhow::Result<ExitCode> {
                     "loopback": i.loopback, "addresses": i.addresses, "roce": i.roce_note})
             })
             .collect();
-        let _ = writeln!(text, "{}", serde_json::Value::Array(v));
+        let _ = writeln!(text, "{}", stdio::json_safe(&serde_json::Value::Array(v).to_string()));
     } else {
         for (n, i) in list.iter().enumerate() {
             let mut flags = Vec::new();
@@ -31,12 +32,14 @@ pub fn run(args: &InterfacesArgs) -> anyhow::Result<ExitCode> {
             if i.loopback {
                 flags.push("Loopback");
             }
-            let desc = i.description.as_deref().map(|d| format!(" ({d})")).unwrap_or_default();
-            let _ = writeln!(text, "{}.{}{} [{}]", n + 1, i.name, desc, flags.join(", "));
+            // Interface names may hold control characters (Linux refuses only '/', ':' and
+            // white space): escaped, as every name printed.
+            let desc = i.description.as_deref().map(|d| format!(" ({})", escape(d))).unwrap_or_default();
+            let _ = writeln!(text, "{}.{}{} [{}]", n + 1, escape(&i.name), desc, flags.join(", "));
             if !i.addresses.is_empty() {
-                let _ = writeln!(text, "    addresses: {}", i.addresses.join(", "));
+                let _ = writeln!(text, "    addresses: {}", escape(&i.addresses.join(", ")));
             }
-            let _ = writeln!(text, "    RoCE: {}", i.roce_note);
+            let _ = writeln!(text, "    RoCE: {}", escape(&i.roce_note));
         }
     }
     stdio::out(text.as_bytes()).context("writing the interface list")?;

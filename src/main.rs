@@ -82,9 +82,9 @@ fn main() -> ExitCode {
     finish(result)
 }
 
-/// Map a command's result to the exit status, printing the error (and its causes) once. A
-/// message that could not be written to standard error makes a success status 1
-/// ([`stdio::exit_status`]).
+/// Map a command's result to the exit status, printing the error (and its causes) once,
+/// its control characters escaped. A message that could not be written to standard error
+/// makes a success status 1 ([`stdio::exit_status`]).
 fn finish(result: anyhow::Result<ExitCode>) -> ExitCode {
     match result {
         Ok(code) => stdio::exit_status(code),

@@ -6,9 +6,10 @@
 use crate::cli::{AnalysisOpts, ReportArgs};
 use crate::driver::{self, Flow};
 use crate::output::report_text;
-use crate::stdio::note;
+use crate::stdio::{self, note};
 use anyhow::Context;
 use rocescope_analyzer::{Analyzer, AuditConfig, Config, FrameMeta};
+use rocescope_capture::text;
 use std::io::Write;
 use std::process::ExitCode;
 
@@ -23,9 +24,9 @@ pub fn analysis_config(
     let mut audit = match &a.baseline {
         Some(path) => {
             let text = std::fs::read_to_string(path)
-                .with_context(|| format!("cannot read baseline {}", path.display()))?;
+                .with_context(|| format!("cannot read baseline {}", text::path(path)))?;
             toml::from_str::<AuditConfig>(&text)
-                .with_context(|| format!("baseline {} is not valid", path.display()))?
+                .with_context(|| format!("baseline {} is not valid", text::path(path)))?
         }
         None => AuditConfig::default(),
     };
@@ -54,7 +55,7 @@ pub fn analysis_config(
     }
     audit.ecn_capable |= a.expect_ecn;
     audit.normalize().map_err(|e| match &a.baseline {
-        Some(path) => anyhow::anyhow!("baseline {} is not valid: {e}", path.display()),
+        Some(path) => anyhow::anyhow!("baseline {} is not valid: {e}", text::path(path)),
         None => anyhow::anyhow!("{e}"),
     })?;
     let mut cfg = Config {
@@ -114,9 +115,10 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
         Ok(())
     } else if args.json {
         // Streamed through a large buffer: stdout is line-buffered, and the document can be
-        // gigabytes (a million flows), too much to build in memory first.
+        // gigabytes (a million flows), too much to build in memory first. Names keep no
+        // control character raw on the way (`\u009b`, `\u202e`: stdio::JsonSafe).
         let mut w = std::io::BufWriter::with_capacity(1 << 20, &mut out);
-        crate::output::exact::to_writer(&mut w, &report)
+        crate::output::exact::to_writer(stdio::JsonSafe(&mut w), &report)
             .map_err(std::io::Error::from)
             .and_then(|()| w.write_all(b"\n"))
             .and_then(|()| w.flush())
@@ -134,7 +136,7 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
     // Freeing a million flows one by one takes seconds; the process is about to end.
     std::mem::forget(report);
     std::mem::forget(analyzer);
-    driver::report_stats(&opened.name, &end);
+    driver::report_stats(&text::escape(&opened.name).to_string(), &end);
     if let Some(e) = end.source_error {
         let merged = opened.source.point_names().is_some();
         note!("rocescope: {e} ({})", driver::covers(merged, end.frames, "the report"));

@@ -7,8 +7,9 @@
 //! - standard output: [`out`] writes a whole buffer and says whether the reader went away
 //!   (EPIPE: `| head`), which ends a command quietly, as other Unix tools do; any other
 //!   failure is an error (status 1, said on standard error);
-//! - standard error: [`note!`] writes one message. A failed write is remembered and the
-//!   process exits with status 1 where it would have exited 0 (GNU tools do the same: a
+//! - standard error: [`note!`] writes one message with its control characters escaped (it
+//!   may carry a file or interface name: see [`safe_text`]). A failed write is remembered and
+//!   the process exits with status 1 where it would have exited 0 (GNU tools do the same: a
 //!   message that could not be written is a failure), since nothing more can be said;
 //! - clap's help, version and usage errors: [`clap_exit`].
 
@@ -20,7 +21,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 /// A write to standard error failed (see [`stderr_failed`]).
 static STDERR_FAILED: AtomicBool = AtomicBool::new(false);
 
-/// Write one line to standard error: `format!` arguments.
+/// Write one line to standard error: `format!` arguments, made safe by [`safe_text`].
 /// Never panics; a failure makes the exit status 1 (see [`exit_status`]).
 macro_rules! note {
     ($($arg:tt)*) => {
@@ -31,7 +32,7 @@ pub(crate) use note;
 
 /// What [`note!`] calls.
 pub fn note_args(args: fmt::Arguments<'_>) {
-    let mut line = args.to_string();
+    let mut line = safe_text(&args.to_string());
     line.push('\n');
     // One write: stderr is unbuffered, and concurrent notes should not interleave.
     let mut err = io::stderr().lock();
@@ -52,6 +53,69 @@ pub fn exit_status(code: ExitCode) -> ExitCode {
         ExitCode::from(1)
     } else {
         code
+    }
+}
+
+/// `s` with every control character but the line feed escaped (`\x1b`, `\r`, `\t`,
+/// `\u{202e}`: [`rocescope_capture::text::escape`]), so a message that quotes a file name
+/// such as `"\x1b]0;owned\x07.pcap"` cannot drive the terminal.
+pub fn safe_text(s: &str) -> String {
+    if !s.contains(rocescope_capture::text::is_unsafe) {
+        return s.to_string();
+    }
+    let mut out = String::with_capacity(s.len() + 16);
+    for (i, line) in s.split('\n').enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        out.push_str(&rocescope_capture::text::escape(line).to_string());
+    }
+    out
+}
+
+/// Serialised JSON with every character [`rocescope_capture::text::is_unsafe`] calls unsafe
+/// written as a `\uXXXX` escape. serde escapes only U+0000..U+001F; DEL, the C1 controls
+/// (U+0080..U+009F, which some terminals obey) and the bidi overrides would reach the
+/// terminal raw. Such characters only occur inside strings (raw white space between tokens,
+/// which serde escapes inside them, stays), so the document reads back the same.
+pub fn json_safe(json: &str) -> std::borrow::Cow<'_, str> {
+    let unsafe_in_json = |c: char| rocescope_capture::text::is_unsafe(c) && !matches!(c, '\n' | '\r' | '\t');
+    if !json.contains(unsafe_in_json) {
+        return std::borrow::Cow::Borrowed(json);
+    }
+    let mut out = String::with_capacity(json.len() + 16);
+    for c in json.chars() {
+        if unsafe_in_json(c) {
+            // Every such character is in the Basic Multilingual Plane: one escape.
+            let _ = fmt::Write::write_fmt(&mut out, format_args!("\\u{:04x}", u32::from(c)));
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+/// A writer that passes serialised JSON through [`json_safe`] on its way to `W`, for
+/// documents too large to build in memory. Each write must hold whole characters, as
+/// serde_json's do (it writes strings in `str` fragments); one that does not passes as it is.
+pub struct JsonSafe<W: Write>(pub W);
+
+impl<W: Write> Write for JsonSafe<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        // Only DEL, and the lead bytes of U+0080..U+009F and U+2000..U+2FFF, can start an
+        // unsafe character: most writes pass straight through.
+        if !buf.iter().any(|&b| matches!(b, 0x7f | 0xc2 | 0xe2)) {
+            return self.0.write_all(buf).map(|()| buf.len());
+        }
+        match std::str::from_utf8(buf) {
+            Ok(s) => self.0.write_all(json_safe(s).as_bytes()),
+            Err(_) => self.0.write_all(buf),
+        }
+        .map(|()| buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.0.flush()
     }
 }
 
@@ -96,4 +160,38 @@ pub fn clap_exit(e: &clap::Error) -> ExitCode {
         STDERR_FAILED.store(true, Ordering::Relaxed);
     }
     ExitCode::from(code)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn safe_text_escapes_all_but_line_feeds() {
+        assert_eq!(safe_text("plain\ntwo lines"), "plain\ntwo lines");
+        assert_eq!(
+            safe_text("cannot read a\x1b]0;owned\x07b\r\u{202e}.pcap\n  next"),
+            "cannot read a\\x1b]0;owned\\x07b\\r\\u{202e}.pcap\n  next"
+        );
+        assert_eq!(safe_text("tab\there"), "tab\\there");
+    }
+
+    #[test]
+    fn json_safe_keeps_the_document() {
+        let doc = serde_json::json!({"name": "a\x1b]0;x\x07\u{9b}\u{202e}\u{7f}.pcap"}).to_string();
+        let safe = json_safe(&doc);
+        assert!(!safe.contains(rocescope_capture::text::is_unsafe), "{safe}");
+        assert_eq!(serde_json::from_str::<serde_json::Value>(&safe).ok(), serde_json::from_str(&doc).ok());
+        assert!(matches!(json_safe("{\n  \"a\":\t1\r\n}"), std::borrow::Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn json_safe_writer_escapes_on_the_way() {
+        let doc = serde_json::json!({"points": ["a\x1b\u{9b}b", "\u{202e}c\u{7f}"], "n": 1});
+        let mut out = Vec::new();
+        serde_json::to_writer(JsonSafe(&mut out), &doc).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert_eq!(text, r#"{"n":1,"points":["a\u001b\u009bb","\u202ec\u007f"]}"#);
+        assert_eq!(serde_json::from_str::<serde_json::Value>(&text).unwrap(), doc);
+    }
 }

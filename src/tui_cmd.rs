@@ -10,6 +10,7 @@ use crate::output::{summary, verbose, Frame};
 use crate::report_cmd::analysis_config;
 use rocescope_analyzer::report::CaptureCounters;
 use rocescope_analyzer::{Analyzer, Config, FrameMeta};
+use rocescope_capture::text::{escape, is_unsafe};
 use rocescope_capture::{interfaces, CaptureStats, Record};
 use rocescope_decoder::{decode, DecodeOptions, LinkType};
 use rocescope_tui::{FrameLine, Pulse, Snapshot, Update};
@@ -77,7 +78,7 @@ pub fn run(args: &TuiArgs) -> anyhow::Result<ExitCode> {
     let ui = rocescope_tui::term::run(rx, Arc::clone(&stop), clear, &tree);
     stop.store(true, Ordering::Relaxed);
     let _ = worker.join();
-    ui.map_err(|e| anyhow::anyhow!("terminal on {name}: {e}"))?;
+    ui.map_err(|e| anyhow::anyhow!("terminal on {}: {e}", escape(&name)))?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -135,11 +136,25 @@ fn report_command(args: Vec<String>) -> String {
 }
 
 /// `a` as a POSIX shell reads it back: bare when it is made of safe characters only, else in
-/// single quotes.
+/// single quotes; with a control character (or a bidi override), which must never reach the
+/// terminal raw, in `$'...'` (POSIX.1-2024, bash, zsh, ksh) with `\xHH`/`\uHHHH` escapes.
 fn shell_quote(a: &str) -> String {
     let safe = |c: char| c.is_ascii_alphanumeric() || "_./:=,@%+-".contains(c);
     if !a.is_empty() && a.chars().all(safe) {
         a.to_string()
+    } else if a.contains(is_unsafe) {
+        let mut q = String::from("$'");
+        for c in a.chars() {
+            match c {
+                '\\' => q.push_str("\\\\"),
+                '\'' => q.push_str("\\'"),
+                c if is_unsafe(c) && u32::from(c) < 0x100 => q.push_str(&format!("\\x{:02x}", u32::from(c))),
+                c if is_unsafe(c) => q.push_str(&format!("\\u{:04x}", u32::from(c))),
+                c => q.push(c),
+            }
+        }
+        q.push('\'');
+        q
     } else {
         format!("'{}'", a.replace('\'', "'\\''"))
     }
@@ -219,10 +234,13 @@ fn worker(
         }
     };
     let _ = opened_tx.send(Ok(opened.name.clone()));
-    cfg.points = opened.point_names();
+    // Everything the UI shows comes from here: names with their control characters escaped
+    // (capture points also appear inside findings), as everywhere rocescope prints them.
+    cfg.points = opened.point_names().iter().map(|p| escape(p).to_string()).collect();
     let cfg_points = cfg.points.clone();
     let live = opened.source.is_live();
-    let name = if opened.name == "-" { String::from("standard input") } else { opened.name.clone() };
+    let name =
+        if opened.name == "-" { String::from("standard input") } else { escape(&opened.name).to_string() };
     // Offline progress from the file size, unless compressed or stdin.
     let total_bytes = args
         .source
@@ -413,7 +431,8 @@ fn worker(
             .source_error
             .map(|e| format!("{e} ({})", driver::covers(cfg_points.len() > 1, end.frames, "the analysis"))),
         Err(e) => Some(format!("{e:#}")),
-    };
+    }
+    .map(|e| escape(&e).to_string());
     // The file is done (or capture stopped): keep the final picture on screen until the
     // user quits. Re-send it until it gets through, and answer a clear with an empty one.
     let mut unsent = publish(&mut st, true, error.clone());
@@ -529,6 +548,8 @@ mod tests {
             "./rocescope report -r tui -r 'it'\\''s here.pcap'"
         );
         assert_eq!(shell_quote(""), "''");
+        // Control characters and bidi overrides never reach the terminal raw.
+        assert_eq!(shell_quote("a\x1b]0;x\x07'\\\u{202e}.pcap"), "$'a\\x1b]0;x\\x07\\'\\\\\\u202e.pcap'");
     }
 
     #[test]

@@ -1,8 +1,11 @@
 //! The text report: findings first, worst first, with evidence; then connections, PFC
-//! timelines and the audit. Plain text, readable without colour.
+//! timelines and the audit. Plain text, readable without colour. Names from the outside
+//! world (the file or interface, capture points, and the findings that quote them) are
+//! printed with their control characters escaped ([`rocescope_capture::text::escape`]).
 
 use rocescope_analyzer::report::{Finding, Report, Severity};
 use rocescope_analyzer::PauseKind;
+use rocescope_capture::text::escape;
 use std::fmt::Write;
 
 fn rel(ns: i64, start: i64) -> String {
@@ -27,9 +30,9 @@ fn evidence_line(f: &Finding, start: i64) -> Option<String> {
         .take(4)
         .map(|e| {
             if e.ts_ns > 0 {
-                format!("frame {} at {}: {}", e.frame, rel(e.ts_ns, start), e.what)
+                format!("frame {} at {}: {}", e.frame, rel(e.ts_ns, start), escape(&e.what))
             } else {
-                format!("frame {}: {}", e.frame, e.what)
+                format!("frame {}: {}", e.frame, escape(&e.what))
             }
         })
         .collect();
@@ -45,8 +48,15 @@ fn list(v: &[u8]) -> String {
     }
 }
 
-/// Render `r` for the terminal. `source` names the capture or interface.
+/// Render `r` for the terminal. `source` names the capture or interface. The text holds no
+/// control character but the line feed.
 pub fn render(r: &Report, source: &str, max_connections: usize) -> String {
+    let o = render_text(r, &escape(source).to_string(), max_connections);
+    // Whatever else a string in the report may carry (the names are escaped already).
+    crate::stdio::safe_text(&o)
+}
+
+fn render_text(r: &Report, source: &str, max_connections: usize) -> String {
     let mut o = String::new();
     let s = &r.summary;
     let start = s.start_ns.unwrap_or(0);
@@ -70,7 +80,7 @@ pub fn render(r: &Report, source: &str, max_connections: usize) -> String {
         let _ = writeln!(
             o,
             "  live capture on {}: {} received by filter, {} dropped by kernel, {} dropped by interface{}",
-            c.interface,
+            escape(&c.interface),
             c.received,
             c.kernel_dropped,
             c.if_dropped,
@@ -80,7 +90,7 @@ pub fn render(r: &Report, source: &str, max_connections: usize) -> String {
     let multi = r.points.len() > 1;
     let at = |point: u16| -> String {
         match r.points.get(usize::from(point)) {
-            Some(p) if multi => format!("{}: ", p.name),
+            Some(p) if multi => format!("{}: ", escape(&p.name)),
             _ => String::new(),
         }
     };
@@ -90,14 +100,14 @@ pub fn render(r: &Report, source: &str, max_connections: usize) -> String {
             let _ = writeln!(
                 o,
                 "  {:<24} {:>9} frames, {:>9} RoCE, {} .. {}",
-                p.name,
+                escape(&p.name).to_string(),
                 p.packets,
                 p.roce,
                 p.start_ns.map_or("-".into(), |t| rel(t, start)),
                 p.end_ns.map_or("-".into(), |t| rel(t, start)),
             );
         }
-        let name = |i: u16| r.points.get(usize::from(i)).map_or("?", |p| p.name.as_str());
+        let name = |i: u16| r.points.get(usize::from(i)).map_or("?".into(), |p| escape(&p.name).to_string());
         if r.between.is_empty() {
             let _ = writeln!(o, "  no packet seen at one point went missing at another that saw its flow");
         }
@@ -120,7 +130,7 @@ pub fn render(r: &Report, source: &str, max_connections: usize) -> String {
     if let Some(f) =
         r.findings.iter().find(|f| f.kind == rocescope_analyzer::report::FindingKind::OneDirection)
     {
-        let _ = writeln!(o, "\nNOTE: {}", f.title);
+        let _ = writeln!(o, "\nNOTE: {}", escape(&f.title));
     }
     let _ = writeln!(
         o,
@@ -133,7 +143,7 @@ pub fn render(r: &Report, source: &str, max_connections: usize) -> String {
         let _ = writeln!(o, "  none: no loss, no retransmissions, {pauses}, audit clean");
     }
     for f in &r.findings {
-        let _ = writeln!(o, "  {}  {}", sev(f.severity), f.title);
+        let _ = writeln!(o, "  {}  {}", sev(f.severity), escape(&f.title));
         if let Some(e) = evidence_line(f, start) {
             let _ = writeln!(o, "            {e}");
         }

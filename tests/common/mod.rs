@@ -210,6 +210,15 @@ impl Tmux {
         }
     }
 
+    /// The pane's title (what an OSC 0/2 sequence sets).
+    pub fn title(&self) -> String {
+        let o = Command::new("tmux")
+            .args(["display-message", "-p", "-t", &self.name, "#{pane_title}"])
+            .output()
+            .expect("tmux");
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    }
+
     /// The session still exists.
     pub fn alive(&self) -> bool {
         Command::new("tmux").args(["has-session", "-t", &self.name]).status().is_ok_and(|s| s.success())
