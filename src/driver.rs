@@ -170,7 +170,7 @@ pub fn pump(
             if let Some(s) = stats {
                 let drops = s.kernel_dropped + s.if_dropped;
                 if drops > last_drops && !opened.quiet {
-                    eprintln!(
+                    crate::stdio::note!(
                         "rocescope: {} packets dropped in the last second on {} ({} by the kernel, {} by the interface in total); a larger -B or a tighter -f helps",
                         drops - last_drops,
                         opened.name,
@@ -188,7 +188,7 @@ pub fn pump(
                 && end.roce == 0
                 && started.elapsed().as_secs_f64() >= args.blind_after
             {
-                eprintln!("rocescope: {}", interfaces::blind_hint(&opened.name));
+                crate::stdio::note!("rocescope: {}", interfaces::blind_hint(&opened.name));
                 hinted = true;
             }
         }
@@ -255,7 +255,7 @@ pub fn pump(
     end.stats = opened.source.stats();
     if !opened.quiet {
         for (name, n) in opened.source.out_of_order() {
-            eprintln!(
+            crate::stdio::note!(
                 "rocescope: {}: {n} record(s) earlier than the one before: merging several files assumes each is in time order (sort it first, e.g. reordercap)",
                 rocescope_capture::text::escape(&name)
             );
@@ -271,7 +271,7 @@ pub fn pump(
     }
     if !opened.quiet {
         for e in &failed {
-            eprintln!("rocescope: {e}");
+            crate::stdio::note!("rocescope: {e}");
         }
     }
     Ok(end)
@@ -280,9 +280,9 @@ pub fn pump(
 /// tcpdump-style closing lines for a live capture.
 pub fn report_stats(name: &str, end: &RunEnd) {
     if let Some(s) = end.stats {
-        eprintln!("{} packets captured on {name}", end.frames);
-        eprintln!("{} packets received by filter", s.received);
-        eprintln!("{} packets dropped by kernel", s.kernel_dropped);
-        eprintln!("{} packets dropped by interface", s.if_dropped);
+        crate::stdio::note!("{} packets captured on {name}", end.frames);
+        crate::stdio::note!("{} packets received by filter", s.received);
+        crate::stdio::note!("{} packets dropped by kernel", s.kernel_dropped);
+        crate::stdio::note!("{} packets dropped by interface", s.if_dropped);
     }
 }

@@ -75,11 +75,21 @@ pub fn run(args: &TuiArgs) -> anyhow::Result<ExitCode> {
         );
     }
     let tree = move |line: &FrameLine| tree_text(line, &opts);
+    // SIGTERM or SIGHUP (a closed terminal window) end the UI as a quit does, so the
+    // terminal is restored; the status says which signal it was (128 + its number).
+    let signal = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    for sig in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGHUP] {
+        signal_hook::flag::register_usize(sig, Arc::clone(&signal), sig as usize)?;
+        signal_hook::flag::register(sig, Arc::clone(&stop))?;
+    }
     let ui = rocescope_tui::term::run(rx, Arc::clone(&stop), clear, &tree);
     stop.store(true, Ordering::Relaxed);
     let _ = worker.join();
     ui.map_err(|e| anyhow::anyhow!("terminal on {}: {e}", escape(&name)))?;
-    Ok(ExitCode::SUCCESS)
+    match u8::try_from(signal.load(Ordering::Relaxed)) {
+        Ok(0) | Err(_) => Ok(ExitCode::SUCCESS),
+        Ok(sig) => Ok(ExitCode::from(128u8.saturating_add(sig))),
+    }
 }
 
 /// Why the UI cannot run here, if it cannot. It draws on standard output, which must be a

@@ -167,3 +167,37 @@ fn ctrl_u_clears_the_filter_line() {
     assert!(s.contains("3 of 3"), "the three lossy connections:\n{s}");
     t.keys(&["q"]);
 }
+
+#[test]
+fn sigterm_gives_the_terminal_back() {
+    let sample = common::root().join("samples/nak-gobackn.pcap");
+    // The pane's shell reports the status and whether the terminal is back in cooked mode.
+    let cmd = format!(
+        "{} tui -r {}; echo EXITED $?; stty -a | grep -o -- '-\\?icanon' | sed 's/^/MODE /'; sleep 30",
+        bin(),
+        sample.display()
+    );
+    let Some(t) = Tmux::start(&cmd) else { return };
+    t.wait_for("3 of 3");
+    let pid = String::from_utf8(
+        std::process::Command::new("tmux")
+            .args(["list-panes", "-F", "#{pane_pid}", "-t"])
+            .arg(t.name())
+            .output()
+            .expect("tmux")
+            .stdout,
+    )
+    .unwrap();
+    // The pane runs `sh -c CMD`: signal its rocescope child.
+    let ok = std::process::Command::new("pkill")
+        .args(["-TERM", "-P", pid.trim(), "-f", "tui -r"])
+        .status()
+        .expect("pkill")
+        .success();
+    assert!(ok, "rocescope was running");
+    let s = t.wait_for("EXITED");
+    assert!(s.contains("EXITED 143"), "128 + SIGTERM:\n{s}");
+    let s = t.wait_for("MODE");
+    assert!(s.contains("MODE icanon") && !s.contains("MODE -icanon"), "cooked mode restored:\n{s}");
+    assert!(!s.contains("3 of 3"), "alternate screen left:\n{s}");
+}

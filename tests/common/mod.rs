@@ -191,6 +191,12 @@ impl Tmux {
         }
     }
 
+    /// The session's name (for tmux commands of a test's own).
+    #[allow(dead_code)]
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
     /// The pane's text.
     pub fn screen(&self) -> String {
         let o = Command::new("tmux").args(["capture-pane", "-p", "-t", &self.name]).output().expect("tmux");

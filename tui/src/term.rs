@@ -72,7 +72,8 @@ pub fn line_edit(code: KeyCode, mods: KeyModifiers) -> Option<LineEdit> {
     })
 }
 
-/// Run the UI until the user quits. `rx` brings snapshots; `stop` tells the worker to end;
+/// Run the UI until the user quits or `stop` is set from outside. `rx` brings snapshots; `stop`
+/// tells the worker to end;
 /// `clear` asks it to restart the analysis; `tree` decodes a frame for the packet view.
 pub fn run(
     rx: Receiver<Update>,
@@ -164,6 +165,11 @@ pub fn run(
         }
         if app.quit {
             stop.store(true, Ordering::Relaxed);
+            break;
+        }
+        // Stopped from outside (the binary sets it on SIGTERM or SIGHUP): leave as on a
+        // quit, so the terminal is given back as it was found.
+        if stop.load(Ordering::Relaxed) {
             break;
         }
     }
