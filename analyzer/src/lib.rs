@@ -774,6 +774,11 @@ impl Analyzer {
             if !f.outstanding_reads.iter().any(|r| psn_diff(psn, r.0) >= 0 && psn_diff(psn, r.1) <= 0) {
                 // The READ it continues had all its responses go by: wait for them again.
                 let last = psn::psn_add(psn, span.max(1) - 1);
+                // Capped as every other outstanding READ (re-issued READs were not: a QP that
+                // kept re-issuing grew without bound).
+                if f.outstanding_reads.len() == MAX_OUTSTANDING {
+                    f.outstanding_reads.pop_front();
+                }
                 f.outstanding_reads.push_back((psn, last, meta.ts_ns));
             }
         }

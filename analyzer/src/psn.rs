@@ -250,6 +250,20 @@ pub struct PsnTracker {
 }
 
 impl PsnTracker {
+    /// Keep at most [`MAX_OPEN_GAPS`] open gaps: the oldest goes first, and one that was
+    /// neither resent, NAKed nor filled counts as probable capture loss. Every path that
+    /// adds a gap (a new gap, one before the first PSN, a late packet splitting one in two)
+    /// ends here, so a flow's memory is bounded whatever its PSNs do.
+    fn age_open_gaps(&mut self) {
+        while self.stats.open.len() > MAX_OPEN_GAPS {
+            if let Some(old) = self.stats.open.pop_front() {
+                if !old.explained && !old.filled {
+                    self.stats.capture_loss_gaps_aged += 1;
+                }
+            }
+        }
+    }
+
     /// A tracker with its window allocated.
     pub fn new() -> Self {
         PsnTracker::default()
@@ -418,6 +432,11 @@ impl PsnTracker {
                     if let Some(b) = b {
                         self.stats.open.insert(i, b);
                         i += 1;
+                        // A split adds a gap: the oldest may have to go (capped memory).
+                        if self.stats.open.len() > MAX_OPEN_GAPS {
+                            self.age_open_gaps();
+                            i = i.saturating_sub(1);
+                        }
                     }
                 }
                 (None, _) => {
@@ -516,14 +535,8 @@ impl PsnTracker {
             if self.stats.first_gaps.len() < 8 {
                 self.stats.first_gaps.push(gap);
             }
-            if self.stats.open.len() == MAX_OPEN_GAPS {
-                if let Some(old) = self.stats.open.pop_front() {
-                    if !old.explained && !old.filled {
-                        self.stats.capture_loss_gaps_aged += 1;
-                    }
-                }
-            }
             self.stats.open.push_back(gap);
+            self.age_open_gaps();
             return (Verdict::Gap { missing }, resolved);
         }
         // At or behind the highest PSN. Behind the first PSN seen, by a little, and new: sent
@@ -542,6 +555,7 @@ impl PsnTracker {
                 filled: false,
                 naked: false,
             });
+            self.age_open_gaps();
             self.first = psn;
         }
         let in_burst = self.burst.is_some() && !matches!(resolved, Some(Resolution::Late { .. }));
