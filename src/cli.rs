@@ -427,6 +427,19 @@ pub struct ExportArgs {
     /// Seconds between pushed lines.
     #[arg(long, value_name = "SECS", default_value_t = 10.0, value_parser = parse_interval)]
     pub interval: f64,
+    /// HTTP connections open at once; more are answered 503 and closed. Default: 256, fewer
+    /// when the open-file limit leaves less room (docs/reliability-exporter.md).
+    #[arg(long, value_name = "N", hide = true, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub http_max_connections: Option<u32>,
+    /// Seconds a client has to send a request's head, counted from its connection or its
+    /// previous answer (so also how long a kept-alive connection may stay idle).
+    #[arg(long, value_name = "SECS", default_value_t = 10.0, hide = true,
+          value_parser = number_in(0.0, 86_400.0, "a timeout in seconds"))]
+    pub http_header_timeout: f64,
+    /// Seconds an answer may wait for a client that reads nothing before it is closed.
+    #[arg(long, value_name = "SECS", default_value_t = 10.0, hide = true,
+          value_parser = number_in(0.0, 86_400.0, "a timeout in seconds"))]
+    pub http_write_timeout: f64,
     /// Analysis settings.
     #[command(flatten)]
     pub analysis: AnalysisOpts,

@@ -3,9 +3,15 @@
 //!
 //! A worker thread reads the source (interface or files), analyses every frame and, about
 //! once a second, turns a report into metric families ([`crate::metrics::Exposition`]); the
-//! HTTP loop only encodes the latest families, so a scrape never waits for the capture. With
+//! HTTP server only encodes the latest families, so a scrape never waits for the capture. With
 //! `-r`, the files are analysed as fast as they read, then their final figures are served
 //! until the exporter is stopped.
+//!
+//! The HTTP server (hyper on a single-threaded tokio runtime, in its own thread) has limits, so
+//! that clients that misbehave cannot take it down: connections at once, the size of a
+//! request's head, a time limit to send it, a time limit for answers the client does not read;
+//! running out of file descriptors pauses accepting, never ends it
+//! (docs/reliability-exporter.md).
 
 use crate::cli::ExportArgs;
 use crate::driver::{self, Flow};
@@ -15,7 +21,6 @@ use crate::stdio::note;
 use anyhow::Context;
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::DescriptorEncoder;
-use prometheus_client::registry::Registry;
 use rocescope_analyzer::report::CaptureCounters;
 use rocescope_analyzer::{Analyzer, FrameMeta};
 use rocescope_capture::text::{self, escape};
@@ -102,9 +107,6 @@ impl Worker {
     }
 }
 
-/// Requests answered at once; more get 503 (a scrape is a few milliseconds).
-const MAX_IN_FLIGHT: usize = 8;
-
 /// Least time between two reports; the worker also keeps reporting under a tenth of its time.
 const REFRESH: Duration = Duration::from_secs(1);
 
@@ -116,15 +118,17 @@ pub fn run(args: &ExportArgs) -> anyhow::Result<ExitCode> {
     if args.no_http && args.push.is_none() {
         anyhow::bail!("--no-http leaves nothing to export: add --push FILE (or - for standard output)");
     }
-    let server = if args.no_http {
+    let listener = if args.no_http {
         None
     } else {
-        Some(tiny_http::Server::http(args.listen).map_err(|e| {
+        let l = std::net::TcpListener::bind(args.listen).map_err(|e| {
             anyhow::anyhow!(
                 "cannot listen on {}: {e} (another exporter running? try --listen 127.0.0.1:PORT)",
                 args.listen
             )
-        })?)
+        })?;
+        l.set_nonblocking(true).context("cannot set up the HTTP listener")?;
+        Some(l)
     };
     let push = match &args.push {
         Some(p) if p.as_os_str() == "-" => Some(Box::new(std::io::stdout()) as Box<dyn Write + Send>),
@@ -147,10 +151,36 @@ pub fn run(args: &ExportArgs) -> anyhow::Result<ExitCode> {
         None if live => Some(600_000_000_000),
         None => None,
     };
-    if let Some(s) = &server {
-        note!("rocescope: exporting {} on http://{}/metrics", escape(&name), s.server_addr());
-    }
     let shared = Arc::new(Mutex::new(Shared::default()));
+    // The HTTP server runs in its own thread and says on `server` why it ended: only a stop
+    // ends it cleanly; anything else (or a panic, which drops the sender) is a failure.
+    let server = match listener {
+        Some(listener) => {
+            if let Ok(addr) = listener.local_addr() {
+                note!("rocescope: exporting {} on http://{addr}/metrics", escape(&name));
+            }
+            let limits = http::Limits::from_args(args);
+            if limits.reduced {
+                note!(
+                    "rocescope: at most {} HTTP connections at once: the open-file limit leaves no room \
+                     for more (raise it with ulimit -n)",
+                    limits.max_connections
+                );
+            }
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_io()
+                .enable_time()
+                .build()
+                .context("cannot start the HTTP server")?;
+            let ctx = http::Context::new(Arc::clone(&shared), name.clone(), live, Arc::clone(&stop), limits);
+            let (tx, rx) = std::sync::mpsc::channel();
+            std::thread::Builder::new().name("rocescope-http".into()).spawn(move || {
+                let _ = tx.send(runtime.block_on(http::serve(listener, ctx)));
+            })?;
+            Some(rx)
+        }
+        None => None,
+    };
     // Set once the worker has published its final figures and ended.
     let worker_done = Arc::new(AtomicBool::new(false));
     let worker = {
@@ -233,7 +263,7 @@ pub fn run(args: &ExportArgs) -> anyhow::Result<ExitCode> {
     };
 
     let mut reported_done = false;
-    let in_flight = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let mut server_failed = false;
     loop {
         let done = shared.lock().map(|s| s.done).unwrap_or(true);
         if worker.is_finished() && !done {
@@ -260,30 +290,26 @@ pub fn run(args: &ExportArgs) -> anyhow::Result<ExitCode> {
             break;
         }
         match &server {
-            Some(s) => match s.recv_timeout(Duration::from_millis(100)) {
-                Ok(Some(req)) => {
-                    // Each answer on its own thread, so a client that reads slowly does not
-                    // hold up the others; a few at a time.
-                    if in_flight.load(Ordering::Relaxed) >= MAX_IN_FLIGHT {
-                        let _ = req.respond(
-                            tiny_http::Response::from_string("busy, try again\n").with_status_code(503),
-                        );
-                    } else {
-                        in_flight.fetch_add(1, Ordering::Relaxed);
-                        let (sh, nm, inf) = (Arc::clone(&shared), name.clone(), Arc::clone(&in_flight));
-                        let spawned =
-                            std::thread::Builder::new().name("rocescope-http".into()).spawn(move || {
-                                serve(req, &sh, &nm, live);
-                                inf.fetch_sub(1, Ordering::Relaxed);
-                            });
-                        if spawned.is_err() {
-                            in_flight.fetch_sub(1, Ordering::Relaxed);
-                        }
-                    }
+            Some(rx) => match rx.recv_timeout(Duration::from_millis(100)) {
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+                // Ended because of the stop: the loop ends on its next turn.
+                Ok(Ok(())) if stop.load(Ordering::Relaxed) => {}
+                // Anything else is a failure: exit non-zero, so a supervisor restarts us.
+                Ok(Ok(())) => {
+                    note!("rocescope: the HTTP server stopped unexpectedly");
+                    server_failed = true;
+                    break;
                 }
-                Ok(None) => {}
-                Err(e) => {
-                    note!("rocescope: HTTP server: {e}");
+                Ok(Err(e)) => {
+                    note!("rocescope: the HTTP server failed: {e}");
+                    server_failed = true;
+                    break;
+                }
+                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                    if !stop.load(Ordering::Relaxed) {
+                        note!("rocescope: the HTTP server stopped unexpectedly");
+                        server_failed = true;
+                    }
                     break;
                 }
             },
@@ -297,7 +323,7 @@ pub fn run(args: &ExportArgs) -> anyhow::Result<ExitCode> {
     stop.store(true, Ordering::Relaxed);
     let _ = worker.join();
     worker_done.store(true, Ordering::Relaxed);
-    let mut exit = ExitCode::SUCCESS;
+    let mut exit = if server_failed { ExitCode::from(1) } else { ExitCode::SUCCESS };
     if let Some(p) = pusher {
         match p.join() {
             Ok(()) => {}
@@ -361,86 +387,487 @@ fn push_loop(
     }
 }
 
-/// Answer one HTTP request.
-fn serve(req: tiny_http::Request, shared: &Arc<Mutex<Shared>>, name: &str, live: bool) {
-    use tiny_http::{Header, Method, Response};
-    let header = |k: &str, v: &str| Header::from_bytes(k.as_bytes(), v.as_bytes()).ok();
-    let path = req.url().split('?').next().unwrap_or("").to_string();
-    if !matches!(req.method(), Method::Get | Method::Head) {
-        let mut r = Response::from_string("only GET\n").with_status_code(405);
-        if let Some(h) = header("Allow", "GET, HEAD") {
-            r.add_header(h);
-        }
-        let _ = req.respond(r);
-        return;
+/// The HTTP server: hyper's HTTP/1.1 on the tokio runtime of the `rocescope-http` thread.
+mod http {
+    use super::{html_escape, Shared, Snapshot};
+    use crate::cli::ExportArgs;
+    use crate::stdio::note;
+    use http_body_util::Full;
+    use hyper::body::{Bytes, Incoming};
+    use hyper::header::{HeaderValue, ACCEPT, ALLOW, CONTENT_TYPE};
+    use hyper::{Method, Request, Response, StatusCode};
+    use hyper_util::rt::{TokioIo, TokioTimer};
+    use prometheus_client::registry::Registry;
+    use std::convert::Infallible;
+    use std::future::Future;
+    use std::io::{self, Read, Write};
+    use std::pin::Pin;
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    use std::sync::{Arc, Mutex};
+    use std::task::{Context as TaskContext, Poll};
+    use std::time::{Duration, Instant};
+    use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+
+    /// Connections at once unless `--http-max-connections` says otherwise (fewer when the
+    /// open-file limit leaves less room).
+    const MAX_CONNECTIONS: usize = 256;
+    /// File descriptors kept free of connections, when the cap comes from the open-file
+    /// limit: the listener, the runtime, the capture and anything opened later.
+    const FD_RESERVE: u64 = 16;
+    /// Largest request head (request line and headers): anything larger is answered 431.
+    /// Prometheus sends about 300 bytes.
+    const MAX_HEAD: usize = 16 * 1024;
+    /// Most headers in a request (hyper answers 431 past it).
+    const MAX_HEADERS: usize = 64;
+    /// First pause after accept() failed for want of resources (descriptors, memory); it
+    /// doubles while the failures go on, up to `MAX_BACKOFF`.
+    const MIN_BACKOFF: Duration = Duration::from_millis(50);
+    const MAX_BACKOFF: Duration = Duration::from_secs(1);
+    /// At most one message per this long about failed accepts.
+    const LOG_EVERY: Duration = Duration::from_secs(10);
+    /// How often the accept loop looks at the stop flag.
+    const STOP_POLL: Duration = Duration::from_millis(100);
+    const TEXT: &str = "text/plain; charset=UTF-8";
+    /// Said, raw, to a connection past the cap before it is closed.
+    const BUSY: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain; charset=UTF-8\r\n\
+        Content-Length: 16\r\nConnection: close\r\n\r\nbusy, try again\n";
+
+    /// The server's limits.
+    #[derive(Debug, Clone, Copy)]
+    pub(super) struct Limits {
+        /// Connections open at once; more are answered 503 and closed at once.
+        pub max_connections: usize,
+        /// Time to send a request's head, from the connection or the previous answer.
+        pub header_timeout: Duration,
+        /// Time an answer may wait for a client that reads none of it.
+        pub write_timeout: Duration,
+        /// The cap is below [`MAX_CONNECTIONS`] because of the open-file limit.
+        pub reduced: bool,
     }
-    let response = match path.as_str() {
-        "/metrics" => {
-            let openmetrics = req.headers().iter().any(|h| {
-                h.field.equiv("Accept") && h.value.as_str().contains("application/openmetrics-text")
-            });
-            let fams = shared.lock().map(|s| Arc::clone(&s.families)).unwrap_or_default();
-            let mut registry = Registry::default();
-            registry.register_collector(Box::new(Snapshot(fams)));
-            let mut body = String::new();
-            let (res, ctype) = if openmetrics {
-                (
-                    prometheus_client::encoding::text::encode(&mut body, &registry),
-                    "application/openmetrics-text; version=1.0.0; charset=utf-8",
-                )
-            } else {
-                (
-                    prometheus_client::encoding::prometheus_text::encode(&mut body, &registry),
-                    prometheus_client::encoding::prometheus_text::CONTENT_TYPE,
-                )
+
+    impl Limits {
+        /// From the (hidden) `--http-*` options and the open-file limit.
+        pub fn from_args(args: &ExportArgs) -> Self {
+            let (max_connections, reduced) = match args.http_max_connections {
+                Some(n) => (n as usize, false),
+                None => {
+                    let room = fd_room();
+                    (
+                        room.map_or(MAX_CONNECTIONS, |r| r.clamp(1, MAX_CONNECTIONS)),
+                        room.is_some_and(|r| r < MAX_CONNECTIONS),
+                    )
+                }
             };
-            match res {
-                Ok(()) => {
-                    let mut r = Response::from_string(body);
-                    if let Some(h) = header("Content-Type", ctype) {
-                        r.add_header(h);
+            Self {
+                max_connections,
+                header_timeout: Duration::from_secs_f64(args.http_header_timeout),
+                write_timeout: Duration::from_secs_f64(args.http_write_timeout),
+                reduced,
+            }
+        }
+    }
+
+    /// Descriptors left under the soft open-file limit, less a reserve (None: no limit).
+    fn fd_room() -> Option<usize> {
+        let soft = rustix::process::getrlimit(rustix::process::Resource::Nofile).current?;
+        let open = std::fs::read_dir("/proc/self/fd").map_or(32, |d| d.count() as u64);
+        Some(usize::try_from(soft.saturating_sub(open + FD_RESERVE)).unwrap_or(usize::MAX))
+    }
+
+    /// What the answers need.
+    pub(super) struct Context {
+        shared: Arc<Mutex<Shared>>,
+        name: String,
+        live: bool,
+        stop: Arc<AtomicBool>,
+        limits: Limits,
+        /// The last encoded `/metrics` body per format (Prometheus text, OpenMetrics), with
+        /// the snapshot generation it encodes: scrapes between two snapshots cost a copy.
+        cache: Mutex<[Option<(u64, Bytes)>; 2]>,
+    }
+
+    impl Context {
+        /// The context of a server.
+        pub fn new(
+            shared: Arc<Mutex<Shared>>,
+            name: String,
+            live: bool,
+            stop: Arc<AtomicBool>,
+            limits: Limits,
+        ) -> Self {
+            Self { shared, name, live, stop, limits, cache: Mutex::new([None, None]) }
+        }
+    }
+
+    /// Serve until the stop flag is set (`Ok`), or until accepting fails in a way that
+    /// retrying cannot mend (the listener itself is gone): `Err` says why.
+    pub(super) async fn serve(listener: std::net::TcpListener, ctx: Context) -> Result<(), String> {
+        let listener =
+            tokio::net::TcpListener::from_std(listener).map_err(|e| format!("the listener: {e}"))?;
+        let ctx = Arc::new(ctx);
+        let open = Arc::new(AtomicUsize::new(0));
+        let mut http = hyper::server::conn::http1::Builder::new();
+        http.timer(TokioTimer::new())
+            .header_read_timeout(ctx.limits.header_timeout)
+            .max_buf_size(MAX_HEAD)
+            .max_headers(MAX_HEADERS)
+            // Pipelined requests are answered one after the other, each flushed: hyper's
+            // `pipeline_flush` would batch them, but it also drops the 400 and 431 answers.
+            .keep_alive(true);
+        let mut errors = AcceptErrors::new();
+        let mut tick = tokio::time::interval(STOP_POLL);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            let accepted = tokio::select! {
+                r = listener.accept() => r,
+                _ = tick.tick() => {
+                    if ctx.stop.load(Ordering::Relaxed) {
+                        return Ok(());
                     }
-                    r
+                    continue;
                 }
-                Err(_) => Response::from_string("encoding the metrics failed\n").with_status_code(500),
-            }
-        }
-        "/healthz" => {
-            let (code, body) = match shared.lock() {
-                Ok(s) => {
-                    let status = if s.failed { "failed" } else { "ok" };
-                    let doc = serde_json::json!({
-                        "status": status,
-                        "source": name,
-                        "mode": if live { "live" } else { "file" },
-                        "packets": s.packets,
-                        "done": s.done,
-                        "error": s.error,
-                        "snapshot_age_s": s.updated.map(|u| u.elapsed().as_secs_f64()),
-                    });
-                    (if s.failed { 503 } else { 200 }, doc.to_string() + "\n")
-                }
-                Err(_) => (503, "{\"status\":\"failed\",\"error\":\"worker panicked\"}\n".to_string()),
             };
-            let mut r = Response::from_string(body).with_status_code(code);
-            if let Some(h) = header("Content-Type", "application/json") {
-                r.add_header(h);
+            let stream = match accepted {
+                Ok((stream, _)) => {
+                    errors.accepted();
+                    stream
+                }
+                Err(e) => {
+                    match AcceptError::of(&e) {
+                        AcceptError::Fatal => return Err(format!("cannot accept connections: {e}")),
+                        AcceptError::Connection => errors.note(&e, false),
+                        AcceptError::Resources => {
+                            errors.note(&e, true);
+                            tokio::time::sleep(errors.pause()).await;
+                        }
+                    }
+                    continue;
+                }
+            };
+            if open.load(Ordering::Relaxed) >= ctx.limits.max_connections {
+                refuse(stream);
+                continue;
             }
-            r
+            let _ = stream.set_nodelay(true);
+            let slot = Slot::take(&open);
+            let io = TokioIo::new(WriteTimeout::new(stream, ctx.limits.write_timeout));
+            let c = Arc::clone(&ctx);
+            let service = hyper::service::service_fn(move |req| {
+                std::future::ready(Ok::<_, Infallible>(answer(&req, &c)))
+            });
+            let conn = http.serve_connection(io, service);
+            tokio::spawn(async move {
+                // A connection's errors (timeouts, bad requests, resets) end only it.
+                let _ = conn.await;
+                drop(slot);
+            });
         }
-        "/" => {
-            let mut r = Response::from_string(format!(
-                "<html><head><title>rocescope exporter</title></head><body><h1>rocescope exporter</h1><p>Source: {}</p><p><a href=\"/metrics\">/metrics</a> <a href=\"/healthz\">/healthz</a></p></body></html>\n",
-                html_escape(name)
-            ));
-            if let Some(h) = header("Content-Type", "text/html; charset=utf-8") {
-                r.add_header(h);
+    }
+
+    /// One connection's place under the cap, given back when it ends.
+    struct Slot(Arc<AtomicUsize>);
+
+    impl Slot {
+        fn take(open: &Arc<AtomicUsize>) -> Self {
+            open.fetch_add(1, Ordering::Relaxed);
+            Self(Arc::clone(open))
+        }
+    }
+
+    impl Drop for Slot {
+        fn drop(&mut self) {
+            self.0.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
+
+    /// A connection past the cap: 503 and close, at once, without waiting for anything (the
+    /// send buffer of a new connection is empty, so the answer fits).
+    fn refuse(stream: tokio::net::TcpStream) {
+        if let Ok(mut s) = stream.into_std() {
+            // What the client has sent already, so the close is less likely a reset that
+            // loses the answer.
+            let mut sink = [0u8; 4096];
+            let _ = s.read(&mut sink);
+            let _ = s.write_all(BUSY);
+            let _ = s.shutdown(std::net::Shutdown::Write);
+        }
+    }
+
+    /// What a failed accept() means.
+    enum AcceptError {
+        /// That connection failed before it was accepted (the client gave up, a network
+        /// error): the next one may do.
+        Connection,
+        /// No descriptors or memory for now: pause, then try again.
+        Resources,
+        /// The listener itself is gone.
+        Fatal,
+    }
+
+    impl AcceptError {
+        fn of(e: &io::Error) -> Self {
+            use rustix::io::Errno;
+            let Some(errno) = Errno::from_io_error(e) else { return Self::Resources };
+            // accept(2): errors of the connection, passed on by Linux, to be retried.
+            let connection = [
+                Errno::CONNABORTED,
+                Errno::CONNRESET,
+                Errno::INTR,
+                Errno::AGAIN,
+                Errno::PROTO,
+                Errno::PERM,
+                Errno::NETDOWN,
+                Errno::NOPROTOOPT,
+                Errno::HOSTDOWN,
+                Errno::NONET,
+                Errno::HOSTUNREACH,
+                Errno::OPNOTSUPP,
+                Errno::NETUNREACH,
+                Errno::TIMEDOUT,
+            ];
+            if connection.contains(&errno) {
+                Self::Connection
+            } else if [Errno::BADF, Errno::INVAL, Errno::NOTSOCK, Errno::FAULT].contains(&errno) {
+                Self::Fatal
+            } else {
+                // EMFILE, ENFILE, ENOBUFS, ENOMEM and anything unforeseen: pause and retry.
+                Self::Resources
             }
-            r
         }
-        _ => Response::from_string("not found: try /metrics or /healthz\n").with_status_code(404),
-    };
-    let _ = req.respond(response);
+    }
+
+    /// Failed accepts: a message at most every [`LOG_EVERY`], and the pause before the next.
+    struct AcceptErrors {
+        /// Failures not yet told about.
+        untold: u64,
+        last_told: Option<Instant>,
+        /// A message was printed since the last accepted connection.
+        told_in_run: bool,
+        /// Resource failures since the last accepted connection.
+        starved: u64,
+        backoff: Duration,
+    }
+
+    impl AcceptErrors {
+        fn new() -> Self {
+            Self { untold: 0, last_told: None, told_in_run: false, starved: 0, backoff: MIN_BACKOFF }
+        }
+
+        fn note(&mut self, e: &io::Error, resources: bool) {
+            if resources {
+                self.starved += 1;
+            }
+            if self.last_told.is_some_and(|t| t.elapsed() < LOG_EVERY) {
+                self.untold += 1;
+                return;
+            }
+            let more = match self.untold {
+                0 => String::new(),
+                n => format!(" ({n} more failures since the last message)"),
+            };
+            let what = if resources { "pausing, then accepting again" } else { "still accepting" };
+            note!("rocescope: HTTP: cannot accept a connection: {e}{more}; {what}");
+            self.untold = 0;
+            self.last_told = Some(Instant::now());
+            self.told_in_run = true;
+        }
+
+        /// The pause after a resource failure: doubles while they go on.
+        fn pause(&mut self) -> Duration {
+            let d = self.backoff;
+            self.backoff = (self.backoff * 2).min(MAX_BACKOFF);
+            d
+        }
+
+        fn accepted(&mut self) {
+            if self.starved > 0 && self.told_in_run {
+                note!("rocescope: HTTP: accepting connections again");
+            }
+            self.told_in_run = false;
+            self.starved = 0;
+            self.backoff = MIN_BACKOFF;
+        }
+    }
+
+    /// A connection whose writes fail once they have made no progress for the write
+    /// timeout: a client that never reads its answers cannot hold its connection (nor the
+    /// answers' memory) for ever. Reads are bounded by hyper's header timeout.
+    struct WriteTimeout {
+        io: tokio::net::TcpStream,
+        timeout: Duration,
+        deadline: Pin<Box<tokio::time::Sleep>>,
+        /// A write is waiting: `deadline` runs.
+        blocked: bool,
+    }
+
+    impl WriteTimeout {
+        fn new(io: tokio::net::TcpStream, timeout: Duration) -> Self {
+            Self { io, timeout, deadline: Box::pin(tokio::time::sleep(timeout)), blocked: false }
+        }
+
+        /// The write could not proceed: start the clock (if not running), fail when it ends.
+        fn wait<T>(&mut self, cx: &mut TaskContext<'_>) -> Poll<io::Result<T>> {
+            if !self.blocked {
+                self.blocked = true;
+                self.deadline.as_mut().reset(tokio::time::Instant::now() + self.timeout);
+            }
+            match self.deadline.as_mut().poll(cx) {
+                Poll::Ready(()) => Poll::Ready(Err(io::Error::new(
+                    io::ErrorKind::TimedOut,
+                    "the client read nothing for the write timeout",
+                ))),
+                Poll::Pending => Poll::Pending,
+            }
+        }
+
+        fn track<T>(&mut self, cx: &mut TaskContext<'_>, r: Poll<io::Result<T>>) -> Poll<io::Result<T>> {
+            match r {
+                Poll::Pending => self.wait(cx),
+                ready => {
+                    self.blocked = false;
+                    ready
+                }
+            }
+        }
+    }
+
+    impl AsyncRead for WriteTimeout {
+        fn poll_read(
+            self: Pin<&mut Self>,
+            cx: &mut TaskContext<'_>,
+            buf: &mut ReadBuf<'_>,
+        ) -> Poll<io::Result<()>> {
+            Pin::new(&mut self.get_mut().io).poll_read(cx, buf)
+        }
+    }
+
+    impl AsyncWrite for WriteTimeout {
+        fn poll_write(self: Pin<&mut Self>, cx: &mut TaskContext<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+            let this = self.get_mut();
+            let r = Pin::new(&mut this.io).poll_write(cx, buf);
+            this.track(cx, r)
+        }
+
+        fn poll_write_vectored(
+            self: Pin<&mut Self>,
+            cx: &mut TaskContext<'_>,
+            bufs: &[io::IoSlice<'_>],
+        ) -> Poll<io::Result<usize>> {
+            let this = self.get_mut();
+            let r = Pin::new(&mut this.io).poll_write_vectored(cx, bufs);
+            this.track(cx, r)
+        }
+
+        fn is_write_vectored(&self) -> bool {
+            self.io.is_write_vectored()
+        }
+
+        fn poll_flush(self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<io::Result<()>> {
+            let this = self.get_mut();
+            let r = Pin::new(&mut this.io).poll_flush(cx);
+            this.track(cx, r)
+        }
+
+        fn poll_shutdown(self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<io::Result<()>> {
+            Pin::new(&mut self.get_mut().io).poll_shutdown(cx)
+        }
+    }
+
+    /// A response with a body and a content type.
+    fn reply(status: StatusCode, ctype: &'static str, body: impl Into<Bytes>) -> Response<Full<Bytes>> {
+        let mut r = Response::new(Full::new(body.into()));
+        *r.status_mut() = status;
+        r.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static(ctype));
+        r
+    }
+
+    /// Answer one request (hyper leaves out the body of an answer to HEAD).
+    fn answer(req: &Request<Incoming>, ctx: &Context) -> Response<Full<Bytes>> {
+        if !matches!(*req.method(), Method::GET | Method::HEAD) {
+            let mut r = reply(StatusCode::METHOD_NOT_ALLOWED, TEXT, "only GET\n");
+            r.headers_mut().insert(ALLOW, HeaderValue::from_static("GET, HEAD"));
+            return r;
+        }
+        match req.uri().path() {
+            "/metrics" => {
+                let openmetrics = req.headers().get_all(ACCEPT).iter().any(|v| {
+                    String::from_utf8_lossy(v.as_bytes()).contains("application/openmetrics-text")
+                });
+                let ctype = if openmetrics {
+                    "application/openmetrics-text; version=1.0.0; charset=utf-8"
+                } else {
+                    prometheus_client::encoding::prometheus_text::CONTENT_TYPE
+                };
+                match metrics_body(ctx, openmetrics) {
+                    Some(body) => reply(StatusCode::OK, ctype, body),
+                    None => reply(StatusCode::INTERNAL_SERVER_ERROR, TEXT, "encoding the metrics failed\n"),
+                }
+            }
+            "/healthz" => {
+                let (code, body) = match ctx.shared.lock() {
+                    Ok(s) => {
+                        let status = if s.failed { "failed" } else { "ok" };
+                        let doc = serde_json::json!({
+                            "status": status,
+                            "source": ctx.name,
+                            "mode": if ctx.live { "live" } else { "file" },
+                            "packets": s.packets,
+                            "done": s.done,
+                            "error": s.error,
+                            "snapshot_age_s": s.updated.map(|u| u.elapsed().as_secs_f64()),
+                        });
+                        let code = if s.failed { StatusCode::SERVICE_UNAVAILABLE } else { StatusCode::OK };
+                        (code, doc.to_string() + "\n")
+                    }
+                    Err(_) => (
+                        StatusCode::SERVICE_UNAVAILABLE,
+                        "{\"status\":\"failed\",\"error\":\"worker panicked\"}\n".to_string(),
+                    ),
+                };
+                reply(code, "application/json", body)
+            }
+            "/" => reply(
+                StatusCode::OK,
+                "text/html; charset=utf-8",
+                format!(
+                    "<html><head><title>rocescope exporter</title></head><body><h1>rocescope exporter</h1><p>Source: {}</p><p><a href=\"/metrics\">/metrics</a> <a href=\"/healthz\">/healthz</a></p></body></html>\n",
+                    html_escape(&ctx.name)
+                ),
+            ),
+            _ => reply(StatusCode::NOT_FOUND, TEXT, "not found: try /metrics or /healthz\n"),
+        }
+    }
+
+    /// The latest families, encoded (None: encoding failed); from the cache while the
+    /// snapshot is the same.
+    fn metrics_body(ctx: &Context, openmetrics: bool) -> Option<Bytes> {
+        let (generation, fams) = match ctx.shared.lock() {
+            Ok(s) => (Some(s.generation), Arc::clone(&s.families)),
+            Err(_) => (None, Arc::default()),
+        };
+        let slot = usize::from(openmetrics);
+        if let (Some(g), Ok(cache)) = (generation, ctx.cache.lock()) {
+            if let Some((cached, body)) = &cache[slot] {
+                if *cached == g {
+                    return Some(body.clone());
+                }
+            }
+        }
+        let mut registry = Registry::default();
+        registry.register_collector(Box::new(Snapshot(fams)));
+        let mut body = String::new();
+        let res = if openmetrics {
+            prometheus_client::encoding::text::encode(&mut body, &registry)
+        } else {
+            prometheus_client::encoding::prometheus_text::encode(&mut body, &registry)
+        };
+        res.ok()?;
+        let body = Bytes::from(body);
+        if let (Some(g), Ok(mut cache)) = (generation, ctx.cache.lock()) {
+            cache[slot] = Some((g, body.clone()));
+        }
+        Some(body)
+    }
 }
 
 /// `s` for HTML text, its control characters escaped first (`\x1b`), as everywhere a name
