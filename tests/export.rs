@@ -444,3 +444,385 @@ fn push_writes_ndjson_and_errors_are_clear() {
     assert_eq!(o.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&o.stderr).contains("--push"));
 }
+
+// ---------------------------------------------------------------------------------------
+// The HTTP server under abuse (issue 15): idle connections past the open-file limit, huge
+// headers, pipelining, slow clients and clients that never read. Only loopback.
+
+/// `prlimit`, to run the exporter under a low open-file limit (util-linux).
+fn have_prlimit() -> bool {
+    Command::new("prlimit").arg("--version").output().is_ok_and(|o| o.status.success())
+}
+
+/// Start the exporter on `demo.pcap` with extra arguments, optionally under
+/// `prlimit --nofile=N:N`; returns once the file is analysed.
+fn start_abused(nofile: Option<u32>, extra: &[&str]) -> (Running, u16) {
+    let port = free_port();
+    let listen = format!("127.0.0.1:{port}");
+    let mut cmd = match nofile {
+        Some(n) => {
+            let mut c = Command::new("prlimit");
+            c.arg(format!("--nofile={n}:{n}")).arg(bin());
+            c
+        }
+        None => Command::new(bin()),
+    };
+    cmd.arg("export")
+        .arg("-r")
+        .arg(sample("demo.pcap"))
+        .args(["--listen", &listen])
+        .args(extra)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    let mut r = Running(cmd.spawn().expect("start the exporter"));
+    let t0 = Instant::now();
+    loop {
+        if let Ok(Some(status)) = r.0.try_wait() {
+            let mut err = String::new();
+            if let Some(mut e) = r.0.stderr.take() {
+                let _ = e.read_to_string(&mut err);
+            }
+            panic!("the exporter ended ({status}): {err}");
+        }
+        let Some((code, body)) = get(port, "/healthz", None) else {
+            assert!(t0.elapsed() < Duration::from_secs(30), "nothing answered on port {port}");
+            std::thread::sleep(Duration::from_millis(50));
+            continue;
+        };
+        assert_eq!(code, 200, "{body}");
+        if body.contains("\"done\":true") {
+            break;
+        }
+        assert!(t0.elapsed() < Duration::from_secs(30), "the file never finished: {body}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    (r, port)
+}
+
+/// Stop the exporter; its exit status if it had already ended, and what it wrote on stderr.
+fn stop_abused(mut r: Running) -> (Option<std::process::ExitStatus>, String) {
+    let ended = r.0.try_wait().ok().flatten();
+    let _ = r.0.kill();
+    let _ = r.0.wait();
+    let mut err = String::new();
+    if let Some(mut e) = r.0.stderr.take() {
+        let _ = e.read_to_string(&mut err);
+    }
+    (ended, err)
+}
+
+/// Resident memory of a process, in kB.
+fn rss_kb(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0)
+}
+
+/// Open file descriptors of a process.
+fn open_fds(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/fd")).map(|d| d.count()).unwrap_or(0)
+}
+
+fn connect(port: u16) -> Option<TcpStream> {
+    TcpStream::connect_timeout(&SocketAddr::from(([127, 0, 0, 1], port)), Duration::from_millis(500)).ok()
+}
+
+/// `n` connections that send nothing (those that connect).
+fn idle_connections(port: u16, n: usize) -> Vec<TcpStream> {
+    (0..n).filter_map(|_| connect(port)).collect()
+}
+
+/// The exporter answers `/metrics` with 200 again within `within`.
+fn scrapes_again(port: u16, within: Duration) -> bool {
+    let t0 = Instant::now();
+    while t0.elapsed() < within {
+        if get(port, "/metrics", None).is_some_and(|(c, b)| c == 200 && b.contains("rocescope_frames_total"))
+        {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    false
+}
+
+/// Read until the peer closes, fails or `limit` passes; what came and whether it closed.
+fn read_until_closed(s: &mut TcpStream, limit: Duration) -> (Vec<u8>, bool) {
+    let t0 = Instant::now();
+    let mut out = Vec::new();
+    let mut buf = [0u8; 65536];
+    let _ = s.set_read_timeout(Some(Duration::from_millis(200)));
+    while t0.elapsed() < limit {
+        match s.read(&mut buf) {
+            Ok(0) => return (out, true),
+            Ok(n) => out.extend_from_slice(&buf[..n]),
+            Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {}
+            Err(_) => return (out, true),
+        }
+    }
+    (out, false)
+}
+
+#[test]
+fn idle_connections_past_the_open_file_limit_leave_it_serving() {
+    if !have_prlimit() {
+        common::skip("prlimit not installed (util-linux)");
+        return;
+    }
+    // 200 idle connections under a limit of 128 open files: today's exporter ran out of
+    // descriptors and exited 0. Now those past its connection cap are answered 503 and
+    // closed, a scrape meanwhile gets an answer (503 while the cap is taken), and once they
+    // go /metrics answers again.
+    let (exp, port) = start_abused(Some(128), &[]);
+    let held = idle_connections(port, 200);
+    assert!(held.len() > 128, "only {} connections", held.len());
+    std::thread::sleep(Duration::from_millis(500));
+    let mut exp = exp;
+    assert!(exp.0.try_wait().unwrap().is_none(), "the exporter ended under {} idle connections", held.len());
+    let t0 = Instant::now();
+    let during = get(port, "/metrics", None).map(|(c, _)| c);
+    assert!(matches!(during, Some(200 | 503)), "a scrape under load: {during:?}");
+    assert!(t0.elapsed() < Duration::from_secs(2), "a scrape under load waited {:?}", t0.elapsed());
+    drop(held);
+    assert!(scrapes_again(port, Duration::from_secs(5)), "no /metrics after the idle connections closed");
+    let (ended, err) = stop_abused(exp);
+    assert!(ended.is_none(), "the exporter ended: {ended:?}: {err}");
+    assert!(!err.contains("Too many open files"), "it ran out of descriptors: {err}");
+}
+
+#[test]
+fn running_out_of_descriptors_is_logged_once_and_it_keeps_accepting() {
+    if !have_prlimit() {
+        common::skip("prlimit not installed (util-linux)");
+        return;
+    }
+    // A cap above the open-file limit, so accept() itself fails with EMFILE: logged once
+    // (rate-limited), retried after a pause, never fatal.
+    let (exp, port) = start_abused(Some(128), &["--http-max-connections", "1000"]);
+    let held = idle_connections(port, 200);
+    assert!(held.len() > 128, "only {} connections", held.len());
+    std::thread::sleep(Duration::from_millis(1500));
+    let mut exp = exp;
+    assert!(exp.0.try_wait().unwrap().is_none(), "the exporter ended when accept() failed");
+    drop(held);
+    assert!(scrapes_again(port, Duration::from_secs(5)), "no /metrics after the descriptors came back");
+    let (ended, err) = stop_abused(exp);
+    assert!(ended.is_none(), "the exporter ended: {ended:?}: {err}");
+    let logged = err.matches("Too many open files").count();
+    assert!((1..=2).contains(&logged), "EMFILE logged {logged} times: {err}");
+}
+
+#[test]
+fn connections_past_the_cap_are_answered_503_at_once() {
+    let (exp, port) = start_abused(None, &["--http-max-connections", "4"]);
+    let held = idle_connections(port, 4);
+    assert_eq!(held.len(), 4);
+    std::thread::sleep(Duration::from_millis(200));
+    let t0 = Instant::now();
+    let r = get(port, "/metrics", None);
+    assert!(t0.elapsed() < Duration::from_secs(2), "the fifth connection waited {:?}", t0.elapsed());
+    // 503, or closed before the answer could be read.
+    if let Some((code, body)) = r {
+        assert_eq!((code, body.as_str()), (503, "busy, try again\n"));
+    }
+    drop(held);
+    assert!(scrapes_again(port, Duration::from_secs(5)));
+    let (ended, err) = stop_abused(exp);
+    assert!(ended.is_none(), "{err}");
+}
+
+#[test]
+fn a_huge_header_line_is_refused_with_bounded_memory() {
+    let (exp, port) = start_abused(None, &[]);
+    let pid = exp.0.id();
+    // Warm up (the first scrape allocates the encoder's buffers).
+    for _ in 0..3 {
+        assert_eq!(get(port, "/metrics", None).map(|r| r.0), Some(200));
+    }
+    let before = rss_kb(pid);
+    // 16 MiB of one header line, no CRLF: today's exporter buffered it whole (and 300 MB
+    // took it to 926 MB). Now: 431 or a closed connection, and memory stays where it was.
+    let mut s = connect(port).expect("connect");
+    s.set_write_timeout(Some(Duration::from_secs(5))).unwrap();
+    let chunk = vec![b'a'; 1 << 20];
+    let mut sent = 0usize;
+    if s.write_all(b"GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: ").is_ok() {
+        for _ in 0..16 {
+            if s.write_all(&chunk).is_err() {
+                break;
+            }
+            sent += chunk.len();
+        }
+    }
+    let (answer, closed) = read_until_closed(&mut s, Duration::from_secs(5));
+    let after = rss_kb(pid);
+    let text = String::from_utf8_lossy(&answer);
+    assert!(after < before + 8 * 1024, "RSS {before} kB -> {after} kB after {sent} bytes of header");
+    assert!(closed, "the connection stayed open after {sent} bytes of header");
+    assert!(text.is_empty() || text.starts_with("HTTP/1.1 431"), "{text}");
+    // Heads past the limits that the client sends whole: 431 (20 kB of one header; 70
+    // headers).
+    let long = format!("GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Long: {}\r\n\r\n", "a".repeat(20_000));
+    let many = format!("GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n{}\r\n", "X-Many: a\r\n".repeat(70));
+    for head in [long, many] {
+        let mut s = connect(port).expect("connect");
+        s.write_all(head.as_bytes()).unwrap();
+        let (answer, closed) = read_until_closed(&mut s, Duration::from_secs(5));
+        let text = String::from_utf8_lossy(&answer);
+        assert!(closed && text.starts_with("HTTP/1.1 431"), "{}", &head[..60]);
+    }
+    assert!(scrapes_again(port, Duration::from_secs(2)));
+}
+
+#[test]
+fn pipelined_requests_are_all_answered_in_order() {
+    let (_exp, port) = start_abused(None, &[]);
+    let paths = ["/healthz", "/nope", "/", "/metrics"];
+    let mut batch = String::new();
+    for i in 0..100 {
+        let close = if i == 99 { "Connection: close\r\n" } else { "" };
+        batch += &format!("GET {} HTTP/1.1\r\nHost: 127.0.0.1\r\n{close}\r\n", paths[i % 4]);
+    }
+    let mut s = connect(port).expect("connect");
+    s.write_all(batch.as_bytes()).unwrap();
+    let (answer, closed) = read_until_closed(&mut s, Duration::from_secs(10));
+    assert!(closed, "the connection stayed open after Connection: close");
+    let text = String::from_utf8_lossy(&answer);
+    // Every answer's status line, in order (no body holds "HTTP/1.1 ").
+    let codes: Vec<&str> =
+        text.match_indices("HTTP/1.1 ").filter_map(|(i, _)| text.get(i + 9..i + 12)).collect();
+    let want: Vec<&str> = (0..100).map(|i| ["200", "404", "200", "200"][i % 4]).collect();
+    assert_eq!(codes, want);
+}
+
+#[test]
+fn slow_and_idle_clients_are_disconnected_after_the_header_timeout() {
+    let (exp, port) = start_abused(None, &["--http-header-timeout", "1"]);
+    // Half a request line, then nothing.
+    let mut half = connect(port).expect("connect");
+    half.write_all(b"GET /metrics HT").unwrap();
+    // A request head trickled a byte every 100 ms: bytes keep coming, the head never ends.
+    let mut trickle = connect(port).expect("connect");
+    let t0 = Instant::now();
+    let mut trickle_closed = None;
+    let head = b"GET /metrics HTTP/1.1\r\nX-Slow: ".iter().chain(std::iter::repeat(&b'a'));
+    for &b in head.take(60) {
+        if trickle.write_all(&[b]).is_err() {
+            trickle_closed = Some(t0.elapsed());
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    if trickle_closed.is_none() {
+        let (_, closed) = read_until_closed(&mut trickle, Duration::from_secs(3));
+        if closed {
+            trickle_closed = Some(t0.elapsed());
+        }
+    }
+    let trickle_closed = trickle_closed.expect("a trickled head is cut off");
+    assert!(trickle_closed < Duration::from_secs(4), "a trickled head lasted {trickle_closed:?}");
+    let (_, closed) = read_until_closed(&mut half, Duration::from_secs(3));
+    assert!(closed, "half a request line kept its connection");
+    // A kept-alive connection idle after its answer.
+    let mut idle = connect(port).expect("connect");
+    idle.write_all(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n").unwrap();
+    let t1 = Instant::now();
+    let (answer, closed) = read_until_closed(&mut idle, Duration::from_secs(4));
+    assert!(String::from_utf8_lossy(&answer).starts_with("HTTP/1.1 200"), "{answer:?}");
+    assert!(closed, "an idle kept-alive connection stayed open");
+    assert!(t1.elapsed() >= Duration::from_millis(800), "closed too early: {:?}", t1.elapsed());
+    assert!(scrapes_again(port, Duration::from_secs(2)));
+    let (ended, err) = stop_abused(exp);
+    assert!(ended.is_none(), "{err}");
+}
+
+#[test]
+fn a_client_that_never_reads_is_disconnected_after_the_write_timeout() {
+    let (exp, port) = start_abused(None, &["--http-write-timeout", "1"]);
+    let pid = exp.0.id();
+    std::thread::sleep(Duration::from_millis(200));
+    let baseline = open_fds(pid);
+    // Scrapes pipelined and never read: far more answers than the socket buffers hold (the
+    // server stops reading once its answers back up, so stop writing when ours block).
+    let mut s = connect(port).expect("connect");
+    let req = b"GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+    s.set_write_timeout(Some(Duration::from_millis(100))).unwrap();
+    let started = Instant::now();
+    for _ in 0..5000 {
+        if s.write_all(req).is_err() {
+            break;
+        }
+    }
+    // Accepted (the answers back up meanwhile).
+    while open_fds(pid) == baseline && started.elapsed() < Duration::from_millis(500) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(open_fds(pid), baseline + 1, "the connection is open");
+    // Others are served meanwhile.
+    assert!(scrapes_again(port, Duration::from_secs(1)));
+    let t0 = Instant::now();
+    while open_fds(pid) > baseline && t0.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(open_fds(pid), baseline, "a client that never reads kept its connection");
+    assert!(started.elapsed() >= Duration::from_millis(900), "closed before the write timeout");
+    drop(s);
+    let (ended, err) = stop_abused(exp);
+    assert!(ended.is_none(), "{err}");
+}
+
+#[test]
+fn endpoints_keep_their_status_codes_and_content_types() {
+    let (_exp, port) = start_abused(None, &[]);
+    // The raw answer to one request (HTTP/1.1, closed after it).
+    let raw = |method: &str, path: &str| -> String {
+        let mut s = connect(port).expect("connect");
+        write!(
+            s,
+            "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nContent-Length: 0\r\n\r\n"
+        )
+        .unwrap();
+        let (answer, _) = read_until_closed(&mut s, Duration::from_secs(5));
+        String::from_utf8_lossy(&answer).into_owned()
+    };
+    let header = |resp: &str, name: &str| -> Option<String> {
+        let head = resp.split("\r\n\r\n").next()?;
+        head.lines().skip(1).find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            k.eq_ignore_ascii_case(name).then(|| v.trim().to_string())
+        })
+    };
+    let status = |resp: &str| resp.split_whitespace().nth(1).map(str::to_owned);
+    let body = |resp: &str| resp.split_once("\r\n\r\n").map(|(_, b)| b.to_string()).unwrap_or_default();
+    let cases = [
+        ("GET", "/metrics", "200", "text/plain; version=0.0.4; charset=utf-8"),
+        ("GET", "/metrics?x=1", "200", "text/plain; version=0.0.4; charset=utf-8"),
+        ("GET", "/healthz", "200", "application/json"),
+        ("GET", "/", "200", "text/html; charset=utf-8"),
+        ("GET", "/nope", "404", "text/plain; charset=UTF-8"),
+        ("POST", "/", "405", "text/plain; charset=UTF-8"),
+        ("PUT", "/metrics", "405", "text/plain; charset=UTF-8"),
+        ("HEAD", "/metrics", "200", "text/plain; version=0.0.4; charset=utf-8"),
+        ("HEAD", "/", "200", "text/html; charset=utf-8"),
+    ];
+    for (method, path, code, ctype) in cases {
+        let r = raw(method, path);
+        assert_eq!(status(&r).as_deref(), Some(code), "{method} {path}: {r}");
+        assert_eq!(header(&r, "Content-Type").as_deref(), Some(ctype), "{method} {path}: {r}");
+        if method == "HEAD" {
+            assert_eq!(body(&r), "", "{method} {path}: no body");
+        }
+    }
+    assert_eq!(body(&raw("GET", "/nope")), "not found: try /metrics or /healthz\n");
+    let post = raw("POST", "/");
+    assert_eq!(body(&post), "only GET\n");
+    assert_eq!(header(&post, "Allow").as_deref(), Some("GET, HEAD"));
+    let index = body(&raw("GET", "/"));
+    assert_eq!(
+        index,
+        "<html><head><title>rocescope exporter</title></head><body><h1>rocescope exporter</h1><p>Source: demo.pcap</p><p><a href=\"/metrics\">/metrics</a> <a href=\"/healthz\">/healthz</a></p></body></html>\n"
+            .replace("demo.pcap", &sample("demo.pcap").display().to_string())
+    );
+}
