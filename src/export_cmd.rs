@@ -118,17 +118,25 @@ pub fn run(args: &ExportArgs) -> anyhow::Result<ExitCode> {
     if args.no_http && args.push.is_none() {
         anyhow::bail!("--no-http leaves nothing to export: add --push FILE (or - for standard output)");
     }
+    // The server's runtime and listener first: a port in use fails before any analysis.
     let listener = if args.no_http {
         None
     } else {
-        let l = std::net::TcpListener::bind(args.listen).map_err(|e| {
-            anyhow::anyhow!(
-                "cannot listen on {}: {e} (another exporter running? try --listen 127.0.0.1:PORT)",
-                args.listen
-            )
-        })?;
-        l.set_nonblocking(true).context("cannot set up the HTTP listener")?;
-        Some(l)
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_io()
+            .enable_time()
+            .build()
+            .context("cannot start the HTTP server")?;
+        let listener = {
+            let _in_runtime = runtime.enter();
+            http::listen(args.listen).map_err(|e| {
+                anyhow::anyhow!(
+                    "cannot listen on {}: {e} (another exporter running? try --listen 127.0.0.1:PORT)",
+                    args.listen
+                )
+            })?
+        };
+        Some((runtime, listener))
     };
     let push = match &args.push {
         Some(p) if p.as_os_str() == "-" => Some(Box::new(std::io::stdout()) as Box<dyn Write + Send>),
@@ -155,7 +163,7 @@ pub fn run(args: &ExportArgs) -> anyhow::Result<ExitCode> {
     // The HTTP server runs in its own thread and says on `server` why it ended: only a stop
     // ends it cleanly; anything else (or a panic, which drops the sender) is a failure.
     let server = match listener {
-        Some(listener) => {
+        Some((runtime, listener)) => {
             if let Ok(addr) = listener.local_addr() {
                 note!("rocescope: exporting {} on http://{addr}/metrics", escape(&name));
             }
@@ -167,11 +175,6 @@ pub fn run(args: &ExportArgs) -> anyhow::Result<ExitCode> {
                     limits.max_connections
                 );
             }
-            let runtime = tokio::runtime::Builder::new_current_thread()
-                .enable_io()
-                .enable_time()
-                .build()
-                .context("cannot start the HTTP server")?;
             let ctx = http::Context::new(Arc::clone(&shared), name.clone(), live, Arc::clone(&stop), limits);
             let (tx, rx) = std::sync::mpsc::channel();
             std::thread::Builder::new().name("rocescope-http".into()).spawn(move || {
@@ -398,22 +401,39 @@ mod http {
     use hyper::{Method, Request, Response, StatusCode};
     use hyper_util::rt::{TokioIo, TokioTimer};
     use prometheus_client::registry::Registry;
+    use std::collections::HashMap;
     use std::convert::Infallible;
     use std::future::Future;
-    use std::io::{self, Read, Write};
+    use std::io;
+    use std::net::SocketAddr;
     use std::pin::Pin;
-    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
     use std::sync::{Arc, Mutex};
     use std::task::{Context as TaskContext, Poll};
     use std::time::{Duration, Instant};
-    use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+    use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf};
+    use tokio::net::{TcpListener, TcpSocket};
+    use tokio::sync::Notify;
 
     /// Connections at once unless `--http-max-connections` says otherwise (fewer when the
     /// open-file limit leaves less room).
     const MAX_CONNECTIONS: usize = 256;
     /// File descriptors kept free of connections, when the cap comes from the open-file
-    /// limit: the listener, the runtime, the capture and anything opened later.
-    const FD_RESERVE: u64 = 16;
+    /// limit: the listener, the runtime, the capture, connections being refused
+    /// ([`MAX_REFUSING`]) and anything opened later.
+    const FD_RESERVE: u64 = 32;
+    /// Connections past the cap being answered 503 at once; past these, they are closed
+    /// without an answer.
+    const MAX_REFUSING: usize = 16;
+    /// How long a refused connection is kept for its answer.
+    const REFUSE_LINGER: Duration = Duration::from_millis(250);
+    /// At the cap, a new connection replaces the one that has gone longest without a
+    /// request, if it has gone this long (idle, slow, or never reading its answers): a scrape
+    /// gets through a flood of idle connections. Otherwise the new one gets 503.
+    const EVICT_IDLE: Duration = Duration::from_secs(1);
+    /// Connections the kernel queues until they are accepted (std's is 128: a burst of
+    /// connections past it has its SYNs dropped, and clients wait a second to retry).
+    const BACKLOG: u32 = 1024;
     /// Largest request head (request line and headers): anything larger is answered 431.
     /// Prometheus sends about 300 bytes.
     const MAX_HEAD: usize = 16 * 1024;
@@ -499,13 +519,21 @@ mod http {
         }
     }
 
+    /// Listen on `addr` (within the server's runtime), with a backlog for bursts of
+    /// connections.
+    pub(super) fn listen(addr: SocketAddr) -> io::Result<TcpListener> {
+        let socket = if addr.is_ipv4() { TcpSocket::new_v4()? } else { TcpSocket::new_v6()? };
+        socket.set_reuseaddr(true)?;
+        socket.bind(addr)?;
+        socket.listen(BACKLOG)
+    }
+
     /// Serve until the stop flag is set (`Ok`), or until accepting fails in a way that
     /// retrying cannot mend (the listener itself is gone): `Err` says why.
-    pub(super) async fn serve(listener: std::net::TcpListener, ctx: Context) -> Result<(), String> {
-        let listener =
-            tokio::net::TcpListener::from_std(listener).map_err(|e| format!("the listener: {e}"))?;
+    pub(super) async fn serve(listener: TcpListener, ctx: Context) -> Result<(), String> {
         let ctx = Arc::new(ctx);
-        let open = Arc::new(AtomicUsize::new(0));
+        let conns = Arc::new(Conns::new());
+        let refusing = Arc::new(AtomicUsize::new(0));
         let mut http = hyper::server::conn::http1::Builder::new();
         http.timer(TokioTimer::new())
             .header_read_timeout(ctx.limits.header_timeout)
@@ -544,53 +572,150 @@ mod http {
                     continue;
                 }
             };
-            if open.load(Ordering::Relaxed) >= ctx.limits.max_connections {
-                refuse(stream);
-                continue;
+            if conns.len() >= ctx.limits.max_connections {
+                if conns.evict_idle() {
+                    // Let the evicted connection end (and close its socket) first.
+                    tokio::task::yield_now().await;
+                } else {
+                    refuse(stream, &refusing);
+                    continue;
+                }
             }
             let _ = stream.set_nodelay(true);
-            let slot = Slot::take(&open);
+            let slot = Slot::take(&conns);
             let io = TokioIo::new(WriteTimeout::new(stream, ctx.limits.write_timeout));
-            let c = Arc::clone(&ctx);
+            let (c, conn) = (Arc::clone(&ctx), Arc::clone(&slot.conn));
             let service = hyper::service::service_fn(move |req| {
+                conn.requested();
                 std::future::ready(Ok::<_, Infallible>(answer(&req, &c)))
             });
-            let conn = http.serve_connection(io, service);
+            let served = http.serve_connection(io, service);
             tokio::spawn(async move {
                 // A connection's errors (timeouts, bad requests, resets) end only it.
-                let _ = conn.await;
+                tokio::select! {
+                    _ = served => {}
+                    () = slot.conn.evict.notified() => {}
+                }
                 drop(slot);
             });
         }
     }
 
-    /// One connection's place under the cap, given back when it ends.
-    struct Slot(Arc<AtomicUsize>);
+    /// The open connections: how many, and which has gone longest without a request.
+    struct Conns {
+        epoch: Instant,
+        table: Mutex<(u64, HashMap<u64, Arc<Conn>>)>,
+    }
+
+    /// One open connection.
+    struct Conn {
+        /// When its last request came (or it connected), in ms since [`Conns::epoch`].
+        last_request: AtomicU64,
+        /// Notified to close it.
+        evict: Notify,
+        evicted: AtomicBool,
+        epoch: Instant,
+    }
+
+    impl Conn {
+        fn now(epoch: Instant) -> u64 {
+            u64::try_from(epoch.elapsed().as_millis()).unwrap_or(u64::MAX)
+        }
+
+        /// A request came.
+        fn requested(&self) {
+            self.last_request.store(Self::now(self.epoch), Ordering::Relaxed);
+        }
+    }
+
+    impl Conns {
+        fn new() -> Self {
+            Self { epoch: Instant::now(), table: Mutex::new((0, HashMap::new())) }
+        }
+
+        fn len(&self) -> usize {
+            self.table.lock().map_or(0, |t| t.1.len())
+        }
+
+        /// Close the connection that has gone longest without a request, if that is at
+        /// least [`EVICT_IDLE`]: a new one takes its place. False if none has.
+        fn evict_idle(&self) -> bool {
+            let Ok(t) = self.table.lock() else { return false };
+            let now = Conn::now(self.epoch);
+            // Of those idle as long (to the millisecond), the one opened first.
+            let idlest =
+                t.1.iter()
+                    .filter(|(_, c)| !c.evicted.load(Ordering::Relaxed))
+                    .min_by_key(|(id, c)| (c.last_request.load(Ordering::Relaxed), **id));
+            match idlest {
+                Some((_, c))
+                    if now.saturating_sub(c.last_request.load(Ordering::Relaxed))
+                        >= EVICT_IDLE.as_millis() as u64 =>
+                {
+                    c.evicted.store(true, Ordering::Relaxed);
+                    c.evict.notify_one();
+                    true
+                }
+                _ => false,
+            }
+        }
+    }
+
+    /// One connection's place among the open ones, given back when it ends.
+    struct Slot {
+        conns: Arc<Conns>,
+        id: u64,
+        conn: Arc<Conn>,
+    }
 
     impl Slot {
-        fn take(open: &Arc<AtomicUsize>) -> Self {
-            open.fetch_add(1, Ordering::Relaxed);
-            Self(Arc::clone(open))
+        fn take(conns: &Arc<Conns>) -> Self {
+            let conn = Arc::new(Conn {
+                last_request: AtomicU64::new(Conn::now(conns.epoch)),
+                evict: Notify::new(),
+                evicted: AtomicBool::new(false),
+                epoch: conns.epoch,
+            });
+            let mut id = 0;
+            if let Ok(mut t) = conns.table.lock() {
+                id = t.0;
+                t.0 += 1;
+                t.1.insert(id, Arc::clone(&conn));
+            }
+            Self { conns: Arc::clone(conns), id, conn }
         }
     }
 
     impl Drop for Slot {
         fn drop(&mut self) {
-            self.0.fetch_sub(1, Ordering::Relaxed);
+            if let Ok(mut t) = self.conns.table.lock() {
+                t.1.remove(&self.id);
+            }
         }
     }
 
-    /// A connection past the cap: 503 and close, at once, without waiting for anything (the
-    /// send buffer of a new connection is empty, so the answer fits).
-    fn refuse(stream: tokio::net::TcpStream) {
-        if let Ok(mut s) = stream.into_std() {
-            // What the client has sent already, so the close is less likely a reset that
-            // loses the answer.
-            let mut sink = [0u8; 4096];
-            let _ = s.read(&mut sink);
-            let _ = s.write_all(BUSY);
-            let _ = s.shutdown(std::net::Shutdown::Write);
+    /// A connection past the cap: 503, then closed. At most [`MAX_REFUSING`] at a time are
+    /// answered, each for at most [`REFUSE_LINGER`] (the answer, then what the client sends
+    /// until it closes, so that the close is no reset that would lose the answer); past
+    /// those, the connection is closed at once.
+    fn refuse(mut stream: tokio::net::TcpStream, refusing: &Arc<AtomicUsize>) {
+        if refusing.load(Ordering::Relaxed) >= MAX_REFUSING {
+            return;
         }
+        refusing.fetch_add(1, Ordering::Relaxed);
+        let refusing = Arc::clone(refusing);
+        tokio::spawn(async move {
+            let _ = tokio::time::timeout(REFUSE_LINGER, async {
+                stream.write_all(BUSY).await?;
+                stream.shutdown().await?;
+                let mut sink = [0u8; 4096];
+                while stream.read(&mut sink).await? > 0 {}
+                Ok::<_, io::Error>(())
+            })
+            .await;
+            drop(stream);
+            refusing.fetch_sub(1, Ordering::Relaxed);
+        });
     }
 
     /// What a failed accept() means.
