@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The exporter's HTTP server under abuse (issue 15), on loopback only: `rocescope export -r`
-# under `prlimit --nofile=1024` serving a 200,000-frame, 1,000-QP capture, then one load at a
-# time while a scraper fetches /metrics every 50 ms on a new connection:
+# under `prlimit --nofile=1024` serving a 200,000-frame, 1,000-QP capture (a 307 kB scrape),
+# then one load at a time while a scraper fetches /metrics every 50 ms on a new connection:
 #
 #   baseline    no load
 #   idle        1,100 connections that send nothing (past the open-file limit), held 12 s
@@ -33,7 +33,8 @@ trap cleanup EXIT
 "$bin/rocescope-samplegen" --bulk "$work/load.pcap" --packets 200000 --qps 1000 --payload 256 --snap 128 >/dev/null
 prlimit --nofile=1024:1024 "${ROCESCOPE:-$bin/rocescope}" export -r "$work/load.pcap" --listen "127.0.0.1:$port" 2>"$work/stderr" &
 pid=$!
-python3 - "$port" "$pid" <<'EOF'
+status=0
+python3 - "$port" "$pid" <<'EOF' || status=$?
 import os, resource, socket, statistics, sys, threading, time
 
 PORT, PID = int(sys.argv[1]), int(sys.argv[2])
@@ -104,6 +105,14 @@ while True:
 for _ in range(5):
     request("/metrics")
 BASE_FDS = fds()
+with socket.create_connection(ADDR, timeout=5) as c:
+    c.sendall(b"GET /metrics HTTP/1.0\r\n\r\n")
+    body = b""
+    while chunk := c.recv(1 << 16):
+        body += chunk
+size = len(body.split(b"\r\n\r\n", 1)[-1])
+print(f"scrape: {size / 1000:.0f} kB; exporter RSS {rss_mb():.1f} MB, {BASE_FDS} descriptors open",
+      file=sys.stderr)
 
 
 class Watch:
@@ -347,3 +356,4 @@ EOF
 echo
 echo "exporter's stderr:"
 sed 's/^/  /' "$work/stderr"
+exit $status
