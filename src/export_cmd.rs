@@ -442,11 +442,13 @@ mod http {
     /// First pause after accept() failed for want of resources (descriptors, memory); it
     /// doubles while the failures go on, up to `MAX_BACKOFF`.
     const MIN_BACKOFF: Duration = Duration::from_millis(50);
+    /// Longest pause between two accept() attempts while resources lack.
     const MAX_BACKOFF: Duration = Duration::from_secs(1);
     /// At most one message per this long about failed accepts.
     const LOG_EVERY: Duration = Duration::from_secs(10);
     /// How often the accept loop looks at the stop flag.
     const STOP_POLL: Duration = Duration::from_millis(100);
+    /// The content type of plain-text answers (errors), as tiny_http gave them.
     const TEXT: &str = "text/plain; charset=UTF-8";
     /// Said, raw, to a connection past the cap before it is closed.
     const BUSY: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain; charset=UTF-8\r\n\
