@@ -428,7 +428,7 @@ pub struct ExportArgs {
     #[arg(long, value_name = "SECS", default_value_t = 10.0, value_parser = parse_interval)]
     pub interval: f64,
     /// HTTP connections open at once; more are answered 503 and closed. Default: 256, fewer
-    /// when the open-file limit leaves less room (docs/reliability-exporter.md).
+    /// when the open-file limit leaves less room (docs/reliability.md).
     #[arg(long, value_name = "N", hide = true, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     pub http_max_connections: Option<u32>,
     /// Seconds a client has to send a request's head, counted from its connection or its

@@ -32,15 +32,20 @@ pub struct Opened {
     pub quiet: bool,
 }
 
-/// What an analysis covered after the source failed part-way: for one file, the frames
-/// before the damage; for several, the others whole and the damaged one up to the damage.
+/// `error` (a source that failed part-way), followed by what the analysis covered: for one
+/// file, the frames before the damage (nothing more when there were none: the error says no
+/// record could be read); for several, the others whole and the damaged one up to the damage.
 /// `what` is "the report", "the figures", "the analysis" (the past tense agrees with each).
-pub fn covers(merged: bool, frames: u64, what: &str) -> String {
+pub fn with_cover(error: impl std::fmt::Display, merged: bool, frames: u64, what: &str) -> String {
     if merged {
-        format!("{what} covered the other files whole and this one up to the damage")
+        format!("{error} ({what} covered the other files whole and this one up to the damage)")
     } else {
-        let frames = if frames == 1 { String::from("frame") } else { format!("{frames} frames") };
-        format!("{what} covered the {frames} before it")
+        match frames {
+            // The error says no record could be read: nothing to add.
+            0 => error.to_string(),
+            1 => format!("{error} ({what} covered the frame before it)"),
+            n => format!("{error} ({what} covered the {n} frames before it)"),
+        }
     }
 }
 

@@ -11,7 +11,7 @@
 //! that clients that misbehave cannot take it down: connections at once, the size of a
 //! request's head, a time limit to send it, a time limit for answers the client does not read;
 //! running out of file descriptors pauses accepting, never ends it
-//! (docs/reliability-exporter.md).
+//! (docs/reliability.md).
 
 use crate::cli::ExportArgs;
 use crate::driver::{self, Flow};
@@ -233,12 +233,13 @@ pub fn run(args: &ExportArgs) -> anyhow::Result<ExitCode> {
                         w.stats = end.stats;
                     }
                     (
-                        end.source_error
-                            .map(|e| format!("{e} ({})", driver::covers(merged, end.frames, "the figures"))),
+                        end.source_error.map(|e| driver::with_cover(e, merged, end.frames, "the figures")),
                         false,
                     )
                 }
-                Err(e) => (Some(format!("{e:#}")), true),
+                // Errors that are not about the input itself get its name here; the input's
+                // own errors name it already.
+                Err(e) => (Some(format!("{}: {e:#}", escape(&name))), true),
             };
             w.publish(&shared, &name, true);
             if let Ok(mut sh) = shared.lock() {
@@ -274,13 +275,13 @@ pub fn run(args: &ExportArgs) -> anyhow::Result<ExitCode> {
             if let Ok(mut sh) = shared.lock() {
                 sh.done = true;
                 sh.failed = true;
-                sh.error = Some("the analysis thread stopped unexpectedly".into());
+                sh.error = Some(format!("{}: the analysis thread stopped unexpectedly", escape(&name)));
             }
         }
         if done && !reported_done {
             reported_done = true;
             if let Some(e) = shared.lock().ok().and_then(|s| s.error.clone()) {
-                note!("rocescope: {}: {e}", escape(&name));
+                note!("rocescope: {e}");
             }
             if !live && server.is_some() {
                 note!(
@@ -338,7 +339,7 @@ pub fn run(args: &ExportArgs) -> anyhow::Result<ExitCode> {
     }
     if let Some(e) = shared.lock().ok().and_then(|s| s.error.clone()) {
         if !reported_done {
-            note!("rocescope: {}: {e}", escape(&name));
+            note!("rocescope: {e}");
         }
         exit = ExitCode::from(1);
     }

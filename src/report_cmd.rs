@@ -139,7 +139,7 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
     driver::report_stats(&text::escape(&opened.name).to_string(), &end);
     if let Some(e) = end.source_error {
         let merged = opened.source.point_names().is_some();
-        note!("rocescope: {e} ({})", driver::covers(merged, end.frames, "the report"));
+        note!("rocescope: {}", driver::with_cover(e, merged, end.frames, "the report"));
         return Ok(ExitCode::from(1));
     }
     if !violations {

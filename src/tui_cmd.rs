@@ -437,9 +437,9 @@ fn worker(
     let mut st = st.into_inner();
     st.analyzer.finish();
     let error = match result {
-        Ok(end) => end
-            .source_error
-            .map(|e| format!("{e} ({})", driver::covers(cfg_points.len() > 1, end.frames, "the analysis"))),
+        Ok(end) => {
+            end.source_error.map(|e| driver::with_cover(e, cfg_points.len() > 1, end.frames, "the analysis"))
+        }
         Err(e) => Some(format!("{e:#}")),
     }
     .map(|e| escape(&e).to_string());

@@ -847,3 +847,18 @@ fn endpoints_keep_their_status_codes_and_content_types() {
             .replace("demo.pcap", &sample("demo.pcap").display().to_string())
     );
 }
+
+#[test]
+fn a_damaged_input_is_named_once() {
+    // The input's errors name it themselves: the exporter must not name it again.
+    let dir = tempfile::tempdir().unwrap();
+    let cut = dir.path().join("cut.pcap");
+    let demo = std::fs::read(sample("demo.pcap")).unwrap();
+    std::fs::write(&cut, &demo[..2000]).unwrap();
+    let o =
+        Command::new(bin()).args(["export", "--no-http", "--push", "-", "-r"]).arg(&cut).output().unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(err.matches("cut.pcap").count(), 1, "{err}");
+    assert!(err.contains("capture is cut off"), "{err}");
+}

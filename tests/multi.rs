@@ -380,7 +380,7 @@ fn pair_with_files_damaged_at_the_start(dir: &std::path::Path) -> (Vec<PathBuf>,
     let errors = [
         "cut10.pcap: capture is cut off: its file header (at byte 0) is incomplete, no record could be read",
         "notes.txt is not a pcap or pcapng capture (starts with 74 68 65 73)",
-        "bad.pcap.gz: gzip stream is corrupt after 0 records (byte 0 of the decompressed capture): a gzip member header is invalid",
+        "bad.pcap.gz: gzip stream is corrupt before any record (byte 0 of the decompressed capture): a gzip member header is invalid",
         "empty.pcap is empty: not a pcap or pcapng capture",
     ];
     // Each message names the file by the path given.

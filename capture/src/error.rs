@@ -153,6 +153,11 @@ impl fmt::Display for CaptureError {
                 "{}: capture is cut off: its file header (at byte 0) is incomplete, no record could be read",
                 source_display(source_name)
             ),
+            CaptureError::Truncated { source_name, offset, records: 0 } => write!(
+                f,
+                "{}: capture is cut off: its first record (at byte {offset}) is incomplete, no record could be read",
+                source_display(source_name)
+            ),
             CaptureError::Truncated { source_name, offset, records } => write!(
                 f,
                 "{}: capture is cut off: the record at byte {offset} is incomplete (after {})",
@@ -161,27 +166,27 @@ impl fmt::Display for CaptureError {
             ),
             CaptureError::Corrupt { source_name, offset, records, detail } => write!(
                 f,
-                "{}: capture is corrupt at byte {offset}: {detail} (after {})",
+                "{}: capture is corrupt at byte {offset}: {detail} ({})",
                 source_display(source_name),
-                plural(*records)
+                after(*records)
             ),
             CaptureError::GzipCutOff { source_name, offset, records } => write!(
                 f,
-                "{}: gzip stream is cut off after {} (byte {offset} of the decompressed capture)",
+                "{}: gzip stream is cut off {} (byte {offset} of the decompressed capture)",
                 source_display(source_name),
-                plural(*records)
+                after(*records)
             ),
             CaptureError::GzipCorrupt { source_name, offset, records, detail } => write!(
                 f,
-                "{}: gzip stream is corrupt after {} (byte {offset} of the decompressed capture): {detail}",
+                "{}: gzip stream is corrupt {} (byte {offset} of the decompressed capture): {detail}",
                 source_display(source_name),
-                plural(*records)
+                after(*records)
             ),
             CaptureError::Read { source_name, offset, records, error } => write!(
                 f,
-                "{}: read failed after {} (byte {offset}): {error}",
+                "{}: read failed {} (byte {offset}): {error}",
                 source_display(source_name),
-                plural(*records)
+                after(*records)
             ),
         }
     }
@@ -192,6 +197,15 @@ impl fmt::Display for CaptureError {
 impl std::error::Error for CaptureError {}
 
 /// "1 record", "2 records".
+/// "after 3 records", or "before any record" for none (never "after 0 records").
+pub(crate) fn after(n: u64) -> String {
+    if n == 0 {
+        String::from("before any record")
+    } else {
+        format!("after {}", plural(n))
+    }
+}
+
 pub(crate) fn plural(n: u64) -> String {
     if n == 1 {
         String::from("1 record")
