@@ -82,6 +82,7 @@ pub fn run(args: &TuiArgs) -> anyhow::Result<ExitCode> {
         signal_hook::flag::register_usize(sig, Arc::clone(&signal), sig as usize)?;
         signal_hook::flag::register(sig, Arc::clone(&stop))?;
     }
+    watch_terminal(Arc::clone(&stop));
     let ui = rocescope_tui::term::run(rx, Arc::clone(&stop), clear, &tree);
     stop.store(true, Ordering::Relaxed);
     let _ = worker.join();
@@ -90,6 +91,30 @@ pub fn run(args: &TuiArgs) -> anyhow::Result<ExitCode> {
         Ok(0) | Err(_) => Ok(ExitCode::SUCCESS),
         Ok(sig) => Ok(ExitCode::from(128u8.saturating_add(sig))),
     }
+}
+
+/// End the process when its terminal goes away (the window closed, the tmux session
+/// killed, the ssh connection dropped). A SIGHUP does not always come, and then the terminal
+/// library reads end-of-file from the dead terminal in a loop that never returns, at full CPU,
+/// for ever. With no terminal left there is nothing to restore: exit 129 (as SIGHUP).
+fn watch_terminal(stop: Arc<AtomicBool>) {
+    #[cfg(unix)]
+    {
+        // Only a process whose controlling terminal opens now can tell when it goes.
+        if !controlling_terminal() {
+            return;
+        }
+        let _ = std::thread::Builder::new().name("rocescope-tty".into()).spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                std::thread::sleep(Duration::from_millis(500));
+                if !controlling_terminal() {
+                    std::process::exit(129);
+                }
+            }
+        });
+    }
+    #[cfg(not(unix))]
+    let _ = stop;
 }
 
 /// Why the UI cannot run here, if it cannot. It draws on standard output, which must be a

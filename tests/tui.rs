@@ -201,3 +201,30 @@ fn sigterm_gives_the_terminal_back() {
     assert!(s.contains("MODE icanon") && !s.contains("MODE -icanon"), "cooked mode restored:\n{s}");
     assert!(!s.contains("3 of 3"), "alternate screen left:\n{s}");
 }
+
+#[test]
+fn a_closed_terminal_ends_the_tui() {
+    // A killed tmux session (a closed window, a dropped ssh connection) must not leave the
+    // TUI spinning on a dead terminal for ever (it did, at full CPU: no SIGHUP came).
+    let dir = tempfile::tempdir().unwrap();
+    let name = format!("closed-terminal-{}.pcap", std::process::id());
+    let path = dir.path().join(&name);
+    std::fs::copy(common::root().join("samples/demo.pcap"), &path).unwrap();
+    let cmd = format!("{} tui -r {}; sleep 30", bin(), path.display());
+    let alive =
+        || std::process::Command::new("pgrep").args(["-f", &name]).output().is_ok_and(|o| o.status.success());
+    {
+        let Some(t) = Tmux::start(&cmd) else { return };
+        t.wait_for("connections");
+        assert!(alive());
+    } // dropped: the session is killed
+    let start = std::time::Instant::now();
+    while alive() && start.elapsed() < std::time::Duration::from_secs(5) {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let gone = !alive();
+    if !gone {
+        let _ = std::process::Command::new("pkill").args(["-9", "-f", &name]).status();
+    }
+    assert!(gone, "the TUI outlived its terminal by 5 s");
+}
