@@ -200,7 +200,8 @@ pub fn outputs(demo: &Gen) -> Vec<(String, Vec<u8>)> {
 
     // Damaged datagrams around one good one.
     let a = &AGENTS[0];
-    let good = demo.frames.first().map(|f| datagram(a, 1, 1000, &[flow_sample(a, f, 1, 1)])).unwrap_or_default();
+    let good =
+        demo.frames.first().map(|f| datagram(a, 1, 1000, &[flow_sample(a, f, 1, 1)])).unwrap_or_default();
     let mut v4 = good.clone();
     v4[..4].copy_from_slice(&4u32.to_be_bytes());
     let mut long = good.clone();
