@@ -139,11 +139,14 @@ fn loss_verdicts_are_off_with_a_sample_rate() {
 /// What the sFlow sample holds, read from its bytes here: per (agent, ifIndex, dst, QP):
 /// (packets, CNPs, CE packets, per opcode), each sample counted its rate times; plus the
 /// datagram count.
+/// (agent, ifIndex, destination, QP) -> (packets, CNPs, CE packets, packets per opcode).
+type Figures = BTreeMap<(String, u32, String, u32), (u64, u64, u64, BTreeMap<u8, u64>)>;
+
 #[derive(Default, Debug)]
 struct Expect {
     datagrams: u64,
     samples: u64,
-    flows: BTreeMap<(String, u32, String, u32), (u64, u64, u64, BTreeMap<u8, u64>)>,
+    flows: Figures,
 }
 
 fn be(b: &[u8], at: usize) -> u32 {

@@ -39,7 +39,7 @@ impl Analyzer {
     /// point; any other frame is fed as [`Analyzer::push`] does. Feature `capture`.
     pub fn push_frame(&mut self, number: u64, rec: &Record<'_>, p: &Packet<'_>, opts: &DecodeOptions) {
         if self.cfg.sflow {
-            if let Some(u) = sflow::udp_in_frame(rec.link_type.0.into(), rec.data) {
+            if let Some(u) = sflow::udp_in_frame(rec.link_type.0, rec.data) {
                 if u.dst_port == sflow::PORT {
                     match sflow::parse(u.payload) {
                         Ok(dg) => return self.push_sflow(number, rec.ts_ns, &dg, opts),

@@ -107,17 +107,19 @@ impl SflowListener {
             detail: format!("receiving sFlow failed: {e}"),
         };
         self.sock.set_nonblocking(!wait).map_err(fail)?;
-        let (len, from) = loop {
-            match self.sock.recv_from(&mut self.buf) {
-                Ok(r) => break r,
-                Err(e)
-                    if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) =>
-                {
-                    return Ok(false)
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => return Ok(false),
-                Err(e) => return Err(fail(e)),
+        let (len, from) = match self.sock.recv_from(&mut self.buf) {
+            Ok(r) => r,
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock
+                        | std::io::ErrorKind::TimedOut
+                        | std::io::ErrorKind::Interrupted
+                ) =>
+            {
+                return Ok(false)
             }
+            Err(e) => return Err(fail(e)),
         };
         let payload = self.buf.get(..len).unwrap_or(&[]);
         frame_for(&mut self.frame, from, self.local, payload);
