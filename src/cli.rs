@@ -137,9 +137,14 @@ pub struct SourceArgs {
         value_name = "FILE",
         num_args = 1..,
         action = clap::ArgAction::Append,
-        conflicts_with = "interface"
+        conflicts_with_all = ["interface", "sflow"]
     )]
     pub read: Vec<PathBuf>,
+    /// Listen for sFlow v5 datagrams on this UDP address (e.g. 0.0.0.0:6343) and analyse
+    /// the packet headers the agents sample, each scaled by its sampling rate, with each
+    /// agent's interface a capture point (docs/verdicts.md "Sampled captures").
+    #[arg(long, value_name = "ADDR:PORT", conflicts_with = "interface")]
+    pub sflow: Option<std::net::SocketAddr>,
     /// Interface to capture on (`any` for all; `rocescope interfaces` lists them).
     #[arg(short = 'i', long = "interface", value_name = "IFACE")]
     pub interface: Option<String>,
@@ -346,6 +351,15 @@ pub struct AnalysisOpts {
     /// The severity counts and every connection's health still count each finding.
     #[arg(long, value_name = "N", default_value_t = 10)]
     pub findings_per_kind: usize,
+    /// The capture holds one packet in N (a sampled mirror, `tcpdump` behind a sampler):
+    /// packet and byte counters are scaled by N, and the verdicts that need every packet
+    /// (PSN-gap loss, resend causes, reordering, PFC storms...) are off. sFlow datagrams
+    /// bring their own rates.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub sample_rate: Option<u32>,
+    /// Analyse frames to UDP port 6343 as ordinary frames, not as sFlow datagrams.
+    #[arg(long)]
+    pub no_sflow: bool,
     /// Baseline file (TOML) with the expected values; flags override it.
     #[arg(long, value_name = "FILE")]
     pub baseline: Option<PathBuf>,

@@ -87,7 +87,12 @@ pub fn open(args: &SourceArgs, roce_port: u16, interactive: bool) -> anyhow::Res
             };
             Opened { source: Source::live(&opts)?, name: iface.clone(), quiet: false }
         }
-        ([], None) => anyhow::bail!("give a capture file (-r FILE) or an interface (-i IFACE)"),
+        ([], None) => match args.sflow {
+            Some(addr) => {
+                Opened { source: Source::sflow(addr)?, name: format!("sflow {addr}"), quiet: false }
+            }
+            None => anyhow::bail!("give a capture file (-r FILE), an interface (-i IFACE) or an sFlow address (--sflow ADDR:PORT)"),
+        },
     };
     if !args.read.is_empty() && args.filter.is_some() {
         anyhow::bail!("-f applies to live captures (-i); files are read whole");
@@ -190,6 +195,7 @@ pub fn pump(
             }
             if !hinted
                 && !opened.quiet
+                && !opened.source.is_sflow()
                 && end.roce == 0
                 && started.elapsed().as_secs_f64() >= args.blind_after
             {

@@ -22,7 +22,7 @@ use anyhow::Context;
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::DescriptorEncoder;
 use rocescope_analyzer::report::CaptureCounters;
-use rocescope_analyzer::{Analyzer, FrameMeta};
+use rocescope_analyzer::Analyzer;
 use rocescope_capture::text::{self, escape};
 use std::io::Write;
 use std::process::ExitCode;
@@ -68,6 +68,8 @@ struct Worker {
     live: bool,
     /// Flows idle this long (ns of capture time) are no longer tracked.
     idle_ns: Option<i64>,
+    /// Frames read (an sFlow datagram is one frame): the number of the latest.
+    frames: u64,
 }
 
 impl Worker {
@@ -202,6 +204,7 @@ pub fn run(args: &ExportArgs) -> anyhow::Result<ExitCode> {
                 stats: None,
                 live,
                 idle_ns,
+                frames: 0,
             });
             let result = driver::pump(
                 &mut opened,
@@ -211,9 +214,10 @@ pub fn run(args: &ExportArgs) -> anyhow::Result<ExitCode> {
                 &stop,
                 |rec, packet| {
                     let mut w = st.borrow_mut();
+                    w.frames += 1;
                     if let Some(p) = packet {
-                        let meta = FrameMeta::from_record(w.analyzer.totals().packets + 1, rec);
-                        w.analyzer.push(&meta, p);
+                        let n = w.frames;
+                        w.analyzer.push_frame(n, rec, p, &opts);
                     }
                     w.maybe_publish(&shared, &name);
                     Ok(Flow::Continue)

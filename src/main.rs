@@ -32,7 +32,7 @@ fn main() -> ExitCode {
     }
     if let Some(source) = cli.command.as_ref().map_or(Some(&cli.tui.source), cli::Command::source) {
         let bare = cli.command.is_none() && std::env::args_os().len() == 1;
-        if !bare && source.read.is_empty() && source.interface.is_none() {
+        if !bare && source.read.is_empty() && source.interface.is_none() && source.sflow.is_none() {
             let mut cmd = <cli::Cli as clap::CommandFactory>::command();
             cmd.build();
             let name = cli.command.as_ref().map(cli::Command::name);
@@ -48,7 +48,10 @@ fn main() -> ExitCode {
         }
     }
     let result = match cli.command {
-        None if cli.tui.source.read.is_empty() && cli.tui.source.interface.is_none() => {
+        None if cli.tui.source.read.is_empty()
+            && cli.tui.source.interface.is_none()
+            && cli.tui.source.sflow.is_none() =>
+        {
             // Usage: status 2 whether or not the help could be written.
             let printed = <cli::Cli as clap::CommandFactory>::command()
                 .print_help()

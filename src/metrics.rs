@@ -457,6 +457,36 @@ impl Exposition {
         }
         fams.push(between);
         fams.push(one("rocescope_flows", "Flows tracked.", Kind::Gauge, None, s.flows as f64));
+        // Sampled captures (docs/verdicts.md "Sampled captures"): counters are estimates.
+        fams.push(one(
+            "rocescope_sampled",
+            "1 when the capture is sampled (--sample-rate, sFlow): packet and byte counters are estimates and PSN loss verdicts are off.",
+            Kind::Gauge,
+            None,
+            if r.sampled.is_some() { 1.0 } else { 0.0 },
+        ));
+        if let Some(sm) = &r.sampled {
+            let mut rate = Family::new(
+                "rocescope_sampling_rate",
+                "One packet in this many is seen, per capture point (sFlow: its latest sample's rate).",
+                Kind::Gauge,
+                None,
+            );
+            match &r.sflow {
+                Some(sf) => {
+                    for src in &sf.sources {
+                        rate.samples
+                            .push((vec![("point", point_name(src.point))], f64::from(src.sampling_rate)));
+                    }
+                }
+                None => {
+                    for p in &r.points {
+                        rate.samples.push((vec![("point", p.name.clone())], f64::from(sm.rate_max)));
+                    }
+                }
+            }
+            fams.push(rate);
+        }
         let mut findings = Family::new("rocescope_findings", "Findings now, by severity.", Kind::Gauge, None);
         for (sev, n) in
             [("critical", s.findings.critical), ("warning", s.findings.warning), ("info", s.findings.info)]

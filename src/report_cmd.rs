@@ -8,7 +8,7 @@ use crate::driver::{self, Flow};
 use crate::output::report_text;
 use crate::stdio::{self, note};
 use anyhow::Context;
-use rocescope_analyzer::{Analyzer, AuditConfig, Config, FrameMeta};
+use rocescope_analyzer::{Analyzer, AuditConfig, Config, Sampling, SamplingSource};
 use rocescope_capture::text;
 use std::io::Write;
 use std::process::ExitCode;
@@ -73,6 +73,8 @@ pub fn analysis_config(
     cfg.reorder_ns = (a.reorder_window * 1e3) as i64;
     cfg.findings_per_kind = a.findings_per_kind;
     cfg.min_ack_timeout_ns = a.min_ack_timeout;
+    cfg.sampling = a.sample_rate.map(|rate| Sampling { source: SamplingSource::Flag, rate });
+    cfg.sflow = !a.no_sflow;
     Ok(cfg)
 }
 
@@ -84,6 +86,9 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
     let mut opened = crate::signals::opening(|| driver::open(&args.source, opts.roce_port, false))?;
     cfg.points = opened.point_names();
     let mut analyzer = Analyzer::new(cfg);
+    // Frame numbers as the capture counts them (an sFlow datagram is one frame, whatever
+    // it samples): what findings cite as evidence.
+    let mut number = 0u64;
     let end = driver::pump(
         &mut opened,
         &args.source,
@@ -91,9 +96,9 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
         driver::Decoding::All,
         &stop,
         |rec, packet| {
+            number += 1;
             if let Some(p) = packet {
-                let meta = FrameMeta::from_record(analyzer.totals().packets + 1, rec);
-                analyzer.push(&meta, p);
+                analyzer.push_frame(number, rec, p, &opts);
             }
             Ok(Flow::Continue)
         },

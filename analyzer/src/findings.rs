@@ -84,6 +84,10 @@ pub(crate) struct FindingSink {
     kinds: BTreeMap<FindingKind, (Top, Folded)>,
     counts: SeverityCounts,
     flow_worst: Vec<Option<Severity>>,
+    /// A sampled capture: findings that need every packet are not made.
+    sampled: bool,
+    /// Those not made.
+    suppressed: u64,
 }
 
 impl FindingSink {
@@ -95,11 +99,28 @@ impl FindingSink {
             kinds: BTreeMap::new(),
             counts: SeverityCounts::default(),
             flow_worst: vec![None; flows],
+            sampled: false,
+            suppressed: 0,
         }
+    }
+
+    /// The capture is sampled: drop findings whose verdict needs every packet
+    /// ([`FindingKind::needs_every_packet`]), counting them.
+    pub(crate) fn set_sampled(&mut self, sampled: bool) {
+        self.sampled = sampled;
+    }
+
+    /// Findings not made because the capture is sampled.
+    pub(crate) fn suppressed(&self) -> u64 {
+        self.suppressed
     }
 
     /// Add a finding.
     pub(crate) fn push(&mut self, f: Finding) {
+        if self.sampled && f.kind.needs_every_packet() {
+            self.suppressed += 1;
+            return;
+        }
         match f.severity {
             Severity::Critical => self.counts.critical += 1,
             Severity::Warning => self.counts.warning += 1,

@@ -19,21 +19,26 @@ pub struct OpcodeCounts {
 impl OpcodeCounts {
     /// Count one packet of `op`.
     pub fn add(&mut self, op: Opcode) {
+        self.add_n(op, 1);
+    }
+
+    /// Count `k` packets of `op` (a sampled packet stands for the rate's worth).
+    pub fn add_n(&mut self, op: Opcode, k: u64) {
         let n = usize::from(self.len);
         if let Some(i) = self.ops.iter().take(n).position(|o| *o == op.0) {
             if let Some(c) = self.counts.get_mut(i) {
-                *c += 1;
+                *c = c.saturating_add(k);
             }
         } else if n < self.ops.len() {
             if let (Some(o), Some(c)) = (self.ops.get_mut(n), self.counts.get_mut(n)) {
                 *o = op.0;
-                *c = 1;
+                *c = k;
             }
             self.len += 1;
         } else if let Some(slot) = self.more.iter_mut().find(|(o, _)| *o == op.0) {
-            slot.1 += 1;
+            slot.1 = slot.1.saturating_add(k);
         } else {
-            self.more.push((op.0, 1));
+            self.more.push((op.0, k));
         }
     }
 

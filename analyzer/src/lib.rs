@@ -19,6 +19,8 @@ pub mod flow;
 pub mod pfc;
 pub mod psn;
 pub mod report;
+#[cfg(feature = "capture")]
+pub mod sflow;
 pub mod stats;
 
 /// The README's examples, compiled (and run, where they need no file) as doc tests.
@@ -72,6 +74,57 @@ pub struct Config {
     /// one summary finding of that kind (0: no limit). A million QPs with a bad ICRC each
     /// would otherwise be a million findings.
     pub findings_per_kind: usize,
+    /// The capture is sampled (one packet in N; docs/verdicts.md "Sampled captures"):
+    /// packet and byte counters are scaled by the rate, and verdicts that need every packet
+    /// (PSN loss, resend causes, reordering, pause storms...) are off. `None`: every packet
+    /// was captured. sFlow sets it when its first sample arrives
+    /// ([`Analyzer::mark_sampled`]), each sample carrying its own rate.
+    pub sampling: Option<Sampling>,
+    /// Read frames to UDP port 6343 that are sFlow v5 datagrams as sFlow: their sampled
+    /// headers are analysed, not the datagrams (feature `capture`,
+    /// [`Analyzer::push_frame`]). On by default.
+    pub sflow: bool,
+}
+
+/// How a capture is sampled.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Sampling {
+    /// Where the rate comes from.
+    pub source: SamplingSource,
+    /// One packet in this many was captured: the weight of a packet fed with
+    /// [`Analyzer::push`] (sFlow samples bring their own, [`Analyzer::push_sampled`]).
+    pub rate: u32,
+}
+
+/// Where a sampling rate comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SamplingSource {
+    /// `--sample-rate N`: the user says the capture holds one packet in N.
+    Flag,
+    /// sFlow flow samples, each with the sampling rate its agent used.
+    Sflow,
+}
+
+impl SamplingSource {
+    /// Its name in the report: `flag` or `sflow`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SamplingSource::Flag => "flag",
+            SamplingSource::Sflow => "sflow",
+        }
+    }
+}
+
+/// The sampling rates actually met.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SamplingSeen {
+    /// Packets fed (samples), unscaled.
+    pub samples: u64,
+    /// Smallest rate met (0: none yet).
+    pub rate_min: u32,
+    /// Largest rate met.
+    pub rate_max: u32,
 }
 
 impl Default for Config {
@@ -88,6 +141,8 @@ impl Default for Config {
             points: Vec::new(),
             match_window_ns: 500_000_000,
             findings_per_kind: 10,
+            sampling: None,
+            sflow: true,
         }
     }
 }
@@ -133,8 +188,10 @@ impl FrameMeta {
 /// Whole-capture counters.
 #[derive(Clone, Debug, Default)]
 pub struct Totals {
-    /// Frames.
+    /// Frames (in a sampled capture, the estimate: each sample times its rate).
     pub packets: u64,
+    /// Frames fed, unscaled: the number the next frame gets ([`Analyzer::push_record`]).
+    pub frames: u64,
     /// RoCE frames (v1 and v2) that decoded completely.
     pub roce: u64,
     /// Of those, RoCEv1.
@@ -231,6 +288,13 @@ pub struct Analyzer {
     audit: FxHashMap<AuditKey, (u64, u64)>,
     /// Any packet-level audit check configured.
     audit_active: bool,
+    /// How many packets the one being fed stands for (its sampling rate; 1 unsampled).
+    weight: u64,
+    /// Rates met in a sampled capture.
+    sampling_seen: SamplingSeen,
+    /// sFlow datagrams and their data sources.
+    #[cfg(feature = "capture")]
+    sflow: sflow::SflowState,
 }
 
 fn ip_of(p: &Packet<'_>) -> Option<(IpAddr, IpAddr, u8, Ecn)> {
@@ -266,8 +330,10 @@ impl Analyzer {
         // Every expectation looks at packets (`lossless_priorities` too: data must map to one).
         let audit_active = cfg.audit.is_set();
         let npoints = cfg.points.len().max(1);
-        let matcher =
-            (cfg.points.len() > 1).then(|| crosspoint::Matcher::new(cfg.points.len(), cfg.match_window_ns));
+        // Sampled points never take part in matching across points: a packet sampled at one
+        // point is almost never the one sampled at the other.
+        let matcher = (cfg.points.len() > 1 && cfg.sampling.is_none())
+            .then(|| crosspoint::Matcher::new(cfg.points.len(), cfg.match_window_ns));
         Analyzer {
             cfg,
             index: FxHashMap::default(),
@@ -286,7 +352,58 @@ impl Analyzer {
             pmtu_seen: 0,
             audit: FxHashMap::default(),
             audit_active,
+            weight: 1,
+            sampling_seen: SamplingSeen::default(),
+            #[cfg(feature = "capture")]
+            sflow: sflow::SflowState::default(),
         }
+    }
+
+    /// The capture turned out to be sampled (an sFlow datagram arrived): from now on the
+    /// report says so, and matching across capture points stops. A sampling already
+    /// configured is kept.
+    pub fn mark_sampled(&mut self, source: SamplingSource) {
+        if self.cfg.sampling.is_none() {
+            self.cfg.sampling = Some(Sampling { source, rate: 1 });
+        }
+        self.matcher = None;
+    }
+
+    /// What the sFlow datagrams held so far (`None` when none was met, and always without
+    /// feature `capture`).
+    pub fn sflow_summary(&self) -> Option<report::SflowReport> {
+        #[cfg(feature = "capture")]
+        return self.sflow.report();
+        #[cfg(not(feature = "capture"))]
+        None
+    }
+
+    /// Rates met so far in a sampled capture.
+    pub fn sampling_seen(&self) -> SamplingSeen {
+        self.sampling_seen
+    }
+
+    /// Add a capture point found while reading (an sFlow agent and interface) and return its
+    /// index for [`FrameMeta::point`]. Points of a sampled capture take no part in matching
+    /// across points. At most `u16::MAX` points: beyond, the last index is returned again.
+    pub fn add_point(&mut self, name: String) -> u16 {
+        if self.cfg.points.is_empty() {
+            self.cfg.points.push(name);
+            return 0;
+        }
+        if self.cfg.points.len() > usize::from(u16::MAX) {
+            return u16::MAX;
+        }
+        self.cfg.points.push(name);
+        let n = self.cfg.points.len();
+        if self.points.len() < n {
+            if let [only] = self.points.as_mut_slice() {
+                *only = self.totals.as_point();
+            }
+            self.points.resize(n, PointTotals::default());
+            self.priorities.resize(n * 8, PriorityUse::default());
+        }
+        u16::try_from(n - 1).unwrap_or(u16::MAX)
     }
 
     /// The settings.
@@ -429,6 +546,24 @@ impl Analyzer {
     /// assert_eq!(report.flows[0].psn.gaps, 1);
     /// ```
     pub fn push(&mut self, meta: &FrameMeta, p: &Packet<'_>) {
+        let rate = self.cfg.sampling.map_or(1, |s| s.rate);
+        self.push_sampled(meta, p, rate);
+    }
+
+    /// Feed one sampled packet that stands for `rate` packets (one in `rate` was sampled):
+    /// its packet and byte counters count `rate` times (docs/verdicts.md "Sampled
+    /// captures"). [`Analyzer::push`] uses the configured rate; sFlow samples bring their
+    /// own. A rate of 0 counts as 1.
+    pub fn push_sampled(&mut self, meta: &FrameMeta, p: &Packet<'_>, rate: u32) {
+        let rate = rate.max(1);
+        let w = u64::from(rate);
+        self.weight = w;
+        if self.cfg.sampling.is_some() {
+            let s = &mut self.sampling_seen;
+            s.samples += 1;
+            s.rate_min = if s.rate_min == 0 { rate } else { s.rate_min.min(rate) };
+            s.rate_max = s.rate_max.max(rate);
+        }
         let point = usize::from(meta.point);
         // A single source's point counters are the totals (see `points`): the per-frame
         // bookkeeping is for merged captures only.
@@ -444,7 +579,7 @@ impl Analyzer {
                 self.priorities.resize((point + 1) * 8, PriorityUse::default());
             }
             if let Some(pt) = self.points.get_mut(point) {
-                pt.packets += 1;
+                pt.packets = pt.packets.saturating_add(w);
                 pt.start_ns.get_or_insert(meta.ts_ns);
                 pt.end_ns = Some(pt.end_ns.map_or(meta.ts_ns, |e| e.max(meta.ts_ns)));
             }
@@ -453,7 +588,8 @@ impl Analyzer {
             }
         }
         let t = &mut self.totals;
-        t.packets += 1;
+        t.packets = t.packets.saturating_add(w);
+        t.frames += 1;
         t.start_ns.get_or_insert(meta.ts_ns);
         // The latest time, not the last frame's: merged captures are not always in order.
         t.end_ns = Some(t.end_ns.map_or(meta.ts_ns, |e| e.max(meta.ts_ns)));
@@ -462,11 +598,11 @@ impl Analyzer {
         let cut = (meta.len as usize) > p.data.len()
             && p.error.is_some_and(|e| matches!(e.kind, rocescope_decoder::ErrorKind::Truncated { .. }));
         if cut && p.is_malformed_roce() && p.roce.is_none() {
-            t.icrc_truncated += 1;
+            t.icrc_truncated += w;
             return;
         }
         if p.is_malformed_roce() && !cut {
-            t.malformed += 1;
+            t.malformed += w;
             if t.malformed_frames.len() < 10 {
                 let why = p.error.map(|e| e.to_string()).unwrap_or_default();
                 t.malformed_frames.push((meta.number, why));
@@ -478,29 +614,29 @@ impl Analyzer {
             return;
         }
         let Some(r) = &p.roce else {
-            t.non_roce += 1;
+            t.non_roce += w;
             return;
         };
         let Some((src, dst, dscp, ecn)) = ip_of(p) else {
-            t.non_roce += 1;
+            t.non_roce += w;
             return;
         };
-        t.roce += 1;
+        t.roce += w;
         // Wire bytes from the IP length, not the record's (reference §1.1, §1.11).
         let wire = stats::wire_len(p, meta.len);
-        t.roce_bytes += wire;
+        t.roce_bytes = t.roce_bytes.saturating_add(wire.saturating_mul(w));
         if multi {
             if let Some(pt) = self.points.get_mut(point) {
-                pt.roce += 1;
+                pt.roce += w;
             }
         }
         if r.grh.is_some() {
-            t.roce_v1 += 1;
+            t.roce_v1 += w;
         }
         match r.icrc.status {
-            IcrcStatus::Invalid => t.icrc_bad += 1,
-            IcrcStatus::Truncated => t.icrc_truncated += 1,
-            _ if cut => t.icrc_truncated += 1,
+            IcrcStatus::Invalid => t.icrc_bad += w,
+            IcrcStatus::Truncated => t.icrc_truncated += w,
+            _ if cut => t.icrc_truncated += w,
             _ => {}
         }
         let start = t.start_ns.unwrap_or(meta.ts_ns);
@@ -528,11 +664,11 @@ impl Analyzer {
         self.check_audit(id, meta.number, audit::Class::of(op), (dscp, pcp, prio), (!v1).then_some(ecn));
         let Some(f) = self.flows.get_mut(id) else { return };
         f.last_ts = meta.ts_ns;
-        f.packets += 1;
-        f.bytes += wire;
-        f.payload_bytes += r.payload_len as u64;
-        f.opcodes.add(op);
-        f.ecn[ecn as usize] += 1;
+        f.packets = f.packets.saturating_add(w);
+        f.bytes = f.bytes.saturating_add(wire.saturating_mul(w));
+        f.payload_bytes = f.payload_bytes.saturating_add((r.payload_len as u64).saturating_mul(w));
+        f.opcodes.add_n(op, w);
+        f.ecn[ecn as usize] += w;
         f.dscp_seen |= 1 << (dscp & 63);
         if let Some(pc) = pcp {
             f.pcp_seen |= 1 << (pc & 7);
@@ -541,9 +677,9 @@ impl Analyzer {
         if op.0 & 0xE0 == 0x40 {
             f.dc |= self.cfg.opcode.dc;
         }
-        f.bins.add(meta.ts_ns - start, wire, ecn == Ecn::Ce);
+        f.bins.add_n(meta.ts_ns - start, wire.saturating_mul(w), w, ecn == Ecn::Ce);
         if r.icrc.status == IcrcStatus::Invalid {
-            f.cold.icrc_bad += 1;
+            f.cold.icrc_bad += w;
             f.note(EvidenceKind::IcrcBad, meta.number, meta.ts_ns, || {
                 format!(
                     "ICRC 0x{:08x}, computed 0x{:08x}",
@@ -553,14 +689,14 @@ impl Analyzer {
             });
         }
         if is_cnp {
-            f.cold.cnps += 1;
-            self.totals.cnps += 1;
+            f.cold.cnps += w;
+            self.totals.cnps += w;
             f.note(EvidenceKind::Cnp, meta.number, meta.ts_ns, || {
                 format!("CNP to QP 0x{:06x}", bth.dest_qp())
             });
             if let Some(data) = self.request_flow_for(id, None) {
                 if let Some(d) = self.flows.get_mut(data) {
-                    d.cold.cnps_received += 1;
+                    d.cold.cnps_received += w;
                     if let Some(ce) = d.cold.ce_pending.take() {
                         d.latency.ce_to_cnp.add(meta.ts_ns - ce);
                     }
@@ -573,7 +709,7 @@ impl Analyzer {
             f.note(EvidenceKind::Ce, meta.number, meta.ts_ns, || format!("CE mark, PSN {}", bth.psn()));
         }
         if matches!(op.position(), Some(Position::Last | Position::Only)) && op.operation() != 0x11 {
-            f.messages += 1;
+            f.messages += w;
         }
         if matches!(op.position(), Some(Position::First | Position::Middle)) && r.payload_len > 0 {
             // A First/Middle packet is full-size: its payload is the path MTU.
@@ -589,7 +725,7 @@ impl Analyzer {
     }
 
     /// Decode a record read with `rocescope-capture` and feed it, numbered after the frames
-    /// fed so far ([`Totals::packets`] + 1). Returns the decoded packet (it borrows the
+    /// fed so far ([`Totals::frames`] + 1). Returns the decoded packet (it borrows the
     /// record's bytes) for callers that also list or count frames. Feature `capture`.
     ///
     /// ```
@@ -621,7 +757,7 @@ impl Analyzer {
         opts: &rocescope_decoder::DecodeOptions,
     ) -> Packet<'a> {
         let packet = rocescope_decoder::decode(rec.link_type, rec.data, opts);
-        let meta = FrameMeta::from_record(self.totals.packets + 1, rec);
+        let meta = FrameMeta::from_record(self.totals.frames + 1, rec);
         self.push(&meta, &packet);
         packet
     }
@@ -631,7 +767,7 @@ impl Analyzer {
     fn on_priority_traffic(&mut self, meta: &FrameMeta, p: &Packet<'_>, prio: u8) {
         let (point, ts) = (meta.point, meta.ts_ns);
         if let Some(u) = self.priorities.get_mut(usize::from(point) * 8 + usize::from(prio & 7)) {
-            u.packets += 1;
+            u.packets = u.packets.saturating_add(self.weight);
             u.first_ts.get_or_insert(ts);
         }
         // The Ethernet destination: the frame's first six bytes.
@@ -676,7 +812,7 @@ impl Analyzer {
         let hits = self.cfg.audit.check(class, dscp, pcp, prio, ecn);
         for (what, seen) in hits.into_iter().flatten() {
             let e = self.audit.entry((Some(id), what, seen)).or_insert((0, frame));
-            e.0 += 1;
+            e.0 = e.0.saturating_add(self.weight);
         }
     }
 
@@ -706,7 +842,7 @@ impl Analyzer {
         let mut psn_cfg =
             PsnConfig { reorder_ns: self.cfg.reorder_ns, min_ack_timeout_ns: self.cfg.min_ack_timeout_ns };
         let Some(f) = self.flows.get_mut(id) else { return };
-        f.requests += 1;
+        f.requests += self.weight;
         if !matches!(op.transport(), Transport::Rc | Transport::Uc | Transport::Xrc) {
             return;
         }
@@ -827,7 +963,7 @@ impl Analyzer {
             self.on_read_response(target, psn, meta);
         }
         let Some(f) = self.flows.get_mut(id) else { return };
-        f.responses += 1;
+        f.responses += self.weight;
         let Some(aeth) = r.ext.aeth.map(|a| a.repr()) else {
             return; // READ Response Middle
         };
@@ -835,7 +971,7 @@ impl Analyzer {
         match aeth.kind() {
             AethKind::Ack => {
                 if op.is_ack() {
-                    f.acks += 1;
+                    f.acks += self.weight;
                 }
             }
             AethKind::Nak => {
@@ -1007,7 +1143,7 @@ impl Analyzer {
         };
         match mc {
             MacControl::Pfc(pfc) => {
-                self.totals.pfc_frames += 1;
+                self.totals.pfc_frames += self.weight;
                 for prio in 0..8u8 {
                     if pfc.enabled(prio) {
                         let q = pfc.quanta.get(usize::from(prio)).copied().unwrap_or(0);
@@ -1016,10 +1152,10 @@ impl Analyzer {
                 }
             }
             MacControl::Pause(pause) => {
-                self.totals.pause_frames += 1;
+                self.totals.pause_frames += self.weight;
                 apply(PauseKind::Pause, 0, pause.quanta, self);
             }
-            MacControl::Other { .. } => self.totals.non_roce += 1,
+            MacControl::Other { .. } => self.totals.non_roce += self.weight,
         }
     }
 

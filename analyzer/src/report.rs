@@ -49,6 +49,87 @@ pub struct Report {
     /// covers what was read before). Absent when there were none.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub input_errors: Vec<String>,
+    /// The capture is sampled (`--sample-rate`, or sFlow): how, and what that changes.
+    /// Absent when every packet was captured.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sampled: Option<SampledReport>,
+    /// The sFlow datagrams read (absent when there were none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sflow: Option<SflowReport>,
+}
+
+/// What the sFlow datagrams of a capture held.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct SflowReport {
+    /// sFlow v5 datagrams read.
+    pub datagrams: u64,
+    /// Flow samples (formats 1 and 3) in them.
+    pub flow_samples: u64,
+    /// Raw Ethernet packet headers analysed.
+    pub headers: u64,
+    /// Counter samples and samples of other formats, skipped.
+    pub skipped_samples: u64,
+    /// Flow records other than Ethernet raw headers (extended records, other protocols),
+    /// skipped.
+    pub skipped_records: u64,
+    /// Datagrams to the sFlow port that could not be read (analysed as ordinary frames).
+    pub bad_datagrams: u64,
+    /// Why the first of those could not be read, with its frame number.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first_error: Option<String>,
+    /// Each data source (agent and interface) in the order first seen.
+    pub sources: Vec<SflowSource>,
+}
+
+/// One sFlow data source: an agent's interface, a capture point of the analysis.
+#[derive(Clone, Debug, Serialize)]
+pub struct SflowSource {
+    /// The agent address the datagrams give.
+    pub agent: String,
+    /// Sub-agent id.
+    pub sub_agent: u32,
+    /// Data source type (0: ifIndex).
+    pub source_type: u32,
+    /// Data source index (the ifIndex for type 0).
+    pub if_index: u32,
+    /// Capture point (index into `points`).
+    pub point: u16,
+    /// Flow samples received.
+    pub samples: u64,
+    /// Sampling rate of its latest sample (one in N).
+    pub sampling_rate: u32,
+    /// Samples the agent says it dropped (its latest count).
+    pub drops: u32,
+    /// Samples missing by the sample sequence numbers (datagrams lost on the way to the
+    /// collector, or dropped by the agent).
+    pub sequence_gaps: u64,
+}
+
+/// A sampled capture (docs/verdicts.md "Sampled captures"): packet and byte counters are
+/// estimates (each sampled packet counted as many times as its sampling rate), and the
+/// verdicts that need every packet are off.
+#[derive(Clone, Debug, Serialize)]
+pub struct SampledReport {
+    /// `flag` (`--sample-rate N`) or `sflow` (the rates sFlow agents sent).
+    pub source: crate::SamplingSource,
+    /// The sampling rate (one packet in N) when one rate applies to every packet; `null`
+    /// when sFlow agents used several (see `rate_min`, `rate_max`).
+    pub rate: Option<u32>,
+    /// Smallest rate met (the configured one before any packet).
+    pub rate_min: u32,
+    /// Largest rate met.
+    pub rate_max: u32,
+    /// Packets actually seen (samples), unscaled; `summary.packets` is the estimate.
+    pub samples: u64,
+    /// Always false: PSN-gap loss, resend causes, reordering, one-way connections, CE
+    /// without CNP, PFC storms and deadlock hints, matching across capture points and
+    /// pauses on priorities no RoCE uses are not judged on a sampled capture.
+    pub loss_verdicts: bool,
+    /// Findings of those kinds the analysis would have made, not made.
+    pub suppressed_findings: u64,
+    /// Latencies (ACK, READ, NAK to resend, CE to CNP) are measured between sampled
+    /// packets only, so each is an upper bound of the real one: true.
+    pub latency_upper_bound: bool,
 }
 
 /// One capture point.
@@ -305,6 +386,30 @@ impl FindingKind {
             FindingKind::UcLoss => "uc_loss",
             FindingKind::OneDirection => "one_direction",
         }
+    }
+
+    /// Whether the verdict needs every packet of the capture: it rests on a packet being
+    /// absent (a PSN gap, no CNP, no reverse direction, no RoCE on a priority) or on the
+    /// order of consecutive packets (resend causes, reordering, continuous pauses). Such
+    /// findings are not made on a sampled capture (docs/verdicts.md "Sampled captures").
+    pub fn needs_every_packet(self) -> bool {
+        matches!(
+            self,
+            FindingKind::NetworkLoss
+                | FindingKind::TimeoutRetransmit
+                | FindingKind::CaptureLoss
+                | FindingKind::OutOfOrder
+                | FindingKind::CeWithoutCnp
+                | FindingKind::PfcStorm
+                | FindingKind::PfcDeadlock
+                | FindingKind::PointsUnmatched
+                | FindingKind::LostBetweenPoints
+                | FindingKind::ResendUnexplained
+                | FindingKind::ImpliedNak
+                | FindingKind::SpuriousNak
+                | FindingKind::UcLoss
+                | FindingKind::OneDirection
+        )
     }
 }
 
@@ -1560,6 +1665,8 @@ pub(crate) fn build(a: &Analyzer, detail: bool) -> Report {
     keys.sort();
     let mut pfc = Vec::new();
     let mut findings = FindingSink::new(a.flows.len(), a.cfg.findings_per_kind);
+    let sampled = a.cfg.sampling.is_some();
+    findings.set_sampled(sampled);
     let mut violations = Vec::new();
     let points = a.points();
     for key in keys {
@@ -1674,7 +1781,8 @@ pub(crate) fn build(a: &Analyzer, detail: bool) -> Report {
                 folded: None,
             });
         }
-        let unused = kind == PauseKind::Pfc && use_.packets == 0;
+        // No RoCE seen on a priority proves nothing when packets are sampled.
+        let unused = kind == PauseKind::Pfc && use_.packets == 0 && !sampled;
         let not_lossless = kind == PauseKind::Pfc
             && a.cfg.audit.lossless_priorities.as_ref().is_some_and(|l| !l.contains(&prio));
         if (unused || not_lossless) && r.pause_frames > 0 {
@@ -1829,6 +1937,7 @@ pub(crate) fn build(a: &Analyzer, detail: bool) -> Report {
     let between = point_losses(a, &mut findings);
     // Every flow's worst finding and the severity counts include the folded findings.
     let counts = findings.counts();
+    let suppressed = findings.suppressed();
     let flow_worst = findings.flow_worst().to_vec();
     let findings = findings.finish(|i| a.flows.get(i).map_or_else(|| format!("flow {i}"), |f| qp_name(f, a)));
 
@@ -1874,7 +1983,23 @@ pub(crate) fn build(a: &Analyzer, detail: bool) -> Report {
         }
     }
 
+    let sampled = a.cfg.sampling.map(|cfg| {
+        let seen = a.sampling_seen();
+        let (lo, hi) = if seen.samples == 0 { (cfg.rate, cfg.rate) } else { (seen.rate_min, seen.rate_max) };
+        SampledReport {
+            source: cfg.source,
+            rate: (lo == hi).then_some(lo),
+            rate_min: lo,
+            rate_max: hi,
+            samples: seen.samples,
+            loss_verdicts: false,
+            suppressed_findings: suppressed,
+            latency_upper_bound: true,
+        }
+    });
     Report {
+        sflow: a.sflow_summary(),
+        sampled,
         input_errors: Vec::new(),
         schema_version: SCHEMA_VERSION,
         summary: Summary {

@@ -144,6 +144,12 @@ impl Bins {
     /// Add a packet of `bytes` at `offset_ns` after the capture start, `ce` if it carried
     /// ECN Congestion Experienced.
     pub fn add(&mut self, offset_ns: i64, bytes: u64, ce: bool) {
+        self.add_n(offset_ns, bytes, 1, ce);
+    }
+
+    /// Add `packets` packets of `bytes` wire bytes in all at `offset_ns` (a sampled packet
+    /// stands for the rate's worth), all CE-marked when `ce`.
+    pub fn add_n(&mut self, offset_ns: i64, bytes: u64, packets: u64, ce: bool) {
         let off = offset_ns.max(0) as u64;
         if off < self.cur_lo || off >= self.cur_hi {
             self.spill();
@@ -156,9 +162,9 @@ impl Bins {
             self.cur_lo = idx * self.width_ns;
             self.cur_hi = self.cur_lo + self.width_ns;
         }
-        self.cur[BYTES] += bytes;
-        self.cur[PACKETS] += 1;
-        self.cur[CE] += u64::from(ce);
+        self.cur[BYTES] = self.cur[BYTES].saturating_add(bytes);
+        self.cur[PACKETS] = self.cur[PACKETS].saturating_add(packets);
+        self.cur[CE] = self.cur[CE].saturating_add(if ce { packets } else { 0 });
     }
 
     /// Move the current bin into the list.

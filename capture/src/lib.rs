@@ -54,6 +54,8 @@ pub mod merge;
 #[cfg(feature = "live")]
 pub mod privileges;
 pub mod reader;
+pub mod sflow;
+pub mod sflow_listen;
 pub mod source;
 pub mod text;
 pub mod time;

@@ -7,6 +7,7 @@ use crate::error::CaptureError;
 use crate::live::{LiveCapture, LiveNext, LiveOptions};
 use crate::merge::Merged;
 use crate::reader::{CaptureReader, Interface, Record};
+use crate::sflow_listen::{ListenNext, SflowListener};
 use std::path::Path;
 
 /// A source of frames.
@@ -19,6 +20,8 @@ pub enum Source {
     Live(LiveCapture),
     /// Several files merged by timestamp, each record tagged with its capture point.
     Merged(Merged),
+    /// A live sFlow collector socket: each datagram a frame to UDP port 6343.
+    Sflow(SflowListener),
 }
 
 /// A file-like source read record by record.
@@ -125,6 +128,16 @@ impl Source {
         LiveCapture::open(opts).map(Source::Live)
     }
 
+    /// Listen for sFlow datagrams on `addr` (a std UDP socket; no libpcap).
+    pub fn sflow(addr: std::net::SocketAddr) -> Result<Self, CaptureError> {
+        SflowListener::bind(addr).map(Source::Sflow)
+    }
+
+    /// True for a live sFlow collector socket.
+    pub fn is_sflow(&self) -> bool {
+        matches!(self, Source::Sflow(_))
+    }
+
     /// Open one file, or several merged by timestamp (each a capture point).
     pub fn files(paths: &[std::path::PathBuf]) -> Result<Self, CaptureError> {
         match paths {
@@ -157,8 +170,11 @@ impl Source {
         }
     }
 
-    /// True for live captures.
+    /// True for live captures (an sFlow socket included).
     pub fn is_live(&self) -> bool {
+        if let Source::Sflow(_) = self {
+            return true;
+        }
         #[cfg(feature = "live")]
         if let Source::Live(_) = self {
             return true;
@@ -171,6 +187,10 @@ impl Source {
         match self {
             Source::File(r) => Ok(r.next_record()?.map_or(Next::End, Next::Packet)),
             Source::Merged(m) => Ok(m.next_record().map_or(Next::End, Next::Packet)),
+            Source::Sflow(l) => Ok(match l.next_frame()? {
+                ListenNext::Packet(p) => Next::Packet(p),
+                ListenNext::Idle => Next::Idle,
+            }),
             #[cfg(feature = "live")]
             Source::Live(l) => Ok(match l.next_frame()? {
                 LiveNext::Packet(p) => Next::Packet(p),
@@ -195,6 +215,10 @@ impl Source {
             }),
             Source::File(r) => batch(r, max, f),
             Source::Merged(m) => batch(m, max, f),
+            Source::Sflow(l) => Ok(match l.dispatch(max, f)? {
+                0 => Batch::Idle,
+                n => Batch::Frames(n),
+            }),
         }
     }
 
@@ -203,6 +227,7 @@ impl Source {
         match self {
             Source::File(r) => r.interfaces().to_vec(),
             Source::Merged(m) => m.interfaces().to_vec(),
+            Source::Sflow(l) => vec![l.interface()],
             #[cfg(feature = "live")]
             Source::Live(l) => vec![l.interface().clone()],
         }
@@ -211,7 +236,7 @@ impl Source {
     /// libpcap's counters for live captures.
     pub fn stats(&mut self) -> Option<CaptureStats> {
         match self {
-            Source::File(_) | Source::Merged(_) => None,
+            Source::File(_) | Source::Merged(_) | Source::Sflow(_) => None,
             #[cfg(feature = "live")]
             Source::Live(l) => Some(l.stats()),
         }

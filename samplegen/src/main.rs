@@ -7,6 +7,7 @@ mod fabric;
 mod scenarios;
 mod scenarios_pfc;
 mod scenarios_qos;
+mod scenarios_sflow;
 mod scenarios_transport;
 
 use fabric::{FlowExpect, Gen};
@@ -106,6 +107,7 @@ fn outputs() -> Vec<(String, Vec<u8>)> {
     let (pcap, json) = render("demo", "Every scenario in one capture, one after another", &demo);
     files.push(("demo.pcap".into(), pcap));
     files.push(("demo.expected.json".into(), json));
+    files.extend(scenarios_sflow::outputs(&demo));
     // One connection captured at both ends (`rocescope report -r two-points-sender.pcap -r
     // two-points-receiver.pcap`): the receiver misses a packet the sender sent, and its clock
     // runs ahead. The answers are asserted in tests/multi.rs.

@@ -87,6 +87,38 @@ fn render_text(r: &Report, source: &str, max_connections: usize) -> String {
             if c.kernel_dropped + c.if_dropped > 0 { " (findings may reflect capture loss)" } else { "" }
         );
     }
+    if let Some(sf) = &r.sflow {
+        let _ = writeln!(
+            o,
+            "  sFlow: {} datagrams, {} flow samples, {} packet headers analysed from {} sources; {} counter/other samples and {} other records skipped{}",
+            sf.datagrams,
+            sf.flow_samples,
+            sf.headers,
+            sf.sources.len(),
+            sf.skipped_samples,
+            sf.skipped_records,
+            if sf.bad_datagrams > 0 {
+                format!("; {} datagrams unreadable ({})", sf.bad_datagrams, escape(sf.first_error.as_deref().unwrap_or("")))
+            } else {
+                String::new()
+            }
+        );
+    }
+    if let Some(sm) = &r.sampled {
+        let rate = match sm.rate {
+            Some(n) => format!("1 in {n}"),
+            None => format!("1 in {} to 1 in {}", sm.rate_min, sm.rate_max),
+        };
+        let how = match sm.source {
+            rocescope_analyzer::SamplingSource::Flag => "--sample-rate",
+            rocescope_analyzer::SamplingSource::Sflow => "sFlow",
+        };
+        let _ = writeln!(
+            o,
+            "  SAMPLED capture ({rate}, {how}): {} packets seen; packet, byte and CNP counts are estimates (each packet counted rate times); PSN-gap loss, resend-cause, reordering and PFC storm verdicts are off ({} findings not made); latencies are upper bounds",
+            sm.samples, sm.suppressed_findings
+        );
+    }
     let multi = r.points.len() > 1;
     let at = |point: u16| -> String {
         match r.points.get(usize::from(point)) {
@@ -95,7 +127,8 @@ fn render_text(r: &Report, source: &str, max_connections: usize) -> String {
         }
     };
     if multi {
-        let _ = writeln!(o, "\nCAPTURE POINTS ({}, merged by time)", r.points.len());
+        let how = if r.sflow.is_some() { "sFlow agents and interfaces" } else { "merged by time" };
+        let _ = writeln!(o, "\nCAPTURE POINTS ({}, {how})", r.points.len());
         for p in &r.points {
             let _ = writeln!(
                 o,
@@ -108,7 +141,9 @@ fn render_text(r: &Report, source: &str, max_connections: usize) -> String {
             );
         }
         let name = |i: u16| r.points.get(usize::from(i)).map_or("?".into(), |p| escape(&p.name).to_string());
-        if r.between.is_empty() {
+        if r.sampled.is_some() {
+            let _ = writeln!(o, "  sampled: packets are not matched across points");
+        } else if r.between.is_empty() {
             let _ = writeln!(o, "  no packet seen at one point went missing at another that saw its flow");
         }
         for l in &r.between {

@@ -1,0 +1,139 @@
+//! sFlow in the analysis (feature `capture`): a frame that is an sFlow v5 datagram (UDP to
+//! port 6343) is not analysed as a frame; each raw packet header it samples is, counted as
+//! many times as its sampling rate, at the capture point of its agent and data source
+//! (ifIndex). The first datagram makes the analysis a sampled one
+//! ([`crate::Analyzer::mark_sampled`]).
+
+use crate::report::{SflowReport, SflowSource};
+use crate::{Analyzer, FrameMeta, SamplingSource};
+use rocescope_capture::sflow::{self, HEADER_ETHERNET};
+use rocescope_capture::Record;
+use rocescope_decoder::{decode, DecodeOptions, LinkType, Packet};
+use rustc_hash::FxHashMap;
+use std::net::IpAddr;
+
+/// sFlow data sources given a capture point of their own; the rest share one.
+pub const MAX_SFLOW_POINTS: usize = 1024;
+
+/// A data source: (agent, sub-agent, source type, source index).
+type SourceKey = (IpAddr, u32, u32, u32);
+
+/// sFlow state of one analysis.
+#[derive(Debug, Default)]
+pub(crate) struct SflowState {
+    report: SflowReport,
+    points: FxHashMap<SourceKey, (u16, usize)>,
+    last_seq: Vec<Option<u32>>,
+}
+
+impl SflowState {
+    pub(crate) fn report(&self) -> Option<SflowReport> {
+        (self.report.datagrams > 0 || self.report.bad_datagrams > 0).then(|| self.report.clone())
+    }
+}
+
+impl Analyzer {
+    /// Feed one frame read with `rocescope-capture` (already decoded as `p`), as frame
+    /// `number`: an sFlow datagram (UDP to port 6343, unless [`crate::Config::sflow`] is
+    /// off) gives its samples, each scaled by its sampling rate at its agent's capture
+    /// point; any other frame is fed as [`Analyzer::push`] does. Feature `capture`.
+    pub fn push_frame(&mut self, number: u64, rec: &Record<'_>, p: &Packet<'_>, opts: &DecodeOptions) {
+        if self.cfg.sflow {
+            if let Some(u) = sflow::udp_in_frame(rec.link_type.0, rec.data) {
+                if u.dst_port == sflow::PORT {
+                    match sflow::parse(u.payload) {
+                        Ok(dg) => return self.push_sflow(number, rec.ts_ns, &dg, opts),
+                        Err(e) => {
+                            let s = &mut self.sflow;
+                            s.report.bad_datagrams += 1;
+                            s.report.first_error.get_or_insert_with(|| format!("frame {number}: {e}"));
+                        }
+                    }
+                }
+            }
+        }
+        let meta = FrameMeta::from_record(number, rec);
+        self.push(&meta, p);
+    }
+
+    fn push_sflow(&mut self, number: u64, ts_ns: i64, dg: &sflow::Datagram<'_>, opts: &DecodeOptions) {
+        self.mark_sampled(SamplingSource::Sflow);
+        self.sflow.report.datagrams += 1;
+        self.sflow.report.skipped_samples += u64::from(dg.counter_samples) + u64::from(dg.other_samples);
+        for s in &dg.samples {
+            self.sflow.report.flow_samples += 1;
+            self.sflow.report.skipped_records += u64::from(s.other_records);
+            let key = (dg.agent, dg.sub_agent, s.source_type, s.source_index);
+            let (point, at) = self.sflow_point(key);
+            let st = &mut self.sflow;
+            if let Some(src) = st.report.sources.get_mut(at) {
+                src.samples += 1;
+                src.sampling_rate = s.sampling_rate;
+                src.drops = s.drops;
+            }
+            if let Some(last) = st.last_seq.get_mut(at) {
+                if let Some(prev) = *last {
+                    let d = s.sequence.wrapping_sub(prev);
+                    if d > 1 && d < 1 << 31 {
+                        if let Some(src) = st.report.sources.get_mut(at) {
+                            src.sequence_gaps += u64::from(d - 1);
+                        }
+                    }
+                }
+                *last = Some(s.sequence);
+            }
+            for h in &s.headers {
+                if h.protocol != HEADER_ETHERNET {
+                    self.sflow.report.skipped_records += 1;
+                    continue;
+                }
+                self.sflow.report.headers += 1;
+                let p = decode(LinkType::ETHERNET, h.header, opts);
+                let len = h.frame_length.saturating_sub(h.stripped).max(h.header.len() as u32);
+                let meta = FrameMeta { number, ts_ns, len, link_bps: None, point };
+                self.push_sampled(&meta, &p, s.sampling_rate);
+            }
+        }
+    }
+
+    /// The capture point of an sFlow data source (and its entry in the report's sources).
+    fn sflow_point(&mut self, key: SourceKey) -> (u16, usize) {
+        if let Some(&v) = self.sflow.points.get(&key) {
+            return v;
+        }
+        let (agent, sub, stype, index) = key;
+        let n = self.sflow.report.sources.len();
+        let name = if n >= MAX_SFLOW_POINTS {
+            // Too many sources: the rest share the last point.
+            let p = self.sflow.report.sources.last().map_or(0, |s| s.point);
+            return (p, n.saturating_sub(1));
+        } else if n + 1 == MAX_SFLOW_POINTS {
+            String::from("sflow: other sources")
+        } else {
+            let sub = if sub != 0 { format!(" sub-agent {sub}") } else { String::new() };
+            let what = if stype == 0 { "ifIndex" } else { "source" };
+            format!("sflow {agent}{sub} {what} {index}")
+        };
+        // Before any frame, the single source's own name gives way to the first agent's.
+        let point = if n == 0 && self.totals.frames == 0 && self.cfg.points.len() <= 1 {
+            self.cfg.points = vec![name];
+            0
+        } else {
+            self.add_point(name)
+        };
+        self.sflow.report.sources.push(SflowSource {
+            agent: agent.to_string(),
+            sub_agent: sub,
+            source_type: stype,
+            if_index: index,
+            point,
+            samples: 0,
+            sampling_rate: 0,
+            drops: 0,
+            sequence_gaps: 0,
+        });
+        self.sflow.last_seq.push(None);
+        self.sflow.points.insert(key, (point, n));
+        (point, n)
+    }
+}
