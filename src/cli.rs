@@ -111,16 +111,31 @@ pub struct DecoderOpts {
     /// Do not compute or check the ICRC.
     #[arg(long)]
     pub no_icrc: bool,
+    /// Also unwrap VXLAN on this UDP destination port (besides 4789; repeatable, up to 7).
+    #[arg(long, value_name = "PORT", action = clap::ArgAction::Append)]
+    pub vxlan_port: Vec<u16>,
+    /// Also unwrap Geneve on this UDP destination port (besides 6081; repeatable, up to 7).
+    #[arg(long, value_name = "PORT", action = clap::ArgAction::Append)]
+    pub geneve_port: Vec<u16>,
 }
 
 impl DecoderOpts {
     /// The decoder settings these options select.
     pub fn decode_options(&self) -> rocescope_decoder::DecodeOptions {
-        rocescope_decoder::DecodeOptions {
+        let mut o = rocescope_decoder::DecodeOptions {
             roce_port: self.roce_port,
             opcode: rocescope_decoder::OpcodeOptions { dc: !self.no_dc },
             check_icrc: !self.no_icrc,
+            ..Default::default()
+        };
+        // Ports past the set's capacity are dropped (the help says "up to 7").
+        for &port in &self.vxlan_port {
+            o.vxlan_ports.add(port);
         }
+        for &port in &self.geneve_port {
+            o.geneve_ports.add(port);
+        }
+        o
     }
 }
 

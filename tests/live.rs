@@ -148,6 +148,48 @@ fn captures_a_replayed_sample_frame_by_frame() {
 }
 
 #[test]
+fn the_default_filter_catches_mirrored_and_tunnelled_traffic() {
+    if !can_run() {
+        return;
+    }
+    let Some(pair) = Pair::new() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let encaps = [
+        "erspan1",
+        "erspan2",
+        "erspan3",
+        "gretap",
+        "gre",
+        "vxlan",
+        "geneve",
+        "mpls-pw",
+        "mpls-pw-cw",
+        "mpls-ip",
+    ];
+    for e in encaps {
+        let file = sample(&format!("tunnels/demo-{e}.pcap"));
+        let out = dir.path().join(format!("{e}.pcapng"));
+        let o = capture_replayed(
+            &pair,
+            &["capture", "-q", "-i", &pair.b, "-w", out.to_str().unwrap(), "--duration", "2"],
+            &file,
+        );
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(o.status.success(), "{e}: {err}");
+        let sent = frames(&file);
+        let got = frames(&out);
+        assert_eq!(
+            got.len(),
+            sent.len(),
+            "{e}: the default filter let through {} of {}",
+            got.len(),
+            sent.len()
+        );
+        assert!(got.iter().zip(&sent).all(|(g, s)| g == s), "{e}: frames differ");
+    }
+}
+
+#[test]
 fn ring_buffer_keeps_the_newest_files_and_each_is_valid() {
     if !can_run() {
         return;

@@ -8,7 +8,14 @@
 //!   BTH, so only the fields it prints are compared;
 //! * Mellanox DC responses: tshark reads the RDETH of a DC ACK as its AETH; AETH skipped;
 //! * FECN/BECN: tshark has no fields for them (byte 4 is "reserved"): not compared;
-//! * ERF (native InfiniBand) captures are outside rocescope's scope and skipped.
+//! * ERF (native InfiniBand) captures are outside rocescope's scope and skipped;
+//! * tunnelled frames (samples/tunnels): tshark prints the outer and inner Ethernet, IP and
+//!   UDP fields as occurrences of one field, outermost first, and rocescope's `tunnel[]`
+//!   layers then its inner headers give the same lists, compared whole; the ERSPAN, GRE,
+//!   VXLAN, Geneve and MPLS fields too. tshark 4.0's Ethernet-pseudowire heuristic reads the
+//!   frames of `demo-mpls-pw.pcap` (destination MAC 02:...) as having a control word and
+//!   those of `demo-mpls-pw-cw.pcap` as having none, so there only the MPLS labels are
+//!   compared (docs/tshark-differences.md).
 //!
 //! Skips with a message where tshark is not installed.
 
@@ -91,11 +98,51 @@ const FIELDS: &[&str] = &[
     "macc.cbfc.pause_time.c6",
     "macc.cbfc.pause_time.c7",
     "macc.pause_time",
+    "gre.proto",
+    "gre.key",
+    "gre.sequence_number",
+    "erspan.version",
+    "erspan.vlan",
+    "erspan.cos",
+    "erspan.spanid",
+    "erspan.timestamp",
+    "erspan.sgt",
+    "vxlan.vni",
+    "geneve.vni",
+    "mpls.label",
+    "mpls.exp",
+    "mpls.bottom",
+    "mpls.ttl",
 ];
 
 /// Fields that carry several values per frame (one per tag); the rest compare their first.
-const LISTS: &[&str] =
-    &["vlan.id", "vlan.priority", "vlan.dei", "ieee8021ad.id", "ieee8021ad.priority", "ieee8021ad.dei"];
+const LISTS: &[&str] = &[
+    "vlan.id",
+    "vlan.priority",
+    "vlan.dei",
+    "ieee8021ad.id",
+    "ieee8021ad.priority",
+    "ieee8021ad.dei",
+    "mpls.label",
+    "mpls.exp",
+    "mpls.bottom",
+    "mpls.ttl",
+];
+/// Fields a tunnelled frame has once per layer (outer first) and once for its inner frame.
+const TUNNEL_LISTS: &[&str] = &[
+    "eth.src",
+    "eth.dst",
+    "eth.type",
+    "ip.src",
+    "ip.dst",
+    "ip.dsfield.dscp",
+    "ip.dsfield.ecn",
+    "ip.ttl",
+    "ip.len",
+    "udp.srcport",
+    "udp.dstport",
+    "udp.length",
+];
 /// Byte fields tshark prints as bare hex.
 const HEX_BYTES: &[&str] = &["infiniband.immdt", "infiniband.ieth"];
 
@@ -150,29 +197,75 @@ fn ours(f: &Value) -> Fields {
             }
         }
     };
-    if let Some(e) = f.get("eth") {
-        pairs(e, &[("eth.src", "src"), ("eth.dst", "dst"), ("eth.type", "ethertype")], &mut put);
+    let link = |f: &Value, put: &mut dyn FnMut(&'static str, &Value)| {
+        if let Some(e) = f.get("eth") {
+            pairs(e, &[("eth.src", "src"), ("eth.dst", "dst"), ("eth.type", "ethertype")], put);
+        }
+        for t in f.get("vlan").and_then(Value::as_array).into_iter().flatten() {
+            let ad = t["tpid"] == 0x88A8;
+            let keys = if ad {
+                [("ieee8021ad.id", "id"), ("ieee8021ad.priority", "pcp"), ("ieee8021ad.dei", "dei")]
+            } else {
+                [("vlan.id", "id"), ("vlan.priority", "pcp"), ("vlan.dei", "dei")]
+            };
+            pairs(t, &keys, put);
+        }
+    };
+    let ip4 = [
+        ("ip.src", "src"),
+        ("ip.dst", "dst"),
+        ("ip.dsfield.dscp", "dscp"),
+        ("ip.dsfield.ecn", "ecn"),
+        ("ip.ttl", "ttl"),
+        ("ip.len", "len"),
+    ];
+    let udp = [("udp.srcport", "sport"), ("udp.dstport", "dport"), ("udp.length", "len")];
+    // Tunnel layers, outermost first, as tshark lists their headers.
+    let layers = f.get("tunnel").and_then(Value::as_array).cloned().unwrap_or_default();
+    for t in &layers {
+        link(t, &mut put);
+        if let Some(ip) = t.get("ip") {
+            pairs(ip, &ip4, &mut put);
+        }
+        if let Some(u) = t.get("udp") {
+            pairs(u, &udp, &mut put);
+        }
+        if let Some(g) = t.get("gre") {
+            pairs(
+                g,
+                &[("gre.proto", "protocol"), ("gre.key", "key"), ("gre.sequence_number", "seq")],
+                &mut put,
+            );
+        }
+        if let Some(e) = t.get("erspan") {
+            let m = [
+                ("erspan.version", "version"),
+                ("erspan.vlan", "vlan"),
+                ("erspan.cos", "cos"),
+                ("erspan.spanid", "session_id"),
+                ("erspan.timestamp", "timestamp"),
+                ("erspan.sgt", "sgt"),
+            ];
+            pairs(e, &m, &mut put);
+        }
+        if let Some(v) = t.get("vni") {
+            put(if t["kind"] == "geneve" { "geneve.vni" } else { "vxlan.vni" }, v);
+        }
+        for l in t["mpls"]["labels"].as_array().into_iter().flatten() {
+            pairs(
+                l,
+                &[("mpls.label", "label"), ("mpls.exp", "tc"), ("mpls.bottom", "s"), ("mpls.ttl", "ttl")],
+                &mut put,
+            );
+        }
     }
-    for t in f.get("vlan").and_then(Value::as_array).into_iter().flatten() {
-        let ad = t["tpid"] == 0x88A8;
-        let keys = if ad {
-            [("ieee8021ad.id", "id"), ("ieee8021ad.priority", "pcp"), ("ieee8021ad.dei", "dei")]
-        } else {
-            [("vlan.id", "id"), ("vlan.priority", "pcp"), ("vlan.dei", "dei")]
-        };
-        pairs(t, &keys, &mut put);
+    // A tunnel carrying IP leaves the outer Ethernet as the frame's link: listed once.
+    if layers.last().and_then(|t| t.get("eth")) != f.get("eth") || layers.is_empty() {
+        link(f, &mut put);
     }
     if let Some(ip) = f.get("ip") {
         if ip["version"] == 4 {
-            let m = [
-                ("ip.src", "src"),
-                ("ip.dst", "dst"),
-                ("ip.dsfield.dscp", "dscp"),
-                ("ip.dsfield.ecn", "ecn"),
-                ("ip.ttl", "ttl"),
-                ("ip.len", "len"),
-            ];
-            pairs(ip, &m, &mut put);
+            pairs(ip, &ip4, &mut put);
         } else {
             let m = [
                 ("ipv6.src", "src"),
@@ -186,7 +279,7 @@ fn ours(f: &Value) -> Fields {
         }
     }
     if let Some(u) = f.get("udp") {
-        pairs(u, &[("udp.srcport", "sport"), ("udp.dstport", "dport"), ("udp.length", "len")], &mut put);
+        pairs(u, &udp, &mut put);
     }
     if let Some(g) = f.get("grh") {
         let m = [
@@ -274,6 +367,8 @@ struct Outcome {
     compared: u64,
     mismatches: Vec<String>,
     tshark_missed_roce: u64,
+    /// Frames rocescope decodes a BTH in.
+    roce_frames: u64,
 }
 
 fn tshark_rows(path: &Path) -> Vec<Vec<String>> {
@@ -318,12 +413,15 @@ fn compare_file(path: &Path) -> Outcome {
         let protocols = row.get(1).cloned().unwrap_or_default();
         let tshark_ib = protocols.split(':').any(|x| x == "infiniband");
         let roce = f.get("bth").is_some();
+        out.roce_frames += u64::from(roce);
         if roce && !tshark_ib {
             out.tshark_missed_roce += 1;
         }
         let op = f["bth"]["opcode"].as_u64().unwrap_or(0);
         let truncated = f["icrc"]["status"] == "truncated";
         let dc = roce && f.get("grh").is_none() && (0x40..=0x5F).contains(&op);
+        let tunnelled = f.get("tunnel").is_some();
+        let pseudowire = name.starts_with("demo-mpls-pw");
         for (k, field) in FIELDS.iter().enumerate().skip(2) {
             let raw = row.get(k).map(String::as_str).unwrap_or("");
             if raw.is_empty() {
@@ -341,6 +439,12 @@ fn compare_file(path: &Path) -> Outcome {
             if field.starts_with("infiniband.") && !tshark_ib {
                 continue;
             }
+            if field.starts_with("gre.") && !tunnelled {
+                continue; // a GRE rocescope does not unwrap: its protocol is in tunnel_undecoded
+            }
+            if pseudowire && !field.starts_with("mpls.") {
+                continue; // tshark's pseudowire heuristic misreads these frames
+            }
             if dc && field.starts_with("infiniband.aeth") {
                 continue; // tshark reads a DC ACK's RDETH as its AETH
             }
@@ -349,7 +453,7 @@ fn compare_file(path: &Path) -> Outcome {
             }
             let theirs: Vec<Val> = raw.split(',').map(|s| parse(field, s)).collect();
             let mine_v = mine.get(field).cloned().unwrap_or_default();
-            let (t, m) = if LISTS.contains(field) {
+            let (t, m) = if LISTS.contains(field) || (tunnelled && TUNNEL_LISTS.contains(field)) {
                 (theirs, mine_v)
             } else {
                 (theirs.into_iter().take(1).collect(), mine_v.into_iter().take(1).collect())
@@ -374,6 +478,7 @@ fn tshark_available() -> bool {
 /// The samples, and the real captures when they are present (`true` then).
 fn inputs() -> (Vec<PathBuf>, bool) {
     let mut files = common::captures_in(&common::root().join("samples"));
+    files.extend(common::captures_in(&common::root().join("samples/tunnels")));
     let real = common::real_captures();
     if let Some(dir) = &real {
         files.extend(common::captures_in(dir).into_iter().filter(|p| {
@@ -409,7 +514,18 @@ fn agrees_with_tshark_field_by_field() {
         let name = path.file_name().unwrap().to_string_lossy();
         // tshark's known blind spot: roce.pcap's low UDP source ports make it pick TFTP for
         // 37 RoCE frames (INDEX.md); rocescope decides by destination port only.
-        let expected_missed = if name == "roce.pcap" { 37 } else { 0 };
+        // And its pseudowire heuristic, wrong on both MPLS Ethernet-pseudowire samples: none
+        // of their RoCE frames reaches its InfiniBand dissector.
+        let expected_missed = match &*name {
+            "roce.pcap" => 37,
+            "demo-mpls-pw.pcap" | "demo-mpls-pw-cw.pcap" => {
+                // Most, not all: it gets a few right (122 of 144 missed on the first, 144 on
+                // the second with tshark 4.0.17).
+                assert!(o.tshark_missed_roce > 0 && o.tshark_missed_roce <= o.roce_frames, "{name}");
+                o.tshark_missed_roce
+            }
+            _ => 0,
+        };
         assert!(o.compared > 0, "{name}: no field compared (did tshark read it?)");
         assert_eq!(
             o.tshark_missed_roce, expected_missed,

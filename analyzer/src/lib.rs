@@ -200,6 +200,11 @@ pub struct Totals {
     pub non_roce: u64,
     /// Frames to the RoCE port (or EtherType 0x8915) that did not decode as RoCE.
     pub malformed: u64,
+    /// Frames in an encapsulation the decoder recognised but did not unwrap (also counted
+    /// in `non_roce`): their RoCE, if any, was not seen.
+    pub tunnel_undecoded: u64,
+    /// Why, with how many frames each (at most 8 reasons kept), in order of appearance.
+    pub tunnel_undecoded_reasons: Vec<(rocescope_decoder::UndecodedReason, u64)>,
     /// Invalid ICRCs.
     pub icrc_bad: u64,
     /// ICRCs not checkable because the capture cut the frame.
@@ -615,6 +620,15 @@ impl Analyzer {
         }
         let Some(r) = &p.roce else {
             t.non_roce += w;
+            if let Some(u) = p.tunnel_undecoded {
+                t.tunnel_undecoded += w;
+                let reasons = &mut t.tunnel_undecoded_reasons;
+                if let Some((_, n)) = reasons.iter_mut().find(|(r, _)| *r == u.reason) {
+                    *n += w;
+                } else if reasons.len() < 8 {
+                    reasons.push((u.reason, w));
+                }
+            }
             return;
         };
         let Some((src, dst, dscp, ecn)) = ip_of(p) else {
@@ -770,9 +784,9 @@ impl Analyzer {
             u.packets = u.packets.saturating_add(self.weight);
             u.first_ts.get_or_insert(ts);
         }
-        // The Ethernet destination: the frame's first six bytes.
+        // The Ethernet destination (of the inner frame, in a tunnel).
         let dst = match p.link {
-            rocescope_decoder::Link::Ethernet(_) => p.data.first_chunk::<6>().copied(),
+            rocescope_decoder::Link::Ethernet(e) => Some(e.dst()),
             _ => None,
         };
         if let Some(d) = dst {

@@ -196,6 +196,8 @@ pub struct Summary {
     pub non_roce: u64,
     /// Frames to the RoCE port that did not decode as RoCE.
     pub malformed: u64,
+    /// Frames in a tunnel the decoder recognised but did not unwrap (also in `non_roce`).
+    pub tunnel_undecoded: u64,
     /// Invalid ICRCs.
     pub icrc_bad: u64,
     /// ICRCs not checkable because the capture cut the frame.
@@ -319,6 +321,9 @@ pub enum FindingKind {
     UcLoss,
     /// Connections whose other direction (ACKs, NAKs, responses) is not in the capture.
     OneDirection,
+    /// Frames in a tunnel the decoder recognised but did not unwrap: RoCE inside, if any,
+    /// was not analysed.
+    TunnelNotDecoded,
 }
 
 impl FindingKind {
@@ -352,6 +357,7 @@ impl FindingKind {
         FindingKind::SpuriousNak,
         FindingKind::UcLoss,
         FindingKind::OneDirection,
+        FindingKind::TunnelNotDecoded,
     ];
 
     /// The JSON name (`network_loss`, `pfc_storm`, ...).
@@ -385,6 +391,7 @@ impl FindingKind {
             FindingKind::SpuriousNak => "spurious_nak",
             FindingKind::UcLoss => "uc_loss",
             FindingKind::OneDirection => "one_direction",
+            FindingKind::TunnelNotDecoded => "tunnel_not_decoded",
         }
     }
 
@@ -1921,7 +1928,26 @@ pub(crate) fn build(a: &Analyzer, detail: bool) -> Report {
             folded: None,
         });
     }
-    if t.packets > 0 && t.roce == 0 && t.pfc_frames + t.pause_frames == 0 {
+    if t.tunnel_undecoded > 0 {
+        let why: Vec<String> = t.tunnel_undecoded_reasons.iter().map(|(r, n)| format!("{r}: {n}")).collect();
+        findings.push(Finding {
+            severity: Severity::Warning,
+            kind: FindingKind::TunnelNotDecoded,
+            title: format!(
+                "{} in tunnels not decoded ({}): RoCE inside them, if any, was not analysed",
+                plural(t.tunnel_undecoded, "frame", "frames"),
+                why.join(", ")
+            ),
+            flow: None,
+            src_mac: None,
+            priority: None,
+            evidence: Vec::new(),
+            weight: t.tunnel_undecoded,
+            folded: None,
+        });
+    }
+    // Frames in tunnels not decoded may hold the RoCE: then the capture point is not to blame.
+    if t.packets > 0 && t.roce == 0 && t.pfc_frames + t.pause_frames == 0 && t.tunnel_undecoded == 0 {
         findings.push(Finding {
             severity: Severity::Info,
             kind: FindingKind::NoRoce,
@@ -2008,6 +2034,7 @@ pub(crate) fn build(a: &Analyzer, detail: bool) -> Report {
             roce_v1: t.roce_v1,
             non_roce: t.non_roce,
             malformed: t.malformed,
+            tunnel_undecoded: t.tunnel_undecoded,
             icrc_bad: t.icrc_bad,
             icrc_truncated: t.icrc_truncated,
             pfc_frames: t.pfc_frames,

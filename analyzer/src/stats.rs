@@ -273,7 +273,10 @@ pub fn wire_len(p: &Packet<'_>, record_len: u32) -> u64 {
         (None, Some(grh)) => l2 + 40 + usize::from(grh.paylen()),
         (None, None) => 0,
     };
-    (declared as u64).max(u64::from(record_len))
+    // A tunnelled frame counts as its inner frame: the record's length less the outer
+    // headers (the mirror's or overlay's, not the traffic's).
+    let record = u64::from(record_len).saturating_sub(p.inner_offset() as u64);
+    (declared as u64).max(record)
 }
 
 /// Mean and peak rate of one or more bin series over the same windows, so that the peak is

@@ -55,11 +55,19 @@ impl LiveOptions {
 }
 
 /// The default capture filter: RoCEv2 (by UDP destination port), RoCEv1 and MAC Control
-/// (PFC, PAUSE), untagged, single-tagged or QinQ. Each `vlan` keyword shifts the offsets of
-/// everything after it in the expression (pcap-filter(7)), so the QinQ test is nested inside
-/// the single-tag one rather than written beside it.
+/// (PFC, PAUSE), and the mirror and overlay tunnels that carry them (issue 12): GRE (IP
+/// protocol 47: ERSPAN I/II/III, gretap, L3 GRE), VXLAN (UDP 4789), Geneve (UDP 6081) and
+/// MPLS (EtherTypes 0x8847/0x8848), untagged, single-tagged or QinQ. Each `vlan` keyword
+/// shifts the offsets of everything after it in the expression (pcap-filter(7)), so the QinQ
+/// test is nested inside the single-tag one rather than written beside it; MPLS is matched by
+/// EtherType, not by the `mpls` keyword, which shifts offsets too. Extra `--vxlan-port` /
+/// `--geneve-port` ports are not in it: give `-f` for those.
 pub fn default_filter(roce_port: u16) -> String {
-    let base = format!("udp dst port {roce_port} or ether proto 0x8915 or ether proto 0x8808");
+    let base = format!(
+        "udp dst port {roce_port} or ether proto 0x8915 or ether proto 0x8808 \
+         or ip proto 47 or ip6 proto 47 or udp dst port 4789 or udp dst port 6081 \
+         or ether proto 0x8847 or ether proto 0x8848"
+    );
     format!("{base} or (vlan and ({base} or (vlan and ({base}))))")
 }
 

@@ -31,6 +31,18 @@ pub enum Layer {
     MacControl,
     /// The link type itself.
     Link,
+    /// A GRE header (RFC 2784, RFC 2890).
+    Gre,
+    /// An ERSPAN header (draft-foschiano-erspan-03).
+    Erspan,
+    /// A VXLAN header (RFC 7348).
+    Vxlan,
+    /// A Geneve header (RFC 8926).
+    Geneve,
+    /// An MPLS label stack or pseudowire control word (RFC 3032, RFC 4385).
+    Mpls,
+    /// The tunnel nesting itself (more layers than `Tunnels::MAX`).
+    Tunnel,
 }
 
 impl fmt::Display for Layer {
@@ -49,6 +61,12 @@ impl fmt::Display for Layer {
             Layer::Payload => "IB payload",
             Layer::MacControl => "MAC Control",
             Layer::Link => "link layer",
+            Layer::Gre => "GRE",
+            Layer::Erspan => "ERSPAN",
+            Layer::Vxlan => "VXLAN",
+            Layer::Geneve => "Geneve",
+            Layer::Mpls => "MPLS",
+            Layer::Tunnel => "tunnel",
         };
         f.write_str(s)
     }

@@ -60,6 +60,7 @@ pub mod link;
 pub mod mac_control;
 pub mod opcode;
 pub mod packet;
+pub mod tunnel;
 mod wire;
 
 /// The README's examples, compiled (and run, where they need no file) as doc tests.
@@ -74,4 +75,5 @@ pub use ip::{Ecn, Ip};
 pub use link::{LinkType, VlanTag, Vlans};
 pub use mac_control::MacControl;
 pub use opcode::{ExtKind, Opcode, OpcodeOptions, Position, Transport};
-pub use packet::{decode, DecodeOptions, ExtHeaders, Link, Packet, Roce, RoceVersion, ROCE_V2_PORT};
+pub use packet::{decode, DecodeOptions, ExtHeaders, Link, Packet, Ports, Roce, RoceVersion, ROCE_V2_PORT};
+pub use tunnel::{Encap, Tunnel, TunnelKind, Tunnels, Undecoded, UndecodedReason};

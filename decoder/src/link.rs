@@ -55,6 +55,10 @@ pub mod ethertype {
     pub const ROCE_V1: u16 = 0x8915;
     /// MAC Control (PAUSE, PFC).
     pub const MAC_CONTROL: u16 = 0x8808;
+    /// MPLS unicast (RFC 3032 §5).
+    pub const MPLS: u16 = 0x8847;
+    /// MPLS multicast (RFC 3032 §5).
+    pub const MPLS_MC: u16 = 0x8848;
 
     /// True for the tag protocol identifiers rocescope unwraps.
     pub const fn is_vlan(t: u16) -> bool {

@@ -12,6 +12,10 @@ use crate::ip::Ip;
 use crate::link::{ethertype, Ethernet, LinkType, Sll, Sll2, VlanTag, Vlans};
 use crate::mac_control::{self, MacControl};
 use crate::opcode::{ExtKind, OpcodeOptions};
+use crate::tunnel::{
+    gre_field, Encap, ErspanII, ErspanIII, ErspanPlatform, Geneve, Gre, GreProto, MplsPayload, MplsStack,
+    PwControlWord, Tunnel, Tunnels, Undecoded, UndecodedReason, Vxlan, GENEVE_PORT, IPPROTO_GRE, VXLAN_PORT,
+};
 use crate::wire::fixed;
 use etherparse::{Ipv4HeaderSlice, Ipv6HeaderSlice, UdpHeaderSlice};
 
@@ -28,11 +32,62 @@ pub struct DecodeOptions {
     pub opcode: OpcodeOptions,
     /// Compute and check the ICRC.
     pub check_icrc: bool,
+    /// UDP destination ports unwrapped as VXLAN (RFC 7348; 4789 by default).
+    pub vxlan_ports: Ports,
+    /// UDP destination ports unwrapped as Geneve (RFC 8926; 6081 by default).
+    pub geneve_ports: Ports,
 }
 
 impl Default for DecodeOptions {
     fn default() -> Self {
-        DecodeOptions { roce_port: ROCE_V2_PORT, opcode: OpcodeOptions::default(), check_icrc: true }
+        DecodeOptions {
+            roce_port: ROCE_V2_PORT,
+            opcode: OpcodeOptions::default(),
+            check_icrc: true,
+            vxlan_ports: Ports::one(VXLAN_PORT),
+            geneve_ports: Ports::one(GENEVE_PORT),
+        }
+    }
+}
+
+/// A small set of UDP ports: fixed capacity, `Copy`, no allocation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct Ports {
+    ports: [u16; Ports::MAX],
+    len: u8,
+}
+
+impl Ports {
+    /// Most ports a set holds.
+    pub const MAX: usize = 8;
+
+    /// A set of one port.
+    pub const fn one(port: u16) -> Self {
+        let mut ports = [0u16; Ports::MAX];
+        ports[0] = port;
+        Ports { ports, len: 1 }
+    }
+    /// Add a port (a port already present is not added twice); false when the set is full.
+    pub fn add(&mut self, port: u16) -> bool {
+        if self.contains(port) {
+            return true;
+        }
+        match self.ports.get_mut(usize::from(self.len)) {
+            Some(slot) => {
+                *slot = port;
+                self.len += 1;
+                true
+            }
+            None => false,
+        }
+    }
+    /// True when `port` is in the set.
+    pub fn contains(&self, port: u16) -> bool {
+        self.as_slice().contains(&port)
+    }
+    /// The ports.
+    pub fn as_slice(&self) -> &[u16] {
+        self.ports.get(..usize::from(self.len)).unwrap_or(&[])
     }
 }
 
@@ -103,15 +158,27 @@ pub struct Roce<'a> {
 }
 
 /// A decoded frame. Every layer borrows from the input.
+///
+/// A tunnelled frame (ERSPAN, GRE, VXLAN, Geneve, MPLS) has its encapsulations in `tunnels`,
+/// outermost first, each with the outer headers that carried it; every other field describes
+/// the inner frame, so its DSCP, ECN and PCP are those of the traffic, not of the tunnel.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Packet<'a> {
     /// The frame bytes as captured.
     pub data: &'a [u8],
     /// The link type it was decoded with.
     pub link_type: LinkType,
-    /// Link-layer header.
+    /// Link-layer header: the innermost one, i.e. the inner Ethernet of a tunnel that carries
+    /// Ethernet; for a tunnel that carries IP (L3 GRE, MPLS with IP), the last link-layer
+    /// header before it.
     pub link: Link<'a>,
-    /// VLAN tags, outermost first.
+    /// Tunnel layers unwrapped to reach the inner frame, outermost first (empty when the frame
+    /// is not tunnelled).
+    pub tunnels: Tunnels<'a>,
+    /// An encapsulation recognised but not unwrapped (GRE with another protocol, an unknown
+    /// ERSPAN version, ...): the other fields then describe the frame up to that header.
+    pub tunnel_undecoded: Option<Undecoded>,
+    /// VLAN tags of the inner frame, outermost first.
     pub vlans: Vlans,
     /// EtherType after the tags (or the SLL protocol), when known.
     pub ethertype: Option<u16>,
@@ -137,6 +204,8 @@ impl<'a> Packet<'a> {
             data,
             link_type,
             link: Link::None,
+            tunnels: Tunnels::default(),
+            tunnel_undecoded: None,
             vlans: Vlans::default(),
             ethertype: None,
             ip: None,
@@ -159,6 +228,43 @@ impl<'a> Packet<'a> {
     /// The RoCE transport, only when it decoded completely.
     pub fn roce_ok(&self) -> Option<&Roce<'a>> {
         self.roce.as_ref().filter(|_| self.error.is_none())
+    }
+
+    /// Where the inner frame (or packet) of a tunnelled frame starts: 0 when the frame is
+    /// not tunnelled. `data.len() - inner_offset()` is the inner frame's captured length.
+    pub fn inner_offset(&self) -> usize {
+        self.tunnels.innermost().map_or(0, |t| t.inner_offset)
+    }
+}
+
+/// What a tunnel carries, and where it starts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Inner {
+    Ethernet,
+    /// IPv4 or IPv6 (by EtherType).
+    Ip(u16),
+    Mpls,
+}
+
+/// The result of one layer: done, or a tunnel's inner frame to decode at an offset.
+type Next = Result<Option<(usize, Inner)>, DecodeError>;
+
+fn needed(e: &nom::Err<nom::error::Error<&[u8]>>, available: usize, min: usize) -> usize {
+    match e {
+        nom::Err::Incomplete(nom::Needed::Size(n)) => available + n.get(),
+        _ => min,
+    }
+}
+
+fn short(
+    layer: Layer,
+    off: usize,
+    min: usize,
+    data: &[u8],
+) -> impl Fn(nom::Err<nom::error::Error<&[u8]>>) -> DecodeError + '_ {
+    move |e| {
+        let avail = data.len().saturating_sub(off);
+        DecodeError::truncated(layer, off, needed(&e, avail, min), avail)
     }
 }
 
@@ -207,7 +313,7 @@ fn at(data: &[u8], off: usize) -> &[u8] {
 
 fn decode_into<'a>(p: &mut Packet<'a>, opts: &DecodeOptions) -> Result<(), DecodeError> {
     let data = p.data;
-    let (mut off, mut etype) = match p.link_type.0 {
+    let (off, etype) = match p.link_type.0 {
         1 => {
             let (_, eth) = Ethernet::parse(data).map_err(|_| trunc(Layer::Ethernet, 0, 14, data))?;
             p.link = Link::Ethernet(eth);
@@ -246,6 +352,27 @@ fn decode_into<'a>(p: &mut Packet<'a>, opts: &DecodeOptions) -> Result<(), Decod
             })
         }
     };
+    let mut next = decode_l2(p, off, etype, opts)?;
+    // Each tunnel adds a layer to `p.tunnels` (at most `Tunnels::MAX`, then an error), so
+    // this loop, not recursion, unwraps the nesting, and it ends.
+    while let Some((off, inner)) = next {
+        next = match inner {
+            Inner::Ethernet => {
+                let (_, eth) =
+                    Ethernet::parse(at(data, off)).map_err(|_| trunc(Layer::Ethernet, off, 14, data))?;
+                p.link = Link::Ethernet(eth);
+                decode_l2(p, off + 14, eth.ethertype(), opts)?
+            }
+            Inner::Ip(etype) => decode_l2(p, off, etype, opts)?,
+            Inner::Mpls => decode_l2(p, off, ethertype::MPLS, opts)?,
+        };
+    }
+    Ok(())
+}
+
+/// Decode from the EtherType `etype` whose payload (or first VLAN tag) starts at `off`.
+fn decode_l2<'a>(p: &mut Packet<'a>, mut off: usize, mut etype: u16, opts: &DecodeOptions) -> Next {
+    let data = p.data;
     while ethertype::is_vlan(etype) {
         let (_, tag) = fixed::<4>(at(data, off)).map_err(|_| trunc(Layer::Vlan, off, 4, data))?;
         let tci = u16::from_be_bytes([tag[0], tag[1]]);
@@ -258,7 +385,8 @@ fn decode_into<'a>(p: &mut Packet<'a>, opts: &DecodeOptions) -> Result<(), Decod
     p.ethertype = Some(etype);
     match etype {
         ethertype::IPV4 | ethertype::IPV6 => decode_ip(p, off, etype, opts),
-        ethertype::ROCE_V1 => decode_v1(p, off, opts),
+        ethertype::MPLS | ethertype::MPLS_MC => decode_mpls(p, off),
+        ethertype::ROCE_V1 => decode_v1(p, off, opts).map(|()| None),
         ethertype::MAC_CONTROL => {
             let dst = match p.link {
                 Link::Ethernet(e) => Some(e.dst()),
@@ -267,18 +395,191 @@ fn decode_into<'a>(p: &mut Packet<'a>, opts: &DecodeOptions) -> Result<(), Decod
             let mc = mac_control::parse(at(data, off), dst)
                 .map_err(|needed| trunc(Layer::MacControl, off, needed, data))?;
             p.mac_control = Some(mc);
-            Ok(())
+            Ok(None)
         }
-        _ => Ok(()),
+        _ => Ok(None),
     }
 }
 
-fn decode_ip<'a>(
-    p: &mut Packet<'a>,
-    off: usize,
-    etype: u16,
-    opts: &DecodeOptions,
-) -> Result<(), DecodeError> {
+/// Move the headers decoded so far into a new tunnel layer, and clear them for the inner
+/// frame. Errors when the frame already has `Tunnels::MAX` layers.
+fn enter<'a>(p: &mut Packet<'a>, encap: Encap<'a>, offset: usize, inner_offset: usize, inner: Inner) -> Next {
+    let t = Tunnel {
+        link: p.link,
+        vlans: core::mem::take(&mut p.vlans),
+        ip: p.ip.take(),
+        udp: p.udp.take(),
+        encap,
+        offset,
+        inner_offset,
+    };
+    if !p.tunnels.push(t) {
+        return Err(DecodeError::invalid(Layer::Tunnel, offset, "more than 4 tunnel layers"));
+    }
+    p.ethertype = None;
+    Ok(Some((inner_offset, inner)))
+}
+
+fn undecoded(p: &mut Packet<'_>, offset: usize, reason: UndecodedReason) -> Next {
+    p.tunnel_undecoded = Some(Undecoded { offset, reason });
+    Ok(None)
+}
+
+/// IPv4 or IPv6 by the first nibble of the bytes at `off`, for payloads that do not say.
+fn ip_by_nibble(data: &[u8], off: usize) -> Option<u16> {
+    match data.get(off).map(|b| b >> 4) {
+        Some(4) => Some(ethertype::IPV4),
+        Some(6) => Some(ethertype::IPV6),
+        _ => None,
+    }
+}
+
+/// GRE (RFC 2784, RFC 2890) and what it carries: ERSPAN I/II/III (draft-foschiano-erspan-03),
+/// Ethernet (0x6558), IPv4/IPv6, MPLS (RFC 4023).
+fn decode_gre<'a>(p: &mut Packet<'a>, off: usize) -> Next {
+    let data = p.data;
+    // Version and routing first: other versions (1 is PPTP) lay the header out differently.
+    let (_, base) = fixed::<4>(at(data, off)).map_err(short(Layer::Gre, off, 4, data))?;
+    let flags = u16::from_be_bytes([base[0], base[1]]);
+    if flags & (gre_field::VERSION | gre_field::ROUTING) != 0 {
+        return undecoded(p, off, UndecodedReason::GreVersion(flags));
+    }
+    let (rest, gre) = Gre::parse(at(data, off)).map_err(short(Layer::Gre, off, 4, data))?;
+    let ioff = off + gre.len();
+    match gre.protocol() {
+        // Type I has no sequence number and no ERSPAN header (the rule Wireshark and Linux
+        // `ip_gre.c` follow); type II has both.
+        GreProto::ERSPAN if gre.seq().is_none() => {
+            enter(p, Encap::ErspanI { gre }, off, ioff, Inner::Ethernet)
+        }
+        GreProto::ERSPAN => {
+            let (_, erspan) = ErspanII::parse(rest).map_err(short(Layer::Erspan, ioff, 8, data))?;
+            if erspan.version() != 1 {
+                return undecoded(p, ioff, UndecodedReason::ErspanVersion(erspan.version()));
+            }
+            enter(p, Encap::ErspanII { gre, erspan }, off, ioff + 8, Inner::Ethernet)
+        }
+        GreProto::ERSPAN_III => {
+            let (rest, erspan) = ErspanIII::parse(rest).map_err(short(Layer::Erspan, ioff, 12, data))?;
+            if erspan.version() != 2 {
+                return undecoded(p, ioff, UndecodedReason::ErspanVersion(erspan.version()));
+            }
+            let (platform, len) = if erspan.optional() {
+                let (_, h) = ErspanPlatform::parse(rest).map_err(short(Layer::Erspan, ioff + 12, 8, data))?;
+                (Some(h), 20)
+            } else {
+                (None, 12)
+            };
+            let inner_off = ioff + len;
+            // FT: 0 an Ethernet frame, 2 an IP packet (draft §4.3).
+            let inner = match erspan.frame_type() {
+                0 => Inner::Ethernet,
+                2 => match ip_by_nibble(data, inner_off) {
+                    Some(t) => Inner::Ip(t),
+                    None => {
+                        return Err(DecodeError::invalid(
+                            Layer::Erspan,
+                            ioff,
+                            "frame type IP without an IP packet",
+                        ))
+                    }
+                },
+                ft => return undecoded(p, ioff, UndecodedReason::ErspanFrameType(ft)),
+            };
+            enter(p, Encap::ErspanIII { gre, erspan, platform }, off, inner_off, inner)
+        }
+        GreProto::TEB => enter(p, Encap::Gre { gre }, off, ioff, Inner::Ethernet),
+        GreProto::IPV4 => enter(p, Encap::Gre { gre }, off, ioff, Inner::Ip(ethertype::IPV4)),
+        GreProto::IPV6 => enter(p, Encap::Gre { gre }, off, ioff, Inner::Ip(ethertype::IPV6)),
+        GreProto::MPLS | GreProto::MPLS_MC => enter(p, Encap::Gre { gre }, off, ioff, Inner::Mpls),
+        GreProto(other) => undecoded(p, off, UndecodedReason::GreProtocol(other)),
+    }
+}
+
+/// An MPLS label stack (RFC 3032) and a guess at its payload (see [`MplsPayload`]).
+fn decode_mpls<'a>(p: &mut Packet<'a>, off: usize) -> Next {
+    let data = p.data;
+    let (rest, labels) = MplsStack::parse(at(data, off)).map_err(|e| match e {
+        nom::Err::Incomplete(_) => trunc(Layer::Mpls, off, 4, data),
+        _ => DecodeError::invalid(Layer::Mpls, off, "no bottom-of-stack label within 16 labels"),
+    })?;
+    let poff = off + labels.bytes().len();
+    let bottom = labels.bottom().map(|l| l.label());
+    let nibble = rest.first().map(|b| b >> 4);
+    let (payload, inner, cw) = match (bottom, nibble) {
+        (Some(crate::tunnel::mpls_field::IPV4_EXPLICIT_NULL), _) | (_, Some(4)) => {
+            (MplsPayload::Ipv4, Inner::Ip(ethertype::IPV4), None)
+        }
+        (Some(crate::tunnel::mpls_field::IPV6_EXPLICIT_NULL), _) | (_, Some(6)) => {
+            (MplsPayload::Ipv6, Inner::Ip(ethertype::IPV6), None)
+        }
+        (_, None) => return Err(trunc(Layer::Mpls, poff, 1, data)),
+        (_, Some(0)) if !no_control_word(rest) => {
+            let (_, cw) = PwControlWord::parse(rest).map_err(short(Layer::Mpls, poff, 4, data))?;
+            (MplsPayload::Ethernet, Inner::Ethernet, Some(cw))
+        }
+        (_, Some(1)) => return undecoded(p, poff, UndecodedReason::MplsPayload(1)),
+        (_, Some(_)) => (MplsPayload::Ethernet, Inner::Ethernet, None),
+    };
+    let inner_off = poff + 4 * usize::from(cw.is_some());
+    enter(p, Encap::Mpls { labels, control_word: cw, payload }, off, inner_off, inner)
+}
+
+/// True when the two bytes at `at` are an EtherType a RoCE fabric carries: the test that
+/// tells an Ethernet pseudowire without control word whose destination MAC begins with the
+/// nibble 0 from one with a control word.
+fn plausible_ethertype(b: &[u8], at: usize) -> bool {
+    match (b.get(at), b.get(at + 1)) {
+        (Some(&x), Some(&y)) => matches!(
+            u16::from_be_bytes([x, y]),
+            ethertype::IPV4
+                | ethertype::IPV6
+                | ethertype::VLAN
+                | ethertype::QINQ
+                | ethertype::QINQ_OLD
+                | ethertype::ROCE_V1
+                | ethertype::MAC_CONTROL
+                | ethertype::MPLS
+                | ethertype::MPLS_MC
+                | 0x0806
+                | 0x88CC
+        ),
+        _ => false,
+    }
+}
+
+/// For an MPLS payload whose first nibble is 0: true when it reads as an Ethernet frame
+/// without control word (a known EtherType at byte 12) and not as one after a control word
+/// (none at byte 16), or when the EtherType at byte 12 is a VLAN tag (whose inner EtherType
+/// then sits at byte 16, where the control-word reading would look).
+fn no_control_word(rest: &[u8]) -> bool {
+    let tpid = matches!((rest.get(12), rest.get(13)), (Some(&a), Some(&b)) if ethertype::is_vlan(u16::from_be_bytes([a, b])));
+    plausible_ethertype(rest, 12) && (tpid || !plausible_ethertype(rest, 16))
+}
+
+/// VXLAN (RFC 7348 §5): an Ethernet frame after the 8-byte header.
+fn decode_vxlan<'a>(p: &mut Packet<'a>, off: usize) -> Next {
+    let data = p.data;
+    let (_, v) = Vxlan::parse(at(data, off)).map_err(short(Layer::Vxlan, off, 8, data))?;
+    enter(p, Encap::Vxlan(v), off, off + 8, Inner::Ethernet)
+}
+
+/// Geneve (RFC 8926 §3.4): options skipped by their length, then the protocol type.
+fn decode_geneve<'a>(p: &mut Packet<'a>, off: usize) -> Next {
+    let data = p.data;
+    let (_, g) = Geneve::parse(at(data, off)).map_err(short(Layer::Geneve, off, 8, data))?;
+    let inner_off = off + g.len();
+    let inner = match (g.version(), g.protocol()) {
+        (0, GreProto::TEB) => Inner::Ethernet,
+        (0, GreProto::IPV4) => Inner::Ip(ethertype::IPV4),
+        (0, GreProto::IPV6) => Inner::Ip(ethertype::IPV6),
+        (0, GreProto::MPLS | GreProto::MPLS_MC) => Inner::Mpls,
+        (_, GreProto(other)) => return undecoded(p, off, UndecodedReason::GeneveProtocol(other)),
+    };
+    enter(p, Encap::Geneve(g), off, inner_off, inner)
+}
+
+fn decode_ip<'a>(p: &mut Packet<'a>, off: usize, etype: u16, opts: &DecodeOptions) -> Next {
     let data = p.data;
     let rest = at(data, off);
     let ip = if etype == ethertype::IPV4 {
@@ -314,17 +615,26 @@ fn decode_ip<'a>(
     }
     if frag {
         p.ip_fragment = true;
-        return Ok(());
+        return Ok(None);
     }
-    if proto != 17 {
-        return Ok(());
+    match proto {
+        17 => {}
+        IPPROTO_GRE => return decode_gre(p, off + hlen),
+        4 | 41 => return undecoded(p, off + hlen, UndecodedReason::IpInIp(proto)),
+        _ => return Ok(None),
     }
     let uoff = off + hlen;
     let udp = UdpHeaderSlice::from_slice(at(data, uoff)).map_err(|_| trunc(Layer::Udp, uoff, 8, data))?;
     let (dport, ulen, udp_bytes) = (udp.destination_port(), usize::from(udp.length()), udp.slice());
     p.udp = Some(udp);
     if dport != opts.roce_port {
-        return Ok(());
+        if opts.vxlan_ports.contains(dport) {
+            return decode_vxlan(p, uoff + 8);
+        }
+        if opts.geneve_ports.contains(dport) {
+            return decode_geneve(p, uoff + 8);
+        }
+        return Ok(None);
     }
     p.to_roce_port = true;
     if ulen < 8 {
@@ -340,7 +650,7 @@ fn decode_ip<'a>(
         u.copy_from_slice(udp_bytes.get(..8).unwrap_or(&[0; 8]));
         icrc_v2(ip_hdr, &u, ib)
     })?;
-    err.map_or(Ok(()), Err)
+    err.map_or(Ok(None), Err)
 }
 
 fn decode_v1<'a>(p: &mut Packet<'a>, off: usize, opts: &DecodeOptions) -> Result<(), DecodeError> {

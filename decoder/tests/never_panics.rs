@@ -2,7 +2,9 @@
 //! the emitters build decodes back to the same fields with a valid ICRC.
 
 use proptest::prelude::*;
-use rocescope_decoder::build::{ExtRepr, IbRepr, IcrcMode, IpRepr, RoceV2Frame};
+use rocescope_decoder::build::{
+    Encapsulation, ExtRepr, IbRepr, IcrcMode, IpRepr, MplsLabelRepr, Outer, RoceV2Frame, TunnelRepr,
+};
 use rocescope_decoder::ext::*;
 use rocescope_decoder::*;
 
@@ -66,14 +68,168 @@ fn vlans() -> impl Strategy<Value = Vec<VlanTag>> {
     )
 }
 
+fn labels() -> impl Strategy<Value = Vec<MplsLabelRepr>> {
+    proptest::collection::vec(
+        (16u32..0x10_0000, 0u8..8, any::<u8>()).prop_map(|(label, tc, ttl)| MplsLabelRepr { label, tc, ttl }),
+        1..4,
+    )
+}
+
+/// Every encapsulation the emitters know, with arbitrary header fields.
+fn encap() -> impl Strategy<Value = Encapsulation> {
+    prop_oneof![
+        Just(Encapsulation::ErspanI),
+        (any::<u32>(), 0u16..4096, 0u8..8, 0u8..4, any::<bool>(), 0u16..1024, 0u32..0x10_0000).prop_map(
+            |(seq, vlan, cos, encap, truncated, session_id, index)| Encapsulation::ErspanII {
+                seq,
+                vlan,
+                cos,
+                encap,
+                truncated,
+                session_id,
+                index
+            }
+        ),
+        (
+            any::<u32>(),
+            0u16..4096,
+            0u8..8,
+            0u16..1024,
+            any::<u32>(),
+            any::<u16>(),
+            0u8..64,
+            0u8..4,
+            proptest::option::of((0u8..64, any::<u64>()))
+        )
+            .prop_map(
+                |(seq, vlan, cos, session_id, timestamp, sgt, hw_id, granularity, platform)| {
+                    Encapsulation::ErspanIII {
+                        seq,
+                        vlan,
+                        cos,
+                        bso: 0,
+                        truncated: false,
+                        session_id,
+                        timestamp,
+                        sgt,
+                        p: true,
+                        hw_id,
+                        direction: false,
+                        granularity,
+                        platform,
+                    }
+                }
+            ),
+        (proptest::option::of(any::<u32>()), proptest::option::of(any::<u32>()))
+            .prop_map(|(key, seq)| Encapsulation::Gretap { key, seq }),
+        (proptest::option::of(any::<u32>()), proptest::option::of(any::<u32>()))
+            .prop_map(|(key, seq)| Encapsulation::Gre { key, seq }),
+        (any::<u16>(), 0u32..0x100_0000).prop_map(|(sport, vni)| Encapsulation::Vxlan {
+            sport,
+            dport: 4789,
+            vni
+        }),
+        (
+            any::<u16>(),
+            0u32..0x100_0000,
+            proptest::collection::vec(any::<u8>(), 0..3).prop_map(|w| w.repeat(4))
+        )
+            .prop_map(|(sport, vni, options)| Encapsulation::Geneve {
+                sport,
+                dport: 6081,
+                vni,
+                options
+            }),
+        (labels(), any::<bool>())
+            .prop_map(|(labels, control_word)| Encapsulation::MplsEthernet { labels, control_word }),
+        labels().prop_map(|labels| Encapsulation::MplsIp { labels }),
+    ]
+}
+
+fn outer(ip: IpRepr) -> Outer {
+    Outer { src_mac: [2, 0, 0, 0, 0, 7], dst_mac: [2, 0, 0, 0, 0, 8], vlans: Vec::new(), ip }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
+
+    /// Tunnelled frames: the inner RoCE decodes whatever the encapsulations (nested up to
+    /// the bound), a fifth layer is an error, and no prefix or flipped byte panics.
+    #[test]
+    fn tunnelled_frames_round_trip_and_never_panic(ip in ip(), oip in ip(), bth in bth(), vlans in vlans(),
+                               encaps in proptest::collection::vec(encap(), 1..6),
+                               payload in proptest::collection::vec(any::<u8>(), 0..64),
+                               at in any::<prop::sample::Index>(), bit in 0u8..8) {
+        let mut f = RoceV2Frame::new([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2], ip, IbRepr { bth, ext: ExtRepr::default(), payload, icrc: IcrcMode::Correct });
+        f.vlans = vlans.clone();
+        let inner = f.build(OpcodeOptions::default());
+        let mut bytes = inner.clone();
+        // L3 encapsulations refuse frames that do not carry IP (an MPLS frame): skip them.
+        let mut applied = Vec::new();
+        for e in &encaps {
+            if let Some(b) = (TunnelRepr { outer: outer(oip), encap: e.clone() }).wrap(&bytes) {
+                bytes = b;
+                applied.push(e.clone());
+            }
+        }
+        let encaps = applied;
+        let opts = DecodeOptions::default();
+        let p = decode(LinkType::ETHERNET, &bytes, &opts);
+        let plain = decode(LinkType::ETHERNET, &inner, &opts);
+        if encaps.len() <= Tunnels::MAX {
+            prop_assert_eq!(p.error, plain.error);
+            prop_assert_eq!(p.tunnels.len(), encaps.len());
+            prop_assert_eq!(p.roce.map(|r| (r.bth.repr(), r.icrc.status)), plain.roce.map(|r| (r.bth.repr(), r.icrc.status)));
+            prop_assert_eq!(p.ip.map(|i| (i.src(), i.dscp(), i.ecn())), plain.ip.map(|i| (i.src(), i.dscp(), i.ecn())));
+            // L3 encapsulations drop the inner Ethernet header and its tags.
+            let l3 = encaps.iter().any(|e| matches!(e, Encapsulation::Gre { .. } | Encapsulation::MplsIp { .. }));
+            if !l3 {
+                prop_assert_eq!(p.vlans.as_slice(), &vlans[..]);
+            }
+        } else {
+            prop_assert_eq!(p.error.map(|e| e.layer), Some(Layer::Tunnel));
+        }
+        for cut in 0..bytes.len() {
+            let q = decode(LinkType::ETHERNET, &bytes[..cut], &opts);
+            if let Some(r) = q.roce {
+                prop_assert_ne!(r.icrc.status, IcrcStatus::Valid);
+            }
+            let _ = format!("{q:?}");
+        }
+        let i = at.index(bytes.len());
+        bytes[i] ^= 1 << bit;
+        let q = decode(LinkType::ETHERNET, &bytes, &opts);
+        let _ = format!("{:?} {:?} {:?}", q, q.error.map(|e| e.to_string()), q.tunnel_undecoded.map(|u| u.to_string()));
+    }
+
+    /// Arbitrary bytes behind a valid tunnel header (any GRE protocol, UDP to the VXLAN or
+    /// Geneve port, an MPLS EtherType) never panic.
+    #[test]
+    fn arbitrary_bytes_behind_tunnel_headers_never_panic(which in 0u8..5, proto in any::<u16>(), flags in any::<u16>(),
+                               tail in proptest::collection::vec(any::<u8>(), 0..200)) {
+        let eth_ip = "02000000000202000000000108004500";
+        let mut b = hex::decode(eth_ip).unwrap();
+        let len = u16::try_from(20 + 8 + tail.len()).unwrap();
+        b.extend_from_slice(&len.to_be_bytes());
+        let p = match which { 0 | 1 => 47u8, _ => 17 };
+        b.extend_from_slice(&[0, 0, 0x40, 0, 64, p, 0, 0, 10, 0, 0, 1, 10, 0, 0, 2]);
+        match which {
+            0 => { b.extend_from_slice(&(flags & 0xB000).to_be_bytes()); b.extend_from_slice(&proto.to_be_bytes()); }
+            1 => { b.extend_from_slice(&flags.to_be_bytes()); b.extend_from_slice(&[0x88, 0xBE]); }
+            2 => b.extend_from_slice(&[0x12, 0x34, 0x12, 0xB5, 0, 0, 0, 0]),
+            3 => b.extend_from_slice(&[0x12, 0x34, 0x17, 0xC1, 0, 0, 0, 0]),
+            _ => { b.truncate(12); b.extend_from_slice(&[0x88, 0x47]); }
+        }
+        b.extend_from_slice(&tail);
+        let q = decode(LinkType::ETHERNET, &b, &DecodeOptions::default());
+        let _ = format!("{:?} {:?} {:?}", q, q.error.map(|e| e.to_string()), q.tunnel_undecoded.map(|u| u.to_string()));
+    }
 
     #[test]
     fn arbitrary_bytes_never_panic(lt in proptest::sample::select(&LINK_TYPES[..]),
                                    data in proptest::collection::vec(any::<u8>(), 0..300),
                                    port in prop_oneof![Just(4791u16), any::<u16>()], dc in any::<bool>()) {
-        let opts = DecodeOptions { roce_port: port, opcode: OpcodeOptions { dc }, check_icrc: true };
+        let opts = DecodeOptions { roce_port: port, opcode: OpcodeOptions { dc }, ..DecodeOptions::default() };
         let p = decode(LinkType(lt), &data, &opts);
         // Formatting every part must not panic either.
         let _ = format!("{:?} {:?}", p, p.error.map(|e| e.to_string()));

@@ -1,6 +1,7 @@
 //! `rocescope-samplegen [DIR]`: write the bundled sample captures and, beside each, a
 //! `NAME.expected.json` with what a decoder and an analyzer must find in it.
 //! `--check DIR` regenerates in memory and fails if any file on disk differs.
+//! `samples/tunnels/` holds the demo wrapped in each mirror or overlay encapsulation.
 
 mod bulk;
 mod fabric;
@@ -9,6 +10,7 @@ mod scenarios_pfc;
 mod scenarios_qos;
 mod scenarios_sflow;
 mod scenarios_transport;
+mod tunnels;
 
 use fabric::{FlowExpect, Gen};
 use rocescope_capture::PcapWriter;
@@ -108,6 +110,7 @@ fn outputs() -> Vec<(String, Vec<u8>)> {
     files.push(("demo.pcap".into(), pcap));
     files.push(("demo.expected.json".into(), json));
     files.extend(scenarios_sflow::outputs(&demo));
+    files.extend(tunnels::outputs(&demo));
     // One connection captured at both ends (`rocescope report -r two-points-sender.pcap -r
     // two-points-receiver.pcap`): the receiver misses a packet the sender sent, and its clock
     // runs ahead. The answers are asserted in tests/multi.rs.

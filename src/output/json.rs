@@ -2,7 +2,8 @@
 //! names here are that schema, so change both together.
 
 use super::{mac, Frame};
-use rocescope_decoder::MacControl;
+use rocescope_decoder::tunnel::{Encap, MplsPayload};
+use rocescope_decoder::{Ip, Link, MacControl, Tunnel};
 use serde::{Serialize, Serializer};
 
 /// The version of this document's schema: it changes only when a key is removed or renamed
@@ -27,6 +28,10 @@ struct Obj {
     ts_ns: i64,
     caplen: u32,
     len: u32,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tunnel: Vec<TunnelJ>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tunnel_undecoded: Option<Undecoded>,
     #[serde(skip_serializing_if = "Option::is_none")]
     eth: Option<Eth>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -75,6 +80,249 @@ struct Obj {
     pause: Option<Pause>,
     #[serde(skip_serializing_if = "Option::is_none")]
     error: Option<String>,
+}
+
+/// One tunnel layer: the outer headers that carried it, then its encapsulation.
+#[derive(Serialize)]
+struct TunnelJ {
+    kind: &'static str,
+    name: &'static str,
+    offset: usize,
+    inner_offset: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    eth: Option<Eth>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    vlan: Vec<Vlan>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ip: Option<IpJ>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    udp: Option<Udp>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    gre: Option<GreJ>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    erspan: Option<ErspanJ>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    vni: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    geneve: Option<GeneveJ>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    mpls: Option<MplsJ>,
+}
+#[derive(Serialize)]
+struct GreJ {
+    flags: u16,
+    protocol: u16,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    checksum: Option<u16>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    key: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    seq: Option<u32>,
+}
+#[derive(Serialize)]
+struct ErspanJ {
+    version: u8,
+    session_id: u16,
+    vlan: u16,
+    cos: u8,
+    truncated: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    en: Option<u8>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    index: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    bso: Option<u8>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    timestamp: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    granularity: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    sgt: Option<u16>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    p: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ft: Option<u8>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    hw_id: Option<u8>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    direction: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    platform: Option<PlatformJ>,
+}
+#[derive(Serialize)]
+struct PlatformJ {
+    id: u8,
+    info: u64,
+    info_hex: Hex64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    timestamp_high: Option<u32>,
+}
+#[derive(Serialize)]
+struct GeneveJ {
+    version: u8,
+    oam: bool,
+    critical: bool,
+    protocol: u16,
+    options_len: usize,
+}
+#[derive(Serialize)]
+struct MplsJ {
+    labels: Vec<MplsLabelJ>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    control_word: Option<ControlWordJ>,
+    payload: &'static str,
+}
+#[derive(Serialize)]
+struct MplsLabelJ {
+    label: u32,
+    tc: u8,
+    s: bool,
+    ttl: u8,
+}
+#[derive(Serialize)]
+struct ControlWordJ {
+    flags: u8,
+    frg: u8,
+    length: u8,
+    seq: u16,
+}
+#[derive(Serialize)]
+struct Undecoded {
+    reason: String,
+    offset: usize,
+}
+
+fn ip_j(ip: &Ip<'_>, fragment: bool) -> IpJ {
+    IpJ {
+        version: ip.version(),
+        src: ip.src().to_string(),
+        dst: ip.dst().to_string(),
+        dscp: ip.dscp(),
+        ecn: ip.ecn() as u8,
+        ttl: ip.ttl(),
+        len: ip.len_field(),
+        fragment,
+    }
+}
+
+fn tunnel_j(t: &Tunnel<'_>) -> TunnelJ {
+    let kind = t.kind();
+    let mut j = TunnelJ {
+        kind: kind.key(),
+        name: kind.name(),
+        offset: t.offset,
+        inner_offset: t.inner_offset,
+        eth: match &t.link {
+            Link::Ethernet(e) => {
+                Some(Eth { src: mac(&e.src()), dst: mac(&e.dst()), ethertype: e.ethertype() })
+            }
+            _ => None,
+        },
+        vlan: t
+            .vlans
+            .as_slice()
+            .iter()
+            .map(|v| Vlan { id: v.vid, pcp: v.pcp, dei: v.dei, tpid: v.tpid })
+            .collect(),
+        ip: t.ip.as_ref().map(|ip| ip_j(ip, false)),
+        udp: t.udp.as_ref().map(|u| Udp {
+            sport: u.source_port(),
+            dport: u.destination_port(),
+            len: u.length(),
+        }),
+        gre: None,
+        erspan: None,
+        vni: t.vni(),
+        geneve: None,
+        mpls: None,
+    };
+    let gre_j = |g: &rocescope_decoder::tunnel::Gre<'_>| GreJ {
+        flags: g.flags(),
+        protocol: g.protocol().0,
+        checksum: g.checksum(),
+        key: g.key(),
+        seq: g.seq(),
+    };
+    match t.encap {
+        Encap::ErspanI { gre } | Encap::Gre { gre } => j.gre = Some(gre_j(&gre)),
+        Encap::ErspanII { gre, erspan } => {
+            j.gre = Some(gre_j(&gre));
+            j.erspan = Some(ErspanJ {
+                version: erspan.version(),
+                session_id: erspan.session_id(),
+                vlan: erspan.vlan(),
+                cos: erspan.cos(),
+                truncated: erspan.truncated(),
+                en: Some(erspan.encap()),
+                index: Some(erspan.index()),
+                bso: None,
+                timestamp: None,
+                granularity: None,
+                sgt: None,
+                p: None,
+                ft: None,
+                hw_id: None,
+                direction: None,
+                platform: None,
+            });
+        }
+        Encap::ErspanIII { gre, erspan, platform } => {
+            j.gre = Some(gre_j(&gre));
+            j.erspan = Some(ErspanJ {
+                version: erspan.version(),
+                session_id: erspan.session_id(),
+                vlan: erspan.vlan(),
+                cos: erspan.cos(),
+                truncated: erspan.truncated(),
+                en: None,
+                index: None,
+                bso: Some(erspan.bso()),
+                timestamp: Some(erspan.timestamp()),
+                granularity: Some(erspan.granularity().name()),
+                sgt: Some(erspan.sgt()),
+                p: Some(erspan.p()),
+                ft: Some(erspan.frame_type()),
+                hw_id: Some(erspan.hw_id()),
+                direction: Some(if erspan.direction() { "egress" } else { "ingress" }),
+                platform: platform.map(|p| PlatformJ {
+                    id: p.platform_id(),
+                    info: p.info(),
+                    info_hex: Hex64(p.info()),
+                    timestamp_high: p.timestamp_high(),
+                }),
+            });
+        }
+        Encap::Vxlan(_) => {}
+        Encap::Geneve(g) => {
+            j.geneve = Some(GeneveJ {
+                version: g.version(),
+                oam: g.oam(),
+                critical: g.critical(),
+                protocol: g.protocol().0,
+                options_len: g.options().len(),
+            })
+        }
+        Encap::Mpls { labels, control_word, payload } => {
+            j.mpls = Some(MplsJ {
+                labels: labels
+                    .iter()
+                    .map(|l| MplsLabelJ { label: l.label(), tc: l.tc(), s: l.bottom(), ttl: l.ttl() })
+                    .collect(),
+                control_word: control_word.map(|c| ControlWordJ {
+                    flags: c.flags(),
+                    frg: c.frg(),
+                    length: c.length(),
+                    seq: c.seq(),
+                }),
+                payload: match payload {
+                    MplsPayload::Ipv4 => "ipv4",
+                    MplsPayload::Ipv6 => "ipv6",
+                    MplsPayload::Ethernet => "ethernet",
+                },
+            })
+        }
+    }
+    j
 }
 
 #[derive(Serialize)]
@@ -227,6 +475,10 @@ pub fn write(f: &Frame<'_>, out: &mut String) {
         ts_ns: f.record.ts_ns,
         caplen: f.record.caplen,
         len: f.record.len,
+        tunnel: p.tunnels.iter().map(tunnel_j).collect(),
+        tunnel_undecoded: p
+            .tunnel_undecoded
+            .map(|u| Undecoded { reason: u.reason.to_string(), offset: u.offset }),
         eth: None,
         sll: None,
         vlan: p
@@ -235,16 +487,7 @@ pub fn write(f: &Frame<'_>, out: &mut String) {
             .iter()
             .map(|t| Vlan { id: t.vid, pcp: t.pcp, dei: t.dei, tpid: t.tpid })
             .collect(),
-        ip: p.ip.as_ref().map(|ip| IpJ {
-            version: ip.version(),
-            src: ip.src().to_string(),
-            dst: ip.dst().to_string(),
-            dscp: ip.dscp(),
-            ecn: ip.ecn() as u8,
-            ttl: ip.ttl(),
-            len: ip.len_field(),
-            fragment: p.ip_fragment,
-        }),
+        ip: p.ip.as_ref().map(|ip| ip_j(ip, p.ip_fragment)),
         udp: p.udp.as_ref().map(|u| Udp {
             sport: u.source_port(),
             dport: u.destination_port(),

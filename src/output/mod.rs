@@ -25,6 +25,28 @@ pub struct Frame<'a> {
     pub opts: &'a DecodeOptions,
 }
 
+/// A tunnel layer in a summary line: `ERSPAN II s=7`, `VXLAN vni=10`, `MPLS 100/200 PW+CW`.
+pub fn tunnel_tag(t: &rocescope_decoder::Tunnel<'_>) -> String {
+    use rocescope_decoder::tunnel::{Encap, MplsPayload};
+    let name = t.kind().name();
+    match t.encap {
+        Encap::ErspanII { erspan, .. } => format!("{name} s={}", erspan.session_id()),
+        Encap::ErspanIII { erspan, .. } => format!("{name} s={}", erspan.session_id()),
+        Encap::Vxlan(v) => format!("{name} vni={}", v.vni()),
+        Encap::Geneve(g) => format!("{name} vni={}", g.vni()),
+        Encap::Mpls { labels, control_word, payload } => {
+            let l: Vec<String> = labels.iter().map(|l| l.label().to_string()).collect();
+            let what = match (payload, control_word) {
+                (MplsPayload::Ethernet, Some(_)) => " PW+CW",
+                (MplsPayload::Ethernet, None) => " PW",
+                _ => "",
+            };
+            format!("{name} {}{what}", l.join("/"))
+        }
+        _ => name.to_string(),
+    }
+}
+
 /// `aa:bb:cc:dd:ee:ff`.
 pub fn mac(m: &[u8; 6]) -> String {
     rocescope_decoder::link::mac_string(m)

@@ -28,6 +28,7 @@ pub fn write(f: &Frame<'_>, out: &mut String) {
         (None, None, Some(_), Some(_)) => "UDP",
         (None, None, Some(ip), None) => match ip.protocol() {
             6 => "TCP",
+            47 => "GRE",
             1 | 58 => "ICMP",
             _ => "IP",
         },
@@ -38,16 +39,12 @@ pub fn write(f: &Frame<'_>, out: &mut String) {
             _ => "ETH",
         },
     };
-    let _ = write!(
-        out,
-        "{:>6} {:>14} {} → {} {} {} ",
-        f.number,
-        rel_time(f.rel_ns),
-        src,
-        dst,
-        proto,
-        f.record.len
-    );
+    let _ = write!(out, "{:>6} {:>14} ", f.number, rel_time(f.rel_ns));
+    // Tunnel layers first, outermost first: `ERSPAN II s=7 | 10.0.0.1 → ...`.
+    for t in p.tunnels.iter() {
+        let _ = write!(out, "{} | ", super::tunnel_tag(t));
+    }
+    let _ = write!(out, "{} → {} {} {} ", src, dst, proto, f.record.len);
     if let Some(r) = &p.roce {
         let b = r.bth;
         let _ = write!(out, "{} QP=0x{:06x} PSN={}", b.opcode().name(f.opts.opcode), b.dest_qp(), b.psn());
@@ -133,6 +130,9 @@ pub fn write(f: &Frame<'_>, out: &mut String) {
     }
     if p.ip_fragment {
         out.push_str("[IP fragment]");
+    }
+    if let Some(u) = &p.tunnel_undecoded {
+        let _ = write!(out, " [tunnel not decoded: {}]", u.reason);
     }
     if let Some(e) = &p.error {
         // The capture's snap length cut a header the frame carried: not malformed.

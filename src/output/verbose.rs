@@ -1,7 +1,8 @@
 //! Every field of every header, tree-style (like `tshark -V`).
 
 use super::{mac, rnr_ms, utc, Frame};
-use rocescope_decoder::{Ip, Link, MacControl, RoceVersion};
+use rocescope_decoder::tunnel::{Encap, MplsPayload};
+use rocescope_decoder::{Ip, Link, MacControl, RoceVersion, Tunnel};
 use std::fmt::Write;
 
 fn flag(b: bool) -> u8 {
@@ -23,7 +24,13 @@ pub fn write(f: &Frame<'_>, out: &mut String) {
         r.link_type.0,
         r.link_type.name()
     );
+    for (i, t) in p.tunnels.iter().enumerate() {
+        tunnel(i + 1, t, out);
+    }
+    // A tunnel carrying IP leaves the outer link header as the packet's: shown above.
+    let shown = p.tunnels.innermost().is_some_and(|t| t.link == p.link);
     match &p.link {
+        _ if shown => {}
         Link::Ethernet(e) => {
             let _ = writeln!(
                 out,
@@ -268,7 +275,168 @@ pub fn write(f: &Frame<'_>, out: &mut String) {
         }
         None => {}
     }
+    if let Some(u) = &p.tunnel_undecoded {
+        let _ = writeln!(out, "[Tunnel not decoded: {} at offset {}]", u.reason, u.offset);
+    }
     if let Some(e) = &p.error {
         let _ = writeln!(out, "[Malformed: {e}]");
+    }
+}
+
+/// One tunnel layer: its outer headers, then the encapsulation's fields.
+fn tunnel(n: usize, t: &Tunnel<'_>, out: &mut String) {
+    let _ = writeln!(
+        out,
+        "Tunnel {n}: {} (header at offset {}, inner frame at {})",
+        t.kind().name(),
+        t.offset,
+        t.inner_offset
+    );
+    if let Link::Ethernet(e) = &t.link {
+        let _ = writeln!(
+            out,
+            "    Outer Ethernet II, Src: {}, Dst: {}, Type: 0x{:04x}",
+            mac(&e.src()),
+            mac(&e.dst()),
+            e.ethertype()
+        );
+    }
+    for v in t.vlans.as_slice() {
+        let _ = writeln!(
+            out,
+            "    Outer 802.1Q Virtual LAN (TPID 0x{:04x}), PRI: {}, DEI: {}, ID: {}",
+            v.tpid,
+            v.pcp,
+            flag(v.dei),
+            v.vid
+        );
+    }
+    if let Some(ip) = &t.ip {
+        let _ = writeln!(
+            out,
+            "    Outer Internet Protocol Version {}, Src: {}, Dst: {}, DSCP: {}, ECN: {}, TTL: {}, Protocol: {}",
+            ip.version(),
+            ip.src(),
+            ip.dst(),
+            ip.dscp(),
+            ip.ecn().name(),
+            ip.ttl(),
+            ip.protocol()
+        );
+    }
+    if let Some(u) = &t.udp {
+        let _ = writeln!(
+            out,
+            "    Outer User Datagram Protocol, Src Port: {}, Dst Port: {}, Length: {}",
+            u.source_port(),
+            u.destination_port(),
+            u.length()
+        );
+    }
+    let gre = |g: &rocescope_decoder::tunnel::Gre<'_>, out: &mut String| {
+        let _ = write!(
+            out,
+            "    Generic Routing Encapsulation, Flags: 0x{:04x}, Protocol: 0x{:04x}",
+            g.flags(),
+            g.protocol().0
+        );
+        if let Some(c) = g.checksum() {
+            let _ = write!(out, ", Checksum: 0x{c:04x}");
+        }
+        if let Some(k) = g.key() {
+            let _ = write!(out, ", Key: {k}");
+        }
+        if let Some(s) = g.seq() {
+            let _ = write!(out, ", Sequence: {s}");
+        }
+        out.push('\n');
+    };
+    match t.encap {
+        Encap::ErspanI { gre: g } => {
+            gre(&g, out);
+            out.push_str("    ERSPAN Type I (no ERSPAN header)\n");
+        }
+        Encap::Gre { gre: g } => gre(&g, out),
+        Encap::ErspanII { gre: g, erspan: e } => {
+            gre(&g, out);
+            let _ = writeln!(out, "    ERSPAN Type II");
+            let _ = writeln!(out, "        Version: {}", e.version());
+            let _ = writeln!(out, "        VLAN: {}", e.vlan());
+            let _ = writeln!(out, "        COS: {}", e.cos());
+            let _ = writeln!(out, "        Encap (En): {}", e.encap());
+            let _ = writeln!(out, "        Truncated: {}", flag(e.truncated()));
+            let _ = writeln!(out, "        Session ID: {}", e.session_id());
+            let _ = writeln!(out, "        Index: {}", e.index());
+        }
+        Encap::ErspanIII { gre: g, erspan: e, platform } => {
+            gre(&g, out);
+            let _ = writeln!(out, "    ERSPAN Type III");
+            let _ = writeln!(out, "        Version: {}", e.version());
+            let _ = writeln!(out, "        VLAN: {}", e.vlan());
+            let _ = writeln!(out, "        COS: {}", e.cos());
+            let _ = writeln!(out, "        BSO: {}", e.bso());
+            let _ = writeln!(out, "        Truncated: {}", flag(e.truncated()));
+            let _ = writeln!(out, "        Session ID: {}", e.session_id());
+            let _ = writeln!(out, "        Timestamp: {} ({})", e.timestamp(), e.granularity().name());
+            let _ = writeln!(out, "        SGT: {}", e.sgt());
+            let _ = writeln!(out, "        P: {}, FT: {}, HW ID: {}", flag(e.p()), e.frame_type(), e.hw_id());
+            let _ = writeln!(out, "        Direction: {}", if e.direction() { "egress" } else { "ingress" });
+            let _ = writeln!(out, "        Options (O): {}", flag(e.optional()));
+            if let Some(pl) = platform {
+                let _ = write!(out, "        Platform ID: {}, Info: 0x{:015x}", pl.platform_id(), pl.info());
+                if let Some(h) = pl.timestamp_high() {
+                    let _ = write!(out, ", Timestamp (high 32 bits): {h}");
+                }
+                out.push('\n');
+            }
+        }
+        Encap::Vxlan(v) => {
+            let _ = writeln!(
+                out,
+                "    Virtual eXtensible Local Area Network, Flags: 0x{:02x}, VNI: {}",
+                v.flags(),
+                v.vni()
+            );
+        }
+        Encap::Geneve(g) => {
+            let _ = writeln!(
+                out,
+                "    Generic Network Virtualization Encapsulation, Version: {}, OAM: {}, Critical: {}, Protocol: 0x{:04x}, VNI: {}, Options: {} bytes",
+                g.version(),
+                flag(g.oam()),
+                flag(g.critical()),
+                g.protocol().0,
+                g.vni(),
+                g.options().len()
+            );
+        }
+        Encap::Mpls { labels, control_word, payload } => {
+            for l in labels.iter() {
+                let _ = writeln!(
+                    out,
+                    "    MultiProtocol Label Switching Header, Label: {}, TC: {}, S: {}, TTL: {}",
+                    l.label(),
+                    l.tc(),
+                    flag(l.bottom()),
+                    l.ttl()
+                );
+            }
+            if let Some(c) = control_word {
+                let _ = writeln!(
+                    out,
+                    "    PW Ethernet Control Word, Flags: {}, FRG: {}, Length: {}, Sequence: {}",
+                    c.flags(),
+                    c.frg(),
+                    c.length(),
+                    c.seq()
+                );
+            }
+            let what = match payload {
+                MplsPayload::Ipv4 => "IPv4",
+                MplsPayload::Ipv6 => "IPv6",
+                MplsPayload::Ethernet => "Ethernet pseudowire",
+            };
+            let _ = writeln!(out, "    [MPLS payload: {what}]");
+        }
     }
 }

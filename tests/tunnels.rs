@@ -1,0 +1,204 @@
+//! Mirror and overlay tunnels (issue 12): every frame of `samples/demo.pcap` wrapped in
+//! each encapsulation (`samples/tunnels/demo-<encap>.pcap`, written by the samplegen) gives
+//! the demo's flows, findings, audit and exit status; a tunnel rocescope does not unwrap
+//! is said to be one, never blamed on NIC offload.
+
+mod common;
+
+use serde_json::Value;
+use std::process::{Command, Output};
+
+fn run(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_rocescope")).args(args).output().expect("run rocescope")
+}
+
+fn path(name: &str) -> String {
+    common::root().join("samples").join(name).to_string_lossy().into_owned()
+}
+
+const AUDIT: [&str; 6] = ["--expect-dscp", "26", "--expect-pcp", "3", "--lossless", "3"];
+
+/// Encapsulations that carry the whole Ethernet frame: everything must match the demo.
+const ETHERNET: [&str; 8] =
+    ["erspan1", "erspan2", "erspan3", "gretap", "vxlan", "geneve", "mpls-pw", "mpls-pw-cw"];
+/// Encapsulations that carry only the IP packet: the inner frame has no VLAN tag, so no PCP.
+const L3: [&str; 2] = ["gre", "mpls-ip"];
+
+fn report(file: &str, extra: &[&str]) -> (Value, Option<i32>) {
+    let mut args = vec!["report", "-r", file, "--json"];
+    args.extend_from_slice(extra);
+    let out = run(&args);
+    (common::report_json(&out.stdout), out.status.code())
+}
+
+/// A finding without what names the file or frame offsets (a tunnel moves the inner headers).
+fn finding_key(f: &Value) -> Value {
+    let mut f = f.clone();
+    if let Some(ev) = f.get_mut("evidence").and_then(Value::as_array_mut) {
+        for e in ev {
+            e.as_object_mut().map(|o| o.remove("what"));
+        }
+    }
+    f
+}
+
+#[test]
+fn every_ethernet_tunnel_gives_the_demo_report() {
+    for audit in [&[][..], &AUDIT[..]] {
+        let (demo, demo_rc) = report(&path("demo.pcap"), audit);
+        assert_eq!(demo_rc, Some(3), "the demo has violations (and audit findings)");
+        for e in ETHERNET {
+            let (r, rc) = report(&path(&format!("tunnels/demo-{e}.pcap")), audit);
+            assert_eq!(rc, demo_rc, "{e}: exit status");
+            for k in ["summary", "flows", "connections", "pfc", "audit"] {
+                assert_eq!(r[k], demo[k], "{e}: {k} differs from the demo's (audit {audit:?})");
+            }
+            let ours: Vec<Value> = r["findings"].as_array().unwrap().iter().map(finding_key).collect();
+            let want: Vec<Value> = demo["findings"].as_array().unwrap().iter().map(finding_key).collect();
+            assert_eq!(ours, want, "{e}: findings");
+        }
+    }
+}
+
+#[test]
+fn l3_tunnels_give_the_demo_flows_without_pcp() {
+    let (demo, _) = report(&path("demo.pcap"), &AUDIT);
+    for e in L3 {
+        let (r, rc) = report(&path(&format!("tunnels/demo-{e}.pcap")), &AUDIT);
+        assert_eq!(rc, Some(3), "{e}");
+        let s = &r["summary"];
+        for k in [
+            "packets",
+            "roce",
+            "roce_v1",
+            "malformed",
+            "icrc_bad",
+            "pfc_frames",
+            "cnps",
+            "flows",
+            "connections",
+        ] {
+            assert_eq!(s[k], demo["summary"][k], "{e}: summary.{k}");
+        }
+        // Same flows, packet for packet; bytes differ by the inner VLAN tags the L3 tunnel dropped.
+        let key = |f: &Value| (f["src"].clone(), f["dst"].clone(), f["dqpn"].clone(), f["packets"].clone());
+        let ours: Vec<_> = r["flows"].as_array().unwrap().iter().map(key).collect();
+        let want: Vec<_> = demo["flows"].as_array().unwrap().iter().map(key).collect();
+        assert_eq!(ours, want, "{e}: flows");
+        // What the inner frame still says (DSCP) is audited as in the demo; PCP is gone.
+        let kinds = |r: &Value| -> Vec<String> {
+            r["findings"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|f| f["kind"].as_str().unwrap().to_string())
+                .collect()
+        };
+        assert!(kinds(&r).contains(&"pcp_untagged".to_string()), "{e}");
+        assert!(!kinds(&r).contains(&"no_roce".to_string()), "{e}");
+    }
+}
+
+#[test]
+fn the_audit_never_passes_on_traffic_it_did_not_see() {
+    // Before issue 12 the VXLAN file passed `--expect-dscp 26 --expect-pcp 3 --lossless 3`
+    // with exit 0: 0 RoCE seen. Now it sees the traffic and fails as the demo does.
+    let (r, rc) = report(&path("tunnels/demo-vxlan.pcap"), &AUDIT);
+    assert_eq!(rc, Some(3));
+    assert_eq!(r["summary"]["roce"], 143);
+    assert!(r["audit"]["violations"].as_array().is_some_and(|v| !v.is_empty()), "{}", r["audit"]);
+}
+
+#[test]
+fn an_unknown_tunnel_is_named_not_blamed_on_offload() {
+    let file = path("tunnels/unknown-gre.pcap");
+    let (r, rc) = report(&file, &[]);
+    assert_eq!(r["summary"]["roce"], 0);
+    assert_eq!(r["summary"]["tunnel_undecoded"], 182, "{}", r["summary"]);
+    let kinds: Vec<&str> =
+        r["findings"].as_array().unwrap().iter().map(|f| f["kind"].as_str().unwrap()).collect();
+    assert!(kinds.contains(&"tunnel_not_decoded"), "{kinds:?}");
+    assert!(!kinds.contains(&"no_roce"), "{kinds:?}");
+    let f = r["findings"].as_array().unwrap().iter().find(|f| f["kind"] == "tunnel_not_decoded").unwrap();
+    let title = f["title"].as_str().unwrap();
+    assert!(title.contains("in tunnels not decoded (GRE proto 0x880b"), "{title}");
+    assert_eq!(rc, Some(0), "a note and a warning, nothing checked fails");
+    let text = String::from_utf8_lossy(&run(&["report", "-r", &file]).stdout).into_owned();
+    assert!(text.contains("frames in tunnels not decoded (GRE proto 0x880b"), "{text}");
+    assert!(!text.contains("NIC-offloaded RoCE never reaches the host interface"), "{text}");
+    // With an audit, it still fails: it checked nothing.
+    let (_, rc) = report(&file, &AUDIT);
+    assert_eq!(rc, Some(3));
+    let line = String::from_utf8_lossy(&run(&["decode", "-r", &file, "-c", "1"]).stdout).into_owned();
+    assert!(line.contains("GRE") && line.contains("[tunnel not decoded: GRE proto 0x880b]"), "{line}");
+}
+
+#[test]
+fn decode_shows_each_layer_in_every_output() {
+    let f = path("tunnels/demo-erspan3.pcap");
+    let line = String::from_utf8_lossy(&run(&["decode", "-r", &f, "-c", "1"]).stdout).into_owned();
+    assert!(line.contains("ERSPAN III s=7 | 10.0.0.1 → 10.0.0.2 RoCEv2"), "{line}");
+    let tree = String::from_utf8_lossy(&run(&["decode", "-r", &f, "-c", "1", "-V"]).stdout).into_owned();
+    for want in [
+        "Tunnel 1: ERSPAN III (header at offset 34, inner frame at 62)",
+        "Session ID: 7",
+        "Platform ID: 3",
+        "DSCP: 26",
+    ] {
+        assert!(tree.contains(want), "{want}: {tree}");
+    }
+    // Every line of every tunnelled sample validates against the strict schema.
+    for e in ETHERNET
+        .iter()
+        .chain(L3.iter())
+        .map(|e| format!("tunnels/demo-{e}.pcap"))
+        .chain(["tunnels/unknown-gre.pcap".into()])
+    {
+        let out = run(&["decode", "-r", &path(&e), "--json"]);
+        let lines = common::decode_lines(&out.stdout);
+        assert_eq!(lines.len(), 182, "{e}");
+        assert!(
+            lines.iter().all(|l| l.get("tunnel").is_some()
+                || l.get("tunnel_undecoded").is_some()
+                || e.contains("-ip")
+                || e.ends_with("demo-gre.pcap")),
+            "{e}"
+        );
+    }
+    let v = common::decode_lines(
+        &run(&["decode", "-r", &path("tunnels/demo-mpls-pw-cw.pcap"), "-c", "1", "--json"]).stdout,
+    );
+    let t = &v[0]["tunnel"][0];
+    assert_eq!((t["kind"].as_str(), t["mpls"]["payload"].as_str()), (Some("mpls"), Some("ethernet")));
+    assert_eq!(t["mpls"]["labels"].as_array().map(Vec::len), Some(2));
+    assert!(t["mpls"]["control_word"].is_object());
+    // -T fields: the names come from the schema.
+    let out = run(&[
+        "decode",
+        "-r",
+        &f,
+        "-c",
+        "2",
+        "-T",
+        "fields",
+        "-e",
+        "tunnel.kind",
+        "-e",
+        "tunnel.erspan.session_id",
+        "-e",
+        "ip.dscp",
+        "-e",
+        "tunnel.ip.dscp",
+    ]);
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "erspan3\t7\t26\t0\nerspan3\t7\t26\t0\n");
+}
+
+#[test]
+fn extra_vxlan_and_geneve_ports_are_flags() {
+    let out = run(&["decode", "--help"]);
+    let help = String::from_utf8_lossy(&out.stdout);
+    assert!(help.contains("--vxlan-port") && help.contains("--geneve-port"), "{help}");
+    // VXLAN on 4789 with --vxlan-port 8472 (Linux's old default) added still decodes.
+    let out = run(&["decode", "-r", &path("tunnels/demo-vxlan.pcap"), "-c", "1", "--vxlan-port", "8472"]);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("VXLAN vni=10007 |"));
+}
