@@ -22,6 +22,7 @@ fuzz_target!(|data: &[u8]| {
         roce_port: 4791,
         opcode: OpcodeOptions { dc: sel & 0x01 != 0 },
         check_icrc: sel & 0x02 == 0,
+        ..DecodeOptions::default()
     };
     let lt = LinkType(LINK_TYPES[usize::from((sel >> 2) & 3)]);
     let mut cfg = Config { opcode: opts.opcode, ..Config::default() };

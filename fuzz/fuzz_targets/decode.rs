@@ -14,6 +14,7 @@ fuzz_target!(|data: &[u8]| {
         roce_port: if sel & 0x80 == 0 { 4791 } else { 4789 },
         opcode: OpcodeOptions { dc: sel & 0x40 != 0 },
         check_icrc: sel & 0x20 == 0,
+        ..DecodeOptions::default()
     };
     let p = decode(lt, frame, &opts);
     let _ = format!("{p:?}");
