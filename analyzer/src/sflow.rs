@@ -38,17 +38,15 @@ impl Analyzer {
     /// off) gives its samples, each scaled by its sampling rate at its agent's capture
     /// point; any other frame is fed as [`Analyzer::push`] does. Feature `capture`.
     pub fn push_frame(&mut self, number: u64, rec: &Record<'_>, p: &Packet<'_>, opts: &DecodeOptions) {
-        if self.cfg.sflow {
-            if let Some(u) = sflow::udp_in_frame(rec.link_type.0, rec.data) {
-                if u.dst_port == sflow::PORT {
-                    match sflow::parse(u.payload) {
-                        Ok(dg) => return self.push_sflow(number, rec.ts_ns, &dg, opts),
-                        Err(e) => {
-                            let s = &mut self.sflow;
-                            s.report.bad_datagrams += 1;
-                            s.report.first_error.get_or_insert_with(|| format!("frame {number}: {e}"));
-                        }
-                    }
+        // The decoder has read the frame down to its UDP header already: an sFlow datagram is
+        // told by its port there, not by walking the frame again per packet.
+        if self.cfg.sflow && p.udp.as_ref().is_some_and(|u| u.destination_port() == sflow::PORT) {
+            match sflow::parse(p.udp_payload) {
+                Ok(dg) => return self.push_sflow(number, rec.ts_ns, &dg, opts),
+                Err(e) => {
+                    let s = &mut self.sflow;
+                    s.report.bad_datagrams += 1;
+                    s.report.first_error.get_or_insert_with(|| format!("frame {number}: {e}"));
                 }
             }
         }

@@ -190,6 +190,9 @@ pub struct Packet<'a> {
     pub to_roce_port: bool,
     /// UDP header.
     pub udp: Option<UdpHeaderSlice<'a>>,
+    /// The UDP payload as captured (up to the UDP length), for protocols carried over UDP
+    /// that other layers read (sFlow datagrams to port 6343); empty without UDP.
+    pub udp_payload: &'a [u8],
     /// RoCE transport.
     pub roce: Option<Roce<'a>>,
     /// MAC Control (PFC / PAUSE).
@@ -212,6 +215,7 @@ impl<'a> Packet<'a> {
             ip_fragment: false,
             to_roce_port: false,
             udp: None,
+            udp_payload: &[],
             roce: None,
             mac_control: None,
             error: None,
@@ -627,6 +631,8 @@ fn decode_ip<'a>(p: &mut Packet<'a>, off: usize, etype: u16, opts: &DecodeOption
     let udp = UdpHeaderSlice::from_slice(at(data, uoff)).map_err(|_| trunc(Layer::Udp, uoff, 8, data))?;
     let (dport, ulen, udp_bytes) = (udp.destination_port(), usize::from(udp.length()), udp.slice());
     p.udp = Some(udp);
+    let payload_end = uoff.saturating_add(ulen).min(data.len());
+    p.udp_payload = data.get(uoff + 8..payload_end).unwrap_or(&[]);
     if dport != opts.roce_port {
         if opts.vxlan_ports.contains(dport) {
             return decode_vxlan(p, uoff + 8);
