@@ -80,6 +80,18 @@ impl Command {
             Command::Interfaces(_) | Command::Completions(_) | Command::Man(_) => None,
         }
     }
+
+    /// The command's decoder options, when it decodes.
+    pub fn decoder(&self) -> Option<&DecoderOpts> {
+        match self {
+            Command::Decode(a) => Some(&a.decoder),
+            Command::Capture(a) => Some(&a.decoder),
+            Command::Report(a) => Some(&a.decoder),
+            Command::Tui(a) => Some(&a.decoder),
+            Command::Export(a) => Some(&a.decoder),
+            Command::Interfaces(_) | Command::Completions(_) | Command::Man(_) => None,
+        }
+    }
 }
 
 /// `rocescope completions`.
@@ -120,6 +132,21 @@ pub struct DecoderOpts {
 }
 
 impl DecoderOpts {
+    /// Refuse what the decoder cannot take: more extra VXLAN or Geneve ports than its port
+    /// sets hold (they would be dropped without a word).
+    pub fn check(&self) -> Result<(), String> {
+        let o = self.decode_options();
+        for (flag, ports, set) in [
+            ("--vxlan-port", &self.vxlan_port, o.vxlan_ports),
+            ("--geneve-port", &self.geneve_port, o.geneve_ports),
+        ] {
+            if let Some(p) = ports.iter().find(|p| !set.contains(**p)) {
+                return Err(format!("{flag} {p}: at most 7 extra ports can be given"));
+            }
+        }
+        Ok(())
+    }
+
     /// The decoder settings these options select.
     pub fn decode_options(&self) -> rocescope_decoder::DecodeOptions {
         let mut o = rocescope_decoder::DecodeOptions {
@@ -128,7 +155,7 @@ impl DecoderOpts {
             check_icrc: !self.no_icrc,
             ..Default::default()
         };
-        // Ports past the set's capacity are dropped (the help says "up to 7").
+        // More ports than the sets hold are refused when the command line is read (`check`).
         for &port in &self.vxlan_port {
             o.vxlan_ports.add(port);
         }

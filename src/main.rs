@@ -27,6 +27,13 @@ fn main() -> ExitCode {
         // Help, version, and usage errors; written by clap, their failures handled here.
         Err(e) => return stdio::exit_status(stdio::clap_exit(&e)),
     };
+    if let Some(d) = cli.command.as_ref().map_or(Some(&cli.tui.decoder), cli::Command::decoder) {
+        if let Err(msg) = d.check() {
+            let mut cmd = <cli::Cli as clap::CommandFactory>::command();
+            let e = cmd.error(clap::error::ErrorKind::TooManyValues, msg);
+            return stdio::exit_status(stdio::clap_exit(&e));
+        }
+    }
     if cli.list_interfaces {
         return finish(interfaces_cmd::run(&cli::InterfacesArgs { json: false }));
     }

@@ -672,3 +672,22 @@ fn a_full_disk_at_the_start_names_the_file_and_leaves_no_empty_file() {
         );
     }
 }
+
+#[test]
+fn more_tunnel_ports_than_the_decoder_holds_are_refused() {
+    // Seven extra VXLAN ports fit; an eighth was dropped without a word.
+    let demo = common::root().join("samples/demo.pcap");
+    let mut args: Vec<String> = vec!["report".into(), "-q".into(), "-r".into(), demo.display().to_string()];
+    for p in 1..=7 {
+        args.extend(["--vxlan-port".into(), format!("{}", 10_000 + p)]);
+    }
+    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    let o = run(&refs);
+    assert_ne!(o.status.code(), Some(2), "{}", String::from_utf8_lossy(&o.stderr));
+    args.extend(["--geneve-port".into(), "7000".into(), "--vxlan-port".into(), "10008".into()]);
+    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    let o = run(&refs);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("--vxlan-port 10008: at most 7 extra ports"), "{err}");
+}
