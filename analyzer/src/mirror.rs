@@ -124,6 +124,8 @@ pub(crate) struct MirrorState {
     pcp_from_erspan: Vec<u64>,
     /// Points added for sessions.
     added: usize,
+    /// The point the sessions beyond [`MAX_SESSION_POINTS`] share.
+    overflow: Option<u16>,
 }
 
 fn slot<T: Default + Clone>(v: &mut Vec<T>, i: u16) -> Option<&mut T> {
@@ -266,30 +268,33 @@ impl Analyzer {
         if let Some(&p) = self.mirror.sessions.get(&(base, s)) {
             return p;
         }
+        let taken = slot(&mut self.mirror.session_of, base).is_some_and(|o| o.is_some());
+        if taken && self.mirror.added + 1 >= MAX_SESSION_POINTS {
+            // Too many sessions: the rest share one point, and are not remembered one by one
+            // (a capture with a million VNIs costs one point and no map entries).
+            if let Some(p) = self.mirror.overflow {
+                return p;
+            }
+        }
         let base_name =
             self.cfg.points.get(usize::from(base)).cloned().unwrap_or_else(|| format!("point {base}"));
-        let taken = slot(&mut self.mirror.session_of, base).is_some_and(|o| o.is_some());
+        let root = base_name.split(" [").next().unwrap_or(&base_name).to_string();
         let point = if !taken {
             // The first session at this point keeps it.
+            let named = format!("{base_name} [{}]", s.label());
             if let Some(name) = self.cfg.points.get_mut(usize::from(base)) {
-                *name = format!("{base_name} [{}]", s.label());
-            } else if self.cfg.points.is_empty() && base == 0 {
-                self.cfg.points.push(format!("capture [{}]", s.label()));
+                *name = named;
+            } else if base == 0 {
+                // A single source given no name: the report calls it "capture".
+                self.cfg.points = vec![format!("capture [{}]", s.label())];
             }
             base
         } else if self.mirror.added + 1 >= MAX_SESSION_POINTS {
-            // Too many sessions: the rest share one point.
-            if let Some(&p) = self.mirror.sessions.get(&(u16::MAX, Session::Erspan(u16::MAX))) {
-                p
-            } else {
-                let root = base_name.split(" [").next().unwrap_or(&base_name).to_string();
-                let p = self.add_point(format!("{root} [other mirror sessions]"));
-                self.mirror.added += 1;
-                self.mirror.sessions.insert((u16::MAX, Session::Erspan(u16::MAX)), p);
-                p
-            }
+            let p = self.add_point(format!("{root} [other mirror sessions]"));
+            self.mirror.added += 1;
+            self.mirror.overflow = Some(p);
+            return p;
         } else {
-            let root = base_name.split(" [").next().unwrap_or(&base_name).to_string();
             let p = self.add_point(format!("{root} [{}]", s.label()));
             self.mirror.added += 1;
             p
@@ -306,7 +311,62 @@ impl Analyzer {
 mod tests {
     use super::*;
 
+    use crate::Config;
+    use rocescope_decoder::build::{Encapsulation, IbRepr, IpRepr, Outer, RoceV2Frame, TunnelRepr};
+    use rocescope_decoder::{decode, BthRepr, DecodeOptions, Ecn, LinkType, Opcode};
+    use std::net::Ipv4Addr;
+
     const NS100: Granularity = Granularity::NS_100;
+
+    fn ip(a: u8, b: u8) -> IpRepr {
+        IpRepr::V4 {
+            src: Ipv4Addr::new(10, 0, 0, a),
+            dst: Ipv4Addr::new(10, 0, 0, b),
+            dscp: 26,
+            ecn: Ecn::Ect0,
+            ttl: 64,
+            id: 0,
+        }
+    }
+
+    #[test]
+    fn sessions_beyond_the_cap_share_one_point_and_cost_no_memory_each() {
+        let opts = DecodeOptions::default();
+        let bth = BthRepr { opcode: Opcode::RC_SEND_ONLY, dest_qp: 0x12, psn: 1, ..Default::default() };
+        let ib = IbRepr { bth, payload: vec![0; 32], ..Default::default() };
+        let frame = RoceV2Frame::new([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2], ip(1, 2), ib).build(opts.opcode);
+        let outer = Outer {
+            src_mac: [2, 0, 0, 0, 0xee, 1],
+            dst_mac: [2, 0, 0, 0, 0xee, 2],
+            vlans: Vec::new(),
+            ip: ip(100, 200),
+        };
+        let mut a = Analyzer::new(Config { points: vec!["c.pcap".into()], ..Config::default() });
+        let n = 2 * MAX_SESSION_POINTS as u32;
+        for vni in 0..n {
+            let encap = Encapsulation::Vxlan { sport: 49152, dport: 4789, vni };
+            let bytes = TunnelRepr { outer: outer.clone(), encap }.wrap(&frame).unwrap();
+            let p = decode(LinkType::ETHERNET, &bytes, &opts);
+            let meta = FrameMeta {
+                number: u64::from(vni) + 1,
+                ts_ns: i64::from(vni),
+                len: bytes.len() as u32,
+                link_bps: None,
+                point: 0,
+            };
+            a.push(&meta, &p);
+        }
+        let r = a.report();
+        assert_eq!(r.points.len(), 1 + MAX_SESSION_POINTS);
+        assert_eq!(r.points[0].name, "c.pcap [VXLAN VNI 0]");
+        assert_eq!(r.points[1].session.as_deref(), Some("VXLAN VNI 1"));
+        let last = r.points.last().unwrap();
+        assert_eq!(last.name, "c.pcap [other mirror sessions]");
+        assert_eq!(last.session, None);
+        assert_eq!(last.roce, u64::from(n) - MAX_SESSION_POINTS as u64);
+        assert_eq!(a.mirror.sessions.len(), MAX_SESSION_POINTS, "the shared sessions are not remembered");
+        assert_eq!(r.points.iter().map(|p| p.roce).sum::<u64>(), u64::from(n));
+    }
 
     #[test]
     fn a_full_timestamp_gives_the_switch_spacing_at_the_capture_anchor() {
