@@ -123,7 +123,8 @@ impl Pairing {
 pub(crate) const MAX_OUTSTANDING: usize = 1024;
 
 /// The part of a flow touched only on events, kept out of line so the per-packet state of
-/// thousands of flows stays in cache.
+/// thousands of flows stays in cache, and allocated on a flow's first event: most flows of
+/// a large capture never have one ([`Flow::cold`]).
 #[derive(Clone, Debug, Default)]
 pub struct FlowCold {
     /// First CE mark not yet answered by a CNP.
@@ -134,10 +135,6 @@ pub struct FlowCold {
     pub cnps_received: u64,
     /// Packets with an invalid ICRC.
     pub icrc_bad: u64,
-    /// First frame number.
-    pub first_frame: u64,
-    /// First and last packet times.
-    pub first_ts: i64,
     /// NAKs by code: PSN sequence error, invalid request, remote access, remote
     /// operational, invalid RD request, other.
     pub naks: [u64; 6],
@@ -145,15 +142,38 @@ pub struct FlowCold {
     pub rnr: u64,
     /// RNR timers asked for, microseconds (min, max).
     pub rnr_timer_us: Option<(u32, u32)>,
-    /// How it was paired.
-    pub pairing: Option<Pairing>,
     /// Starting PSN from CM, when captured.
     pub cm_start_psn: Option<u32>,
     /// The connection's ACK timeout from its CM REQ (local ACK timeout), when captured.
     pub cm_ack_timeout_ns: Option<i64>,
+    /// When the last NAK for this flow's requests arrived (for NAK-to-resend latency).
+    pub(crate) last_nak_ts: Option<i64>,
     /// The first few frames of each kind of event.
     pub evidence: Vec<(EvidenceKind, Evidence)>,
 }
+
+/// What a flow without events reads as its cold part.
+static NO_EVENTS: FlowCold = FlowCold {
+    ce_pending: None,
+    cnps: 0,
+    cnps_received: 0,
+    icrc_bad: 0,
+    naks: [0; 6],
+    rnr: 0,
+    rnr_timer_us: None,
+    cm_start_psn: None,
+    cm_ack_timeout_ns: None,
+    last_nak_ts: None,
+    evidence: Vec::new(),
+};
+
+/// What a flow without latency samples reads as its figures.
+static NO_LATENCY: FlowLatency = FlowLatency {
+    ack: Latency::EMPTY,
+    read: Latency::EMPTY,
+    nak_to_retransmit: Latency::EMPTY,
+    ce_to_cnp: Latency::EMPTY,
+};
 
 /// A flow's latency figures.
 #[derive(Clone, Debug, Default)]
@@ -259,7 +279,7 @@ pub struct Flow {
     /// Its key.
     pub key: FlowKey,
     /// Latency figures (boxed: touched only on ACKs, READ responses, NAKs and CNPs).
-    pub latency: Box<FlowLatency>,
+    latency: Option<Box<FlowLatency>>,
     pub(crate) outstanding_ackreq: VecDeque<(u32, i64)>,
     /// READs awaiting responses: (first PSN, last PSN, time).
     pub(crate) outstanding_reads: VecDeque<(u32, u32, i64)>,
@@ -271,16 +291,21 @@ pub struct Flow {
     pub(crate) read_gap: Option<(u32, u32)>,
     /// Positive ACKs (Acknowledge packets) in this flow.
     pub acks: u64,
-    pub(crate) last_nak_ts: Option<i64>,
     /// What is touched only on events (ACKs, NAKs, CNPs, AckReq, evidence).
-    pub cold: Box<FlowCold>,
+    cold: Option<Box<FlowCold>>,
+    /// First frame number.
+    pub first_frame: u64,
+    /// First packet time.
+    pub first_ts: i64,
+    /// How it was paired with the reverse flow.
+    pub pairing: Option<Pairing>,
 }
 
 impl Flow {
     pub(crate) fn new(key: FlowKey, frame: u64, ts: i64, bin_ns: u64) -> Self {
         Flow {
             key,
-            latency: Box::default(),
+            latency: None,
             last_ts: ts,
             packets: 0,
             bytes: 0,
@@ -306,39 +331,52 @@ impl Flow {
             read_resp_next: None,
             read_response_gaps: 0,
             read_gap: None,
-            last_nak_ts: None,
-            cold: Box::new(FlowCold {
-                first_frame: frame,
-                first_ts: ts,
-                icrc_bad: 0,
-                cnps: 0,
-                cnps_received: 0,
-                ce_pending: None,
-                naks: [0; 6],
-                rnr: 0,
-                rnr_timer_us: None,
-                pairing: None,
-                cm_start_psn: None,
-                cm_ack_timeout_ns: None,
-                evidence: Vec::new(),
-            }),
+            cold: None,
+            first_frame: frame,
+            first_ts: ts,
+            pairing: None,
         }
     }
 
+    /// Its event counters and evidence (all zero, and no allocation, until its first event).
+    pub fn cold(&self) -> &FlowCold {
+        self.cold.as_deref().unwrap_or(&NO_EVENTS)
+    }
+
+    /// Its event counters and evidence, to change: allocated on the first event.
+    pub(crate) fn cold_mut(&mut self) -> &mut FlowCold {
+        self.cold.get_or_insert_with(Box::default)
+    }
+
+    /// Its latency figures (empty, and no allocation, until its first sample).
+    pub fn latency(&self) -> &FlowLatency {
+        self.latency.as_deref().unwrap_or(&NO_LATENCY)
+    }
+
+    /// Its latency figures, to add to: allocated on the first sample.
+    pub(crate) fn latency_mut(&mut self) -> &mut FlowLatency {
+        self.latency.get_or_insert_with(Box::default)
+    }
+
+    /// The time of the NAK a resend answers, taken (no allocation when there is none).
+    pub(crate) fn take_nak_ts(&mut self) -> Option<i64> {
+        self.cold.as_mut().and_then(|c| c.last_nak_ts.take())
+    }
+
     pub(crate) fn note(&mut self, kind: EvidenceKind, frame: u64, ts_ns: i64, what: impl FnOnce() -> String) {
-        if self.cold.evidence.iter().filter(|(k, _)| *k == kind).count() < EVIDENCE_PER_KIND {
-            self.cold.evidence.push((kind, Evidence { frame, ts_ns, what: what() }));
+        if self.cold().evidence.iter().filter(|(k, _)| *k == kind).count() < EVIDENCE_PER_KIND {
+            self.cold_mut().evidence.push((kind, Evidence { frame, ts_ns, what: what() }));
         }
     }
 
     /// Evidence of one kind.
     pub fn evidence_of(&self, kind: EvidenceKind) -> impl Iterator<Item = &Evidence> {
-        self.cold.evidence.iter().filter(move |(k, _)| *k == kind).map(|(_, e)| e)
+        self.cold().evidence.iter().filter(move |(k, _)| *k == kind).map(|(_, e)| e)
     }
 
     /// Total NAKs (all codes).
     pub fn nak_total(&self) -> u64 {
-        self.cold.naks.iter().sum()
+        self.cold().naks.iter().sum()
     }
 
     /// CE fraction of the flow's packets.

@@ -23,6 +23,7 @@ pub mod report;
 #[cfg(feature = "capture")]
 pub mod sflow;
 pub mod stats;
+pub mod store;
 
 /// The README's examples, compiled (and run, where they need no file) as doc tests.
 #[cfg(all(doctest, feature = "capture"))]
@@ -284,7 +285,7 @@ pub struct Analyzer {
     index: FxHashMap<FlowKey, usize>,
     /// The last flow looked up: packets of one flow tend to come in runs.
     last: Option<(FlowKey, usize)>,
-    flows: Vec<Flow>,
+    flows: store::FlowStore,
     /// Flows from a source to a destination.
     by_pair: FxHashMap<(u16, IpAddr, IpAddr), Vec<usize>>,
     cm_pending: FxHashMap<(u16, u64), CmRequest>,
@@ -358,7 +359,7 @@ impl Analyzer {
             cfg,
             index: FxHashMap::default(),
             last: None,
-            flows: Vec::new(),
+            flows: store::FlowStore::default(),
             by_pair: FxHashMap::default(),
             cm_pending: FxHashMap::default(),
             cm_partner: FxHashMap::default(),
@@ -433,7 +434,7 @@ impl Analyzer {
     }
 
     /// Flows seen so far.
-    pub fn flows(&self) -> &[Flow] {
+    pub fn flows(&self) -> &store::FlowStore {
         &self.flows
     }
 
@@ -459,15 +460,19 @@ impl Analyzer {
         }
         let id = self.flows.len();
         let mut f = Flow::new(key, frame, ts, self.cfg.bin_ns);
-        f.cold.cm_ack_timeout_ns = self.cm_timeout.get(&key).copied();
+        if let Some(&t) = self.cm_timeout.get(&key) {
+            f.cold_mut().cm_ack_timeout_ns = Some(t);
+        }
         if let Some((partner_key, start_psn)) = self.cm_partner.get(&key).copied() {
-            f.cold.cm_start_psn = start_psn;
+            if start_psn.is_some() {
+                f.cold_mut().cm_start_psn = start_psn;
+            }
             if let Some(&pid) = self.index.get(&partner_key) {
                 f.partner = Some(pid);
-                f.cold.pairing = Some(Pairing::Cm);
+                f.pairing = Some(Pairing::Cm);
                 if let Some(p) = self.flows.get_mut(pid) {
                     p.partner = Some(id);
-                    p.cold.pairing = Some(Pairing::Cm);
+                    p.pairing = Some(Pairing::Cm);
                 }
             }
         }
@@ -481,11 +486,11 @@ impl Analyzer {
     fn link(&mut self, a: usize, b: usize, how: Pairing) {
         if let Some(f) = self.flows.get_mut(a) {
             f.partner = Some(b);
-            f.cold.pairing = Some(how);
+            f.pairing = Some(how);
         }
         if let Some(f) = self.flows.get_mut(b) {
             f.partner = Some(a);
-            f.cold.pairing = Some(how);
+            f.pairing = Some(how);
         }
     }
 
@@ -725,7 +730,7 @@ impl Analyzer {
         }
         f.bins.add_n(meta.ts_ns - start, wire.saturating_mul(w), w, ecn == Ecn::Ce);
         if r.icrc.status == IcrcStatus::Invalid {
-            f.cold.icrc_bad += w;
+            f.cold_mut().icrc_bad += w;
             f.note(EvidenceKind::IcrcBad, meta.number, meta.ts_ns, || {
                 format!(
                     "ICRC 0x{:08x}, computed 0x{:08x}",
@@ -735,23 +740,23 @@ impl Analyzer {
             });
         }
         if is_cnp {
-            f.cold.cnps += w;
+            f.cold_mut().cnps += w;
             self.totals.cnps += w;
             f.note(EvidenceKind::Cnp, meta.number, meta.ts_ns, || {
                 format!("CNP to QP 0x{:06x}", bth.dest_qp())
             });
             if let Some(data) = self.request_flow_for(id, None) {
                 if let Some(d) = self.flows.get_mut(data) {
-                    d.cold.cnps_received += w;
-                    if let Some(ce) = d.cold.ce_pending.take() {
-                        d.latency.ce_to_cnp.add(meta.ts_ns - ce);
+                    d.cold_mut().cnps_received += w;
+                    if let Some(ce) = d.cold_mut().ce_pending.take() {
+                        d.latency_mut().ce_to_cnp.add(meta.ts_ns - ce);
                     }
                 }
             }
             return;
         }
         if ecn == Ecn::Ce {
-            f.cold.ce_pending.get_or_insert(meta.ts_ns);
+            f.cold_mut().ce_pending.get_or_insert(meta.ts_ns);
             f.note(EvidenceKind::Ce, meta.number, meta.ts_ns, || format!("CE mark, PSN {}", bth.psn()));
         }
         if matches!(op.position(), Some(Position::Last | Position::Only)) && op.operation() != 0x11 {
@@ -894,7 +899,7 @@ impl Analyzer {
         }
         f.tracked = true;
         f.uc |= op.transport() == Transport::Uc;
-        if let Some(t) = f.cold.cm_ack_timeout_ns {
+        if let Some(t) = f.cold().cm_ack_timeout_ns {
             psn_cfg.min_ack_timeout_ns = t;
         }
         let span = if op.is_read_request() {
@@ -936,8 +941,8 @@ impl Analyzer {
             Verdict::Retransmit { cause, burst_start, .. } => {
                 f.bins.mark_resent();
                 if burst_start {
-                    if let (Cause::Nak | Cause::SpuriousNak, Some(t)) = (cause, f.last_nak_ts.take()) {
-                        f.latency.nak_to_retransmit.add(meta.ts_ns - t);
+                    if let (Cause::Nak | Cause::SpuriousNak, Some(t)) = (cause, f.take_nak_ts()) {
+                        f.latency_mut().nak_to_retransmit.add(meta.ts_ns - t);
                     }
                     f.note(evidence_of_cause(cause), meta.number, meta.ts_ns, || resend_text(psn, cause, op));
                 }
@@ -991,8 +996,8 @@ impl Analyzer {
             }
             Resolution::Resent { frame, ts_ns, psn, cause } => {
                 f.bins.mark_resent();
-                if let (Cause::Nak | Cause::SpuriousNak, Some(t)) = (cause, f.last_nak_ts.take()) {
-                    f.latency.nak_to_retransmit.add(ts_ns - t);
+                if let (Cause::Nak | Cause::SpuriousNak, Some(t)) = (cause, f.take_nak_ts()) {
+                    f.latency_mut().nak_to_retransmit.add(ts_ns - t);
                 }
                 f.note(evidence_of_cause(cause), frame, ts_ns, || resend_text(psn, cause, Opcode(0)))
             }
@@ -1022,7 +1027,7 @@ impl Analyzer {
             }
             AethKind::Nak => {
                 let code = aeth.nak_code().map_or(5, |c| usize::from(c.0.min(5)));
-                if let Some(n) = f.cold.naks.get_mut(code) {
+                if let Some(n) = f.cold_mut().naks.get_mut(code) {
                     *n += 1;
                 }
                 let name = aeth.nak_code().map_or("reserved", NakCode::name);
@@ -1032,10 +1037,10 @@ impl Analyzer {
                 }
             }
             AethKind::RnrNak => {
-                f.cold.rnr += 1;
+                f.cold_mut().rnr += 1;
                 let us = aeth.rnr_timer_us().unwrap_or(0);
-                f.cold.rnr_timer_us =
-                    Some(f.cold.rnr_timer_us.map_or((us, us), |(a, b)| (a.min(us), b.max(us))));
+                f.cold_mut().rnr_timer_us =
+                    Some(f.cold().rnr_timer_us.map_or((us, us), |(a, b)| (a.min(us), b.max(us))));
                 f.note(EvidenceKind::Rnr, meta.number, meta.ts_ns, || {
                     format!("RNR NAK, PSN {psn}, timer {us} us")
                 });
@@ -1046,7 +1051,7 @@ impl Analyzer {
         let Some(t) = target.and_then(|t| self.flows.get_mut(t)) else { return };
         if let Some(rnr) = nak {
             t.psn.on_nak(psn, rnr);
-            t.last_nak_ts = Some(meta.ts_ns);
+            t.cold_mut().last_nak_ts = Some(meta.ts_ns);
             return;
         }
         if aeth.kind() != AethKind::Ack {
@@ -1058,7 +1063,7 @@ impl Analyzer {
                 break;
             }
             t.outstanding_ackreq.pop_front();
-            t.latency.ack.add(meta.ts_ns - ts);
+            t.latency_mut().ack.add(meta.ts_ns - ts);
         }
         if matches!(op.position(), Some(Position::Last | Position::Only)) && op.operation() != 0x11 {
             while let Some(&(_, last, ts)) = t.outstanding_reads.front() {
@@ -1067,7 +1072,7 @@ impl Analyzer {
                 }
                 t.outstanding_reads.pop_front();
                 if last == psn {
-                    t.latency.read.add(meta.ts_ns - ts);
+                    t.latency_mut().read.add(meta.ts_ns - ts);
                 }
             }
         }
@@ -1133,7 +1138,7 @@ impl Analyzer {
                         if f.psn.requests > 0 {
                             f.psn.restart();
                         }
-                        f.cold.cm_start_psn = self.cm_partner.get(&k).and_then(|(_, p)| *p);
+                        f.cold_mut().cm_start_psn = self.cm_partner.get(&k).and_then(|(_, p)| *p);
                     }
                 }
                 // The requester's ACK timeout (its REQ's local ACK timeout) bounds how soon
@@ -1144,7 +1149,7 @@ impl Analyzer {
                     for k in [fwd, back] {
                         self.cm_timeout.insert(k, ns);
                         if let Some(f) = self.index.get(&k).and_then(|&i| self.flows.get_mut(i)) {
-                            f.cold.cm_ack_timeout_ns = Some(ns);
+                            f.cold_mut().cm_ack_timeout_ns = Some(ns);
                         }
                     }
                 }
@@ -1287,7 +1292,7 @@ impl Analyzer {
         // followed.
         let cfg =
             PsnConfig { reorder_ns: self.cfg.reorder_ns, min_ack_timeout_ns: self.cfg.min_ack_timeout_ns };
-        for f in &mut self.flows {
+        for f in self.flows.iter_mut() {
             if let Some(r) = f.psn.flush(&cfg) {
                 Self::note_resolution(f, r);
             }

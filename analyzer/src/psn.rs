@@ -134,7 +134,32 @@ impl Gap {
     }
 }
 
-/// Event counters of one request stream.
+/// What a flow without PSN events reads as its counters.
+static NO_EVENTS: PsnStats = PsnStats {
+    gaps: 0,
+    retransmits: 0,
+    open: VecDeque::new(),
+    missing: 0,
+    retransmits_nak: 0,
+    retransmits_timeout: 0,
+    retransmits_rnr: 0,
+    retransmits_spurious: 0,
+    retransmits_implied: 0,
+    retransmits_unknown: 0,
+    duplicates: 0,
+    out_of_order: 0,
+    late_beyond_window: 0,
+    max_late_ns: 0,
+    network_loss_gaps: 0,
+    spurious_naks: 0,
+    capture_loss_gaps_aged: 0,
+    resyncs: 0,
+    first_gaps: Vec::new(),
+    last_resend_after_ns: None,
+};
+
+/// Event counters of one request stream (allocated on its first event:
+/// [`PsnTracker::stats`]).
 #[derive(Clone, Debug, Default)]
 pub struct PsnStats {
     /// Gap events.
@@ -175,8 +200,6 @@ pub struct PsnStats {
     pub resyncs: u64,
     /// The first few gaps, for evidence.
     pub first_gaps: Vec<Gap>,
-    /// Frame and time of the stream's first packet.
-    start: (u64, i64),
     /// How long the flow had sent nothing new before its last resend of unknown cause: for
     /// the report's wording.
     pub last_resend_after_ns: Option<i64>,
@@ -246,7 +269,9 @@ pub struct PsnTracker {
     /// The PSN of a NAK whose packet arrived late: the go-back-N it starts is needless.
     spurious_nak: Option<u32>,
     /// Counters and open gaps: touched on events only, kept out of line.
-    pub stats: Box<PsnStats>,
+    stats: Option<Box<PsnStats>>,
+    /// Frame and time where the current PSN stream started.
+    start: (u64, i64),
 }
 
 impl PsnTracker {
@@ -255,10 +280,10 @@ impl PsnTracker {
     /// adds a gap (a new gap, one before the first PSN, a late packet splitting one in two)
     /// ends here, so a flow's memory is bounded whatever its PSNs do.
     fn age_open_gaps(&mut self) {
-        while self.stats.open.len() > MAX_OPEN_GAPS {
-            if let Some(old) = self.stats.open.pop_front() {
+        while self.stats().open.len() > MAX_OPEN_GAPS {
+            if let Some(old) = self.stats_mut().open.pop_front() {
                 if !old.explained && !old.filled {
-                    self.stats.capture_loss_gaps_aged += 1;
+                    self.stats_mut().capture_loss_gaps_aged += 1;
                 }
             }
         }
@@ -267,6 +292,17 @@ impl PsnTracker {
     /// A tracker with its window allocated.
     pub fn new() -> Self {
         PsnTracker::default()
+    }
+
+    /// Its gap, resend and reordering counters (all zero, and no allocation, until the
+    /// flow's first such event).
+    pub fn stats(&self) -> &PsnStats {
+        self.stats.as_deref().unwrap_or(&NO_EVENTS)
+    }
+
+    /// The counters, to change: allocated on the first event.
+    fn stats_mut(&mut self) -> &mut PsnStats {
+        self.stats.get_or_insert_with(Box::default)
     }
 
     fn bit(&self, psn: u32) -> bool {
@@ -309,14 +345,15 @@ impl PsnTracker {
         let pending_fill =
             self.fill.is_some_and(|f| psn_diff(psn, f.first) >= 0 && psn_diff(psn, f.next) < 0);
         let mut late = pending_fill;
-        for g in self.stats.open.iter_mut() {
+        let open = self.stats.as_deref_mut().map(|s| s.open.iter_mut());
+        for g in open.into_iter().flatten() {
             if g.contains(psn) || psn_diff(psn, g.start) == g.count as i32 {
                 g.naked = true;
                 late |= g.filled && g.contains(psn);
             }
         }
         if late {
-            self.stats.spurious_naks += 1;
+            self.stats_mut().spurious_naks += 1;
             self.spurious_nak = Some(psn);
         } else {
             self.explain(psn);
@@ -324,10 +361,11 @@ impl PsnTracker {
     }
 
     fn explain(&mut self, psn: u32) {
-        for g in self.stats.open.iter_mut() {
+        let Some(st) = self.stats.as_deref_mut() else { return };
+        for g in st.open.iter_mut() {
             if !g.explained && !g.filled && (g.contains(psn) || psn_diff(psn, g.start) == g.count as i32) {
                 g.explained = true;
-                self.stats.network_loss_gaps += 1;
+                st.network_loss_gaps += 1;
             }
         }
     }
@@ -357,22 +395,22 @@ impl PsnTracker {
     }
 
     fn count_resend(&mut self, cause: Cause, rnr: bool, duplicate: bool) {
-        self.stats.retransmits += 1;
+        self.stats_mut().retransmits += 1;
         match cause {
-            Cause::Nak => self.stats.retransmits_nak += 1,
+            Cause::Nak => self.stats_mut().retransmits_nak += 1,
             Cause::SpuriousNak => {
-                self.stats.retransmits_nak += 1;
-                self.stats.retransmits_spurious += 1;
+                self.stats_mut().retransmits_nak += 1;
+                self.stats_mut().retransmits_spurious += 1;
             }
-            Cause::ImpliedNak => self.stats.retransmits_implied += 1,
-            Cause::Timeout => self.stats.retransmits_timeout += 1,
-            Cause::Unknown => self.stats.retransmits_unknown += 1,
+            Cause::ImpliedNak => self.stats_mut().retransmits_implied += 1,
+            Cause::Timeout => self.stats_mut().retransmits_timeout += 1,
+            Cause::Unknown => self.stats_mut().retransmits_unknown += 1,
         }
         if rnr {
-            self.stats.retransmits_rnr += 1;
+            self.stats_mut().retransmits_rnr += 1;
         }
         if duplicate {
-            self.stats.duplicates += 1;
+            self.stats_mut().duplicates += 1;
         }
     }
 
@@ -382,7 +420,7 @@ impl PsnTracker {
         let f = self.fill.take()?;
         if resent {
             if f.cause == Cause::Unknown {
-                self.stats.last_resend_after_ns = Some(f.ts_ns - self.last_new_ts);
+                self.stats_mut().last_resend_after_ns = Some(f.ts_ns - self.last_new_ts);
             }
             self.nak_pending = None;
             self.burst = Some((f.cause, f.rnr));
@@ -392,10 +430,11 @@ impl PsnTracker {
             }
             return Some(Resolution::Resent { frame: f.frame, ts_ns: f.ts_ns, psn: f.first, cause: f.cause });
         }
-        self.stats.out_of_order += u64::from(f.packets);
-        self.stats.max_late_ns = self.stats.max_late_ns.max(f.late_ns);
+        self.stats_mut().out_of_order += u64::from(f.packets);
+        let st = self.stats_mut();
+        st.max_late_ns = st.max_late_ns.max(f.late_ns);
         if f.late_ns > cfg.reorder_ns {
-            self.stats.late_beyond_window += u64::from(f.packets);
+            self.stats_mut().late_beyond_window += u64::from(f.packets);
         }
         let mut spurious = None;
         // The late packets leave what remains of their gap open (a gap of several PSNs
@@ -403,7 +442,7 @@ impl PsnTracker {
         // In place (no allocation: late packets are frequent under packet spraying).
         let (lo, n) = (f.first, f.packets as i32);
         let mut i = 0;
-        while let Some(&g) = self.stats.open.get(i) {
+        while let Some(&g) = self.stats().open.get(i) {
             i += 1;
             let left = psn_diff(lo, g.start); // PSNs of the gap before the run
             if g.filled || left >= g.count as i32 || left + n <= 0 {
@@ -411,8 +450,9 @@ impl PsnTracker {
             }
             if g.explained && g.naked && left <= 0 {
                 // A NAK had called its first PSN lost: it was not.
-                self.stats.network_loss_gaps = self.stats.network_loss_gaps.saturating_sub(1);
-                self.stats.spurious_naks += 1;
+                let st = self.stats_mut();
+                st.network_loss_gaps = st.network_loss_gaps.saturating_sub(1);
+                self.stats_mut().spurious_naks += 1;
                 spurious = Some(g.start);
             }
             let explained = g.explained && spurious != Some(g.start);
@@ -426,21 +466,21 @@ impl PsnTracker {
             .flatten();
             match (parts.next(), parts.next()) {
                 (Some(a), b) => {
-                    if let Some(slot) = self.stats.open.get_mut(i - 1) {
+                    if let Some(slot) = self.stats_mut().open.get_mut(i - 1) {
                         *slot = a;
                     }
                     if let Some(b) = b {
-                        self.stats.open.insert(i, b);
+                        self.stats_mut().open.insert(i, b);
                         i += 1;
                         // A split adds a gap: the oldest may have to go (capped memory).
-                        if self.stats.open.len() > MAX_OPEN_GAPS {
+                        if self.stats().open.len() > MAX_OPEN_GAPS {
                             self.age_open_gaps();
                             i = i.saturating_sub(1);
                         }
                     }
                 }
                 (None, _) => {
-                    if let Some(slot) = self.stats.open.get_mut(i - 1) {
+                    if let Some(slot) = self.stats_mut().open.get_mut(i - 1) {
                         *slot = Gap { filled: true, explained: false, ..g };
                     }
                 }
@@ -480,10 +520,10 @@ impl PsnTracker {
         self.requests += 1;
         if self.started {
             let d = psn_diff(psn, self.expected);
-            let far_behind = d < -RESYNC_BEHIND && !self.stats.open.iter().any(|g| g.contains(psn));
+            let far_behind = d < -RESYNC_BEHIND && !self.stats().open.iter().any(|g| g.contains(psn));
             if d > RESYNC_AHEAD || far_behind {
                 self.restart();
-                self.stats.resyncs += 1;
+                self.stats_mut().resyncs += 1;
             }
         }
         if !self.started {
@@ -491,7 +531,7 @@ impl PsnTracker {
             self.expected = psn;
             self.first = psn;
             self.last_new_ts = ts_ns;
-            self.stats.start = (frame, ts_ns);
+            self.start = (frame, ts_ns);
             self.advance(psn_add(psn, span));
             self.mark(psn, span);
             return (Verdict::First, None);
@@ -521,8 +561,8 @@ impl PsnTracker {
                 return (Verdict::InOrder, resolved);
             }
             let missing = d as u32;
-            self.stats.gaps += 1;
-            self.stats.missing += u64::from(missing);
+            self.stats_mut().gaps += 1;
+            self.stats_mut().missing += u64::from(missing);
             let gap = Gap {
                 start: psn_add(psn, PSN_MOD - missing),
                 count: missing,
@@ -532,10 +572,10 @@ impl PsnTracker {
                 filled: false,
                 naked: false,
             };
-            if self.stats.first_gaps.len() < 8 {
-                self.stats.first_gaps.push(gap);
+            if self.stats().first_gaps.len() < 8 {
+                self.stats_mut().first_gaps.push(gap);
             }
-            self.stats.open.push_back(gap);
+            self.stats_mut().open.push_back(gap);
             self.age_open_gaps();
             return (Verdict::Gap { missing }, resolved);
         }
@@ -545,8 +585,8 @@ impl PsnTracker {
         let before_first = psn_diff(psn, self.first);
         if !duplicate && (-64..0).contains(&before_first) {
             let count = (-before_first) as u32;
-            let (gframe, gts) = self.stats.start;
-            self.stats.open.push_back(Gap {
+            let (gframe, gts) = self.start;
+            self.stats_mut().open.push_back(Gap {
                 start: psn,
                 count,
                 frame: gframe,
@@ -584,7 +624,7 @@ impl PsnTracker {
             _ => {
                 let c = self.resend_cause(psn, ts_ns, implied, cfg);
                 if c.0 == Cause::Unknown {
-                    self.stats.last_resend_after_ns = Some(ts_ns - self.last_new_ts);
+                    self.stats_mut().last_resend_after_ns = Some(ts_ns - self.last_new_ts);
                 }
                 c
             }
@@ -603,7 +643,7 @@ impl PsnTracker {
 
     /// The open gap `psn` falls in, if no late packet filled it yet.
     fn open_gap(&self, psn: u32) -> Option<Gap> {
-        self.stats.open.iter().find(|g| g.contains(psn) && !g.filled).copied()
+        self.stats().open.iter().find(|g| g.contains(psn) && !g.filled).copied()
     }
 
     /// The input ended (or a report is due): a pending run of fillers was not followed by
@@ -620,10 +660,9 @@ impl PsnTracker {
         self.resync = false;
         self.fill = None;
         self.spurious_nak = None;
-        for g in self.stats.open.drain(..) {
-            if !g.explained && !g.filled {
-                self.stats.capture_loss_gaps_aged += 1;
-            }
+        if let Some(st) = self.stats.as_deref_mut() {
+            let aged = st.open.drain(..).filter(|g| !g.explained && !g.filled).count();
+            st.capture_loss_gaps_aged += aged as u64;
         }
         self.seen.iter_mut().for_each(|w| *w = 0);
     }
@@ -637,12 +676,12 @@ impl PsnTracker {
     /// Gaps never explained by a NAK or a retransmission nor filled late: probable capture
     /// loss (RC), or loss the transport does not repair (UC).
     pub fn unexplained_gaps(&self) -> impl Iterator<Item = &Gap> {
-        self.stats.open.iter().filter(|g| !g.explained && !g.filled)
+        self.stats().open.iter().filter(|g| !g.explained && !g.filled)
     }
 
     /// Count of unexplained gaps, aged ones included.
     pub fn capture_loss_gaps(&self) -> u64 {
-        self.stats.capture_loss_gaps_aged + self.unexplained_gaps().count() as u64
+        self.stats().capture_loss_gaps_aged + self.unexplained_gaps().count() as u64
     }
 }
 
@@ -685,11 +724,17 @@ mod tests {
         t.on_request(105, 1, 9, 22, false, &cfg());
         assert_eq!(t.on_request(106, 1, 10, 23, false, &cfg()).0, Verdict::InOrder);
         assert_eq!(
-            (t.stats.gaps, t.stats.missing, t.stats.retransmits, t.stats.retransmits_nak, t.stats.duplicates),
+            (
+                t.stats().gaps,
+                t.stats().missing,
+                t.stats().retransmits,
+                t.stats().retransmits_nak,
+                t.stats().duplicates
+            ),
             (1, 1, 3, 3, 2)
         );
         assert_eq!(t.capture_loss_gaps(), 0);
-        assert_eq!((t.stats.network_loss_gaps, t.stats.out_of_order, t.stats.spurious_naks), (1, 0, 0));
+        assert_eq!((t.stats().network_loss_gaps, t.stats().out_of_order, t.stats().spurious_naks), (1, 0, 0));
     }
 
     #[test]
@@ -698,7 +743,7 @@ mod tests {
         feed(&mut t, &[(0xFF_FFFC, 0), (0xFF_FFFD, 0), (0xFF_FFFE, 0), (0xFF_FFFF, 0)]);
         assert_eq!(t.on_request(1, 1, 5, 10, false, &cfg()).0, Verdict::Gap { missing: 1 });
         assert_eq!(t.on_request(2, 1, 6, 11, false, &cfg()).0, Verdict::InOrder);
-        assert_eq!((t.stats.gaps, t.stats.missing, t.stats.retransmits), (1, 1, 0));
+        assert_eq!((t.stats().gaps, t.stats().missing, t.stats().retransmits), (1, 1, 0));
         assert_eq!(t.capture_loss_gaps(), 1);
         assert_eq!(t.unexplained_gaps().next().map(|g| g.start), Some(0));
     }
@@ -709,7 +754,7 @@ mod tests {
         t.on_request(10, 1, 1, 0, false, &cfg());
         assert_eq!(t.on_request(11, 3, 2, 1, false, &cfg()).0, Verdict::InOrder); // READ of 3 packets
         assert_eq!(t.on_request(14, 1, 3, 2, false, &cfg()).0, Verdict::InOrder);
-        assert_eq!(t.stats.gaps, 0);
+        assert_eq!(t.stats().gaps, 0);
     }
 
     #[test]
@@ -718,10 +763,10 @@ mod tests {
         let mut t = PsnTracker::new();
         t.on_request(7_825_157, 1, 51, 0, false, &cfg());
         assert_eq!(t.on_request(16_227_732, 1, 266, 1, false, &cfg()).0, Verdict::First);
-        assert_eq!((t.stats.gaps, t.stats.retransmits, t.stats.resyncs), (0, 0, 1));
+        assert_eq!((t.stats().gaps, t.stats().retransmits, t.stats().resyncs), (0, 0, 1));
         t.on_request(16_227_733, 1, 267, 2, false, &cfg());
         assert_eq!(t.on_request(100, 1, 268, 3, false, &cfg()).0, Verdict::First);
-        assert_eq!(t.stats.resyncs, 2);
+        assert_eq!(t.stats().resyncs, 2);
     }
 
     #[test]
@@ -735,8 +780,8 @@ mod tests {
         u.on_request(7000, 1, 1, 0, false, &cfg());
         let (v, _) = u.on_request(7000, 1, 2, 3_000, false, &cfg());
         assert_eq!(v, Verdict::Retransmit { cause: Cause::Unknown, duplicate: true, burst_start: true });
-        assert_eq!((u.stats.retransmits_timeout, u.stats.retransmits_unknown), (0, 1));
-        assert_eq!(u.stats.last_resend_after_ns, Some(3_000));
+        assert_eq!((u.stats().retransmits_timeout, u.stats().retransmits_unknown), (0, 1));
+        assert_eq!(u.stats().last_resend_after_ns, Some(3_000));
     }
 
     #[test]
@@ -751,7 +796,7 @@ mod tests {
         t.on_request(5004, 1, 5, idle + 1_000, false, &cfg());
         let (v, _) = t.on_request(5004, 1, 6, idle + 1_300, false, &cfg());
         assert_eq!(v, Verdict::Retransmit { cause: Cause::Unknown, duplicate: true, burst_start: true });
-        assert_eq!((t.stats.retransmits_timeout, t.stats.last_resend_after_ns), (0, Some(300)));
+        assert_eq!((t.stats().retransmits_timeout, t.stats().last_resend_after_ns), (0, Some(300)));
         // A slow flow (a packet every 2 ms) that shows one frame twice: the same.
         let mut s = PsnTracker::new();
         let pkts: Vec<(u32, i64)> = (0..90).map(|k| (7000 + k, i64::from(k) * 2_000_000)).collect();
@@ -766,9 +811,9 @@ mod tests {
         let v = feed(&mut r, &[(1, 0), (3, 10), (2, 20), (4, 30)]);
         assert_eq!(v[2].0, Verdict::Filler);
         assert_eq!(v[3].1, Some(Resolution::Late { frame: 3, ts_ns: 20, psn: 2, packets: 1, late_ns: 10 }));
-        assert_eq!((r.stats.out_of_order, r.stats.retransmits, r.stats.late_beyond_window), (1, 0, 0));
+        assert_eq!((r.stats().out_of_order, r.stats().retransmits, r.stats().late_beyond_window), (1, 0, 0));
         assert_eq!(r.capture_loss_gaps(), 0, "a reordered filler is neither network nor capture loss");
-        assert_eq!(r.stats.network_loss_gaps, 0);
+        assert_eq!(r.stats().network_loss_gaps, 0);
         // 150 µs late, two packets in a row, and the capture ends: still late, not lost.
         let mut s = PsnTracker::new();
         feed(&mut s, &[(1, 0), (4, 10), (5, 20), (2, 150_010), (3, 150_020)]);
@@ -776,8 +821,8 @@ mod tests {
             s.flush(&cfg()),
             Some(Resolution::Late { frame: 4, ts_ns: 150_010, psn: 2, packets: 2, late_ns: 150_000 })
         );
-        assert_eq!((s.stats.out_of_order, s.stats.late_beyond_window, s.stats.retransmits), (2, 2, 0));
-        assert_eq!((s.stats.max_late_ns, s.capture_loss_gaps()), (150_000, 0));
+        assert_eq!((s.stats().out_of_order, s.stats().late_beyond_window, s.stats().retransmits), (2, 2, 0));
+        assert_eq!((s.stats().max_late_ns, s.capture_loss_gaps()), (150_000, 0));
     }
 
     #[test]
@@ -785,7 +830,7 @@ mod tests {
         let mut t = PsnTracker::new();
         feed(&mut t, &[(10, 0), (12, 10), (13, 20)]);
         t.on_nak(11, false);
-        assert_eq!(t.stats.network_loss_gaps, 1, "until 11 shows up, the NAK says lost");
+        assert_eq!(t.stats().network_loss_gaps, 1, "until 11 shows up, the NAK says lost");
         assert_eq!(t.on_request(11, 1, 4, 30, false, &cfg()).0, Verdict::Filler); // the late original
         let (v, r) = t.on_request(11, 1, 5, 40, false, &cfg()); // go-back-N from 11
         assert!(matches!(r, Some(Resolution::Late { psn: 11, .. })));
@@ -793,7 +838,7 @@ mod tests {
         t.on_request(12, 1, 6, 41, false, &cfg());
         t.on_request(13, 1, 7, 42, false, &cfg());
         assert_eq!(t.on_request(14, 1, 8, 43, false, &cfg()).0, Verdict::InOrder);
-        let s = &t.stats;
+        let s = t.stats();
         assert_eq!((s.network_loss_gaps, s.spurious_naks, s.out_of_order), (0, 1, 1));
         assert_eq!(
             (s.retransmits, s.retransmits_nak, s.retransmits_spurious, s.retransmits_timeout),
@@ -803,7 +848,7 @@ mod tests {
         let mut u = PsnTracker::new();
         feed(&mut u, &[(10, 0), (12, 10), (11, 20), (13, 30)]);
         u.on_nak(11, false);
-        assert_eq!((u.stats.spurious_naks, u.stats.network_loss_gaps), (1, 0));
+        assert_eq!((u.stats().spurious_naks, u.stats().network_loss_gaps), (1, 0));
     }
 
     #[test]
@@ -816,7 +861,10 @@ mod tests {
         let (v, r) = t.on_request(4, 1, 5, late + 2, false, &cfg());
         assert_eq!(r, Some(Resolution::Resent { frame: 3, ts_ns: late, psn: 2, cause: Cause::Timeout }));
         assert_eq!(v, Verdict::Retransmit { cause: Cause::Timeout, duplicate: true, burst_start: false });
-        assert_eq!((t.stats.retransmits_timeout, t.stats.network_loss_gaps, t.stats.out_of_order), (3, 1, 0));
+        assert_eq!(
+            (t.stats().retransmits_timeout, t.stats().network_loss_gaps, t.stats().out_of_order),
+            (3, 1, 0)
+        );
     }
 
     /// One step of a random request stream: a request (PSN offset from a base, time step,
@@ -872,7 +920,7 @@ mod tests {
             if let Some(Resolution::Late { packets, .. }) = t.flush(&cfg()) {
                 late += u64::from(packets);
             }
-            let s = &t.stats;
+            let s = t.stats();
             proptest::prop_assert_eq!(
                 s.retransmits,
                 s.retransmits_nak + s.retransmits_implied + s.retransmits_timeout + s.retransmits_unknown
@@ -893,6 +941,6 @@ mod tests {
         t.on_request(20, 4, 1, 0, false, &cfg()); // READ of 4 responses: PSNs 20..23
         let (v, _) = t.on_request(21, 3, 2, 5_000, true, &cfg()); // re-issued from 21
         assert_eq!(v, Verdict::Retransmit { cause: Cause::ImpliedNak, duplicate: true, burst_start: true });
-        assert_eq!((t.stats.retransmits_implied, t.stats.retransmits_timeout), (1, 0));
+        assert_eq!((t.stats().retransmits_implied, t.stats().retransmits_timeout), (1, 0));
     }
 }

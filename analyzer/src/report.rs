@@ -1007,8 +1007,8 @@ pub(crate) fn flow_report(id: usize, f: &Flow, a: &Analyzer, detail: bool) -> Fl
         src: f.key.src.to_string(),
         dst: f.key.dst.to_string(),
         dest_qp: f.key.dest_qp,
-        first_frame: f.cold.first_frame,
-        first_ns: f.cold.first_ts,
+        first_frame: f.first_frame,
+        first_ns: f.first_ts,
         last_ns: f.last_ts,
         priority: f.priority,
         packets: f.packets,
@@ -1031,40 +1031,40 @@ pub(crate) fn flow_report(id: usize, f: &Flow, a: &Analyzer, detail: bool) -> Fl
         },
         psn: PsnReport {
             tracked: f.tracked,
-            gaps: f.psn.stats.gaps,
-            missing: f.psn.stats.missing,
-            retransmits: f.psn.stats.retransmits,
-            retransmits_nak: f.psn.stats.retransmits_nak,
-            retransmits_timeout: f.psn.stats.retransmits_timeout,
-            retransmits_rnr: f.psn.stats.retransmits_rnr,
-            retransmits_spurious: f.psn.stats.retransmits_spurious,
-            retransmits_implied: f.psn.stats.retransmits_implied,
-            retransmits_unknown: f.psn.stats.retransmits_unknown,
-            duplicates: f.psn.stats.duplicates,
-            out_of_order: f.psn.stats.out_of_order,
-            late_beyond_window: f.psn.stats.late_beyond_window,
-            max_late_ns: f.psn.stats.max_late_ns,
-            spurious_naks: f.psn.stats.spurious_naks,
+            gaps: f.psn.stats().gaps,
+            missing: f.psn.stats().missing,
+            retransmits: f.psn.stats().retransmits,
+            retransmits_nak: f.psn.stats().retransmits_nak,
+            retransmits_timeout: f.psn.stats().retransmits_timeout,
+            retransmits_rnr: f.psn.stats().retransmits_rnr,
+            retransmits_spurious: f.psn.stats().retransmits_spurious,
+            retransmits_implied: f.psn.stats().retransmits_implied,
+            retransmits_unknown: f.psn.stats().retransmits_unknown,
+            duplicates: f.psn.stats().duplicates,
+            out_of_order: f.psn.stats().out_of_order,
+            late_beyond_window: f.psn.stats().late_beyond_window,
+            max_late_ns: f.psn.stats().max_late_ns,
+            spurious_naks: f.psn.stats().spurious_naks,
             read_response_gaps: f.read_response_gaps,
-            network_loss_gaps: f.psn.stats.network_loss_gaps,
+            network_loss_gaps: f.psn.stats().network_loss_gaps,
             capture_loss_gaps: f.psn.capture_loss_gaps(),
-            resyncs: f.psn.stats.resyncs,
+            resyncs: f.psn.stats().resyncs,
         },
         naks: NakCounts {
-            psn_seq_err: f.cold.naks[0],
-            invalid_request: f.cold.naks[1],
-            remote_access: f.cold.naks[2],
-            remote_operational: f.cold.naks[3],
-            invalid_rd: f.cold.naks[4],
-            other: f.cold.naks[5],
-            rnr: f.cold.rnr,
-            rnr_timer_us_min: f.cold.rnr_timer_us.map(|t| t.0),
-            rnr_timer_us_max: f.cold.rnr_timer_us.map(|t| t.1),
+            psn_seq_err: f.cold().naks[0],
+            invalid_request: f.cold().naks[1],
+            remote_access: f.cold().naks[2],
+            remote_operational: f.cold().naks[3],
+            invalid_rd: f.cold().naks[4],
+            other: f.cold().naks[5],
+            rnr: f.cold().rnr,
+            rnr_timer_us_min: f.cold().rnr_timer_us.map(|t| t.0),
+            rnr_timer_us_max: f.cold().rnr_timer_us.map(|t| t.1),
         },
         acks: f.acks,
-        cnps: f.cold.cnps,
-        cnps_received: f.cold.cnps_received,
-        icrc_bad: f.cold.icrc_bad,
+        cnps: f.cold().cnps,
+        cnps_received: f.cold().cnps_received,
+        icrc_bad: f.cold().icrc_bad,
         dscp: bits(f.dscp_seen),
         pcp: bits(u64::from(f.pcp_seen)),
         throughput: Throughput {
@@ -1077,15 +1077,15 @@ pub(crate) fn flow_report(id: usize, f: &Flow, a: &Analyzer, detail: bool) -> Fl
             mean_gbps: rate.mean_gbps,
         },
         latency: Latencies {
-            ack: f.latency.ack.summary(),
-            read: f.latency.read.summary(),
-            nak_to_retransmit: f.latency.nak_to_retransmit.summary(),
-            ce_to_cnp: f.latency.ce_to_cnp.summary(),
+            ack: f.latency().ack.summary(),
+            read: f.latency().read.summary(),
+            nak_to_retransmit: f.latency().nak_to_retransmit.summary(),
+            ce_to_cnp: f.latency().ce_to_cnp.summary(),
         },
         partner: f.partner,
-        pairing: f.cold.pairing.map(|p| p.name()),
-        cm_start_psn: f.cold.cm_start_psn,
-        ack_timeout_ns: f.cold.cm_ack_timeout_ns,
+        pairing: f.pairing.map(|p| p.name()),
+        cm_start_psn: f.cold().cm_start_psn,
+        ack_timeout_ns: f.cold().cm_ack_timeout_ns,
         pmtu: f.pmtu,
         health: "ok",
     }
@@ -1181,8 +1181,8 @@ fn one_direction_finding(a: &Analyzer, out: &mut FindingSink) {
             .iter()
             .take(5)
             .map(|(_, f)| EvidenceRef {
-                frame: f.cold.first_frame,
-                ts_ns: f.cold.first_ts,
+                frame: f.first_frame,
+                ts_ns: f.first_ts,
                 what: format!("first request of QP 0x{:06x}; nothing comes back", f.key.dest_qp),
             })
             .collect(),
@@ -1207,9 +1207,9 @@ fn flow_findings(id: usize, f: &Flow, a: &Analyzer, out: &mut FindingSink) {
         });
     };
     let p = &f.psn;
-    let st = &p.stats;
+    let st = p.stats();
     let one_way = responses_missing(f, a);
-    let timeout_ms = ms(f.cold.cm_ack_timeout_ns.unwrap_or(a.cfg.min_ack_timeout_ns).max(0) as u64);
+    let timeout_ms = ms(f.cold().cm_ack_timeout_ns.unwrap_or(a.cfg.min_ack_timeout_ns).max(0) as u64);
     let nak_resends = st.retransmits_nak - st.retransmits_rnr - st.retransmits_spurious;
     let loss_gaps = st.network_loss_gaps;
     let not_visible = if one_way {
@@ -1235,7 +1235,7 @@ fn flow_findings(id: usize, f: &Flow, a: &Analyzer, out: &mut FindingSink) {
             e.sort_by_key(|x| x.frame);
         }
         let lat = f
-            .latency
+            .latency()
             .nak_to_retransmit
             .summary()
             .map(|l| format!("; NAK to resend {}", ms(l.p50_ns)))
@@ -1414,7 +1414,7 @@ fn flow_findings(id: usize, f: &Flow, a: &Analyzer, out: &mut FindingSink) {
     }
     // On Mellanox DC, NAK code 4 ("invalid RD request" in IBTA RD terms) answers DC
     // connection setup (dc-small2.pcap frame 1 precedes the DC connect); report, not alarm.
-    let dc_setup = if f.dc { f.cold.naks[4] } else { 0 };
+    let dc_setup = if f.dc { f.cold().naks[4] } else { 0 };
     if dc_setup > 0 {
         push(
             Severity::Info,
@@ -1428,7 +1428,7 @@ fn flow_findings(id: usize, f: &Flow, a: &Analyzer, out: &mut FindingSink) {
             dc_setup,
         );
     }
-    let bad_naks: u64 = f.cold.naks[1..].iter().sum::<u64>() - dc_setup;
+    let bad_naks: u64 = f.cold().naks[1..].iter().sum::<u64>() - dc_setup;
     if bad_naks > 0 {
         let names = [
             "invalid request",
@@ -1437,7 +1437,7 @@ fn flow_findings(id: usize, f: &Flow, a: &Analyzer, out: &mut FindingSink) {
             "invalid RD request",
             "reserved code",
         ];
-        let list: Vec<String> = f.cold.naks[1..]
+        let list: Vec<String> = f.cold().naks[1..]
             .iter()
             .zip(names)
             .filter(|(n, _)| **n > 0)
@@ -1451,16 +1451,16 @@ fn flow_findings(id: usize, f: &Flow, a: &Analyzer, out: &mut FindingSink) {
             bad_naks * 10,
         );
     }
-    if f.cold.rnr > 0 {
-        let (lo, hi) = f.cold.rnr_timer_us.unwrap_or((0, 0));
-        let retries = partner.map_or(0, |pf| pf.psn.stats.retransmits_rnr);
+    if f.cold().rnr > 0 {
+        let (lo, hi) = f.cold().rnr_timer_us.unwrap_or((0, 0));
+        let retries = partner.map_or(0, |pf| pf.psn.stats().retransmits_rnr);
         push(
             Severity::Warning,
             FindingKind::Rnr,
             format!(
                 "{}: {} (receiver not ready: no receive posted), timer {}-{} us, {} by the sender; not loss",
                 qp_name(f, a),
-                plural(f.cold.rnr, "RNR NAK", "RNR NAKs"),
+                plural(f.cold().rnr, "RNR NAK", "RNR NAKs"),
                 lo,
                 hi,
                 plural(retries, "retry", "retries")
@@ -1473,18 +1473,18 @@ fn flow_findings(id: usize, f: &Flow, a: &Analyzer, out: &mut FindingSink) {
                 }
                 e
             },
-            f.cold.rnr,
+            f.cold().rnr,
         );
     }
     let ce = f.ecn[3];
     if ce > 0 {
         let delay = f
-            .latency
+            .latency()
             .ce_to_cnp
             .summary()
             .map(|l| format!(", CE to CNP {} median", ms(l.p50_ns)))
             .unwrap_or_default();
-        if f.cold.cnps_received == 0 {
+        if f.cold().cnps_received == 0 {
             push(
                 Severity::Warning,
                 FindingKind::CeWithoutCnp,
@@ -1511,24 +1511,24 @@ fn flow_findings(id: usize, f: &Flow, a: &Analyzer, out: &mut FindingSink) {
                     qp_name(f, a),
                     plural(ce, "packet", "packets"),
                     f.ce_fraction() * 100.0,
-                    plural(f.cold.cnps_received, "CNP", "CNPs")
+                    plural(f.cold().cnps_received, "CNP", "CNPs")
                 ),
                 e,
                 ce,
             );
         }
     }
-    if f.cold.icrc_bad > 0 {
+    if f.cold().icrc_bad > 0 {
         push(
             Severity::Warning,
             FindingKind::IcrcBad,
             format!(
                 "{}: {} with an invalid ICRC (corruption, a rewriting middlebox, or a capture device writing into frames)",
                 qp_name(f, a),
-                plural(f.cold.icrc_bad, "packet", "packets")
+                plural(f.cold().icrc_bad, "packet", "packets")
             ),
             ev(f, &[EvidenceKind::IcrcBad]),
-            f.cold.icrc_bad,
+            f.cold().icrc_bad,
         );
     }
 }
@@ -2025,7 +2025,7 @@ pub(crate) fn build(a: &Analyzer, detail: bool) -> Report {
                     a_qpn: g.map(|g| g.key.dest_qp),
                     b_qpn: f.key.dest_qp,
                     flows: ids.to_vec(),
-                    pairing: f.cold.pairing.map_or("none", |p| p.name()),
+                    pairing: f.pairing.map_or("none", |p| p.name()),
                     packets: f.packets + g.map_or(0, |g| g.packets),
                     bytes: f.bytes + g.map_or(0, |g| g.bytes),
                     health: worst(&ids),

@@ -19,9 +19,14 @@ pub struct Latency {
     hist: Option<Box<[u32; BUCKETS]>>,
 }
 
+impl Latency {
+    /// No samples.
+    pub const EMPTY: Latency = Latency { count: 0, sum: 0, min: u64::MAX, max: 0, hist: None };
+}
+
 impl Default for Latency {
     fn default() -> Self {
-        Latency { count: 0, sum: 0, min: u64::MAX, max: 0, hist: None }
+        Latency::EMPTY
     }
 }
 
@@ -123,9 +128,6 @@ pub struct Bins {
     bins: Vec<[u64; 4]>,
     cur_idx: u64,
     cur: [u64; 4],
-    /// Offsets covered by the current bin: [cur_lo, cur_hi).
-    cur_lo: u64,
-    cur_hi: u64,
 }
 
 /// Index of each figure in a bin.
@@ -138,7 +140,7 @@ impl Bins {
     /// Bins of `width_ns` (at least 1 µs).
     pub fn new(width_ns: u64) -> Self {
         let w = width_ns.max(1000);
-        Bins { width_ns: w, bins: Vec::new(), cur_idx: 0, cur: [0; 4], cur_lo: 0, cur_hi: w }
+        Bins { width_ns: w, bins: Vec::new(), cur_idx: 0, cur: [0; 4] }
     }
 
     /// Add a packet of `bytes` at `offset_ns` after the capture start, `ce` if it carried
@@ -151,7 +153,9 @@ impl Bins {
     /// stands for the rate's worth), all CE-marked when `ce`.
     pub fn add_n(&mut self, offset_ns: i64, bytes: u64, packets: u64, ce: bool) {
         let off = offset_ns.max(0) as u64;
-        if off < self.cur_lo || off >= self.cur_hi {
+        // The current bin covers [cur_idx, cur_idx + 1) widths.
+        let lo = self.cur_idx * self.width_ns;
+        if off < lo || off >= lo + self.width_ns {
             self.spill();
             let mut idx = off / self.width_ns;
             while idx as usize >= MAX_BINS {
@@ -159,8 +163,6 @@ impl Bins {
                 idx = off / self.width_ns;
             }
             self.cur_idx = idx;
-            self.cur_lo = idx * self.width_ns;
-            self.cur_hi = self.cur_lo + self.width_ns;
         }
         self.cur[BYTES] = self.cur[BYTES].saturating_add(bytes);
         self.cur[PACKETS] = self.cur[PACKETS].saturating_add(packets);
