@@ -108,7 +108,10 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
         |_| Flow::Continue,
     )?;
     analyzer.finish();
-    let mut report = analyzer.report();
+    // The flows' entries are built as they are written: a million flows' entries never sit
+    // in memory together.
+    let mut streamed = analyzer.report_streamed();
+    let report = &mut streamed.report;
     // A damaged or unreadable input is said in the document too, not only on stderr.
     report.input_errors = end.errors.clone();
     report.capture = end.stats.map(|s| rocescope_analyzer::report::CaptureCounters {
@@ -126,12 +129,12 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
         // gigabytes (a million flows), too much to build in memory first. Names keep no
         // control character raw on the way (`\u009b`, `\u202e`: stdio::JsonSafe).
         let mut w = std::io::BufWriter::with_capacity(1 << 20, &mut out);
-        crate::output::exact::to_writer(stdio::JsonSafe(&mut w), &report)
+        crate::output::exact::to_writer(stdio::JsonSafe(&mut w), &streamed)
             .map_err(std::io::Error::from)
             .and_then(|()| w.write_all(b"\n"))
             .and_then(|()| w.flush())
     } else {
-        let text = report_text::render(&report, &opened.name, args.max_connections);
+        let text = report_text::render(&streamed, &opened.name, args.max_connections);
         out.write_all(text.as_bytes())
     };
     // A reader that went away (`| head`) ends the report quietly.
@@ -140,9 +143,9 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
             return Err(e).context("writing the report");
         }
     }
-    let violations = !report.audit.violations.is_empty();
+    let violations = !streamed.report.audit.violations.is_empty();
     // Freeing a million flows one by one takes seconds; the process is about to end.
-    std::mem::forget(report);
+    std::mem::forget(streamed);
     std::mem::forget(analyzer);
     driver::report_stats(&text::escape(&opened.name).to_string(), &end);
     if let Some(e) = end.source_error {

@@ -1306,6 +1306,21 @@ impl Analyzer {
         report::build(self, true)
     }
 
+    /// The report with its per-flow entries built one at a time as they are written or
+    /// asked for ([`report::StreamedReport`]): the same JSON as [`Analyzer::report`], in the
+    /// memory of one flow's entry instead of all of them.
+    ///
+    /// ```
+    /// use rocescope_analyzer::{Analyzer, Config};
+    ///
+    /// let a = Analyzer::new(Config::default());
+    /// let streamed = a.report_streamed();
+    /// assert_eq!(serde_json::to_value(&streamed).unwrap(), serde_json::to_value(a.report()).unwrap());
+    /// ```
+    pub fn report_streamed(&self) -> report::StreamedReport<'_> {
+        report::StreamedReport::new(self)
+    }
+
     /// The report without the per-flow throughput series (`Throughput::bins`, `packets`,
     /// `ce`, `resent` left empty): what an exporter needs, in less memory with many flows.
     pub fn report_counters(&self) -> Report {

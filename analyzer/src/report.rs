@@ -785,6 +785,11 @@ impl Report {
     /// Sum `c`'s directions.
     pub fn connection_totals(&self, c: &Connection) -> ConnectionTotals {
         let flows: Vec<&FlowReport> = c.flows.iter().filter_map(|i| self.flows.get(*i)).collect();
+        self.totals_of(&flows)
+    }
+
+    /// The totals of a connection whose flows are `flows`.
+    fn totals_of(&self, flows: &[&FlowReport]) -> ConnectionTotals {
         let sum = |g: &dyn Fn(&FlowReport) -> u64| flows.iter().map(|f| g(f)).sum::<u64>();
         let sorted = |g: &dyn Fn(&FlowReport) -> &[u8]| {
             let mut v: Vec<u8> = flows.iter().flat_map(|f| g(f).iter().copied()).collect();
@@ -1699,10 +1704,19 @@ fn qos_findings(violations: &[Violation], out: &mut FindingSink, a: &Analyzer) {
 }
 
 pub(crate) fn build(a: &Analyzer, detail: bool) -> Report {
+    build_with(a, detail, true).0
+}
+
+/// The report, with its per-flow entries or without them (`flows` left empty: they are
+/// built one at a time by [`StreamedReport`]), and every flow's worst finding.
+pub(crate) fn build_with(a: &Analyzer, detail: bool, with_flows: bool) -> (Report, Vec<Option<Severity>>) {
     let t = &a.totals;
     let end = t.end_ns.unwrap_or(0);
-    let mut flows: Vec<FlowReport> =
-        a.flows.iter().enumerate().map(|(i, f)| flow_report(i, f, a, detail)).collect();
+    let mut flows: Vec<FlowReport> = if with_flows {
+        a.flows.iter().enumerate().map(|(i, f)| flow_report(i, f, a, detail)).collect()
+    } else {
+        Vec::new()
+    };
 
     // PFC/PAUSE timelines.
     let mut keys: Vec<_> = a.timelines().keys().copied().collect();
@@ -2060,7 +2074,7 @@ pub(crate) fn build(a: &Analyzer, detail: bool) -> Report {
             latency_upper_bound: true,
         }
     });
-    Report {
+    let report = Report {
         sflow: a.sflow_summary(),
         sampled,
         input_errors: Vec::new(),
@@ -2118,6 +2132,106 @@ pub(crate) fn build(a: &Analyzer, detail: bool) -> Report {
             })
             .collect(),
         between,
+    };
+    (report, flow_worst)
+}
+
+/// A report whose per-flow entries are built one at a time, as they are written
+/// ([`Analyzer::report_streamed`]): a million flows' entries never sit in memory together.
+/// It serialises to the same JSON as the [`Report`] [`Analyzer::report`] gives.
+pub struct StreamedReport<'a> {
+    /// Everything but the per-flow entries (`flows` is empty).
+    pub report: Report,
+    analyzer: &'a Analyzer,
+    worst: Vec<Option<Severity>>,
+}
+
+impl<'a> StreamedReport<'a> {
+    pub(crate) fn new(analyzer: &'a Analyzer) -> Self {
+        let (report, worst) = build_with(analyzer, true, false);
+        StreamedReport { report, analyzer, worst }
+    }
+
+    /// Number of flows.
+    pub fn flow_count(&self) -> usize {
+        self.analyzer.flows.len()
+    }
+
+    /// The entry of flow `id`, as `Report::flows[id]` would hold it.
+    pub fn flow(&self, id: usize) -> Option<FlowReport> {
+        let f = self.analyzer.flows.get(id)?;
+        let mut r = flow_report(id, f, self.analyzer, true);
+        r.health = health_name(self.worst.get(id).copied().flatten());
+        Some(r)
+    }
+
+    /// Totals of a connection, as [`Report::connection_totals`] gives them.
+    pub fn connection_totals(&self, c: &Connection) -> ConnectionTotals {
+        let flows: Vec<FlowReport> = c.flows.iter().filter_map(|i| self.flow(*i)).collect();
+        let refs: Vec<&FlowReport> = flows.iter().collect();
+        self.report.totals_of(&refs)
+    }
+}
+
+/// The flows of a [`StreamedReport`], serialised one by one.
+struct LazyFlows<'r, 'a>(&'r StreamedReport<'a>);
+
+impl Serialize for LazyFlows<'_, '_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeSeq;
+        let mut seq = s.serialize_seq(Some(self.0.flow_count()))?;
+        for id in 0..self.0.flow_count() {
+            if let Some(f) = self.0.flow(id) {
+                seq.serialize_element(&f)?;
+            }
+        }
+        seq.end()
+    }
+}
+
+/// [`Report`]'s fields in its order, with the flows built as they are written.
+#[derive(Serialize)]
+struct ReportView<'r, 'a> {
+    schema_version: u32,
+    summary: &'r Summary,
+    findings: &'r [Finding],
+    flows: LazyFlows<'r, 'a>,
+    connections: &'r [Connection],
+    pfc: &'r [PauseReport],
+    audit: &'r AuditReport,
+    config: &'r ConfigReport,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    capture: Option<&'r CaptureCounters>,
+    points: &'r [PointReport],
+    between: &'r [PointLoss],
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    input_errors: &'r [String],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    sampled: Option<&'r SampledReport>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    sflow: Option<&'r SflowReport>,
+}
+
+impl Serialize for StreamedReport<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let r = &self.report;
+        ReportView {
+            schema_version: r.schema_version,
+            summary: &r.summary,
+            findings: &r.findings,
+            flows: LazyFlows(self),
+            connections: &r.connections,
+            pfc: &r.pfc,
+            audit: &r.audit,
+            config: &r.config,
+            capture: r.capture.as_ref(),
+            points: &r.points,
+            between: &r.between,
+            input_errors: &r.input_errors,
+            sampled: r.sampled.as_ref(),
+            sflow: r.sflow.as_ref(),
+        }
+        .serialize(s)
     }
 }
 

@@ -3,7 +3,7 @@
 //! world (the file or interface, capture points, and the findings that quote them) are
 //! printed with their control characters escaped ([`rocescope_capture::text::escape`]).
 
-use rocescope_analyzer::report::{Finding, Report, Severity};
+use rocescope_analyzer::report::{Finding, Severity, StreamedReport};
 use rocescope_analyzer::PauseKind;
 use rocescope_capture::text::escape;
 use std::fmt::Write;
@@ -50,13 +50,14 @@ fn list(v: &[u8]) -> String {
 
 /// Render `r` for the terminal. `source` names the capture or interface. The text holds no
 /// control character but the line feed.
-pub fn render(r: &Report, source: &str, max_connections: usize) -> String {
+pub fn render(r: &StreamedReport<'_>, source: &str, max_connections: usize) -> String {
     let o = render_text(r, &escape(source).to_string(), max_connections);
     // Whatever else a string in the report may carry (the names are escaped already).
     crate::stdio::safe_text(&o)
 }
 
-fn render_text(r: &Report, source: &str, max_connections: usize) -> String {
+fn render_text(sr: &StreamedReport<'_>, source: &str, max_connections: usize) -> String {
+    let r = &sr.report;
     let mut o = String::new();
     let s = &r.summary;
     let start = s.start_ns.unwrap_or(0);
@@ -227,7 +228,7 @@ fn render_text(r: &Report, source: &str, max_connections: usize) -> String {
     let mut conns: Vec<_> = r.connections.iter().collect();
     conns.sort_by(|a, b| rank(a.health).cmp(&rank(b.health)).then(b.packets.cmp(&a.packets)));
     for c in conns.iter().take(max_connections) {
-        let t = r.connection_totals(c);
+        let t = sr.connection_totals(c);
         let a_side =
             format!("{}{} ({})", at(c.point), c.a, c.a_qpn.map_or("?".into(), |q| format!("0x{q:x}")));
         let b_side = format!("{} (0x{:x})", c.b, c.b_qpn);
