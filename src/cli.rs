@@ -235,7 +235,8 @@ pub enum OutputFormat {
 #[derive(Debug, Args)]
 #[command(after_help = "Display filter (-Y), the terminal UI's language applied to each frame: \
                         `qp=0x12 and psn>100`, `nak or rnr`, `ip=10.0.0.3 and ce`, `pfc`, `icrc`, \
-                        `not roce`; see docs/decode-json.md for the -e field names.")]
+                        `not roce`; an sFlow datagram is shown when it or one of its sampled headers matches. \
+                        See docs/decode-json.md for the -e field names.")]
 pub struct DecodeArgs {
     /// Source.
     #[command(flatten)]
@@ -272,6 +273,10 @@ pub struct DecodeArgs {
     /// addresses, ports or MACs.
     #[arg(short = 'n')]
     pub no_resolve: bool,
+    /// Show frames to UDP port 6343 as ordinary UDP frames, not as sFlow datagrams with
+    /// their sampled packet headers decoded.
+    #[arg(long)]
+    pub no_sflow: bool,
     /// Decoder options.
     #[command(flatten)]
     pub decoder: DecoderOpts,
