@@ -173,7 +173,12 @@ pub fn run(args: &DecodeArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// Put the `"sflow"` object into the frame's JSON object `obj` (before its closing brace).
-fn add_sflow_json(d: &sflow::Datagram<'_>, opts: &rocescope_decoder::DecodeOptions, number: u64, obj: &mut String) {
+fn add_sflow_json(
+    d: &sflow::Datagram<'_>,
+    opts: &rocescope_decoder::DecodeOptions,
+    number: u64,
+    obj: &mut String,
+) {
     if obj.ends_with('}') {
         obj.pop();
         obj.push_str(",\"sflow\":");

@@ -99,7 +99,12 @@ fn link_type(protocol: u32) -> Option<LinkType> {
 
 /// The sFlow datagram in frame `rec` (decoded as `p`), if the frame is one: UDP to port
 /// 6343 (when `enabled`, i.e. without `--no-sflow`).
-pub fn read<'a>(rec: &Record<'a>, p: &Packet<'a>, opts: &DecodeOptions, enabled: bool) -> Option<Datagram<'a>> {
+pub fn read<'a>(
+    rec: &Record<'a>,
+    p: &Packet<'a>,
+    opts: &DecodeOptions,
+    enabled: bool,
+) -> Option<Datagram<'a>> {
     if !enabled || !p.udp.as_ref().is_some_and(|u| u.destination_port() == sflow::PORT) {
         return None;
     }
