@@ -123,10 +123,12 @@ pub struct DecoderOpts {
     /// Do not compute or check the ICRC.
     #[arg(long)]
     pub no_icrc: bool,
-    /// Also unwrap VXLAN on this UDP destination port (besides 4789; repeatable, up to 7).
+    /// Also unwrap VXLAN on this UDP destination port (besides 4789; repeatable, up to 7);
+    /// the default live capture filter lets it through too.
     #[arg(long, value_name = "PORT", action = clap::ArgAction::Append)]
     pub vxlan_port: Vec<u16>,
-    /// Also unwrap Geneve on this UDP destination port (besides 6081; repeatable, up to 7).
+    /// Also unwrap Geneve on this UDP destination port (besides 6081; repeatable, up to 7);
+    /// the default live capture filter lets it through too.
     #[arg(long, value_name = "PORT", action = clap::ArgAction::Append)]
     pub geneve_port: Vec<u16>,
 }
@@ -190,8 +192,9 @@ pub struct SourceArgs {
     /// Interface to capture on (`any` for all; `rocescope interfaces` lists them).
     #[arg(short = 'i', long = "interface", value_name = "IFACE")]
     pub interface: Option<String>,
-    /// Capture filter (BPF). Default: RoCEv2 (UDP dst port), RoCEv1 and MAC Control, tagged
-    /// or not. `-f ''` captures everything.
+    /// Capture filter (BPF). Default: RoCEv2 (UDP dst port), RoCEv1, MAC Control and the
+    /// tunnels that carry them (GRE and ERSPAN, VXLAN and Geneve on their ports and any
+    /// --vxlan-port/--geneve-port, MPLS), tagged or not. `-f ''` captures everything.
     #[arg(short = 'f', long = "filter", value_name = "BPF")]
     pub filter: Option<String>,
     /// Snap length in bytes: keep only the first BYTES of each frame (default: whole frames;
@@ -306,7 +309,7 @@ pub struct CaptureArgs {
     /// Do not print a line per second of progress (the summary is always printed).
     #[arg(short = 'q', long)]
     pub quiet: bool,
-    /// Decoder options (the RoCE port for the default filter).
+    /// Decoder options (the RoCE, VXLAN and Geneve ports for the default filter).
     #[command(flatten)]
     pub decoder: DecoderOpts,
 }

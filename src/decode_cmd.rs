@@ -38,7 +38,7 @@ pub fn run(args: &DecodeArgs) -> anyhow::Result<ExitCode> {
         None => None,
     };
     let stop = driver::install_signals()?;
-    let mut opened = crate::signals::opening(|| driver::open(&args.source, opts.roce_port, true))?;
+    let mut opened = crate::signals::opening(|| driver::open(&args.source, &opts, true))?;
     let live = opened.source.is_live();
     // Each frame as it comes when someone watches: live, -l, or a terminal (tshark and
     // tcpdump do the same); a file or pipe gets 64 kB writes.

@@ -260,7 +260,7 @@ fn worker(
     tx: &SyncSender<Update>,
     opened_tx: &mpsc::Sender<anyhow::Result<String>>,
 ) {
-    let mut opened = match driver::open(&args.source, opts.roce_port, true) {
+    let mut opened = match driver::open(&args.source, &opts, true) {
         // The UI owns the terminal: the pump's stderr notices go into the header instead.
         Ok(o) => driver::Opened { quiet: true, ..o },
         Err(e) => {
