@@ -405,7 +405,7 @@ fn decode_shows_every_sampled_header_of_a_datagram() {
     for (k, &i) in frames.iter().enumerate() {
         let end = frames.get(k + 1).copied().unwrap_or(lines.len());
         let n = end - i - 1;
-        assert!(lines[i].contains(&format!(" sFlow v5 agent ")), "{}", lines[i]);
+        assert!(lines[i].contains(" sFlow v5 agent "), "{}", lines[i]);
         let want = if n == 1 { "1 sampled header".to_string() } else { format!("{n} sampled headers") };
         assert!(lines[i].contains(&want), "{} has {n} sample lines", lines[i]);
         for (j, l) in lines[i + 1..end].iter().enumerate() {

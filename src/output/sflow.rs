@@ -105,7 +105,7 @@ pub fn read<'a>(
     opts: &DecodeOptions,
     enabled: bool,
 ) -> Option<Datagram<'a>> {
-    if !enabled || !p.udp.as_ref().is_some_and(|u| u.destination_port() == sflow::PORT) {
+    if !enabled || p.udp.as_ref().is_none_or(|u| u.destination_port() != sflow::PORT) {
         return None;
     }
     let dg = match sflow::parse(p.udp_payload) {
