@@ -410,6 +410,19 @@ pub struct AnalysisOpts {
     /// Analyse frames to UDP port 6343 as ordinary frames, not as sFlow datagrams.
     #[arg(long)]
     pub no_sflow: bool,
+    /// Keep each capture one capture point: do not split it by mirror session (ERSPAN
+    /// session ID, VXLAN/Geneve VNI). By default two mirror sessions are two points.
+    #[arg(long)]
+    pub one_point_per_capture: bool,
+    /// Time every frame by the capture clock, also where an ERSPAN III header carries the
+    /// switch's timestamp (by default used within each session, anchored to the capture
+    /// clock: docs/verdicts.md "Mirror sessions").
+    #[arg(long)]
+    pub capture_clock: bool,
+    /// Never take an untagged mirrored frame's PCP from its ERSPAN header's COS (by default
+    /// taken where the header says the mirror stripped an 802.1Q tag).
+    #[arg(long)]
+    pub no_erspan_cos: bool,
     /// Baseline file (TOML) with the expected values; flags override it.
     #[arg(long, value_name = "FILE")]
     pub baseline: Option<PathBuf>,

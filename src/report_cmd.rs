@@ -75,6 +75,9 @@ pub fn analysis_config(
     cfg.min_ack_timeout_ns = a.min_ack_timeout;
     cfg.sampling = a.sample_rate.map(|rate| Sampling { source: SamplingSource::Flag, rate });
     cfg.sflow = !a.no_sflow;
+    cfg.mirror_sessions = !a.one_point_per_capture;
+    cfg.switch_clock = !a.capture_clock;
+    cfg.erspan_cos = !a.no_erspan_cos;
     Ok(cfg)
 }
 

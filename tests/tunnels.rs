@@ -23,6 +23,10 @@ const ETHERNET: [&str; 8] =
     ["erspan1", "erspan2", "erspan3", "gretap", "vxlan", "geneve", "mpls-pw", "mpls-pw-cw"];
 /// Encapsulations that carry only the IP packet: the inner frame has no VLAN tag, so no PCP.
 const L3: [&str; 2] = ["gre", "mpls-ip"];
+/// Mirrors that change what the capture shows and give it back (analyzer `mirror` module):
+/// a collector stamping frames in 50 µs batches (the ERSPAN III clock restores the timing),
+/// a mirror that strips the 802.1Q tag (its COS restores the PCP, its 4 bytes the length).
+const RESTORED: [&str; 2] = ["erspan3-batched", "erspan2-stripped-tag"];
 
 fn report(file: &str, extra: &[&str]) -> (Value, Option<i32>) {
     let mut args = vec!["report", "-r", file, "--json"];
@@ -47,8 +51,9 @@ fn every_ethernet_tunnel_gives_the_demo_report() {
     for audit in [&[][..], &AUDIT[..]] {
         let (demo, demo_rc) = report(&path("demo.pcap"), audit);
         assert_eq!(demo_rc, Some(3), "the demo has violations (and audit findings)");
-        for e in ETHERNET {
-            let (r, rc) = report(&path(&format!("tunnels/demo-{e}.pcap")), audit);
+        let files = ETHERNET.map(|e| format!("tunnels/demo-{e}.pcap"));
+        for e in files.iter().cloned().chain(RESTORED.map(|r| format!("tunnels/{r}.pcap"))) {
+            let (r, rc) = report(&path(&e), audit);
             assert_eq!(rc, demo_rc, "{e}: exit status");
             for k in ["summary", "flows", "connections", "pfc", "audit"] {
                 assert_eq!(r[k], demo[k], "{e}: {k} differs from the demo's (audit {audit:?})");
@@ -81,19 +86,12 @@ fn l3_tunnels_give_the_demo_flows_without_pcp() {
             assert_eq!(s[k], demo["summary"][k], "{e}: summary.{k}");
         }
         // Same flows, packet for packet; bytes differ by the inner VLAN tags the L3 tunnel dropped.
-        let key = |f: &Value| (f["src"].clone(), f["dst"].clone(), f["dqpn"].clone(), f["packets"].clone());
+        let key =
+            |f: &Value| (f["src"].clone(), f["dst"].clone(), f["dest_qp"].clone(), f["packets"].clone());
         let ours: Vec<_> = r["flows"].as_array().unwrap().iter().map(key).collect();
         let want: Vec<_> = demo["flows"].as_array().unwrap().iter().map(key).collect();
         assert_eq!(ours, want, "{e}: flows");
         // What the inner frame still says (DSCP) is audited as in the demo; PCP is gone.
-        let kinds = |r: &Value| -> Vec<String> {
-            r["findings"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|f| f["kind"].as_str().unwrap().to_string())
-                .collect()
-        };
         assert!(kinds(&r).contains(&"pcp_untagged".to_string()), "{e}");
         assert!(!kinds(&r).contains(&"no_roce".to_string()), "{e}");
     }
@@ -201,4 +199,98 @@ fn extra_vxlan_and_geneve_ports_are_flags() {
     // VXLAN on 4789 with --vxlan-port 8472 (Linux's old default) added still decodes.
     let out = run(&["decode", "-r", &path("tunnels/demo-vxlan.pcap"), "-c", "1", "--vxlan-port", "8472"]);
     assert!(String::from_utf8_lossy(&out.stdout).contains("VXLAN vni=10007 |"));
+}
+
+fn kinds(r: &Value) -> Vec<String> {
+    r["findings"].as_array().unwrap().iter().map(|f| f["kind"].as_str().unwrap().to_string()).collect()
+}
+
+/// Fields of a flow that do not depend on where it sits in the report or when its point's
+/// copies arrived (the rates' last window ends with the whole capture).
+fn flow_view(f: &Value) -> Value {
+    let mut f = f.clone();
+    if let Some(o) = f.as_object_mut() {
+        for k in
+            ["point", "id", "partner", "first_frame", "first_ns", "first", "last_ns", "last", "throughput"]
+        {
+            o.remove(k);
+        }
+    }
+    f
+}
+
+#[test]
+fn two_mirror_sessions_are_two_capture_points() {
+    let (demo, _) = report(&path("demo.pcap"), &[]);
+    let (r, rc) = report(&path("tunnels/two-sessions.pcap"), &[]);
+    assert_eq!(rc, Some(3));
+    let points = r["points"].as_array().unwrap();
+    assert_eq!(points.len(), 2, "{points:?}");
+    for (i, p) in points.iter().enumerate() {
+        let s = format!("ERSPAN session {}", i + 1);
+        assert_eq!(p["session"], s.as_str());
+        assert_eq!(p["name"], format!("two-sessions.pcap [{s}]").as_str());
+        assert_eq!((p["packets"].as_u64(), p["roce"].as_u64()), (Some(182), Some(143)), "{p}");
+        // Each session's view is the demo's, analysed apart.
+        let ours: Vec<Value> =
+            r["flows"].as_array().unwrap().iter().filter(|f| f["point"] == i).map(flow_view).collect();
+        let want: Vec<Value> = demo["flows"].as_array().unwrap().iter().map(flow_view).collect();
+        assert_eq!(ours, want, "session {}", i + 1);
+    }
+    // Session 2's copies came 3 µs later: its point starts 3 µs after session 1's.
+    assert_eq!(points[1]["start_ns"].as_i64().unwrap() - points[0]["start_ns"].as_i64().unwrap(), 3_000);
+    // Kept as one point, every packet is there twice: duplicates, not two views.
+    let (one, _) = report(&path("tunnels/two-sessions.pcap"), &["--one-point-per-capture"]);
+    assert_eq!(one["points"].as_array().map(Vec::len), Some(1));
+    assert_eq!(one["summary"]["flows"], demo["summary"]["flows"]);
+    assert!(one["flows"].as_array().unwrap().iter().any(|f| f["psn"]["duplicates"].as_u64() > Some(0)));
+    let text = run(&["report", "-r", &path("tunnels/two-sessions.pcap")]);
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(text.contains("two-sessions.pcap [ERSPAN session 2]"), "{text}");
+}
+
+#[test]
+fn erspan3_timestamps_time_the_frames_within_a_session() {
+    let (demo, _) = report(&path("demo.pcap"), &[]);
+    let (r, _) = report(&path("tunnels/erspan3-batched.pcap"), &[]);
+    let clock = &r["points"][0]["clock"];
+    assert_eq!(clock["source"], "erspan3");
+    assert_eq!(clock["granularity"], "100ns");
+    assert_eq!(clock["upper_bits"], false, "the field was unwrapped");
+    assert_eq!((clock["frames"].as_u64(), clock["steps"].as_u64()), (Some(182), Some(0)));
+    // The collector moved frames by up to one 50 µs batch; the switch clock undoes it.
+    let d = clock["max_departure_ns"].as_i64().unwrap();
+    assert!(d > 0 && d < 50_000, "{clock}");
+    assert_eq!(r["flows"], demo["flows"]);
+    // By the capture clock the latencies are the batches', not the fabric's.
+    let (cap, _) = report(&path("tunnels/erspan3-batched.pcap"), &["--capture-clock"]);
+    assert!(cap["points"][0].get("clock").is_none());
+    assert_ne!(cap["flows"], demo["flows"]);
+    let lat = |r: &Value| {
+        r["flows"].as_array().unwrap().iter().find_map(|f| f["latency"]["ack"]["p50_ns"].as_u64())
+    };
+    assert_ne!(lat(&cap), lat(&demo));
+}
+
+#[test]
+fn a_stripped_tag_is_restored_from_the_erspan_cos_and_only_then() {
+    let (r, rc) = report(&path("tunnels/erspan2-stripped-tag.pcap"), &AUDIT);
+    assert_eq!(rc, Some(3));
+    assert_eq!(r["points"][0]["pcp_from_erspan"], 21, "the demo's tagged RoCE packets");
+    let untagged = |r: &Value| -> u64 {
+        let v = r["audit"]["violations"].as_array().unwrap().iter();
+        v.filter(|v| v["what"] == "pcp_untagged").filter_map(|v| v["packets"].as_u64()).sum()
+    };
+    let (demo, _) = report(&path("demo.pcap"), &AUDIT);
+    assert_eq!(untagged(&r), untagged(&demo));
+    let (off, _) =
+        report(&path("tunnels/erspan2-stripped-tag.pcap"), &[&AUDIT[..], &["--no-erspan-cos"]].concat());
+    assert_eq!(untagged(&demo), 117);
+    assert_eq!(untagged(&off), 138, "{}", off["audit"]);
+    assert!(off["points"][0].get("pcp_from_erspan").is_none());
+    // ERSPAN II with En = 3 (the tag kept in the frame) and type I: the frame's own tag only.
+    for e in ["erspan1", "erspan2"] {
+        let (r, _) = report(&path(&format!("tunnels/demo-{e}.pcap")), &AUDIT);
+        assert!(r["points"][0].get("pcp_from_erspan").is_none(), "{e}");
+    }
 }

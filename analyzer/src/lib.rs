@@ -16,6 +16,7 @@ pub mod cm;
 pub mod crosspoint;
 mod findings;
 pub mod flow;
+pub mod mirror;
 pub mod pfc;
 pub mod psn;
 pub mod report;
@@ -84,6 +85,15 @@ pub struct Config {
     /// headers are analysed, not the datagrams (feature `capture`,
     /// [`Analyzer::push_frame`]). On by default.
     pub sflow: bool,
+    /// Each mirror session (ERSPAN session, VXLAN/Geneve VNI) of a capture point is a capture
+    /// point of its own ([`mirror`]; `--one-point-per-capture` turns it off).
+    pub mirror_sessions: bool,
+    /// Time frames by the switch's ERSPAN III timestamps where they are carried, anchored to
+    /// the capture clock ([`mirror`]; `--capture-clock` turns it off).
+    pub switch_clock: bool,
+    /// An untagged frame's ERSPAN COS serves as its PCP where the ERSPAN header says a tag
+    /// was stripped ([`mirror`]; `--no-erspan-cos` turns it off).
+    pub erspan_cos: bool,
 }
 
 /// How a capture is sampled.
@@ -143,6 +153,9 @@ impl Default for Config {
             findings_per_kind: 10,
             sampling: None,
             sflow: true,
+            mirror_sessions: true,
+            switch_clock: true,
+            erspan_cos: true,
         }
     }
 }
@@ -300,6 +313,8 @@ pub struct Analyzer {
     /// sFlow datagrams and their data sources.
     #[cfg(feature = "capture")]
     sflow: sflow::SflowState,
+    /// Mirror sessions and switch clocks.
+    mirror: mirror::MirrorState,
 }
 
 fn ip_of(p: &Packet<'_>) -> Option<(IpAddr, IpAddr, u8, Ecn)> {
@@ -361,6 +376,7 @@ impl Analyzer {
             sampling_seen: SamplingSeen::default(),
             #[cfg(feature = "capture")]
             sflow: sflow::SflowState::default(),
+            mirror: mirror::MirrorState::default(),
         }
     }
 
@@ -560,6 +576,14 @@ impl Analyzer {
     /// captures"). [`Analyzer::push`] uses the configured rate; sFlow samples bring their
     /// own. A rate of 0 counts as 1.
     pub fn push_sampled(&mut self, meta: &FrameMeta, p: &Packet<'_>, rate: u32) {
+        // A mirrored frame counts at its session's point, at its switch's time.
+        let mirrored;
+        let meta = if p.tunnels.is_empty() {
+            meta
+        } else {
+            mirrored = self.mirror_meta(meta, p);
+            &mirrored
+        };
         let rate = rate.max(1);
         let w = u64::from(rate);
         self.weight = w;
@@ -636,8 +660,13 @@ impl Analyzer {
             return;
         };
         t.roce += w;
-        // Wire bytes from the IP length, not the record's (reference §1.1, §1.11).
-        let wire = stats::wire_len(p, meta.len);
+        // A mirror that stripped the frame's 802.1Q tag may give its PCP (mirror module).
+        let stripped_pcp =
+            (self.cfg.erspan_cos && !p.tunnels.is_empty()).then(|| mirror::erspan_pcp(p)).flatten();
+        // Wire bytes from the IP length, not the record's (reference §1.1, §1.11), with the
+        // 4 bytes of a tag the mirror stripped.
+        let wire = stats::wire_len(p, meta.len) + if stripped_pcp.is_some() { 4 } else { 0 };
+        let t = &mut self.totals;
         t.roce_bytes = t.roce_bytes.saturating_add(wire.saturating_mul(w));
         if multi {
             if let Some(pt) = self.points.get_mut(point) {
@@ -667,7 +696,10 @@ impl Analyzer {
                 m.seen(key, bth.psn(), op.0, meta);
             }
         }
-        let pcp = p.vlans.pcp();
+        let pcp = p.vlans.pcp().or(stripped_pcp);
+        if stripped_pcp.is_some() {
+            self.mirror.count_pcp(meta.point, w);
+        }
         // The priority a switch gives the frame: its PCP or its DSCP through the map, by the
         // trust mode (reference §1.9; audit::AuditConfig::priority). Pause timelines, the
         // lossless check and deadlock hints all compare this one.

@@ -145,6 +145,43 @@ pub struct PointReport {
     pub start_ns: Option<i64>,
     /// Latest frame time.
     pub end_ns: Option<i64>,
+    /// The mirror session this point stands for (`ERSPAN session 7`, `VXLAN VNI 10007`),
+    /// when a tunnel named one (crate::mirror).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session: Option<String>,
+    /// The switch clock that timed this point's frames (ERSPAN III), when one did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub clock: Option<PointClock>,
+    /// RoCE packets whose PCP came from their ERSPAN header's COS (the frame was untagged).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub pcp_from_erspan: u64,
+    /// Its packets were matched against the other points' (merged captures; not points
+    /// found while reading: mirror sessions, sFlow sources). Absent when false.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub matched: bool,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// A switch clock that timed a capture point's frames (crate::mirror: the ERSPAN III
+/// timestamps, anchored to the capture clock).
+#[derive(Clone, Debug, Serialize)]
+pub struct PointClock {
+    /// Where the times come from: `erspan3`.
+    pub source: String,
+    /// The timestamps' unit: `100us`, `100ns` or `IEEE 1588`.
+    pub granularity: String,
+    /// The platform subheader carried the upper bits (else the field was unwrapped).
+    pub upper_bits: bool,
+    /// Frames timed by it.
+    pub frames: u64,
+    /// Times it was anchored again (the switch clock jumped by more than a second).
+    pub steps: u64,
+    /// Largest difference between the capture clock's and the switch clock's advance (ns):
+    /// how much the mirror's path and the collector moved frames in time.
+    pub max_departure_ns: i64,
 }
 
 /// Packets of one flow lost between two capture points.
@@ -2064,12 +2101,20 @@ pub(crate) fn build(a: &Analyzer, detail: bool) -> Report {
         points: points
             .into_iter()
             .enumerate()
-            .map(|(i, p)| PointReport {
-                name: point_name(a, u16::try_from(i).unwrap_or(u16::MAX)),
-                packets: p.packets,
-                roce: p.roce,
-                start_ns: p.start_ns,
-                end_ns: p.end_ns,
+            .map(|(i, p)| {
+                let i = u16::try_from(i).unwrap_or(u16::MAX);
+                let (session, clock, pcp_from_erspan) = a.mirror.point(i);
+                PointReport {
+                    name: point_name(a, i),
+                    packets: p.packets,
+                    roce: p.roce,
+                    start_ns: p.start_ns,
+                    end_ns: p.end_ns,
+                    session,
+                    clock,
+                    pcp_from_erspan,
+                    matched: a.matcher.as_ref().is_some_and(|m| usize::from(i) < m.points()),
+                }
             })
             .collect(),
         between,

@@ -7,6 +7,13 @@
 //! RoCEv1): those stay unwrapped, as a capture at the tunnel endpoint's interface would see
 //! them beside the tunnel. `unknown-gre.pcap` wraps the demo's frames in GRE with a protocol
 //! rocescope does not unwrap (0x880b, PPP), for the "tunnel not decoded" note.
+//!
+//! Three more show what a mirror adds (analyzer `mirror` module): `two-sessions.pcap`, the
+//! demo mirrored by two ERSPAN II sessions into one collector (two capture points);
+//! `erspan3-batched.pcap`, ERSPAN III with 100 ns timestamps (no upper bits) whose
+//! collector stamped frames in 50 µs batches (the switch clock gives the demo's timing back);
+//! `erspan2-stripped-tag.pcap`, a mirror that strips the 802.1Q tag and reports its PCP as
+//! the ERSPAN COS (En = 2).
 
 use crate::fabric::Gen;
 use rocescope_capture::PcapWriter;
@@ -101,31 +108,8 @@ fn encap(name: &str, i: u32, ts_ns: i64, frame: &[u8]) -> Encapsulation {
 }
 
 /// Wrap every frame of `demo` with `wrap` (None: the frame stays as it is) into a pcap.
-fn pcap(demo: &Gen, mut wrap: impl FnMut(u32, i64, &[u8]) -> Option<Vec<u8>>) -> Vec<u8> {
-    let mut out = Vec::new();
-    if write(demo, &mut wrap, &mut out).is_none() {
-        return Vec::new();
-    }
-    out
-}
-
-fn write(
-    demo: &Gen,
-    wrap: &mut impl FnMut(u32, i64, &[u8]) -> Option<Vec<u8>>,
-    out: &mut Vec<u8>,
-) -> Option<()> {
-    let mut w = PcapWriter::new(out, LinkType::ETHERNET, 65535).ok()?;
-    for (i, f) in demo.frames.iter().enumerate() {
-        let keep = f.snap.min(f.data.len());
-        let cut = f.data.len() - keep;
-        let wrapped = wrap(i as u32, f.ts_ns, &f.data).unwrap_or_else(|| f.data.clone());
-        // The mirror carries the whole frame; the capture's snap length cuts the same
-        // number of bytes from its end as it cut from the demo's frame.
-        let len = (i64::from(f.len) + wrapped.len() as i64 - f.data.len() as i64).max(0) as u32;
-        let data = wrapped.get(..wrapped.len().saturating_sub(cut)).unwrap_or(&wrapped);
-        w.write(f.ts_ns, data, len).ok()?;
-    }
-    Some(())
+fn pcap(demo: &Gen, wrap: impl FnMut(u32, i64, &[u8]) -> Option<Vec<u8>>) -> Vec<u8> {
+    pcap_of(&wrapped(demo, wrap))
 }
 
 /// The tunnelled demo captures, as (path under `samples/`, bytes).
@@ -148,5 +132,107 @@ pub fn outputs(demo: &Gen) -> Vec<(String, Vec<u8>)> {
         Some(w)
     });
     files.push(("tunnels/unknown-gre.pcap".into(), bytes));
+    files.push(("tunnels/two-sessions.pcap".into(), two_sessions(demo)));
+    files.push(("tunnels/erspan3-batched.pcap".into(), batched(demo)));
+    let bytes = pcap(demo, |i, _, frame| {
+        let (cos, vlan) = tag(frame);
+        let stripped: Vec<u8> = if vlan != 0 || frame.get(12..14) == Some(&[0x81, 0x00]) {
+            frame.iter().take(12).chain(frame.iter().skip(16)).copied().collect()
+        } else {
+            frame.to_vec()
+        };
+        let tagged = stripped.len() != frame.len();
+        let encap = Encapsulation::ErspanII {
+            seq: i,
+            vlan,
+            cos: if tagged { cos } else { 0 },
+            encap: if tagged { 2 } else { 0 },
+            truncated: false,
+            session_id: SESSION,
+            index: 1,
+        };
+        TunnelRepr { outer: outer(), encap }.wrap(&stripped)
+    });
+    files.push(("tunnels/erspan2-stripped-tag.pcap".into(), bytes));
     files
+}
+
+/// Frames as (capture time, bytes, wire length), into a pcap.
+fn pcap_of(frames: &[(i64, Vec<u8>, u32)]) -> Vec<u8> {
+    let mut out = Vec::new();
+    let ok = PcapWriter::new(&mut out, LinkType::ETHERNET, 65535)
+        .and_then(|mut w| frames.iter().try_for_each(|(ts, d, len)| w.write(*ts, d, *len)));
+    if ok.is_err() {
+        return Vec::new();
+    }
+    out
+}
+
+/// Each wrapped frame with the wire length and snap cut of the demo's frame: the mirror
+/// carries the whole frame; the capture's snap length cuts the same number of bytes from
+/// its end as it cut from the demo's frame.
+fn wrapped(demo: &Gen, mut wrap: impl FnMut(u32, i64, &[u8]) -> Option<Vec<u8>>) -> Vec<(i64, Vec<u8>, u32)> {
+    let mut out = Vec::with_capacity(demo.frames.len());
+    for (i, f) in demo.frames.iter().enumerate() {
+        let cut = f.data.len() - f.snap.min(f.data.len());
+        let w = wrap(i as u32, f.ts_ns, &f.data).unwrap_or_else(|| f.data.clone());
+        let len = (i64::from(f.len) + w.len() as i64 - f.data.len() as i64).max(0) as u32;
+        let data = w.get(..w.len().saturating_sub(cut)).unwrap_or(&w).to_vec();
+        out.push((f.ts_ns, data, len));
+    }
+    out
+}
+
+/// The demo mirrored by ERSPAN II sessions 1 and 2 into one collector; session 2's copies
+/// arrive 3 µs after session 1's.
+fn two_sessions(demo: &Gen) -> Vec<u8> {
+    let mut frames = Vec::new();
+    for (session, delay) in [(1u16, 0i64), (2, 3_000)] {
+        let copies = wrapped(demo, |i, _, frame| {
+            let (cos, vlan) = tag(frame);
+            let encap = Encapsulation::ErspanII {
+                seq: i,
+                vlan,
+                cos,
+                encap: if vlan != 0 { 3 } else { 0 },
+                truncated: false,
+                session_id: session,
+                index: u32::from(session),
+            };
+            TunnelRepr { outer: outer(), encap }.wrap(frame)
+        });
+        frames.extend(copies.into_iter().map(|(ts, d, len)| (ts + delay, d, len)));
+    }
+    frames.sort_by_key(|f| f.0);
+    pcap_of(&frames)
+}
+
+/// ERSPAN III, 100 ns ticks without the platform subheader (the field wraps every 429 s),
+/// captured by a collector that stamps frames in 50 µs batches: each frame's capture time
+/// is the end of the batch it arrived in, counted from the first frame.
+fn batched(demo: &Gen) -> Vec<u8> {
+    const BATCH: i64 = 50_000;
+    let t0 = demo.frames.first().map_or(0, |f| f.ts_ns);
+    let frames = wrapped(demo, |i, ts, frame| {
+        let (cos, vlan) = tag(frame);
+        let encap = Encapsulation::ErspanIII {
+            seq: i,
+            vlan,
+            cos,
+            bso: 0,
+            truncated: false,
+            session_id: SESSION,
+            timestamp: (ts / 100) as u32,
+            sgt: 0,
+            p: false,
+            hw_id: 1,
+            direction: false,
+            granularity: 1,
+            platform: None,
+        };
+        TunnelRepr { outer: outer(), encap }.wrap(frame)
+    });
+    let frames: Vec<_> =
+        frames.into_iter().map(|(ts, d, len)| (t0 + (ts - t0 + BATCH - 1) / BATCH * BATCH, d, len)).collect();
+    pcap_of(&frames)
 }

@@ -127,7 +127,13 @@ fn render_text(r: &Report, source: &str, max_connections: usize) -> String {
         }
     };
     if multi {
-        let how = if r.sflow.is_some() { "sFlow agents and interfaces" } else { "merged by time" };
+        let how = if r.sflow.is_some() {
+            "sFlow agents and interfaces"
+        } else if r.points.iter().all(|p| p.session.is_some()) && !r.points.iter().any(|p| p.matched) {
+            "mirror sessions"
+        } else {
+            "merged by time"
+        };
         let _ = writeln!(o, "\nCAPTURE POINTS ({}, {how})", r.points.len());
         for p in &r.points {
             let _ = writeln!(
@@ -139,10 +145,13 @@ fn render_text(r: &Report, source: &str, max_connections: usize) -> String {
                 p.start_ns.map_or("-".into(), |t| rel(t, start)),
                 p.end_ns.map_or("-".into(), |t| rel(t, start)),
             );
+            point_notes(&mut o, p);
         }
         let name = |i: u16| r.points.get(usize::from(i)).map_or("?".into(), |p| escape(&p.name).to_string());
         if r.sampled.is_some() {
             let _ = writeln!(o, "  sampled: packets are not matched across points");
+        } else if !r.points.iter().any(|p| p.matched) {
+            let _ = writeln!(o, "  packets are not matched across mirror sessions (each is analysed apart)");
         } else if r.between.is_empty() {
             let _ = writeln!(o, "  no packet seen at one point went missing at another that saw its flow");
         }
@@ -159,6 +168,12 @@ fn render_text(r: &Report, source: &str, max_connections: usize) -> String {
                 l.first_frame,
                 rel(l.first_ns, start)
             );
+        }
+    }
+    if !multi {
+        if let Some(p) = r.points.first().filter(|p| p.clock.is_some() || p.pcp_from_erspan > 0) {
+            let _ = writeln!(o, "\nCAPTURE POINT {}", escape(&p.name));
+            point_notes(&mut o, p);
         }
     }
     // Said before everything else: it changes how every transport finding reads.
@@ -360,4 +375,26 @@ fn render_text(r: &Report, source: &str, max_connections: usize) -> String {
         let _ = writeln!(o, "  {} violation(s): exit status 3", r.audit.violations.len());
     }
     o
+}
+
+/// What a mirror added to a capture point: the switch clock that timed it, PCPs from ERSPAN.
+fn point_notes(o: &mut String, p: &rocescope_analyzer::report::PointReport) {
+    if let Some(c) = &p.clock {
+        let bits = if c.upper_bits { "" } else { ", unwrapped" };
+        let steps = if c.steps > 0 { format!(", re-anchored {} time(s)", c.steps) } else { String::new() };
+        let _ = writeln!(
+            o,
+            "    timed by the switch: ERSPAN III timestamps ({}{bits}) on {} frames{steps}; the capture clock departed from it by up to {:.3} µs",
+            c.granularity,
+            c.frames,
+            c.max_departure_ns as f64 / 1e3
+        );
+    }
+    if p.pcp_from_erspan > 0 {
+        let _ = writeln!(
+            o,
+            "    PCP of {} untagged RoCE packets taken from their ERSPAN COS (the mirror stripped the 802.1Q tag)",
+            p.pcp_from_erspan
+        );
+    }
 }

@@ -1,0 +1,409 @@
+//! What a switch mirror adds to a frame (issue 12): its mirror session, its clock and the
+//! class of service it saw. The rules, documented in docs/verdicts.md "Mirror sessions":
+//!
+//! - **Sessions are capture points.** The outermost tunnel layer that names a session (the
+//!   ERSPAN II/III session ID, the VXLAN or Geneve VNI) tells which mirror session delivered
+//!   the frame. The first session met at a capture point keeps that point (its name gains
+//!   the session, e.g. `collector.pcap [ERSPAN session 1]`); each further session there
+//!   becomes a point of its own, so two mirror sessions of one capture are analysed apart
+//!   as two merged captures are. Frames outside any session stay at the point. Points found
+//!   while reading take no part in matching packets across points (as sFlow's). At most
+//!   [`MAX_SESSION_POINTS`] points are added; the sessions beyond share the last one.
+//! - **The switch's clock.** An ERSPAN type III header carries the time the switch mirrored
+//!   the frame (draft-foschiano-erspan-03 §4.3: 32 bits in 100 µs, 100 ns or IEEE 1588
+//!   ns ticks; the platform subheader IDs 0x3/0x5/0x6 carry the upper 32 bits, or the 1588
+//!   seconds). The collector's capture time adds the tunnel's queueing and the collector's
+//!   interrupt batching, so within a session the switch's clock says how far apart the
+//!   frames really were. Its epoch is unknown (and PTP's TAI is not UTC), so it is anchored:
+//!   a session's first timestamped frame keeps its capture time, and each later frame gets
+//!   that time plus the switch clock's advance since. A timestamp without its upper bits is
+//!   unwrapped to the value nearest what the capture clock predicts. A switch clock that
+//!   departs from the capture clock by more than [`MAX_CLOCK_DEPARTURE_NS`] (a stepped
+//!   clock, a reset) is anchored again at that frame (a step in the report). Timestamps that
+//!   are zero, or of the user-defined granularity, are not used.
+//! - **ERSPAN COS as the PCP.** A mirror may strip the frame's 802.1Q tag and report its
+//!   priority in the ERSPAN header instead. When the inner frame carries no tag, the COS of
+//!   the innermost ERSPAN layer serves as its PCP where the header says a tag was there:
+//!   type II with En = 1 (ISL) or 2 (802.1Q, tag removed); type III with a VLAN other than
+//!   0. A type II frame that was untagged (En = 0), or whose tag was kept (En = 3, decoded
+//!   from the frame itself), is not given one: Linux's `erspan` driver, for one, fills COS
+//!   from the DSCP, not from a tag.
+
+use crate::report::PointClock;
+use crate::{Analyzer, FrameMeta};
+use rocescope_decoder::tunnel::Granularity;
+use rocescope_decoder::{Encap, Packet};
+use rustc_hash::FxHashMap;
+
+/// Most capture points that mirror sessions add to an analysis.
+pub const MAX_SESSION_POINTS: usize = 256;
+
+/// How far a switch clock may drift from the capture clock (after anchoring) before it is
+/// anchored again: one second, far beyond any collector's delay and well below the wrap of
+/// a 1588 nanosecond field read without its seconds.
+pub const MAX_CLOCK_DEPARTURE_NS: i64 = 1_000_000_000;
+
+/// A mirror session or virtual network, as a tunnel layer names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Session {
+    /// ERSPAN type II or III session ID (10 bits).
+    Erspan(u16),
+    /// VXLAN network identifier.
+    Vxlan(u32),
+    /// Geneve virtual network identifier.
+    Geneve(u32),
+}
+
+impl Session {
+    /// The session of a frame: that of its outermost tunnel layer that names one.
+    pub fn of(p: &Packet<'_>) -> Option<Session> {
+        p.tunnels.iter().find_map(|t| match t.encap {
+            Encap::ErspanII { erspan, .. } => Some(Session::Erspan(erspan.session_id())),
+            Encap::ErspanIII { erspan, .. } => Some(Session::Erspan(erspan.session_id())),
+            Encap::Vxlan(v) => Some(Session::Vxlan(v.vni())),
+            Encap::Geneve(g) => Some(Session::Geneve(g.vni())),
+            _ => None,
+        })
+    }
+
+    /// How the report names it: `ERSPAN session 7`, `VXLAN VNI 10007`, `Geneve VNI 5`.
+    pub fn label(self) -> String {
+        match self {
+            Session::Erspan(s) => format!("ERSPAN session {s}"),
+            Session::Vxlan(v) => format!("VXLAN VNI {v}"),
+            Session::Geneve(v) => format!("Geneve VNI {v}"),
+        }
+    }
+}
+
+/// The PCP a frame's ERSPAN header gives it when the frame itself is untagged (module docs).
+pub fn erspan_pcp(p: &Packet<'_>) -> Option<u8> {
+    if !p.vlans.is_empty() {
+        return None;
+    }
+    let t = p
+        .tunnels
+        .iter()
+        .filter(|t| matches!(t.encap, Encap::ErspanII { .. } | Encap::ErspanIII { .. }))
+        .last()?;
+    match t.encap {
+        Encap::ErspanII { erspan, .. } if matches!(erspan.encap(), 1 | 2) => Some(erspan.cos()),
+        Encap::ErspanIII { erspan, .. } if erspan.vlan() != 0 => Some(erspan.cos()),
+        _ => None,
+    }
+}
+
+/// One switch clock: how a session's ERSPAN III timestamps map onto capture time.
+#[derive(Clone, Copy, Debug)]
+struct SwitchClock {
+    /// Granularity and whether the upper bits are carried: a change re-anchors.
+    mode: (u8, bool),
+    /// Capture time of the anchoring frame.
+    anchor_capture: i64,
+    /// Switch time of the anchoring frame (ns; unwrapped, arbitrary origin without the
+    /// upper bits).
+    anchor_switch: i64,
+    /// Frames timed by the switch clock.
+    frames: u64,
+    /// Times it was anchored again.
+    steps: u64,
+    /// Largest departure of the capture clock from the switch clock since its anchor (ns).
+    max_departure_ns: i64,
+}
+
+/// Mirror bookkeeping of one analysis.
+#[derive(Debug, Default)]
+pub(crate) struct MirrorState {
+    /// (capture point of the frame, session) → analysis point.
+    sessions: FxHashMap<(u16, Session), u16>,
+    /// Per analysis point: the session it stands for.
+    session_of: Vec<Option<Session>>,
+    /// Per analysis point: its switch clock.
+    clocks: Vec<Option<SwitchClock>>,
+    /// Per analysis point: frames whose PCP came from their ERSPAN header.
+    pcp_from_erspan: Vec<u64>,
+    /// Points added for sessions.
+    added: usize,
+    /// The point the sessions beyond [`MAX_SESSION_POINTS`] share.
+    overflow: Option<u16>,
+}
+
+fn slot<T: Default + Clone>(v: &mut Vec<T>, i: u16) -> Option<&mut T> {
+    let i = usize::from(i);
+    if v.len() <= i {
+        v.resize(i + 1, T::default());
+    }
+    v.get_mut(i)
+}
+
+impl MirrorState {
+    /// The clock and session facts of a point, for the report.
+    pub(crate) fn point(&self, i: u16) -> (Option<String>, Option<PointClock>, u64) {
+        let i = usize::from(i);
+        let session = self.session_of.get(i).copied().flatten().map(Session::label);
+        let clock = self.clocks.get(i).copied().flatten().filter(|c| c.frames > 0).map(|c| PointClock {
+            source: "erspan3".into(),
+            granularity: Granularity(c.mode.0).name().into(),
+            upper_bits: c.mode.1,
+            frames: c.frames,
+            steps: c.steps,
+            max_departure_ns: c.max_departure_ns,
+        });
+        (session, clock, self.pcp_from_erspan.get(i).copied().unwrap_or(0))
+    }
+
+    pub(crate) fn count_pcp(&mut self, point: u16, w: u64) {
+        if let Some(n) = slot(&mut self.pcp_from_erspan, point) {
+            *n += w;
+        }
+    }
+}
+
+/// The switch time of an ERSPAN III timestamp in ns: `(ns, complete)`, where `complete`
+/// says the upper bits were carried (else the value is known modulo [`period`]).
+fn switch_ns(ticks: u32, gra: Granularity, high: Option<u32>) -> Option<(i64, bool)> {
+    let tick = i64::try_from(gra.tick_ns()?).ok()?;
+    if ticks == 0 && high.unwrap_or(0) == 0 {
+        return None;
+    }
+    let ieee = gra == Granularity::IEEE_1588;
+    if ieee && ticks >= 1_000_000_000 {
+        return None;
+    }
+    match high {
+        Some(h) if ieee => Some((i64::from(h) * 1_000_000_000 + i64::from(ticks), true)),
+        Some(h) => {
+            let all = i64::try_from(u64::from(h) << 32 | u64::from(ticks)).ok()?;
+            all.checked_mul(tick).map(|n| (n, true))
+        }
+        None => Some((i64::from(ticks) * tick, false)),
+    }
+}
+
+/// How often a timestamp without its upper bits repeats (ns).
+fn period(gra: Granularity) -> i64 {
+    match gra.tick_ns() {
+        _ if gra == Granularity::IEEE_1588 => 1_000_000_000,
+        Some(t) => (1i64 << 32).saturating_mul(i64::try_from(t).unwrap_or(1)),
+        None => i64::MAX,
+    }
+}
+
+impl SwitchClock {
+    /// The frame's time on this clock, or `None` when it re-anchors (the frame keeps its
+    /// capture time).
+    fn time(
+        this: &mut Option<SwitchClock>,
+        capture: i64,
+        ticks: u32,
+        gra: Granularity,
+        high: Option<u32>,
+    ) -> Option<i64> {
+        let (raw, complete) = switch_ns(ticks, gra, high)?;
+        let mode = (gra.0, complete);
+        let anchor = |steps| SwitchClock {
+            mode,
+            anchor_capture: capture,
+            anchor_switch: raw,
+            frames: 1,
+            steps,
+            max_departure_ns: 0,
+        };
+        let Some(c) = this.as_mut().filter(|c| c.mode == mode) else {
+            let steps = this.map_or(0, |c| c.steps + 1);
+            let frames = this.map_or(0, |c| c.frames);
+            *this = Some(SwitchClock { frames: frames + 1, ..anchor(steps) });
+            return Some(capture);
+        };
+        let elapsed = capture.saturating_sub(c.anchor_capture);
+        let switch = if complete {
+            raw
+        } else {
+            // The value of the repeating field nearest what the capture clock predicts.
+            let p = period(gra);
+            let expected = c.anchor_switch.saturating_add(elapsed);
+            let k = (expected.saturating_sub(raw) as f64 / p as f64).round() as i64;
+            raw.saturating_add(k.saturating_mul(p))
+        };
+        let advance = switch.saturating_sub(c.anchor_switch);
+        let departure = elapsed.saturating_sub(advance);
+        if departure.saturating_abs() > MAX_CLOCK_DEPARTURE_NS {
+            *c = SwitchClock { frames: c.frames + 1, ..anchor(c.steps + 1) };
+            return Some(capture);
+        }
+        c.frames += 1;
+        c.max_departure_ns = c.max_departure_ns.max(departure.saturating_abs());
+        Some(c.anchor_capture.saturating_add(advance))
+    }
+}
+
+impl Analyzer {
+    /// The frame as the analysis sees it: at its mirror session's capture point, at its
+    /// switch's time (module docs). Frames without a tunnel pass as they are.
+    pub(crate) fn mirror_meta(&mut self, meta: &FrameMeta, p: &Packet<'_>) -> FrameMeta {
+        let mut m = *meta;
+        if p.tunnels.is_empty() {
+            return m;
+        }
+        if self.cfg.mirror_sessions {
+            if let Some(s) = Session::of(p) {
+                m.point = self.session_point(meta.point, s);
+            }
+        }
+        if self.cfg.switch_clock {
+            let stamp = p.tunnels.iter().find_map(|t| t.erspan_timestamp());
+            if let Some((ticks, gra, high)) = stamp {
+                if let Some(clock) = slot(&mut self.mirror.clocks, m.point) {
+                    if let Some(ts) = SwitchClock::time(clock, meta.ts_ns, ticks, gra, high) {
+                        m.ts_ns = ts;
+                    }
+                }
+            }
+        }
+        m
+    }
+
+    /// The analysis point of session `s` met at capture point `base`.
+    fn session_point(&mut self, base: u16, s: Session) -> u16 {
+        if let Some(&p) = self.mirror.sessions.get(&(base, s)) {
+            return p;
+        }
+        let taken = slot(&mut self.mirror.session_of, base).is_some_and(|o| o.is_some());
+        if taken && self.mirror.added + 1 >= MAX_SESSION_POINTS {
+            // Too many sessions: the rest share one point, and are not remembered one by one
+            // (a capture with a million VNIs costs one point and no map entries).
+            if let Some(p) = self.mirror.overflow {
+                return p;
+            }
+        }
+        let base_name =
+            self.cfg.points.get(usize::from(base)).cloned().unwrap_or_else(|| format!("point {base}"));
+        let root = base_name.split(" [").next().unwrap_or(&base_name).to_string();
+        let point = if !taken {
+            // The first session at this point keeps it.
+            let named = format!("{base_name} [{}]", s.label());
+            if let Some(name) = self.cfg.points.get_mut(usize::from(base)) {
+                *name = named;
+            } else if base == 0 {
+                // A single source given no name: the report calls it "capture".
+                self.cfg.points = vec![format!("capture [{}]", s.label())];
+            }
+            base
+        } else if self.mirror.added + 1 >= MAX_SESSION_POINTS {
+            let p = self.add_point(format!("{root} [other mirror sessions]"));
+            self.mirror.added += 1;
+            self.mirror.overflow = Some(p);
+            return p;
+        } else {
+            let p = self.add_point(format!("{root} [{}]", s.label()));
+            self.mirror.added += 1;
+            p
+        };
+        if let Some(o) = slot(&mut self.mirror.session_of, point) {
+            o.get_or_insert(s);
+        }
+        self.mirror.sessions.insert((base, s), point);
+        point
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    use crate::Config;
+    use rocescope_decoder::build::{Encapsulation, IbRepr, IpRepr, Outer, RoceV2Frame, TunnelRepr};
+    use rocescope_decoder::{decode, BthRepr, DecodeOptions, Ecn, LinkType, Opcode};
+    use std::net::Ipv4Addr;
+
+    const NS100: Granularity = Granularity::NS_100;
+
+    fn ip(a: u8, b: u8) -> IpRepr {
+        IpRepr::V4 {
+            src: Ipv4Addr::new(10, 0, 0, a),
+            dst: Ipv4Addr::new(10, 0, 0, b),
+            dscp: 26,
+            ecn: Ecn::Ect0,
+            ttl: 64,
+            id: 0,
+        }
+    }
+
+    #[test]
+    fn sessions_beyond_the_cap_share_one_point_and_cost_no_memory_each() {
+        let opts = DecodeOptions::default();
+        let bth = BthRepr { opcode: Opcode::RC_SEND_ONLY, dest_qp: 0x12, psn: 1, ..Default::default() };
+        let ib = IbRepr { bth, payload: vec![0; 32], ..Default::default() };
+        let frame = RoceV2Frame::new([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2], ip(1, 2), ib).build(opts.opcode);
+        let outer = Outer {
+            src_mac: [2, 0, 0, 0, 0xee, 1],
+            dst_mac: [2, 0, 0, 0, 0xee, 2],
+            vlans: Vec::new(),
+            ip: ip(100, 200),
+        };
+        let mut a = Analyzer::new(Config { points: vec!["c.pcap".into()], ..Config::default() });
+        let n = 2 * MAX_SESSION_POINTS as u32;
+        for vni in 0..n {
+            let encap = Encapsulation::Vxlan { sport: 49152, dport: 4789, vni };
+            let bytes = TunnelRepr { outer: outer.clone(), encap }.wrap(&frame).unwrap();
+            let p = decode(LinkType::ETHERNET, &bytes, &opts);
+            let meta = FrameMeta {
+                number: u64::from(vni) + 1,
+                ts_ns: i64::from(vni),
+                len: bytes.len() as u32,
+                link_bps: None,
+                point: 0,
+            };
+            a.push(&meta, &p);
+        }
+        let r = a.report();
+        assert_eq!(r.points.len(), 1 + MAX_SESSION_POINTS);
+        assert_eq!(r.points[0].name, "c.pcap [VXLAN VNI 0]");
+        assert_eq!(r.points[1].session.as_deref(), Some("VXLAN VNI 1"));
+        let last = r.points.last().unwrap();
+        assert_eq!(last.name, "c.pcap [other mirror sessions]");
+        assert_eq!(last.session, None);
+        assert_eq!(last.roce, u64::from(n) - MAX_SESSION_POINTS as u64);
+        assert_eq!(a.mirror.sessions.len(), MAX_SESSION_POINTS, "the shared sessions are not remembered");
+        assert_eq!(r.points.iter().map(|p| p.roce).sum::<u64>(), u64::from(n));
+    }
+
+    #[test]
+    fn a_full_timestamp_gives_the_switch_spacing_at_the_capture_anchor() {
+        let mut c = None;
+        // Switch: frames 1 µs apart; capture: the second one 30 µs late (collector batching).
+        assert_eq!(SwitchClock::time(&mut c, 5_000, 100, NS100, Some(1)), Some(5_000));
+        assert_eq!(SwitchClock::time(&mut c, 35_000, 110, NS100, Some(1)), Some(6_000));
+        let k = c.unwrap();
+        assert_eq!((k.frames, k.steps, k.max_departure_ns), (2, 0, 29_000));
+    }
+
+    #[test]
+    fn a_timestamp_without_upper_bits_unwraps_across_its_wrap() {
+        let mut c = None;
+        let last = u32::MAX - 4; // 5 ticks before the wrap
+        assert_eq!(SwitchClock::time(&mut c, 1_000_000, last, NS100, None), Some(1_000_000));
+        // 10 ticks (1 µs) later on the switch, the field has wrapped to 5.
+        assert_eq!(SwitchClock::time(&mut c, 1_002_000, 5, NS100, None), Some(1_001_000));
+        // A 1588 nanosecond field without seconds repeats every second.
+        let mut c = None;
+        let ieee = Granularity::IEEE_1588;
+        assert_eq!(SwitchClock::time(&mut c, 0, 999_999_990, ieee, None), Some(0));
+        assert_eq!(SwitchClock::time(&mut c, 50, 20, ieee, None), Some(30));
+    }
+
+    #[test]
+    fn a_stepped_clock_is_anchored_again_and_zero_or_user_stamps_are_not_used() {
+        let mut c = None;
+        assert_eq!(SwitchClock::time(&mut c, 0, 10, NS100, Some(0)), Some(0));
+        // The switch clock jumps 5 s ahead while the capture moves 1 µs.
+        assert_eq!(SwitchClock::time(&mut c, 1_000, 50_000_010, NS100, Some(0)), Some(1_000));
+        assert_eq!(SwitchClock::time(&mut c, 2_000, 50_000_020, NS100, Some(0)), Some(2_000));
+        assert_eq!(c.map(|c| (c.steps, c.frames)), Some((1, 3)));
+        assert_eq!(SwitchClock::time(&mut c, 3_000, 0, NS100, None), None);
+        assert_eq!(SwitchClock::time(&mut c, 3_000, 7, Granularity::USER, None), None);
+        assert_eq!(switch_ns(1_000_000_000, Granularity::IEEE_1588, Some(1)), None);
+        assert_eq!(switch_ns(5, Granularity::IEEE_1588, Some(2)), Some((2_000_000_005, true)));
+        assert_eq!(switch_ns(u32::MAX, Granularity::US_100, Some(u32::MAX)), None, "overflow, not a wrap");
+    }
+}
