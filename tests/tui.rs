@@ -80,6 +80,20 @@ fn sflow_datagrams_are_unpacked_in_the_tui() {
 }
 
 #[test]
+fn each_frame_names_its_mirror_sessions_capture_point() {
+    // Mirror sessions become capture points while reading: the frame list names each frame's
+    // own, from the first frame on.
+    let sample = common::root().join("samples/tunnels/two-sessions.pcap");
+    let cmd = format!("{} tui -r {}; sleep 30", bin(), sample.display());
+    let Some(t) = Tmux::start(&cmd) else { return };
+    t.wait_for("QPs");
+    t.keys(&["2"]);
+    let s = t.wait_for("[two-sessions.pcap [ERSPAN session 2]]      4 ");
+    assert!(s.contains("[two-sessions.pcap [ERSPAN session 1]]      1 "), "{s}");
+    assert!(s.contains("[two-sessions.pcap [ERSPAN session 1]]      5 "), "{s}");
+}
+
+#[test]
 fn replay_unfolds_at_capture_speed() {
     // nak-gobackn spans 67 ms; at 0.03x that is about 2.2 s of replay.
     let sample = common::root().join("samples/nak-gobackn.pcap");
