@@ -22,7 +22,7 @@ pub fn run(args: &CaptureArgs) -> anyhow::Result<ExitCode> {
         );
     }
     // A signal while libpcap compiles the filter ends the process at once.
-    let mut opened = crate::signals::opening(|| driver::open(&args.source, opts.roce_port, false))?;
+    let mut opened = crate::signals::opening(|| driver::open(&args.source, &opts, false))?;
     let sink_opts = SinkOptions {
         path: args.write.clone(),
         format: if args.pcap { FileFormat::Pcap } else { FileFormat::PcapNg },

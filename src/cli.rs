@@ -123,10 +123,12 @@ pub struct DecoderOpts {
     /// Do not compute or check the ICRC.
     #[arg(long)]
     pub no_icrc: bool,
-    /// Also unwrap VXLAN on this UDP destination port (besides 4789; repeatable, up to 7).
+    /// Also unwrap VXLAN on this UDP destination port (besides 4789; repeatable, up to 7);
+    /// the default live capture filter lets it through too.
     #[arg(long, value_name = "PORT", action = clap::ArgAction::Append)]
     pub vxlan_port: Vec<u16>,
-    /// Also unwrap Geneve on this UDP destination port (besides 6081; repeatable, up to 7).
+    /// Also unwrap Geneve on this UDP destination port (besides 6081; repeatable, up to 7);
+    /// the default live capture filter lets it through too.
     #[arg(long, value_name = "PORT", action = clap::ArgAction::Append)]
     pub geneve_port: Vec<u16>,
 }
@@ -190,8 +192,9 @@ pub struct SourceArgs {
     /// Interface to capture on (`any` for all; `rocescope interfaces` lists them).
     #[arg(short = 'i', long = "interface", value_name = "IFACE")]
     pub interface: Option<String>,
-    /// Capture filter (BPF). Default: RoCEv2 (UDP dst port), RoCEv1 and MAC Control, tagged
-    /// or not. `-f ''` captures everything.
+    /// Capture filter (BPF). Default: RoCEv2 (UDP dst port), RoCEv1, MAC Control and the
+    /// tunnels that carry them (GRE and ERSPAN, VXLAN and Geneve on their ports and any
+    /// --vxlan-port/--geneve-port, MPLS), tagged or not. `-f ''` captures everything.
     #[arg(short = 'f', long = "filter", value_name = "BPF")]
     pub filter: Option<String>,
     /// Snap length in bytes: keep only the first BYTES of each frame (default: whole frames;
@@ -235,7 +238,8 @@ pub enum OutputFormat {
 #[derive(Debug, Args)]
 #[command(after_help = "Display filter (-Y), the terminal UI's language applied to each frame: \
                         `qp=0x12 and psn>100`, `nak or rnr`, `ip=10.0.0.3 and ce`, `pfc`, `icrc`, \
-                        `not roce`; see docs/decode-json.md for the -e field names.")]
+                        `not roce`; an sFlow datagram is shown when it or one of its sampled headers matches. \
+                        See docs/decode-json.md for the -e field names.")]
 pub struct DecodeArgs {
     /// Source.
     #[command(flatten)]
@@ -272,6 +276,10 @@ pub struct DecodeArgs {
     /// addresses, ports or MACs.
     #[arg(short = 'n')]
     pub no_resolve: bool,
+    /// Show frames to UDP port 6343 as ordinary UDP frames, not as sFlow datagrams with
+    /// their sampled packet headers decoded.
+    #[arg(long)]
+    pub no_sflow: bool,
     /// Decoder options.
     #[command(flatten)]
     pub decoder: DecoderOpts,
@@ -301,7 +309,7 @@ pub struct CaptureArgs {
     /// Do not print a line per second of progress (the summary is always printed).
     #[arg(short = 'q', long)]
     pub quiet: bool,
-    /// Decoder options (the RoCE port for the default filter).
+    /// Decoder options (the RoCE, VXLAN and Geneve ports for the default filter).
     #[command(flatten)]
     pub decoder: DecoderOpts,
 }

@@ -3,7 +3,7 @@
 
 use crate::cli::{DecodeArgs, OutputFormat};
 use crate::driver::{self, Flow};
-use crate::output::{fields::Fields, json, summary, verbose, Frame};
+use crate::output::{fields::Fields, json, sflow, summary, verbose, Frame};
 use crate::stdio::{self, note};
 use anyhow::Context;
 use rocescope_capture::text::escape;
@@ -38,7 +38,7 @@ pub fn run(args: &DecodeArgs) -> anyhow::Result<ExitCode> {
         None => None,
     };
     let stop = driver::install_signals()?;
-    let mut opened = crate::signals::opening(|| driver::open(&args.source, opts.roce_port, true))?;
+    let mut opened = crate::signals::opening(|| driver::open(&args.source, &opts, true))?;
     let live = opened.source.is_live();
     // Each frame as it comes when someone watches: live, -l, or a terminal (tshark and
     // tcpdump do the same); a file or pipe gets 64 kB writes.
@@ -74,8 +74,14 @@ pub fn run(args: &DecodeArgs) -> anyhow::Result<ExitCode> {
             let Some(packet) = packet else { return Ok(Flow::Continue) };
             n += 1;
             let t0 = *first_ts.get_or_insert(rec.ts_ns);
-            if filter.as_ref().is_some_and(|f| !f.matches_frame(packet, u64::from(rec.len))) {
-                return Ok(Flow::Continue);
+            // An sFlow datagram: its sampled headers are decoded and shown after it.
+            let sampled = sflow::read(rec, packet, &opts, !args.no_sflow);
+            if let Some(f) = &filter {
+                let hit = f.matches_frame(packet, u64::from(rec.len))
+                    || sampled.as_ref().is_some_and(|d| d.any_sample(|p, len| f.matches_frame(p, len)));
+                if !hit {
+                    return Ok(Flow::Continue);
+                }
             }
             shown += 1;
             if args.quiet {
@@ -87,6 +93,9 @@ pub fn run(args: &DecodeArgs) -> anyhow::Result<ExitCode> {
             if let Some(f) = &fields {
                 json_line.clear();
                 json::write(&frame, &mut json_line);
+                if let Some(d) = &sampled {
+                    add_sflow_json(d, &opts, n, &mut json_line);
+                }
                 let mut v: serde_json::Value = serde_json::from_str(&json_line).unwrap_or_default();
                 if let (Some(p), Some(o)) = (point, v.as_object_mut()) {
                     o.insert("point".into(), p.as_str().into());
@@ -94,6 +103,9 @@ pub fn run(args: &DecodeArgs) -> anyhow::Result<ExitCode> {
                 f.line(&v, &mut scratch);
             } else if format == OutputFormat::Json {
                 json::write(&frame, &mut scratch);
+                if let Some(d) = &sampled {
+                    add_sflow_json(d, &opts, n, &mut scratch);
+                }
                 if let (Some(p), true) = (point_json.get(usize::from(rec.point)), scratch.starts_with('{')) {
                     scratch.insert_str(1, p);
                 }
@@ -104,6 +116,9 @@ pub fn run(args: &DecodeArgs) -> anyhow::Result<ExitCode> {
                     scratch.push('\n');
                 }
                 verbose::write(&frame, &mut scratch);
+                if let Some(d) = &sampled {
+                    d.verbose(&opts, n, &mut scratch);
+                }
             } else {
                 if let Some(p) = point {
                     scratch.push('[');
@@ -111,6 +126,10 @@ pub fn run(args: &DecodeArgs) -> anyhow::Result<ExitCode> {
                     scratch.push_str("] ");
                 }
                 summary::write(&frame, &mut scratch);
+                if let Some(d) = &sampled {
+                    d.summary_tag(&mut scratch);
+                    d.summary_lines(&opts, n, &mut scratch);
+                }
             }
             scratch.push('\n');
             let res =
@@ -150,6 +169,21 @@ pub fn run(args: &DecodeArgs) -> anyhow::Result<ExitCode> {
     match end.source_error {
         None => Ok(ExitCode::SUCCESS),
         Some(e) => Err(e.into()),
+    }
+}
+
+/// Put the `"sflow"` object into the frame's JSON object `obj` (before its closing brace).
+fn add_sflow_json(
+    d: &sflow::Datagram<'_>,
+    opts: &rocescope_decoder::DecodeOptions,
+    number: u64,
+    obj: &mut String,
+) {
+    if obj.ends_with('}') {
+        obj.pop();
+        obj.push_str(",\"sflow\":");
+        d.json(opts, number, obj);
+        obj.push('}');
     }
 }
 

@@ -64,10 +64,11 @@ impl Opened {
     }
 }
 
-/// Open what `args` select. Live captures use the RoCE filter on `roce_port` by default;
-/// `interactive` asks libpcap to deliver each packet at once (decode, TUI) rather than
-/// per kernel block (capture to a file).
-pub fn open(args: &SourceArgs, roce_port: u16, interactive: bool) -> anyhow::Result<Opened> {
+/// Open what `args` select. Live captures use the default filter by default: RoCE on the
+/// decoder's RoCE port and the tunnels on every VXLAN and Geneve port it unwraps
+/// (`--vxlan-port`, `--geneve-port` included); `interactive` asks libpcap to deliver each
+/// packet at once (decode, TUI) rather than per kernel block (capture to a file).
+pub fn open(args: &SourceArgs, decoder: &DecodeOptions, interactive: bool) -> anyhow::Result<Opened> {
     let opened = match (args.read.as_slice(), &args.interface) {
         ([path], _) => Opened { source: Source::file(path)?, name: path.display().to_string(), quiet: false },
         ([_, ..], _) => {
@@ -79,7 +80,8 @@ pub fn open(args: &SourceArgs, roce_port: u16, interactive: bool) -> anyhow::Res
             let opts = LiveOptions {
                 interface: iface.clone(),
                 filter: args.filter.clone(),
-                roce_port,
+                roce_port: decoder.roce_port,
+                tunnel_ports: decoder.vxlan_ports.as_slice().iter().chain(decoder.geneve_ports.as_slice()).copied().collect(),
                 snaplen: args.snaplen.unwrap_or(DEFAULT_SNAPLEN),
                 buffer_bytes: Some(args.buffer_kib.map_or(DEFAULT_BUFFER, |k| k.saturating_mul(1024))),
                 promisc: !args.no_promisc,

@@ -151,7 +151,7 @@ pub fn run(args: &ExportArgs) -> anyhow::Result<ExitCode> {
         ) as Box<dyn Write + Send>),
         None => None,
     };
-    let mut opened = crate::signals::opening(|| driver::open(&args.source, opts.roce_port, true))?;
+    let mut opened = crate::signals::opening(|| driver::open(&args.source, &opts, true))?;
     cfg.points = opened.point_names();
     let live = opened.source.is_live();
     let name = opened.name.clone();

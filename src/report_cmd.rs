@@ -86,7 +86,7 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
     let stop = driver::install_signals()?;
     let opts = args.decoder.decode_options();
     let mut cfg = analysis_config(&args.analysis, &opts)?;
-    let mut opened = crate::signals::opening(|| driver::open(&args.source, opts.roce_port, false))?;
+    let mut opened = crate::signals::opening(|| driver::open(&args.source, &opts, false))?;
     cfg.points = opened.point_names();
     let mut analyzer = Analyzer::new(cfg);
     // Frame numbers as the capture counts them (an sFlow datagram is one frame, whatever

@@ -6,16 +6,17 @@
 
 use crate::cli::TuiArgs;
 use crate::driver::{self, Flow};
-use crate::output::{summary, verbose, Frame};
+use crate::output::{sflow, summary, verbose, Frame};
 use crate::report_cmd::analysis_config;
+use rocescope_analyzer::mirror::Session;
 use rocescope_analyzer::report::CaptureCounters;
-use rocescope_analyzer::{Analyzer, Config, FrameMeta};
+use rocescope_analyzer::{Analyzer, Config};
 use rocescope_capture::text::{escape, is_unsafe};
 use rocescope_capture::{interfaces, CaptureStats, Record};
 use rocescope_decoder::{decode, DecodeOptions, LinkType};
 use rocescope_tui::{FrameLine, Pulse, Snapshot, Update};
 use std::cell::RefCell;
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::fmt::Write;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -210,7 +211,7 @@ fn tree_text(line: &FrameLine, opts: &DecodeOptions) -> String {
     let packet = decode(rec.link_type, rec.data, opts);
     let frame = Frame { number: line.number, record: &rec, packet: &packet, rel_ns: 0, opts };
     let mut out = String::new();
-    if line.wire_len as usize > line.bytes.len() {
+    if line.bytes.len() == KEEP_BYTES && line.wire_len as usize > KEEP_BYTES {
         // Only the first bytes are kept per frame: say so, or the cut would read as the
         // capture's (payload short, ICRC unchecked).
         let _ = writeln!(
@@ -260,7 +261,7 @@ fn worker(
     tx: &SyncSender<Update>,
     opened_tx: &mpsc::Sender<anyhow::Result<String>>,
 ) {
-    let mut opened = match driver::open(&args.source, opts.roce_port, true) {
+    let mut opened = match driver::open(&args.source, &opts, true) {
         // The UI owns the terminal: the pump's stderr notices go into the header instead.
         Ok(o) => driver::Opened { quiet: true, ..o },
         Err(e) => {
@@ -272,7 +273,7 @@ fn worker(
     // Everything the UI shows comes from here: names with their control characters escaped
     // (capture points also appear inside findings), as everywhere rocescope prints them.
     cfg.points = opened.point_names().iter().map(|p| escape(p).to_string()).collect();
-    let cfg_points = cfg.points.clone();
+    let merged = cfg.points.len() > 1;
     let live = opened.source.is_live();
     let name =
         if opened.name == "-" { String::from("standard input") } else { escape(&opened.name).to_string() };
@@ -305,6 +306,7 @@ fn worker(
         stats: None,
         notice: None,
         frame_no: 0,
+        session_points: HashMap::new(),
     });
     let progress = |st: &State, done: bool| match (live, total_bytes) {
         (true, _) => None,
@@ -408,39 +410,59 @@ fn worker(
                 // Numbered as in the source, also after a clear restarted the analysis.
                 st.frame_no += 1;
                 let number = st.frame_no;
-                let meta = FrameMeta::from_record(number, rec);
+                // An sFlow datagram (unless --no-sflow) is analysed by the headers it samples,
+                // each listed after it with its agent's capture point and its flow.
+                let sampled = sflow::read(rec, p, &opts, cfg.sflow);
+                let mut seen = Vec::new();
                 let roce_before = st.analyzer.totals().roce;
-                st.analyzer.push(&meta, p);
-                let flow =
-                    (st.analyzer.totals().roce > roce_before).then(|| st.analyzer.last_flow()).flatten();
+                st.analyzer.push_frame_with(number, rec, p, &opts, |s| seen.push(s));
+                let flow = (sampled.is_none() && st.analyzer.totals().roce > roce_before)
+                    .then(|| st.analyzer.last_flow())
+                    .flatten();
                 let t0 = *st.first_ts.get_or_insert(rec.ts_ns);
-                // Reuse the buffers of the frame that falls out of the ring: no allocation
-                // per packet once it is full.
-                let mut line = if st.recent.len() == RECENT_FRAMES {
-                    st.recent.pop_front().unwrap_or_default()
+                let rel_ns = rec.ts_ns - t0;
+                // Capture points by the analyzer's list: sFlow agents and mirror sessions join
+                // it while reading. With several, each frame names its own.
+                let point = if sampled.is_none() {
+                    frame_point(&st.analyzer, &mut st.session_points, rec.point, p)
                 } else {
-                    FrameLine::default()
+                    None
                 };
-                line.summary.clear();
-                // Merged captures: each frame names its capture point.
-                if let Some(name) = cfg_points.get(usize::from(rec.point)).filter(|_| cfg_points.len() > 1) {
+                let mut line = take_line(&mut st.recent);
+                if let Some(name) = point.and_then(|i| st.analyzer.config().points.get(usize::from(i))) {
                     line.summary.push('[');
                     line.summary.push_str(name);
                     line.summary.push_str("] ");
                 }
                 summary::write(
-                    &Frame { number, record: rec, packet: p, rel_ns: rec.ts_ns - t0, opts: &opts },
+                    &Frame { number, record: rec, packet: p, rel_ns, opts: &opts },
                     &mut line.summary,
                 );
-                line.summary.truncate(line.summary.trim_end().len());
-                line.bytes.clear();
-                line.bytes.extend_from_slice(&rec.data[..rec.data.len().min(KEEP_BYTES)]);
-                line.number = number;
-                line.ts_ns = rec.ts_ns;
-                line.flow = flow;
-                line.wire_len = rec.len;
-                line.link_type = rec.link_type.0;
+                if let Some(d) = &sampled {
+                    d.summary_tag(&mut line.summary);
+                }
+                line.fill(number, rec, flow);
                 st.recent.push_back(line);
+                for (i, s) in sampled.iter().flat_map(|d| d.samples.iter()).enumerate() {
+                    let seen = seen.get(i).filter(|x| x.index == i);
+                    let mut line = take_line(&mut st.recent);
+                    let points = &st.analyzer.config().points;
+                    if let Some(name) = seen.and_then(|x| points.get(usize::from(x.point))) {
+                        line.summary.push('[');
+                        line.summary.push_str(name);
+                        line.summary.push_str("] ");
+                    }
+                    let _ = write!(
+                        line.summary,
+                        "{:>6} {:>14} sFlow 1-in-{} | ",
+                        number,
+                        crate::output::rel_time(rel_ns),
+                        s.sampling_rate
+                    );
+                    sflow::sample_body(s, &opts, number, &mut line.summary);
+                    line.fill(number, &s.record, seen.and_then(|x| x.flow));
+                    st.recent.push_back(line);
+                }
             }
             tick(st);
             Ok(Flow::Continue)
@@ -462,9 +484,7 @@ fn worker(
     let mut st = st.into_inner();
     st.analyzer.finish();
     let error = match result {
-        Ok(end) => {
-            end.source_error.map(|e| driver::with_cover(e, cfg_points.len() > 1, end.frames, "the analysis"))
-        }
+        Ok(end) => end.source_error.map(|e| driver::with_cover(e, merged, end.frames, "the analysis")),
         Err(e) => Some(format!("{e:#}")),
     }
     .map(|e| escape(&e).to_string());
@@ -516,10 +536,78 @@ impl State {
     fn reset(&mut self, analyzer: Analyzer) {
         self.analyzer = analyzer;
         self.recent.clear();
+        self.session_points.clear();
         self.first_ts = None;
         self.last_packets = 0;
         self.wire_bytes = 0;
         self.last_bytes = 0;
+    }
+}
+
+/// Mirror sessions whose capture point the frame list remembers (a capture with a million
+/// VNIs shares one point for most of them; past this many they are looked up each time).
+const SESSION_CACHE: usize = 4096;
+
+/// The analysis point a frame was counted at (after [`Analyzer::push_frame_with`]), to name
+/// in the frame list: its mirror session's, when sessions are points of their own (named
+/// `ROOT [SESSION]`, or `ROOT [other mirror sessions]` past the cap:
+/// rocescope_analyzer::mirror), else its record's when there are several points.
+fn frame_point(
+    a: &Analyzer,
+    cache: &mut HashMap<(u16, Session), u16>,
+    base: u16,
+    p: &rocescope_decoder::Packet<'_>,
+) -> Option<u16> {
+    let points = &a.config().points;
+    let session = if a.config().mirror_sessions { Session::of(p) } else { None };
+    // Outside a mirror session: named when there are several points.
+    let Some(s) = session else { return (points.len() > 1).then_some(base) };
+    if let Some(&i) = cache.get(&(base, s)) {
+        return Some(i);
+    }
+    let base_name = points.get(usize::from(base))?;
+    let root = base_name.split(" [").next().unwrap_or(base_name);
+    let want = format!("{root} [{}]", s.label());
+    let other = format!("{root} [other mirror sessions]");
+    let found = points
+        .iter()
+        .position(|n| *n == want)
+        .or_else(|| points.iter().position(|n| *n == other))
+        .and_then(|i| u16::try_from(i).ok())
+        .unwrap_or(base);
+    if cache.len() < SESSION_CACHE {
+        cache.insert((base, s), found);
+    }
+    Some(found)
+}
+
+/// A line for the frame list, reusing the buffers of the frame that falls out of the ring:
+/// no allocation per packet once it is full.
+fn take_line(recent: &mut VecDeque<FrameLine>) -> FrameLine {
+    let mut line = if recent.len() == RECENT_FRAMES {
+        recent.pop_front().unwrap_or_default()
+    } else {
+        FrameLine::default()
+    };
+    line.summary.clear();
+    line
+}
+
+/// Fill a frame-list line (its summary written) from the record it shows.
+trait Fill {
+    fn fill(&mut self, number: u64, rec: &Record<'_>, flow: Option<usize>);
+}
+
+impl Fill for FrameLine {
+    fn fill(&mut self, number: u64, rec: &Record<'_>, flow: Option<usize>) {
+        self.summary.truncate(self.summary.trim_end().len());
+        self.bytes.clear();
+        self.bytes.extend_from_slice(&rec.data[..rec.data.len().min(KEEP_BYTES)]);
+        self.number = number;
+        self.ts_ns = rec.ts_ns;
+        self.flow = flow;
+        self.wire_len = rec.len;
+        self.link_type = rec.link_type.0;
     }
 }
 
@@ -544,6 +632,8 @@ struct State {
     notice: Option<String>,
     /// Frames read from the source (frame numbers, kept across a clear).
     frame_no: u64,
+    /// Mirror sessions' capture points, for the frame list ([`frame_point`]).
+    session_points: HashMap<(u16, Session), u16>,
 }
 
 #[cfg(test)]

@@ -189,6 +189,58 @@ fn the_default_filter_catches_mirrored_and_tunnelled_traffic() {
     }
 }
 
+/// `pcap` with every frame's outer UDP destination port (untagged IPv4 frames) set to
+/// `port`: the VXLAN sample re-encapsulated on another port.
+fn with_outer_udp_port(pcap: &Path, port: u16, out: &Path) {
+    let mut b = std::fs::read(pcap).unwrap();
+    assert_eq!(&b[..4], &[0x4d, 0x3c, 0xb2, 0xa1], "a little-endian nanosecond pcap");
+    let mut at = 24;
+    while at + 16 <= b.len() {
+        let caplen = u32::from_le_bytes(b[at + 8..at + 12].try_into().unwrap()) as usize;
+        let f = at + 16;
+        assert_eq!(&b[f + 12..f + 14], &[0x08, 0x00], "untagged IPv4 outside");
+        assert_eq!(b[f + 14 + 9], 17, "UDP outside");
+        let udp = f + 14 + usize::from(b[f + 14] & 15) * 4;
+        b[udp + 2..udp + 4].copy_from_slice(&port.to_be_bytes());
+        b[udp + 6..udp + 8].copy_from_slice(&[0, 0]); // no checksum (the port changed)
+        at = f + caplen;
+    }
+    std::fs::write(out, b).unwrap();
+}
+
+#[test]
+fn the_default_filter_follows_extra_vxlan_ports() {
+    if !can_run() {
+        return;
+    }
+    let Some(pair) = Pair::new() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let moved = dir.path().join("vxlan-8472.pcap");
+    with_outer_udp_port(&sample("tunnels/demo-vxlan.pcap"), 8472, &moved);
+    let sent = frames(&moved);
+    // The decoder reads them with the port given...
+    let o = Command::new(env!("CARGO_BIN_EXE_rocescope"))
+        .args(["report", "--json", "--vxlan-port", "8472", "-r"])
+        .arg(&moved)
+        .output()
+        .unwrap();
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(r["summary"]["roce"].as_u64().unwrap() > 100, "the moved sample still holds RoCE");
+    // ...and so does the default capture filter: all of them arrive, none without the port.
+    for (extra, want) in [(true, sent.len()), (false, 0)] {
+        let out = dir.path().join(format!("{extra}.pcapng"));
+        let mut args = vec!["capture", "-q", "-i", &pair.b, "-w", out.to_str().unwrap(), "--duration", "2"];
+        if extra {
+            args.extend(["--vxlan-port", "8472"]);
+        }
+        let o = capture_replayed(&pair, &args, &moved);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let got = frames(&out);
+        assert_eq!(got.len(), want, "--vxlan-port given: {extra}");
+        assert!(got.iter().zip(&sent).all(|(g, s)| g == s), "frames differ");
+    }
+}
+
 #[test]
 fn ring_buffer_keeps_the_newest_files_and_each_is_valid() {
     if !can_run() {

@@ -385,3 +385,135 @@ proptest! {
         analyse(&d[..cut.min(d.len())]);
     }
 }
+
+fn stdout_of(args: &[&str]) -> String {
+    let o = run(args);
+    assert_eq!(o.status.code(), Some(0), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8(o.stdout).unwrap()
+}
+
+/// `rocescope decode` shows each datagram, then one indented line per sampled header: as
+/// many as the datagram holds, read from its bytes here.
+#[test]
+fn decode_shows_every_sampled_header_of_a_datagram() {
+    let e = expected_from_file();
+    let text = stdout_of(&["decode", "-r", "samples/sflow/demo-sflow.pcap"]);
+    let lines: Vec<&str> = text.lines().collect();
+    let frames: Vec<usize> = (0..lines.len()).filter(|&i| !lines[i].starts_with("    sample ")).collect();
+    assert_eq!(frames.len() as u64, e.datagrams, "{text}");
+    let mut total = 0;
+    for (k, &i) in frames.iter().enumerate() {
+        let end = frames.get(k + 1).copied().unwrap_or(lines.len());
+        let n = end - i - 1;
+        assert!(lines[i].contains(" sFlow v5 agent "), "{}", lines[i]);
+        let want = if n == 1 { "1 sampled header".to_string() } else { format!("{n} sampled headers") };
+        assert!(lines[i].contains(&want), "{} has {n} sample lines", lines[i]);
+        for (j, l) in lines[i + 1..end].iter().enumerate() {
+            assert!(l.starts_with(&format!("    sample {}/{n} ifIndex ", j + 1)), "{l}");
+            assert!(l.contains(" 1-in-4: ") || l.contains(" 1-in-8: "), "{l}");
+        }
+        total += n;
+    }
+    assert_eq!(total as u64, e.samples, "one line per sampled header");
+    // -V: a tree per sampled header; --no-sflow: plain UDP frames.
+    let v = stdout_of(&["decode", "-V", "-r", "samples/sflow/demo-sflow.pcap"]);
+    assert_eq!(v.matches("\n    Sample ").count() as u64, e.samples);
+    assert_eq!(v.matches("        Raw packet header: protocol 1 (Ethernet)").count() as u64, e.samples);
+    assert_eq!(v.matches("sFlow v5, Agent: ").count() as u64, e.datagrams);
+    let plain = stdout_of(&["decode", "--no-sflow", "-r", "samples/sflow/demo-sflow.pcap"]);
+    assert_eq!(plain.lines().count() as u64, e.datagrams);
+    assert!(!plain.contains("sFlow") && !plain.contains("sample"), "{plain}");
+    // The display filter keeps a datagram when one of its samples matches, shown whole.
+    let f = stdout_of(&[
+        "decode",
+        "-r",
+        "samples/sflow/demo-sflow.pcap",
+        "-Y",
+        "qp=0x32 and opcode=write_middle",
+    ]);
+    let shown: Vec<&str> = f.lines().filter(|l| !l.starts_with("    sample ")).collect();
+    assert!(!shown.is_empty() && (shown.len() as u64) < e.datagrams, "{f}");
+    for block in f.split("\n     ").filter(|b| !b.is_empty()) {
+        assert!(block.contains("RC RDMA Write Middle QP=0x000032"), "{block}");
+    }
+    let none = stdout_of(&["decode", "-r", "samples/sflow/demo-sflow.pcap", "-Y", "qp=0x999999"]);
+    assert!(none.is_empty(), "{none}");
+}
+
+/// `decode --json`: the `sflow` object's samples, decoded, give the per-QP opcodes and
+/// rates this test reads from the bytes; every line matches the schema.
+#[test]
+fn decode_json_has_the_sampled_headers_decoded() {
+    let e = expected_from_file();
+    let out = run(&["decode", "--json", "-r", "samples/sflow/demo-sflow.pcap"]);
+    assert_eq!(out.status.code(), Some(0));
+    let lines = common::decode_lines(&out.stdout);
+    assert_eq!(lines.len() as u64, e.datagrams);
+    let mut got: BTreeMap<(String, u32, String, u32), BTreeMap<u8, u64>> = BTreeMap::new();
+    let mut samples = 0;
+    for l in &lines {
+        let s = &l["sflow"];
+        assert_eq!(s["version"], 5);
+        assert_eq!(l["ip"]["src"], s["agent"], "the agents send from their own addresses");
+        let agent = s["agent"].as_str().unwrap().to_string();
+        for x in s["samples"].as_array().unwrap() {
+            samples += 1;
+            assert_eq!(x["source_type"], 0);
+            let h = &x["header"];
+            assert_eq!(h["frame"], l["frame"]);
+            assert_eq!(u(&h["len"]), u(&x["frame_length"]) - u(&x["stripped"]));
+            assert!(u(&h["caplen"]) <= 128, "agents send 128 bytes of each packet");
+            let (Some(bth), Some(4)) = (h.get("bth"), h["ip"]["version"].as_u64()) else { continue };
+            let key = (
+                agent.clone(),
+                u(&x["source_index"]) as u32,
+                h["ip"]["dst"].as_str().unwrap().to_string(),
+                u(&bth["dqpn"]) as u32,
+            );
+            *got.entry(key).or_default().entry(u(&bth["opcode"]) as u8).or_default() +=
+                u(&x["sampling_rate"]);
+        }
+    }
+    assert_eq!(samples, e.samples);
+    let want: BTreeMap<_, _> = e.flows.iter().map(|(k, v)| (k.clone(), v.3.clone())).collect();
+    assert_eq!(got, want, "QPs and opcodes of the sampled headers, each by its rate");
+    // -T fields reads the sFlow fields too.
+    let f = stdout_of(&[
+        "decode",
+        "-r",
+        "samples/sflow/demo-sflow.pcap",
+        "-c",
+        "2",
+        "-T",
+        "fields",
+        "-e",
+        "frame",
+        "-e",
+        "sflow.agent",
+        "-e",
+        "sflow.samples.sampling_rate",
+    ]);
+    assert_eq!(f, "1\t10.255.0.1\t4,4,4,4\n2\t2001:db8::2\t8,8,8,8\n");
+}
+
+/// A damaged datagram shows its parse error on its line (and in its JSON), never a panic.
+#[test]
+fn decode_says_why_a_datagram_is_damaged() {
+    let text = stdout_of(&["decode", "-r", "samples/sflow/bad-sflow.pcap"]);
+    let first = text.lines().next().unwrap();
+    assert!(
+        first.ends_with(
+            "[malformed: sFlow datagram at byte 32: sample declares 208 bytes, 106 left in the datagram]"
+        ),
+        "{first}"
+    );
+    assert_eq!(text.matches("[malformed: sFlow datagram at byte").count(), 3, "{text}");
+    assert_eq!(text.matches("\n    sample 1/1 ifIndex 3 1-in-4: ").count(), 1, "the good one: {text}");
+    let out = run(&["decode", "--json", "-r", "samples/sflow/bad-sflow.pcap"]);
+    let lines = common::decode_lines(&out.stdout);
+    let errors: Vec<&str> = lines.iter().filter_map(|l| l["sflow"]["error"].as_str()).collect();
+    assert_eq!(errors.len(), 3);
+    assert!(errors[0].starts_with("sFlow datagram at byte 32: sample declares"), "{errors:?}");
+    let v = stdout_of(&["decode", "-V", "-r", "samples/sflow/bad-sflow.pcap"]);
+    assert_eq!(v.matches("sFlow v5 datagram: [malformed: ").count(), 3, "{v}");
+}

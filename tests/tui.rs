@@ -53,6 +53,47 @@ fn browse_a_capture_in_tmux() {
 }
 
 #[test]
+fn sflow_datagrams_are_unpacked_in_the_tui() {
+    // The sampled headers are analysed (the QPs, at their agents' capture points) and listed
+    // after their datagram, each named by its point, each opening its own tree.
+    let sample = common::root().join("samples/sflow/demo-sflow.pcap");
+    let cmd = format!("{} tui -r {}; echo EXITED $?; sleep 30", bin(), sample.display());
+    let Some(t) = Tmux::start(&cmd) else { return };
+    let s = t.wait_for("29 of 29");
+    assert!(s.contains("sflow 10.255.0.1 ifIndex"), "agents are the capture points:\n{s}");
+    assert!(s.contains("10.0.0.2 (0x32)"), "a sampled QP:\n{s}");
+    t.keys(&["2"]);
+    let s = t.wait_for("sFlow v5 agent 10.255.0.1 sub-agent 0 seq 1, 4 sampled headers");
+    assert!(
+        s.contains(
+            "[sflow 10.255.0.1 ifIndex 3]      1    0.000000000 sFlow 1-in-4 | 10.0.0.1 → 10.0.0.2 RoCEv2"
+        ),
+        "{s}"
+    );
+    assert!(s.contains("[sflow 2001:db8::2 ifIndex 7]      2 "), "{s}");
+    // The second sample of frame 1, not the datagram, opens.
+    t.keys(&["Down", "Down", "Enter"]);
+    let s = t.wait_for("Frame 1: 62 bytes on wire");
+    assert!(s.contains("RC Acknowledge"), "{s}");
+    t.keys(&["Escape", "q"]);
+    t.wait_for("EXITED 0");
+}
+
+#[test]
+fn each_frame_names_its_mirror_sessions_capture_point() {
+    // Mirror sessions become capture points while reading: the frame list names each frame's
+    // own, from the first frame on.
+    let sample = common::root().join("samples/tunnels/two-sessions.pcap");
+    let cmd = format!("{} tui -r {}; sleep 30", bin(), sample.display());
+    let Some(t) = Tmux::start(&cmd) else { return };
+    t.wait_for("QPs");
+    t.keys(&["2"]);
+    let s = t.wait_for("[two-sessions.pcap [ERSPAN session 2]]      4 ");
+    assert!(s.contains("[two-sessions.pcap [ERSPAN session 1]]      1 "), "{s}");
+    assert!(s.contains("[two-sessions.pcap [ERSPAN session 1]]      5 "), "{s}");
+}
+
+#[test]
 fn replay_unfolds_at_capture_speed() {
     // nak-gobackn spans 67 ms; at 0.03x that is about 2.2 s of replay.
     let sample = common::root().join("samples/nak-gobackn.pcap");

@@ -18,6 +18,21 @@ pub const MAX_SFLOW_POINTS: usize = 1024;
 /// A data source: (agent, sub-agent, source type, source index).
 type SourceKey = (IpAddr, u32, u32, u32);
 
+/// What became of one raw packet header of an sFlow datagram
+/// ([`Analyzer::push_frame_with`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SampleSeen {
+    /// Its place among the datagram's raw packet headers (0-based, datagram order).
+    pub index: usize,
+    /// The capture point of its agent and data source (index into
+    /// [`crate::Config::points`]).
+    pub point: u16,
+    /// The flow it was counted in (index into [`crate::Analyzer::flows`]), if RoCE.
+    pub flow: Option<usize>,
+    /// Analysed (an Ethernet header); other header protocols are skipped.
+    pub analysed: bool,
+}
+
 /// sFlow state of one analysis.
 #[derive(Debug, Default)]
 pub(crate) struct SflowState {
@@ -38,11 +53,25 @@ impl Analyzer {
     /// off) gives its samples, each scaled by its sampling rate at its agent's capture
     /// point; any other frame is fed as [`Analyzer::push`] does. Feature `capture`.
     pub fn push_frame(&mut self, number: u64, rec: &Record<'_>, p: &Packet<'_>, opts: &DecodeOptions) {
+        self.push_frame_with(number, rec, p, opts, |_| {});
+    }
+
+    /// [`Analyzer::push_frame`], telling `each` what became of every raw packet header of an
+    /// sFlow datagram, in datagram order (the TUI lists each sampled header with its capture
+    /// point and flow). Feature `capture`.
+    pub fn push_frame_with(
+        &mut self,
+        number: u64,
+        rec: &Record<'_>,
+        p: &Packet<'_>,
+        opts: &DecodeOptions,
+        mut each: impl FnMut(SampleSeen),
+    ) {
         // The decoder has read the frame down to its UDP header already: an sFlow datagram is
         // told by its port there, not by walking the frame again per packet.
         if self.cfg.sflow && p.udp.as_ref().is_some_and(|u| u.destination_port() == sflow::PORT) {
             match sflow::parse(p.udp_payload) {
-                Ok(dg) => return self.push_sflow(number, rec.ts_ns, &dg, opts),
+                Ok(dg) => return self.push_sflow(number, rec.ts_ns, &dg, opts, &mut each),
                 Err(e) => {
                     let s = &mut self.sflow;
                     s.report.bad_datagrams += 1;
@@ -54,7 +83,15 @@ impl Analyzer {
         self.push(&meta, p);
     }
 
-    fn push_sflow(&mut self, number: u64, ts_ns: i64, dg: &sflow::Datagram<'_>, opts: &DecodeOptions) {
+    fn push_sflow(
+        &mut self,
+        number: u64,
+        ts_ns: i64,
+        dg: &sflow::Datagram<'_>,
+        opts: &DecodeOptions,
+        each: &mut dyn FnMut(SampleSeen),
+    ) {
+        let mut index = 0;
         self.mark_sampled(SamplingSource::Sflow);
         self.sflow.report.datagrams += 1;
         self.sflow.report.skipped_samples += u64::from(dg.counter_samples) + u64::from(dg.other_samples);
@@ -81,15 +118,21 @@ impl Analyzer {
                 *last = Some(s.sequence);
             }
             for h in &s.headers {
+                let seen = SampleSeen { index, point, flow: None, analysed: false };
+                index += 1;
                 if h.protocol != HEADER_ETHERNET {
                     self.sflow.report.skipped_records += 1;
+                    each(seen);
                     continue;
                 }
                 self.sflow.report.headers += 1;
                 let p = decode(LinkType::ETHERNET, h.header, opts);
                 let len = h.frame_length.saturating_sub(h.stripped).max(h.header.len() as u32);
                 let meta = FrameMeta { number, ts_ns, len, link_bps: None, point };
+                let roce_before = self.totals.roce;
                 self.push_sampled(&meta, &p, s.sampling_rate);
+                let flow = (self.totals.roce > roce_before).then(|| self.last_flow()).flatten();
+                each(SampleSeen { flow, analysed: true, ..seen });
             }
         }
     }

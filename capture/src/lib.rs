@@ -69,7 +69,7 @@ pub struct ReadmeDoctests;
 pub use counters::CaptureStats;
 pub use error::CaptureError;
 #[cfg(feature = "live")]
-pub use live::{default_filter, LiveCapture, LiveOptions};
+pub use live::{default_filter, default_filter_with, LiveCapture, LiveOptions};
 pub use merge::Merged;
 pub use reader::{CaptureReader, Format, Interface, Record};
 pub use source::{Batch, Next, Source};

@@ -23,6 +23,10 @@ pub struct LiveOptions {
     pub filter: Option<String>,
     /// UDP destination port that marks RoCEv2 (used by the default filter).
     pub roce_port: u16,
+    /// UDP destination ports of the VXLAN and Geneve tunnels the decoder unwraps (used by
+    /// the default filter): 4789 and 6081, and any given with `--vxlan-port` /
+    /// `--geneve-port` (the decoder's `vxlan_ports` and `geneve_ports`).
+    pub tunnel_ports: Vec<u16>,
     /// Snap length in bytes (262144 = whole frames).
     pub snaplen: u32,
     /// Kernel buffer size in bytes (`-B`), or libpcap's default.
@@ -41,6 +45,7 @@ impl LiveOptions {
             interface: interface.to_string(),
             filter: None,
             roce_port: rocescope_decoder::ROCE_V2_PORT,
+            tunnel_ports: DEFAULT_TUNNEL_PORTS.to_vec(),
             snaplen: 262_144,
             buffer_bytes: None,
             promisc: true,
@@ -50,9 +55,12 @@ impl LiveOptions {
 
     /// The BPF filter that will be applied ("" for none).
     pub fn effective_filter(&self) -> String {
-        self.filter.clone().unwrap_or_else(|| default_filter(self.roce_port))
+        self.filter.clone().unwrap_or_else(|| default_filter_with(self.roce_port, &self.tunnel_ports))
     }
 }
+
+/// The UDP destination ports of VXLAN (4789) and Geneve (6081), in the default filter.
+pub const DEFAULT_TUNNEL_PORTS: [u16; 2] = [4789, 6081];
 
 /// The default capture filter: RoCEv2 (by UDP destination port), RoCEv1 and MAC Control
 /// (PFC, PAUSE), and the mirror and overlay tunnels that carry them (issue 12): GRE (IP
@@ -60,12 +68,40 @@ impl LiveOptions {
 /// MPLS (EtherTypes 0x8847/0x8848), untagged, single-tagged or QinQ. Each `vlan` keyword
 /// shifts the offsets of everything after it in the expression (pcap-filter(7)), so the QinQ
 /// test is nested inside the single-tag one rather than written beside it; MPLS is matched by
-/// EtherType, not by the `mpls` keyword, which shifts offsets too. Extra `--vxlan-port` /
-/// `--geneve-port` ports are not in it: give `-f` for those.
+/// EtherType, not by the `mpls` keyword, which shifts offsets too. [`default_filter_with`]
+/// adds the extra VXLAN and Geneve ports (`--vxlan-port`, `--geneve-port`).
+///
+/// ```
+/// let f = rocescope_capture::default_filter(4791);
+/// assert!(f.starts_with("udp dst port 4791 or ether proto 0x8915"));
+/// assert_eq!(f, rocescope_capture::live::default_filter_with(4791, &[4789, 6081]));
+/// ```
 pub fn default_filter(roce_port: u16) -> String {
+    default_filter_with(roce_port, &DEFAULT_TUNNEL_PORTS)
+}
+
+/// The default capture filter ([`default_filter`]) with every UDP destination port in
+/// `tunnel_ports` (VXLAN and Geneve, the defaults 4789 and 6081 included) in place of the
+/// two defaults, each written once, in the given order; the RoCE port is not repeated.
+/// Untagged, single-tagged and QinQ frames on each of them pass, as for the defaults.
+///
+/// ```
+/// use rocescope_capture::live::default_filter_with;
+/// let f = default_filter_with(4791, &[4789, 6081, 8472]);
+/// assert!(f.contains("udp dst port 6081 or udp dst port 8472 or ether proto 0x8847"));
+/// ```
+pub fn default_filter_with(roce_port: u16, tunnel_ports: &[u16]) -> String {
+    let mut udp = String::new();
+    let mut seen = vec![roce_port];
+    for &p in tunnel_ports {
+        if !seen.contains(&p) {
+            seen.push(p);
+            udp.push_str(&format!(" or udp dst port {p}"));
+        }
+    }
     let base = format!(
         "udp dst port {roce_port} or ether proto 0x8915 or ether proto 0x8808 \
-         or ip proto 47 or ip6 proto 47 or udp dst port 4789 or udp dst port 6081 \
+         or ip proto 47 or ip6 proto 47{udp} \
          or ether proto 0x8847 or ether proto 0x8848"
     );
     format!("{base} or (vlan and ({base} or (vlan and ({base}))))")
@@ -298,4 +334,80 @@ pub fn link_speed_bps(interface: &str) -> Option<u64> {
     let p = PathBuf::from("/sys/class/net").join(interface).join("speed");
     let mbps: i64 = std::fs::read_to_string(p).ok()?.trim().parse().ok()?;
     (mbps > 0).then(|| mbps as u64 * 1_000_000)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An Ethernet frame with `tags` VLAN tags (802.1ad outer, 802.1Q inner), IPv4, UDP to
+    /// `dport`, 8 bytes of payload.
+    fn udp_frame(tags: usize, dport: u16) -> Vec<u8> {
+        let mut f = vec![2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1];
+        for i in 0..tags {
+            let tpid: u16 = if i + 1 < tags { 0x88A8 } else { 0x8100 };
+            f.extend_from_slice(&tpid.to_be_bytes());
+            f.extend_from_slice(&[0x60, 10 + i as u8]);
+        }
+        f.extend_from_slice(&[0x08, 0x00]);
+        f.extend_from_slice(&[0x45, 0, 0, 36, 0, 0, 0x40, 0, 64, 17, 0, 0, 10, 0, 0, 1, 10, 0, 0, 2]);
+        f.extend_from_slice(&[0xC0, 0x00]);
+        f.extend_from_slice(&dport.to_be_bytes());
+        f.extend_from_slice(&[0, 16, 0, 0]);
+        f.extend_from_slice(&[0x08, 0, 0, 0, 0, 0, 1, 0]);
+        f
+    }
+
+    fn passes(filter: &str, frame: &[u8]) -> bool {
+        let dead = pcap::Capture::dead(pcap::Linktype::ETHERNET).expect("a dead capture");
+        let prog = dead.compile(filter, true).unwrap_or_else(|e| panic!("{filter}: {e}"));
+        prog.filter(frame)
+    }
+
+    #[test]
+    fn the_default_filter_text_is_unchanged_for_the_default_ports() {
+        let base = "udp dst port 4791 or ether proto 0x8915 or ether proto 0x8808 \
+                    or ip proto 47 or ip6 proto 47 or udp dst port 4789 or udp dst port 6081 \
+                    or ether proto 0x8847 or ether proto 0x8848";
+        let want = format!("{base} or (vlan and ({base} or (vlan and ({base}))))");
+        assert_eq!(default_filter(4791), want);
+        assert_eq!(LiveOptions::new("eth0").effective_filter(), want);
+        assert_eq!(default_filter_with(4791, &[4789, 6081, 4789, 4791]), want, "each port once");
+    }
+
+    #[test]
+    fn extra_tunnel_ports_join_every_nesting_level() {
+        let f = default_filter_with(4791, &[4789, 8472, 6081, 6082]);
+        let base = "udp dst port 4791 or ether proto 0x8915 or ether proto 0x8808 \
+                    or ip proto 47 or ip6 proto 47 or udp dst port 4789 or udp dst port 8472 \
+                    or udp dst port 6081 or udp dst port 6082 \
+                    or ether proto 0x8847 or ether proto 0x8848";
+        // The QinQ test stays nested inside the single-tag one.
+        assert_eq!(f, format!("{base} or (vlan and ({base} or (vlan and ({base}))))"));
+        let mut o = LiveOptions::new("eth0");
+        o.tunnel_ports.extend([8472, 6082]);
+        assert!(o.effective_filter().contains("udp dst port 8472"));
+        o.filter = Some(String::new());
+        assert_eq!(o.effective_filter(), "", "-f '' still captures everything");
+    }
+
+    #[test]
+    fn libpcap_lets_extra_ports_through_tagged_or_not() {
+        let plain = default_filter(4791);
+        let extra = default_filter_with(4791, &[4789, 6081, 8472, 6082]);
+        for tags in 0..=2 {
+            for port in [4791, 4789, 6081] {
+                assert!(passes(&plain, &udp_frame(tags, port)), "{port} with {tags} tags");
+                assert!(passes(&extra, &udp_frame(tags, port)), "{port} with {tags} tags");
+            }
+            for port in [8472, 6082] {
+                assert!(!passes(&plain, &udp_frame(tags, port)), "{port} not in the plain filter");
+                assert!(passes(&extra, &udp_frame(tags, port)), "{port} with {tags} tags");
+            }
+            assert!(!passes(&extra, &udp_frame(tags, 53)), "other UDP stays out ({tags} tags)");
+        }
+        // Sixteen ports (both decoder sets full) still compile.
+        let many: Vec<u16> = (0..16).map(|i| 20_000 + i).collect();
+        assert!(passes(&default_filter_with(4791, &many), &udp_frame(2, 20_015)));
+    }
 }

@@ -35,6 +35,10 @@ pub fn known() -> Vec<String> {
     let mut out = Vec::new();
     fn walk(prefix: &str, s: &Value, out: &mut Vec<String>) {
         let s = if s["type"] == "array" { &s["items"] } else { s };
+        // A frame object inside a frame (an sFlow sample's decoded header) is not a field.
+        if s["$ref"] == "#" {
+            return;
+        }
         match s.get("properties").and_then(Value::as_object) {
             Some(props) if !props.is_empty() => {
                 for (k, v) in props {

@@ -5,6 +5,7 @@ pub mod exact;
 pub mod fields;
 pub mod json;
 pub mod report_text;
+pub mod sflow;
 pub mod summary;
 pub mod verbose;
 

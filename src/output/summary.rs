@@ -8,6 +8,13 @@ use std::fmt::Write;
 
 /// Append the summary line for `f` to `out`.
 pub fn write(f: &Frame<'_>, out: &mut String) {
+    let _ = write!(out, "{:>6} {:>14} ", f.number, rel_time(f.rel_ns));
+    write_body(f, out);
+}
+
+/// The summary line without its frame number and time: addresses, protocol, length and
+/// what the headers say (the form a sampled header inside an sFlow datagram is shown in).
+pub fn write_body(f: &Frame<'_>, out: &mut String) {
     let p = f.packet;
     let (src, dst) = match (&p.ip, &p.link, &p.roce) {
         (Some(ip), _, _) => (ip.src().to_string(), ip.dst().to_string()),
@@ -39,7 +46,6 @@ pub fn write(f: &Frame<'_>, out: &mut String) {
             _ => "ETH",
         },
     };
-    let _ = write!(out, "{:>6} {:>14} ", f.number, rel_time(f.rel_ns));
     // Tunnel layers first, outermost first: `ERSPAN II s=7 | 10.0.0.1 → ...`.
     for t in p.tunnels.iter() {
         let _ = write!(out, "{} | ", super::tunnel_tag(t));

@@ -466,7 +466,10 @@ fn draw_packets(f: &mut Frame<'_>, app: &App, area: Rect, tree: TreeFn<'_>) {
     let Some(s) = &app.shown else { return };
     let rows = app.packet_rows(s);
     if let Some(n) = app.packet_open {
-        if let Some(fr) = rows.iter().find(|r| r.number == n) {
+        // Several lines can share a frame number (an sFlow datagram and its samples): the
+        // selected line, else the first of that frame.
+        let selected = rows.get(app.selected[1]).copied().filter(|r| r.number == n);
+        if let Some(fr) = selected.or_else(|| rows.iter().copied().find(|r| r.number == n)) {
             let text = tree(fr);
             f.render_widget(
                 Paragraph::new(text).block(Block::bordered().title(format!(" frame {n} — Esc: back "))),
