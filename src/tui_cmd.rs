@@ -16,7 +16,7 @@ use rocescope_capture::{interfaces, CaptureStats, Record};
 use rocescope_decoder::{decode, DecodeOptions, LinkType};
 use rocescope_tui::{FrameLine, Pulse, Snapshot, Update};
 use std::cell::RefCell;
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::fmt::Write;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -306,7 +306,6 @@ fn worker(
         stats: None,
         notice: None,
         frame_no: 0,
-        session_points: HashMap::new(),
     });
     let progress = |st: &State, done: bool| match (live, total_bytes) {
         (true, _) => None,
@@ -423,11 +422,11 @@ fn worker(
                 let rel_ns = rec.ts_ns - t0;
                 // Capture points by the analyzer's list: sFlow agents and mirror sessions join
                 // it while reading. With several, each frame names its own.
-                let point = if sampled.is_none() {
-                    frame_point(&st.analyzer, &mut st.session_points, rec.point, p)
-                } else {
-                    None
-                };
+                // A mirror session's frame names its session's point from the first frame on
+                // (a second session may come later); others, when there are several points.
+                let several = st.analyzer.config().points.len() > 1
+                    || (st.analyzer.config().mirror_sessions && Session::of(p).is_some());
+                let point = (sampled.is_none() && several).then(|| st.analyzer.last_point());
                 let mut line = take_line(&mut st.recent);
                 if let Some(name) = point.and_then(|i| st.analyzer.config().points.get(usize::from(i))) {
                     line.summary.push('[');
@@ -536,49 +535,11 @@ impl State {
     fn reset(&mut self, analyzer: Analyzer) {
         self.analyzer = analyzer;
         self.recent.clear();
-        self.session_points.clear();
         self.first_ts = None;
         self.last_packets = 0;
         self.wire_bytes = 0;
         self.last_bytes = 0;
     }
-}
-
-/// Mirror sessions whose capture point the frame list remembers (a capture with a million
-/// VNIs shares one point for most of them; past this many they are looked up each time).
-const SESSION_CACHE: usize = 4096;
-
-/// The analysis point a frame was counted at (after [`Analyzer::push_frame_with`]), to name
-/// in the frame list: its mirror session's, when sessions are points of their own (named
-/// `ROOT [SESSION]`, or `ROOT [other mirror sessions]` past the cap:
-/// rocescope_analyzer::mirror), else its record's when there are several points.
-fn frame_point(
-    a: &Analyzer,
-    cache: &mut HashMap<(u16, Session), u16>,
-    base: u16,
-    p: &rocescope_decoder::Packet<'_>,
-) -> Option<u16> {
-    let points = &a.config().points;
-    let session = if a.config().mirror_sessions { Session::of(p) } else { None };
-    // Outside a mirror session: named when there are several points.
-    let Some(s) = session else { return (points.len() > 1).then_some(base) };
-    if let Some(&i) = cache.get(&(base, s)) {
-        return Some(i);
-    }
-    let base_name = points.get(usize::from(base))?;
-    let root = base_name.split(" [").next().unwrap_or(base_name);
-    let want = format!("{root} [{}]", s.label());
-    let other = format!("{root} [other mirror sessions]");
-    let found = points
-        .iter()
-        .position(|n| *n == want)
-        .or_else(|| points.iter().position(|n| *n == other))
-        .and_then(|i| u16::try_from(i).ok())
-        .unwrap_or(base);
-    if cache.len() < SESSION_CACHE {
-        cache.insert((base, s), found);
-    }
-    Some(found)
 }
 
 /// A line for the frame list, reusing the buffers of the frame that falls out of the ring:
@@ -632,8 +593,6 @@ struct State {
     notice: Option<String>,
     /// Frames read from the source (frame numbers, kept across a clear).
     frame_no: u64,
-    /// Mirror sessions' capture points, for the frame list ([`frame_point`]).
-    session_points: HashMap<(u16, Session), u16>,
 }
 
 #[cfg(test)]

@@ -316,6 +316,8 @@ pub struct Analyzer {
     sflow: sflow::SflowState,
     /// Mirror sessions and switch clocks.
     mirror: mirror::MirrorState,
+    /// The analysis point of the last frame fed.
+    last_point: u16,
 }
 
 fn ip_of(p: &Packet<'_>) -> Option<(IpAddr, IpAddr, u8, Ecn)> {
@@ -378,6 +380,7 @@ impl Analyzer {
             #[cfg(feature = "capture")]
             sflow: sflow::SflowState::default(),
             mirror: mirror::MirrorState::default(),
+            last_point: 0,
         }
     }
 
@@ -426,6 +429,12 @@ impl Analyzer {
             self.priorities.resize(n * 8, PriorityUse::default());
         }
         u16::try_from(n - 1).unwrap_or(u16::MAX)
+    }
+
+    /// The capture point the last frame fed was counted at: its record's, or its mirror
+    /// session's ([`mirror`]), or its sFlow source's. For a UI naming each frame's point.
+    pub fn last_point(&self) -> u16 {
+        self.last_point
     }
 
     /// The settings.
@@ -589,6 +598,7 @@ impl Analyzer {
             mirrored = self.mirror_meta(meta, p);
             &mirrored
         };
+        self.last_point = meta.point;
         let rate = rate.max(1);
         let w = u64::from(rate);
         self.weight = w;
