@@ -5,8 +5,20 @@
 use rocescope_decoder::{Link, Packet};
 use serde::Serialize;
 
-/// Histogram buckets: bucket k holds values in [2^(k/4), 2^((k+1)/4)) nanoseconds.
+/// Histogram buckets (fewer than 256: a bucket index fits a byte): bucket k holds values in [2^(k/4), 2^((k+1)/4)) nanoseconds.
 const BUCKETS: usize = 160;
+
+/// Samples whose buckets are kept in line before a histogram is allocated.
+const INLINE: usize = 16;
+
+/// The buckets of a latency's samples: in line for the first [`INLINE`] (most flows of a
+/// large capture record a handful: 640 bytes of histogram each would be most of their
+/// memory), then a histogram. Quantiles read the same from either.
+#[derive(Clone, Debug)]
+enum Hist {
+    Inline { n: u8, buckets: [u8; INLINE] },
+    Full(Box<[u32; BUCKETS]>),
+}
 
 /// Latency figures in nanoseconds.
 #[derive(Clone, Debug)]
@@ -15,13 +27,18 @@ pub struct Latency {
     sum: u128,
     min: u64,
     max: u64,
-    /// Allocated on the first sample: most flows never record most latencies.
-    hist: Option<Box<[u32; BUCKETS]>>,
+    hist: Hist,
 }
 
 impl Latency {
     /// No samples.
-    pub const EMPTY: Latency = Latency { count: 0, sum: 0, min: u64::MAX, max: 0, hist: None };
+    pub const EMPTY: Latency = Latency {
+        count: 0,
+        sum: 0,
+        min: u64::MAX,
+        max: 0,
+        hist: Hist::Inline { n: 0, buckets: [0; INLINE] },
+    };
 }
 
 impl Default for Latency {
@@ -58,9 +75,28 @@ impl Latency {
         self.sum += u128::from(v);
         self.min = self.min.min(v);
         self.max = self.max.max(v);
-        let hist = self.hist.get_or_insert_with(|| Box::new([0; BUCKETS]));
-        if let Some(h) = hist.get_mut(bucket(v)) {
-            *h = h.saturating_add(1);
+        let k = bucket(v);
+        match &mut self.hist {
+            Hist::Inline { n, buckets } if usize::from(*n) < INLINE => {
+                if let Some(b) = buckets.get_mut(usize::from(*n)) {
+                    *b = k as u8;
+                }
+                *n += 1;
+            }
+            Hist::Inline { buckets, .. } => {
+                let mut h = Box::new([0u32; BUCKETS]);
+                for b in buckets.iter().copied().chain([k as u8]) {
+                    if let Some(c) = h.get_mut(usize::from(b)) {
+                        *c += 1;
+                    }
+                }
+                self.hist = Hist::Full(h);
+            }
+            Hist::Full(h) => {
+                if let Some(c) = h.get_mut(k) {
+                    *c = c.saturating_add(1);
+                }
+            }
         }
     }
 
@@ -75,14 +111,24 @@ impl Latency {
             return None;
         }
         let target = ((self.count as f64) * q).ceil().max(1.0) as u64;
-        let mut acc = 0u64;
-        for (k, n) in self.hist.iter().flat_map(|h| h.iter()).enumerate() {
-            acc += u64::from(*n);
-            if acc >= target {
-                return Some(bucket_floor(k).clamp(self.min, self.max));
+        match &self.hist {
+            Hist::Inline { n, buckets } => {
+                let mut b: Vec<u8> = buckets.iter().take(usize::from(*n)).copied().collect();
+                b.sort_unstable();
+                let at = usize::try_from(target - 1).unwrap_or(usize::MAX);
+                Some(b.get(at).map_or(self.max, |&k| bucket_floor(usize::from(k)).clamp(self.min, self.max)))
+            }
+            Hist::Full(h) => {
+                let mut acc = 0u64;
+                for (k, n) in h.iter().enumerate() {
+                    acc += u64::from(*n);
+                    if acc >= target {
+                        return Some(bucket_floor(k).clamp(self.min, self.max));
+                    }
+                }
+                Some(self.max)
             }
         }
-        Some(self.max)
     }
 
     /// The summary for reports, `None` when empty.
@@ -392,6 +438,24 @@ mod tests {
         assert!((400_000..=520_000).contains(&s.p50_ns), "{}", s.p50_ns);
         assert!((800_000..=1_000_000).contains(&s.p99_ns), "{}", s.p99_ns);
         assert!(Latency::default().summary().is_none());
+    }
+
+    #[test]
+    fn in_line_samples_give_the_histograms_quantiles() {
+        // The same samples through the in-line buckets and through a histogram (forced by
+        // adding them to one that already spilled) give the same summary, at every count.
+        let vals: Vec<i64> = (0..40).map(|i| (i * 7919 % 97) * 1_000 + 300).collect();
+        for n in 1..=vals.len() {
+            let mut inline = Latency::default();
+            let mut full = Latency::default();
+            full.hist = Hist::Full(Box::new([0; BUCKETS]));
+            for v in &vals[..n] {
+                inline.add(*v);
+                full.add(*v);
+            }
+            assert_eq!(inline.summary(), full.summary(), "{n} samples");
+            assert_eq!(matches!(inline.hist, Hist::Inline { .. }), n <= INLINE, "{n}");
+        }
     }
 
     #[test]
