@@ -447,8 +447,7 @@ mod tests {
         let vals: Vec<i64> = (0..40).map(|i| (i * 7919 % 97) * 1_000 + 300).collect();
         for n in 1..=vals.len() {
             let mut inline = Latency::default();
-            let mut full = Latency::default();
-            full.hist = Hist::Full(Box::new([0; BUCKETS]));
+            let mut full = Latency { hist: Hist::Full(Box::new([0; BUCKETS])), ..Latency::default() };
             for v in &vals[..n] {
                 inline.add(*v);
                 full.add(*v);
