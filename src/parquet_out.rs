@@ -821,6 +821,17 @@ impl IntervalCols {
     }
 }
 
+/// A Parquet error as its cause: a full disk reads `No space left on device`, once.
+fn io(e: parquet::errors::ParquetError) -> anyhow::Error {
+    match e {
+        parquet::errors::ParquetError::External(inner) => match inner.downcast::<std::io::Error>() {
+            Ok(io) => anyhow::Error::new(*io),
+            Err(other) => anyhow::anyhow!("{other}"),
+        },
+        other => anyhow::Error::new(other),
+    }
+}
+
 fn batch(cols: Vec<(Field, ArrayRef)>) -> (SchemaRef, Vec<ArrayRef>) {
     let (fields, arrays): (Vec<Field>, Vec<ArrayRef>) = cols.into_iter().unzip();
     (Arc::new(Schema::new(fields)), arrays)
@@ -849,6 +860,7 @@ impl Table {
             ]))
             .build();
         let writer = ArrowWriter::try_new(file, schema.clone(), Some(props))
+            .map_err(io)
             .with_context(|| format!("cannot write {}", text::path(&tmp)))?;
         Ok(Table { name, tmp, schema, writer: Some(writer), rows: 0 })
     }
@@ -861,7 +873,7 @@ impl Table {
             return Ok(());
         }
         let w = self.writer.as_mut().context("the file is closed")?;
-        w.write(&batch).with_context(|| format!("cannot write {}", text::path(&self.tmp)))?;
+        w.write(&batch).map_err(io).with_context(|| format!("cannot write {}", text::path(&self.tmp)))?;
         self.rows += rows;
         Ok(())
     }
@@ -869,7 +881,7 @@ impl Table {
     /// Write the footer and flush the file to the disk (still under its temporary name).
     fn close(&mut self) -> anyhow::Result<()> {
         let w = self.writer.take().context("the file is closed")?;
-        let file = w.into_inner().with_context(|| format!("cannot write {}", text::path(&self.tmp)))?;
+        let file = w.into_inner().map_err(io).with_context(|| format!("cannot write {}", text::path(&self.tmp)))?;
         file.sync_all().with_context(|| format!("cannot write {}", text::path(&self.tmp)))?;
         Ok(())
     }
@@ -1068,9 +1080,14 @@ impl ParquetOut {
         };
         let mut files = Vec::with_capacity(3);
         for (t, name) in self.tables.iter().zip(&names) {
-            std::fs::rename(&t.tmp, name).with_context(|| {
-                format!("cannot rename {} to {}", text::path(&t.tmp), text::path(name))
-            })?;
+            if let Err(e) = std::fs::rename(&t.tmp, name) {
+                // All three or none: a set without its packets or flows would mislead a query.
+                for (done, _) in &files {
+                    let _ = std::fs::remove_file(done);
+                }
+                return Err(anyhow::Error::new(e)
+                    .context(format!("cannot rename {} to {}", text::path(&t.tmp), text::path(name))));
+            }
             files.push((name.clone(), t.rows));
         }
         Ok(Written { files, renamed: n > 1 })

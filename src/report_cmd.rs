@@ -171,7 +171,7 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
             }
         }
         Some(Err(e)) => {
-            note!("rocescope: Parquet output failed, no files written: {e:#}");
+            note!("rocescope: --parquet: {e:#}; this run left no Parquet file");
             std::mem::forget(report);
             std::mem::forget(analyzer);
             return Ok(ExitCode::from(1));
