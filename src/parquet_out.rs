@@ -30,8 +30,8 @@ use rocescope_analyzer::report::{FlowReport, Report};
 use rocescope_analyzer::stats::LatencySummary;
 use rocescope_capture::{text, Record};
 use rocescope_decoder::{DecodeOptions, MacControl, Packet};
-use std::fmt::Write as _;
 use std::collections::HashMap;
+use std::fmt::Write as _;
 use std::fs::File;
 use std::hash::Hash;
 use std::net::IpAddr;
@@ -930,7 +930,8 @@ impl Table {
     /// Write the footer and flush the file to the disk (still under its temporary name).
     fn close(&mut self) -> anyhow::Result<()> {
         let w = self.writer.take().context("the file is closed")?;
-        let file = w.into_inner().map_err(io).with_context(|| format!("cannot write {}", text::path(&self.tmp)))?;
+        let file =
+            w.into_inner().map_err(io).with_context(|| format!("cannot write {}", text::path(&self.tmp)))?;
         file.sync_all().with_context(|| format!("cannot write {}", text::path(&self.tmp)))?;
         Ok(())
     }
@@ -969,7 +970,9 @@ pub struct ParquetOut {
 /// A file-name-safe stem for the source: the file name without its capture extensions, an
 /// interface's name; characters other than letters, digits, `.`, `_` and `-` become `_`.
 fn stem_of(source: &str) -> String {
-    let base = Path::new(source).file_name().map_or_else(|| source.to_string(), |f| f.to_string_lossy().into_owned());
+    let base = Path::new(source)
+        .file_name()
+        .map_or_else(|| source.to_string(), |f| f.to_string_lossy().into_owned());
     let mut s = base.as_str();
     for ext in [".gz", ".pcapng", ".pcap", ".cap"] {
         if let Some(rest) = s.strip_suffix(ext) {
@@ -994,7 +997,9 @@ impl ParquetOut {
     pub fn create(dir: &Path, sources: &[String], points: Vec<String>) -> anyhow::Result<Self> {
         std::fs::create_dir_all(dir)
             .with_context(|| format!("cannot create the Parquet directory {}", text::path(dir)))?;
-        let name = |s: &String| Path::new(s).file_name().map_or_else(|| s.clone(), |f| f.to_string_lossy().into_owned());
+        let name = |s: &String| {
+            Path::new(s).file_name().map_or_else(|| s.clone(), |f| f.to_string_lossy().into_owned())
+        };
         let capture = sources.iter().map(name).collect::<Vec<_>>().join(" + ");
         let mut stem = stem_of(sources.first().map_or("capture", String::as_str));
         if sources.len() > 1 {
@@ -1034,7 +1039,8 @@ impl ParquetOut {
             return;
         }
         let point = self.points.get(usize::from(rec.point)).map_or("", String::as_str);
-        if self.packets.push((&self.capture, point, number), rec, p, opts) && self.packets.len() >= BATCH_ROWS {
+        if self.packets.push((&self.capture, point, number), rec, p, opts) && self.packets.len() >= BATCH_ROWS
+        {
             self.flush_packets();
         }
     }
@@ -1134,8 +1140,11 @@ impl ParquetOut {
                 for (done, _) in &files {
                     let _ = std::fs::remove_file(done);
                 }
-                return Err(anyhow::Error::new(e)
-                    .context(format!("cannot rename {} to {}", text::path(&t.tmp), text::path(name))));
+                return Err(anyhow::Error::new(e).context(format!(
+                    "cannot rename {} to {}",
+                    text::path(&t.tmp),
+                    text::path(name)
+                )));
             }
             files.push((name.clone(), t.rows));
         }

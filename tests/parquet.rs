@@ -182,7 +182,8 @@ fn the_files_hold_what_the_json_report_says() {
             assert_eq!(uints(&f, col)[i], j.pointer(path).and_then(|x| x.as_u64()), "flow {fid:?} {col}");
         }
         assert_eq!(strings(&f, "health")[i].as_deref(), j["health"].as_str());
-        let peak = f[0].column_by_name("throughput_peak_gbps").unwrap().as_primitive::<Float64Type>().value(i);
+        let peak =
+            f[0].column_by_name("throughput_peak_gbps").unwrap().as_primitive::<Float64Type>().value(i);
         assert_eq!(Some(peak), j["throughput"]["peak_gbps"].as_f64());
     }
 
@@ -214,22 +215,37 @@ fn readme_query() -> String {
 fn the_readme_query_runs_in_duckdb() {
     let query = readme_query();
     assert!(query.contains("'parquet/flows-*.parquet'"), "{query}");
-    let has = Command::new("python3").args(["-c", "import duckdb"]).output();
-    if !has.is_ok_and(|o| o.status.success()) {
-        common::skip("DuckDB's Python module is not installed (pip install duckdb): the README query is not run");
+    // DuckDB's Python module, else its command-line shell.
+    let python =
+        Command::new("python3").args(["-c", "import duckdb"]).output().is_ok_and(|o| o.status.success());
+    let cli = !python && Command::new("duckdb").arg("-version").output().is_ok_and(|o| o.status.success());
+    if !python && !cli {
+        common::skip("neither DuckDB's Python module (pip install duckdb) nor its CLI is installed: the README query is not run");
         return;
     }
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("parquet");
     let (_, demo) = report(&out, "demo.pcap");
     let (_, nak) = report(&out, "nak-gobackn.pcap");
-    let script = format!(
-        "import duckdb, json\nrows = duckdb.sql({:?}).fetchall()\nprint(json.dumps([[str(x) for x in r] for r in rows]))",
-        query
-    );
-    let o = Command::new("python3").arg("-c").arg(&script).current_dir(dir.path()).output().unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let got: Vec<Vec<String>> = serde_json::from_slice(&o.stdout).unwrap();
+    let got: Vec<Vec<String>> = if python {
+        let script = format!(
+            "import duckdb, json\nrows = duckdb.sql({query:?}).fetchall()\nprint(json.dumps([[str(x) for x in r] for r in rows]))"
+        );
+        let o = Command::new("python3").arg("-c").arg(&script).current_dir(dir.path()).output().unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        serde_json::from_slice(&o.stdout).unwrap()
+    } else {
+        let o = Command::new("duckdb")
+            .args(["-csv", "-noheader", "-c", &query])
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8_lossy(&o.stdout)
+            .lines()
+            .map(|l| l.split(',').map(str::to_string).collect())
+            .collect()
+    };
     // The same answer from the JSON reports: flows with network loss, worst first.
     let mut want: Vec<(u64, u64, String, String, String, u64)> = Vec::new();
     for (name, v) in [("demo.pcap", &demo), ("nak-gobackn.pcap", &nak)] {
@@ -247,14 +263,15 @@ fn the_readme_query_runs_in_duckdb() {
             }
         }
     }
-    want.sort_by(|a, b| (b.0, b.1).cmp(&(a.0, a.1)));
+    want.sort_by_key(|w| std::cmp::Reverse((w.0, w.1)));
     want.truncate(10);
     assert!(want.len() >= 2, "both captures lose packets");
     let got_key: Vec<(String, String, String, u64, u64)> = got
         .iter()
         .map(|r| (r[0].clone(), r[1].clone(), r[2].clone(), r[3].parse().unwrap(), r[4].parse().unwrap()))
         .collect();
-    let mut want_key: Vec<_> = want.iter().map(|w| (w.2.clone(), w.3.clone(), w.4.clone(), w.5, w.0)).collect();
+    let mut want_key: Vec<_> =
+        want.iter().map(|w| (w.2.clone(), w.3.clone(), w.4.clone(), w.5, w.0)).collect();
     let mut got_sorted = got_key.clone();
     got_sorted.sort();
     want_key.sort();
@@ -283,12 +300,16 @@ fn captures_share_a_directory_and_a_rerun_replaces_its_own_files() {
     let other = tempfile::tempdir().unwrap();
     let copy = other.path().join("demo.pcap");
     std::fs::copy(sample("rc-normal.pcap"), &copy).unwrap();
-    let o = bin().args(["report", "-q", "--parquet", out.to_str().unwrap(), "-r", copy.to_str().unwrap()]).output().unwrap();
+    let o = bin()
+        .args(["report", "-q", "--parquet", out.to_str().unwrap(), "-r", copy.to_str().unwrap()])
+        .output()
+        .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(String::from_utf8_lossy(&o.stderr).contains("next free suffix"));
     let flows = files(out, "flows-demo-");
     assert_eq!(flows.len(), 2, "{flows:?}");
-    let (second, first): (Vec<_>, Vec<_>) = flows.iter().partition(|p| p.to_string_lossy().ends_with("-2.parquet"));
+    let (second, first): (Vec<_>, Vec<_>) =
+        flows.iter().partition(|p| p.to_string_lossy().ends_with("-2.parquet"));
     assert_eq!((first.len(), second.len()), (1, 1), "{flows:?}");
     assert_eq!(rows(&read(first[0])), n(&demo));
     assert!(rows(&read(second[0])) < n(&demo));
@@ -347,6 +368,7 @@ fn a_full_disk_leaves_no_file_and_says_so() {
     assert!(!err.contains("panicked"), "{err}");
     // The report itself is still printed.
     assert!(String::from_utf8_lossy(&o.stdout).contains("FINDINGS"));
-    let left: Vec<_> = std::fs::read_dir(&mnt).unwrap().filter_map(|e| e.ok()).map(|e| e.file_name()).collect();
+    let left: Vec<_> =
+        std::fs::read_dir(&mnt).unwrap().filter_map(|e| e.ok()).map(|e| e.file_name()).collect();
     assert!(left.is_empty(), "{left:?}");
 }
