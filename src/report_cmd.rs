@@ -90,9 +90,12 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
     let mut parquet = match &args.parquet {
         Some(dir) => {
             let sources: Vec<String> = match (&args.source.interface, &args.source.sflow) {
-                _ if !args.source.read.is_empty() => {
-                    args.source.read.iter().map(|p| p.display().to_string()).collect()
-                }
+                _ if !args.source.read.is_empty() => args
+                    .source
+                    .read
+                    .iter()
+                    .map(|p| if p.as_os_str() == "-" { "stdin".to_string() } else { p.display().to_string() })
+                    .collect(),
                 (Some(iface), _) => vec![iface.clone()],
                 (None, Some(addr)) => vec![format!("sflow-{addr}")],
                 (None, None) => vec![opened.name.clone()],

@@ -201,6 +201,34 @@ fn the_files_hold_what_the_json_report_says() {
     }
 }
 
+#[test]
+fn docs_parquet_md_lists_every_column() {
+    let doc = std::fs::read_to_string(common::root().join("docs/parquet.md")).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    report(dir.path(), "demo.pcap");
+    let mut missing = Vec::new();
+    for path in files(dir.path(), "") {
+        let f = std::fs::File::open(&path).unwrap();
+        let schema = ParquetRecordBatchReaderBuilder::try_new(f).unwrap().schema().clone();
+        for field in schema.fields() {
+            let name = field.name();
+            // The latency columns are documented as `latency_ack_*`, ... with their suffixes.
+            let group = name.starts_with("latency_").then(|| {
+                let stem = ["_count", "_min_ns", "_mean_ns", "_p50_ns", "_p99_ns", "_max_ns"]
+                    .iter()
+                    .find_map(|s| name.strip_suffix(s))
+                    .unwrap_or(name);
+                format!("`{stem}_*`")
+            });
+            let listed = doc.contains(&format!("`{name}`")) || group.is_some_and(|g| doc.contains(&g));
+            if !listed {
+                missing.push(format!("{}: {name}", path.file_name().unwrap().to_string_lossy()));
+            }
+        }
+    }
+    assert!(missing.is_empty(), "docs/parquet.md does not list: {missing:?}");
+}
+
 /// The README's query: the lines of the SQL block after `<!-- parquet query -->`.
 fn readme_query() -> String {
     let readme = std::fs::read_to_string(common::root().join("README.md")).unwrap();
