@@ -451,6 +451,11 @@ pub struct ReportArgs {
     /// Connections listed in the text report (the worst first).
     #[arg(long, value_name = "N", default_value_t = 50)]
     pub max_connections: usize,
+    /// Also write the packets, flows and per-flow time bins as Parquet files into DIR
+    /// (created if missing): packets-*.parquet, flows-*.parquet, intervals-*.parquet,
+    /// named by capture and start time so many runs can share DIR (docs/parquet.md).
+    #[arg(long, value_name = "DIR")]
+    pub parquet: Option<PathBuf>,
     /// Analysis settings.
     #[command(flatten)]
     pub analysis: AnalysisOpts,

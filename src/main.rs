@@ -13,6 +13,7 @@ mod export_cmd;
 mod interfaces_cmd;
 mod metrics;
 mod output;
+mod parquet_out;
 mod report_cmd;
 mod signals;
 mod stdio;
@@ -77,6 +78,7 @@ fn main() -> ExitCode {
             json: false,
             quiet: false,
             max_connections: 50,
+            parquet: None,
             analysis: cli.tui.analysis,
             decoder: cli.tui.decoder,
         }),

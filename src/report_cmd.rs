@@ -6,6 +6,7 @@
 use crate::cli::{AnalysisOpts, ReportArgs};
 use crate::driver::{self, Flow};
 use crate::output::report_text;
+use crate::parquet_out::ParquetOut;
 use crate::stdio::{self, note};
 use anyhow::Context;
 use rocescope_analyzer::{Analyzer, AuditConfig, Config, Sampling, SamplingSource};
@@ -88,6 +89,24 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
     let mut cfg = analysis_config(&args.analysis, &opts)?;
     let mut opened = crate::signals::opening(|| driver::open(&args.source, &opts, false))?;
     cfg.points = opened.point_names();
+    // Before any frame is read: an unwritable directory is an error at once.
+    let mut parquet = match &args.parquet {
+        Some(dir) => {
+            let sources: Vec<String> = match (&args.source.interface, &args.source.sflow) {
+                _ if !args.source.read.is_empty() => args
+                    .source
+                    .read
+                    .iter()
+                    .map(|p| if p.as_os_str() == "-" { "stdin".to_string() } else { p.display().to_string() })
+                    .collect(),
+                (Some(iface), _) => vec![iface.clone()],
+                (None, Some(addr)) => vec![format!("sflow-{addr}")],
+                (None, None) => vec![opened.name.clone()],
+            };
+            Some(ParquetOut::create(dir, &sources, cfg.points.clone())?)
+        }
+        None => None,
+    };
     let mut analyzer = Analyzer::new(cfg);
     // Frame numbers as the capture counts them (an sFlow datagram is one frame, whatever
     // it samples): what findings cite as evidence.
@@ -102,6 +121,9 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
             number += 1;
             if let Some(p) = packet {
                 analyzer.push_frame(number, rec, p, &opts);
+                if let Some(out) = &mut parquet {
+                    out.push(number, rec, p, &opts);
+                }
             }
             Ok(Flow::Continue)
         },
@@ -120,6 +142,9 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
         kernel_dropped: s.kernel_dropped,
         if_dropped: s.if_dropped,
     });
+    // The files are complete (and named) before the report is printed; a failure is said
+    // after it, and makes the exit status 1.
+    let parquet = parquet.map(|p| p.finish(&streamed));
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     let res = if args.quiet {
@@ -142,6 +167,25 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
         if e.kind() != std::io::ErrorKind::BrokenPipe {
             return Err(e).context("writing the report");
         }
+    }
+    match parquet {
+        Some(Ok(w)) => {
+            if w.renamed {
+                note!("rocescope: another capture's Parquet files had the same names; this run's took the next free suffix");
+            }
+            if !args.quiet {
+                let files: Vec<String> =
+                    w.files.iter().map(|(p, rows)| format!("{} ({rows} rows)", text::path(p))).collect();
+                note!("rocescope: wrote {}", files.join(", "));
+            }
+        }
+        Some(Err(e)) => {
+            note!("rocescope: --parquet: {e:#}; this run left no Parquet file");
+            std::mem::forget(streamed);
+            std::mem::forget(analyzer);
+            return Ok(ExitCode::from(1));
+        }
+        None => {}
     }
     let violations = !streamed.report.audit.violations.is_empty();
     // Freeing a million flows one by one takes seconds; the process is about to end.
