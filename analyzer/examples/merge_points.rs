@@ -3,9 +3,10 @@
 //! analyzer as merged captures are. Prints the time per frame; run it under
 //! `/usr/bin/time -f %M` for the peak memory.
 //!
-//!   cargo run --release -p rocescope-analyzer --example merge_points -- POINTS PACKETS
+//!   cargo run --release -p rocescope-analyzer --example merge_points -- POINTS PACKETS [WINDOW_MS]
 //!
-//! One point: the senders' copies only (no cross-point matching).
+//! One point: the senders' copies only (no cross-point matching). A packet every 100 ns;
+//! `WINDOW_MS` is `--match-window-ms` (default 500: every packet of 2 M waits till the end).
 
 use rocescope_analyzer::{Analyzer, Config, FrameMeta};
 use rocescope_decoder::build::{ExtRepr, IbRepr, IcrcMode, IpRepr, RoceV2Frame};
@@ -17,9 +18,10 @@ const PSN_AT: usize = 51;
 
 fn main() {
     let args: Vec<u64> = std::env::args().skip(1).map(|a| a.parse().expect("POINTS PACKETS")).collect();
-    let (points, packets) = match args.as_slice() {
-        [p, n] => (*p as usize, *n),
-        _ => (2, 1_000_000),
+    let (points, packets, window_ms) = match args.as_slice() {
+        [p, n] => (*p as usize, *n, 500),
+        [p, n, w] => (*p as usize, *n, *w),
+        _ => (2, 1_000_000, 500),
     };
     let pairs = (points / 2).max(1);
     let templates: Vec<Vec<u8>> = (0..pairs)
@@ -38,7 +40,7 @@ fn main() {
         })
         .collect();
     let names = (0..points).map(|i| format!("host{i}.pcap")).collect();
-    let mut a = Analyzer::new(Config { points: names, ..Config::default() });
+    let mut a = Analyzer::new(Config { points: names, match_window_ns: window_ms as i64 * 1_000_000, ..Config::default() });
     let opts = DecodeOptions { check_icrc: false, ..DecodeOptions::default() };
     let mut psn = vec![0u32; pairs];
     let (mut frames, mut number) = (0u64, 0u64);
