@@ -583,4 +583,48 @@ mod tests {
         assert_eq!((l[0].1, l[0].2, l[0].3.packets), (1, 2, 1));
         assert_eq!(l[0].3.first_ns, 305, "the copy at S");
     }
+
+    #[test]
+    fn a_path_through_300_points_charges_a_loss_to_the_point_before_it() {
+        // One flow captured at 300 points in a row (more than a packet keeps inline): PSN 7
+        // never reaches point 201.
+        let mut m = Matcher::new(300, 1_000_000);
+        let mut frame = 0;
+        for psn in 0..20u32 {
+            let t = i64::from(psn) * 10_000;
+            for p in 0..300u16 {
+                if p >= 201 && psn == 7 {
+                    continue;
+                }
+                frame += 1;
+                push(&mut m, p, t + i64::from(p), psn, frame);
+            }
+        }
+        m.finish();
+        let l = m.losses();
+        // Missing at every point past 200, each charged to 200, the last that saw it.
+        assert_eq!(l.len(), 99, "{l:?}");
+        assert!(l.iter().all(|(_, from, _, lost)| *from == 200 && lost.packets == 1));
+        assert_eq!((l[0].2, l[0].3.first_ns), (201, 70_200));
+        assert_eq!(m.matched(), 20);
+        assert_eq!(m.points_of(key(0)).len(), 300);
+        assert!(m.spill.is_empty() && m.pending() == 0);
+    }
+
+    #[test]
+    fn points_past_the_limit_are_not_matched() {
+        let mut m = Matcher::new(MAX_POINTS + 10, 1_000);
+        assert_eq!(m.points(), MAX_POINTS);
+        let last = MAX_POINTS as u16 - 1;
+        for psn in 0..5u32 {
+            let t = i64::from(psn) * 100;
+            push(&mut m, last, t, psn, 1);
+            if psn != 2 {
+                push(&mut m, last + 1, t + 1, psn, 2);
+            }
+        }
+        m.finish();
+        assert!(m.losses().is_empty());
+        assert_eq!(m.points_of(key(0)), [last]);
+    }
 }
