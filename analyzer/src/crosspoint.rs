@@ -31,6 +31,7 @@
 use crate::flow::FlowKey;
 use crate::FrameMeta;
 use rustc_hash::FxHashMap;
+use std::collections::hash_map::Entry;
 use std::collections::VecDeque;
 
 /// Points taking part in matching: the first 1024 capture points. What matching holds per
@@ -44,7 +45,7 @@ const INLINE: usize = 4;
 
 /// One packet, counted per capture point.
 #[derive(Clone, Copy, Debug)]
-struct Entry {
+struct Packet {
     first_ns: i64,
     first_frame: u64,
     last_ns: i64,
@@ -60,7 +61,7 @@ struct Entry {
     spilled: bool,
 }
 
-impl Entry {
+impl Packet {
     /// Copies seen at `point` (`spill`: the packet's points past the inline ones).
     fn copies_at(&self, spill: &[(u16, u8)], point: u16) -> u8 {
         let n = usize::from(self.len).min(INLINE);
@@ -161,7 +162,7 @@ pub struct Matcher {
     spans: Vec<Span>,
     paths: FxHashMap<FlowKey, u32>,
     path_info: Vec<Path>,
-    pending: FxHashMap<u64, Entry>,
+    pending: FxHashMap<u64, Packet>,
     /// The points past [`INLINE`] of pending packets seen at more, by packet key.
     spill: FxHashMap<u64, Vec<(u16, u8)>>,
     queue: VecDeque<(i64, u64)>,
@@ -170,10 +171,13 @@ pub struct Matcher {
     lost: FxHashMap<(u32, u16, u16), Lost>,
     /// Packets seen at two or more points.
     matched: u64,
-    /// Pairs of points `(a, b)`, `a < b`, that share a flow, with the clock shift between
-    /// them: a packet's time at b minus its time at a, from the latest packet seen at both;
-    /// `None` until one is.
-    pairs: FxHashMap<(u16, u16), Option<i64>>,
+    /// Pairs of points `(a, b)`, `a < b`, that share a flow: their index in `shifts`.
+    pairs: FxHashMap<(u16, u16), u32>,
+    /// Clock shift between the points of a pair: a packet's time at b minus its time at a,
+    /// from the latest packet seen at both; `None` until one is.
+    shifts: Vec<Option<i64>>,
+    /// The pair tied last, and its index (most packets tie the same pair as the one before).
+    last_tie: ((u16, u16), u32),
 }
 
 impl Matcher {
@@ -194,6 +198,8 @@ impl Matcher {
             lost: FxHashMap::default(),
             matched: 0,
             pairs: FxHashMap::default(),
+            shifts: Vec::new(),
+            last_tie: ((u16::MAX, u16::MAX), 0),
         }
     }
 
@@ -245,26 +251,34 @@ impl Matcher {
         if let Some(p) = self.path_info.get_mut(path as usize).filter(|p| !p.points.contains(point)) {
             // A point joins the path: it shares the flow with every point already on it.
             for &q in p.points.as_slice() {
-                self.pairs.entry((q.min(point), q.max(point))).or_insert(None);
+                let next = self.shifts.len() as u32;
+                if *self.pairs.entry((q.min(point), q.max(point))).or_insert(next) == next {
+                    self.shifts.push(None);
+                }
             }
             p.points.insert(point);
         }
         let k = u64::from(path) << 32 | u64::from(opcode) << 24 | u64::from(psn & 0xFF_FFFF);
-        let e = self.pending.entry(k).or_insert_with(|| {
-            self.queue.push_back((meta.ts_ns, k));
-            Entry {
-                first_ns: meta.ts_ns,
-                first_frame: meta.number,
-                last_ns: meta.ts_ns,
-                last_frame: meta.number,
-                first_point: point,
-                last_point: point,
-                at: [0; INLINE],
-                copies: [0; INLINE],
-                len: 0,
-                spilled: false,
+        let e = match self.pending.entry(k) {
+            Entry::Vacant(v) => {
+                // The first copy.
+                self.queue.push_back((meta.ts_ns, k));
+                v.insert(Packet {
+                    first_ns: meta.ts_ns,
+                    first_frame: meta.number,
+                    last_ns: meta.ts_ns,
+                    last_frame: meta.number,
+                    first_point: point,
+                    last_point: point,
+                    at: [point; INLINE],
+                    copies: [1; INLINE],
+                    len: 1,
+                    spilled: false,
+                });
+                return;
             }
-        });
+            Entry::Occupied(o) => o.into_mut(),
+        };
         let n = usize::from(e.len).min(INLINE);
         let first_here = if let Some(i) = e.at[..n].iter().position(|&p| p == point) {
             if let Some(c) = e.copies.get_mut(i) {
@@ -290,8 +304,15 @@ impl Matcher {
         if first_here && e.first_point != point {
             // The first copy at a second point ties the two clocks.
             let (i, d) = (e.first_point, meta.ts_ns - e.first_ns);
-            let shift = if i < point { d } else { -d };
-            self.pairs.insert((i.min(point), i.max(point)), Some(shift));
+            let (pair, shift) = if i < point { ((i, point), d) } else { ((point, i), -d) };
+            let at = if self.last_tie.0 == pair {
+                Some(self.last_tie.1)
+            } else {
+                self.pairs.get(&pair).copied().inspect(|&at| self.last_tie = (pair, at))
+            };
+            if let Some(s) = at.and_then(|at| self.shifts.get_mut(at as usize)) {
+                *s = Some(shift);
+            }
         }
         e.last_point = point;
         e.last_ns = meta.ts_ns;
@@ -310,21 +331,28 @@ impl Matcher {
         self.count(k, &e, &spill);
     }
 
-    fn count(&mut self, k: u64, e: &Entry, spill: &[(u16, u8)]) {
+    fn count(&mut self, k: u64, e: &Packet, spill: &[(u16, u8)]) {
         let path = (k >> 32) as u32;
         let Some(info) = self.path_info.get(path as usize) else { return };
         let inline = e.copies.get(..usize::from(e.len)).unwrap_or(&[]);
-        let max = inline.iter().chain(spill.iter().map(|(_, c)| c)).copied().max().unwrap_or(0);
-        if inline.len() + spill.len() >= 2 {
+        let held = inline.len() + spill.len();
+        if held >= 2 {
             self.matched += 1;
+        }
+        let (min, max) = inline
+            .iter()
+            .chain(spill.iter().map(|(_, c)| c))
+            .fold((u8::MAX, 0), |(lo, hi), &c| (lo.min(c), hi.max(c)));
+        if min == max && held == info.points.as_slice().len() {
+            return; // as many copies at every point on the path
         }
         // Charged to the last point that saw every copy (the nearest upstream), else the
         // first in the points' order that did.
         let from = if e.copies_at(spill, e.last_point) == max {
             e.last_point
         } else {
-            let held = e.at.iter().take(inline.len()).zip(inline).chain(spill.iter().map(|(p, c)| (p, c)));
-            held.filter(|(_, c)| **c == max).map(|(p, _)| *p).min().unwrap_or(0)
+            let all = e.at.iter().take(inline.len()).zip(inline).chain(spill.iter().map(|(p, c)| (p, c)));
+            all.filter(|(_, c)| **c == max).map(|(p, _)| *p).min().unwrap_or(0)
         };
         let (frame, ns) = if from == e.last_point { (e.last_frame, e.last_ns) } else { (e.first_frame, e.first_ns) };
         for &to in info.points.as_slice() {
@@ -337,7 +365,8 @@ impl Matcher {
             let shift = if first == to {
                 Some(0)
             } else {
-                let s = self.pairs.get(&(first.min(to), first.max(to))).copied().flatten();
+                let at = self.pairs.get(&(first.min(to), first.max(to)));
+                let s = at.and_then(|at| self.shifts.get(*at as usize)).copied().flatten();
                 if first < to {
                     s
                 } else {
@@ -398,7 +427,8 @@ impl Matcher {
     /// Pairs of points that share a flow but whose clocks were never tied by a packet seen
     /// at both: nothing can be said about losses between them.
     pub fn untied_pairs(&self) -> Vec<(u16, u16)> {
-        let mut v: Vec<_> = self.pairs.iter().filter(|(_, s)| s.is_none()).map(|(p, _)| *p).collect();
+        let untied = |at: &u32| self.shifts.get(*at as usize).is_none_or(|s| s.is_none());
+        let mut v: Vec<_> = self.pairs.iter().filter(|(_, at)| untied(at)).map(|(p, _)| *p).collect();
         v.sort_unstable();
         v
     }
