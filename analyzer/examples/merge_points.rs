@@ -34,13 +34,19 @@ fn main() {
                 ttl: 64,
                 id: 0,
             };
-            let bth = BthRepr { opcode: Opcode::RC_SEND_ONLY, dest_qp: 0x100 + j as u32, ..Default::default() };
+            let bth =
+                BthRepr { opcode: Opcode::RC_SEND_ONLY, dest_qp: 0x100 + j as u32, ..Default::default() };
             let ib = IbRepr { bth, ext: ExtRepr::default(), payload: vec![0; 64], icrc: IcrcMode::Correct };
-            RoceV2Frame::new([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2], ip, ib).build(OpcodeOptions { dc: false })
+            RoceV2Frame::new([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2], ip, ib)
+                .build(OpcodeOptions { dc: false })
         })
         .collect();
     let names = (0..points).map(|i| format!("host{i}.pcap")).collect();
-    let mut a = Analyzer::new(Config { points: names, match_window_ns: window_ms as i64 * 1_000_000, ..Config::default() });
+    let mut a = Analyzer::new(Config {
+        points: names,
+        match_window_ns: window_ms as i64 * 1_000_000,
+        ..Config::default()
+    });
     let opts = DecodeOptions { check_icrc: false, ..DecodeOptions::default() };
     let mut psn = vec![0u32; pairs];
     let (mut frames, mut number) = (0u64, 0u64);
@@ -64,8 +70,13 @@ fn main() {
         for &(point, d) in copies {
             number += 1;
             let pkt = decode(LinkType::ETHERNET, &buf, &opts);
-            let meta =
-                FrameMeta { number, ts_ns: t + d, len: buf.len() as u32, link_bps: None, point: point as u16 };
+            let meta = FrameMeta {
+                number,
+                ts_ns: t + d,
+                len: buf.len() as u32,
+                link_bps: None,
+                point: point as u16,
+            };
             a.push(&meta, &pkt);
             frames += 1;
         }

@@ -354,7 +354,8 @@ impl Matcher {
             let all = e.at.iter().take(inline.len()).zip(inline).chain(spill.iter().map(|(p, c)| (p, c)));
             all.filter(|(_, c)| **c == max).map(|(p, _)| *p).min().unwrap_or(0)
         };
-        let (frame, ns) = if from == e.last_point { (e.last_frame, e.last_ns) } else { (e.first_frame, e.first_ns) };
+        let (frame, ns) =
+            if from == e.last_point { (e.last_frame, e.last_ns) } else { (e.first_frame, e.first_ns) };
         for &to in info.points.as_slice() {
             let have = e.copies_at(spill, to);
             if have >= max {
@@ -449,7 +450,10 @@ impl Matcher {
 
     /// Points that saw a flow (in order), by the flow without its point.
     pub fn points_of(&self, key: FlowKey) -> &[u16] {
-        self.paths.get(&key.at(0)).and_then(|p| self.path_info.get(*p as usize)).map_or(&[], |p| p.points.as_slice())
+        self.paths
+            .get(&key.at(0))
+            .and_then(|p| self.path_info.get(*p as usize))
+            .map_or(&[], |p| p.points.as_slice())
     }
 }
 

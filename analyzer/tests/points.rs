@@ -12,7 +12,8 @@ fn push(a: &mut Analyzer, number: u64, point: u16, ts: i64, src: [u8; 4], dst: [
     let ip = IpRepr::V4 { src: src.into(), dst: dst.into(), dscp: 26, ecn: Ecn::Ect0, ttl: 64, id: 0 };
     let bth = BthRepr { opcode: Opcode::RC_SEND_ONLY, dest_qp: 0x42, psn, ..Default::default() };
     let ib = IbRepr { bth, ext: ExtRepr::default(), payload: vec![0; 16], icrc: IcrcMode::Correct };
-    let data = RoceV2Frame::new([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2], ip, ib).build(OpcodeOptions { dc: false });
+    let data =
+        RoceV2Frame::new([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2], ip, ib).build(OpcodeOptions { dc: false });
     let p = decode(LinkType::ETHERNET, &data, &DecodeOptions::default());
     a.push(&FrameMeta { number, ts_ns: ts, len: data.len() as u32, link_bps: None, point }, &p);
 }
@@ -63,13 +64,11 @@ fn with_256_points_a_packet_lost_between_200_and_201_is_placed_there() {
     // Host 201 also receives pair 100's flow (from host 200): that one is whole.
     assert_eq!(between, [("10.9.9.1", 200, 201, 1)], "{:?}", r.between);
     let f = r.findings.iter().find(|f| f.kind == FindingKind::LostBetweenPoints).expect("a finding");
-    assert!(
-        f.title.contains("1 packet seen at host200.pcap never seen at host201.pcap"),
-        "{}",
-        f.title
-    );
-    assert!(!r.findings.iter().any(|f| f.kind == FindingKind::PointsUnmatched
-        && f.title.contains("only the first")));
+    assert!(f.title.contains("1 packet seen at host200.pcap never seen at host201.pcap"), "{}", f.title);
+    assert!(!r
+        .findings
+        .iter()
+        .any(|f| f.kind == FindingKind::PointsUnmatched && f.title.contains("only the first")));
 
     // The same loss between two hosts of the pairs: charged to the sender.
     let a = rack(256, |p, _, psn| p == 231 && psn == 3);
@@ -81,7 +80,9 @@ fn with_256_points_a_packet_lost_between_200_and_201_is_placed_there() {
 #[test]
 fn points_past_the_limit_are_named_and_the_rest_matched() {
     let points = MAX_POINTS + 4;
-    let a = rack(points, |p, src, psn| psn == 5 && (p == 201 && src[0] == 10 && src[1] == 9 || p == MAX_POINTS as u16 + 1));
+    let a = rack(points, |p, src, psn| {
+        psn == 5 && (p == 201 && src[0] == 10 && src[1] == 9 || p == MAX_POINTS as u16 + 1)
+    });
     let r = a.report();
     assert!(r.points[..MAX_POINTS].iter().all(|p| p.matched));
     assert!(r.points[MAX_POINTS..].iter().all(|p| !p.matched));
@@ -93,5 +94,9 @@ fn points_past_the_limit_are_named_and_the_rest_matched() {
         .iter()
         .find(|f| f.kind == FindingKind::PointsUnmatched)
         .expect("the points past the limit are named");
-    assert!(f.title.contains(&format!("{points} capture points: only the first {MAX_POINTS}")), "{}", f.title);
+    assert!(
+        f.title.contains(&format!("{points} capture points: only the first {MAX_POINTS}")),
+        "{}",
+        f.title
+    );
 }

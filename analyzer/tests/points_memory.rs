@@ -27,7 +27,13 @@ fn feed(m: &mut Matcher, points: usize, from: u64, packets: u64) {
         let psn = (k / pairs) as u32;
         let t = k as i64 * 100;
         for (p, d) in [(2 * j as u16, 0), (2 * j as u16 + 1, 100)] {
-            let meta = FrameMeta { number: 2 * k + u64::from(d > 0), ts_ns: t + d, len: 100, link_bps: None, point: p };
+            let meta = FrameMeta {
+                number: 2 * k + u64::from(d > 0),
+                ts_ns: t + d,
+                len: 100,
+                link_bps: None,
+                point: p,
+            };
             m.advance(p, t + d);
             m.seen(key.at(p), psn, 0x04, &meta);
         }
@@ -52,7 +58,10 @@ fn matching_memory_follows_the_window_not_the_points() {
         assert_eq!(m.matched(), n);
         assert!(m.losses().is_empty() && m.untied_pairs().is_empty());
     }
-    eprintln!("bytes per pending packet: {:.1} with 2 points, {:.1} with {MAX_POINTS}", per_packet[0], per_packet[1]);
+    eprintln!(
+        "bytes per pending packet: {:.1} with 2 points, {:.1} with {MAX_POINTS}",
+        per_packet[0], per_packet[1]
+    );
     // Entry, key and queue slot: 80 bytes, the hash table's spare room on top.
     assert!(per_packet[0] <= 200.0, "{per_packet:?}");
     // 1024 points add their spans and waiting runs, 512 paths and their pairs (measured
