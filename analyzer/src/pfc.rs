@@ -454,10 +454,13 @@ pub struct Destinations {
     last: Option<(u64, usize)>,
 }
 
-/// (point, MAC) as one integer: the point in the top 16 bits, the MAC below.
+/// (point, MAC) as one integer: the MAC in the top 48 bits, the point below. (The point in
+/// the low bits: FxHash takes a table's bucket from the middle bits of a multiply, which the
+/// top 16 bits of a key never reach, so with the point on top every point's key for one MAC
+/// fell in one bucket: 1,700 instructions a packet with 256 points.)
 fn dest_key(point: u16, mac: [u8; 6]) -> u64 {
     let [a, b, c, d, e, f] = mac;
-    (u64::from(point) << 48) | u64::from_be_bytes([0, 0, a, b, c, d, e, f])
+    u64::from_be_bytes([a, b, c, d, e, f, 0, 0]) | u64::from(point)
 }
 
 impl Destinations {

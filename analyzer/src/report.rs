@@ -2276,9 +2276,11 @@ fn point_losses(a: &Analyzer, findings: &mut FindingSink) -> Vec<PointLoss> {
             severity: Severity::Info,
             kind: FindingKind::PointsUnmatched,
             title: format!(
-                "{} capture points: only the first {} are compared for packets lost between them",
+                "{} capture points: only the first {} are compared for packets lost between them; from {} on, each keeps its own view (matching takes the first {} points of merged captures, and none found while reading)",
                 a.cfg.points.len(),
-                m.points()
+                m.points(),
+                point_name(a, u16::try_from(m.points()).unwrap_or(u16::MAX)),
+                crate::crosspoint::MAX_POINTS,
             ),
             flow: None,
             src_mac: None,
