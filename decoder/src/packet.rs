@@ -552,13 +552,34 @@ fn plausible_ethertype(b: &[u8], at: usize) -> bool {
     }
 }
 
-/// For an MPLS payload whose first nibble is 0: true when it reads as an Ethernet frame
-/// without control word (a known EtherType at byte 12) and not as one after a control word
-/// (none at byte 16), or when the EtherType at byte 12 is a VLAN tag (whose inner EtherType
-/// then sits at byte 16, where the control-word reading would look).
+/// How well the bytes read as an Ethernet frame whose EtherType sits at `at`: 0 not at all
+/// (no EtherType a RoCE fabric carries), 1 a known EtherType, 2 a known EtherType followed
+/// by what it announces (an IPv4 header with version 4 and a length of at least 5 words, an
+/// IPv6 header with version 6, a VLAN tag followed by a known EtherType).
+fn ethernet_score(b: &[u8], at: usize) -> u8 {
+    if !plausible_ethertype(b, at) {
+        return 0;
+    }
+    let t = u16::from_be_bytes([b.get(at).copied().unwrap_or(0), b.get(at + 1).copied().unwrap_or(0)]);
+    let next = b.get(at + 2).copied();
+    let follows = match t {
+        ethertype::IPV4 => next.is_some_and(|v| v >> 4 == 4 && v & 0x0F >= 5),
+        ethertype::IPV6 => next.is_some_and(|v| v >> 4 == 6),
+        t if ethertype::is_vlan(t) => plausible_ethertype(b, at + 4),
+        _ => false,
+    };
+    1 + u8::from(follows)
+}
+
+/// For an MPLS payload whose first nibble is 0: true when it reads better as an Ethernet
+/// frame without control word (EtherType at byte 12) than as one after a control word
+/// (EtherType at byte 16; [`ethernet_score`]), or when the EtherType at byte 12 is a VLAN
+/// tag (whose inner EtherType then sits at byte 16, where the control-word reading would
+/// look). A tie goes to the control word, which RFC 4385 recommends.
 fn no_control_word(rest: &[u8]) -> bool {
     let tpid = matches!((rest.get(12), rest.get(13)), (Some(&a), Some(&b)) if ethertype::is_vlan(u16::from_be_bytes([a, b])));
-    plausible_ethertype(rest, 12) && (tpid || !plausible_ethertype(rest, 16))
+    let without = ethernet_score(rest, 12);
+    without > 0 && (tpid || without > ethernet_score(rest, 16))
 }
 
 /// VXLAN (RFC 7348 §5): an Ethernet frame after the 8-byte header.

@@ -592,10 +592,12 @@ impl PwControlWord<'_> {
 /// 2. otherwise the first nibble of the payload: 4 is IPv4, 6 is IPv6, 1 an associated
 ///    channel (RFC 5586, noted as not decoded);
 /// 3. 0 is the RFC 4385 control word and then an Ethernet frame (an Ethernet pseudowire,
-///    RFC 4448) — unless the bytes read as an Ethernet frame without control word carry a
-///    known EtherType at byte 12 (IPv4, IPv6, VLAN, QinQ, RoCEv1, MAC Control, MPLS, ARP,
-///    LLDP) and those read after a control word do not at byte 16 (or byte 12 is a VLAN
-///    TPID): a frame to a MAC beginning with the nibble 0, such as `02:...`;
+///    RFC 4448) — unless the bytes read better as an Ethernet frame without control word
+///    (a frame to a MAC beginning with the nibble 0, such as `02:...`): a known EtherType
+///    at byte 12 (IPv4, IPv6, VLAN, QinQ, RoCEv1, MAC Control, MPLS, ARP, LLDP), the more
+///    so when what it announces follows (an IPv4 or IPv6 header of that version, a VLAN
+///    tag and a known EtherType), against the same reading at byte 16 after a control
+///    word; a VLAN TPID at byte 12 decides for no control word, a tie for one;
 /// 4. any other nibble is an Ethernet pseudowire without control word.
 ///
 /// The guess is wrong for an Ethernet pseudowire without control word whose destination
