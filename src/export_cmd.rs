@@ -92,14 +92,18 @@ impl Worker {
             let evicted = self.analyzer.evict_idle(now.saturating_sub(idle));
             self.exposition.retire(&evicted);
         }
-        let mut report = self.analyzer.report_counters();
+        // Flows' entries built one at a time: memory for the flows with their own series,
+        // not for every flow's entry.
+        let mut streamed = self.analyzer.report_streamed();
+        let report = &mut streamed.report;
         report.capture = self.stats.map(|s| CaptureCounters {
             interface: name.to_string(),
             received: s.received,
             kernel_dropped: s.kernel_dropped,
             if_dropped: s.if_dropped,
         });
-        self.exposition.update(&report, flows);
+        self.exposition.update_streamed(&streamed, flows);
+        let report = &streamed.report;
         if let Ok(mut sh) = shared.lock() {
             sh.families = Arc::new(self.exposition.families().to_vec());
             sh.generation += 1;

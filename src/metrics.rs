@@ -14,7 +14,7 @@ use prometheus_client::metrics::counter::ConstCounter;
 use prometheus_client::metrics::gauge::ConstGauge;
 use prometheus_client::metrics::MetricType;
 use prometheus_client::registry::Unit;
-use rocescope_analyzer::report::{FlowReport, Report};
+use rocescope_analyzer::report::{FlowReport, Report, StreamedReport};
 use rocescope_analyzer::PauseKind;
 use serde::Serialize;
 use std::collections::HashMap;
@@ -182,6 +182,10 @@ fn flow_values(f: &FlowReport) -> FlowValues {
 /// A flow's identity across snapshots.
 type FlowId = (u16, String, String, u32);
 
+fn flow_id(f: &FlowReport) -> FlowId {
+    (f.point, f.src.clone(), f.dst.clone(), f.dest_qp)
+}
+
 /// A flow with its own series.
 #[derive(Clone, Debug)]
 struct Slot {
@@ -228,12 +232,26 @@ impl Exposition {
 
     /// Rebuild the families from a new report. `flows`: include the per-flow families (a
     /// file being read leaves them out until its end, so its top N is exact).
+    #[cfg(test)]
     pub fn update(&mut self, r: &Report, flows: bool) {
-        let ids: Vec<FlowId> =
-            r.flows.iter().map(|f| (f.point, f.src.clone(), f.dst.clone(), f.dest_qp)).collect();
-        let values: Vec<FlowValues> = r.flows.iter().map(flow_values).collect();
+        self.update_with(r, &|each: &mut dyn FnMut(&FlowReport)| r.flows.iter().for_each(each), flows);
+    }
+
+    /// [`Exposition::update`] over a report whose flows are built one at a time
+    /// ([`StreamedReport`]): the exporter's memory follows the flows it names, not all of
+    /// them.
+    pub fn update_streamed(&mut self, r: &StreamedReport<'_>, flows: bool) {
+        let each_flow = |each: &mut dyn FnMut(&FlowReport)| {
+            (0..r.flow_count()).filter_map(|i| r.flow_counters(i)).for_each(|f| each(&f));
+        };
+        self.update_with(&r.report, &each_flow, flows);
+    }
+
+    /// The update, with the flows given by `flows_of` (called once or twice, each call
+    /// visiting every flow in order).
+    fn update_with(&mut self, r: &Report, flows_of: &dyn Fn(&mut dyn FnMut(&FlowReport)), flows: bool) {
         if flows {
-            self.select(r, &ids, &values);
+            self.select(flows_of);
         }
 
         let mut fams: Vec<Family> = FLOW_FAMILIES
@@ -249,19 +267,21 @@ impl Exposition {
         if flows {
             let mut other: FlowValues = self.retired_other;
             let mut named_rows: Vec<(FlowId, FlowValues)> = Vec::new();
-            let mut present: HashMap<&FlowId, usize> = HashMap::with_capacity(self.named.len());
-            for (i, (id, v)) in ids.iter().zip(&values).enumerate() {
-                if self.named.contains_key(id) {
-                    present.insert(id, i);
+            let mut present: HashMap<FlowId, FlowValues> = HashMap::with_capacity(self.named.len());
+            flows_of(&mut |f: &FlowReport| {
+                let v = flow_values(f);
+                let id = flow_id(f);
+                if self.named.contains_key(&id) {
+                    present.insert(id, v);
                 } else {
-                    for (o, x) in other.iter_mut().zip(v) {
+                    for (o, x) in other.iter_mut().zip(&v) {
                         *o += x;
                     }
                 }
-            }
+            });
             for (id, slot) in &self.named {
                 let mut own = slot.carried;
-                if let Some(v) = present.get(id).and_then(|&i| values.get(i)) {
+                if let Some(v) = present.get(id) {
                     for (k, o) in own.iter_mut().enumerate() {
                         if FLOW_COUNTERS[k].0 == CAPTURE_LOSS {
                             *o += v[k]; // a gauge: its value now
@@ -513,17 +533,41 @@ impl Exposition {
     /// Give flows their series: the first time, the `top` busiest (by bytes) from zero; then
     /// newcomers, busiest first, while slots remain, from what they have counted by then
     /// (which stays in `other`). No flow ever loses its series.
-    fn select(&mut self, r: &Report, ids: &[FlowId], values: &[FlowValues]) {
+    fn select(&mut self, flows_of: &dyn Fn(&mut dyn FnMut(&FlowReport))) {
         let first = !self.assigned;
         self.assigned = true;
         if self.named.len() >= self.top {
             return;
         }
-        let mut order: Vec<usize> = (0..ids.len()).filter(|&i| !self.named.contains_key(&ids[i])).collect();
-        order.sort_by_key(|&i| std::cmp::Reverse(r.flows.get(i).map_or(0, |f| f.bytes)));
-        for i in order.into_iter().take(self.top - self.named.len()) {
-            let baseline = if first { [0.0; FLOW_COUNTERS.len()] } else { values[i] };
-            self.named.insert(ids[i].clone(), Slot { baseline, carried: [0.0; FLOW_COUNTERS.len()] });
+        // The busiest flows not yet named, by bytes (the earlier flow first among equals),
+        // kept in a bounded heap: one pass, memory for `top` flows only.
+        let want = self.top - self.named.len();
+        let mut best: std::collections::BinaryHeap<std::cmp::Reverse<(u64, std::cmp::Reverse<usize>)>> =
+            std::collections::BinaryHeap::with_capacity(want + 1);
+        let mut picked: HashMap<usize, (FlowId, FlowValues)> = HashMap::with_capacity(want + 1);
+        let mut i = 0usize;
+        flows_of(&mut |f: &FlowReport| {
+            let at = i;
+            i += 1;
+            let id = flow_id(f);
+            if self.named.contains_key(&id) {
+                return;
+            }
+            let key = (f.bytes, std::cmp::Reverse(at));
+            if best.len() == want && best.peek().is_some_and(|w| w.0 >= key) {
+                return;
+            }
+            best.push(std::cmp::Reverse(key));
+            picked.insert(at, (id, flow_values(f)));
+            if best.len() > want {
+                if let Some(std::cmp::Reverse((_, std::cmp::Reverse(out)))) = best.pop() {
+                    picked.remove(&out);
+                }
+            }
+        });
+        for (_, (id, values)) in picked {
+            let baseline = if first { [0.0; FLOW_COUNTERS.len()] } else { values };
+            self.named.insert(id, Slot { baseline, carried: [0.0; FLOW_COUNTERS.len()] });
         }
     }
 
@@ -532,7 +576,7 @@ impl Exposition {
     /// value, until a flow with the same key counts on them again) or in `other`.
     pub fn retire(&mut self, evicted: &[FlowReport]) {
         for f in evicted {
-            let id = (f.point, f.src.clone(), f.dst.clone(), f.dest_qp);
+            let id = flow_id(f);
             let v = flow_values(f);
             match self.named.get_mut(&id) {
                 Some(slot) => {

@@ -2165,6 +2165,15 @@ impl<'a> StreamedReport<'a> {
         Some(r)
     }
 
+    /// The entry of flow `id` without its throughput series, as
+    /// [`Analyzer::report_counters`] gives it (what an exporter needs).
+    pub fn flow_counters(&self, id: usize) -> Option<FlowReport> {
+        let f = self.analyzer.flows.get(id)?;
+        let mut r = flow_report(id, f, self.analyzer, false);
+        r.health = health_name(self.worst.get(id).copied().flatten());
+        Some(r)
+    }
+
     /// Totals of a connection, as [`Report::connection_totals`] gives them.
     pub fn connection_totals(&self, c: &Connection) -> ConnectionTotals {
         let flows: Vec<FlowReport> = c.flows.iter().filter_map(|i| self.flow(*i)).collect();
