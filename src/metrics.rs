@@ -179,6 +179,10 @@ fn flow_values(f: &FlowReport) -> FlowValues {
     .map(|v| v as f64)
 }
 
+/// Visits every flow of a report in order (the flows of a [`Report`], or those a
+/// [`StreamedReport`] builds one at a time).
+type FlowsOf<'a> = dyn Fn(&mut dyn FnMut(&FlowReport)) + 'a;
+
 /// A flow's identity across snapshots.
 type FlowId = (u16, String, String, u32);
 
@@ -249,7 +253,7 @@ impl Exposition {
 
     /// The update, with the flows given by `flows_of` (called once or twice, each call
     /// visiting every flow in order).
-    fn update_with(&mut self, r: &Report, flows_of: &dyn Fn(&mut dyn FnMut(&FlowReport)), flows: bool) {
+    fn update_with(&mut self, r: &Report, flows_of: &FlowsOf<'_>, flows: bool) {
         if flows {
             self.select(flows_of);
         }
@@ -533,7 +537,7 @@ impl Exposition {
     /// Give flows their series: the first time, the `top` busiest (by bytes) from zero; then
     /// newcomers, busiest first, while slots remain, from what they have counted by then
     /// (which stays in `other`). No flow ever loses its series.
-    fn select(&mut self, flows_of: &dyn Fn(&mut dyn FnMut(&FlowReport))) {
+    fn select(&mut self, flows_of: &FlowsOf<'_>) {
         let first = !self.assigned;
         self.assigned = true;
         if self.named.len() >= self.top {
