@@ -5,7 +5,7 @@
 
 use crate::cli::SourceArgs;
 use rocescope_capture::{interfaces, Batch, CaptureError, CaptureStats, LiveOptions, Record, Source};
-use rocescope_decoder::{decode, DecodeOptions, Packet};
+use rocescope_decoder::{DecodeOptions, Packet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -231,7 +231,9 @@ pub fn pump(
             end.frames += 1;
             let want = decoding == Decoding::All || end.roce == 0;
             let result = if want {
-                let p = decode(rec.link_type, rec.data, opts);
+                // Decoded where it stays: no copy of the packet per frame.
+                let mut p = Packet::empty(rec.data, rec.link_type);
+                p.decode_from(opts);
                 if p.roce.is_some() || p.mac_control.is_some() {
                     end.roce += 1;
                 }

@@ -233,6 +233,10 @@ proptest! {
         let p = decode(LinkType(lt), &data, &opts);
         // Formatting every part must not panic either.
         let _ = format!("{:?} {:?}", p, p.error.map(|e| e.to_string()));
+        // Decoding in place gives the same packet.
+        let mut q = rocescope_decoder::Packet::empty(&data, LinkType(lt));
+        q.decode_from(&opts);
+        prop_assert_eq!(q, p);
     }
 
     #[test]
