@@ -152,6 +152,24 @@ pub struct FlowCold {
     pub evidence: Vec<(EvidenceKind, Evidence)>,
 }
 
+/// A flow's READ requests and responses (allocated on its first READ: [`Flow::reads`]).
+#[derive(Clone, Debug, Default)]
+pub struct Reads {
+    /// READs awaiting their last response: (first PSN, last PSN, time).
+    pub(crate) outstanding: VecDeque<(u32, u32, i64)>,
+    /// The READ response PSN due next (from the READs outstanding).
+    pub(crate) resp_next: Option<u32>,
+    /// Gaps in the READ responses seen (for this flow's READs).
+    pub read_response_gaps: u64,
+    /// The PSN range the responder must send again after a response gap (an implied NAK's
+    /// re-issued READ falls in it).
+    pub(crate) gap: Option<(u32, u32)>,
+}
+
+/// What a flow without READs reads as its READ state.
+static NO_READS: Reads =
+    Reads { outstanding: VecDeque::new(), resp_next: None, read_response_gaps: 0, gap: None };
+
 /// What a flow without events reads as its cold part.
 static NO_EVENTS: FlowCold = FlowCold {
     ce_pending: None,
@@ -281,14 +299,8 @@ pub struct Flow {
     /// Latency figures (boxed: touched only on ACKs, READ responses, NAKs and CNPs).
     latency: Option<Box<FlowLatency>>,
     pub(crate) outstanding_ackreq: VecDeque<(u32, i64)>,
-    /// READs awaiting responses: (first PSN, last PSN, time).
-    pub(crate) outstanding_reads: VecDeque<(u32, u32, i64)>,
-    /// The READ response PSN due next, when READs are outstanding.
-    pub(crate) read_resp_next: Option<u32>,
-    /// Gaps seen in READ responses (this flow's READs).
-    pub read_response_gaps: u64,
-    /// The PSNs the last gap in READ responses left to be asked again: (first, last).
-    pub(crate) read_gap: Option<(u32, u32)>,
+    /// READ state, allocated on the flow's first READ (most flows carry none).
+    reads: Option<Box<Reads>>,
     /// Positive ACKs (Acknowledge packets) in this flow.
     pub acks: u64,
     /// What is touched only on events (ACKs, NAKs, CNPs, AckReq, evidence).
@@ -327,10 +339,7 @@ impl Flow {
             pmtu: 0,
             acks: 0,
             outstanding_ackreq: VecDeque::new(),
-            outstanding_reads: VecDeque::new(),
-            read_resp_next: None,
-            read_response_gaps: 0,
-            read_gap: None,
+            reads: None,
             cold: None,
             first_frame: frame,
             first_ts: ts,
@@ -361,6 +370,16 @@ impl Flow {
     /// The time of the NAK a resend answers, taken (no allocation when there is none).
     pub(crate) fn take_nak_ts(&mut self) -> Option<i64> {
         self.cold.as_mut().and_then(|c| c.last_nak_ts.take())
+    }
+
+    /// Its READ state (empty, and no allocation, until its first READ).
+    pub fn reads(&self) -> &Reads {
+        self.reads.as_deref().unwrap_or(&NO_READS)
+    }
+
+    /// Its READ state, to change: allocated on the first READ.
+    pub(crate) fn reads_mut(&mut self) -> &mut Reads {
+        self.reads.get_or_insert_with(Box::default)
     }
 
     pub(crate) fn note(&mut self, kind: EvidenceKind, frame: u64, ts_ns: i64, what: impl FnOnce() -> String) {

@@ -930,12 +930,13 @@ impl Analyzer {
         // (an implied NAK, reference §1.10).
         // From its first PSN, it is a re-issue only once some of its responses were seen
         // (else the READ itself may have been lost: the ACK timeout's business).
-        let resp_next = f.read_resp_next;
+        let reads = f.reads();
+        let resp_next = reads.resp_next;
         let in_gap =
-            f.read_gap.is_some_and(|(first, last)| psn_diff(psn, first) >= 0 && psn_diff(psn, last) <= 0);
+            reads.gap.is_some_and(|(first, last)| psn_diff(psn, first) >= 0 && psn_diff(psn, last) <= 0);
         let implied = op.is_read_request()
             && (in_gap
-                || f.outstanding_reads.iter().any(|&(first, last, _)| {
+                || reads.outstanding.iter().any(|&(first, last, _)| {
                     psn_diff(psn, first) >= 0
                         && psn_diff(psn, last) <= 0
                         && (psn != first || resp_next != Some(first))
@@ -961,22 +962,23 @@ impl Analyzer {
         }
         if implied {
             // The re-issued READ asks from `psn` to the end of the READ it continues.
-            for r in f.outstanding_reads.iter_mut() {
+            let reads = f.reads_mut();
+            for r in reads.outstanding.iter_mut() {
                 if psn_diff(psn, r.0) >= 0 && psn_diff(psn, r.1) <= 0 {
                     r.0 = psn;
                 }
             }
-            f.read_resp_next = Some(psn);
-            f.read_gap = None;
-            if !f.outstanding_reads.iter().any(|r| psn_diff(psn, r.0) >= 0 && psn_diff(psn, r.1) <= 0) {
+            reads.resp_next = Some(psn);
+            reads.gap = None;
+            if !reads.outstanding.iter().any(|r| psn_diff(psn, r.0) >= 0 && psn_diff(psn, r.1) <= 0) {
                 // The READ it continues had all its responses go by: wait for them again.
                 let last = psn::psn_add(psn, span.max(1) - 1);
                 // Capped as every other outstanding READ (re-issued READs were not: a QP that
                 // kept re-issuing grew without bound).
-                if f.outstanding_reads.len() == MAX_OUTSTANDING {
-                    f.outstanding_reads.pop_front();
+                if reads.outstanding.len() == MAX_OUTSTANDING {
+                    reads.outstanding.pop_front();
                 }
-                f.outstanding_reads.push_back((psn, last, meta.ts_ns));
+                reads.outstanding.push_back((psn, last, meta.ts_ns));
             }
         }
         if bth.ack_req() {
@@ -986,11 +988,12 @@ impl Analyzer {
             f.outstanding_ackreq.push_back((psn, meta.ts_ns));
         }
         if op.is_read_request() && !implied {
-            if f.outstanding_reads.len() == MAX_OUTSTANDING {
-                f.outstanding_reads.pop_front();
+            let reads = f.reads_mut();
+            if reads.outstanding.len() == MAX_OUTSTANDING {
+                reads.outstanding.pop_front();
             }
-            f.outstanding_reads.push_back((psn, psn::psn_add(psn, span.max(1) - 1), meta.ts_ns));
-            f.read_resp_next.get_or_insert(psn);
+            reads.outstanding.push_back((psn, psn::psn_add(psn, span.max(1) - 1), meta.ts_ns));
+            reads.resp_next.get_or_insert(psn);
         }
     }
 
@@ -1076,11 +1079,11 @@ impl Analyzer {
             t.latency_mut().ack.add(meta.ts_ns - ts);
         }
         if matches!(op.position(), Some(Position::Last | Position::Only)) && op.operation() != 0x11 {
-            while let Some(&(_, last, ts)) = t.outstanding_reads.front() {
+            while let Some(&(_, last, ts)) = t.reads().outstanding.front() {
                 if psn_diff(last, psn) > 0 {
                     break;
                 }
-                t.outstanding_reads.pop_front();
+                t.reads_mut().outstanding.pop_front();
                 if last == psn {
                     t.latency_mut().read.add(meta.ts_ns - ts);
                 }
@@ -1092,27 +1095,29 @@ impl Analyzer {
     /// responses of the READ under way (the evidence of an implied NAK to come).
     fn on_read_response(&mut self, target: Option<usize>, psn: u32, meta: &FrameMeta) {
         let Some(t) = target.and_then(|t| self.flows.get_mut(t)) else { return };
-        let Some(next) = t.read_resp_next else { return };
+        let Some(next) = t.reads().resp_next else { return };
         let d = psn_diff(psn, next);
         if d > 0 && d < 1 << 16 {
-            t.read_response_gaps += 1;
+            let reads = t.reads_mut();
+            reads.read_response_gaps += 1;
             // The requester drops the responses after the gap and will ask again from its
             // first missing PSN, even once the READ's last response has gone by.
-            let last = t
-                .outstanding_reads
+            let last = reads
+                .outstanding
                 .iter()
                 .find(|r| psn_diff(psn, r.0) >= 0 && psn_diff(psn, r.1) <= 0)
                 .map_or(psn, |r| r.1);
-            t.read_gap = Some((next, last));
+            reads.gap = Some((next, last));
             t.note(EvidenceKind::ReadResponseGap, meta.number, meta.ts_ns, || {
                 format!("READ response PSN {psn} arrived; {d} response(s) before it missing")
             });
         }
         if d >= 0 {
             // The READ this response ends is complete: the next one's first PSN is due.
-            let ends = t.outstanding_reads.front().is_some_and(|&(_, last, _)| last == psn);
-            t.read_resp_next =
-                if ends { t.outstanding_reads.get(1).map(|r| r.0) } else { Some(psn::psn_add(psn, 1)) };
+            let reads = t.reads_mut();
+            let ends = reads.outstanding.front().is_some_and(|&(_, last, _)| last == psn);
+            reads.resp_next =
+                if ends { reads.outstanding.get(1).map(|r| r.0) } else { Some(psn::psn_add(psn, 1)) };
         }
     }
 

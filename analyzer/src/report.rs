@@ -1050,7 +1050,7 @@ pub(crate) fn flow_report(id: usize, f: &Flow, a: &Analyzer, detail: bool) -> Fl
             late_beyond_window: f.psn.stats().late_beyond_window,
             max_late_ns: f.psn.stats().max_late_ns,
             spurious_naks: f.psn.stats().spurious_naks,
-            read_response_gaps: f.read_response_gaps,
+            read_response_gaps: f.reads().read_response_gaps,
             network_loss_gaps: f.psn.stats().network_loss_gaps,
             capture_loss_gaps: f.psn.capture_loss_gaps(),
             resyncs: f.psn.stats().resyncs,
@@ -1152,8 +1152,12 @@ pub(crate) fn responses_missing(f: &Flow, a: &Analyzer) -> bool {
         return false;
     }
     let end = a.totals().end_ns.unwrap_or(i64::MIN);
-    let asked =
-        f.outstanding_ackreq.front().map(|x| x.1).into_iter().chain(f.outstanding_reads.front().map(|x| x.2));
+    let asked = f
+        .outstanding_ackreq
+        .front()
+        .map(|x| x.1)
+        .into_iter()
+        .chain(f.reads().outstanding.front().map(|x| x.2));
     if !asked.into_iter().any(|t| t < end - 1_000_000) {
         return false;
     }
@@ -1312,8 +1316,11 @@ fn flow_findings(id: usize, f: &Flow, a: &Analyzer, out: &mut FindingSink) {
         );
     }
     if st.retransmits_implied > 0 {
-        let gaps = if f.read_response_gaps > 0 {
-            format!("; {} in its READ responses seen here", plural(f.read_response_gaps, "gap", "gaps"))
+        let gaps = if f.reads().read_response_gaps > 0 {
+            format!(
+                "; {} in its READ responses seen here",
+                plural(f.reads().read_response_gaps, "gap", "gaps")
+            )
         } else {
             "; the missing responses were lost beyond this capture point".to_string()
         };
