@@ -243,9 +243,10 @@ fn readme_query() -> String {
 fn the_readme_query_runs_in_duckdb() {
     let query = readme_query();
     assert!(query.contains("'parquet/flows-*.parquet'"), "{query}");
-    // DuckDB's Python module, else its command-line shell.
-    let python =
-        Command::new("python3").args(["-c", "import duckdb"]).output().is_ok_and(|o| o.status.success());
+    // DuckDB's Python module (in the interpreter `ROCESCOPE_PYTHON` names: .ci/run's
+    // virtual environment), else its command-line shell.
+    let py = std::env::var("ROCESCOPE_PYTHON").unwrap_or_else(|_| "python3".into());
+    let python = Command::new(&py).args(["-c", "import duckdb"]).output().is_ok_and(|o| o.status.success());
     let cli = !python && Command::new("duckdb").arg("-version").output().is_ok_and(|o| o.status.success());
     if !python && !cli {
         common::skip("neither DuckDB's Python module (pip install duckdb) nor its CLI is installed: the README query is not run");
@@ -259,7 +260,7 @@ fn the_readme_query_runs_in_duckdb() {
         let script = format!(
             "import duckdb, json\nrows = duckdb.sql({query:?}).fetchall()\nprint(json.dumps([[str(x) for x in r] for r in rows]))"
         );
-        let o = Command::new("python3").arg("-c").arg(&script).current_dir(dir.path()).output().unwrap();
+        let o = Command::new(&py).arg("-c").arg(&script).current_dir(dir.path()).output().unwrap();
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         serde_json::from_slice(&o.stdout).unwrap()
     } else {
