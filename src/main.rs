@@ -79,6 +79,7 @@ fn main() -> ExitCode {
             quiet: false,
             max_connections: 50,
             parquet: None,
+            threads: None,
             analysis: cli.tui.analysis,
             decoder: cli.tui.decoder,
         }),

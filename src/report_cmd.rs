@@ -11,8 +11,10 @@ use crate::stdio::{self, note};
 use anyhow::Context;
 use rocescope_analyzer::{Analyzer, AuditConfig, Config, Sampling, SamplingSource};
 use rocescope_capture::text;
+use rocescope_decoder::DecodeOptions;
 use std::io::Write;
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 /// Exit status when the audit found violations.
 pub const EXIT_VIOLATIONS: u8 = 3;
@@ -107,28 +109,63 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
         }
         None => None,
     };
-    let mut analyzer = Analyzer::new(cfg);
+    let threads = shard_count(args, &cfg);
+    let mut analyzer = Analyzer::new(cfg.clone());
+    analyzer.set_shard(0, threads);
     // Frame numbers as the capture counts them (an sFlow datagram is one frame, whatever
     // it samples): what findings cite as evidence.
     let mut number = 0u64;
-    let end = driver::pump(
-        &mut opened,
-        &args.source,
-        &opts,
-        driver::Decoding::All,
-        &stop,
-        |rec, packet| {
-            number += 1;
-            if let Some(p) = packet {
-                analyzer.push_frame(number, rec, p, &opts);
-                if let Some(out) = &mut parquet {
-                    out.push(number, rec, p, &opts);
+    let pace = Pace { progress: AtomicU64::new(0), limit: AtomicU64::new(u64::MAX) };
+    let (end, shards) = std::thread::scope(|scope| {
+        // The other shards read the file too, each keeping its own host pairs' flows
+        // (rocescope_analyzer::parallel); this thread reads, reports and writes Parquet.
+        let others: Vec<_> = (1..threads)
+            .map(|i| {
+                let cfg = cfg.clone();
+                let (args, opts, pace) = (&*args, &opts, &pace);
+                scope.spawn(move || shard(args, opts, pace, cfg, i, threads))
+            })
+            .collect();
+        let end = driver::pump(
+            &mut opened,
+            &args.source,
+            &opts,
+            driver::Decoding::All,
+            &stop,
+            |rec, packet| {
+                number += 1;
+                // Published every 1,024 frames: a store per frame would bounce its cache line
+                // between the cores at every frame.
+                if number % 1024 == 0 {
+                    pace.progress.store(number, Ordering::Release);
                 }
-            }
-            Ok(Flow::Continue)
-        },
-        |_| Flow::Continue,
-    )?;
+                if let Some(p) = packet {
+                    analyzer.push_frame(number, rec, p, &opts);
+                    if let Some(out) = &mut parquet {
+                        out.push(number, rec, p, &opts);
+                    }
+                }
+                Ok(Flow::Continue)
+            },
+            |_| Flow::Continue,
+        );
+        // However this thread's reading ended (the end, `-c`, Ctrl-C, an error), the other
+        // shards read exactly as far.
+        pace.limit.store(number, Ordering::Release);
+        let shards: Vec<anyhow::Result<Analyzer>> = others
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|_| Err(anyhow::anyhow!("a shard failed"))))
+            .collect();
+        (end, shards)
+    });
+    let end = end?;
+    if threads > 1 {
+        let mut all = vec![analyzer];
+        for a in shards {
+            all.push(a.context("parallel analysis")?);
+        }
+        analyzer = rocescope_analyzer::parallel::merge(all).context("parallel analysis")?;
+    }
     analyzer.finish();
     // The flows' entries are built as they are written: a million flows' entries never sit
     // in memory together.
@@ -202,4 +239,87 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
     } else {
         Ok(ExitCode::from(EXIT_VIOLATIONS))
     }
+}
+
+/// Shards of a parallel analysis (`--threads`, default all cores): one file only (each shard
+/// reads it), not standard input, and not merged captures matched across capture points.
+fn shard_count(args: &ReportArgs, cfg: &Config) -> u32 {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let want = args.threads.map_or(cores, usize::from).clamp(1, 64);
+    let one_file = matches!(args.source.read.as_slice(), [p] if p.as_os_str() != "-");
+    if one_file && cfg.points.len() <= 1 {
+        u32::try_from(want).unwrap_or(1)
+    } else {
+        1
+    }
+}
+
+/// How far the first shard has read: the others never read past it, so a run it ends early
+/// (Ctrl-C) ends at the same frame in every shard.
+struct Pace {
+    /// Frames the first shard has begun (published every 1,024: the others may lag that
+    /// much behind it, never run ahead).
+    progress: AtomicU64,
+    /// Frames the first shard read in all, once it has stopped (`u64::MAX` until then).
+    limit: AtomicU64,
+}
+
+/// Shard `index` of `count`: read the file again and analyse its host pairs' flows, frame
+/// for frame behind the first shard.
+fn shard(
+    args: &ReportArgs,
+    opts: &DecodeOptions,
+    pace: &Pace,
+    cfg: Config,
+    index: u32,
+    count: u32,
+) -> anyhow::Result<Analyzer> {
+    let mut a = Analyzer::new(cfg);
+    a.set_shard(index, count);
+    let mut opened = driver::open(&args.source, opts, false)?;
+    // The first shard says what there is to say about the input.
+    opened.quiet = true;
+    let mut number = 0u64;
+    // Signals are the first shard's to act on.
+    let never = AtomicBool::new(false);
+    driver::pump(
+        &mut opened,
+        &args.source,
+        opts,
+        driver::Decoding::All,
+        &never,
+        |rec, packet| {
+            number += 1;
+            // Wait for the first shard to reach this frame: spin briefly, then give the
+            // core away (it may be the one the first shard needs).
+            let mut waited = 0u32;
+            loop {
+                // The first shard has stopped: read as far as it did, no further.
+                let limit = pace.limit.load(Ordering::Acquire);
+                if limit != u64::MAX {
+                    if number > limit {
+                        return Ok(Flow::Stop);
+                    }
+                    break;
+                }
+                if number <= pace.progress.load(Ordering::Acquire) {
+                    break;
+                }
+                waited += 1;
+                if waited < 64 {
+                    std::hint::spin_loop();
+                } else if waited < 256 {
+                    std::thread::yield_now();
+                } else {
+                    std::thread::sleep(std::time::Duration::from_micros(50));
+                }
+            }
+            if let Some(p) = packet {
+                a.push_frame(number, rec, p, opts);
+            }
+            Ok(Flow::Continue)
+        },
+        |_| Flow::Continue,
+    )?;
+    Ok(a)
 }

@@ -309,6 +309,9 @@ pub struct Flow {
     pub first_frame: u64,
     /// First packet time.
     pub first_ts: i64,
+    /// The analyzer's packet count when the flow was created (orders the flows of merged
+    /// shards as one analysis would have: `parallel`).
+    pub(crate) first_seq: u64,
     /// How it was paired with the reverse flow.
     pub pairing: Option<Pairing>,
 }
@@ -343,6 +346,7 @@ impl Flow {
             cold: None,
             first_frame: frame,
             first_ts: ts,
+            first_seq: 0,
             pairing: None,
         }
     }

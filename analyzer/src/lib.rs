@@ -17,6 +17,7 @@ pub mod crosspoint;
 mod findings;
 pub mod flow;
 pub mod mirror;
+pub mod parallel;
 pub mod pfc;
 pub mod psn;
 pub mod report;
@@ -318,6 +319,11 @@ pub struct Analyzer {
     mirror: mirror::MirrorState,
     /// The analysis point of the last frame fed.
     last_point: u16,
+    /// Packets fed so far (every [`Analyzer::push_sampled`] call): orders flows when the
+    /// shards of a parallel analysis are merged ([`parallel`]).
+    pushed: u64,
+    /// This analyzer keeps the flows of shard `.0` of `.1` only ([`Analyzer::set_shard`]).
+    shard: Option<(u32, u32)>,
 }
 
 fn ip_of(p: &Packet<'_>) -> Option<(IpAddr, IpAddr, u8, Ecn)> {
@@ -381,6 +387,8 @@ impl Analyzer {
             sflow: sflow::SflowState::default(),
             mirror: mirror::MirrorState::default(),
             last_point: 0,
+            pushed: 0,
+            shard: None,
         }
     }
 
@@ -469,6 +477,7 @@ impl Analyzer {
         }
         let id = self.flows.len();
         let mut f = Flow::new(key, frame, ts, self.cfg.bin_ns);
+        f.first_seq = self.pushed;
         if let Some(&t) = self.cm_timeout.get(&key) {
             f.cold_mut().cm_ack_timeout_ns = Some(t);
         }
@@ -590,6 +599,7 @@ impl Analyzer {
     /// captures"). [`Analyzer::push`] uses the configured rate; sFlow samples bring their
     /// own. A rate of 0 counts as 1.
     pub fn push_sampled(&mut self, meta: &FrameMeta, p: &Packet<'_>, rate: u32) {
+        self.pushed += 1;
         // A mirrored frame counts at its session's point, at its switch's time.
         let mirrored;
         let meta = if p.tunnels.is_empty() {
@@ -701,16 +711,6 @@ impl Analyzer {
         let bth = r.bth;
         let op = bth.opcode();
         let key = FlowKey { src, dst, dest_qp: bth.dest_qp(), point: meta.point };
-        let id = self.flow_id(key, meta.number, meta.ts_ns);
-        // Across capture points, only packets a PSN names: connected requests and READ
-        // responses (ACKs repeat PSNs, CNPs carry none).
-        if let Some(m) = &mut self.matcher {
-            let named = matches!(op.transport(), Transport::Rc | Transport::Uc | Transport::Xrc)
-                && (op.is_request() || (op.is_response() && (0x0D..=0x10).contains(&op.operation())));
-            if named {
-                m.seen(key, bth.psn(), op.0, meta);
-            }
-        }
         let pcp = p.vlans.pcp().or(stripped_pcp);
         if stripped_pcp.is_some() {
             self.mirror.count_pcp(meta.point, w);
@@ -721,6 +721,28 @@ impl Analyzer {
         let prio = self.cfg.audit.priority(dscp, pcp);
         self.on_priority_traffic(meta, p, prio);
         let is_cnp = op.is_cnp();
+        if is_cnp {
+            self.totals.cnps += w;
+        }
+        if matches!(op.position(), Some(Position::First | Position::Middle)) && r.payload_len > 0 {
+            // A First/Middle packet is full-size: its payload is the path MTU.
+            self.pmtu_seen = self.pmtu_seen.max(mtu_class(r.payload_len));
+        }
+        // Everything above concerns the whole capture; what follows, the flows of this host
+        // pair, which a shard of a parallel analysis keeps only when they are its own.
+        if !self.owns(src, dst) {
+            return;
+        }
+        let id = self.flow_id(key, meta.number, meta.ts_ns);
+        // Across capture points, only packets a PSN names: connected requests and READ
+        // responses (ACKs repeat PSNs, CNPs carry none).
+        if let Some(m) = &mut self.matcher {
+            let named = matches!(op.transport(), Transport::Rc | Transport::Uc | Transport::Xrc)
+                && (op.is_request() || (op.is_response() && (0x0D..=0x10).contains(&op.operation())));
+            if named {
+                m.seen(key, bth.psn(), op.0, meta);
+            }
+        }
         let v1 = r.grh.is_some();
         self.check_audit(id, meta.number, audit::Class::of(op), (dscp, pcp, prio), (!v1).then_some(ecn));
         let Some(f) = self.flows.get_mut(id) else { return };
@@ -751,7 +773,6 @@ impl Analyzer {
         }
         if is_cnp {
             f.cold_mut().cnps += w;
-            self.totals.cnps += w;
             f.note(EvidenceKind::Cnp, meta.number, meta.ts_ns, || {
                 format!("CNP to QP 0x{:06x}", bth.dest_qp())
             });
@@ -774,9 +795,7 @@ impl Analyzer {
         }
         if matches!(op.position(), Some(Position::First | Position::Middle)) && r.payload_len > 0 {
             // A First/Middle packet is full-size: its payload is the path MTU.
-            let m = mtu_class(r.payload_len);
-            f.pmtu = f.pmtu.max(m);
-            self.pmtu_seen = self.pmtu_seen.max(m);
+            f.pmtu = f.pmtu.max(mtu_class(r.payload_len));
         }
         if op.is_request() {
             self.on_request(id, meta, p);

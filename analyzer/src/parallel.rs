@@ -1,0 +1,112 @@
+//! Parallel analysis by shards of host pairs (issue 13).
+//!
+//! Every shard is a whole [`Analyzer`] fed every frame of the capture, in order; each keeps
+//! the flows of its own host pairs only (both directions of a pair hash to one shard, so a
+//! connection, its CM exchange, its CNPs and its pairing stay together). What concerns the
+//! whole capture (totals, capture points, priorities and PFC/PAUSE timelines, the path MTU,
+//! mirror sessions and switch clocks, sFlow sources) is computed the same way in every shard,
+//! from every frame; the per-flow work (PSN tracking, latencies, audit, findings' evidence),
+//! the bulk of the cost, is split. [`merge`] then joins the shards' flows into one analysis,
+//! ordered and numbered as one analyzer would have made them, so its report is the
+//! single-threaded report (tests/threads.rs compares them over every sample and real capture).
+//!
+//! Not sharded: merged captures matched across capture points (the matcher ties clocks from
+//! packets of every flow), and analyzers whose idle flows are evicted (the exporter).
+
+use crate::{Analyzer, Flow};
+use rustc_hash::{FxHashMap, FxHasher};
+use std::hash::{Hash, Hasher};
+use std::net::IpAddr;
+
+/// The shard a host pair belongs to, out of `count`: both directions alike.
+pub fn shard_of(a: IpAddr, b: IpAddr, count: u32) -> u32 {
+    let (lo, hi) = if a <= b { (a, b) } else { (b, a) };
+    let mut h = FxHasher::default();
+    lo.hash(&mut h);
+    hi.hash(&mut h);
+    // The high bits: FxHash's low bits are weak for keys that differ in a few bytes.
+    let x = h.finish();
+    ((x >> 32) ^ (x & 0xFFFF_FFFF)) as u32 % count.max(1)
+}
+
+impl Analyzer {
+    /// Keep only the flows of shard `index` of `count` (see the module docs); everything
+    /// else is analysed as before. Call before the first frame. Refused (false) for merged
+    /// captures matched across capture points.
+    pub fn set_shard(&mut self, index: u32, count: u32) -> bool {
+        if self.matcher.is_some() || count == 0 || index >= count || self.totals.frames > 0 {
+            return false;
+        }
+        self.shard = (count > 1).then_some((index, count));
+        true
+    }
+
+    /// True when this analyzer keeps the flows between `a` and `b`.
+    pub(crate) fn owns(&self, a: IpAddr, b: IpAddr) -> bool {
+        self.shard.is_none_or(|(i, n)| shard_of(a, b, n) == i)
+    }
+}
+
+/// Join the shards of one parallel analysis (each [`Analyzer::set_shard`] to its index, all
+/// fed the same frames) into the analysis one analyzer would have made. `None` when there is
+/// no shard.
+pub fn merge(shards: Vec<Analyzer>) -> Option<Analyzer> {
+    let mut shards = shards.into_iter();
+    let mut base = shards.next()?;
+    let mut rest: Vec<Analyzer> = shards.collect();
+    if rest.is_empty() {
+        base.shard = None;
+        return Some(base);
+    }
+    // Every flow, by when one analyzer would have created it.
+    let mut stores: Vec<Vec<Option<Flow>>> = Vec::with_capacity(rest.len() + 1);
+    stores.push(std::mem::take(&mut base.flows).into_iter().map(Some).collect());
+    for a in &mut rest {
+        stores.push(std::mem::take(&mut a.flows).into_iter().map(Some).collect());
+    }
+    let mut order: Vec<(u64, usize, usize)> = stores
+        .iter()
+        .enumerate()
+        .flat_map(|(s, fs)| {
+            fs.iter().enumerate().map(move |(i, f)| (f.as_ref().map_or(0, |f| f.first_seq), s, i))
+        })
+        .collect();
+    order.sort_unstable();
+    let mut new_id: Vec<Vec<usize>> = stores.iter().map(|fs| vec![usize::MAX; fs.len()]).collect();
+    for (n, &(_, s, i)) in order.iter().enumerate() {
+        if let Some(slot) = new_id.get_mut(s).and_then(|m| m.get_mut(i)) {
+            *slot = n;
+        }
+    }
+    let remap =
+        |s: usize, id: usize| new_id.get(s).and_then(|m| m.get(id)).copied().filter(|&n| n != usize::MAX);
+    for &(_, s, i) in &order {
+        if let Some(mut f) = stores.get_mut(s).and_then(|fs| fs.get_mut(i)).and_then(Option::take) {
+            f.partner = f.partner.and_then(|p| remap(s, p));
+            base.flows.push(f);
+        }
+    }
+    // What refers to flows by id, or is kept per host pair.
+    let mut audit = FxHashMap::default();
+    for (s, a) in std::iter::once(&mut base).chain(rest.iter_mut()).enumerate() {
+        for ((id, what, seen), (n, first)) in std::mem::take(&mut a.audit) {
+            let e = audit.entry((id.and_then(|i| remap(s, i)), what, seen)).or_insert((0u64, first));
+            e.0 += n;
+            e.1 = e.1.min(first);
+        }
+    }
+    base.audit = audit;
+    for a in &mut rest {
+        base.cm_pending.extend(std::mem::take(&mut a.cm_pending));
+        base.cm_timeout.extend(std::mem::take(&mut a.cm_timeout));
+        base.cm_partner.extend(std::mem::take(&mut a.cm_partner));
+    }
+    base.index = base.flows.iter().enumerate().map(|(i, f)| (f.key, i)).collect();
+    base.by_pair.clear();
+    for (i, f) in base.flows.iter().enumerate() {
+        base.by_pair.entry((f.key.point, f.key.src, f.key.dst)).or_default().push(i);
+    }
+    base.last = None;
+    base.shard = None;
+    Some(base)
+}

@@ -1,0 +1,154 @@
+//! Parallel analysis (`report --threads N`, analyzer `parallel`): shards of host pairs,
+//! merged, give exactly the single-threaded report, over every bundled sample and every real
+//! capture, in the library and through the command.
+
+mod common;
+
+use rocescope_analyzer::{parallel, Analyzer, Config};
+use rocescope_capture::CaptureReader;
+use rocescope_decoder::{decode, DecodeOptions};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Analyse `path` as shard `index` of `count` (no sharding for a count of 1).
+fn analyse(path: &Path, index: u32, count: u32) -> Analyzer {
+    let opts = DecodeOptions::default();
+    let mut a = Analyzer::new(Config::default());
+    assert!(a.set_shard(index, count));
+    let mut r = CaptureReader::open(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut n = 0;
+    while let Some(rec) = r.next_record().unwrap_or_else(|e| panic!("{}: {e}", path.display())) {
+        n += 1;
+        let p = decode(rec.link_type, rec.data, &opts);
+        a.push_frame(n, &rec, &p, &opts);
+    }
+    a.finish();
+    a
+}
+
+fn pcaps_under(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(rd) = std::fs::read_dir(dir) else { return };
+    let mut entries: Vec<PathBuf> = rd.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    entries.sort();
+    for p in entries {
+        if p.is_dir() {
+            pcaps_under(&p, out);
+        } else if p.extension().is_some_and(|e| e == "pcap") {
+            out.push(p);
+        }
+    }
+}
+
+fn check(path: &Path) {
+    let one = serde_json::to_value(analyse(path, 0, 1).report()).unwrap();
+    for count in [2, 3] {
+        let shards: Vec<Analyzer> = (0..count).map(|i| analyse(path, i, count)).collect();
+        let merged = parallel::merge(shards).unwrap();
+        let many = serde_json::to_value(merged.report()).unwrap();
+        assert!(one == many, "{} with {count} shards differs from one analyzer", path.display());
+    }
+}
+
+#[test]
+fn every_sample_gives_the_single_threaded_report() {
+    let mut files = Vec::new();
+    pcaps_under(&common::root().join("samples"), &mut files);
+    assert!(files.len() > 40, "{}", files.len());
+    for f in &files {
+        check(f);
+    }
+}
+
+#[test]
+fn every_real_capture_gives_the_single_threaded_report() {
+    let Some(dir) = common::real_captures() else { return };
+    for f in &common::captures_in(&dir) {
+        check(f);
+    }
+}
+
+#[test]
+fn both_directions_of_a_host_pair_share_a_shard() {
+    use std::net::IpAddr;
+    let a: IpAddr = "10.0.0.1".parse().unwrap();
+    let b: IpAddr = "fe80::26".parse().unwrap();
+    for n in 1..9 {
+        assert_eq!(parallel::shard_of(a, b, n), parallel::shard_of(b, a, n));
+        assert!(parallel::shard_of(a, b, n) < n);
+    }
+}
+
+fn report(args: &[&str]) -> (Vec<u8>, Option<i32>) {
+    let o = Command::new(env!("CARGO_BIN_EXE_rocescope")).arg("report").args(args).output().unwrap();
+    (o.stdout, o.status.code())
+}
+
+#[test]
+fn the_command_gives_the_same_report_on_any_number_of_threads() {
+    let mut files = Vec::new();
+    pcaps_under(&common::root().join("samples"), &mut files);
+    if let Some(dir) = common::real_captures() {
+        files.extend(common::captures_in(&dir));
+    }
+    for f in &files {
+        let f = f.to_string_lossy();
+        for extra in [&["--json"][..], &[], &["--json", "-c", "57"]] {
+            let one = report(&[&["-r", &f, "--threads", "1"], extra].concat());
+            let three = report(&[&["-r", &f, "--threads", "3"], extra].concat());
+            assert!(one == three, "{f} {extra:?}: --threads 3 differs from --threads 1");
+        }
+    }
+}
+
+/// Interrupted (SIGINT) part-way, a parallel report still covers one range of frames in
+/// every shard: its flows hold exactly the RoCE packets its summary counts.
+#[test]
+fn an_interrupted_parallel_report_covers_the_same_frames_in_every_shard() {
+    use rocescope_capture::PcapWriter;
+    use rocescope_decoder::build::{ExtRepr, IbRepr, IcrcMode, IpRepr, RoceV2Frame};
+    use rocescope_decoder::ext::RethRepr;
+    use rocescope_decoder::{BthRepr, Ecn, LinkType, Opcode, OpcodeOptions};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("big.pcap");
+    let file = std::fs::File::create(&path).unwrap();
+    let mut w = PcapWriter::new(std::io::BufWriter::new(file), LinkType::ETHERNET, 65535).unwrap();
+    let mut frames = Vec::new();
+    for q in 0..256u32 {
+        let ip = IpRepr::V4 {
+            src: [10, 0, 0, q as u8].into(),
+            dst: [10, 1, 0, q as u8].into(),
+            dscp: 26,
+            ecn: Ecn::Ect0,
+            ttl: 64,
+            id: 0,
+        };
+        let bth = BthRepr { opcode: Opcode::RC_WRITE_ONLY, dest_qp: 0x100 + q, psn: 0, ..Default::default() };
+        let ext = ExtRepr { reth: Some(RethRepr { va: 0x1000, rkey: 7, dma_len: 64 }), ..Default::default() };
+        let ib = IbRepr { bth, ext, payload: vec![0xab; 64], icrc: IcrcMode::Correct };
+        frames.push(
+            RoceV2Frame::new([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2], ip, ib).build(OpcodeOptions::default()),
+        );
+    }
+    // 3 M frames: more than a debug build reads in the time before the signal.
+    let mut ts = 1_767_225_600_000_000_000i64;
+    for i in 0..3_000_000usize {
+        let f = &frames[i % frames.len()];
+        ts += 100;
+        w.write(ts, f, f.len() as u32).unwrap();
+    }
+    drop(w);
+    let child = Command::new(env!("CARGO_BIN_EXE_rocescope"))
+        .args(["report", "--json", "--threads", "3", "-r"])
+        .arg(&path)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(700));
+    let _ = Command::new("kill").args(["-INT", &child.id().to_string()]).status();
+    let out = child.wait_with_output().unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("a report after SIGINT");
+    let roce = v["summary"]["roce"].as_u64().unwrap();
+    let in_flows: u64 = v["flows"].as_array().unwrap().iter().map(|f| f["packets"].as_u64().unwrap()).sum();
+    assert!(roce > 0 && roce < 3_000_000, "interrupted part-way: {roce}");
+    assert_eq!(in_flows, roce, "the shards stopped at the same frame");
+}
