@@ -456,6 +456,20 @@ pub struct ReportArgs {
     /// named by capture and start time so many runs can share DIR (docs/parquet.md).
     #[arg(long, value_name = "DIR")]
     pub parquet: Option<PathBuf>,
+    /// NIC counters to set beside the capture's figures (a COUNTERS section, and a
+    /// `counters_disagree` warning where they disagree): `ethtool -S IFACE` output, `rdma
+    /// statistic show` output, or a dump of `grep -H . /sys/class/infiniband/*/ports/*/hw_counters/*`,
+    /// in any mix. Twice: the snapshots before and after the capture (deltas); once: a file
+    /// holding both (the second after a `# after` line, or a second `NIC statistics:`
+    /// header), or a single snapshot (absolute values, shown but not compared).
+    /// docs/counters.md.
+    #[arg(long, value_name = "FILE")]
+    pub counters: Vec<PathBuf>,
+    /// The host whose NIC the counters are: its IP address(es) for CNPs, NAKs and resends,
+    /// its MAC for pause frames (comma-separated, or the option repeated). Without it the
+    /// capture's figures are the whole capture's, directions not told apart.
+    #[arg(long, value_name = "ADDR,...", requires = "counters")]
+    pub counters_host: Vec<String>,
     /// Analysis settings.
     #[command(flatten)]
     pub analysis: AnalysisOpts,

@@ -79,6 +79,8 @@ fn main() -> ExitCode {
             quiet: false,
             max_connections: 50,
             parquet: None,
+            counters: Vec::new(),
+            counters_host: Vec::new(),
             analysis: cli.tui.analysis,
             decoder: cli.tui.decoder,
         }),

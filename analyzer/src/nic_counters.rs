@@ -325,8 +325,8 @@ impl Figure {
             Figure::RnrRetryExceeded => "RNR retries exceeded",
             Figure::PauseRx => "PFC pauses received",
             Figure::PauseTx => "PFC pauses sent",
-            Figure::PauseRxDurationUs => "paused by peer, µs",
-            Figure::PauseTxDurationUs => "pausing peer, µs",
+            Figure::PauseRxDurationUs => "µs paused by pauses received",
+            Figure::PauseTxDurationUs => "µs of pauses sent",
             Figure::LinkPauseRx => "PAUSE received",
             Figure::LinkPauseTx => "PAUSE sent",
             Figure::RxDiscards => "rx discards",
@@ -618,28 +618,26 @@ pub fn reconcile(
     let c = capture_side(report, flows, host);
     let by_ip = !host.ips.is_empty();
     let by_mac = !host.macs.is_empty();
-    let ip_of = if by_ip { "the host's" } else { "the capture's" };
     let mut rows: Vec<CounterRow> = Vec::new();
-    let mut add = |figure: Figure, priority: Option<u8>, capture: Option<u64>, capture_figure: String, always: bool| {
-        let (n, counters) = nic.remove(&(figure, priority)).unwrap_or((None, Vec::new()));
-        if counters.is_empty() && !(always && capture.unwrap_or(0) > 0) {
+    let mut add = |figure: Figure, priority: Option<u8>, capture: Option<u64>, capture_figure: String| {
+        let Some((n, counters)) = nic.remove(&(figure, priority)) else {
             return;
-        }
+        };
         rows.push(CounterRow { figure, priority, nic: n, counters, capture, capture_figure, status: "" });
     };
     let src = if by_ip { "sent by the host" } else { "in the capture" };
     let dst = if by_ip { "sent to the host" } else { "in the capture" };
-    add(Figure::CnpSent, None, Some(c.cnp_sent), format!("CNPs {src}"), true);
-    add(Figure::CnpHandled, None, Some(c.cnp_received), format!("CNPs {dst}"), true);
-    add(Figure::CnpIgnored, None, None, "not visible (the NIC's choice)".into(), false);
-    add(Figure::EcnMarkedReceived, None, Some(c.ce_received), format!("CE-marked RoCE {dst}"), false);
-    add(Figure::SeqErrNakReceived, None, Some(c.nak_seq_received), format!("PSN sequence error NAKs {dst}"), true);
-    add(Figure::OutOfSequence, None, Some(c.nak_seq_sent), format!("PSN sequence error NAKs {src} (one per gap)"), false);
-    add(Figure::ImpliedNak, None, Some(c.implied), format!("implied-NAK resends {src}"), false);
-    add(Figure::LocalAckTimeout, None, Some(c.timeouts), format!("timeout resends {src}"), false);
-    add(Figure::DuplicateRequest, None, Some(c.resends_received), format!("resent requests {dst}"), false);
-    add(Figure::RnrNakReceived, None, Some(c.rnr_received), format!("RNR NAKs {dst}"), false);
-    add(Figure::RnrRetryExceeded, None, None, "not visible".into(), false);
+    add(Figure::CnpSent, None, Some(c.cnp_sent), format!("CNPs {src}"));
+    add(Figure::CnpHandled, None, Some(c.cnp_received), format!("CNPs {dst}"));
+    add(Figure::CnpIgnored, None, None, "not visible (the NIC's choice)".into());
+    add(Figure::EcnMarkedReceived, None, Some(c.ce_received), format!("CE-marked RoCE {dst}"));
+    add(Figure::SeqErrNakReceived, None, Some(c.nak_seq_received), format!("PSN sequence error NAKs {dst}"));
+    add(Figure::OutOfSequence, None, Some(c.nak_seq_sent), format!("PSN sequence error NAKs {src} (one per gap)"));
+    add(Figure::ImpliedNak, None, Some(c.implied), format!("implied-NAK resends {src}"));
+    add(Figure::LocalAckTimeout, None, Some(c.timeouts), format!("timeout resends {src}"));
+    add(Figure::DuplicateRequest, None, Some(c.resends_received), format!("resent requests {dst}"));
+    add(Figure::RnrNakReceived, None, Some(c.rnr_received), format!("RNR NAKs {dst}"));
+    add(Figure::RnrRetryExceeded, None, None, "not visible".into());
     let (tx_from, rx_from) = if by_mac {
         ("from the host's MAC", "from other MACs")
     } else {
@@ -647,18 +645,17 @@ pub fn reconcile(
     };
     for p in 0..8u8 {
         let i = usize::from(p);
-        add(Figure::PauseRx, Some(p), Some(c.pfc_rx[i].0), format!("PFC pause frames {rx_from}"), true);
-        add(Figure::PauseTx, Some(p), Some(c.pfc_tx[i].0), format!("PFC pause frames {tx_from}"), true);
+        add(Figure::PauseRx, Some(p), Some(c.pfc_rx[i].0), format!("PFC pause frames {rx_from}"));
+        add(Figure::PauseTx, Some(p), Some(c.pfc_tx[i].0), format!("PFC pause frames {tx_from}"));
         let us = |ns: i64| u64::try_from(ns / 1000).unwrap_or(0);
-        add(Figure::PauseRxDurationUs, Some(p), Some(us(c.pfc_rx[i].1)), format!("paused time {rx_from}"), false);
-        add(Figure::PauseTxDurationUs, Some(p), Some(us(c.pfc_tx[i].1)), format!("paused time {tx_from}"), false);
-        add(Figure::RxPrioDiscards, Some(p), None, "not visible (dropped in the NIC)".into(), false);
+        add(Figure::PauseRxDurationUs, Some(p), Some(us(c.pfc_rx[i].1)), format!("paused time {rx_from}"));
+        add(Figure::PauseTxDurationUs, Some(p), Some(us(c.pfc_tx[i].1)), format!("paused time {tx_from}"));
+        add(Figure::RxPrioDiscards, Some(p), None, "not visible (dropped in the NIC)".into());
     }
-    add(Figure::LinkPauseRx, None, Some(c.pause_rx.0), format!("802.3x PAUSE frames {rx_from}"), true);
-    add(Figure::LinkPauseTx, None, Some(c.pause_tx.0), format!("802.3x PAUSE frames {tx_from}"), true);
-    add(Figure::RxDiscards, None, None, "not visible (dropped in the NIC)".into(), false);
-    add(Figure::OutOfBuffer, None, None, "not visible (dropped in the NIC)".into(), false);
-    let _ = ip_of;
+    add(Figure::LinkPauseRx, None, Some(c.pause_rx.0), format!("802.3x PAUSE frames {rx_from}"));
+    add(Figure::LinkPauseTx, None, Some(c.pause_tx.0), format!("802.3x PAUSE frames {tx_from}"));
+    add(Figure::RxDiscards, None, None, "not visible (dropped in the NIC)".into());
+    add(Figure::OutOfBuffer, None, None, "not visible (dropped in the NIC)".into());
 
     // Judge each row.
     let sampled = report.sampled.is_some();
@@ -678,8 +675,12 @@ pub fn reconcile(
         )
     };
     // Whether the capture figure is the host's own direction (not the whole capture's).
+    // Received pause frames are not: they are link-local multicast, so which of the
+    // captured ones reached the host's link cannot be told (a mirror of several links shows
+    // others' too).
     let attributed = |f: Figure| match f {
-        Figure::PauseRx | Figure::PauseTx | Figure::LinkPauseRx | Figure::LinkPauseTx => by_mac,
+        Figure::PauseTx | Figure::LinkPauseTx => by_mac,
+        Figure::PauseRx | Figure::LinkPauseRx => false,
         _ => by_ip,
     };
     let mut findings = Vec::new();
@@ -746,49 +747,65 @@ pub fn reconcile(
     (report, findings)
 }
 
+/// The counter names of `PORT NAME` entries, each once.
+fn short_names(counters: &[String]) -> String {
+    let mut names: Vec<&str> = counters.iter().map(|s| s.rsplit(' ').next().unwrap_or(s)).collect();
+    names.sort_unstable();
+    names.dedup();
+    names.join(", ")
+}
+
+fn plural(n: u64, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
 fn finding(r: &CounterRow, by_ip: bool, by_mac: bool, host: &Host) -> Option<Finding> {
     let n = r.nic?;
     let c = r.capture?;
-    let names = r.counters.iter().map(|s| s.rsplit(' ').next().unwrap_or(s)).collect::<Vec<_>>();
-    let mut names = names;
-    names.dedup();
-    let names = names.join(", ");
+    let names = short_names(&r.counters);
     let prio = r.priority.map(|p| format!(" on priority {p}")).unwrap_or_default();
     let macs = host.macs.join(", ");
     let ips = host.ips.iter().map(IpAddr::to_string).collect::<Vec<_>>().join(", ");
     let title = match (r.status, r.figure) {
         ("capture_misses", Figure::PauseTx | Figure::LinkPauseTx) => {
-            let what = if r.figure == Figure::PauseTx { "PFC pause frames" } else { "802.3x PAUSE frames" };
-            if by_mac {
-                format!("the NIC sent {n} {what}{prio} ({names}) while the capture saw none from {macs}: the capture misses the NIC's transmit direction (or the NIC's pauses never left the host: a capture on the host does not see the pause frames its NIC makes in hardware)")
+            let what = if r.figure == Figure::PauseTx {
+                plural(n, "PFC pause frame", "PFC pause frames")
             } else {
-                format!("the NIC sent {n} {what}{prio} ({names}) and the capture saw none{prio} from any MAC: the capture misses the NIC's transmit direction (or the NIC's pauses never left the host: a capture on the host does not see the pause frames its NIC makes in hardware)")
+                plural(n, "802.3x PAUSE frame", "802.3x PAUSE frames")
+            };
+            if by_mac {
+                format!("the NIC sent {what}{prio} ({names}) while the capture saw none from {macs}: the capture misses the NIC's transmit direction (or the NIC's pauses never left the host: a capture on the host does not see the pause frames its NIC makes in hardware)")
+            } else {
+                format!("the NIC sent {what}{prio} ({names}) and the capture saw none{prio} from any MAC: the capture misses the NIC's transmit direction (or the NIC's pauses never left the host: a capture on the host does not see the pause frames its NIC makes in hardware)")
             }
         }
         ("capture_misses", Figure::PauseRx | Figure::LinkPauseRx) => {
-            let what = if r.figure == Figure::PauseRx { "PFC pause frames" } else { "802.3x PAUSE frames" };
+            let what = if r.figure == Figure::PauseRx {
+                plural(n, "PFC pause frame", "PFC pause frames")
+            } else {
+                plural(n, "802.3x PAUSE frame", "802.3x PAUSE frames")
+            };
             let from = if by_mac { " from its peer" } else { " from any MAC" };
-            format!("the NIC received {n} {what}{prio} ({names}) and the capture saw none{prio}{from}: the capture misses the direction towards the NIC (the NIC consumes pause frames in hardware: a capture on the host never sees them; a mirror or tap of the NIC's link does)")
+            format!("the NIC received {what}{prio} ({names}) and the capture saw none{prio}{from}: the capture misses the direction towards the NIC (the NIC consumes pause frames in hardware: a capture on the host never sees them; a mirror or tap of the NIC's link does)")
         }
         ("capture_misses", Figure::CnpSent) => {
             let from = if by_ip { format!(" from {ips}") } else { String::new() };
-            format!("the NIC sent {n} CNPs ({names}) and the capture saw none{from}: the capture misses the NIC's transmit direction (or the NIC's RoCE traffic, offloaded, is not on the captured interface)")
+            format!("the NIC sent {} ({names}) and the capture saw none{from}: the capture misses the NIC's transmit direction (or the NIC's RoCE traffic, offloaded, is not on the captured interface)", plural(n, "CNP", "CNPs"))
         }
         ("capture_misses", Figure::CnpHandled) => {
             let to = if by_ip { format!(" to {ips}") } else { String::new() };
-            format!("the NIC handled {n} CNPs ({names}) and the capture saw none{to}: the capture misses the direction towards the NIC (or the NIC's RoCE traffic, offloaded, is not on the captured interface)")
+            format!("the NIC handled {} ({names}) and the capture saw none{to}: the capture misses the direction towards the NIC (or the NIC's RoCE traffic, offloaded, is not on the captured interface)", plural(n, "CNP", "CNPs"))
         }
         ("capture_misses", Figure::SeqErrNakReceived) => {
             let to = if by_ip { format!(" to {ips}") } else { String::new() };
-            format!("the NIC received {n} PSN sequence error NAKs ({names}) and the capture saw none{to}: the capture misses the direction towards the NIC, or the NAKs came on QPs not captured")
+            format!("the NIC received {} ({names}) and the capture saw none{to}: the capture misses the direction towards the NIC, or the NAKs came on QPs not captured", plural(n, "PSN sequence error NAK", "PSN sequence error NAKs"))
         }
         ("capture_more", _) => {
             let who = match r.figure {
-                Figure::PauseTx | Figure::LinkPauseTx => format!("from {macs}"),
-                Figure::PauseRx | Figure::LinkPauseRx => format!("to {macs}'s link"),
-                _ => format!("for {ips}"),
+                Figure::PauseTx | Figure::LinkPauseTx => macs,
+                _ => ips,
             };
-            format!("the capture shows {c} {}{prio} {who}, more than the NIC counted between the snapshots ({n}, {names}): the counters are another port's or NIC's, the snapshots do not bracket the capture, or the capture holds frames twice", r.figure.label())
+            format!("the capture shows {c} {}{prio} ({who}), more than the NIC counted between the snapshots ({n}, {names}): the counters are another port's or NIC's, the snapshots do not bracket the capture, or the capture holds frames twice", r.capture_figure)
         }
         _ => return None,
     };
@@ -819,7 +836,7 @@ pub fn render_text(c: &CountersReport) -> String {
     if !c.host.is_empty() {
         let _ = writeln!(o, "  host: {}", c.host.join(", "));
     }
-    let _ = writeln!(o, "  {:<28} {:>12} {:>12}  {:<15} capture figure; NIC counters", "figure", "NIC", "capture", "status");
+    let _ = writeln!(o, "  {:<34} {:>12} {:>12}  {:<15} capture figure; NIC counters", "figure", "NIC", "capture", "status");
     let mut shown = 0;
     for r in &c.figures {
         if r.nic.unwrap_or(0) == 0 && r.capture.unwrap_or(0) == 0 && r.nic.is_some() {
@@ -831,16 +848,16 @@ pub fn render_text(c: &CountersReport) -> String {
             None => r.figure.label().to_string(),
         };
         let num = |v: Option<u64>| v.map_or_else(|| "-".to_string(), |v| v.to_string());
-        let names: Vec<&str> = r.counters.iter().map(|s| s.rsplit(' ').next().unwrap_or(s)).collect();
+        let names = short_names(&r.counters);
         let _ = writeln!(
             o,
-            "  {:<28} {:>12} {:>12}  {:<15} {}; {}",
+            "  {:<34} {:>12} {:>12}  {:<15} {}; {}",
             label,
             num(r.nic),
             num(r.capture),
             r.status,
             r.capture_figure,
-            names.join(", ")
+            names
         );
     }
     let zero = c.figures.len() - shown;
