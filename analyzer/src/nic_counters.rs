@@ -258,10 +258,8 @@ pub enum Figure {
     LocalAckTimeout,
     /// Duplicate requests the NIC received (as responder).
     DuplicateRequest,
-    /// RNR NAKs the NIC received.
+    /// RNR NAKs the NIC received (and retried).
     RnrNakReceived,
-    /// RNR retries exceeded (a QP went to error).
-    RnrRetryExceeded,
     /// PFC pause frames received on a priority (the NIC was paused).
     PauseRx,
     /// PFC pause frames sent on a priority (the NIC was congested and paused its peer).
@@ -296,7 +294,6 @@ impl Figure {
             Figure::LocalAckTimeout => "local_ack_timeout",
             Figure::DuplicateRequest => "duplicate_request",
             Figure::RnrNakReceived => "rnr_nak_received",
-            Figure::RnrRetryExceeded => "rnr_retry_exceeded",
             Figure::PauseRx => "pause_rx",
             Figure::PauseTx => "pause_tx",
             Figure::PauseRxDurationUs => "pause_rx_duration_us",
@@ -322,7 +319,6 @@ impl Figure {
             Figure::LocalAckTimeout => "ACK timeouts",
             Figure::DuplicateRequest => "duplicate requests",
             Figure::RnrNakReceived => "RNR NAKs received",
-            Figure::RnrRetryExceeded => "RNR retries exceeded",
             Figure::PauseRx => "PFC pauses received",
             Figure::PauseTx => "PFC pauses sent",
             Figure::PauseRxDurationUs => "µs paused by pauses received",
@@ -356,8 +352,7 @@ pub fn map_name(name: &str) -> Option<(Figure, Option<u8>)> {
         "implied_nak_seq_err" => Figure::ImpliedNak,
         "local_ack_timeout_err" | "to_retransmits" => Figure::LocalAckTimeout,
         "duplicate_request" => Figure::DuplicateRequest,
-        "rnr_naks_rcvd" => Figure::RnrNakReceived,
-        "rnr_nak_retry_err" => Figure::RnrRetryExceeded,
+        "rnr_naks_rcvd" | "rnr_nak_retry_err" => Figure::RnrNakReceived,
         // mlx5 ethtool -S.
         "rx_pause_ctrl_phy" => Figure::LinkPauseRx,
         "tx_pause_ctrl_phy" => Figure::LinkPauseTx,
@@ -637,7 +632,6 @@ pub fn reconcile(
     add(Figure::LocalAckTimeout, None, Some(c.timeouts), format!("timeout resends {src}"));
     add(Figure::DuplicateRequest, None, Some(c.resends_received), format!("resent requests {dst}"));
     add(Figure::RnrNakReceived, None, Some(c.rnr_received), format!("RNR NAKs {dst}"));
-    add(Figure::RnrRetryExceeded, None, None, "not visible".into());
     let (tx_from, rx_from) = if by_mac {
         ("from the host's MAC", "from other MACs")
     } else {
