@@ -86,7 +86,10 @@ pub fn analysis_config(
 
 /// Read the `--counters` files (before any frame is read: a bad file is an error at once,
 /// naming the file and the line).
-pub fn read_counters(files: &[std::path::PathBuf], host: &[String]) -> anyhow::Result<Option<(CounterInput, Host)>> {
+pub fn read_counters(
+    files: &[std::path::PathBuf],
+    host: &[String],
+) -> anyhow::Result<Option<(CounterInput, Host)>> {
     if files.is_empty() {
         return Ok(None);
     }
@@ -121,7 +124,8 @@ pub fn add_counters(streamed: &mut StreamedReport<'_>, input: &CounterInput, hos
             Severity::Warning => report.summary.findings.warning += 1,
             Severity::Info => report.summary.findings.info += 1,
         }
-        let at = report.findings.iter().position(|x| x.severity > f.severity).unwrap_or(report.findings.len());
+        let at =
+            report.findings.iter().position(|x| x.severity > f.severity).unwrap_or(report.findings.len());
         report.findings.insert(at, f);
     }
     report.counters = Some(counters);

@@ -94,7 +94,12 @@ fn counters_that_disagree_make_warnings_by_direction() {
     assert!(d.iter().any(|t| t.starts_with(
         "the NIC sent 12 PFC pause frames on priority 3 (tx_prio3_pause) while the capture saw none from 02:00:00:00:00:05: the capture misses the NIC's transmit direction"
     )), "{d:?}");
-    assert!(d.iter().any(|t| t.starts_with("the NIC sent 7 CNPs (np_cnp_sent) and the capture saw none from 10.0.0.5")), "{d:?}");
+    assert!(
+        d.iter().any(
+            |t| t.starts_with("the NIC sent 7 CNPs (np_cnp_sent) and the capture saw none from 10.0.0.5")
+        ),
+        "{d:?}"
+    );
     assert!(d.iter().any(|t| t.starts_with(
         "the capture shows 2 CNPs sent to the host (10.0.0.5), more than the NIC counted between the snapshots (1, rp_cnp_handled)"
     )), "{d:?}");
@@ -106,7 +111,8 @@ fn counters_that_disagree_make_warnings_by_direction() {
     );
     // The text report lists them and the COUNTERS section.
     let demo = path("demo.pcap");
-    let o = run(&["report", "-r", &demo, "--counters", &path("counters/disagree.txt"), "--counters-host", HOST]);
+    let o =
+        run(&["report", "-r", &demo, "--counters", &path("counters/disagree.txt"), "--counters-host", HOST]);
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(text.contains("\nCOUNTERS (") && text.contains("capture_misses"), "{text}");
     assert!(text.contains("WARNING   the NIC sent 12 PFC pause frames on priority 3"), "{text}");
@@ -155,8 +161,11 @@ fn irdma_names_and_a_repeated_dump_give_deltas() {
 fn counters_that_went_backwards_have_no_delta() {
     let dir = tempfile::tempdir().unwrap();
     let f = dir.path().join("reset.txt");
-    std::fs::write(&f, "NIC statistics:\n     tx_prio3_pause: 50\n# after\nNIC statistics:\n     tx_prio3_pause: 3\n")
-        .unwrap();
+    std::fs::write(
+        &f,
+        "NIC statistics:\n     tx_prio3_pause: 50\n# after\nNIC statistics:\n     tx_prio3_pause: 3\n",
+    )
+    .unwrap();
     let r = report(&["--counters", f.to_str().unwrap(), "--counters-host", HOST]);
     assert_eq!(row(&r, "pause_tx", Some(3))["nic"], Value::Null);
     assert_eq!(r["counters"]["went_backwards"], serde_json::json!(["ethtool -S tx_prio3_pause"]));
@@ -168,10 +177,22 @@ fn a_bad_counter_file_is_an_error_naming_file_and_line() {
     let dir = tempfile::tempdir().unwrap();
     let demo = path("demo.pcap");
     let cases: [(&str, &str, &str); 4] = [
-        ("bad.txt", "NIC statistics:\n     rx_prio3_pause: 12x\n", "bad.txt: line 2: counter `rx_prio3_pause` has the value `12x`, not a whole number"),
-        ("junk.txt", "NIC statistics:\n     rx_packets: 1\nthis is not a counter\n", "junk.txt: line 3: `this is not a counter` is not `ethtool -S`"),
+        (
+            "bad.txt",
+            "NIC statistics:\n     rx_prio3_pause: 12x\n",
+            "bad.txt: line 2: counter `rx_prio3_pause` has the value `12x`, not a whole number",
+        ),
+        (
+            "junk.txt",
+            "NIC statistics:\n     rx_packets: 1\nthis is not a counter\n",
+            "junk.txt: line 3: `this is not a counter` is not `ethtool -S`",
+        ),
         ("empty.txt", "\n", "empty.txt: no counters in it"),
-        ("three.txt", "# before\nlink m/1 a 1\n# after\nlink m/1 a 2\n# after\nlink m/1 a 3\n", "three.txt: line 5: a third snapshot starts here"),
+        (
+            "three.txt",
+            "# before\nlink m/1 a 1\n# after\nlink m/1 a 2\n# after\nlink m/1 a 3\n",
+            "three.txt: line 5: a third snapshot starts here",
+        ),
     ];
     for (name, body, want) in cases {
         let f = dir.path().join(name);
@@ -194,7 +215,11 @@ fn a_bad_counter_file_is_an_error_naming_file_and_line() {
     let dis = path("counters/disagree.txt");
     let o = run(&["report", "-r", &demo, "--counters", &dis, "--counters", &dis]);
     assert_eq!(o.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("holds 2 snapshots"), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("holds 2 snapshots"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     let o = run(&["report", "-r", &demo, "--counters", &dis, "--counters", &dis, "--counters", &dis]);
     assert_eq!(o.status.code(), Some(1));
     let o = run(&["report", "-r", &demo, "--counters", &dis, "--counters-host", "eth0"]);

@@ -139,7 +139,10 @@ pub fn parse(text: &str) -> Result<Vec<Snapshot>, ParseError> {
                 match pair {
                     [name, v] => pairs.push(((port.to_string(), (*name).to_string()), value(name, v, n)?)),
                     [name] => {
-                        return Err(ParseError { line: n, message: format!("counter {} has no value", quote(name)) })
+                        return Err(ParseError {
+                            line: n,
+                            message: format!("counter {} has no value", quote(name)),
+                        })
                     }
                     _ => {}
                 }
@@ -627,16 +630,18 @@ pub fn reconcile(
     add(Figure::CnpIgnored, None, None, "not visible (the NIC's choice)".into());
     add(Figure::EcnMarkedReceived, None, Some(c.ce_received), format!("CE-marked RoCE {dst}"));
     add(Figure::SeqErrNakReceived, None, Some(c.nak_seq_received), format!("PSN sequence error NAKs {dst}"));
-    add(Figure::OutOfSequence, None, Some(c.nak_seq_sent), format!("PSN sequence error NAKs {src} (one per gap)"));
+    add(
+        Figure::OutOfSequence,
+        None,
+        Some(c.nak_seq_sent),
+        format!("PSN sequence error NAKs {src} (one per gap)"),
+    );
     add(Figure::ImpliedNak, None, Some(c.implied), format!("implied-NAK resends {src}"));
     add(Figure::LocalAckTimeout, None, Some(c.timeouts), format!("timeout resends {src}"));
     add(Figure::DuplicateRequest, None, Some(c.resends_received), format!("resent requests {dst}"));
     add(Figure::RnrNakReceived, None, Some(c.rnr_received), format!("RNR NAKs {dst}"));
-    let (tx_from, rx_from) = if by_mac {
-        ("from the host's MAC", "from other MACs")
-    } else {
-        ("from any MAC", "from any MAC")
-    };
+    let (tx_from, rx_from) =
+        if by_mac { ("from the host's MAC", "from other MACs") } else { ("from any MAC", "from any MAC") };
     for p in 0..8u8 {
         let i = usize::from(p);
         add(Figure::PauseRx, Some(p), Some(c.pfc_rx[i].0), format!("PFC pause frames {rx_from}"));
@@ -681,14 +686,8 @@ pub fn reconcile(
     for r in &mut rows {
         r.status = match (r.nic, r.capture) {
             _ if !delta || sampled => "not_compared",
-            (Some(n), Some(c)) if !exact(r.figure) => {
-                if n == c {
-                    "agree"
-                } else {
-                    "not_compared"
-                }
-            }
             (Some(n), Some(c)) if n == c => "agree",
+            _ if !exact(r.figure) => "not_compared",
             (Some(n), Some(0)) if n > 0 && dropped >= n => "loss_explains",
             (Some(n), Some(0)) if n > 0 => "capture_misses",
             (Some(n), Some(c)) if c > n && attributed(r.figure) && single_point => "capture_more",
@@ -830,7 +829,11 @@ pub fn render_text(c: &CountersReport) -> String {
     if !c.host.is_empty() {
         let _ = writeln!(o, "  host: {}", c.host.join(", "));
     }
-    let _ = writeln!(o, "  {:<34} {:>12} {:>12}  {:<15} capture figure; NIC counters", "figure", "NIC", "capture", "status");
+    let _ = writeln!(
+        o,
+        "  {:<34} {:>12} {:>12}  {:<15} capture figure; NIC counters",
+        "figure", "NIC", "capture", "status"
+    );
     let mut shown = 0;
     for r in &c.figures {
         if r.nic.unwrap_or(0) == 0 && r.capture.unwrap_or(0) == 0 && r.nic.is_some() {
@@ -875,7 +878,11 @@ pub fn render_text(c: &CountersReport) -> String {
         );
     }
     if !c.went_backwards.is_empty() {
-        let _ = writeln!(o, "  went backwards between the snapshots (reset or wrapped), no delta: {}", c.went_backwards.join(", "));
+        let _ = writeln!(
+            o,
+            "  went backwards between the snapshots (reset or wrapped), no delta: {}",
+            c.went_backwards.join(", ")
+        );
     }
     if !c.in_one_snapshot.is_empty() {
         let _ = writeln!(o, "  in one snapshot only, no delta: {}", c.in_one_snapshot.join(", "));
