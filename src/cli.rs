@@ -536,6 +536,14 @@ pub struct ExportArgs {
     #[arg(long, value_name = "SECS", default_value_t = 10.0, hide = true,
           value_parser = number_in(0.0, 86_400.0, "a timeout in seconds"))]
     pub http_write_timeout: f64,
+    /// NIC counter files, as `report --counters` reads them: their figures beside the
+    /// capture's become `rocescope_nic_counter` and `rocescope_nic_counter_capture` series
+    /// (docs/counters.md, docs/metrics.md).
+    #[arg(long, value_name = "FILE")]
+    pub counters: Vec<PathBuf>,
+    /// The host whose NIC the counters are (IP and MAC addresses), as for `report`.
+    #[arg(long, value_name = "ADDR,...", requires = "counters")]
+    pub counters_host: Vec<String>,
     /// Analysis settings.
     #[command(flatten)]
     pub analysis: AnalysisOpts,

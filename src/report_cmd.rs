@@ -10,7 +10,7 @@ use crate::parquet_out::ParquetOut;
 use crate::stdio::{self, note};
 use anyhow::Context;
 use rocescope_analyzer::nic_counters::{self, CounterInput, Host};
-use rocescope_analyzer::report::{Severity, StreamedReport};
+use rocescope_analyzer::report::{Finding, Report, Severity, StreamedReport};
 use rocescope_analyzer::{Analyzer, AuditConfig, Config, Sampling, SamplingSource};
 use rocescope_capture::text;
 use std::io::Write;
@@ -117,7 +117,18 @@ pub fn read_counters(
 pub fn add_counters(streamed: &mut StreamedReport<'_>, input: &CounterInput, host: &Host) {
     let mut flows = (0..streamed.flow_count()).filter_map(|id| streamed.flow(id));
     let (counters, findings) = nic_counters::reconcile(input, &streamed.report, &mut flows, host);
-    let report = &mut streamed.report;
+    attach(&mut streamed.report, counters, findings);
+}
+
+/// [`add_counters`] for a report that holds its flows (the exporter's).
+pub fn add_counters_to(report: &mut Report, input: &CounterInput, host: &Host) {
+    let flows = std::mem::take(&mut report.flows);
+    let (counters, findings) = nic_counters::reconcile(input, report, &mut flows.iter().cloned(), host);
+    report.flows = flows;
+    attach(report, counters, findings);
+}
+
+fn attach(report: &mut Report, counters: nic_counters::CountersReport, findings: Vec<Finding>) {
     for f in findings {
         match f.severity {
             Severity::Critical => report.summary.findings.critical += 1,

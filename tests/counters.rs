@@ -229,3 +229,37 @@ fn a_bad_counter_file_is_an_error_naming_file_and_line() {
     let o = run(&["report", "-r", &demo, "--counters-host", HOST]);
     assert_eq!(o.status.code(), Some(2));
 }
+
+/// `export --counters`: the same figures as Prometheus series (docs/metrics.md).
+#[test]
+fn the_exporter_serves_the_figures() {
+    let demo = path("demo.pcap");
+    let dis = path("counters/disagree.txt");
+    let o = run(&["export", "-r", &demo, "--no-http", "--push", "-", "--counters", &dis, "--counters-host", HOST]);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let line: Value = serde_json::from_slice(o.stdout.split(|b| *b == b'\n').next().unwrap()).unwrap();
+    let value = |name: &str, figure: &str, prio: Option<&str>| {
+        line["metrics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| {
+                m["name"] == name
+                    && m["labels"]["figure"] == figure
+                    && m["labels"]["priority"].as_str() == prio
+            })
+            .and_then(|m| m["value"].as_f64())
+    };
+    assert_eq!(value("rocescope_nic_counter", "pause_tx", Some("3")), Some(12.0));
+    assert_eq!(value("rocescope_nic_counter_capture", "pause_tx", Some("3")), Some(0.0));
+    assert_eq!(value("rocescope_nic_counter_disagree", "pause_tx", Some("3")), Some(1.0));
+    assert_eq!(value("rocescope_nic_counter_disagree", "pause_rx", Some("3")), Some(0.0));
+    assert_eq!(value("rocescope_nic_counter", "cnp_sent", None), Some(7.0));
+    // A bad file stops the exporter before it starts.
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.txt");
+    std::fs::write(&bad, "link mlx5_0/1 np_cnp_sent x\n").unwrap();
+    let o = run(&["export", "-r", &demo, "--no-http", "--push", "-", "--counters", bad.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("bad.txt: line 1: counter `np_cnp_sent` has the value `x`"));
+}
