@@ -488,6 +488,13 @@ pub struct TuiArgs {
     /// unfold, instead of analysing it as fast as possible.
     #[arg(long, value_name = "SPEED", value_parser = parse_replay, requires = "read")]
     pub replay: Option<f64>,
+    /// NIC counter files, as `report --counters` reads them: shown beside the pause
+    /// timelines, their disagreements among the findings (docs/counters.md).
+    #[arg(long, value_name = "FILE")]
+    pub counters: Vec<PathBuf>,
+    /// The host whose NIC the counters are (IP and MAC addresses), as for `report`.
+    #[arg(long, value_name = "ADDR,...", requires = "counters")]
+    pub counters_host: Vec<String>,
     /// Analysis settings.
     #[command(flatten)]
     pub analysis: AnalysisOpts,

@@ -71,7 +71,8 @@ struct Worker {
     /// Frames read (an sFlow datagram is one frame): the number of the latest.
     frames: u64,
     /// NIC counters to set beside the capture (`--counters`).
-    counters: Option<(rocescope_analyzer::nic_counters::CounterInput, rocescope_analyzer::nic_counters::Host)>,
+    counters:
+        Option<(rocescope_analyzer::nic_counters::CounterInput, rocescope_analyzer::nic_counters::Host)>,
 }
 
 impl Worker {

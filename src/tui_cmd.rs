@@ -44,6 +44,8 @@ const KEEP_BYTES: usize = 512;
 pub fn run(args: &TuiArgs) -> anyhow::Result<ExitCode> {
     let opts = args.decoder.decode_options();
     let cfg = analysis_config(&args.analysis, &opts)?;
+    // A bad counter file is an error before the terminal is taken over.
+    let counters = crate::report_cmd::read_counters(&args.counters, &args.counters_host)?;
     let stop = Arc::new(AtomicBool::new(false));
     let clear = Arc::new(AtomicBool::new(false));
     // Snapshots are big: keep at most a couple in flight; the worker skips one when full.
@@ -52,7 +54,7 @@ pub fn run(args: &TuiArgs) -> anyhow::Result<ExitCode> {
     let worker = {
         let (args, stop, clear) = (args.clone(), Arc::clone(&stop), Arc::clone(&clear));
         std::thread::Builder::new().name("rocescope-worker".into()).spawn(move || {
-            worker(&args, cfg, opts, &stop, &clear, &tx, &opened_tx);
+            worker(&args, cfg, opts, counters, &stop, &clear, &tx, &opened_tx);
         })?
     };
     // Open errors (no such file, no permission, no interface) are reported before the
@@ -256,6 +258,10 @@ fn worker(
     args: &TuiArgs,
     mut cfg: Config,
     opts: DecodeOptions,
+    counters: Option<(
+        rocescope_analyzer::nic_counters::CounterInput,
+        rocescope_analyzer::nic_counters::Host,
+    )>,
     stop: &AtomicBool,
     clear: &AtomicBool,
     tx: &SyncSender<Update>,
@@ -322,6 +328,9 @@ fn worker(
             kernel_dropped: s.kernel_dropped,
             if_dropped: s.if_dropped,
         });
+        if let Some((input, host)) = &counters {
+            crate::report_cmd::add_counters_to(&mut report, input, host);
+        }
         // The QPs rows are built here, off the UI thread (a million connections take
         // seconds), and counted in the time the snapshot cost.
         let rows = Arc::new(rocescope_tui::app::qp_rows(&report));

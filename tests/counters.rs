@@ -235,7 +235,18 @@ fn a_bad_counter_file_is_an_error_naming_file_and_line() {
 fn the_exporter_serves_the_figures() {
     let demo = path("demo.pcap");
     let dis = path("counters/disagree.txt");
-    let o = run(&["export", "-r", &demo, "--no-http", "--push", "-", "--counters", &dis, "--counters-host", HOST]);
+    let o = run(&[
+        "export",
+        "-r",
+        &demo,
+        "--no-http",
+        "--push",
+        "-",
+        "--counters",
+        &dis,
+        "--counters-host",
+        HOST,
+    ]);
     assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
     let line: Value = serde_json::from_slice(o.stdout.split(|b| *b == b'\n').next().unwrap()).unwrap();
     let value = |name: &str, figure: &str, prio: Option<&str>| {
@@ -261,5 +272,6 @@ fn the_exporter_serves_the_figures() {
     std::fs::write(&bad, "link mlx5_0/1 np_cnp_sent x\n").unwrap();
     let o = run(&["export", "-r", &demo, "--no-http", "--push", "-", "--counters", bad.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("bad.txt: line 1: counter `np_cnp_sent` has the value `x`"));
+    assert!(String::from_utf8_lossy(&o.stderr)
+        .contains("bad.txt: line 1: counter `np_cnp_sent` has the value `x`"));
 }

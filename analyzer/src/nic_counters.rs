@@ -446,6 +446,16 @@ pub struct CounterRow {
     pub status: &'static str,
 }
 
+impl CounterRow {
+    /// How the text report and the UI name it (`PFC pauses sent prio 3`).
+    pub fn label(&self) -> String {
+        match self.priority {
+            Some(p) => format!("{} prio {p}", self.figure.label()),
+            None => self.figure.label().to_string(),
+        }
+    }
+}
+
 /// A counter no canonical figure takes: kept and listed.
 #[derive(Clone, Debug, Serialize)]
 pub struct Unmapped {
@@ -840,10 +850,7 @@ pub fn render_text(c: &CountersReport) -> String {
             continue;
         }
         shown += 1;
-        let label = match r.priority {
-            Some(p) => format!("{} prio {p}", r.figure.label()),
-            None => r.figure.label().to_string(),
-        };
+        let label = r.label();
         let num = |v: Option<u64>| v.map_or_else(|| "-".to_string(), |v| v.to_string());
         let names = short_names(&r.counters);
         let _ = writeln!(
