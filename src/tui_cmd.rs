@@ -44,8 +44,6 @@ const KEEP_BYTES: usize = 512;
 pub fn run(args: &TuiArgs) -> anyhow::Result<ExitCode> {
     let opts = args.decoder.decode_options();
     let cfg = analysis_config(&args.analysis, &opts)?;
-    // A bad counter file is an error before the terminal is taken over.
-    let counters = crate::report_cmd::read_counters(&args.counters, &args.counters_host)?;
     let stop = Arc::new(AtomicBool::new(false));
     let clear = Arc::new(AtomicBool::new(false));
     // Snapshots are big: keep at most a couple in flight; the worker skips one when full.
@@ -54,7 +52,7 @@ pub fn run(args: &TuiArgs) -> anyhow::Result<ExitCode> {
     let worker = {
         let (args, stop, clear) = (args.clone(), Arc::clone(&stop), Arc::clone(&clear));
         std::thread::Builder::new().name("rocescope-worker".into()).spawn(move || {
-            worker(&args, cfg, opts, counters, &stop, &clear, &tx, &opened_tx);
+            worker(&args, cfg, opts, &stop, &clear, &tx, &opened_tx);
         })?
     };
     // Open errors (no such file, no permission, no interface) are reported before the
@@ -258,15 +256,19 @@ fn worker(
     args: &TuiArgs,
     mut cfg: Config,
     opts: DecodeOptions,
-    counters: Option<(
-        rocescope_analyzer::nic_counters::CounterInput,
-        rocescope_analyzer::nic_counters::Host,
-    )>,
     stop: &AtomicBool,
     clear: &AtomicBool,
     tx: &SyncSender<Update>,
     opened_tx: &mpsc::Sender<anyhow::Result<String>>,
 ) {
+    // A bad counter file is an error before the terminal is taken over, as an open error is.
+    let counters = match crate::report_cmd::read_counters(&args.counters, &args.counters_host) {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = opened_tx.send(Err(e));
+            return;
+        }
+    };
     let mut opened = match driver::open(&args.source, &opts, true) {
         // The UI owns the terminal: the pump's stderr notices go into the header instead.
         Ok(o) => driver::Opened { quiet: true, ..o },

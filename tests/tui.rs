@@ -292,3 +292,19 @@ fn nic_counters_are_shown_beside_the_pause_timelines() {
     assert!(s.contains("the NIC sent 12 PFC pause frames on priority 3"), "{s}");
     t.keys(&["q"]);
 }
+
+#[test]
+fn a_bad_counter_file_is_an_error_before_the_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.txt");
+    std::fs::write(&bad, "NIC statistics:\n     tx_prio3_pause: many\n").unwrap();
+    let demo = common::root().join("samples/demo.pcap");
+    let o = Command::new(bin())
+        .args(["tui", "-r", demo.to_str().unwrap(), "--counters", bad.to_str().unwrap()])
+        .output()
+        .expect("run");
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("bad.txt: line 2: counter `tx_prio3_pause` has the value `many`"), "{err}");
+    assert!(!err.contains("\x1b[?1049h") && o.stdout.is_empty(), "never entered the terminal");
+}
