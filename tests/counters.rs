@@ -172,6 +172,22 @@ fn counters_that_went_backwards_have_no_delta() {
     assert!(disagreements(&r).is_empty());
 }
 
+/// CNPs reaching the NIC are handled or ignored: 1 handled and 1 ignored are the capture's 2.
+#[test]
+fn ignored_cnps_count_towards_those_the_capture_shows() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("cnp.txt");
+    std::fs::write(
+        &f,
+        "# before\nlink mlx5_0/1 rp_cnp_handled 10 rp_cnp_ignored 5\n# after\nlink mlx5_0/1\n    rp_cnp_handled 11\n    rp_cnp_ignored 6\n",
+    )
+    .unwrap();
+    let r = report(&["--counters", f.to_str().unwrap(), "--counters-host", HOST]);
+    assert_eq!(row(&r, "cnp_handled", None)["nic"], 1);
+    assert_ne!(row(&r, "cnp_handled", None)["status"], "capture_more");
+    assert!(disagreements(&r).is_empty(), "{:?}", disagreements(&r));
+}
+
 #[test]
 fn a_bad_counter_file_is_an_error_naming_file_and_line() {
     let dir = tempfile::tempdir().unwrap();

@@ -74,21 +74,28 @@ fn value(name: &str, v: &str, line: usize) -> Result<u64, ParseError> {
 /// (`/sys/class/infiniband/mlx5_0/ports/1/hw_counters/np_cnp_sent`).
 fn sysfs_key(path: &str) -> Option<(String, String)> {
     let parts: Vec<&str> = path.split('/').filter(|p| !p.is_empty()).collect();
-    let at = parts.iter().rposition(|p| *p == "ports")?;
-    let dev = parts.get(at.checked_sub(1)?)?;
-    let port = parts.get(at + 1)?;
-    let group = parts.get(at + 2)?;
-    let name = parts.get(at + 3)?;
-    if !(*group == "hw_counters" || *group == "counters") || parts.len() != at + 4 {
+    let [.., group, name] = parts.as_slice() else { return None };
+    if !(*group == "hw_counters" || *group == "counters") || name.is_empty() {
         return None;
     }
-    Some((format!("{dev}/{port}"), (*name).to_string()))
+    let before = &parts[..parts.len() - 2];
+    match before {
+        // DEV/ports/N/hw_counters/NAME: a port's counters.
+        [.., dev, "ports", port] => Some((format!("{dev}/{port}"), (*name).to_string())),
+        // DEV/hw_counters/NAME: the device's own (newer kernels).
+        [.., dev] if *group == "hw_counters" && *dev != "ports" => {
+            Some(((*dev).to_string(), (*name).to_string()))
+        }
+        _ => None,
+    }
 }
 
 /// Read counter snapshots from the text of a file (see the module documentation).
 pub fn parse(text: &str) -> Result<Vec<Snapshot>, ParseError> {
     let mut snaps: Vec<Snapshot> = Vec::new();
     let mut cur = Snapshot::default();
+    // The port of the latest `link DEV/PORT` line, while lines continue it.
+    let mut link: Option<String> = None;
     let next = |cur: &mut Snapshot, snaps: &mut Vec<Snapshot>, line: usize| -> Result<(), ParseError> {
         if !cur.values.is_empty() {
             snaps.push(std::mem::take(cur));
@@ -115,6 +122,9 @@ pub fn parse(text: &str) -> Result<Vec<Snapshot>, ParseError> {
             }
             continue;
         }
+        if !line.starts_with("link ") && !raw.starts_with(char::is_whitespace) {
+            link = None;
+        }
         if line.eq_ignore_ascii_case("NIC statistics:") {
             if cur.values.keys().any(|(p, _)| p == ETHTOOL_PORT) {
                 next(&mut cur, &mut snaps, n)?;
@@ -132,9 +142,8 @@ pub fn parse(text: &str) -> Result<Vec<Snapshot>, ParseError> {
                 });
             };
             let tokens: Vec<&str> = tokens.collect();
-            if tokens.is_empty() {
-                return Err(ParseError { line: n, message: format!("`link {port}` holds no counters") });
-            }
+            // `rdma -p statistic show` puts the pairs on the lines that follow.
+            link = Some(port.to_string());
             for pair in tokens.chunks(2) {
                 match pair {
                     [name, v] => pairs.push(((port.to_string(), (*name).to_string()), value(name, v, n)?)),
@@ -147,18 +156,37 @@ pub fn parse(text: &str) -> Result<Vec<Snapshot>, ParseError> {
                     _ => {}
                 }
             }
-        } else if let Some((path, v)) = line.rsplit_once(':').filter(|(p, _)| p.contains("/ports/")) {
+        } else if let Some((path, v)) =
+            line.rsplit_once(':').filter(|(p, _)| p.contains("/ports/") || p.contains("/hw_counters/"))
+        {
             let Some(key) = sysfs_key(path) else {
                 return Err(ParseError {
                     line: n,
                     message: format!(
-                        "{} is not a path .../DEV/ports/N/hw_counters/NAME or .../counters/NAME",
+                        "{} is not a path .../DEV/ports/N/hw_counters/NAME, .../DEV/ports/N/counters/NAME or .../DEV/hw_counters/NAME",
                         quote(path)
                     ),
                 });
             };
             let v = value(&key.1, v, n)?;
             pairs.push((key, v));
+        } else if let Some(port) =
+            link.as_ref().filter(|_| !line.contains(':') && raw.starts_with(char::is_whitespace))
+        {
+            // A continuation of a `link DEV/PORT` line (`rdma -p statistic show`).
+            let tokens: Vec<&str> = line.split_whitespace().collect();
+            for pair in tokens.chunks(2) {
+                match pair {
+                    [name, v] => pairs.push(((port.clone(), (*name).to_string()), value(name, v, n)?)),
+                    [name] => {
+                        return Err(ParseError {
+                            line: n,
+                            message: format!("counter {} has no value", quote(name)),
+                        })
+                    }
+                    _ => {}
+                }
+            }
         } else if let Some((name, v)) = line.rsplit_once(':') {
             let name = name.trim();
             if name.is_empty() {
@@ -692,15 +720,19 @@ pub fn reconcile(
         Figure::PauseRx | Figure::LinkPauseRx => false,
         _ => by_ip,
     };
+    // CNPs reaching the NIC are handled or ignored: the capture's CNPs to the host are set
+    // against both before they are called more than the NIC counted.
+    let ignored = rows.iter().find(|r| r.figure == Figure::CnpIgnored).and_then(|r| r.nic).unwrap_or(0);
     let mut findings = Vec::new();
     for r in &mut rows {
+        let reached = |n: u64| if r.figure == Figure::CnpHandled { n.saturating_add(ignored) } else { n };
         r.status = match (r.nic, r.capture) {
             _ if !delta || sampled => "not_compared",
             (Some(n), Some(c)) if n == c => "agree",
             _ if !exact(r.figure) => "not_compared",
             (Some(n), Some(0)) if n > 0 && dropped >= n => "loss_explains",
             (Some(n), Some(0)) if n > 0 => "capture_misses",
-            (Some(n), Some(c)) if c > n && attributed(r.figure) && single_point => "capture_more",
+            (Some(n), Some(c)) if c > reached(n) && attributed(r.figure) && single_point => "capture_more",
             (Some(n), Some(c)) if n > c => "nic_more",
             _ => "not_compared",
         };
@@ -958,6 +990,24 @@ link mlx5_0/1 rx_write_requests 20 out_of_sequence 1 packet_seq_err 3 np_cnp_sen
     }
 
     #[test]
+    fn rdma_pretty_output_and_device_counters_parse() {
+        let t = "link mlx5_0/1
+    rx_write_requests 10 np_cnp_sent 3
+    rp_cnp_handled 4
+/sys/class/infiniband/mlx5_0/hw_counters/lifespan:12
+link mlx5_1/1 np_cnp_sent 9
+";
+        let s = parse(t).unwrap();
+        assert_eq!(s.len(), 1);
+        let v = &s[0].values;
+        assert_eq!(v[&("mlx5_0/1".to_string(), "rp_cnp_handled".to_string())], 4);
+        assert_eq!(v[&("mlx5_0".to_string(), "lifespan".to_string())], 12);
+        assert_eq!(v[&("mlx5_1/1".to_string(), "np_cnp_sent".to_string())], 9);
+        // An indented pair with no `link` line before it is not a format.
+        assert_eq!(parse("    np_cnp_sent 3\n").unwrap_err().line, 1);
+    }
+
+    #[test]
     fn a_repeated_counter_starts_the_next_snapshot() {
         let t = "/sys/class/infiniband/irdma0/ports/1/hw_counters/cnpSent:1\n/sys/class/infiniband/irdma0/ports/1/hw_counters/cnpSent:7\n";
         let s = parse(t).unwrap();
@@ -1031,6 +1081,8 @@ link mlx5_0/1 rx_write_requests 20 out_of_sequence 1 packet_seq_err 3 np_cnp_sen
                 "link [a-z0-9_/]{0,10}( [a-z_]{1,12} [0-9]{1,21}){0,5}( [a-z]{0,4})?",
                 "/sys/class/infiniband/[a-z0-9_]{0,8}/ports/[0-9/]{0,3}/(hw_)?counters/[a-zA-Z_]{0,12}:[0-9]{0,21}",
                 "# (before|after|x)",
+                "    [a-z_]{1,12}( [0-9]{1,21})?( [a-z_]{1,5} [0-9x]{1,3})?",
+                "/sys/class/infiniband/[a-z0-9_]{0,8}/hw_counters/[a-zA-Z_]{0,12}:[0-9]{0,21}",
                 "NIC statistics:",
             ],
             0..30,
