@@ -916,15 +916,24 @@ pub fn render_text(c: &CountersReport) -> String {
             nonzero.join(", ")
         );
     }
+    // At most 10 names each (the JSON lists them all).
+    let some = |v: &[String]| {
+        let more = v.len().saturating_sub(10);
+        let mut t = v.iter().take(10).cloned().collect::<Vec<_>>().join(", ");
+        if more > 0 {
+            let _ = write!(t, " and {more} more");
+        }
+        t
+    };
     if !c.went_backwards.is_empty() {
         let _ = writeln!(
             o,
             "  went backwards between the snapshots (reset or wrapped), no delta: {}",
-            c.went_backwards.join(", ")
+            some(&c.went_backwards)
         );
     }
     if !c.in_one_snapshot.is_empty() {
-        let _ = writeln!(o, "  in one snapshot only, no delta: {}", c.in_one_snapshot.join(", "));
+        let _ = writeln!(o, "  in one snapshot only, no delta: {}", some(&c.in_one_snapshot));
     }
     for n in &c.notes {
         let _ = writeln!(o, "  note: {n}");
