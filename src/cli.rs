@@ -461,6 +461,20 @@ pub struct ReportArgs {
     /// and merged captures (`-r a -r b`) are analysed on one.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     pub threads: Option<u16>,
+    /// NIC counters to set beside the capture's figures (a COUNTERS section, and a
+    /// `counters_disagree` warning where they disagree): `ethtool -S IFACE` output, `rdma
+    /// statistic show` output, or a dump of `grep -H . /sys/class/infiniband/*/ports/*/hw_counters/*`,
+    /// in any mix. Twice: the snapshots before and after the capture (deltas); once: a file
+    /// holding both (the second after a `# after` line, or a second `NIC statistics:`
+    /// header), or a single snapshot (absolute values, shown but not compared).
+    /// docs/counters.md.
+    #[arg(long, value_name = "FILE")]
+    pub counters: Vec<PathBuf>,
+    /// The host whose NIC the counters are: its IP address(es) for CNPs, NAKs and resends,
+    /// its MAC for pause frames (comma-separated, or the option repeated). Without it the
+    /// capture's figures are the whole capture's, directions not told apart.
+    #[arg(long, value_name = "ADDR,...", requires = "counters")]
+    pub counters_host: Vec<String>,
     /// Analysis settings.
     #[command(flatten)]
     pub analysis: AnalysisOpts,
@@ -479,6 +493,13 @@ pub struct TuiArgs {
     /// unfold, instead of analysing it as fast as possible.
     #[arg(long, value_name = "SPEED", value_parser = parse_replay, requires = "read")]
     pub replay: Option<f64>,
+    /// NIC counter files, as `report --counters` reads them: shown beside the pause
+    /// timelines, their disagreements among the findings (docs/counters.md).
+    #[arg(long, value_name = "FILE")]
+    pub counters: Vec<PathBuf>,
+    /// The host whose NIC the counters are (IP and MAC addresses), as for `report`.
+    #[arg(long, value_name = "ADDR,...", requires = "counters")]
+    pub counters_host: Vec<String>,
     /// Analysis settings.
     #[command(flatten)]
     pub analysis: AnalysisOpts,
@@ -527,6 +548,14 @@ pub struct ExportArgs {
     #[arg(long, value_name = "SECS", default_value_t = 10.0, hide = true,
           value_parser = number_in(0.0, 86_400.0, "a timeout in seconds"))]
     pub http_write_timeout: f64,
+    /// NIC counter files, as `report --counters` reads them: their figures beside the
+    /// capture's become `rocescope_nic_counter` and `rocescope_nic_counter_capture` series
+    /// (docs/counters.md, docs/metrics.md).
+    #[arg(long, value_name = "FILE")]
+    pub counters: Vec<PathBuf>,
+    /// The host whose NIC the counters are (IP and MAC addresses), as for `report`.
+    #[arg(long, value_name = "ADDR,...", requires = "counters")]
+    pub counters_host: Vec<String>,
     /// Analysis settings.
     #[command(flatten)]
     pub analysis: AnalysisOpts,

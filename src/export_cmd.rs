@@ -70,6 +70,9 @@ struct Worker {
     idle_ns: Option<i64>,
     /// Frames read (an sFlow datagram is one frame): the number of the latest.
     frames: u64,
+    /// NIC counters to set beside the capture (`--counters`).
+    counters:
+        Option<(rocescope_analyzer::nic_counters::CounterInput, rocescope_analyzer::nic_counters::Host)>,
 }
 
 impl Worker {
@@ -102,6 +105,9 @@ impl Worker {
             kernel_dropped: s.kernel_dropped,
             if_dropped: s.if_dropped,
         });
+        if let Some((input, host)) = &self.counters {
+            crate::report_cmd::add_counters(&mut streamed, input, host);
+        }
         self.exposition.update_streamed(&streamed, flows);
         let report = &streamed.report;
         if let Ok(mut sh) = shared.lock() {
@@ -121,6 +127,7 @@ pub fn run(args: &ExportArgs) -> anyhow::Result<ExitCode> {
     let stop = driver::install_signals()?;
     let opts = args.decoder.decode_options();
     let mut cfg = analysis_config(&args.analysis, &opts)?;
+    let counters = crate::report_cmd::read_counters(&args.counters, &args.counters_host)?;
     if args.no_http && args.push.is_none() {
         anyhow::bail!("--no-http leaves nothing to export: add --push FILE (or - for standard output)");
     }
@@ -209,6 +216,7 @@ pub fn run(args: &ExportArgs) -> anyhow::Result<ExitCode> {
                 live,
                 idle_ns,
                 frames: 0,
+                counters,
             });
             let result = driver::pump(
                 &mut opened,

@@ -80,6 +80,8 @@ fn main() -> ExitCode {
             max_connections: 50,
             parquet: None,
             threads: None,
+            counters: cli.tui.counters,
+            counters_host: cli.tui.counters_host,
             analysis: cli.tui.analysis,
             decoder: cli.tui.decoder,
         }),

@@ -511,6 +511,44 @@ impl Exposition {
             }
             fams.push(rate);
         }
+        // NIC counters beside the capture (`--counters`; docs/counters.md).
+        if let Some(c) = &r.counters {
+            let mut nic = Family::new(
+                "rocescope_nic_counter",
+                "The NIC's counters (--counters) mapped to canonical figures: the delta between two snapshots (mode=\"delta\") or the absolute value of one (mode=\"absolute\"). docs/counters.md.",
+                Kind::Gauge,
+                None,
+            );
+            let mut cap = Family::new(
+                "rocescope_nic_counter_capture",
+                "What the capture shows for the same figure, for the --counters-host (or the whole capture).",
+                Kind::Gauge,
+                None,
+            );
+            let mut dis = Family::new(
+                "rocescope_nic_counter_disagree",
+                "1 when the figure makes a counters_disagree finding (status capture_misses or capture_more).",
+                Kind::Gauge,
+                None,
+            );
+            for row in &c.figures {
+                let mut labels = vec![("figure", row.figure.as_str().to_string())];
+                if let Some(p) = row.priority {
+                    labels.push(("priority", p.to_string()));
+                }
+                if let Some(n) = row.nic {
+                    let mut l = labels.clone();
+                    l.push(("mode", c.mode.to_string()));
+                    nic.samples.push((l, n as f64));
+                }
+                if let Some(x) = row.capture {
+                    cap.samples.push((labels.clone(), x as f64));
+                }
+                let bad = matches!(row.status, "capture_misses" | "capture_more");
+                dis.samples.push((labels, if bad { 1.0 } else { 0.0 }));
+            }
+            fams.extend([nic, cap, dis]);
+        }
         let mut findings = Family::new("rocescope_findings", "Findings now, by severity.", Kind::Gauge, None);
         for (sev, n) in
             [("critical", s.findings.critical), ("warning", s.findings.warning), ("info", s.findings.info)]

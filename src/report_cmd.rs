@@ -9,6 +9,8 @@ use crate::output::report_text;
 use crate::parquet_out::ParquetOut;
 use crate::stdio::{self, note};
 use anyhow::Context;
+use rocescope_analyzer::nic_counters::{self, CounterInput, Host};
+use rocescope_analyzer::report::{Finding, Report, Severity, StreamedReport};
 use rocescope_analyzer::{Analyzer, AuditConfig, Config, Sampling, SamplingSource};
 use rocescope_capture::text;
 use rocescope_decoder::DecodeOptions;
@@ -84,11 +86,70 @@ pub fn analysis_config(
     Ok(cfg)
 }
 
+/// Read the `--counters` files (before any frame is read: a bad file is an error at once,
+/// naming the file and the line).
+pub fn read_counters(
+    files: &[std::path::PathBuf],
+    host: &[String],
+) -> anyhow::Result<Option<(CounterInput, Host)>> {
+    if files.is_empty() {
+        return Ok(None);
+    }
+    if files.len() > 2 {
+        anyhow::bail!(
+            "--counters given {} times; give one file (one snapshot, or two: before and after) or two files (before, after)",
+            files.len()
+        );
+    }
+    let mut read = Vec::new();
+    for path in files {
+        let name = text::path(path).to_string();
+        let bytes = std::fs::read(path).with_context(|| format!("cannot read counter file {name}"))?;
+        let body = String::from_utf8_lossy(&bytes);
+        let snaps = nic_counters::parse(&body).map_err(|e| anyhow::anyhow!("counter file {name}: {e}"))?;
+        read.push((name, snaps));
+    }
+    let input = CounterInput::combine(read).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let host = Host::parse(host).map_err(|e| anyhow::anyhow!("--counters-host: {e}"))?;
+    Ok(Some((input, host)))
+}
+
+/// Set the counters beside the report's figures: the `counters` object, and its findings
+/// among the others (after the warnings already there), counted in the summary.
+pub fn add_counters(streamed: &mut StreamedReport<'_>, input: &CounterInput, host: &Host) {
+    let mut flows = (0..streamed.flow_count()).filter_map(|id| streamed.flow(id));
+    let (counters, findings) = nic_counters::reconcile(input, &streamed.report, &mut flows, host);
+    attach(&mut streamed.report, counters, findings);
+}
+
+/// [`add_counters`] for a report that holds its flows (the exporter's).
+pub fn add_counters_to(report: &mut Report, input: &CounterInput, host: &Host) {
+    let flows = std::mem::take(&mut report.flows);
+    let (counters, findings) = nic_counters::reconcile(input, report, &mut flows.iter().cloned(), host);
+    report.flows = flows;
+    attach(report, counters, findings);
+}
+
+fn attach(report: &mut Report, counters: nic_counters::CountersReport, findings: Vec<Finding>) {
+    for f in findings {
+        match f.severity {
+            Severity::Critical => report.summary.findings.critical += 1,
+            Severity::Warning => report.summary.findings.warning += 1,
+            Severity::Info => report.summary.findings.info += 1,
+        }
+        let at =
+            report.findings.iter().position(|x| x.severity > f.severity).unwrap_or(report.findings.len());
+        report.findings.insert(at, f);
+    }
+    report.counters = Some(counters);
+}
+
 /// Run the command.
 pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
     let stop = driver::install_signals()?;
     let opts = args.decoder.decode_options();
     let mut cfg = analysis_config(&args.analysis, &opts)?;
+    let counters = read_counters(&args.counters, &args.counters_host)?;
     let mut opened = crate::signals::opening(|| driver::open(&args.source, &opts, false))?;
     cfg.points = opened.point_names();
     // Before any frame is read: an unwritable directory is an error at once.
@@ -170,15 +231,17 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
     // The flows' entries are built as they are written: a million flows' entries never sit
     // in memory together.
     let mut streamed = analyzer.report_streamed();
-    let report = &mut streamed.report;
     // A damaged or unreadable input is said in the document too, not only on stderr.
-    report.input_errors = end.errors.clone();
-    report.capture = end.stats.map(|s| rocescope_analyzer::report::CaptureCounters {
+    streamed.report.input_errors = end.errors.clone();
+    streamed.report.capture = end.stats.map(|s| rocescope_analyzer::report::CaptureCounters {
         interface: opened.name.clone(),
         received: s.received,
         kernel_dropped: s.kernel_dropped,
         if_dropped: s.if_dropped,
     });
+    if let Some((input, host)) = &counters {
+        add_counters(&mut streamed, input, host);
+    }
     // The files are complete (and named) before the report is printed; a failure is said
     // after it, and makes the exit status 1.
     let parquet = parquet.map(|p| p.finish(&streamed));

@@ -261,6 +261,14 @@ fn worker(
     tx: &SyncSender<Update>,
     opened_tx: &mpsc::Sender<anyhow::Result<String>>,
 ) {
+    // A bad counter file is an error before the terminal is taken over, as an open error is.
+    let counters = match crate::report_cmd::read_counters(&args.counters, &args.counters_host) {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = opened_tx.send(Err(e));
+            return;
+        }
+    };
     let mut opened = match driver::open(&args.source, &opts, true) {
         // The UI owns the terminal: the pump's stderr notices go into the header instead.
         Ok(o) => driver::Opened { quiet: true, ..o },
@@ -322,6 +330,9 @@ fn worker(
             kernel_dropped: s.kernel_dropped,
             if_dropped: s.if_dropped,
         });
+        if let Some((input, host)) = &counters {
+            crate::report_cmd::add_counters_to(&mut report, input, host);
+        }
         // The QPs rows are built here, off the UI thread (a million connections take
         // seconds), and counted in the time the snapshot cost.
         let rows = Arc::new(rocescope_tui::app::qp_rows(&report));

@@ -269,3 +269,42 @@ fn a_closed_terminal_ends_the_tui() {
     }
     assert!(gone, "the TUI outlived its terminal by 5 s");
 }
+
+/// `--counters`: the NIC's counters beside the pause timelines (docs/counters.md).
+#[test]
+fn nic_counters_are_shown_beside_the_pause_timelines() {
+    let root = common::root();
+    let cmd = format!(
+        "{} tui -r {} --counters {} --counters-host 10.0.0.5,02:00:00:00:00:05; sleep 30",
+        bin(),
+        root.join("samples/demo.pcap").display(),
+        root.join("samples/counters/disagree.txt").display()
+    );
+    let Some(t) = Tmux::start(&cmd) else { return };
+    t.wait_for("182 packets");
+    t.keys(&["3"]);
+    let s = t.wait_for("NIC counters:");
+    assert!(s.contains("(delta)"), "{s}");
+    let line = s.lines().find(|l| l.contains("PFC pauses sent prio 3")).unwrap_or_else(|| panic!("{s}"));
+    assert!(line.contains("12") && line.contains("capture_misses"), "{line}");
+    t.keys(&["5"]);
+    let s = t.wait_for("Findings, worst first");
+    assert!(s.contains("the NIC sent 12 PFC pause frames on priority 3"), "{s}");
+    t.keys(&["q"]);
+}
+
+#[test]
+fn a_bad_counter_file_is_an_error_before_the_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.txt");
+    std::fs::write(&bad, "NIC statistics:\n     tx_prio3_pause: many\n").unwrap();
+    let demo = common::root().join("samples/demo.pcap");
+    let o = Command::new(bin())
+        .args(["tui", "-r", demo.to_str().unwrap(), "--counters", bad.to_str().unwrap()])
+        .output()
+        .expect("run");
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("bad.txt: line 2: counter `tx_prio3_pause` has the value `many`"), "{err}");
+    assert!(!err.contains("\x1b[?1049h") && o.stdout.is_empty(), "never entered the terminal");
+}

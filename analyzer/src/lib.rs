@@ -17,6 +17,7 @@ pub mod crosspoint;
 mod findings;
 pub mod flow;
 pub mod mirror;
+pub mod nic_counters;
 pub mod parallel;
 pub mod pfc;
 pub mod psn;

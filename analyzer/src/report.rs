@@ -56,6 +56,10 @@ pub struct Report {
     /// The sFlow datagrams read (absent when there were none).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sflow: Option<SflowReport>,
+    /// The NIC's counters beside the capture's figures (`--counters`; set by the caller,
+    /// absent without it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub counters: Option<crate::nic_counters::CountersReport>,
 }
 
 /// What the sFlow datagrams of a capture held.
@@ -361,6 +365,10 @@ pub enum FindingKind {
     /// Frames in a tunnel the decoder recognised but did not unwrap: RoCE inside, if any,
     /// was not analysed.
     TunnelNotDecoded,
+    /// The NIC's counters (`--counters`) and the capture disagree beyond what capture loss
+    /// explains: the NIC counted pauses, CNPs or NAKs the capture never saw, or fewer than
+    /// the capture shows for it.
+    CountersDisagree,
 }
 
 impl FindingKind {
@@ -395,6 +403,7 @@ impl FindingKind {
         FindingKind::UcLoss,
         FindingKind::OneDirection,
         FindingKind::TunnelNotDecoded,
+        FindingKind::CountersDisagree,
     ];
 
     /// The JSON name (`network_loss`, `pfc_storm`, ...).
@@ -429,6 +438,7 @@ impl FindingKind {
             FindingKind::UcLoss => "uc_loss",
             FindingKind::OneDirection => "one_direction",
             FindingKind::TunnelNotDecoded => "tunnel_not_decoded",
+            FindingKind::CountersDisagree => "counters_disagree",
         }
     }
 
@@ -2084,6 +2094,7 @@ pub(crate) fn build_with(a: &Analyzer, detail: bool, with_flows: bool) -> (Repor
     let report = Report {
         sflow: a.sflow_summary(),
         sampled,
+        counters: None,
         input_errors: Vec::new(),
         schema_version: SCHEMA_VERSION,
         summary: Summary {
@@ -2226,6 +2237,8 @@ struct ReportView<'r, 'a> {
     sampled: Option<&'r SampledReport>,
     #[serde(skip_serializing_if = "Option::is_none")]
     sflow: Option<&'r SflowReport>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    counters: Option<&'r crate::nic_counters::CountersReport>,
 }
 
 impl Serialize for StreamedReport<'_> {
@@ -2246,6 +2259,7 @@ impl Serialize for StreamedReport<'_> {
             input_errors: &r.input_errors,
             sampled: r.sampled.as_ref(),
             sflow: r.sflow.as_ref(),
+            counters: r.counters.as_ref(),
         }
         .serialize(s)
     }

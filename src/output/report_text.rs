@@ -375,6 +375,13 @@ fn render_text(sr: &StreamedReport<'_>, source: &str, max_connections: usize) ->
         }
         let _ = writeln!(o, "  {} violation(s): exit status 3", r.audit.violations.len());
     }
+    if let Some(c) = &r.counters {
+        // Counter names and file names come from the outside world: escaped.
+        let _ = writeln!(o);
+        for line in rocescope_analyzer::nic_counters::render_text(c).lines() {
+            let _ = writeln!(o, "{}", escape(line));
+        }
+    }
     o
 }
 

@@ -495,8 +495,57 @@ fn draw_packets(f: &mut Frame<'_>, app: &App, area: Rect, tree: TreeFn<'_>) {
 /// Widths of the Pause screen's columns before the strip.
 const PAUSE_FIXED: [u16; 5] = [17, 7, 9, 8, 18];
 
+/// The NIC's counters beside the capture's figures (`--counters`), under the timelines.
+fn draw_counters(f: &mut Frame<'_>, c: &rocescope_analyzer::nic_counters::CountersReport, area: Rect) {
+    let rows: Vec<Row<'_>> = c
+        .figures
+        .iter()
+        .filter(|r| r.nic.unwrap_or(1) > 0 || r.capture.unwrap_or(0) > 0)
+        .map(|r| {
+            let num = |v: Option<u64>| v.map_or_else(|| "-".to_string(), |v| v.to_string());
+            let style = match r.status {
+                "capture_misses" | "capture_more" => health_style("warning"),
+                _ => Style::new(),
+            };
+            Row::new(vec![
+                Cell::from(r.label()),
+                Cell::from(num(r.nic)),
+                Cell::from(num(r.capture)),
+                Cell::from(r.status).style(style),
+                Cell::from(r.capture_figure.clone()),
+            ])
+        })
+        .collect();
+    let title = if c.mode == "delta" {
+        format!(" NIC counters: {} (delta) ", c.files.join(" → "))
+    } else {
+        format!(" NIC counters: {} (ONE snapshot: absolute, not compared) ", c.files.join(", "))
+    };
+    let header = Row::new(vec!["figure", "NIC", "capture", "status", "capture figure"])
+        .style(Style::new().add_modifier(Modifier::BOLD));
+    let widths = [
+        Constraint::Length(36),
+        Constraint::Length(12),
+        Constraint::Length(12),
+        Constraint::Length(15),
+        Constraint::Min(10),
+    ];
+    f.render_widget(Table::new(rows, widths).header(header).block(Block::bordered().title(title)), area);
+}
+
 fn draw_pause(f: &mut Frame<'_>, app: &App, area: Rect) {
     let Some(s) = &app.shown else { return };
+    let area = match &s.report.counters {
+        Some(c) => {
+            let shown =
+                c.figures.iter().filter(|r| r.nic.unwrap_or(1) > 0 || r.capture.unwrap_or(0) > 0).count();
+            let h = (shown as u16 + 3).min(area.height / 2);
+            let [top, bottom] = Layout::vertical([Constraint::Min(3), Constraint::Length(h)]).areas(area);
+            draw_counters(f, c, bottom);
+            top
+        }
+        None => area,
+    };
     let sm = &s.report.summary;
     let (start, end) = (sm.start_ns.unwrap_or(0), sm.end_ns.unwrap_or(0));
     let span = (end - start).max(1);

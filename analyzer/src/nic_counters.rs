@@ -1,0 +1,1116 @@
+//! NIC counter reconciliation (`report --counters FILE`): the NIC's own counters beside what
+//! the capture shows, and a finding where they disagree beyond what capture loss explains.
+//!
+//! Three text formats are read, in any mix within one file (docs/counters.md):
+//!
+//! - `ethtool -S IFACE`: a `NIC statistics:` header, then `     name: value` lines;
+//! - `rdma statistic show`: one line per port, `link mlx5_0/1 name value name value ...`;
+//! - a dump of `/sys/class/infiniband/DEV/ports/N/hw_counters/NAME` (and `counters/NAME`)
+//!   as `grep -H . /sys/class/infiniband/*/ports/*/hw_counters/*` prints it: `path:value`.
+//!
+//! A file holds one snapshot, or two (before and after the capture): a line `# before` or
+//! `# after` (any comment line starting with those words), a second `NIC statistics:`
+//! header, or a counter met again all start the next snapshot. Text only: reading files is
+//! the caller's business. Nothing here panics on any input.
+
+use crate::pfc::PauseKind;
+use crate::report::{EvidenceRef, Finding, FindingKind, FlowReport, Report, Severity};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::fmt;
+use std::net::IpAddr;
+
+/// The port name given to `ethtool -S` counters (their output does not name the interface).
+pub const ETHTOOL_PORT: &str = "ethtool -S";
+
+/// At most this many snapshots in one file.
+const MAX_SNAPSHOTS: usize = 2;
+
+/// One reading of a NIC's counters: value by (port, counter name).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Snapshot {
+    /// Values by (port: `mlx5_0/1`, or [`ETHTOOL_PORT`]; name).
+    pub values: BTreeMap<(String, String), u64>,
+}
+
+/// Why a counter file could not be read: the line (1-based) and what is wrong with it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ParseError {
+    /// Line number, from 1 (0: the file as a whole).
+    pub line: usize,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl fmt::Display for ParseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.line == 0 {
+            f.write_str(&self.message)
+        } else {
+            write!(f, "line {}: {}", self.line, self.message)
+        }
+    }
+}
+
+impl std::error::Error for ParseError {}
+
+/// A short, printable quote of `s` for an error message.
+fn quote(s: &str) -> String {
+    let mut q: String = s.chars().take(60).map(|c| if c.is_control() { '?' } else { c }).collect();
+    if s.chars().count() > 60 {
+        q.push('…');
+    }
+    format!("`{q}`")
+}
+
+fn value(name: &str, v: &str, line: usize) -> Result<u64, ParseError> {
+    v.trim().parse::<u64>().map_err(|_| ParseError {
+        line,
+        message: format!("counter {} has the value {}, not a whole number", quote(name), quote(v.trim())),
+    })
+}
+
+/// The port and counter name of a hw_counters path
+/// (`/sys/class/infiniband/mlx5_0/ports/1/hw_counters/np_cnp_sent`).
+fn sysfs_key(path: &str) -> Option<(String, String)> {
+    let parts: Vec<&str> = path.split('/').filter(|p| !p.is_empty()).collect();
+    let [.., group, name] = parts.as_slice() else { return None };
+    if !(*group == "hw_counters" || *group == "counters") || name.is_empty() {
+        return None;
+    }
+    let before = &parts[..parts.len() - 2];
+    match before {
+        // DEV/ports/N/hw_counters/NAME: a port's counters.
+        [.., dev, "ports", port] => Some((format!("{dev}/{port}"), (*name).to_string())),
+        // DEV/hw_counters/NAME: the device's own (newer kernels).
+        [.., dev] if *group == "hw_counters" && *dev != "ports" => {
+            Some(((*dev).to_string(), (*name).to_string()))
+        }
+        _ => None,
+    }
+}
+
+/// Read counter snapshots from the text of a file (see the module documentation).
+pub fn parse(text: &str) -> Result<Vec<Snapshot>, ParseError> {
+    let mut snaps: Vec<Snapshot> = Vec::new();
+    let mut cur = Snapshot::default();
+    // The port of the latest `link DEV/PORT` line, while lines continue it.
+    let mut link: Option<String> = None;
+    let next = |cur: &mut Snapshot, snaps: &mut Vec<Snapshot>, line: usize| -> Result<(), ParseError> {
+        if !cur.values.is_empty() {
+            snaps.push(std::mem::take(cur));
+            if snaps.len() >= MAX_SNAPSHOTS {
+                return Err(ParseError {
+                    line,
+                    message: "a third snapshot starts here; a file holds one snapshot, or two (before and after the capture)"
+                        .into(),
+                });
+            }
+        }
+        Ok(())
+    };
+    for (i, raw) in text.lines().enumerate() {
+        let n = i + 1;
+        let line = raw.trim();
+        if line.is_empty() {
+            continue;
+        }
+        if let Some(comment) = line.strip_prefix('#') {
+            let c = comment.trim_start().to_ascii_lowercase();
+            if c.starts_with("before") || c.starts_with("after") {
+                next(&mut cur, &mut snaps, n)?;
+            }
+            continue;
+        }
+        if !line.starts_with("link ") && !raw.starts_with(char::is_whitespace) {
+            link = None;
+        }
+        if line.eq_ignore_ascii_case("NIC statistics:") {
+            if cur.values.keys().any(|(p, _)| p == ETHTOOL_PORT) {
+                next(&mut cur, &mut snaps, n)?;
+            }
+            continue;
+        }
+        let mut pairs: Vec<((String, String), u64)> = Vec::new();
+        if let Some(rest) = line.strip_prefix("link ") {
+            // rdma statistic show: link DEV/PORT name value name value ...
+            let mut tokens = rest.split_whitespace();
+            let Some(port) = tokens.next().filter(|p| p.contains('/')) else {
+                return Err(ParseError {
+                    line: n,
+                    message: "an `rdma statistic` line names no DEV/PORT after `link`".into(),
+                });
+            };
+            let tokens: Vec<&str> = tokens.collect();
+            // `rdma -p statistic show` puts the pairs on the lines that follow.
+            link = Some(port.to_string());
+            for pair in tokens.chunks(2) {
+                match pair {
+                    [name, v] => pairs.push(((port.to_string(), (*name).to_string()), value(name, v, n)?)),
+                    [name] => {
+                        return Err(ParseError {
+                            line: n,
+                            message: format!("counter {} has no value", quote(name)),
+                        })
+                    }
+                    _ => {}
+                }
+            }
+        } else if let Some((path, v)) =
+            line.rsplit_once(':').filter(|(p, _)| p.contains("/ports/") || p.contains("/hw_counters/"))
+        {
+            let Some(key) = sysfs_key(path) else {
+                return Err(ParseError {
+                    line: n,
+                    message: format!(
+                        "{} is not a path .../DEV/ports/N/hw_counters/NAME, .../DEV/ports/N/counters/NAME or .../DEV/hw_counters/NAME",
+                        quote(path)
+                    ),
+                });
+            };
+            let v = value(&key.1, v, n)?;
+            pairs.push((key, v));
+        } else if let Some(port) =
+            link.as_ref().filter(|_| !line.contains(':') && raw.starts_with(char::is_whitespace))
+        {
+            // A continuation of a `link DEV/PORT` line (`rdma -p statistic show`).
+            let tokens: Vec<&str> = line.split_whitespace().collect();
+            for pair in tokens.chunks(2) {
+                match pair {
+                    [name, v] => pairs.push(((port.clone(), (*name).to_string()), value(name, v, n)?)),
+                    [name] => {
+                        return Err(ParseError {
+                            line: n,
+                            message: format!("counter {} has no value", quote(name)),
+                        })
+                    }
+                    _ => {}
+                }
+            }
+        } else if let Some((name, v)) = line.rsplit_once(':') {
+            let name = name.trim();
+            if name.is_empty() {
+                return Err(ParseError { line: n, message: "a counter line with no name before `:`".into() });
+            }
+            pairs.push(((ETHTOOL_PORT.to_string(), name.to_string()), value(name, v, n)?));
+        } else {
+            return Err(ParseError {
+                line: n,
+                message: format!(
+                    "{} is not `ethtool -S` (`name: value`), `rdma statistic show` (`link DEV/PORT name value ...`) or hw_counters (`PATH:value`) output",
+                    quote(line)
+                ),
+            });
+        }
+        for (key, v) in pairs {
+            if cur.values.contains_key(&key) {
+                // The same counter again: the next snapshot has begun.
+                next(&mut cur, &mut snaps, n)?;
+            }
+            cur.values.insert(key, v);
+        }
+    }
+    if !cur.values.is_empty() {
+        snaps.push(cur);
+    }
+    if snaps.is_empty() {
+        return Err(ParseError { line: 0, message: "no counters in it".into() });
+    }
+    Ok(snaps)
+}
+
+/// The counter snapshots given to one report: one (absolute values) or two (deltas).
+#[derive(Clone, Debug)]
+pub struct CounterInput {
+    /// The files, as named to the user.
+    pub files: Vec<String>,
+    /// The snapshot before the capture (None: one snapshot only).
+    pub before: Option<Snapshot>,
+    /// The snapshot after (or the only one).
+    pub after: Snapshot,
+}
+
+impl CounterInput {
+    /// Combine the snapshots read from each file: one file with one or two snapshots, or two
+    /// files with one each (before, after). The error names the file.
+    pub fn combine(files: Vec<(String, Vec<Snapshot>)>) -> Result<CounterInput, String> {
+        let names: Vec<String> = files.iter().map(|(n, _)| n.clone()).collect();
+        match files.len() {
+            1 => {
+                let (name, mut snaps) = files.into_iter().next().ok_or("no counter file")?;
+                match snaps.len() {
+                    1 => Ok(CounterInput { files: names, before: None, after: snaps.remove(0) }),
+                    2 => {
+                        let after = snaps.remove(1);
+                        Ok(CounterInput { files: names, before: Some(snaps.remove(0)), after })
+                    }
+                    n => Err(format!("counter file {name} holds {n} snapshots; give one, or two (before and after)")),
+                }
+            }
+            2 => {
+                let mut it = files.into_iter();
+                let (Some((n1, mut s1)), Some((n2, mut s2))) = (it.next(), it.next()) else {
+                    return Err("two counter files expected".into());
+                };
+                for (n, s) in [(&n1, &s1), (&n2, &s2)] {
+                    if s.len() != 1 {
+                        return Err(format!(
+                            "counter file {n} holds {} snapshots; with --counters given twice, each file holds one (the first before the capture, the second after)",
+                            s.len()
+                        ));
+                    }
+                }
+                Ok(CounterInput { files: names, before: Some(s1.remove(0)), after: s2.remove(0) })
+            }
+            n => Err(format!("--counters given {n} times; give one file (one or two snapshots) or two files (before, after)")),
+        }
+    }
+}
+
+/// A canonical figure the vendors' counters map to (docs/counters.md).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Figure {
+    /// CNPs the NIC sent as notification point (it received CE-marked RoCE).
+    CnpSent,
+    /// CNPs the NIC received and acted on as reaction point (it was told to slow down).
+    CnpHandled,
+    /// CNPs the NIC received and ignored.
+    CnpIgnored,
+    /// CE-marked RoCE packets the NIC received.
+    EcnMarkedReceived,
+    /// NAKs with PSN sequence error the NIC received (as requester).
+    SeqErrNakReceived,
+    /// Packets the NIC received out of sequence (as responder; it NAKs once per gap).
+    OutOfSequence,
+    /// Requests re-sent after an implied NAK (READ responses out of sequence).
+    ImpliedNak,
+    /// ACK timeouts: the NIC waited out its local ACK timeout and re-sent.
+    LocalAckTimeout,
+    /// Duplicate requests the NIC received (as responder).
+    DuplicateRequest,
+    /// RNR NAKs the NIC received (and retried).
+    RnrNakReceived,
+    /// PFC pause frames received on a priority (the NIC was paused).
+    PauseRx,
+    /// PFC pause frames sent on a priority (the NIC was congested and paused its peer).
+    PauseTx,
+    /// Time paused by received PFC pauses, µs.
+    PauseRxDurationUs,
+    /// Time the NIC's sent PFC pauses held, µs.
+    PauseTxDurationUs,
+    /// 802.3x PAUSE frames received.
+    LinkPauseRx,
+    /// 802.3x PAUSE frames sent.
+    LinkPauseTx,
+    /// Received packets dropped for lack of buffers at the physical port.
+    RxDiscards,
+    /// Received packets dropped for lack of buffers on a priority.
+    RxPrioDiscards,
+    /// Received packets dropped for lack of a receive WQE.
+    OutOfBuffer,
+}
+
+impl Figure {
+    /// The JSON name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Figure::CnpSent => "cnp_sent",
+            Figure::CnpHandled => "cnp_handled",
+            Figure::CnpIgnored => "cnp_ignored",
+            Figure::EcnMarkedReceived => "ecn_marked_received",
+            Figure::SeqErrNakReceived => "seq_err_nak_received",
+            Figure::OutOfSequence => "out_of_sequence",
+            Figure::ImpliedNak => "implied_nak",
+            Figure::LocalAckTimeout => "local_ack_timeout",
+            Figure::DuplicateRequest => "duplicate_request",
+            Figure::RnrNakReceived => "rnr_nak_received",
+            Figure::PauseRx => "pause_rx",
+            Figure::PauseTx => "pause_tx",
+            Figure::PauseRxDurationUs => "pause_rx_duration_us",
+            Figure::PauseTxDurationUs => "pause_tx_duration_us",
+            Figure::LinkPauseRx => "link_pause_rx",
+            Figure::LinkPauseTx => "link_pause_tx",
+            Figure::RxDiscards => "rx_discards",
+            Figure::RxPrioDiscards => "rx_prio_discards",
+            Figure::OutOfBuffer => "out_of_buffer",
+        }
+    }
+
+    /// How the text report names it.
+    fn label(self) -> &'static str {
+        match self {
+            Figure::CnpSent => "CNPs sent",
+            Figure::CnpHandled => "CNPs handled",
+            Figure::CnpIgnored => "CNPs ignored",
+            Figure::EcnMarkedReceived => "CE-marked received",
+            Figure::SeqErrNakReceived => "seq-error NAKs received",
+            Figure::OutOfSequence => "out of sequence",
+            Figure::ImpliedNak => "implied NAKs",
+            Figure::LocalAckTimeout => "ACK timeouts",
+            Figure::DuplicateRequest => "duplicate requests",
+            Figure::RnrNakReceived => "RNR NAKs received",
+            Figure::PauseRx => "PFC pauses received",
+            Figure::PauseTx => "PFC pauses sent",
+            Figure::PauseRxDurationUs => "µs paused by pauses received",
+            Figure::PauseTxDurationUs => "µs of pauses sent",
+            Figure::LinkPauseRx => "PAUSE received",
+            Figure::LinkPauseTx => "PAUSE sent",
+            Figure::RxDiscards => "rx discards",
+            Figure::RxPrioDiscards => "rx discards",
+            Figure::OutOfBuffer => "out of buffer",
+        }
+    }
+}
+
+/// `rx_prio3_pause` → 3 for `prefix` `rx_prio` and `suffix` `_pause`.
+fn prio_of(name: &str, prefix: &str, suffix: &str) -> Option<u8> {
+    let p: u8 = name.strip_prefix(prefix)?.strip_suffix(suffix)?.parse().ok()?;
+    (p < 8).then_some(p)
+}
+
+/// The canonical figure (and priority) a vendor's counter name maps to (docs/counters.md
+/// lists each with its source).
+pub fn map_name(name: &str) -> Option<(Figure, Option<u8>)> {
+    let f = match name {
+        // mlx5 (hw_counters, rdma statistic); irdma; bnxt_re.
+        "np_cnp_sent" | "cnpSent" | "tx_cnp_pkts" | "np_cnp_pkts" => Figure::CnpSent,
+        "rp_cnp_handled" | "cnpHandled" | "rx_cnp_pkts" => Figure::CnpHandled,
+        "rp_cnp_ignored" | "cnpIgnored" => Figure::CnpIgnored,
+        "np_ecn_marked_roce_packets" | "RxECNMrkd" | "rx_ecn_marked_pkts" => Figure::EcnMarkedReceived,
+        "packet_seq_err" | "seq_err_naks_rcvd" => Figure::SeqErrNakReceived,
+        "out_of_sequence" => Figure::OutOfSequence,
+        "implied_nak_seq_err" => Figure::ImpliedNak,
+        "local_ack_timeout_err" | "to_retransmits" => Figure::LocalAckTimeout,
+        "duplicate_request" => Figure::DuplicateRequest,
+        "rnr_naks_rcvd" | "rnr_nak_retry_err" => Figure::RnrNakReceived,
+        // mlx5 ethtool -S.
+        "rx_pause_ctrl_phy" => Figure::LinkPauseRx,
+        "tx_pause_ctrl_phy" => Figure::LinkPauseTx,
+        "rx_discards_phy" => Figure::RxDiscards,
+        "out_of_buffer" => Figure::OutOfBuffer,
+        _ => {
+            let per_prio: [(&str, &str, Figure); 8] = [
+                ("rx_prio", "_pause", Figure::PauseRx),
+                ("tx_prio", "_pause", Figure::PauseTx),
+                ("rx_prio", "_pause_duration", Figure::PauseRxDurationUs),
+                ("tx_prio", "_pause_duration", Figure::PauseTxDurationUs),
+                ("rx_prio", "_buf_discard", Figure::RxPrioDiscards),
+                ("rx_prio", "_discards", Figure::RxPrioDiscards),
+                // Intel ice (E810) ethtool -S.
+                ("rx_priority_", "_xoff.nic", Figure::PauseRx),
+                ("tx_priority_", "_xoff.nic", Figure::PauseTx),
+            ];
+            return per_prio.iter().find_map(|(pre, suf, f)| prio_of(name, pre, suf).map(|p| (*f, Some(p))));
+        }
+    };
+    Some((f, None))
+}
+
+/// The host whose NIC the counters are: its IP addresses (for CNPs, NAKs, resends) and MAC
+/// addresses (for pause frames). Empty: the capture's figures are the whole capture's.
+#[derive(Clone, Debug, Default)]
+pub struct Host {
+    /// IP addresses.
+    pub ips: Vec<IpAddr>,
+    /// MAC addresses, lower case with colons.
+    pub macs: Vec<String>,
+}
+
+impl Host {
+    /// Parse addresses: each an IPv4 or IPv6 address, or a MAC (`aa:bb:cc:dd:ee:ff`, or with
+    /// dashes).
+    pub fn parse(addrs: &[String]) -> Result<Host, String> {
+        let mut h = Host::default();
+        for a in addrs.iter().flat_map(|a| a.split(',')).map(str::trim).filter(|a| !a.is_empty()) {
+            if let Ok(ip) = a.parse::<IpAddr>() {
+                h.ips.push(ip);
+                continue;
+            }
+            let parts: Vec<&str> = a.split([':', '-']).collect();
+            if parts.len() == 6 && parts.iter().all(|p| p.len() == 2 && u8::from_str_radix(p, 16).is_ok()) {
+                h.macs.push(parts.join(":").to_ascii_lowercase());
+            } else {
+                return Err(format!("{} is neither an IP address nor a MAC address", quote(a)));
+            }
+        }
+        Ok(h)
+    }
+
+    fn has_ip(&self, s: &str) -> bool {
+        match s.parse::<IpAddr>() {
+            Ok(ip) => self.ips.contains(&ip),
+            Err(_) => false,
+        }
+    }
+
+    /// The addresses, as given.
+    pub fn names(&self) -> Vec<String> {
+        self.ips.iter().map(IpAddr::to_string).chain(self.macs.iter().cloned()).collect()
+    }
+}
+
+/// One figure side by side.
+#[derive(Clone, Debug, Serialize)]
+pub struct CounterRow {
+    /// The canonical figure (`cnp_sent`, `pause_rx`, ...).
+    pub figure: Figure,
+    /// The priority, for per-priority figures.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub priority: Option<u8>,
+    /// The NIC's figure: the delta between the snapshots, or the absolute value of a single
+    /// snapshot; null when no snapshot holds it or it went backwards.
+    pub nic: Option<u64>,
+    /// The vendor counters summed into it (`PORT NAME`).
+    pub counters: Vec<String>,
+    /// What the capture shows for it; null when a capture cannot show it.
+    pub capture: Option<u64>,
+    /// Which capture figure that is.
+    pub capture_figure: String,
+    /// `agree`, `nic_more` (the NIC counted more: expected when the snapshots bracket the
+    /// capture), `capture_misses` (the NIC counted some, the capture none), `capture_more`,
+    /// `loss_explains` (the capture's own drops explain the difference), `not_compared`
+    /// (one snapshot, a sampled capture, or no capture figure).
+    pub status: &'static str,
+}
+
+impl CounterRow {
+    /// How the text report and the UI name it (`PFC pauses sent prio 3`).
+    pub fn label(&self) -> String {
+        match self.priority {
+            Some(p) => format!("{} prio {p}", self.figure.label()),
+            None => self.figure.label().to_string(),
+        }
+    }
+}
+
+/// A counter no canonical figure takes: kept and listed.
+#[derive(Clone, Debug, Serialize)]
+pub struct Unmapped {
+    /// Port (`mlx5_0/1`, `ethtool -S`).
+    pub port: String,
+    /// Counter name.
+    pub name: String,
+    /// Its delta (or absolute value with one snapshot); null when it went backwards or is in
+    /// one snapshot only.
+    pub value: Option<u64>,
+}
+
+/// The `counters` object of the report.
+#[derive(Clone, Debug, Serialize)]
+pub struct CountersReport {
+    /// The counter files read.
+    pub files: Vec<String>,
+    /// `delta` (two snapshots) or `absolute` (one: values since the NIC's counters were last
+    /// reset, not the capture's span; nothing is compared).
+    pub mode: &'static str,
+    /// Ports the counters come from.
+    pub ports: Vec<String>,
+    /// The host the capture figures are taken for (`--counters-host`); empty: the whole
+    /// capture.
+    pub host: Vec<String>,
+    /// Figures side by side.
+    pub figures: Vec<CounterRow>,
+    /// Counters not mapped to a figure.
+    pub unmapped: Vec<Unmapped>,
+    /// Counters whose value went down between the snapshots (reset or wrapped): no delta.
+    pub went_backwards: Vec<String>,
+    /// Counters in only one of the two snapshots.
+    pub in_one_snapshot: Vec<String>,
+    /// What to keep in mind reading them.
+    pub notes: Vec<String>,
+}
+
+/// What the capture shows, for the host (or the whole capture).
+#[derive(Default)]
+struct CaptureSide {
+    cnp_sent: u64,
+    cnp_received: u64,
+    ce_received: u64,
+    nak_seq_received: u64,
+    nak_seq_sent: u64,
+    implied: u64,
+    timeouts: u64,
+    resends_received: u64,
+    rnr_received: u64,
+    /// Per priority: (frames, paused ns) from the host's MACs; from other MACs.
+    pfc_tx: [(u64, i64); 8],
+    pfc_rx: [(u64, i64); 8],
+    pause_tx: (u64, i64),
+    pause_rx: (u64, i64),
+}
+
+fn capture_side(report: &Report, flows: &mut dyn Iterator<Item = FlowReport>, host: &Host) -> CaptureSide {
+    let mut c = CaptureSide::default();
+    let by_ip = !host.ips.is_empty();
+    for f in flows {
+        let from = !by_ip || host.has_ip(&f.src);
+        let to = !by_ip || host.has_ip(&f.dst);
+        if from {
+            c.cnp_sent += f.cnps;
+            c.nak_seq_sent += f.naks.psn_seq_err;
+            c.implied += f.psn.retransmits_implied;
+            c.timeouts += f.psn.retransmits_timeout;
+        }
+        if to {
+            c.cnp_received += f.cnps;
+            c.ce_received += f.ecn.ce;
+            c.nak_seq_received += f.naks.psn_seq_err;
+            c.resends_received += f.psn.retransmits;
+            c.rnr_received += f.naks.rnr;
+        }
+    }
+    let by_mac = !host.macs.is_empty();
+    for p in &report.pfc {
+        let mine = host.macs.contains(&p.src_mac);
+        let add = |slot: &mut (u64, i64)| {
+            slot.0 += p.pause_frames;
+            slot.1 += p.paused_ns;
+        };
+        match p.kind {
+            PauseKind::Pfc => {
+                let i = usize::from(p.priority & 7);
+                if !by_mac || mine {
+                    add(&mut c.pfc_tx[i]);
+                }
+                if !by_mac || !mine {
+                    add(&mut c.pfc_rx[i]);
+                }
+            }
+            PauseKind::Pause => {
+                if !by_mac || mine {
+                    add(&mut c.pause_tx);
+                }
+                if !by_mac || !mine {
+                    add(&mut c.pause_rx);
+                }
+            }
+        }
+    }
+    c
+}
+
+/// The NIC's value per (figure, priority), with the counters summed into it.
+type NicFigures = BTreeMap<(Figure, Option<u8>), (Option<u64>, Vec<String>)>;
+
+/// Compare the counters with the capture. `flows` yields every flow of the report (a
+/// streamed report's flows are not in `report.flows`). Returns the `counters` object and
+/// the findings to add.
+pub fn reconcile(
+    input: &CounterInput,
+    report: &Report,
+    flows: &mut dyn Iterator<Item = FlowReport>,
+    host: &Host,
+) -> (CountersReport, Vec<Finding>) {
+    let delta = input.before.is_some();
+    let mut went_backwards = Vec::new();
+    let mut in_one_snapshot = Vec::new();
+    // (port, name) → value (delta or absolute).
+    let mut values: BTreeMap<(String, String), Option<u64>> = BTreeMap::new();
+    match &input.before {
+        Some(before) => {
+            for (k, a) in &input.after.values {
+                let v = match before.values.get(k) {
+                    Some(b) if a >= b => Some(a - b),
+                    Some(_) => {
+                        went_backwards.push(format!("{} {}", k.0, k.1));
+                        None
+                    }
+                    None => {
+                        in_one_snapshot.push(format!("{} {}", k.0, k.1));
+                        None
+                    }
+                };
+                values.insert(k.clone(), v);
+            }
+            for k in before.values.keys().filter(|k| !input.after.values.contains_key(*k)) {
+                in_one_snapshot.push(format!("{} {}", k.0, k.1));
+            }
+        }
+        None => {
+            for (k, a) in &input.after.values {
+                values.insert(k.clone(), Some(*a));
+            }
+        }
+    }
+    let mut ports: Vec<String> = values.keys().map(|(p, _)| p.clone()).collect();
+    ports.dedup();
+    let mut nic: NicFigures = BTreeMap::new();
+    let mut unmapped = Vec::new();
+    for ((port, name), v) in &values {
+        match map_name(name) {
+            Some(key) => {
+                let e = nic.entry(key).or_insert((Some(0), Vec::new()));
+                e.0 = match (e.0, v) {
+                    (Some(x), Some(y)) => Some(x.saturating_add(*y)),
+                    _ => None,
+                };
+                e.1.push(format!("{port} {name}"));
+            }
+            None => unmapped.push(Unmapped { port: port.clone(), name: name.clone(), value: *v }),
+        }
+    }
+
+    let c = capture_side(report, flows, host);
+    let by_ip = !host.ips.is_empty();
+    let by_mac = !host.macs.is_empty();
+    let mut rows: Vec<CounterRow> = Vec::new();
+    let mut add = |figure: Figure, priority: Option<u8>, capture: Option<u64>, capture_figure: String| {
+        let Some((n, counters)) = nic.remove(&(figure, priority)) else {
+            return;
+        };
+        rows.push(CounterRow { figure, priority, nic: n, counters, capture, capture_figure, status: "" });
+    };
+    let src = if by_ip { "sent by the host" } else { "in the capture" };
+    let dst = if by_ip { "sent to the host" } else { "in the capture" };
+    add(Figure::CnpSent, None, Some(c.cnp_sent), format!("CNPs {src}"));
+    add(Figure::CnpHandled, None, Some(c.cnp_received), format!("CNPs {dst}"));
+    add(Figure::CnpIgnored, None, None, "not visible (the NIC's choice)".into());
+    add(Figure::EcnMarkedReceived, None, Some(c.ce_received), format!("CE-marked RoCE {dst}"));
+    add(Figure::SeqErrNakReceived, None, Some(c.nak_seq_received), format!("PSN sequence error NAKs {dst}"));
+    add(
+        Figure::OutOfSequence,
+        None,
+        Some(c.nak_seq_sent),
+        format!("PSN sequence error NAKs {src} (one per gap)"),
+    );
+    add(Figure::ImpliedNak, None, Some(c.implied), format!("implied-NAK resends {src}"));
+    add(Figure::LocalAckTimeout, None, Some(c.timeouts), format!("timeout resends {src}"));
+    add(Figure::DuplicateRequest, None, Some(c.resends_received), format!("resent requests {dst}"));
+    add(Figure::RnrNakReceived, None, Some(c.rnr_received), format!("RNR NAKs {dst}"));
+    let (tx_from, rx_from) =
+        if by_mac { ("from the host's MAC", "from other MACs") } else { ("from any MAC", "from any MAC") };
+    for p in 0..8u8 {
+        let i = usize::from(p);
+        add(Figure::PauseRx, Some(p), Some(c.pfc_rx[i].0), format!("PFC pause frames {rx_from}"));
+        add(Figure::PauseTx, Some(p), Some(c.pfc_tx[i].0), format!("PFC pause frames {tx_from}"));
+        let us = |ns: i64| u64::try_from(ns / 1000).unwrap_or(0);
+        add(Figure::PauseRxDurationUs, Some(p), Some(us(c.pfc_rx[i].1)), format!("paused time {rx_from}"));
+        add(Figure::PauseTxDurationUs, Some(p), Some(us(c.pfc_tx[i].1)), format!("paused time {tx_from}"));
+        add(Figure::RxPrioDiscards, Some(p), None, "not visible (dropped in the NIC)".into());
+    }
+    add(Figure::LinkPauseRx, None, Some(c.pause_rx.0), format!("802.3x PAUSE frames {rx_from}"));
+    add(Figure::LinkPauseTx, None, Some(c.pause_tx.0), format!("802.3x PAUSE frames {tx_from}"));
+    add(Figure::RxDiscards, None, None, "not visible (dropped in the NIC)".into());
+    add(Figure::OutOfBuffer, None, None, "not visible (dropped in the NIC)".into());
+
+    // Judge each row.
+    let sampled = report.sampled.is_some();
+    let single_point = report.points.len() <= 1;
+    let dropped = report.capture.as_ref().map_or(0, |c| c.kernel_dropped.saturating_add(c.if_dropped));
+    // Figures the capture shows one for one (frames, not events the NIC infers).
+    let exact = |f: Figure| {
+        matches!(
+            f,
+            Figure::CnpSent
+                | Figure::CnpHandled
+                | Figure::SeqErrNakReceived
+                | Figure::PauseRx
+                | Figure::PauseTx
+                | Figure::LinkPauseRx
+                | Figure::LinkPauseTx
+        )
+    };
+    // Whether the capture figure is the host's own direction (not the whole capture's).
+    // Received pause frames are not: they are link-local multicast, so which of the
+    // captured ones reached the host's link cannot be told (a mirror of several links shows
+    // others' too).
+    let attributed = |f: Figure| match f {
+        Figure::PauseTx | Figure::LinkPauseTx => by_mac,
+        Figure::PauseRx | Figure::LinkPauseRx => false,
+        _ => by_ip,
+    };
+    // CNPs reaching the NIC are handled or ignored: the capture's CNPs to the host are set
+    // against both before they are called more than the NIC counted.
+    let ignored = rows.iter().find(|r| r.figure == Figure::CnpIgnored).and_then(|r| r.nic).unwrap_or(0);
+    let mut findings = Vec::new();
+    for r in &mut rows {
+        let reached = |n: u64| if r.figure == Figure::CnpHandled { n.saturating_add(ignored) } else { n };
+        r.status = match (r.nic, r.capture) {
+            _ if !delta || sampled => "not_compared",
+            (Some(n), Some(c)) if n == c => "agree",
+            _ if !exact(r.figure) => "not_compared",
+            (Some(n), Some(0)) if n > 0 && dropped >= n => "loss_explains",
+            (Some(n), Some(0)) if n > 0 => "capture_misses",
+            (Some(n), Some(c)) if c > reached(n) && attributed(r.figure) && single_point => "capture_more",
+            (Some(n), Some(c)) if n > c => "nic_more",
+            _ => "not_compared",
+        };
+        if let Some(f) = finding(r, by_ip, by_mac, host) {
+            findings.push(f);
+        }
+    }
+
+    let mut notes = Vec::new();
+    if delta {
+        notes.push(
+            "NIC figures are deltas between the two snapshots; the NIC counting more than the capture is expected when the snapshots bracket it (seconds before and after)".into(),
+        );
+    } else {
+        notes.push(
+            "one snapshot: NIC figures are absolute, counted since the NIC's counters were last reset, not over the capture's span; nothing is compared (give a snapshot before and after the capture)".into(),
+        );
+    }
+    if sampled {
+        notes.push("the capture is sampled: its figures are estimates and nothing is compared".into());
+    }
+    if !by_ip || !by_mac {
+        notes.push(format!(
+            "{}: the capture's figures are the whole capture's{}",
+            match (by_ip, by_mac) {
+                (false, false) => "no --counters-host",
+                (true, false) => "no MAC in --counters-host for pause frames",
+                _ => "no IP in --counters-host for CNPs and NAKs",
+            },
+            if by_mac || by_ip { " for those" } else { ", directions not told apart" }
+        ));
+    }
+    if !single_point {
+        notes.push("several capture points: the capture's figures add up every point's".into());
+    }
+    let report = CountersReport {
+        files: input.files.clone(),
+        mode: if delta { "delta" } else { "absolute" },
+        ports,
+        host: host.names(),
+        figures: rows,
+        unmapped,
+        went_backwards,
+        in_one_snapshot,
+        notes,
+    };
+    (report, findings)
+}
+
+/// The counter names of `PORT NAME` entries, each once.
+fn short_names(counters: &[String]) -> String {
+    let mut names: Vec<&str> = counters.iter().map(|s| s.rsplit(' ').next().unwrap_or(s)).collect();
+    names.sort_unstable();
+    names.dedup();
+    names.join(", ")
+}
+
+fn plural(n: u64, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+fn finding(r: &CounterRow, by_ip: bool, by_mac: bool, host: &Host) -> Option<Finding> {
+    let n = r.nic?;
+    let c = r.capture?;
+    let names = short_names(&r.counters);
+    let prio = r.priority.map(|p| format!(" on priority {p}")).unwrap_or_default();
+    let macs = host.macs.join(", ");
+    let ips = host.ips.iter().map(IpAddr::to_string).collect::<Vec<_>>().join(", ");
+    let title = match (r.status, r.figure) {
+        ("capture_misses", Figure::PauseTx | Figure::LinkPauseTx) => {
+            let what = if r.figure == Figure::PauseTx {
+                plural(n, "PFC pause frame", "PFC pause frames")
+            } else {
+                plural(n, "802.3x PAUSE frame", "802.3x PAUSE frames")
+            };
+            if by_mac {
+                format!("the NIC sent {what}{prio} ({names}) while the capture saw none from {macs}: the capture misses the NIC's transmit direction (or the NIC's pauses never left the host: a capture on the host does not see the pause frames its NIC makes in hardware)")
+            } else {
+                format!("the NIC sent {what}{prio} ({names}) and the capture saw none{prio} from any MAC: the capture misses the NIC's transmit direction (or the NIC's pauses never left the host: a capture on the host does not see the pause frames its NIC makes in hardware)")
+            }
+        }
+        ("capture_misses", Figure::PauseRx | Figure::LinkPauseRx) => {
+            let what = if r.figure == Figure::PauseRx {
+                plural(n, "PFC pause frame", "PFC pause frames")
+            } else {
+                plural(n, "802.3x PAUSE frame", "802.3x PAUSE frames")
+            };
+            let from = if by_mac { " from its peer" } else { " from any MAC" };
+            format!("the NIC received {what}{prio} ({names}) and the capture saw none{prio}{from}: the capture misses the direction towards the NIC (the NIC consumes pause frames in hardware: a capture on the host never sees them; a mirror or tap of the NIC's link does)")
+        }
+        ("capture_misses", Figure::CnpSent) => {
+            let from = if by_ip { format!(" from {ips}") } else { String::new() };
+            format!("the NIC sent {} ({names}) and the capture saw none{from}: the capture misses the NIC's transmit direction (or the NIC's RoCE traffic, offloaded, is not on the captured interface)", plural(n, "CNP", "CNPs"))
+        }
+        ("capture_misses", Figure::CnpHandled) => {
+            let to = if by_ip { format!(" to {ips}") } else { String::new() };
+            format!("the NIC handled {} ({names}) and the capture saw none{to}: the capture misses the direction towards the NIC (or the NIC's RoCE traffic, offloaded, is not on the captured interface)", plural(n, "CNP", "CNPs"))
+        }
+        ("capture_misses", Figure::SeqErrNakReceived) => {
+            let to = if by_ip { format!(" to {ips}") } else { String::new() };
+            format!("the NIC received {} ({names}) and the capture saw none{to}: the capture misses the direction towards the NIC, or the NAKs came on QPs not captured", plural(n, "PSN sequence error NAK", "PSN sequence error NAKs"))
+        }
+        ("capture_more", _) => {
+            let who = match r.figure {
+                Figure::PauseTx | Figure::LinkPauseTx => macs,
+                _ => ips,
+            };
+            format!("the capture shows {c} {}{prio} ({who}), more than the NIC counted between the snapshots ({n}, {names}): the counters are another port's or NIC's, the snapshots do not bracket the capture, or the capture holds frames twice", r.capture_figure)
+        }
+        _ => return None,
+    };
+    Some(Finding {
+        severity: Severity::Warning,
+        kind: FindingKind::CountersDisagree,
+        title,
+        flow: None,
+        src_mac: None,
+        priority: r.priority,
+        evidence: Vec::<EvidenceRef>::new(),
+        weight: n.abs_diff(c),
+        folded: None,
+    })
+}
+
+/// The text of a `COUNTERS` section (empty rows left out).
+pub fn render_text(c: &CountersReport) -> String {
+    use std::fmt::Write;
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "COUNTERS ({}, {}; {})",
+        c.files.join(" → "),
+        if c.mode == "delta" { "delta between two snapshots" } else { "ONE snapshot: absolute values" },
+        c.ports.join(", ")
+    );
+    if !c.host.is_empty() {
+        let _ = writeln!(o, "  host: {}", c.host.join(", "));
+    }
+    let _ = writeln!(
+        o,
+        "  {:<34} {:>12} {:>12}  {:<15} capture figure; NIC counters",
+        "figure", "NIC", "capture", "status"
+    );
+    let mut shown = 0;
+    for r in &c.figures {
+        if r.nic.unwrap_or(0) == 0 && r.capture.unwrap_or(0) == 0 && r.nic.is_some() {
+            continue;
+        }
+        shown += 1;
+        let label = r.label();
+        let num = |v: Option<u64>| v.map_or_else(|| "-".to_string(), |v| v.to_string());
+        let names = short_names(&r.counters);
+        let _ = writeln!(
+            o,
+            "  {:<34} {:>12} {:>12}  {:<15} {}; {}",
+            label,
+            num(r.nic),
+            num(r.capture),
+            r.status,
+            r.capture_figure,
+            names
+        );
+    }
+    let zero = c.figures.len() - shown;
+    if zero > 0 {
+        let _ = writeln!(o, "  ({zero} more figures zero on both sides)");
+    }
+    let nonzero: Vec<String> = c
+        .unmapped
+        .iter()
+        .filter(|u| u.value.unwrap_or(0) > 0)
+        .take(8)
+        .map(|u| format!("{} {}", u.name, u.value.unwrap_or(0)))
+        .collect();
+    if !c.unmapped.is_empty() {
+        let _ = writeln!(
+            o,
+            "  {} counters not mapped to a figure (JSON counters.unmapped){}{}",
+            c.unmapped.len(),
+            if nonzero.is_empty() { "" } else { "; non-zero: " },
+            nonzero.join(", ")
+        );
+    }
+    // At most 10 names each (the JSON lists them all).
+    let some = |v: &[String]| {
+        let more = v.len().saturating_sub(10);
+        let mut t = v.iter().take(10).cloned().collect::<Vec<_>>().join(", ");
+        if more > 0 {
+            let _ = write!(t, " and {more} more");
+        }
+        t
+    };
+    if !c.went_backwards.is_empty() {
+        let _ = writeln!(
+            o,
+            "  went backwards between the snapshots (reset or wrapped), no delta: {}",
+            some(&c.went_backwards)
+        );
+    }
+    if !c.in_one_snapshot.is_empty() {
+        let _ = writeln!(o, "  in one snapshot only, no delta: {}", some(&c.in_one_snapshot));
+    }
+    for n in &c.notes {
+        let _ = writeln!(o, "  note: {n}");
+    }
+    o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ETHTOOL: &str = "NIC statistics:
+     rx_packets: 1000
+     tx_packets: 900
+     rx_pause_ctrl_phy: 0
+     tx_pause_ctrl_phy: 0
+     rx_discards_phy: 2
+     rx_prio3_pause: 12
+     rx_prio3_pause_duration: 480
+     tx_prio3_pause: 4
+     tx_prio3_pause_duration: 160
+";
+
+    #[test]
+    fn ethtool_output_parses() {
+        let s = parse(ETHTOOL).unwrap();
+        assert_eq!(s.len(), 1);
+        let v = &s[0].values;
+        assert_eq!(v[&(ETHTOOL_PORT.to_string(), "rx_prio3_pause".to_string())], 12);
+        assert_eq!(v.len(), 9);
+    }
+
+    #[test]
+    fn a_second_header_starts_the_second_snapshot() {
+        let two = format!("{ETHTOOL}{}", ETHTOOL.replace(": 12", ": 20"));
+        let s = parse(&two).unwrap();
+        assert_eq!(s.len(), 2);
+        assert_eq!(s[1].values[&(ETHTOOL_PORT.to_string(), "rx_prio3_pause".to_string())], 20);
+        let three = format!("{ETHTOOL}{ETHTOOL}{ETHTOOL}");
+        let e = parse(&three).unwrap_err();
+        assert_eq!(e.line, 21);
+        assert!(e.message.contains("third snapshot"), "{e}");
+    }
+
+    #[test]
+    fn rdma_statistic_and_sysfs_dumps_parse() {
+        let t = "# before
+link mlx5_0/1 rx_write_requests 10 out_of_sequence 1 packet_seq_err 2 np_cnp_sent 3 rp_cnp_handled 4
+/sys/class/infiniband/mlx5_0/ports/1/hw_counters/local_ack_timeout_err:5
+/sys/class/infiniband/mlx5_0/ports/1/counters/port_xmit_data:77
+# after
+link mlx5_0/1 rx_write_requests 20 out_of_sequence 1 packet_seq_err 3 np_cnp_sent 9 rp_cnp_handled 4
+/sys/class/infiniband/mlx5_0/ports/1/hw_counters/local_ack_timeout_err:6
+/sys/class/infiniband/mlx5_0/ports/1/counters/port_xmit_data:99
+";
+        let s = parse(t).unwrap();
+        assert_eq!(s.len(), 2);
+        let k = |n: &str| ("mlx5_0/1".to_string(), n.to_string());
+        assert_eq!(s[0].values[&k("np_cnp_sent")], 3);
+        assert_eq!(s[1].values[&k("np_cnp_sent")], 9);
+        assert_eq!(s[1].values[&k("local_ack_timeout_err")], 6);
+        assert_eq!(s[1].values[&k("port_xmit_data")], 99);
+    }
+
+    #[test]
+    fn rdma_pretty_output_and_device_counters_parse() {
+        let t = "link mlx5_0/1
+    rx_write_requests 10 np_cnp_sent 3
+    rp_cnp_handled 4
+/sys/class/infiniband/mlx5_0/hw_counters/lifespan:12
+link mlx5_1/1 np_cnp_sent 9
+";
+        let s = parse(t).unwrap();
+        assert_eq!(s.len(), 1);
+        let v = &s[0].values;
+        assert_eq!(v[&("mlx5_0/1".to_string(), "rp_cnp_handled".to_string())], 4);
+        assert_eq!(v[&("mlx5_0".to_string(), "lifespan".to_string())], 12);
+        assert_eq!(v[&("mlx5_1/1".to_string(), "np_cnp_sent".to_string())], 9);
+        // An indented pair with no `link` line before it is not a format.
+        assert_eq!(parse("    np_cnp_sent 3\n").unwrap_err().line, 1);
+    }
+
+    #[test]
+    fn a_repeated_counter_starts_the_next_snapshot() {
+        let t = "/sys/class/infiniband/irdma0/ports/1/hw_counters/cnpSent:1\n/sys/class/infiniband/irdma0/ports/1/hw_counters/cnpSent:7\n";
+        let s = parse(t).unwrap();
+        assert_eq!(s.len(), 2);
+    }
+
+    #[test]
+    fn bad_lines_are_errors_with_their_line() {
+        let e = parse("NIC statistics:\n     rx_packets: 12x\n").unwrap_err();
+        assert_eq!(e.line, 2);
+        assert!(e.to_string().contains("`rx_packets` has the value `12x`"), "{e}");
+        let e = parse("hello world\n").unwrap_err();
+        assert_eq!(e.line, 1);
+        let e = parse("link mlx5_0/1 np_cnp_sent\n").unwrap_err();
+        assert!(e.message.contains("has no value"), "{e}");
+        let e = parse("link np_cnp_sent 3\n").unwrap_err();
+        assert!(e.message.contains("DEV/PORT"), "{e}");
+        let e = parse("/sys/class/infiniband/mlx5_0/ports/1/np_cnp_sent:3\n").unwrap_err();
+        assert!(e.message.contains("hw_counters"), "{e}");
+        let e = parse("\n# only a comment\n").unwrap_err();
+        assert_eq!(e.to_string(), "no counters in it");
+        let e = parse("     rx_packets: -1\n").unwrap_err();
+        assert_eq!(e.line, 1);
+    }
+
+    #[test]
+    fn vendor_names_map() {
+        assert_eq!(map_name("np_cnp_sent"), Some((Figure::CnpSent, None)));
+        assert_eq!(map_name("cnpSent"), Some((Figure::CnpSent, None)));
+        assert_eq!(map_name("tx_cnp_pkts"), Some((Figure::CnpSent, None)));
+        assert_eq!(map_name("rx_prio3_pause"), Some((Figure::PauseRx, Some(3))));
+        assert_eq!(map_name("tx_prio7_pause_duration"), Some((Figure::PauseTxDurationUs, Some(7))));
+        assert_eq!(map_name("rx_prio8_pause"), None);
+        assert_eq!(map_name("rx_priority_3_xoff.nic"), Some((Figure::PauseRx, Some(3))));
+        assert_eq!(map_name("rx_prio3_pause_transition"), None);
+        assert_eq!(map_name("rx_packets"), None);
+    }
+
+    #[test]
+    fn two_files_or_one_with_two_snapshots() {
+        let one = parse(ETHTOOL).unwrap();
+        let two = parse(&format!("{ETHTOOL}# after\n{ETHTOOL}")).unwrap();
+        assert!(CounterInput::combine(vec![("a".into(), one.clone())]).unwrap().before.is_none());
+        assert!(CounterInput::combine(vec![("a".into(), two.clone())]).unwrap().before.is_some());
+        assert!(CounterInput::combine(vec![("a".into(), one.clone()), ("b".into(), one.clone())])
+            .unwrap()
+            .before
+            .is_some());
+        let e = CounterInput::combine(vec![("a".into(), two), ("b".into(), one)]).unwrap_err();
+        assert!(e.contains("counter file a holds 2 snapshots"), "{e}");
+    }
+
+    #[test]
+    fn hosts_parse() {
+        let h = Host::parse(&["10.0.0.2,02-00-00-00-FF-01".into(), "fd00::1".into()]).unwrap();
+        assert_eq!(h.ips.len(), 2);
+        assert_eq!(h.macs, ["02:00:00:00:ff:01"]);
+        assert!(Host::parse(&["eth0".into()]).is_err());
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn parsing_never_panics(s in "\\PC{0,400}") {
+            let _ = parse(&s);
+        }
+
+        #[test]
+        fn counter_like_lines_never_panic(lines in proptest::collection::vec(
+            proptest::prop_oneof![
+                "[ a-z_0-9]{0,20}: ?[0-9a-z-]{0,22}",
+                "link [a-z0-9_/]{0,10}( [a-z_]{1,12} [0-9]{1,21}){0,5}( [a-z]{0,4})?",
+                "/sys/class/infiniband/[a-z0-9_]{0,8}/ports/[0-9/]{0,3}/(hw_)?counters/[a-zA-Z_]{0,12}:[0-9]{0,21}",
+                "# (before|after|x)",
+                "    [a-z_]{1,12}( [0-9]{1,21})?( [a-z_]{1,5} [0-9x]{1,3})?",
+                "/sys/class/infiniband/[a-z0-9_]{0,8}/hw_counters/[a-zA-Z_]{0,12}:[0-9]{0,21}",
+                "NIC statistics:",
+            ],
+            0..30,
+        )) {
+            let text = lines.join("\n");
+            if let Ok(snaps) = parse(&text) {
+                let n = snaps.len();
+                proptest::prop_assert!((1..=2).contains(&n));
+                let input = CounterInput::combine(vec![("f".into(), snaps)]);
+                proptest::prop_assert!(input.is_ok());
+                if let Ok(input) = input {
+                    let mut a = crate::Analyzer::new(crate::Config::default());
+                    a.finish();
+                    let report = a.report();
+                    let host = Host::parse(&["10.0.0.1,02:00:00:00:00:01".into()]).unwrap_or_default();
+                    let (c, _) = reconcile(&input, &report, &mut report.flows.clone().into_iter(), &host);
+                    let _ = render_text(&c);
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,293 @@
+//! `rocescope report --counters`: NIC counters beside the capture (docs/counters.md). The
+//! counter files in samples/counters/ are for host 10.0.0.5 of samples/demo.pcap: one pair
+//! agrees with the capture, one file disagrees, one holds a single snapshot.
+
+mod common;
+
+use serde_json::Value;
+use std::process::{Command, Output};
+
+const HOST: &str = "10.0.0.5,02:00:00:00:00:05";
+
+fn run(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_rocescope")).args(args).output().expect("run rocescope")
+}
+
+fn path(name: &str) -> String {
+    common::root().join("samples").join(name).to_str().unwrap().to_string()
+}
+
+/// The JSON report of demo.pcap with these extra arguments (schema-checked).
+fn report(extra: &[&str]) -> Value {
+    let demo = path("demo.pcap");
+    let mut args = vec!["report", "--json", "-r", demo.as_str()];
+    args.extend_from_slice(extra);
+    let o = run(&args);
+    assert!(!o.stdout.is_empty(), "{}", String::from_utf8_lossy(&o.stderr));
+    common::report_json(&o.stdout)
+}
+
+fn row<'a>(r: &'a Value, figure: &str, priority: Option<u64>) -> &'a Value {
+    r["counters"]["figures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["figure"] == figure && x["priority"].as_u64() == priority)
+        .unwrap_or_else(|| panic!("no row {figure} {priority:?}: {}", r["counters"]))
+}
+
+fn disagreements(r: &Value) -> Vec<String> {
+    r["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["kind"] == "counters_disagree")
+        .map(|f| {
+            assert_eq!(f["severity"], "warning", "never critical: {f}");
+            f["title"].as_str().unwrap().to_string()
+        })
+        .collect()
+}
+
+#[test]
+fn counters_that_agree_with_the_capture_make_no_finding() {
+    let (b, a) = (path("counters/agree-before.txt"), path("counters/agree-after.txt"));
+    let r = report(&["--counters", &b, "--counters", &a, "--counters-host", HOST]);
+    let c = &r["counters"];
+    assert_eq!(c["mode"], "delta");
+    assert_eq!(c["ports"], serde_json::json!(["ethtool -S", "mlx5_0/1"]));
+    assert_eq!(c["host"], serde_json::json!(["10.0.0.5", "02:00:00:00:00:05"]));
+    for (figure, prio, n) in [
+        ("cnp_handled", None, 2),
+        ("local_ack_timeout", None, 1),
+        ("pause_rx", Some(3), 30),
+        ("pause_rx_duration_us", Some(3), 9024),
+        ("link_pause_rx", None, 2),
+    ] {
+        let x = row(&r, figure, prio);
+        assert_eq!((x["nic"].as_u64(), x["capture"].as_u64()), (Some(n), Some(n)), "{x}");
+        assert_eq!(x["status"], "agree", "{x}");
+    }
+    // The NIC sent no pause and no CNP, and the capture shows none from the host.
+    assert_eq!(row(&r, "pause_tx", Some(3))["status"], "agree");
+    assert_eq!(row(&r, "cnp_sent", None)["capture"], 0);
+    assert!(disagreements(&r).is_empty(), "{:?}", disagreements(&r));
+    // Counters no figure takes are kept.
+    let unmapped = c["unmapped"].as_array().unwrap();
+    assert!(unmapped.iter().any(|u| u["name"] == "rx_prio3_pause_transition" && u["value"] == 1));
+    assert!(unmapped.iter().any(|u| u["name"] == "roce_adp_retrans" && u["port"] == "mlx5_0/1"));
+}
+
+#[test]
+fn counters_that_disagree_make_warnings_by_direction() {
+    let r = report(&["--counters", &path("counters/disagree.txt"), "--counters-host", HOST]);
+    assert_eq!(row(&r, "pause_tx", Some(3))["status"], "capture_misses");
+    assert_eq!(row(&r, "cnp_sent", None)["status"], "capture_misses");
+    assert_eq!(row(&r, "cnp_handled", None)["status"], "capture_more");
+    // Received pauses still agree: the direction is told apart by the MAC.
+    assert_eq!(row(&r, "pause_rx", Some(3))["status"], "agree");
+    // Durations and NIC-inferred events are shown, not judged.
+    assert_eq!(row(&r, "pause_tx_duration_us", Some(3))["status"], "not_compared");
+    assert_eq!(row(&r, "ecn_marked_received", None)["status"], "not_compared");
+    let d = disagreements(&r);
+    assert_eq!(d.len(), 3, "{d:?}");
+    assert!(d.iter().any(|t| t.starts_with(
+        "the NIC sent 12 PFC pause frames on priority 3 (tx_prio3_pause) while the capture saw none from 02:00:00:00:00:05: the capture misses the NIC's transmit direction"
+    )), "{d:?}");
+    assert!(
+        d.iter().any(
+            |t| t.starts_with("the NIC sent 7 CNPs (np_cnp_sent) and the capture saw none from 10.0.0.5")
+        ),
+        "{d:?}"
+    );
+    assert!(d.iter().any(|t| t.starts_with(
+        "the capture shows 2 CNPs sent to the host (10.0.0.5), more than the NIC counted between the snapshots (1, rp_cnp_handled)"
+    )), "{d:?}");
+    // Counted in the summary like every finding.
+    let plain = report(&[]);
+    assert_eq!(
+        r["summary"]["findings"]["warning"].as_u64().unwrap(),
+        plain["summary"]["findings"]["warning"].as_u64().unwrap() + 3
+    );
+    // The text report lists them and the COUNTERS section.
+    let demo = path("demo.pcap");
+    let o =
+        run(&["report", "-r", &demo, "--counters", &path("counters/disagree.txt"), "--counters-host", HOST]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("\nCOUNTERS (") && text.contains("capture_misses"), "{text}");
+    assert!(text.contains("WARNING   the NIC sent 12 PFC pause frames on priority 3"), "{text}");
+}
+
+/// Without --counters-host the capture's figures are the whole capture's: the NIC's 12 sent
+/// pauses meet the capture's 30 on the priority (from any MAC, the switch's among them), so
+/// nothing is missed, and nothing is called more than the NIC counted.
+#[test]
+fn without_a_host_only_a_missing_priority_is_judged() {
+    let r = report(&["--counters", &path("counters/disagree.txt")]);
+    assert_eq!(row(&r, "pause_tx", Some(3))["status"], "not_compared");
+    assert_eq!(row(&r, "cnp_handled", None)["status"], "not_compared");
+    // np_cnp_sent 7 against the capture's 4 CNPs: more, not missing.
+    assert_eq!(row(&r, "cnp_sent", None)["status"], "nic_more");
+    assert!(disagreements(&r).is_empty(), "{:?}", disagreements(&r));
+    assert!(r["counters"]["notes"].to_string().contains("no --counters-host"));
+}
+
+#[test]
+fn one_snapshot_is_shown_and_never_compared() {
+    let r = report(&["--counters", &path("counters/single.txt"), "--counters-host", HOST]);
+    let c = &r["counters"];
+    assert_eq!(c["mode"], "absolute");
+    assert_eq!(c["ports"], serde_json::json!(["mlx5_0/1", "mlx5_1/1"]));
+    // Two ports summed: 13990 + 5.
+    assert_eq!(row(&r, "cnp_sent", None)["nic"], 13995);
+    assert!(c["figures"].as_array().unwrap().iter().all(|x| x["status"] == "not_compared"));
+    assert!(disagreements(&r).is_empty());
+    assert!(c["notes"][0].as_str().unwrap().contains("since the NIC's counters were last reset"), "{c}");
+    let demo = path("demo.pcap");
+    let o = run(&["report", "-r", &demo, "--counters", &path("counters/single.txt")]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("ONE snapshot: absolute values"), "{text}");
+}
+
+#[test]
+fn irdma_names_and_a_repeated_dump_give_deltas() {
+    let r = report(&["--counters", &path("counters/irdma-hw-counters.txt")]);
+    assert_eq!(r["counters"]["mode"], "delta");
+    assert_eq!(row(&r, "cnp_handled", None)["nic"], 2);
+    assert_eq!(row(&r, "cnp_handled", None)["counters"], serde_json::json!(["irdma0/1 cnpHandled"]));
+}
+
+#[test]
+fn counters_that_went_backwards_have_no_delta() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("reset.txt");
+    std::fs::write(
+        &f,
+        "NIC statistics:\n     tx_prio3_pause: 50\n# after\nNIC statistics:\n     tx_prio3_pause: 3\n",
+    )
+    .unwrap();
+    let r = report(&["--counters", f.to_str().unwrap(), "--counters-host", HOST]);
+    assert_eq!(row(&r, "pause_tx", Some(3))["nic"], Value::Null);
+    assert_eq!(r["counters"]["went_backwards"], serde_json::json!(["ethtool -S tx_prio3_pause"]));
+    assert!(disagreements(&r).is_empty());
+}
+
+/// CNPs reaching the NIC are handled or ignored: 1 handled and 1 ignored are the capture's 2.
+#[test]
+fn ignored_cnps_count_towards_those_the_capture_shows() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("cnp.txt");
+    std::fs::write(
+        &f,
+        "# before\nlink mlx5_0/1 rp_cnp_handled 10 rp_cnp_ignored 5\n# after\nlink mlx5_0/1\n    rp_cnp_handled 11\n    rp_cnp_ignored 6\n",
+    )
+    .unwrap();
+    let r = report(&["--counters", f.to_str().unwrap(), "--counters-host", HOST]);
+    assert_eq!(row(&r, "cnp_handled", None)["nic"], 1);
+    assert_ne!(row(&r, "cnp_handled", None)["status"], "capture_more");
+    assert!(disagreements(&r).is_empty(), "{:?}", disagreements(&r));
+}
+
+#[test]
+fn a_bad_counter_file_is_an_error_naming_file_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let demo = path("demo.pcap");
+    let cases: [(&str, &str, &str); 4] = [
+        (
+            "bad.txt",
+            "NIC statistics:\n     rx_prio3_pause: 12x\n",
+            "bad.txt: line 2: counter `rx_prio3_pause` has the value `12x`, not a whole number",
+        ),
+        (
+            "junk.txt",
+            "NIC statistics:\n     rx_packets: 1\nthis is not a counter\n",
+            "junk.txt: line 3: `this is not a counter` is not `ethtool -S`",
+        ),
+        ("empty.txt", "\n", "empty.txt: no counters in it"),
+        (
+            "three.txt",
+            "# before\nlink m/1 a 1\n# after\nlink m/1 a 2\n# after\nlink m/1 a 3\n",
+            "three.txt: line 5: a third snapshot starts here",
+        ),
+    ];
+    for (name, body, want) in cases {
+        let f = dir.path().join(name);
+        std::fs::write(&f, body).unwrap();
+        let o = run(&["report", "-r", &demo, "--counters", f.to_str().unwrap()]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{name}: {err}");
+        assert!(o.stdout.is_empty(), "{name}: no report before the error");
+        assert!(err.contains(want), "{name}: {err}");
+        assert_eq!(err.lines().count(), 1, "{name}: said once: {err}");
+    }
+    // A missing file, binary garbage, two files with two snapshots, three files, a bad host.
+    let o = run(&["report", "-r", &demo, "--counters", "/nonexistent/counters.txt"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("cannot read counter file /nonexistent/counters.txt"));
+    let bin = dir.path().join("bin.txt");
+    std::fs::write(&bin, [0u8, 159, 146, 150, b':', 0xff, b'\n']).unwrap();
+    let o = run(&["report", "-r", &demo, "--counters", bin.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "{}", String::from_utf8_lossy(&o.stderr));
+    let dis = path("counters/disagree.txt");
+    let o = run(&["report", "-r", &demo, "--counters", &dis, "--counters", &dis]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("holds 2 snapshots"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let o = run(&["report", "-r", &demo, "--counters", &dis, "--counters", &dis, "--counters", &dis]);
+    assert_eq!(o.status.code(), Some(1));
+    let o = run(&["report", "-r", &demo, "--counters", &dis, "--counters-host", "eth0"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--counters-host: `eth0` is neither"));
+    // --counters-host alone is a usage error.
+    let o = run(&["report", "-r", &demo, "--counters-host", HOST]);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+/// `export --counters`: the same figures as Prometheus series (docs/metrics.md).
+#[test]
+fn the_exporter_serves_the_figures() {
+    let demo = path("demo.pcap");
+    let dis = path("counters/disagree.txt");
+    let o = run(&[
+        "export",
+        "-r",
+        &demo,
+        "--no-http",
+        "--push",
+        "-",
+        "--counters",
+        &dis,
+        "--counters-host",
+        HOST,
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let line: Value = serde_json::from_slice(o.stdout.split(|b| *b == b'\n').next().unwrap()).unwrap();
+    let value = |name: &str, figure: &str, prio: Option<&str>| {
+        line["metrics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| {
+                m["name"] == name
+                    && m["labels"]["figure"] == figure
+                    && m["labels"]["priority"].as_str() == prio
+            })
+            .and_then(|m| m["value"].as_f64())
+    };
+    assert_eq!(value("rocescope_nic_counter", "pause_tx", Some("3")), Some(12.0));
+    assert_eq!(value("rocescope_nic_counter_capture", "pause_tx", Some("3")), Some(0.0));
+    assert_eq!(value("rocescope_nic_counter_disagree", "pause_tx", Some("3")), Some(1.0));
+    assert_eq!(value("rocescope_nic_counter_disagree", "pause_rx", Some("3")), Some(0.0));
+    assert_eq!(value("rocescope_nic_counter", "cnp_sent", None), Some(7.0));
+    // A bad file stops the exporter before it starts.
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.txt");
+    std::fs::write(&bad, "link mlx5_0/1 np_cnp_sent x\n").unwrap();
+    let o = run(&["export", "-r", &demo, "--no-http", "--push", "-", "--counters", bad.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr)
+        .contains("bad.txt: line 1: counter `np_cnp_sent` has the value `x`"));
+}
