@@ -2356,6 +2356,16 @@ impl<'a> StreamedReport<'a> {
         Some(r)
     }
 
+    /// The flows that received CNPs (their `cc` is set), in flow order.
+    pub fn cnp_receivers(&self) -> impl Iterator<Item = usize> + '_ {
+        self.analyzer
+            .flows
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| f.cc().is_some() && f.cold().cnps_received > 0)
+            .map(|(i, _)| i)
+    }
+
     /// Totals of a connection, as [`Report::connection_totals`] gives them.
     pub fn connection_totals(&self, c: &Connection) -> ConnectionTotals {
         let flows: Vec<FlowReport> = c.flows.iter().filter_map(|i| self.flow(*i)).collect();
