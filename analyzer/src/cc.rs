@@ -16,8 +16,8 @@ pub struct CcConfig {
     /// count as too fast; CE marks over two of these with no CNP back count as unanswered.
     pub cnp_pacing_ns: i64,
     /// The window the sender's rate is measured over, before and after a CNP
-    /// (`--cc-window-us`, default 50 µs: shorter than DCQCN's 55 µs rate-increase timer, so
-    /// the window after a cut ends before the first recovery step).
+    /// (`--cc-window-us`, default 50 µs: shorter than DCQCN's 55 µs timer K, so the window
+    /// after a cut mostly ends before the rate recovers).
     pub window_ns: i64,
     /// How long after a CNP the window after it starts (`--cc-delay-us`, default 5 µs: the
     /// RP cuts its rate within microseconds; the packets already on the way to the capture
