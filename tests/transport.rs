@@ -167,7 +167,11 @@ fn congestion_control_per_qp() {
     // Sampled: the rate around a CNP and the spacing of CNPs need every packet.
     let r = report("cc-reaction", &["--sample-rate", "4"]);
     for (k, _, _) in findings(&r) {
-        assert!(!["cc_not_reacting", "cnp_too_fast", "ce_without_cnp"].contains(&k.as_str()), "{:#}", r["findings"]);
+        assert!(
+            !["cc_not_reacting", "cnp_too_fast", "ce_without_cnp"].contains(&k.as_str()),
+            "{:#}",
+            r["findings"]
+        );
     }
     assert!(r["sampled"]["suppressed_findings"].as_u64().unwrap() >= 3);
 }

@@ -418,8 +418,8 @@ fn cc_lines(o: &mut String, sr: &StreamedReport<'_>, max: usize) {
         if !head {
             let _ = writeln!(
                 o,
-                "\nCONGESTION CONTROL ({} QPs received CNPs; CNP pacing {}, rate over {} before each CNP and from {} after it)",
-                ids.len(),
+                "\nCONGESTION CONTROL ({} received CNPs; CNP pacing {}, rate over {} before each CNP and from {} after it)",
+                if ids.len() == 1 { "1 QP".to_string() } else { format!("{} QPs", ids.len()) },
                 us(cc.cnp_pacing_ns as u64),
                 us(cc.reaction.window_ns as u64),
                 us(cc.reaction.delay_ns as u64)
@@ -444,14 +444,13 @@ fn cc_lines(o: &mut String, sr: &StreamedReport<'_>, max: usize) {
             None => format!("rate reaction not evaluated ({} CNPs lacked whole windows)", rx.not_evaluated),
         };
         let t = &f.throughput;
-        let busiest = t
-            .ce
-            .iter()
-            .zip(&t.packets)
-            .filter(|(_, p)| **p > 0)
-            .map(|(c, p)| *c as f64 / *p as f64)
-            .fold(0.0f64, f64::max);
-        let ce = f.ecn.ce as f64 / f.packets.max(1) as f64 * 100.0;
+        let busiest =
+            t.ce.iter()
+                .zip(&t.packets)
+                .filter(|(_, p)| **p > 0)
+                .map(|(c, p)| *c as f64 / *p as f64)
+                .fold(0.0f64, f64::max);
+        let ce = f.ecn.ce_fraction * 100.0;
         let _ = writeln!(
             o,
             "  {} → {} QP 0x{:x}: {} CNPs, {spacing}; {reaction}; CE {ce:.1}% (busiest bin {:.1}%)",
