@@ -403,6 +403,9 @@ fn cc_stream(g: &mut Gen, c: &mut Conn, us: i64, gap_ns: i64, cnps: &[i64], reac
             next.next();
             g.wait_ns(200);
             g.cnp(c.b, c.a, c.a_qpn, 48, None);
+            let what =
+                if react { "the sender halves its rate for 60 us" } else { "the sender keeps its rate" };
+            g.event("cnp", format!("CNP to the sender's QP 0x{:x} at {} us: {what}", c.a_qpn, now / 1000));
             if react {
                 slow_until = g.t - t0 + 60_000;
             }
@@ -424,25 +427,21 @@ fn cc_reaction(g: &mut Gen) {
     // Reacts: half the rate for 60 µs after each CNP (DCQCN cuts at once, recovers later).
     let mut a = Conn::new(Host::v4(51), Host::v4(52), 0x121, 0x122, 1000);
     cc_stream(g, &mut a, 800, 1000, &cnps, true, i64::MAX / 1000);
-    g.event("cc_reacting", "QP 0x122's sender halves its rate after each of its 7 CNPs".into());
     g.wait_us(100);
     // Does not react: the same rate before and after every CNP.
     let mut b = Conn::new(Host::v4(53), Host::v4(54), 0x131, 0x132, 2000);
     cc_stream(g, &mut b, 800, 1000, &cnps, false, i64::MAX / 1000);
-    g.event("cc_not_reacting", "QP 0x132's sender keeps its rate after each of its 7 CNPs".into());
     g.expect_finding("cc_not_reacting", "warning", Some(b.b_qpn));
     g.wait_us(100);
     // CNPs 10 µs apart, a sender too slow (one packet per 20 µs) for its rate to be judged.
     let mut c = Conn::new(Host::v4(55), Host::v4(56), 0x141, 0x142, 3000);
     let fast: Vec<i64> = (0..8).map(|k| 20 + k * 20).collect();
     cc_stream(g, &mut c, 200, 20_000, &fast, false, i64::MAX / 1000);
-    g.event("cnp_too_fast", "QP 0x142 gets a CNP every 21 us, under the 50 us pacing".into());
     g.expect_finding("cnp_too_fast", "warning", Some(c.b_qpn));
     g.wait_us(100);
     // Two CNPs, then CE marks for 300 µs with none.
     let mut d = Conn::new(Host::v4(57), Host::v4(58), 0x151, 0x152, 4000);
     cc_stream(g, &mut d, 500, 5000, &[50, 100], false, 150);
-    g.event("ce_without_cnp", "QP 0x152: CE marks from 150 us on, no CNP after the second".into());
     g.expect_finding("ce_without_cnp", "warning", Some(d.b_qpn));
     for q in [a.b_qpn, b.b_qpn, c.b_qpn, d.b_qpn] {
         g.expect_finding("congestion", "info", Some(q));

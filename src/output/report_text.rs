@@ -426,7 +426,7 @@ fn cc_lines(o: &mut String, sr: &StreamedReport<'_>, max: usize) {
             );
             head = true;
         }
-        let spacing = cc.cnp_interval.map_or("one CNP".to_string(), |l| {
+        let spacing = cc.cnp_interval.map_or("no interval".to_string(), |l| {
             format!(
                 "apart min {} / median {} / p99 {}, {} under the pacing",
                 us(l.min_ns),
@@ -441,7 +441,9 @@ fn cc_lines(o: &mut String, sr: &StreamedReport<'_>, max: usize) {
                 "rate after/before {m:.2}, fell after {} of {} evaluated ({} not)",
                 rx.fell, rx.evaluated, rx.not_evaluated
             ),
-            None => format!("rate reaction not evaluated ({} CNPs lacked whole windows)", rx.not_evaluated),
+            None => {
+                "rate reaction not evaluated (no CNP with whole windows of enough packets around it)".into()
+            }
         };
         let t = &f.throughput;
         let busiest =
@@ -453,11 +455,12 @@ fn cc_lines(o: &mut String, sr: &StreamedReport<'_>, max: usize) {
         let ce = f.ecn.ce_fraction * 100.0;
         let _ = writeln!(
             o,
-            "  {} → {} QP 0x{:x}: {} CNPs, {spacing}; {reaction}; CE {ce:.1}% (busiest bin {:.1}%)",
+            "  {} → {} QP 0x{:x}: {} {}, {spacing}; {reaction}; CE {ce:.1}% (busiest bin {:.1}%)",
             f.src,
             f.dst,
             f.dest_qp,
             f.cnps_received,
+            if f.cnps_received == 1 { "CNP" } else { "CNPs" },
             busiest * 100.0
         );
     }
