@@ -390,6 +390,20 @@ pub struct AnalysisOpts {
     /// late. Reordered packets are never called lost.
     #[arg(long, value_name = "US", default_value_t = 100.0, value_parser = parse_reorder_window)]
     pub reorder_window: f64,
+    /// The notification point's CNP pacing, in microseconds: CNPs to one QP closer together
+    /// than this are counted (`cnp_too_fast`), and CE marks over two of these with no CNP
+    /// back are flagged. DCQCN sends at most one CNP per flow every 50 µs; set your NICs'
+    /// value (mlx5 `min_time_between_cnps`).
+    #[arg(long, value_name = "US", default_value_t = 50.0, value_parser = parse_cc_us)]
+    pub cnp_pacing_us: f64,
+    /// The window over which a sender's rate is measured before and after each CNP it
+    /// receives, in microseconds (`cc_not_reacting`).
+    #[arg(long, value_name = "US", default_value_t = 50.0, value_parser = parse_cc_us)]
+    pub cc_window_us: f64,
+    /// How long after a CNP the window after it starts, in microseconds: the packets already
+    /// on their way to the capture point still show the old rate.
+    #[arg(long, value_name = "US", default_value_t = 5.0, value_parser = parse_cc_delay_us)]
+    pub cc_delay_us: f64,
     /// The shortest RC ACK timeout the requesters use: `t=14` (4.096 µs × 2^14 = 67 ms, the
     /// smallest common NCCL_IB_TIMEOUT), or a time like `4ms`. A resend with no NAK in the
     /// capture sooner than this after the original is not called a timeout. A CM REQ's local
@@ -591,6 +605,22 @@ pub fn parse_reorder_window(s: &str) -> Result<f64, String> {
     match s.trim().parse::<f64>() {
         Ok(v) if v.is_finite() && (0.0..=1e7).contains(&v) => Ok(v),
         _ => Err(format!("{s:?} is not a reorder window in microseconds (0 to 10000000, like 100)")),
+    }
+}
+
+/// Parse a congestion-control interval in µs: 1 µs to 1 s.
+pub fn parse_cc_us(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && (1.0..=1e6).contains(&v) => Ok(v),
+        _ => Err(format!("{s:?} is not an interval in microseconds (1 to 1000000, like 50)")),
+    }
+}
+
+/// Parse the delay before a rate window in µs: 0 to 1 s.
+pub fn parse_cc_delay_us(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && (0.0..=1e6).contains(&v) => Ok(v),
+        _ => Err(format!("{s:?} is not a delay in microseconds (0 to 1000000, like 5)")),
     }
 }
 

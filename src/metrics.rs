@@ -80,7 +80,7 @@ pub type Labels = Vec<(&'static str, String)>;
 type FlowValues = [f64; FLOW_COUNTERS.len()];
 
 /// Per-flow counter families: (family index, extra label). Families are in [`FLOW_FAMILIES`].
-const FLOW_COUNTERS: [(usize, Option<(&str, &str)>); 28] = [
+const FLOW_COUNTERS: [(usize, Option<(&str, &str)>); 31] = [
     (0, None),
     (1, None),
     (2, None),
@@ -109,10 +109,13 @@ const FLOW_COUNTERS: [(usize, Option<(&str, &str)>); 28] = [
     (12, None),
     (13, None),
     (14, None),
+    (15, None),
+    (16, Some(("rate", "fell"))),
+    (16, Some(("rate", "kept"))),
 ];
 
 /// (name, help, unit) of the per-flow families; all counters but [`CAPTURE_LOSS`].
-const FLOW_FAMILIES: [(&str, &str, Option<BaseUnit>); 15] = [
+const FLOW_FAMILIES: [(&str, &str, Option<BaseUnit>); 17] = [
     ("rocescope_flow_packets", "RoCE packets of the flow.", None),
     ("rocescope_flow", "Wire bytes (frame length) of the flow.", Some(BaseUnit::Bytes)),
     ("rocescope_flow_payload", "RDMA payload bytes of the flow.", Some(BaseUnit::Bytes)),
@@ -136,6 +139,16 @@ const FLOW_FAMILIES: [(&str, &str, Option<BaseUnit>); 15] = [
     ("rocescope_capture_loss_gaps", "Gaps never NAKed or resent once settled: probable capture loss.", None),
     ("rocescope_acks", "ACKs carried by this flow.", None),
     ("rocescope_flow_messages", "Messages (last or only packets) of the flow.", None),
+    (
+        "rocescope_cnp_too_fast",
+        "CNPs this (data) flow received sooner after the one before than the CNP pacing (--cnp-pacing-us).",
+        None,
+    ),
+    (
+        "rocescope_cc_cnps_evaluated",
+        "CNPs this (data) flow received whose sending rate before and after was compared, by whether it fell.",
+        None,
+    ),
 ];
 
 /// The one per-flow gauge family (index into [`FLOW_FAMILIES`]).
@@ -146,6 +159,7 @@ fn flow_values(f: &FlowReport) -> FlowValues {
     let n = &f.naks;
     let e = &f.ecn;
     let capture_loss = p.capture_loss_gaps;
+    let cc = f.cc.as_ref();
     [
         f.packets,
         f.bytes,
@@ -175,6 +189,9 @@ fn flow_values(f: &FlowReport) -> FlowValues {
         capture_loss,
         f.acks,
         f.messages,
+        cc.map_or(0, |c| c.cnp_too_fast),
+        cc.map_or(0, |c| c.reaction.fell),
+        cc.map_or(0, |c| c.reaction.evaluated - c.reaction.fell),
     ]
     .map(|v| v as f64)
 }

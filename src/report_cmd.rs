@@ -76,6 +76,9 @@ pub fn analysis_config(
     cfg.pfc.pause_allowance_ns = (a.pause_allowance_us * 1e3).round() as i64;
     cfg.match_window_ns = (a.match_window_ms * 1e6) as i64;
     cfg.reorder_ns = (a.reorder_window * 1e3) as i64;
+    cfg.cc.cnp_pacing_ns = (a.cnp_pacing_us * 1e3).round() as i64;
+    cfg.cc.window_ns = (a.cc_window_us * 1e3).round() as i64;
+    cfg.cc.delay_ns = (a.cc_delay_us * 1e3).round() as i64;
     cfg.findings_per_kind = a.findings_per_kind;
     cfg.min_ack_timeout_ns = a.min_ack_timeout;
     cfg.sampling = a.sample_rate.map(|rate| Sampling { source: SamplingSource::Flag, rate });

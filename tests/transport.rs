@@ -133,3 +133,45 @@ fn the_cm_req_local_ack_timeout_is_read_as_tshark_reads_it() {
         .collect();
     assert_eq!(timeouts, BTreeSet::from([Some(4096 << 19)]));
 }
+
+/// cc-reaction.pcap: per-QP congestion control. The sender that halves its rate after each
+/// CNP gets no finding beyond `congestion`; the one that keeps its rate gets
+/// `cc_not_reacting`; CNPs 21 µs apart are `cnp_too_fast`; CE marks after the CNPs stopped
+/// are `ce_without_cnp`. None of the three is made on a sampled run.
+#[test]
+fn congestion_control_per_qp() {
+    let r = report("cc-reaction", &[]);
+    let flow = |qp: u64| r["flows"].as_array().unwrap().iter().find(|f| f["dest_qp"] == qp).unwrap().clone();
+    let reacts = flow(0x122);
+    let rx = &reacts["cc"]["reaction"];
+    assert_eq!((rx["evaluated"].as_u64(), rx["fell"].as_u64()), (Some(7), Some(7)), "{rx}");
+    assert!(rx["mean_ratio"].as_f64().unwrap() < 0.7, "{rx}");
+    assert_eq!(reacts["cc"]["cnp_too_fast"], 0);
+    assert_eq!(reacts["cc"]["cnp_interval"]["count"], 6);
+    let keeps = flow(0x132);
+    let rx = &keeps["cc"]["reaction"];
+    assert_eq!((rx["evaluated"].as_u64(), rx["fell"].as_u64()), (Some(7), Some(0)), "{rx}");
+    assert!((rx["mean_ratio"].as_f64().unwrap() - 1.0).abs() < 0.05, "{rx}");
+    let fast = flow(0x142);
+    assert_eq!(fast["cc"]["cnp_too_fast"], 7);
+    assert_eq!(fast["cc"]["cnp_pacing_ns"], 50_000);
+    assert_eq!(fast["cc"]["reaction"]["evaluated"], 0, "a sender of one packet per 20 µs is not judged");
+    let stopped = flow(0x152);
+    assert_eq!(stopped["cc"]["ce_runs_without_cnp"], 1);
+    assert!(stopped["cc"]["longest_ce_run_without_cnp"]["packets"].as_u64().unwrap() >= 10);
+    // The reverse flows (ACKs and CNPs) have no congestion-control figures.
+    assert!(flow(0x121)["cc"].is_null());
+    // A pacing of 20 µs makes the 21 µs CNPs legitimate.
+    let r = report("cc-reaction", &["--cnp-pacing-us", "20"]);
+    assert!(findings(&r).iter().all(|(k, _, _)| k != "cnp_too_fast"), "{:#}", r["findings"]);
+    // Sampled: the rate around a CNP and the spacing of CNPs need every packet.
+    let r = report("cc-reaction", &["--sample-rate", "4"]);
+    for (k, _, _) in findings(&r) {
+        assert!(
+            !["cc_not_reacting", "cnp_too_fast", "ce_without_cnp"].contains(&k.as_str()),
+            "{:#}",
+            r["findings"]
+        );
+    }
+    assert!(r["sampled"]["suppressed_findings"].as_u64().unwrap() >= 3);
+}

@@ -1,5 +1,6 @@
 //! Per-flow state: one direction of a QP, keyed by (source, destination, destination QP).
 
+use crate::cc::{CcConfig, CcState};
 use crate::psn::PsnTracker;
 use crate::stats::{Bins, Latency};
 use rocescope_decoder::Opcode;
@@ -150,6 +151,9 @@ pub struct FlowCold {
     pub(crate) last_nak_ts: Option<i64>,
     /// The first few frames of each kind of event.
     pub evidence: Vec<(EvidenceKind, Evidence)>,
+    /// Congestion-control state, allocated on the flow's first CE mark or first CNP
+    /// received ([`Flow::cc`]).
+    cc: Option<Box<CcState>>,
 }
 
 /// A flow's READ requests and responses (allocated on its first READ: [`Flow::reads`]).
@@ -183,6 +187,7 @@ static NO_EVENTS: FlowCold = FlowCold {
     cm_ack_timeout_ns: None,
     last_nak_ts: None,
     evidence: Vec::new(),
+    cc: None,
 };
 
 /// What a flow without latency samples reads as its figures.
@@ -359,6 +364,22 @@ impl Flow {
     /// Its event counters and evidence, to change: allocated on the first event.
     pub(crate) fn cold_mut(&mut self) -> &mut FlowCold {
         self.cold.get_or_insert_with(Box::default)
+    }
+
+    /// Its congestion-control state: `None` until its first CE mark or CNP received.
+    pub fn cc(&self) -> Option<&CcState> {
+        self.cold.as_deref().and_then(|c| c.cc.as_deref())
+    }
+
+    /// Its congestion-control state, to change: allocated (with the cold part) on the
+    /// first CE mark or CNP received.
+    pub(crate) fn cc_mut(&mut self, cfg: &CcConfig) -> &mut CcState {
+        self.cold_mut().cc.get_or_insert_with(|| Box::new(CcState::new(cfg)))
+    }
+
+    /// Its congestion-control state when it has one (no allocation otherwise).
+    pub(crate) fn cc_if_any(&mut self) -> Option<&mut CcState> {
+        self.cold.as_deref_mut().and_then(|c| c.cc.as_deref_mut())
     }
 
     /// Its latency figures (empty, and no allocation, until its first sample).

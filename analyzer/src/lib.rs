@@ -12,6 +12,7 @@
 #![forbid(unsafe_code)]
 
 pub mod audit;
+pub mod cc;
 pub mod cm;
 pub mod crosspoint;
 mod findings;
@@ -33,6 +34,7 @@ pub mod store;
 pub struct ReadmeDoctests;
 
 pub use audit::AuditConfig;
+pub use cc::CcConfig;
 pub use flow::{Flow, FlowKey, Pairing};
 pub use pfc::{PauseKind, PfcConfig};
 pub use report::Report;
@@ -97,6 +99,9 @@ pub struct Config {
     /// An untagged frame's ERSPAN COS serves as its PCP where the ERSPAN header says a tag
     /// was stripped ([`mirror`]; `--no-erspan-cos` turns it off).
     pub erspan_cos: bool,
+    /// Congestion-control settings: CNP pacing and the rate-reaction windows
+    /// (docs/verdicts.md "Congestion control").
+    pub cc: CcConfig,
 }
 
 /// How a capture is sampled.
@@ -159,6 +164,7 @@ impl Default for Config {
             mirror_sessions: true,
             switch_clock: true,
             erspan_cos: true,
+            cc: CcConfig::default(),
         }
     }
 }
@@ -290,6 +296,10 @@ pub struct Analyzer {
     flows: store::FlowStore,
     /// Flows from a source to a destination.
     by_pair: FxHashMap<(u16, IpAddr, IpAddr), Vec<usize>>,
+    /// The last CNP to a data sender's host from its receiver's host, by (point, data
+    /// source, data destination): an NP pacing CNPs per host pair or port answers CE marks
+    /// on one QP with a CNP to another (cc module).
+    cnp_hosts: FxHashMap<(u16, IpAddr, IpAddr), i64>,
     cm_pending: FxHashMap<(u16, u64), CmRequest>,
     /// ACK timeouts CM REQs gave, by flow (both directions of the connection).
     cm_timeout: FxHashMap<FlowKey, i64>,
@@ -370,6 +380,7 @@ impl Analyzer {
             last: None,
             flows: store::FlowStore::default(),
             by_pair: FxHashMap::default(),
+            cnp_hosts: FxHashMap::default(),
             cm_pending: FxHashMap::default(),
             cm_partner: FxHashMap::default(),
             cm_timeout: FxHashMap::default(),
@@ -783,6 +794,9 @@ impl Analyzer {
                     if let Some(ce) = d.cold_mut().ce_pending.take() {
                         d.latency_mut().ce_to_cnp.add(meta.ts_ns - ce);
                     }
+                    d.cc_mut(&self.cfg.cc).on_cnp(meta.ts_ns, meta.number, &self.cfg.cc);
+                    let hosts = (d.key.point, d.key.src, d.key.dst);
+                    self.cnp_hosts.insert(hosts, meta.ts_ns);
                 }
             }
             return;
@@ -790,6 +804,18 @@ impl Analyzer {
         if ecn == Ecn::Ce {
             f.cold_mut().ce_pending.get_or_insert(meta.ts_ns);
             f.note(EvidenceKind::Ce, meta.number, meta.ts_ns, || format!("CE mark, PSN {}", bth.psn()));
+            let cc = f.cc_mut(&self.cfg.cc);
+            cc.on_ce(meta.ts_ns, meta.number);
+            // A CNP to this host from the NP's host since the run began: the NP answers
+            // (pacing per host pair or port), this QP's marks are covered.
+            if let (Some(start), false) = (cc.run_start(), cc.run_host_answered) {
+                if self.cnp_hosts.get(&(key.point, key.src, key.dst)).is_some_and(|&t| t >= start) {
+                    cc.run_host_answered = true;
+                }
+            }
+        }
+        if let Some(cc) = f.cc_if_any() {
+            cc.on_packet(meta.ts_ns, wire.saturating_mul(w));
         }
         if matches!(op.position(), Some(Position::Last | Position::Only)) && op.operation() != 0x11 {
             f.messages += w;

@@ -321,6 +321,10 @@ pub enum FindingKind {
     CeWithoutCnp,
     /// ECN-CE marks answered by CNPs: congestion control at work.
     Congestion,
+    /// CNPs to one QP closer together than the configured NP pacing (`--cnp-pacing-us`).
+    CnpTooFast,
+    /// The sender's rate did not fall after most of the CNPs it received.
+    CcNotReacting,
     /// Frames whose ICRC does not match.
     IcrcBad,
     /// A MAC paused a priority for most of its storm windows.
@@ -404,6 +408,8 @@ impl FindingKind {
         FindingKind::OneDirection,
         FindingKind::TunnelNotDecoded,
         FindingKind::CountersDisagree,
+        FindingKind::CnpTooFast,
+        FindingKind::CcNotReacting,
     ];
 
     /// The JSON name (`network_loss`, `pfc_storm`, ...).
@@ -439,6 +445,8 @@ impl FindingKind {
             FindingKind::OneDirection => "one_direction",
             FindingKind::TunnelNotDecoded => "tunnel_not_decoded",
             FindingKind::CountersDisagree => "counters_disagree",
+            FindingKind::CnpTooFast => "cnp_too_fast",
+            FindingKind::CcNotReacting => "cc_not_reacting",
         }
     }
 
@@ -463,6 +471,8 @@ impl FindingKind {
                 | FindingKind::SpuriousNak
                 | FindingKind::UcLoss
                 | FindingKind::OneDirection
+                | FindingKind::CnpTooFast
+                | FindingKind::CcNotReacting
         )
     }
 }
@@ -635,6 +645,55 @@ pub struct Latencies {
     pub ce_to_cnp: Option<LatencySummary>,
 }
 
+/// A data sender's congestion control, seen from the CNPs it received and its rate around
+/// them (docs/verdicts.md "Congestion control").
+#[derive(Clone, Debug, Serialize)]
+pub struct CcReport {
+    /// Time between consecutive CNPs received.
+    pub cnp_interval: Option<LatencySummary>,
+    /// The pacing they are compared with (`--cnp-pacing-us`), ns.
+    pub cnp_pacing_ns: i64,
+    /// Intervals shorter than the pacing.
+    pub cnp_too_fast: u64,
+    /// Runs of CE-marked packets with no CNP back (at least 10 over two pacing intervals).
+    pub ce_runs_without_cnp: u64,
+    /// The longest of them.
+    pub longest_ce_run_without_cnp: Option<CeRunReport>,
+    /// The sender's rate before and after each CNP.
+    pub reaction: CcReaction,
+}
+
+/// A run of CE-marked packets with no CNP back.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct CeRunReport {
+    /// Its first CE-marked frame.
+    pub first_frame: u64,
+    /// Its first CE mark's time.
+    pub first_ns: i64,
+    /// Its last CE mark's time.
+    pub last_ns: i64,
+    /// CE-marked packets in it.
+    pub packets: u64,
+}
+
+/// The sender's rate over a window before each CNP and over one after it.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct CcReaction {
+    /// Window length (`--cc-window-us`), ns.
+    pub window_ns: i64,
+    /// Delay from the CNP to the window after it (`--cc-delay-us`), ns.
+    pub delay_ns: i64,
+    /// CNPs whose rate before and after were compared.
+    pub evaluated: u64,
+    /// Of those, followed by a fall (after below 0.9 × before).
+    pub fell: u64,
+    /// CNPs not compared: fewer than 4 packets in the window before, the flow not seen for a
+    /// whole window before, more than 4 windows open at once, or the window after not over.
+    pub not_evaluated: u64,
+    /// Mean of the rate after over the rate before, over the evaluated CNPs.
+    pub mean_ratio: Option<f64>,
+}
+
 /// One flow.
 #[derive(Clone, Debug, Serialize)]
 pub struct FlowReport {
@@ -692,6 +751,8 @@ pub struct FlowReport {
     pub throughput: Throughput,
     /// Latencies.
     pub latency: Latencies,
+    /// Congestion control (flows with CE marks or CNPs received; null otherwise).
+    pub cc: Option<CcReport>,
     /// The other direction of the connection (index in `flows`).
     pub partner: Option<usize>,
     /// How it was paired: `cm`, `psn`, `address`.
@@ -1097,12 +1158,38 @@ pub(crate) fn flow_report(id: usize, f: &Flow, a: &Analyzer, detail: bool) -> Fl
             nak_to_retransmit: f.latency().nak_to_retransmit.summary(),
             ce_to_cnp: f.latency().ce_to_cnp.summary(),
         },
+        cc: f.cc().map(|c| cc_report(c, &a.cfg.cc)),
         partner: f.partner,
         pairing: f.pairing.map(|p| p.name()),
         cm_start_psn: f.cold().cm_start_psn,
         ack_timeout_ns: f.cold().cm_ack_timeout_ns,
         pmtu: f.pmtu,
         health: "ok",
+    }
+}
+
+/// A flow's congestion-control figures.
+fn cc_report(c: &crate::cc::CcState, cfg: &crate::cc::CcConfig) -> CcReport {
+    let (runs, worst) = c.unanswered(cfg.cnp_pacing_ns);
+    CcReport {
+        cnp_interval: c.intervals.summary(),
+        cnp_pacing_ns: cfg.cnp_pacing_ns,
+        cnp_too_fast: c.too_fast,
+        ce_runs_without_cnp: runs,
+        longest_ce_run_without_cnp: worst.map(|r| CeRunReport {
+            first_frame: r.first_frame,
+            first_ns: r.first_ns,
+            last_ns: r.last_ns,
+            packets: r.packets,
+        }),
+        reaction: CcReaction {
+            window_ns: cfg.window_ns,
+            delay_ns: cfg.delay_ns,
+            evaluated: c.evaluated,
+            fell: c.fell,
+            not_evaluated: c.not_evaluated_total(),
+            mean_ratio: c.mean_ratio(),
+        },
     }
 }
 
@@ -1540,6 +1627,9 @@ fn flow_findings(id: usize, f: &Flow, a: &Analyzer, out: &mut FindingSink) {
             );
         }
     }
+    if let Some(cc) = f.cc() {
+        cc_findings(f, cc, partner, a, &mut push);
+    }
     if f.cold().icrc_bad > 0 {
         push(
             Severity::Warning,
@@ -1551,6 +1641,91 @@ fn flow_findings(id: usize, f: &Flow, a: &Analyzer, out: &mut FindingSink) {
             ),
             ev(f, &[EvidenceKind::IcrcBad]),
             f.cold().icrc_bad,
+        );
+    }
+}
+
+/// The congestion-control findings of a data sender's flow (docs/verdicts.md "Congestion
+/// control"): CE marks that kept coming with no CNP back while CNPs came at other times,
+/// CNPs faster than the NP's pacing, and a rate that did not fall after the CNPs.
+fn cc_findings(
+    f: &Flow,
+    cc: &crate::cc::CcState,
+    partner: Option<&Flow>,
+    a: &Analyzer,
+    push: &mut impl FnMut(Severity, FindingKind, String, Vec<EvidenceRef>, u64),
+) {
+    let cfg = &a.cfg.cc;
+    let pacing = us(cfg.cnp_pacing_ns);
+    let cnp_ev = || partner.map(|pf| ev(pf, &[EvidenceKind::Cnp])).unwrap_or_default();
+    let (runs, worst) = cc.unanswered(cfg.cnp_pacing_ns);
+    // With no CNP at all the flow's `ce_without_cnp` is already said.
+    if let (Some(w), true) = (worst, f.cold().cnps_received > 0) {
+        let mut e = vec![EvidenceRef {
+            frame: w.first_frame,
+            ts_ns: w.first_ns,
+            what: format!("first CE mark of {} with no CNP back", plural(w.packets, "packet", "packets")),
+        }];
+        e.extend(cnp_ev());
+        e.sort_by_key(|x| x.frame);
+        e.dedup_by_key(|x| x.frame);
+        push(
+            Severity::Warning,
+            FindingKind::CeWithoutCnp,
+            format!(
+                "{}: CE marks kept coming with no CNP back: {} over {} from frame {} ({} of at least {} CE marks over 2 x the {pacing} CNP pacing), though {} came at other times (the NP stopped answering, or those CNPs are not in the capture)",
+                qp_name(f, a),
+                plural(w.packets, "CE-marked packet", "CE-marked packets"),
+                us(w.last_ns - w.first_ns),
+                w.first_frame,
+                plural(runs, "run", "runs"),
+                crate::cc::CE_RUN_MIN_PACKETS,
+                plural(f.cold().cnps_received, "CNP", "CNPs"),
+            ),
+            e,
+            w.packets,
+        );
+    }
+    let intervals = cc.intervals.count();
+    if cc.too_fast >= 3 {
+        let most = cc.too_fast * 2 > intervals;
+        let l = cc.intervals.summary();
+        let mut e = cnp_ev();
+        if let Some((frame, ts_ns, gap)) = cc.first_too_fast {
+            e.push(EvidenceRef { frame, ts_ns, what: format!("CNP {} after the one before", us(gap)) });
+            e.sort_by_key(|x| x.frame);
+            e.dedup_by_key(|x| x.frame);
+        }
+        push(
+            if most { Severity::Warning } else { Severity::Info },
+            FindingKind::CnpTooFast,
+            format!(
+                "{}: CNPs closer together than the {pacing} pacing (--cnp-pacing-us): {} of {} intervals, shortest {}, median {} (the NP paces faster than that, or per port or priority rather than per QP)",
+                qp_name(f, a),
+                cc.too_fast,
+                intervals,
+                us(l.map_or(0, |l| l.min_ns) as i64),
+                us(l.map_or(0, |l| l.p50_ns) as i64),
+            ),
+            e,
+            cc.too_fast,
+        );
+    }
+    if cc.not_reacting() {
+        push(
+            Severity::Warning,
+            FindingKind::CcNotReacting,
+            format!(
+                "{}: the sending rate did not fall after the CNPs: {} of {} evaluated CNPs followed by a fall, rate after/before {:.2} on average ({} windows, {} after the CNP); the sender's congestion control may be off, or its rate is set by its application or its ACKs, not by the CNPs",
+                qp_name(f, a),
+                cc.fell,
+                cc.evaluated,
+                cc.mean_ratio().unwrap_or(1.0),
+                us(cfg.window_ns),
+                us(cfg.delay_ns),
+            ),
+            cnp_ev(),
+            cc.evaluated,
         );
     }
 }
@@ -2190,6 +2365,16 @@ impl<'a> StreamedReport<'a> {
         let mut r = flow_report(id, f, self.analyzer, false);
         r.health = health_name(self.worst.get(id).copied().flatten());
         Some(r)
+    }
+
+    /// The flows that received CNPs (their `cc` is set), in flow order.
+    pub fn cnp_receivers(&self) -> impl Iterator<Item = usize> + '_ {
+        self.analyzer
+            .flows
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| f.cc().is_some() && f.cold().cnps_received > 0)
+            .map(|(i, _)| i)
     }
 
     /// Totals of a connection, as [`Report::connection_totals`] gives them.

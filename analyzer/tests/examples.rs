@@ -71,3 +71,44 @@ fn push_record_matches_push_with_frame_meta_from_record() {
     let b = serde_json::to_value(by_meta.report()).unwrap();
     assert_eq!(a, b);
 }
+
+/// `samples/cc-reaction.pcap` through the library: the congestion-control findings land on
+/// the QPs built to show them, none on the sender that reacts, and none when sampled.
+#[test]
+fn congestion_control_findings_per_qp() {
+    use rocescope_analyzer::{CcConfig, Sampling, SamplingSource};
+    let path = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../samples/cc-reaction.pcap"));
+    let run = |cfg: Config| {
+        let mut a = Analyzer::new(cfg);
+        let mut reader = CaptureReader::open(path).unwrap();
+        while let Some(rec) = reader.next_record().unwrap() {
+            a.push_record(&rec, &DecodeOptions::default());
+        }
+        a.report()
+    };
+    let kinds_of = |r: &rocescope_analyzer::Report, qp: u32| -> Vec<(FindingKind, Severity)> {
+        r.findings
+            .iter()
+            .filter(|f| f.flow.is_some_and(|i| r.flows[i].dest_qp == qp))
+            .map(|f| (f.kind, f.severity))
+            .collect()
+    };
+    let r = run(Config::default());
+    assert_eq!(kinds_of(&r, 0x122), vec![(FindingKind::Congestion, Severity::Info)]);
+    assert!(kinds_of(&r, 0x132).contains(&(FindingKind::CcNotReacting, Severity::Warning)));
+    assert!(kinds_of(&r, 0x142).contains(&(FindingKind::CnpTooFast, Severity::Warning)));
+    assert!(kinds_of(&r, 0x152).contains(&(FindingKind::CeWithoutCnp, Severity::Warning)));
+    let reacting = r.flows.iter().find(|f| f.dest_qp == 0x122).and_then(|f| f.cc.as_ref()).unwrap();
+    assert_eq!((reacting.reaction.evaluated, reacting.reaction.fell), (7, 7));
+
+    // A pacing of 20 µs makes the 21 µs CNPs legitimate.
+    let cc = CcConfig { cnp_pacing_ns: 20_000, ..CcConfig::default() };
+    let r = run(Config { cc, ..Config::default() });
+    assert!(!r.findings.iter().any(|f| f.kind == FindingKind::CnpTooFast));
+
+    let sampled = Some(Sampling { source: SamplingSource::Flag, rate: 1 });
+    let r = run(Config { sampling: sampled, ..Config::default() });
+    for k in [FindingKind::CcNotReacting, FindingKind::CnpTooFast, FindingKind::CeWithoutCnp] {
+        assert!(!r.findings.iter().any(|f| f.kind == k), "{k} on a sampled capture");
+    }
+}

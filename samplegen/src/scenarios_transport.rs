@@ -20,6 +20,7 @@ pub const TRANSPORT: &[Scenario] = &[
     ("one-direction", "Only the requests captured (a one-way mirror): a loss and its go-back-N, and a timeout, with no ACK or NAK in the capture", one_direction),
     ("uc-loss", "A UC WRITE stream that loses a packet: UC never resends, so the gap is lost data", uc_loss),
     ("early-resend", "A SEND resent 3 us after the original with no NAK in the capture: too soon for an ACK timeout", early_resend),
+    ("cc-reaction", "Congestion control per QP: one sender halves its rate after each CNP, one keeps its rate, one gets CNPs 10 us apart (faster than a 50 us pacing), and one keeps getting CE marks after its CNPs stop", cc_reaction),
     ("cm-timeout", "A CM REQ that sets a 4.2 ms local ACK timeout (t=10), then a resend 5 ms after the original: a timeout by that connection's own timer", cm_timeout),
 ];
 
@@ -371,4 +372,78 @@ fn cm_timeout(g: &mut Gen) {
     g.wait_us(3);
     g.ack(&mut c, psn);
     g.expect_finding("timeout_retransmit", "critical", Some(c.b_qpn));
+}
+
+/// A stream of 1 kB WRITE packets on `c` for `us` µs, one every `gap_ns`; a CNP from the
+/// receiver at each time in `cnps` (µs from the start), the packet before it CE-marked;
+/// after each CNP the sender sends at half its rate for 60 µs when `react`. Packets whose
+/// index is in `ce_from..` are CE-marked too. The message ends with an ACK.
+#[allow(clippy::too_many_arguments)]
+fn cc_stream(g: &mut Gen, c: &mut Conn, us: i64, gap_ns: i64, cnps: &[i64], react: bool, ce_from: i64) {
+    let t0 = g.t;
+    let reth = RethRepr { va: 0x7f40_0000_0000, rkey: 0x77, dma_len: 1 << 30 };
+    let mut next = cnps.iter().copied().peekable();
+    let mut slow_until = i64::MIN;
+    let mut i = 0i64;
+    let mut last = c.psn;
+    loop {
+        let now = g.t - t0;
+        if now >= us * 1000 {
+            break;
+        }
+        let cnp_due = next.peek().is_some_and(|&at| now >= at * 1000);
+        c.ecn = if cnp_due || now >= ce_from * 1000 || i == 0 { Ecn::Ce } else { Ecn::Ect0 };
+        let (op, ext) = if i == 0 {
+            (Opcode::RC_WRITE_FIRST, ExtRepr { reth: Some(reth), ..Default::default() })
+        } else {
+            (Opcode::RC_WRITE_MIDDLE, ExtRepr::default())
+        };
+        last = g.request(c, op, ext, 1024, false, Req::New);
+        if cnp_due {
+            next.next();
+            g.wait_ns(200);
+            g.cnp(c.b, c.a, c.a_qpn, 48, None);
+            let what =
+                if react { "the sender halves its rate for 60 us" } else { "the sender keeps its rate" };
+            g.event("cnp", format!("CNP to the sender's QP 0x{:x} at {} us: {what}", c.a_qpn, now / 1000));
+            if react {
+                slow_until = g.t - t0 + 60_000;
+            }
+        }
+        i += 1;
+        let gap = if g.t - t0 < slow_until { 2 * gap_ns } else { gap_ns };
+        // The frame itself took 800 ns of the generator's clock.
+        g.wait_ns((gap - 800).max(0));
+    }
+    c.ecn = Ecn::Ect0;
+    last = g.request(c, Opcode::RC_WRITE_LAST, ExtRepr::default(), 1024, true, Req::New).max(last);
+    c.msn += 1;
+    g.wait_us(3);
+    g.ack(c, last);
+}
+
+fn cc_reaction(g: &mut Gen) {
+    let cnps: Vec<i64> = (1..=7).map(|k| k * 100).collect();
+    // Reacts: half the rate for 60 µs after each CNP (DCQCN cuts at once, recovers later).
+    let mut a = Conn::new(Host::v4(51), Host::v4(52), 0x121, 0x122, 1000);
+    cc_stream(g, &mut a, 800, 1000, &cnps, true, i64::MAX / 1000);
+    g.wait_us(100);
+    // Does not react: the same rate before and after every CNP.
+    let mut b = Conn::new(Host::v4(53), Host::v4(54), 0x131, 0x132, 2000);
+    cc_stream(g, &mut b, 800, 1000, &cnps, false, i64::MAX / 1000);
+    g.expect_finding("cc_not_reacting", "warning", Some(b.b_qpn));
+    g.wait_us(100);
+    // CNPs 10 µs apart, a sender too slow (one packet per 20 µs) for its rate to be judged.
+    let mut c = Conn::new(Host::v4(55), Host::v4(56), 0x141, 0x142, 3000);
+    let fast: Vec<i64> = (0..8).map(|k| 20 + k * 20).collect();
+    cc_stream(g, &mut c, 200, 20_000, &fast, false, i64::MAX / 1000);
+    g.expect_finding("cnp_too_fast", "warning", Some(c.b_qpn));
+    g.wait_us(100);
+    // Two CNPs, then CE marks for 300 µs with none.
+    let mut d = Conn::new(Host::v4(57), Host::v4(58), 0x151, 0x152, 4000);
+    cc_stream(g, &mut d, 500, 5000, &[50, 100], false, 150);
+    g.expect_finding("ce_without_cnp", "warning", Some(d.b_qpn));
+    for q in [a.b_qpn, b.b_qpn, c.b_qpn, d.b_qpn] {
+        g.expect_finding("congestion", "info", Some(q));
+    }
 }

@@ -259,6 +259,8 @@ fn render_text(sr: &StreamedReport<'_>, source: &str, max_connections: usize) ->
         );
     }
 
+    cc_lines(&mut o, sr, max_connections);
+
     let _ = writeln!(o, "\nPFC / PAUSE ({} timelines)", r.pfc.len());
     if r.pfc.is_empty() {
         let _ =
@@ -404,5 +406,72 @@ fn point_notes(o: &mut String, p: &rocescope_analyzer::report::PointReport) {
             "    PCP of {} untagged RoCE packets taken from their ERSPAN COS (the mirror stripped the 802.1Q tag)",
             p.pcp_from_erspan
         );
+    }
+}
+
+/// The congestion control of each QP that received CNPs (docs/verdicts.md "Congestion
+/// control"): how the CNPs were spaced, the sender's rate after them over its rate before,
+/// and the CE fraction overall and in its busiest throughput bin (`ce[i] / packets[i]`).
+fn cc_lines(o: &mut String, sr: &StreamedReport<'_>, max: usize) {
+    let ids: Vec<usize> = sr.cnp_receivers().collect();
+    if ids.is_empty() {
+        return;
+    }
+    let us = |ns: u64| format!("{:.1} µs", ns as f64 / 1e3);
+    let mut head = false;
+    for id in ids.iter().take(max) {
+        let Some(f) = sr.flow(id.to_owned()) else { continue };
+        let Some(cc) = &f.cc else { continue };
+        if !head {
+            let _ = writeln!(
+                o,
+                "\nCONGESTION CONTROL ({} received CNPs; CNP pacing {}, rate over {} before each CNP and from {} after it)",
+                if ids.len() == 1 { "1 QP".to_string() } else { format!("{} QPs", ids.len()) },
+                us(cc.cnp_pacing_ns as u64),
+                us(cc.reaction.window_ns as u64),
+                us(cc.reaction.delay_ns as u64)
+            );
+            head = true;
+        }
+        let spacing = cc.cnp_interval.map_or("no interval".to_string(), |l| {
+            format!(
+                "apart min {} / median {} / p99 {}, {} under the pacing",
+                us(l.min_ns),
+                us(l.p50_ns),
+                us(l.p99_ns),
+                cc.cnp_too_fast
+            )
+        });
+        let rx = &cc.reaction;
+        let reaction = match rx.mean_ratio {
+            Some(m) => format!(
+                "rate after/before {m:.2}, fell after {} of {} evaluated ({} not)",
+                rx.fell, rx.evaluated, rx.not_evaluated
+            ),
+            None => {
+                "rate reaction not evaluated (no CNP with whole windows of enough packets around it)".into()
+            }
+        };
+        let t = &f.throughput;
+        let busiest =
+            t.ce.iter()
+                .zip(&t.packets)
+                .filter(|(_, p)| **p > 0)
+                .map(|(c, p)| *c as f64 / *p as f64)
+                .fold(0.0f64, f64::max);
+        let ce = f.ecn.ce_fraction * 100.0;
+        let _ = writeln!(
+            o,
+            "  {} → {} QP 0x{:x}: {} {}, {spacing}; {reaction}; CE {ce:.1}% (busiest bin {:.1}%)",
+            f.src,
+            f.dst,
+            f.dest_qp,
+            f.cnps_received,
+            if f.cnps_received == 1 { "CNP" } else { "CNPs" },
+            busiest * 100.0
+        );
+    }
+    if ids.len() > max {
+        let _ = writeln!(o, "  ... {} more (--max-connections, or --json for all)", ids.len() - max);
     }
 }
