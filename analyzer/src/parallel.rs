@@ -100,6 +100,7 @@ pub fn merge(shards: Vec<Analyzer>) -> Option<Analyzer> {
         base.cm_pending.extend(std::mem::take(&mut a.cm_pending));
         base.cm_timeout.extend(std::mem::take(&mut a.cm_timeout));
         base.cm_partner.extend(std::mem::take(&mut a.cm_partner));
+        base.cnp_hosts.extend(std::mem::take(&mut a.cnp_hosts));
     }
     base.index = base.flows.iter().enumerate().map(|(i, f)| (f.key, i)).collect();
     base.by_pair.clear();
