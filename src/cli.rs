@@ -470,9 +470,10 @@ pub struct ReportArgs {
     /// named by capture and start time so many runs can share DIR (docs/parquet.md).
     #[arg(long, value_name = "DIR")]
     pub parquet: Option<PathBuf>,
-    /// Analyse a capture file on N threads (default: every core), each keeping the flows of
-    /// its share of the host pairs; the report is the single-threaded one. Standard input
-    /// and merged captures (`-r a -r b`) are analysed on one.
+    /// Analyse a capture file on N threads (default: the cores, up to 4), each keeping the
+    /// flows of its share of the host pairs; the report is the single-threaded one. Every
+    /// thread reads and decodes the whole file. Standard input and merged captures
+    /// (`-r a -r b`) are analysed on one.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     pub threads: Option<u16>,
     /// NIC counters to set beside the capture's figures (a COUNTERS section, and a

@@ -16,7 +16,7 @@ use rocescope_capture::text;
 use rocescope_decoder::DecodeOptions;
 use std::io::Write;
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 
 /// Exit status when the audit found violations.
 pub const EXIT_VIOLATIONS: u8 = 3;
@@ -179,15 +179,19 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
     // Frame numbers as the capture counts them (an sFlow datagram is one frame, whatever
     // it samples): what findings cite as evidence.
     let mut number = 0u64;
-    let pace = Pace { progress: AtomicU64::new(0), limit: AtomicU64::new(u64::MAX) };
+    let agreement = Agreement { count: threads, reach: AtomicU64::new(0), arrived: AtomicU32::new(0) };
+    // With several shards a signal is acted on by all of them together (Agreement).
+    let never = AtomicBool::new(false);
+    let pump_stop: &AtomicBool = if threads > 1 { &never } else { &stop };
+    let mut agreed = None;
     let (end, shards) = std::thread::scope(|scope| {
         // The other shards read the file too, each keeping its own host pairs' flows
         // (rocescope_analyzer::parallel); this thread reads, reports and writes Parquet.
         let others: Vec<_> = (1..threads)
             .map(|i| {
                 let cfg = cfg.clone();
-                let (args, opts, pace) = (&*args, &opts, &pace);
-                scope.spawn(move || shard(args, opts, pace, cfg, i, threads))
+                let (args, opts, agreement, stop) = (&*args, &opts, &agreement, &*stop);
+                scope.spawn(move || shard(args, opts, agreement, stop, cfg, i, threads))
             })
             .collect();
         let end = driver::pump(
@@ -195,13 +199,11 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
             &args.source,
             &opts,
             driver::Decoding::All,
-            &stop,
+            pump_stop,
             |rec, packet| {
                 number += 1;
-                // Published every 1,024 frames: a store per frame would bounce its cache line
-                // between the cores at every frame.
-                if number % 1024 == 0 {
-                    pace.progress.store(number, Ordering::Release);
+                if threads > 1 && !agreement.read(&stop, number, &mut agreed) {
+                    return Ok(Flow::Stop);
                 }
                 if let Some(p) = packet {
                     analyzer.push_frame(number, rec, p, &opts);
@@ -213,9 +215,9 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
             },
             |_| Flow::Continue,
         );
-        // However this thread's reading ended (the end, `-c`, Ctrl-C, an error), the other
-        // shards read exactly as far.
-        pace.limit.store(number, Ordering::Release);
+        if threads > 1 {
+            agreement.done(number, agreed.is_some());
+        }
         let shards: Vec<anyhow::Result<Analyzer>> = others
             .into_iter()
             .map(|h| h.join().unwrap_or_else(|_| Err(anyhow::anyhow!("a shard failed"))))
@@ -307,11 +309,14 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
     }
 }
 
-/// Shards of a parallel analysis (`--threads`, default all cores): one file only (each shard
-/// reads it), not standard input, and not merged captures matched across capture points.
+/// Shards of a parallel analysis (`--threads`, default the cores up to 4): one file only
+/// (each shard reads it), not standard input, and not merged captures matched across
+/// capture points.
 fn shard_count(args: &ReportArgs, cfg: &Config) -> u32 {
+    // Every shard reads and decodes the whole file: past a few shards that shared work,
+    // not the flows, sets the pace, so the default stops at 4 (docs: README "Report").
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let want = args.threads.map_or(cores, usize::from).clamp(1, 64);
+    let want = args.threads.map_or(cores.min(4), usize::from).clamp(1, 64);
     let one_file = matches!(args.source.read.as_slice(), [p] if p.as_os_str() != "-");
     if one_file && cfg.points.len() <= 1 {
         u32::try_from(want).unwrap_or(1)
@@ -320,35 +325,73 @@ fn shard_count(args: &ReportArgs, cfg: &Config) -> u32 {
     }
 }
 
-/// How far the first shard has read: the others never read past it, so a run it ends early
-/// (Ctrl-C) ends at the same frame in every shard.
-struct Pace {
-    /// Frames the first shard has begun (published every 1,024: the others may lag that
-    /// much behind it, never run ahead).
-    progress: AtomicU64,
-    /// Frames the first shard read in all, once it has stopped (`u64::MAX` until then).
-    limit: AtomicU64,
+/// How the shards of a parallel analysis stop together on a signal (Ctrl-C): each, on
+/// seeing it, says how many frames it has read and waits for the others; then every shard
+/// reads up to the furthest of them, so the merged report covers one range of frames. A
+/// shard whose reading ended first (the file's end, `-c`) counts with what it read.
+struct Agreement {
+    /// Shards.
+    count: u32,
+    /// The most frames any shard had read when it stopped.
+    reach: AtomicU64,
+    /// Shards that have said.
+    arrived: AtomicU32,
 }
 
-/// Shard `index` of `count`: read the file again and analyse its host pairs' flows, frame
-/// for frame behind the first shard.
+impl Agreement {
+    /// Whether to read frame `number` (from 1); `agreed` holds the agreed last frame once
+    /// the signal has come.
+    fn read(&self, stop: &AtomicBool, number: u64, agreed: &mut Option<u64>) -> bool {
+        let limit = match *agreed {
+            Some(l) => l,
+            None if !stop.load(Ordering::Relaxed) => return true,
+            None => {
+                self.reach.fetch_max(number - 1, Ordering::AcqRel);
+                self.arrived.fetch_add(1, Ordering::AcqRel);
+                while self.arrived.load(Ordering::Acquire) < self.count {
+                    std::thread::sleep(std::time::Duration::from_micros(200));
+                }
+                *agreed.insert(self.reach.load(Ordering::Acquire))
+            }
+        };
+        number <= limit
+    }
+
+    /// A shard's reading ended having read `read` frames (if it had not agreed already).
+    fn done(&self, read: u64, agreed: bool) {
+        if !agreed {
+            self.reach.fetch_max(read, Ordering::AcqRel);
+            self.arrived.fetch_add(1, Ordering::AcqRel);
+        }
+    }
+}
+
+/// Shard `index` of `count`: read the file again and analyse its host pairs' flows.
 fn shard(
     args: &ReportArgs,
     opts: &DecodeOptions,
-    pace: &Pace,
+    agreement: &Agreement,
+    stop: &AtomicBool,
     cfg: Config,
     index: u32,
     count: u32,
 ) -> anyhow::Result<Analyzer> {
     let mut a = Analyzer::new(cfg);
     a.set_shard(index, count);
-    let mut opened = driver::open(&args.source, opts, false)?;
+    let mut opened = match driver::open(&args.source, opts, false) {
+        Ok(o) => o,
+        Err(e) => {
+            // Counted as done, so that a signal does not wait for it.
+            agreement.done(0, false);
+            return Err(e);
+        }
+    };
     // The first shard says what there is to say about the input.
     opened.quiet = true;
     let mut number = 0u64;
-    // Signals are the first shard's to act on.
+    let mut agreed = None;
     let never = AtomicBool::new(false);
-    driver::pump(
+    let end = driver::pump(
         &mut opened,
         &args.source,
         opts,
@@ -356,29 +399,8 @@ fn shard(
         &never,
         |rec, packet| {
             number += 1;
-            // Wait for the first shard to reach this frame: spin briefly, then give the
-            // core away (it may be the one the first shard needs).
-            let mut waited = 0u32;
-            loop {
-                // The first shard has stopped: read as far as it did, no further.
-                let limit = pace.limit.load(Ordering::Acquire);
-                if limit != u64::MAX {
-                    if number > limit {
-                        return Ok(Flow::Stop);
-                    }
-                    break;
-                }
-                if number <= pace.progress.load(Ordering::Acquire) {
-                    break;
-                }
-                waited += 1;
-                if waited < 64 {
-                    std::hint::spin_loop();
-                } else if waited < 256 {
-                    std::thread::yield_now();
-                } else {
-                    std::thread::sleep(std::time::Duration::from_micros(50));
-                }
+            if !agreement.read(stop, number, &mut agreed) {
+                return Ok(Flow::Stop);
             }
             if let Some(p) = packet {
                 a.push_frame(number, rec, p, opts);
@@ -386,6 +408,8 @@ fn shard(
             Ok(Flow::Continue)
         },
         |_| Flow::Continue,
-    )?;
+    );
+    agreement.done(number, agreed.is_some());
+    end?;
     Ok(a)
 }
