@@ -5,40 +5,10 @@
 
 mod common;
 
-use rocescope_analyzer::{Analyzer, Config};
-use rocescope_capture::CaptureReader;
-use rocescope_decoder::{decode, DecodeOptions};
-use std::path::{Path, PathBuf};
-
-fn analyse(path: &Path) -> Analyzer {
-    let opts = DecodeOptions::default();
-    let mut a = Analyzer::new(Config::default());
-    let mut r = CaptureReader::open(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let mut n = 0;
-    while let Some(rec) = r.next_record().unwrap_or_else(|e| panic!("{}: {e}", path.display())) {
-        n += 1;
-        let p = decode(rec.link_type, rec.data, &opts);
-        a.push_frame(n, &rec, &p, &opts);
-    }
-    a.finish();
-    a
-}
-
-fn pcaps_under(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(rd) = std::fs::read_dir(dir) else { return };
-    let mut entries: Vec<PathBuf> = rd.filter_map(|e| e.ok().map(|e| e.path())).collect();
-    entries.sort();
-    for p in entries {
-        if p.is_dir() {
-            pcaps_under(&p, out);
-        } else if p.extension().is_some_and(|e| e == "pcap") {
-            out.push(p);
-        }
-    }
-}
+use std::path::Path;
 
 fn check(path: &Path) {
-    let a = analyse(path);
+    let a = common::analyse(path, 0, 1);
     let whole = a.report();
     let streamed = a.report_streamed();
     assert_eq!(
@@ -56,8 +26,7 @@ fn check(path: &Path) {
 
 #[test]
 fn every_sample_streams_the_whole_report() {
-    let mut files = Vec::new();
-    pcaps_under(&common::root().join("samples"), &mut files);
+    let files = common::pcaps_under(&common::root().join("samples"));
     assert!(files.len() > 40, "{}", files.len());
     for f in &files {
         check(f);

@@ -4,45 +4,14 @@
 
 mod common;
 
-use rocescope_analyzer::{parallel, Analyzer, Config};
-use rocescope_capture::CaptureReader;
-use rocescope_decoder::{decode, DecodeOptions};
-use std::path::{Path, PathBuf};
+use rocescope_analyzer::{parallel, Analyzer};
+use std::path::Path;
 use std::process::Command;
 
-/// Analyse `path` as shard `index` of `count` (no sharding for a count of 1).
-fn analyse(path: &Path, index: u32, count: u32) -> Analyzer {
-    let opts = DecodeOptions::default();
-    let mut a = Analyzer::new(Config::default());
-    assert!(a.set_shard(index, count));
-    let mut r = CaptureReader::open(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let mut n = 0;
-    while let Some(rec) = r.next_record().unwrap_or_else(|e| panic!("{}: {e}", path.display())) {
-        n += 1;
-        let p = decode(rec.link_type, rec.data, &opts);
-        a.push_frame(n, &rec, &p, &opts);
-    }
-    a.finish();
-    a
-}
-
-fn pcaps_under(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(rd) = std::fs::read_dir(dir) else { return };
-    let mut entries: Vec<PathBuf> = rd.filter_map(|e| e.ok().map(|e| e.path())).collect();
-    entries.sort();
-    for p in entries {
-        if p.is_dir() {
-            pcaps_under(&p, out);
-        } else if p.extension().is_some_and(|e| e == "pcap") {
-            out.push(p);
-        }
-    }
-}
-
 fn check(path: &Path) {
-    let one = serde_json::to_value(analyse(path, 0, 1).report()).unwrap();
+    let one = serde_json::to_value(common::analyse(path, 0, 1).report()).unwrap();
     for count in [2, 3] {
-        let shards: Vec<Analyzer> = (0..count).map(|i| analyse(path, i, count)).collect();
+        let shards: Vec<Analyzer> = (0..count).map(|i| common::analyse(path, i, count)).collect();
         let merged = parallel::merge(shards).unwrap();
         let many = serde_json::to_value(merged.report()).unwrap();
         assert!(one == many, "{} with {count} shards differs from one analyzer", path.display());
@@ -51,8 +20,7 @@ fn check(path: &Path) {
 
 #[test]
 fn every_sample_gives_the_single_threaded_report() {
-    let mut files = Vec::new();
-    pcaps_under(&common::root().join("samples"), &mut files);
+    let files = common::pcaps_under(&common::root().join("samples"));
     assert!(files.len() > 40, "{}", files.len());
     for f in &files {
         check(f);
@@ -85,8 +53,7 @@ fn report(args: &[&str]) -> (Vec<u8>, Option<i32>) {
 
 #[test]
 fn the_command_gives_the_same_report_on_any_number_of_threads() {
-    let mut files = Vec::new();
-    pcaps_under(&common::root().join("samples"), &mut files);
+    let mut files = common::pcaps_under(&common::root().join("samples"));
     if let Some(dir) = common::real_captures() {
         files.extend(common::captures_in(&dir));
     }

@@ -339,3 +339,39 @@ pub fn decode_lines(stdout: &[u8]) -> Vec<serde_json::Value> {
         })
         .collect()
 }
+
+/// Every `.pcap` under `dir`, in name order, subdirectories included.
+pub fn pcaps_under(dir: &Path) -> Vec<PathBuf> {
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+        let Ok(rd) = std::fs::read_dir(dir) else { return };
+        let mut entries: Vec<PathBuf> = rd.filter_map(|e| e.ok().map(|e| e.path())).collect();
+        entries.sort();
+        for p in entries {
+            if p.is_dir() {
+                walk(&p, out);
+            } else if p.extension().is_some_and(|e| e == "pcap") {
+                out.push(p);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(dir, &mut out);
+    out
+}
+
+/// Analyse a whole file with the library as shard `index` of `count` (1: the whole
+/// analysis), finished.
+pub fn analyse(path: &Path, index: u32, count: u32) -> rocescope_analyzer::Analyzer {
+    let opts = DecodeOptions::default();
+    let mut a = rocescope_analyzer::Analyzer::new(rocescope_analyzer::Config::default());
+    assert!(a.set_shard(index, count));
+    let mut r = CaptureReader::open(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut n = 0;
+    while let Some(rec) = r.next_record().unwrap_or_else(|e| panic!("{}: {e}", path.display())) {
+        n += 1;
+        let p = decode(rec.link_type, rec.data, &opts);
+        a.push_frame(n, &rec, &p, &opts);
+    }
+    a.finish();
+    a
+}
