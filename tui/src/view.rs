@@ -378,7 +378,21 @@ fn draw_detail(f: &mut Frame<'_>, app: &App, area: Rect) {
             Line::from(format!("ACK latency: {}", lat(&fl.latency.ack))),
             Line::from(format!("READ latency: {}", lat(&fl.latency.read))),
             Line::from(format!("NAK to resend: {}", lat(&fl.latency.nak_to_retransmit))),
-            Line::from(format!("CE to CNP: {}", lat(&fl.latency.ce_to_cnp))),
+            // With congestion-control figures (a flow that saw CE marks or CNPs), the CE to
+            // CNP line carries them in short: CNP spacing, too fast, rate falls.
+            Line::from(match &fl.cc {
+                Some(cc) => format!(
+                    "CE to CNP: {} | CNPs {} apart, {} too fast | rate fell {}/{}",
+                    fl.latency
+                        .ce_to_cnp
+                        .map_or("-".into(), |l| format!("p50 {:.1} us", l.p50_ns as f64 / 1e3)),
+                    cc.cnp_interval.map_or("-".into(), |l| format!("p50 {:.1} us", l.p50_ns as f64 / 1e3)),
+                    cc.cnp_too_fast,
+                    cc.reaction.fell,
+                    cc.reaction.evaluated
+                ),
+                None => format!("CE to CNP: {}", lat(&fl.latency.ce_to_cnp)),
+            }),
             Line::from(format!(
                 "DSCP {} PCP {} | ICRC bad {} | Gb/s mean {:.2}, peak {:.2}",
                 list(&fl.dscp),
