@@ -549,6 +549,13 @@ struct FlowCols {
     ack_timeout_ns: Int64Builder,
     pmtu: UInt32Builder,
     health: StringBuilder,
+    /// `cc` (null for a flow that saw no CE mark and received no CNP).
+    cc_cnp_interval_p50_ns: UInt64Builder,
+    cc_cnp_too_fast: UInt64Builder,
+    cc_ce_runs_without_cnp: UInt64Builder,
+    cc_reaction_evaluated: UInt64Builder,
+    cc_reaction_fell: UInt64Builder,
+    cc_reaction_mean_ratio: Float64Builder,
 }
 
 const ECN_NAMES: [&str; 4] = ["ecn_not_ect", "ecn_ect0", "ecn_ect1", "ecn_ce"];
@@ -626,6 +633,12 @@ impl FlowCols {
             ack_timeout_ns: Int64Builder::new(),
             pmtu: UInt32Builder::new(),
             health: StringBuilder::new(),
+            cc_cnp_interval_p50_ns: UInt64Builder::new(),
+            cc_cnp_too_fast: UInt64Builder::new(),
+            cc_ce_runs_without_cnp: UInt64Builder::new(),
+            cc_reaction_evaluated: UInt64Builder::new(),
+            cc_reaction_fell: UInt64Builder::new(),
+            cc_reaction_mean_ratio: Float64Builder::new(),
         }
     }
 
@@ -683,6 +696,12 @@ impl FlowCols {
         col(&mut c, "ack_timeout_ns", true, &mut self.ack_timeout_ns);
         col(&mut c, "pmtu", false, &mut self.pmtu);
         col(&mut c, "health", false, &mut self.health);
+        col(&mut c, "cc_cnp_interval_p50_ns", true, &mut self.cc_cnp_interval_p50_ns);
+        col(&mut c, "cc_cnp_too_fast", true, &mut self.cc_cnp_too_fast);
+        col(&mut c, "cc_ce_runs_without_cnp", true, &mut self.cc_ce_runs_without_cnp);
+        col(&mut c, "cc_reaction_evaluated", true, &mut self.cc_reaction_evaluated);
+        col(&mut c, "cc_reaction_fell", true, &mut self.cc_reaction_fell);
+        col(&mut c, "cc_reaction_mean_ratio", true, &mut self.cc_reaction_mean_ratio);
         c
     }
 
@@ -769,6 +788,13 @@ impl FlowCols {
         self.ack_timeout_ns.append_option(f.ack_timeout_ns);
         self.pmtu.append_value(f.pmtu);
         self.health.append_value(f.health);
+        let cc = f.cc.as_ref();
+        self.cc_cnp_interval_p50_ns.append_option(cc.and_then(|c| c.cnp_interval).map(|l| l.p50_ns));
+        self.cc_cnp_too_fast.append_option(cc.map(|c| c.cnp_too_fast));
+        self.cc_ce_runs_without_cnp.append_option(cc.map(|c| c.ce_runs_without_cnp));
+        self.cc_reaction_evaluated.append_option(cc.map(|c| c.reaction.evaluated));
+        self.cc_reaction_fell.append_option(cc.map(|c| c.reaction.fell));
+        self.cc_reaction_mean_ratio.append_option(cc.and_then(|c| c.reaction.mean_ratio));
     }
 }
 

@@ -178,6 +178,10 @@ fn the_files_hold_what_the_json_report_says() {
             ("ecn_ce", "/ecn/ce"),
             ("cnps", "/cnps"),
             ("latency_ack_p50_ns", "/latency/ack/p50_ns"),
+            ("cc_cnp_too_fast", "/cc/cnp_too_fast"),
+            ("cc_reaction_fell", "/cc/reaction/fell"),
+            ("cc_reaction_evaluated", "/cc/reaction/evaluated"),
+            ("cc_cnp_interval_p50_ns", "/cc/cnp_interval/p50_ns"),
         ] {
             assert_eq!(uints(&f, col)[i], j.pointer(path).and_then(|x| x.as_u64()), "flow {fid:?} {col}");
         }
@@ -400,4 +404,26 @@ fn a_full_disk_leaves_no_file_and_says_so() {
     let left: Vec<_> =
         std::fs::read_dir(&mnt).unwrap().filter_map(|e| e.ok()).map(|e| e.file_name()).collect();
     assert!(left.is_empty(), "{left:?}");
+}
+
+#[test]
+fn congestion_control_figures_reach_the_flow_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("pq");
+    let (o, v) = report(&out, "cc-reaction.pcap");
+    assert!(o.status.code().is_some_and(|c| c == 0 || c == 3), "{}", String::from_utf8_lossy(&o.stderr));
+    let [flows] = files(&out, "flows-").try_into().unwrap();
+    let f = read(&flows);
+    let (id, fell, evaluated) =
+        (uints(&f, "id"), uints(&f, "cc_reaction_fell"), uints(&f, "cc_reaction_evaluated"));
+    let jf = v["flows"].as_array().unwrap();
+    let mut reacting = 0;
+    for (i, fid) in id.iter().enumerate() {
+        let j = &jf[fid.unwrap() as usize];
+        assert_eq!(fell[i], j.pointer("/cc/reaction/fell").and_then(|x| x.as_u64()));
+        assert_eq!(evaluated[i], j.pointer("/cc/reaction/evaluated").and_then(|x| x.as_u64()));
+        assert_eq!(fell[i].is_none(), j["cc"].is_null(), "null exactly where the JSON has no cc");
+        reacting += usize::from(fell[i].is_some_and(|n| n >= 5));
+    }
+    assert!(reacting >= 1, "QP 0x122 reacts to its CNPs");
 }
