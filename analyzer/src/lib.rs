@@ -676,7 +676,11 @@ impl Analyzer {
             return;
         }
         if let Some(mc) = p.mac_control {
-            self.on_mac_control(meta, p, mc);
+            // Pause timelines are capture-wide state: of a parallel analysis, the first
+            // shard's are kept ([`parallel::merge`]); the others skip them.
+            if self.keeps_capture_state() {
+                self.on_mac_control(meta, p, mc);
+            }
             return;
         }
         let Some(r) = &p.roce else {
@@ -731,7 +735,9 @@ impl Analyzer {
         // trust mode (reference §1.9; audit::AuditConfig::priority). Pause timelines, the
         // lossless check and deadlock hints all compare this one.
         let prio = self.cfg.audit.priority(dscp, pcp);
-        self.on_priority_traffic(meta, p, prio);
+        if self.keeps_capture_state() {
+            self.on_priority_traffic(meta, p, prio);
+        }
         let is_cnp = op.is_cnp();
         if is_cnp {
             self.totals.cnps += w;

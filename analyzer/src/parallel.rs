@@ -10,6 +10,9 @@
 //! ordered and numbered as one analyzer would have made them, so its report is the
 //! single-threaded report (tests/threads.rs compares them over every sample and real capture).
 //!
+//! Pause timelines, priorities and destinations, which no flow reads, are kept by the first
+//! shard only.
+//!
 //! Not sharded: merged captures matched across capture points (the matcher ties clocks from
 //! packets of every flow), and analyzers whose idle flows are evicted (the exporter).
 
@@ -39,6 +42,13 @@ impl Analyzer {
         }
         self.shard = (count > 1).then_some((index, count));
         true
+    }
+
+    /// False for the shards of a parallel analysis but the first: the capture-wide state
+    /// that no flow reads (pause timelines, priorities, destinations) is the first shard's
+    /// alone, and [`merge`] keeps that one.
+    pub(crate) fn keeps_capture_state(&self) -> bool {
+        self.shard.is_none_or(|(i, _)| i == 0)
     }
 
     /// True when this analyzer keeps the flows between `a` and `b`.
