@@ -56,19 +56,6 @@ impl FlowStore {
     pub fn iter_mut(&mut self) -> impl DoubleEndedIterator<Item = &mut Flow> {
         self.chunks.iter_mut().flatten()
     }
-
-    /// Heap bytes the store holds for flows (not counting what flows own), for the memory
-    /// figures.
-    pub fn capacity_bytes(&self) -> usize {
-        self.chunks.iter().map(|c| c.capacity() * std::mem::size_of::<Flow>()).sum()
-    }
-}
-
-impl std::ops::Index<usize> for FlowStore {
-    type Output = Flow;
-    fn index(&self, id: usize) -> &Flow {
-        &self.chunks[id / CHUNK][id % CHUNK]
-    }
 }
 
 impl IntoIterator for FlowStore {

@@ -319,82 +319,6 @@ fn raw_header<'a>(c: &Cursor<'a>, i: &'a [u8]) -> Result<SampledHeader<'a>, Sflo
     Ok(SampledHeader { protocol, frame_length, stripped, header })
 }
 
-/// A UDP datagram found in a captured frame.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct UdpDatagram<'a> {
-    /// IP source address (the sFlow agent's, as the network saw it).
-    pub src: IpAddr,
-    /// UDP destination port.
-    pub dst_port: u16,
-    /// The UDP payload (as far as the frame was captured and the UDP length allows).
-    pub payload: &'a [u8],
-}
-
-/// The UDP datagram in a frame of link type `link_type` (1 Ethernet with up to four VLAN
-/// tags, 101/228/229 raw IP, 113 Linux cooked, 276 Linux cooked v2), if it is an unfragmented
-/// UDP packet over IPv4 or IPv6 (no IPv6 extension headers).
-///
-/// ```
-/// use rocescope_capture::sflow::udp_in_frame;
-/// // Raw IPv4 (link type 101): 192.0.2.1 -> 192.0.2.2, UDP 5000 -> 6343, payload "sflow".
-/// let mut f = vec![0x45, 0, 0, 33, 0, 0, 0, 0, 64, 17, 0, 0, 192, 0, 2, 1, 192, 0, 2, 2];
-/// f.extend_from_slice(&[0x13, 0x88, 0x18, 0xC7, 0, 13, 0, 0]);
-/// f.extend_from_slice(b"sflow");
-/// let u = udp_in_frame(101, &f).unwrap();
-/// assert_eq!((u.dst_port, u.payload), (6343, &b"sflow"[..]));
-/// ```
-pub fn udp_in_frame(link_type: u32, frame: &[u8]) -> Option<UdpDatagram<'_>> {
-    let (ethertype, ip) = match link_type {
-        1 => {
-            let mut et = u16::from_be_bytes([*frame.get(12)?, *frame.get(13)?]);
-            let mut at = 14;
-            for _ in 0..4 {
-                if !matches!(et, 0x8100 | 0x88A8 | 0x9100) {
-                    break;
-                }
-                et = u16::from_be_bytes([*frame.get(at + 2)?, *frame.get(at + 3)?]);
-                at += 4;
-            }
-            (Some(et), frame.get(at..)?)
-        }
-        101 | 228 | 229 => (None, frame),
-        113 => (Some(u16::from_be_bytes([*frame.get(14)?, *frame.get(15)?])), frame.get(16..)?),
-        276 => (Some(u16::from_be_bytes([*frame.first()?, *frame.get(1)?])), frame.get(20..)?),
-        _ => return None,
-    };
-    let version = ip.first()? >> 4;
-    let (src, udp) = match (ethertype, version) {
-        (Some(0x0800) | None, 4) => {
-            let ihl = usize::from(ip.first()? & 0x0F) * 4;
-            let frag = u16::from_be_bytes([*ip.get(6)?, *ip.get(7)?]);
-            if ihl < 20 || *ip.get(9)? != 17 || frag & 0x3FFF != 0 {
-                return None;
-            }
-            let total = usize::from(u16::from_be_bytes([*ip.get(2)?, *ip.get(3)?]));
-            let src: [u8; 4] = ip.get(12..16)?.try_into().ok()?;
-            let end = total.min(ip.len()).max(ihl);
-            (IpAddr::V4(Ipv4Addr::from(src)), ip.get(ihl..end)?)
-        }
-        (Some(0x86DD) | None, 6) => {
-            if *ip.get(6)? != 17 {
-                return None;
-            }
-            let plen = usize::from(u16::from_be_bytes([*ip.get(4)?, *ip.get(5)?]));
-            let src: [u8; 16] = ip.get(8..24)?.try_into().ok()?;
-            let end = 40usize.saturating_add(plen).min(ip.len());
-            (IpAddr::V6(Ipv6Addr::from(src)), ip.get(40..end)?)
-        }
-        _ => return None,
-    };
-    let dst_port = u16::from_be_bytes([*udp.get(2)?, *udp.get(3)?]);
-    let ulen = usize::from(u16::from_be_bytes([*udp.get(4)?, *udp.get(5)?]));
-    if ulen < 8 {
-        return None;
-    }
-    let payload = udp.get(8..ulen.min(udp.len()))?;
-    Some(UdpDatagram { src, dst_port, payload })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -473,28 +397,5 @@ mod tests {
         let mut bad = good;
         bad[24..28].copy_from_slice(&1_000_000u32.to_be_bytes());
         assert!(matches!(parse(&bad).unwrap_err().kind, SflowErrorKind::BadCount { .. }));
-    }
-
-    #[test]
-    fn udp_in_ethernet_with_a_vlan_tag() {
-        let mut f = vec![0u8; 12];
-        f.extend_from_slice(&[0x81, 0, 0x60, 5, 0x08, 0]);
-        f.extend_from_slice(&[0x45, 0, 0, 32, 0, 0, 0x40, 0, 64, 17, 0, 0, 10, 0, 0, 100, 10, 0, 0, 1]);
-        f.extend_from_slice(&[0x13, 0x88, 0x18, 0xC7, 0, 12, 0, 0, 1, 2, 3, 4]);
-        f.extend_from_slice(&[0; 6]); // Ethernet padding beyond the IP length
-        let u = udp_in_frame(1, &f).unwrap();
-        assert_eq!(u.src.to_string(), "10.0.0.100");
-        assert_eq!((u.dst_port, u.payload), (6343, &[1u8, 2, 3, 4][..]));
-        // TCP, fragments and unknown link types are not UDP datagrams.
-        let mut tcp = f.clone();
-        tcp[18 + 9] = 6;
-        assert!(udp_in_frame(1, &tcp).is_none());
-        let mut frag = f.clone();
-        frag[18 + 6] = 0x20;
-        assert!(udp_in_frame(1, &frag).is_none());
-        assert!(udp_in_frame(147, &f).is_none());
-        for n in 0..f.len() {
-            let _ = udp_in_frame(1, &f[..n]);
-        }
     }
 }

@@ -208,7 +208,16 @@ pub fn frame_for(frame: &mut Vec<u8>, from: SocketAddr, local: SocketAddr, paylo
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sflow::udp_in_frame;
+    use rocescope_decoder::{decode, DecodeOptions, LinkType};
+    use std::net::IpAddr;
+
+    /// The frame's UDP source address, destination port and payload, as the decoder reads
+    /// them (what the analyzer's sFlow detection uses).
+    fn udp(frame: &[u8]) -> (IpAddr, u16, &[u8]) {
+        let p = decode(LinkType::ETHERNET, frame, &DecodeOptions::default());
+        let (ip, udp) = (p.ip.expect("an IP header"), p.udp.expect("a UDP header"));
+        (ip.src(), udp.destination_port(), p.udp_payload)
+    }
 
     #[test]
     fn datagrams_become_frames_to_the_sflow_port() {
@@ -218,15 +227,12 @@ mod tests {
         let s = UdpSocket::bind("127.0.0.1:0").unwrap();
         s.send_to(b"hello sflow", to).unwrap();
         let ListenNext::Packet(rec) = l.next_frame().unwrap() else { panic!("no datagram") };
-        let u = udp_in_frame(1, rec.data).unwrap();
-        assert_eq!(
-            (u.src.to_string(), u.dst_port, u.payload),
-            ("127.0.0.1".into(), 6343, &b"hello sflow"[..])
-        );
+        let (src, port, payload) = udp(rec.data);
+        assert_eq!((src.to_string(), port, payload), ("127.0.0.1".into(), 6343, &b"hello sflow"[..]));
         assert_eq!(ipv4_checksum(&rec.data[14..34]), 0);
         let mut v6 = Vec::new();
         frame_for(&mut v6, "[2001:db8::5]:999".parse().unwrap(), to, b"x");
-        let u = udp_in_frame(1, &v6).unwrap();
-        assert_eq!((u.src.to_string(), u.payload), ("2001:db8::5".into(), &b"x"[..]));
+        let (src, _, payload) = udp(&v6);
+        assert_eq!((src.to_string(), payload), ("2001:db8::5".into(), &b"x"[..]));
     }
 }

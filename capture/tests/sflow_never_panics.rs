@@ -2,7 +2,7 @@
 //! valid ones cut anywhere, and valid ones with any word replaced by any value.
 
 use proptest::prelude::*;
-use rocescope_capture::sflow::{parse, udp_in_frame};
+use rocescope_capture::sflow::parse;
 
 /// A valid datagram: agent 10.0.0.100, one flow sample (format 1) with one raw header.
 fn valid() -> Vec<u8> {
@@ -22,9 +22,6 @@ proptest! {
     #[test]
     fn random_bytes(data in proptest::collection::vec(any::<u8>(), 0..600)) {
         let _ = parse(&data);
-        for lt in [1, 101, 113, 228, 229, 276] {
-            let _ = udp_in_frame(lt, &data);
-        }
     }
 
     #[test]
