@@ -122,6 +122,9 @@ pub(crate) struct MirrorState {
     clocks: Vec<Option<SwitchClock>>,
     /// Per analysis point: frames whose PCP came from their ERSPAN header.
     pcp_from_erspan: Vec<u64>,
+    /// Per analysis point: frames whose ERSPAN III timestamp could not be used (zero, the
+    /// user-defined granularity, nanoseconds past a second): they keep their capture time.
+    stamps_unused: Vec<u64>,
     /// Points added for sessions.
     added: usize,
     /// The point the sessions beyond [`MAX_SESSION_POINTS`] share.
@@ -138,7 +141,7 @@ fn slot<T: Default + Clone>(v: &mut Vec<T>, i: u16) -> Option<&mut T> {
 
 impl MirrorState {
     /// The clock and session facts of a point, for the report.
-    pub(crate) fn point(&self, i: u16) -> (Option<String>, Option<PointClock>, u64) {
+    pub(crate) fn point(&self, i: u16) -> (Option<String>, Option<PointClock>, u64, u64) {
         let i = usize::from(i);
         let session = self.session_of.get(i).copied().flatten().map(Session::label);
         let clock = self.clocks.get(i).copied().flatten().filter(|c| c.frames > 0).map(|c| PointClock {
@@ -149,7 +152,8 @@ impl MirrorState {
             steps: c.steps,
             max_departure_ns: c.max_departure_ns,
         });
-        (session, clock, self.pcp_from_erspan.get(i).copied().unwrap_or(0))
+        let at = |v: &Vec<u64>| v.get(i).copied().unwrap_or(0);
+        (session, clock, at(&self.pcp_from_erspan), at(&self.stamps_unused))
     }
 
     pub(crate) fn count_pcp(&mut self, point: u16, w: u64) {
@@ -253,9 +257,14 @@ impl Analyzer {
         if self.cfg.switch_clock {
             let stamp = p.tunnels.iter().find_map(|t| t.erspan_timestamp());
             if let Some((ticks, gra, high)) = stamp {
-                if let Some(clock) = slot(&mut self.mirror.clocks, m.point) {
-                    if let Some(ts) = SwitchClock::time(clock, meta.ts_ns, ticks, gra, high) {
-                        m.ts_ns = ts;
+                let timed = slot(&mut self.mirror.clocks, m.point)
+                    .and_then(|clock| SwitchClock::time(clock, meta.ts_ns, ticks, gra, high));
+                match timed {
+                    Some(ts) => m.ts_ns = ts,
+                    None => {
+                        if let Some(n) = slot(&mut self.mirror.stamps_unused, m.point) {
+                            *n += 1;
+                        }
                     }
                 }
             }
@@ -366,6 +375,57 @@ mod tests {
         assert_eq!(last.roce, u64::from(n) - MAX_SESSION_POINTS as u64);
         assert_eq!(a.mirror.sessions.len(), MAX_SESSION_POINTS, "the shared sessions are not remembered");
         assert_eq!(r.points.iter().map(|p| p.roce).sum::<u64>(), u64::from(n));
+    }
+
+    #[test]
+    fn unusable_switch_stamps_are_counted_and_keep_the_capture_time() {
+        let opts = DecodeOptions::default();
+        let bth = BthRepr { opcode: Opcode::RC_SEND_ONLY, dest_qp: 0x12, psn: 1, ..Default::default() };
+        let ib = IbRepr { bth, payload: vec![0; 32], ..Default::default() };
+        let frame = RoceV2Frame::new([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2], ip(1, 2), ib).build(opts.opcode);
+        let outer = Outer {
+            src_mac: [2, 0, 0, 0, 0xee, 1],
+            dst_mac: [2, 0, 0, 0, 0xee, 2],
+            vlans: Vec::new(),
+            ip: ip(100, 200),
+        };
+        let mut a = Analyzer::new(Config { points: vec!["c.pcap".into()], ..Config::default() });
+        // A zero stamp, then two of the user-defined granularity, then a usable one.
+        for (n, (timestamp, granularity)) in
+            [(0u32, 1u8), (500, 3), (600, 3), (700, 1)].into_iter().enumerate()
+        {
+            let encap = Encapsulation::ErspanIII {
+                seq: n as u32,
+                vlan: 0,
+                cos: 0,
+                bso: 0,
+                truncated: false,
+                session_id: 3,
+                timestamp,
+                sgt: 0,
+                p: false,
+                hw_id: 1,
+                direction: false,
+                granularity,
+                platform: None,
+            };
+            let bytes = TunnelRepr { outer: outer.clone(), encap }.wrap(&frame).unwrap();
+            let p = decode(LinkType::ETHERNET, &bytes, &opts);
+            let ts = 1_000_000 * (n as i64 + 1);
+            let meta = FrameMeta {
+                number: n as u64 + 1,
+                ts_ns: ts,
+                len: bytes.len() as u32,
+                link_bps: None,
+                point: 0,
+            };
+            a.push(&meta, &p);
+        }
+        let r = a.report();
+        assert_eq!(r.points[0].switch_stamps_unused, 3);
+        // The unusable ones kept their capture times; the usable one anchors at its own.
+        assert_eq!((r.points[0].start_ns, r.points[0].end_ns), (Some(1_000_000), Some(4_000_000)));
+        assert_eq!(r.points[0].clock.as_ref().map(|c| c.frames), Some(1));
     }
 
     #[test]

@@ -159,6 +159,10 @@ pub struct PointReport {
     /// RoCE packets whose PCP came from their ERSPAN header's COS (the frame was untagged).
     #[serde(skip_serializing_if = "is_zero")]
     pub pcp_from_erspan: u64,
+    /// Frames whose ERSPAN III timestamp could not be used (zero, the user-defined
+    /// granularity, nanoseconds past a second): they kept their capture time.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub switch_stamps_unused: u64,
     /// Its packets were matched against the other points' (merged captures; not points
     /// found while reading: mirror sessions, sFlow sources). Absent when false.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
@@ -2310,7 +2314,7 @@ pub(crate) fn build_with(a: &Analyzer, detail: bool, with_flows: bool) -> (Repor
             .enumerate()
             .map(|(i, p)| {
                 let i = u16::try_from(i).unwrap_or(u16::MAX);
-                let (session, clock, pcp_from_erspan) = a.mirror.point(i);
+                let (session, clock, pcp_from_erspan, switch_stamps_unused) = a.mirror.point(i);
                 PointReport {
                     name: point_name(a, i),
                     packets: p.packets,
@@ -2320,6 +2324,7 @@ pub(crate) fn build_with(a: &Analyzer, detail: bool, with_flows: bool) -> (Repor
                     session,
                     clock,
                     pcp_from_erspan,
+                    switch_stamps_unused,
                     matched: a.matcher.as_ref().is_some_and(|m| usize::from(i) < m.points()),
                 }
             })

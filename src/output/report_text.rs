@@ -172,7 +172,11 @@ fn render_text(sr: &StreamedReport<'_>, source: &str, max_connections: usize) ->
         }
     }
     if !multi {
-        if let Some(p) = r.points.first().filter(|p| p.clock.is_some() || p.pcp_from_erspan > 0) {
+        if let Some(p) = r
+            .points
+            .first()
+            .filter(|p| p.clock.is_some() || p.pcp_from_erspan > 0 || p.switch_stamps_unused > 0)
+        {
             let _ = writeln!(o, "\nCAPTURE POINT {}", escape(&p.name));
             point_notes(&mut o, p);
         }
@@ -398,6 +402,13 @@ fn point_notes(o: &mut String, p: &rocescope_analyzer::report::PointReport) {
             c.granularity,
             c.frames,
             c.max_departure_ns as f64 / 1e3
+        );
+    }
+    if p.switch_stamps_unused > 0 {
+        let _ = writeln!(
+            o,
+            "    {} ERSPAN III timestamps not used (zero, user-defined granularity or out of range): those frames keep their capture time",
+            p.switch_stamps_unused
         );
     }
     if p.pcp_from_erspan > 0 {
