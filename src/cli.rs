@@ -404,6 +404,12 @@ pub struct AnalysisOpts {
     /// on their way to the capture point still show the old rate.
     #[arg(long, value_name = "US", default_value_t = 5.0, value_parser = parse_cc_delay_us)]
     pub cc_delay_us: f64,
+    /// Time-series resolution: throughput, CE, CNP and pause series start at this bin width
+    /// and their busiest bins (microbursts) are reported at it, however long the capture
+    /// (series widen to keep memory bounded): 10us, 100us, 1ms or 10ms (any time from 1 µs
+    /// to 1 s is taken).
+    #[arg(long = "bin", value_name = "TIME", default_value = "10ms", value_parser = parse_bin)]
+    pub bin_ns: u64,
     /// The shortest RC ACK timeout the requesters use: `t=14` (4.096 µs × 2^14 = 67 ms, the
     /// smallest common NCCL_IB_TIMEOUT), or a time like `4ms`. A resend with no NAK in the
     /// capture sooner than this after the original is not called a timeout. A CM REQ's local
@@ -651,6 +657,28 @@ pub fn parse_ack_timeout(s: &str) -> Result<i64, String> {
     }
 }
 
+/// Parse a `--bin` width: a time from 1 µs to 1 s (`10us`, `100us`, `1ms`, `10ms`; `ns`,
+/// `us`/`µs`, `ms` and `s` units), as ns.
+pub fn parse_bin(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let bad = || format!("{s:?} is not a bin width from 1us to 1s (like 10us, 100us, 1ms, 10ms)");
+    let (num, unit) = if let Some(n) = t.strip_suffix("ns") {
+        (n, 1.0)
+    } else if let Some(n) = t.strip_suffix("us").or_else(|| t.strip_suffix("µs")) {
+        (n, 1e3)
+    } else if let Some(n) = t.strip_suffix("ms") {
+        (n, 1e6)
+    } else if let Some(n) = t.strip_suffix('s') {
+        (n, 1e9)
+    } else {
+        return Err(bad());
+    };
+    match num.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && (1e3..=1e9).contains(&(v * unit).round()) => Ok((v * unit).round() as u64),
+        _ => Err(bad()),
+    }
+}
+
 /// Parse a push interval: 0.1 s to a day.
 pub fn parse_interval(s: &str) -> Result<f64, String> {
     match s.trim().parse::<f64>() {
@@ -708,6 +736,26 @@ pub fn fraction(s: &str) -> Result<f64, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bin_widths_parse() {
+        for (s, ns) in [
+            ("10us", 10_000),
+            ("100us", 100_000),
+            ("1ms", 1_000_000),
+            ("10ms", 10_000_000),
+            ("5µs", 5_000),
+            ("1000ns", 1_000),
+            ("1s", 1_000_000_000),
+            ("0.5ms", 500_000),
+        ] {
+            assert_eq!(parse_bin(s), Ok(ns), "{s}");
+        }
+        for s in ["", "10", "999ns", "2s", "-1ms", "nanms", "1 parsec", "infms"] {
+            let e = parse_bin(s).unwrap_err();
+            assert!(e.contains("bin width from 1us to 1s"), "{s}: {e}");
+        }
+    }
 
     /// Shell words of one command, up to an unquoted `|`, `>`, `<`, `;`, `&` or `#` comment.
     fn words(line: &str) -> Vec<Vec<String>> {

@@ -498,6 +498,42 @@ impl Exposition {
         }
         fams.push(between);
         fams.push(one("rocescope_flows", "Flows tracked.", Kind::Gauge, None, s.flows as f64));
+        // Microbursts (docs/verdicts.md "Microbursts"): the busiest --bin bins per priority.
+        let bin_s = r.timeline.base_ns as f64 / 1e9;
+        fams.push(one(
+            "rocescope_burst_bin",
+            "The --bin width the burst figures are measured at.",
+            Kind::Gauge,
+            Some(BaseUnit::Seconds),
+            bin_s,
+        ));
+        let mut burst = Family::new(
+            "rocescope_priority_burst_gbps",
+            "The busiest --bin wide bin of RoCE on the priority at the capture point, Gb/s over the bin.",
+            Kind::Gauge,
+            None,
+        );
+        let mut burst_ce = Family::new(
+            "rocescope_priority_burst_ce_packets",
+            "Most ECN-CE marked packets in one --bin wide bin on the priority at the capture point.",
+            Kind::Gauge,
+            None,
+        );
+        let mut burst_cnps = Family::new(
+            "rocescope_priority_burst_cnp_packets",
+            "Most CNPs in one --bin wide bin on the priority (the CNPs' own) at the capture point.",
+            Kind::Gauge,
+            None,
+        );
+        for p in &r.timeline.points {
+            for ps in &p.priorities {
+                let l = vec![("point", point_name(p.point)), ("priority", ps.priority.to_string())];
+                burst.samples.push((l.clone(), ps.peak.gbps));
+                burst_ce.samples.push((l.clone(), ps.peak.ce as f64));
+                burst_cnps.samples.push((l, ps.peak.cnps as f64));
+            }
+        }
+        fams.extend([burst, burst_ce, burst_cnps]);
         // Sampled captures (docs/verdicts.md "Sampled captures"): counters are estimates.
         fams.push(one(
             "rocescope_sampled",

@@ -80,6 +80,7 @@ pub fn analysis_config(
     cfg.cc.window_ns = (a.cc_window_us * 1e3).round() as i64;
     cfg.cc.delay_ns = (a.cc_delay_us * 1e3).round() as i64;
     cfg.findings_per_kind = a.findings_per_kind;
+    cfg.bin_ns = a.bin_ns;
     cfg.min_ack_timeout_ns = a.min_ack_timeout;
     cfg.sampling = a.sample_rate.map(|rate| Sampling { source: SamplingSource::Flag, rate });
     cfg.sflow = !a.no_sflow;

@@ -15,6 +15,7 @@ pub mod audit;
 pub mod cc;
 pub mod cm;
 pub mod crosspoint;
+pub mod fabric;
 mod findings;
 pub mod flow;
 pub mod mirror;
@@ -308,6 +309,9 @@ pub struct Analyzer {
     /// RoCE per (capture point, destination MAC) and priority: the direction of traffic
     /// during pauses.
     destinations: pfc::Destinations,
+    /// Per capture point and priority: throughput, CE, CNPs and paused time over time at the
+    /// `--bin` resolution (capture-wide state, like the pause timelines).
+    fabric: fabric::Fabric,
     /// RoCE per priority, per capture point.
     priorities: Vec<PriorityUse>,
     /// Per capture point.
@@ -370,6 +374,7 @@ impl Analyzer {
         // Every expectation looks at packets (`lossless_priorities` too: data must map to one).
         let audit_active = cfg.audit.is_set();
         let npoints = cfg.points.len().max(1);
+        let fabric = fabric::Fabric::new(cfg.bin_ns);
         // Sampled points never take part in matching across points: a packet sampled at one
         // point is almost never the one sampled at the other.
         let matcher = (cfg.points.len() > 1 && cfg.sampling.is_none())
@@ -386,6 +391,7 @@ impl Analyzer {
             cm_timeout: FxHashMap::default(),
             timelines: FxHashMap::default(),
             destinations: pfc::Destinations::default(),
+            fabric,
             priorities: vec![PriorityUse::default(); npoints * 8],
             points: vec![PointTotals::default(); npoints],
             matcher,
@@ -742,6 +748,17 @@ impl Analyzer {
         if is_cnp {
             self.totals.cnps += w;
         }
+        if self.keeps_capture_state() {
+            self.fabric.add(fabric::Sample {
+                point: meta.point,
+                prio,
+                offset_ns: meta.ts_ns - start,
+                bytes: wire.saturating_mul(w),
+                packets: w,
+                ce: ecn == Ecn::Ce,
+                cnp: is_cnp,
+            });
+        }
         if matches!(op.position(), Some(Position::First | Position::Middle)) && r.payload_len > 0 {
             // A First/Middle packet is full-size: its payload is the path MTU.
             self.pmtu_seen = self.pmtu_seen.max(mtu_class(r.payload_len));
@@ -801,6 +818,7 @@ impl Analyzer {
                         d.latency_mut().ce_to_cnp.add(meta.ts_ns - ce);
                     }
                     d.cc_mut(&self.cfg.cc).on_cnp(meta.ts_ns, meta.number, &self.cfg.cc);
+                    d.bins.add_cnps(meta.ts_ns - start, w);
                     let hosts = (d.key.point, d.key.src, d.key.dst);
                     self.cnp_hosts.insert(hosts, meta.ts_ns);
                 }
@@ -1257,7 +1275,11 @@ impl Analyzer {
                 .timelines
                 .entry((meta.point, src, kind, prio))
                 .or_insert_with(|| Timeline::new(link_bps, meta.number, origin));
-            tl.on_frame(meta.ts_ns, quanta, meta.number, &this.cfg.pfc, seen);
+            if let Some((s, e)) = tl.on_frame(meta.ts_ns, quanta, meta.number, &this.cfg.pfc, seen) {
+                let start = this.totals.start_ns.unwrap_or(s);
+                let prio = (kind == PauseKind::Pfc).then_some(prio);
+                this.fabric.add_pause(meta.point, prio, s - start, e - start);
+            }
         };
         match mc {
             MacControl::Pfc(pfc) => {
@@ -1275,6 +1297,26 @@ impl Analyzer {
             }
             MacControl::Other { .. } => self.totals.non_roce += self.weight,
         }
+    }
+
+    /// The fabric-wide series ([`fabric`]) with the pauses still open counted to where the
+    /// report closes them (each timeline's capture point's latest frame, or the pause's
+    /// expiry).
+    fn fabric_report(&self) -> fabric::FabricReport {
+        let mut fab = self.fabric.clone();
+        let start = self.totals.start_ns.unwrap_or(0);
+        let end = self.totals.end_ns.unwrap_or(0);
+        let points = self.points();
+        let mut keys: Vec<_> = self.timelines.keys().copied().collect();
+        keys.sort();
+        for key in keys {
+            let (point, _, kind, prio) = key;
+            let point_end = points.get(usize::from(point)).and_then(|p| p.end_ns).unwrap_or(end);
+            if let Some((s, e)) = self.timelines.get(&key).and_then(|t| t.open_span(point_end)) {
+                fab.add_pause(point, (kind == PauseKind::Pfc).then_some(prio), s - start, e - start);
+            }
+        }
+        fab.report()
     }
 
     /// The flow (index into [`Analyzer::flows`] and `Report::flows`) of the last RoCE

@@ -272,19 +272,29 @@ impl Timeline {
     }
 
     /// A frame with `quanta` for this timeline at `ts`. `seen` says what RoCE the priority
-    /// had carried before (for the deadlock hint of an interval this frame begins).
-    pub fn on_frame(&mut self, ts: i64, quanta: u16, frame: u64, cfg: &PfcConfig, seen: SeenBefore) {
+    /// had carried before (for the deadlock hint of an interval this frame begins). Returns
+    /// the paused interval the frame closed, `(start, end)` in ns since the epoch: one that
+    /// had expired before it, or the one its XON ends.
+    pub fn on_frame(
+        &mut self,
+        ts: i64,
+        quanta: u16,
+        frame: u64,
+        cfg: &PfcConfig,
+        seen: SeenBefore,
+    ) -> Option<(i64, i64)> {
+        let mut closed = None;
         if let Some(c) = self.current {
             if ts >= c.end_ns {
-                self.close(c.end_ns, false, cfg);
+                closed = self.close(c.end_ns, false, cfg);
             }
         }
         if quanta == 0 {
             self.xon_frames += 1;
             if self.current.is_some() {
-                self.close(ts, true, cfg);
+                closed = self.close(ts, true, cfg);
             }
-            return;
+            return closed;
         }
         self.pause_frames += 1;
         self.quanta_total += u64::from(quanta);
@@ -309,10 +319,17 @@ impl Timeline {
                 })
             }
         }
+        closed
     }
 
-    fn close(&mut self, end: i64, xon: bool, cfg: &PfcConfig) {
-        let Some(mut c) = self.current.take() else { return };
+    /// The interval still open, as [`Timeline::finish`] at `end` would close it.
+    pub fn open_span(&self, end: i64) -> Option<(i64, i64)> {
+        self.current.map(|c| (c.start_ns, c.end_ns.min(end.max(c.start_ns))))
+    }
+
+    /// Close the current interval at `end`; returns its span.
+    fn close(&mut self, end: i64, xon: bool, cfg: &PfcConfig) -> Option<(i64, i64)> {
+        let mut c = self.current.take()?;
         c.end_ns = end.max(c.start_ns);
         c.xon = xon;
         let len = c.end_ns - c.start_ns;
@@ -335,6 +352,7 @@ impl Timeline {
         } else {
             self.intervals_dropped += 1;
         }
+        Some((c.start_ns, c.end_ns))
     }
 
     /// Spread [s, e) over the storm windows and the one-second windows.

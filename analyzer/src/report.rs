@@ -32,6 +32,9 @@ pub struct Report {
     pub connections: Vec<Connection>,
     /// PFC and PAUSE per (source MAC, kind, priority).
     pub pfc: Vec<PauseReport>,
+    /// Per capture point and priority: throughput, CE marks, CNPs and paused time on one
+    /// time axis, with the busiest bins at the `--bin` resolution.
+    pub timeline: crate::fabric::FabricReport,
     /// The QoS audit.
     pub audit: AuditReport,
     /// Settings the analysis used.
@@ -629,6 +632,10 @@ pub struct Throughput {
     pub ce: Vec<u64>,
     /// Retransmitted request packets per bin (same bins): when the flow was recovering.
     pub resent: Vec<u64>,
+    /// CNPs this (data) flow's sender received per bin (same bins): the CNP rate over time.
+    pub cnps: Vec<u64>,
+    /// The busiest bins at the `--bin` width, however wide `bin_ns` grew.
+    pub burst: crate::stats::Burst,
     /// The busiest window (a bin; the capture's last, partial bin joins the one before it).
     pub peak_gbps: f64,
     /// Over the windows from the flow's first to its last: the same basis as `peak_gbps`,
@@ -1153,6 +1160,8 @@ pub(crate) fn flow_report(id: usize, f: &Flow, a: &Analyzer, detail: bool) -> Fl
             packets: if detail { f.bins.packets() } else { Vec::new() },
             ce: if detail { f.bins.ce() } else { Vec::new() },
             resent: if detail { f.bins.resent() } else { Vec::new() },
+            cnps: if detail { f.bins.cnps() } else { Vec::new() },
+            burst: f.bins.burst(),
             peak_gbps: rate.peak_gbps,
             mean_gbps: rate.mean_gbps,
         },
@@ -2300,6 +2309,7 @@ pub(crate) fn build_with(a: &Analyzer, detail: bool, with_flows: bool) -> (Repor
         flows,
         connections,
         pfc,
+        timeline: a.fabric_report(),
         audit: AuditReport { expected: a.cfg.audit.clone(), violations },
         config: ConfigReport {
             link_speed_bps: a.cfg.link_speed_bps,
@@ -2382,6 +2392,23 @@ impl<'a> StreamedReport<'a> {
             .map(|(i, _)| i)
     }
 
+    /// The `n` flows with the busiest bin at the `--bin` width, busiest first (ties in flow
+    /// order), with their entries: what a microburst list shows. Ranked from each flow's
+    /// [`crate::stats::Burst`] alone, so only the `n` entries are built.
+    pub fn top_bursts(&self, n: usize) -> Vec<FlowReport> {
+        let mut ranked: Vec<(u64, usize)> = self
+            .analyzer
+            .flows
+            .iter()
+            .enumerate()
+            .map(|(i, f)| (f.bins.burst().peak_gbps.to_bits(), i))
+            .filter(|(g, _)| f64::from_bits(*g) > 0.0)
+            .collect();
+        // Non-negative floats order as their bits do.
+        ranked.sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+        ranked.into_iter().take(n).filter_map(|(_, i)| self.flow(i)).collect()
+    }
+
     /// Totals of a connection, as [`Report::connection_totals`] gives them.
     pub fn connection_totals(&self, c: &Connection) -> ConnectionTotals {
         let flows: Vec<FlowReport> = c.flows.iter().filter_map(|i| self.flow(*i)).collect();
@@ -2415,6 +2442,7 @@ struct ReportView<'r, 'a> {
     flows: LazyFlows<'r, 'a>,
     connections: &'r [Connection],
     pfc: &'r [PauseReport],
+    timeline: &'r crate::fabric::FabricReport,
     audit: &'r AuditReport,
     config: &'r ConfigReport,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -2441,6 +2469,7 @@ impl Serialize for StreamedReport<'_> {
             flows: LazyFlows(self),
             connections: &r.connections,
             pfc: &r.pfc,
+            timeline: &r.timeline,
             audit: &r.audit,
             config: &r.config,
             capture: r.capture.as_ref(),

@@ -164,29 +164,124 @@ pub struct LatencySummary {
 /// Most bins a flow keeps; past that, adjacent bins merge and the width doubles.
 pub const MAX_BINS: usize = 64;
 
-/// Wire bytes, packets, CE-marked packets and retransmitted packets per fixed-width time bin since the capture
-/// start (what the throughput and CE-rate charts draw). The current bin is kept inline, so
-/// the per-packet update touches no heap memory.
+/// Wire bytes, packets, CE-marked packets, retransmitted packets and CNPs received per
+/// fixed-width time bin since the capture start (what the throughput, CE-rate and CNP-rate
+/// charts draw). The current bin is kept inline, so the per-packet update touches no heap
+/// memory. The bins start at the `--bin` width and widen (merging pairs) past [`MAX_BINS`];
+/// [`FinePeak`] keeps the busiest bins at the starting width however wide the series grows.
 #[derive(Clone, Debug)]
 pub struct Bins {
     width_ns: u64,
-    /// Per bin: [bytes, packets, CE packets, resent packets].
-    bins: Vec<[u64; 4]>,
+    /// Times the width doubled: the starting width is `width_ns >> doublings`.
+    doublings: u8,
+    /// Per bin: [bytes, packets, CE packets, resent packets, CNPs received].
+    bins: Vec<[u64; FIGURES]>,
     cur_idx: u64,
-    cur: [u64; 4],
+    cur: [u64; FIGURES],
+    fine: FinePeak,
 }
 
+/// Figures per bin.
+const FIGURES: usize = 5;
 /// Index of each figure in a bin.
 const BYTES: usize = 0;
 const PACKETS: usize = 1;
 const CE: usize = 2;
 const RESENT: usize = 3;
+const CNPS: usize = 4;
+
+/// The busiest bins of a series at its starting (`--bin`) width, kept in constant memory
+/// while the series itself widens: a 10 µs microburst stays a 10 µs figure in an hour-long
+/// capture. Only the bin being filled and the peaks are held.
+///
+/// Packets arrive in time order per flow; one older than the bin being filled (merged
+/// captures slightly out of order) counts in the coarse series but not here, so a peak is
+/// never overstated.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FinePeak {
+    cur_idx: u64,
+    cur_bytes: u64,
+    cur_packets: u32,
+    cur_ce: u32,
+    /// The busiest bin by bytes: (index, bytes).
+    bytes: (u64, u64),
+    /// The bin with most CE marks: (index, CE packets, packets).
+    ce: (u64, u32, u32),
+}
+
+impl FinePeak {
+    /// Add a packet (or `packets` of a sampled one) in fine bin `idx`.
+    fn add(&mut self, idx: u64, bytes: u64, packets: u64, ce: bool) {
+        if idx != self.cur_idx {
+            if idx < self.cur_idx && self.cur_packets > 0 {
+                return; // an earlier bin, already closed
+            }
+            self.close();
+            self.cur_idx = idx;
+        }
+        let n = u32::try_from(packets).unwrap_or(u32::MAX);
+        self.cur_bytes = self.cur_bytes.saturating_add(bytes);
+        self.cur_packets = self.cur_packets.saturating_add(n);
+        if ce {
+            self.cur_ce = self.cur_ce.saturating_add(n);
+        }
+    }
+
+    /// Fold the bin being filled into the peaks and empty it.
+    fn close(&mut self) {
+        let p = self.settled();
+        *self = FinePeak { cur_idx: self.cur_idx, ..p };
+    }
+
+    /// The peaks with the bin being filled taken into account.
+    fn settled(&self) -> FinePeak {
+        let mut p = FinePeak { cur_bytes: 0, cur_packets: 0, cur_ce: 0, ..*self };
+        if self.cur_packets > 0 {
+            if self.cur_bytes > p.bytes.1 {
+                p.bytes = (self.cur_idx, self.cur_bytes);
+            }
+            if self.cur_ce > p.ce.1 {
+                p.ce = (self.cur_idx, self.cur_ce, self.cur_packets);
+            }
+        }
+        p
+    }
+}
+
+/// The busiest bins of a series at the `--bin` width (see [`FinePeak`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct Burst {
+    /// The bin width these figures are at (`--bin`).
+    pub bin_ns: u64,
+    /// The busiest bin's rate over its full width, Gb/s.
+    pub peak_gbps: f64,
+    /// Its start, ns after the capture start.
+    pub peak_offset_ns: u64,
+    /// Most CE-marked packets in one bin.
+    pub ce_peak: u32,
+    /// Packets in that bin (its CE fraction is `ce_peak / ce_peak_packets`).
+    pub ce_peak_packets: u32,
+    /// Its start, ns after the capture start (0 when no packet was marked).
+    pub ce_peak_offset_ns: u64,
+}
 
 impl Bins {
     /// Bins of `width_ns` (at least 1 µs).
     pub fn new(width_ns: u64) -> Self {
         let w = width_ns.max(1000);
-        Bins { width_ns: w, bins: Vec::new(), cur_idx: 0, cur: [0; 4] }
+        Bins {
+            width_ns: w,
+            doublings: 0,
+            bins: Vec::new(),
+            cur_idx: 0,
+            cur: [0; FIGURES],
+            fine: FinePeak::default(),
+        }
+    }
+
+    /// The starting width (`--bin`): [`Bins::burst`]'s.
+    pub fn base_ns(&self) -> u64 {
+        self.width_ns >> self.doublings
     }
 
     /// Add a packet of `bytes` at `offset_ns` after the capture start, `ce` if it carried
@@ -199,6 +294,21 @@ impl Bins {
     /// stands for the rate's worth), all CE-marked when `ce`.
     pub fn add_n(&mut self, offset_ns: i64, bytes: u64, packets: u64, ce: bool) {
         let off = offset_ns.max(0) as u64;
+        self.seek(off);
+        self.cur[BYTES] = self.cur[BYTES].saturating_add(bytes);
+        self.cur[PACKETS] = self.cur[PACKETS].saturating_add(packets);
+        self.cur[CE] = self.cur[CE].saturating_add(if ce { packets } else { 0 });
+        self.fine.add(off / self.base_ns(), bytes, packets, ce);
+    }
+
+    /// `n` CNPs received (by this data flow's sender) at `offset_ns`.
+    pub fn add_cnps(&mut self, offset_ns: i64, n: u64) {
+        self.seek(offset_ns.max(0) as u64);
+        self.cur[CNPS] = self.cur[CNPS].saturating_add(n);
+    }
+
+    /// Make the current bin the one holding `off`.
+    fn seek(&mut self, off: u64) {
         // The current bin covers [cur_idx, cur_idx + 1) widths.
         let lo = self.cur_idx * self.width_ns;
         if off < lo || off >= lo + self.width_ns {
@@ -210,34 +320,39 @@ impl Bins {
             }
             self.cur_idx = idx;
         }
-        self.cur[BYTES] = self.cur[BYTES].saturating_add(bytes);
-        self.cur[PACKETS] = self.cur[PACKETS].saturating_add(packets);
-        self.cur[CE] = self.cur[CE].saturating_add(if ce { packets } else { 0 });
     }
 
     /// Move the current bin into the list.
     fn spill(&mut self) {
-        if self.cur[PACKETS] == 0 {
+        if self.cur == [0; FIGURES] {
             return;
         }
         let i = self.cur_idx as usize;
         if self.bins.len() <= i {
-            self.bins.resize(i + 1, [0; 4]);
+            self.bins.resize(i + 1, [0; FIGURES]);
         }
         if let Some(b) = self.bins.get_mut(i) {
             for (x, c) in b.iter_mut().zip(self.cur) {
                 *x += c;
             }
         }
-        self.cur = [0; 4];
+        self.cur = [0; FIGURES];
     }
 
     fn merge(&mut self) {
         self.width_ns *= 2;
-        let merged: Vec<[u64; 4]> = self
+        self.doublings = self.doublings.saturating_add(1);
+        let merged: Vec<[u64; FIGURES]> = self
             .bins
             .chunks(2)
-            .map(|c| c.iter().fold([0; 4], |a, b| [a[0] + b[0], a[1] + b[1], a[2] + b[2], a[3] + b[3]]))
+            .map(|c| {
+                c.iter().fold([0; FIGURES], |mut a, b| {
+                    for (x, y) in a.iter_mut().zip(b) {
+                        *x += y;
+                    }
+                    a
+                })
+            })
             .collect();
         self.bins = merged;
         self.cur_idx /= 2;
@@ -252,7 +367,7 @@ impl Bins {
     fn series(&self, k: usize) -> Vec<u64> {
         let mut v: Vec<u64> = self.bins.iter().map(|b| b[k]).collect();
         let i = self.cur_idx as usize;
-        if self.cur[PACKETS] > 0 {
+        if self.cur != [0; FIGURES] {
             if v.len() <= i {
                 v.resize(i + 1, 0);
             }
@@ -288,11 +403,30 @@ impl Bins {
         self.series(RESENT)
     }
 
+    /// CNPs received per bin.
+    pub fn cnps(&self) -> Vec<u64> {
+        self.series(CNPS)
+    }
+
     /// The busiest bin as Gb/s over the bin's full width (reports use [`rates`], which
     /// also handles the capture's last, partial bin).
     pub fn peak_gbps(&self) -> f64 {
         let max = self.bins().into_iter().max().unwrap_or(0);
         max as f64 * 8.0 / self.width_ns as f64
+    }
+
+    /// The busiest bins at the starting width (see [`FinePeak`]).
+    pub fn burst(&self) -> Burst {
+        let p = self.fine.settled();
+        let base = self.base_ns();
+        Burst {
+            bin_ns: base,
+            peak_gbps: p.bytes.1 as f64 * 8.0 / base as f64,
+            peak_offset_ns: p.bytes.0.saturating_mul(base),
+            ce_peak: p.ce.1,
+            ce_peak_packets: p.ce.2,
+            ce_peak_offset_ns: p.ce.0.saturating_mul(base),
+        }
     }
 }
 
@@ -543,6 +677,36 @@ mod tests {
         // Nothing decoded: the record's length.
         let none = decode(LinkType(9999), &whole, &opts);
         assert_eq!(wire_len(&none, 60), 60);
+    }
+
+    #[test]
+    fn a_flows_burst_stays_at_the_bin_width_as_its_series_widens() {
+        let mut b = Bins::new(10_000);
+        // 1 kB every ms for 1 s: the series widens to 20.48 ms bins.
+        for i in 0..1000 {
+            b.add(i * 1_000_000, 1000, false);
+            if i == 700 {
+                // 9 more packets in the same 10 µs, 3 CE-marked.
+                for k in 0..9 {
+                    b.add(i * 1_000_000 + 100 + k * 10, 1000, k < 3);
+                }
+                b.add_cnps(i * 1_000_000 + 9_000, 2);
+            }
+        }
+        assert_eq!(b.width_ns(), 20_480_000);
+        assert_eq!(b.base_ns(), 10_000);
+        let burst = b.burst();
+        assert_eq!(burst.bin_ns, 10_000);
+        assert_eq!(burst.peak_offset_ns, 700_000_000);
+        assert!((burst.peak_gbps - 10_000.0 * 8.0 / 10_000.0).abs() < 1e-9);
+        assert_eq!((burst.ce_peak, burst.ce_peak_packets, burst.ce_peak_offset_ns), (3, 10, 700_000_000));
+        assert_eq!(b.cnps().iter().sum::<u64>(), 2);
+        assert_eq!(b.cnps().len(), b.bins().len());
+        assert_eq!(b.packets().iter().sum::<u64>(), 1009);
+        // No CE at all: the CE peak is empty.
+        let mut q = Bins::new(1_000_000);
+        q.add(5, 10, false);
+        assert_eq!((q.burst().ce_peak, q.burst().ce_peak_offset_ns), (0, 0));
     }
 
     #[test]

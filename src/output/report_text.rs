@@ -264,6 +264,7 @@ fn render_text(sr: &StreamedReport<'_>, source: &str, max_connections: usize) ->
     }
 
     cc_lines(&mut o, sr, max_connections);
+    burst_lines(&mut o, sr);
 
     let _ = writeln!(o, "\nPFC / PAUSE ({} timelines)", r.pfc.len());
     if r.pfc.is_empty() {
@@ -423,6 +424,95 @@ fn point_notes(o: &mut String, p: &rocescope_analyzer::report::PointReport) {
 /// The congestion control of each QP that received CNPs (docs/verdicts.md "Congestion
 /// control"): how the CNPs were spaced, the sender's rate after them over its rate before,
 /// and the CE fraction overall and in its busiest throughput bin (`ce[i] / packets[i]`).
+/// Flows listed under MICROBURSTS.
+const BURST_FLOWS: usize = 5;
+
+/// The MICROBURSTS section (docs/verdicts.md "Microbursts"), with a `--bin` finer than the
+/// default: per priority, and for the [`BURST_FLOWS`] flows with the busiest bins, the
+/// busiest bin at the `--bin` width beside the mean rate and the link speed, and the bins
+/// with most CE marks and CNPs.
+fn burst_lines(o: &mut String, sr: &StreamedReport<'_>) {
+    let r = &sr.report;
+    let tl = &r.timeline;
+    let s = &r.summary;
+    // At the default width the busiest bins are the series' own: asked for with a finer --bin.
+    if tl.points.is_empty() || tl.base_ns >= rocescope_analyzer::Config::default().bin_ns {
+        return;
+    }
+    let start = s.start_ns.unwrap_or(0);
+    let dur = (s.end_ns.unwrap_or(start) - start).max(0) as u64;
+    let width = fmt_width(tl.base_ns);
+    let link = r.config.link_speed_bps as f64 / 1e9;
+    let at = |off: u64| format!("+{:.3} ms", off as f64 / 1e6);
+    let of_link = |g: f64| if link > 0.0 { format!(", {:.0}% of {link:.0}G", g / link * 100.0) } else { String::new() };
+    let _ = writeln!(
+        o,
+        "\nMICROBURSTS (the busiest {width} bins, --bin sets the width; link speed {link:.0}G, --link-speed)"
+    );
+    for p in &tl.points {
+        let name = if r.points.len() > 1 {
+            format!("{} ", r.points.get(usize::from(p.point)).map_or("?", |x| x.name.as_str()))
+        } else {
+            String::new()
+        };
+        for ps in &p.priorities {
+            let bytes: u64 = ps.bytes.iter().sum();
+            if bytes == 0 {
+                continue; // paused, no RoCE: the PFC section has it
+            }
+            // Over the capture (at least one bin): the priority's mean rate.
+            let mean = bytes as f64 * 8.0 / dur.max(tl.base_ns) as f64;
+            let pk = &ps.peak;
+            let mut line = format!(
+                "  {name}priority {}: {:.2} Gb/s at {} ({:.0}x its mean {:.3} Gb/s{})",
+                ps.priority,
+                pk.gbps,
+                at(pk.offset_ns),
+                pk.gbps / mean.max(f64::MIN_POSITIVE),
+                mean,
+                of_link(pk.gbps)
+            );
+            if pk.ce > 0 {
+                line += &format!("; most CE: {} of {} packets at {}", pk.ce, pk.ce_packets, at(pk.ce_offset_ns));
+            }
+            if pk.cnps > 0 {
+                line += &format!("; most CNPs: {} at {}", pk.cnps, at(pk.cnps_offset_ns));
+            }
+            let _ = writeln!(o, "{line}");
+        }
+    }
+    for f in sr.top_bursts(BURST_FLOWS) {
+        let b = &f.throughput.burst;
+        let ce = if b.ce_peak > 0 {
+            format!("; most CE: {} of {} packets at {}", b.ce_peak, b.ce_peak_packets, at(b.ce_peak_offset_ns))
+        } else {
+            String::new()
+        };
+        let _ = writeln!(
+            o,
+            "  {} → {} QP 0x{:x}: {:.2} Gb/s at {} (mean {:.3} Gb/s{}){ce}",
+            f.src,
+            f.dst,
+            f.dest_qp,
+            b.peak_gbps,
+            at(b.peak_offset_ns),
+            f.throughput.mean_gbps,
+            of_link(b.peak_gbps)
+        );
+    }
+}
+
+/// A bin width as `10 µs`, `1 ms`.
+fn fmt_width(ns: u64) -> String {
+    if ns % 1_000_000 == 0 {
+        format!("{} ms", ns / 1_000_000)
+    } else if ns % 1_000 == 0 {
+        format!("{} µs", ns / 1_000)
+    } else {
+        format!("{ns} ns")
+    }
+}
+
 fn cc_lines(o: &mut String, sr: &StreamedReport<'_>, max: usize) {
     let ids: Vec<usize> = sr.cnp_receivers().collect();
     if ids.is_empty() {

@@ -1,0 +1,491 @@
+//! Fabric-wide congestion series: per capture point and priority, the RoCE throughput, CE
+//! marks, CNPs and PFC paused time on one time axis at the `--bin` resolution (10 µs to
+//! 10 ms), plus the busiest bins at that resolution (docs/verdicts.md "Microbursts").
+//!
+//! Memory is fixed per capture point: at most [`MAX_BINS`] bins (past that, neighbouring
+//! bins merge and the width doubles, as a flow's bins do), the bin being filled at the
+//! `--bin` width, and the peaks. Series are kept for the first [`MAX_POINTS`] capture points;
+//! later points are counted ([`Fabric::points_uncharted`]), not charted.
+//!
+//! The priority is the one the switch gives a frame (its PCP or its DSCP through the map,
+//! [`crate::audit::AuditConfig::priority`]); a CNP counts at its own priority (NICs often
+//! send CNPs on a priority of their own). Paused time is a PFC timeline's (reference §1.8:
+//! a pause runs from its frame for quanta × 512 bit times, until renewed or XON), summed over
+//! the pausing MACs at the point; 802.3x PAUSE, which stops the whole link, is a series of
+//! its own.
+
+use serde::Serialize;
+
+/// Most bins a capture point's series keeps; past that, pairs merge and the width doubles.
+pub const MAX_BINS: usize = 512;
+
+/// Capture points whose series are kept.
+pub const MAX_POINTS: usize = 64;
+
+/// One priority's figures in one bin.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Cell {
+    bytes: u64,
+    packets: u64,
+    ce: u64,
+    cnps: u64,
+    pause_ns: u64,
+}
+
+/// The bin being filled at the `--bin` width, per priority: bytes, packets, CE, CNPs.
+type FineBin = [[u64; 4]; 8];
+
+/// One priority's busiest bins at the `--bin` width.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Peaks {
+    /// (bin index, bytes).
+    bytes: (u64, u64),
+    /// (bin index, CE packets, packets).
+    ce: (u64, u64, u64),
+    /// (bin index, CNPs).
+    cnps: (u64, u64),
+}
+
+impl Peaks {
+    fn take(&mut self, idx: u64, c: &[u64; 4]) {
+        let [bytes, packets, ce, cnps] = *c;
+        if bytes > self.bytes.1 {
+            self.bytes = (idx, bytes);
+        }
+        if ce > self.ce.1 {
+            self.ce = (idx, ce, packets);
+        }
+        if cnps > self.cnps.1 {
+            self.cnps = (idx, cnps);
+        }
+    }
+}
+
+/// One capture point's series.
+#[derive(Clone, Debug)]
+struct PointSeries {
+    width_ns: u64,
+    /// Per bin: the eight priorities.
+    bins: Vec<[Cell; 8]>,
+    /// 802.3x PAUSE paused ns per bin (summed over the pausing MACs).
+    link_pause: Vec<u64>,
+    /// Priorities that carried RoCE or were paused.
+    used: u8,
+    fine_idx: u64,
+    fine: FineBin,
+    peaks: [Peaks; 8],
+}
+
+impl PointSeries {
+    fn new(base_ns: u64) -> Self {
+        PointSeries {
+            width_ns: base_ns,
+            bins: Vec::new(),
+            link_pause: Vec::new(),
+            used: 0,
+            fine_idx: 0,
+            fine: [[0; 4]; 8],
+            peaks: [Peaks::default(); 8],
+        }
+    }
+
+    /// The bin holding `off` (ns after the capture start), merging until it fits.
+    fn bin(&mut self, off: u64) -> usize {
+        let mut idx = off / self.width_ns;
+        while idx as usize >= MAX_BINS {
+            self.merge();
+            idx = off / self.width_ns;
+        }
+        let i = idx as usize;
+        if self.bins.len() <= i {
+            self.bins.resize(i + 1, [Cell::default(); 8]);
+        }
+        i
+    }
+
+    fn merge(&mut self) {
+        self.width_ns = self.width_ns.saturating_mul(2);
+        self.bins = self
+            .bins
+            .chunks(2)
+            .map(|pair| {
+                let mut out = [Cell::default(); 8];
+                for b in pair {
+                    for (o, c) in out.iter_mut().zip(b) {
+                        o.bytes += c.bytes;
+                        o.packets += c.packets;
+                        o.ce += c.ce;
+                        o.cnps += c.cnps;
+                        o.pause_ns += c.pause_ns;
+                    }
+                }
+                out
+            })
+            .collect();
+        self.link_pause = self.link_pause.chunks(2).map(|p| p.iter().sum()).collect();
+    }
+
+    fn close_fine(&mut self) {
+        for (p, c) in self.peaks.iter_mut().zip(&self.fine) {
+            p.take(self.fine_idx, c);
+        }
+        self.fine = [[0; 4]; 8];
+    }
+
+    /// Spread [s, e) (ns after the capture start) over the bins of `series`.
+    fn spread(width: u64, s: u64, e: u64, mut put: impl FnMut(usize, u64)) {
+        let mut t = s;
+        while t < e {
+            let k = t / width;
+            let until = ((k + 1) * width).min(e);
+            put(k as usize, until - t);
+            t = until;
+        }
+    }
+
+    fn add_pause(&mut self, prio: Option<u8>, s: u64, e: u64) {
+        if e <= s {
+            return;
+        }
+        // Make room for the end first, so one width covers the whole interval.
+        self.bin(e - 1);
+        let width = self.width_ns;
+        match prio {
+            Some(p) => {
+                let p = usize::from(p & 7);
+                self.used |= 1 << p;
+                let bins = &mut self.bins;
+                Self::spread(width, s, e, |k, ns| {
+                    if let Some(c) = bins.get_mut(k).and_then(|b| b.get_mut(p)) {
+                        c.pause_ns += ns;
+                    }
+                });
+            }
+            None => {
+                if self.link_pause.len() < self.bins.len() {
+                    self.link_pause.resize(self.bins.len(), 0);
+                }
+                let lp = &mut self.link_pause;
+                Self::spread(width, s, e, |k, ns| {
+                    if let Some(x) = lp.get_mut(k) {
+                        *x += ns;
+                    }
+                });
+            }
+        }
+    }
+}
+
+/// What one RoCE frame adds to the fabric series.
+#[derive(Clone, Copy, Debug)]
+pub struct Sample {
+    /// Its capture point.
+    pub point: u16,
+    /// The priority the switch gives it.
+    pub prio: u8,
+    /// ns after the capture start.
+    pub offset_ns: i64,
+    /// Wire bytes (scaled by the sampling rate).
+    pub bytes: u64,
+    /// Packets it stands for (the sampling rate; 1 when every packet was captured).
+    pub packets: u64,
+    /// ECN Congestion Experienced.
+    pub ce: bool,
+    /// A CNP.
+    pub cnp: bool,
+}
+
+/// The fabric-wide series of every capture point (see the module documentation).
+#[derive(Clone, Debug)]
+pub struct Fabric {
+    base_ns: u64,
+    points: Vec<Option<Box<PointSeries>>>,
+    /// RoCE frames and paused intervals at points past [`MAX_POINTS`], not charted.
+    pub points_uncharted: u64,
+}
+
+impl Fabric {
+    /// Series of `base_ns` bins (at least 1 µs), none yet.
+    pub fn new(base_ns: u64) -> Self {
+        Fabric { base_ns: base_ns.max(1000), points: Vec::new(), points_uncharted: 0 }
+    }
+
+    fn point(&mut self, point: u16) -> Option<&mut PointSeries> {
+        let i = usize::from(point);
+        if i >= MAX_POINTS {
+            self.points_uncharted += 1;
+            return None;
+        }
+        if self.points.len() <= i {
+            self.points.resize_with(i + 1, || None);
+        }
+        let base = self.base_ns;
+        self.points.get_mut(i).map(|p| &mut **p.get_or_insert_with(|| Box::new(PointSeries::new(base))))
+    }
+
+    /// Count a RoCE frame.
+    pub fn add(&mut self, s: Sample) {
+        let base = self.base_ns;
+        let Some(ps) = self.point(s.point) else { return };
+        let off = s.offset_ns.max(0) as u64;
+        let p = usize::from(s.prio & 7);
+        ps.used |= 1 << p;
+        let i = ps.bin(off);
+        if let Some(c) = ps.bins.get_mut(i).and_then(|b| b.get_mut(p)) {
+            c.bytes = c.bytes.saturating_add(s.bytes);
+            c.packets = c.packets.saturating_add(s.packets);
+            if s.ce {
+                c.ce = c.ce.saturating_add(s.packets);
+            }
+            if s.cnp {
+                c.cnps = c.cnps.saturating_add(s.packets);
+            }
+        }
+        // The fine bin; a frame older than it (merged captures out of order) is in the
+        // series but not the peaks, so a peak is never overstated.
+        let fi = off / base;
+        if fi != ps.fine_idx {
+            if fi < ps.fine_idx {
+                return;
+            }
+            ps.close_fine();
+            ps.fine_idx = fi;
+        }
+        if let Some(f) = ps.fine.get_mut(p) {
+            f[0] = f[0].saturating_add(s.bytes);
+            f[1] = f[1].saturating_add(s.packets);
+            f[2] = f[2].saturating_add(if s.ce { s.packets } else { 0 });
+            f[3] = f[3].saturating_add(if s.cnp { s.packets } else { 0 });
+        }
+    }
+
+    /// A paused interval [start, end) (ns after the capture start) at `point`: PFC on
+    /// priority `prio`, or 802.3x PAUSE (the whole link) for `None`.
+    pub fn add_pause(&mut self, point: u16, prio: Option<u8>, start_ns: i64, end_ns: i64) {
+        let Some(ps) = self.point(point) else { return };
+        ps.add_pause(prio, start_ns.max(0) as u64, end_ns.max(0) as u64);
+    }
+
+    /// The `--bin` width.
+    pub fn base_ns(&self) -> u64 {
+        self.base_ns
+    }
+
+    /// The series as the report gives them: every charted point with traffic or pauses,
+    /// the priorities that carried RoCE or were paused.
+    pub fn report(&self) -> FabricReport {
+        let base = self.base_ns;
+        let points = self
+            .points
+            .iter()
+            .enumerate()
+            .filter_map(|(i, p)| p.as_ref().map(|p| (i, p)))
+            .map(|(i, ps)| {
+                let mut ps = (**ps).clone();
+                ps.close_fine();
+                let n = ps.bins.len();
+                let priorities = (0..8u8)
+                    .filter(|p| ps.used & (1 << p) != 0)
+                    .map(|p| {
+                        let col = |f: fn(&Cell) -> u64| -> Vec<u64> {
+                            ps.bins.iter().map(|b| b.get(usize::from(p)).map_or(0, f)).collect()
+                        };
+                        let pk = ps.peaks.get(usize::from(p)).copied().unwrap_or_default();
+                        PrioritySeries {
+                            priority: p,
+                            bytes: col(|c| c.bytes),
+                            packets: col(|c| c.packets),
+                            ce: col(|c| c.ce),
+                            cnps: col(|c| c.cnps),
+                            pause_ns: col(|c| c.pause_ns),
+                            peak: FabricPeak {
+                                gbps: pk.bytes.1 as f64 * 8.0 / base as f64,
+                                offset_ns: pk.bytes.0.saturating_mul(base),
+                                ce: pk.ce.1,
+                                ce_packets: pk.ce.2,
+                                ce_offset_ns: pk.ce.0.saturating_mul(base),
+                                cnps: pk.cnps.1,
+                                cnps_offset_ns: pk.cnps.0.saturating_mul(base),
+                            },
+                        }
+                    })
+                    .collect();
+                let mut link = ps.link_pause.clone();
+                if link.iter().any(|x| *x > 0) {
+                    link.resize(n.max(link.len()), 0);
+                } else {
+                    link.clear();
+                }
+                PointSeriesReport {
+                    point: u16::try_from(i).unwrap_or(u16::MAX),
+                    bin_ns: ps.width_ns,
+                    priorities,
+                    link_pause_ns: link,
+                }
+            })
+            .collect();
+        FabricReport { base_ns: base, points, points_uncharted: self.points_uncharted }
+    }
+}
+
+/// The fabric-wide series in the report (`timeline` in the JSON).
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct FabricReport {
+    /// The `--bin` width: the resolution of the peaks, and the series' starting width.
+    pub base_ns: u64,
+    /// Per capture point.
+    pub points: Vec<PointSeriesReport>,
+    /// Frames and paused intervals at capture points past the first 64, not charted.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub points_uncharted: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// One capture point's series.
+#[derive(Clone, Debug, Serialize)]
+pub struct PointSeriesReport {
+    /// Index into the report's `points`.
+    pub point: u16,
+    /// The series' bin width: `base_ns`, doubled as often as the capture's length needed
+    /// to fit 512 bins.
+    pub bin_ns: u64,
+    /// The priorities that carried RoCE or were paused.
+    pub priorities: Vec<PrioritySeries>,
+    /// 802.3x PAUSE paused ns per bin, summed over the pausing MACs (empty without PAUSE).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub link_pause_ns: Vec<u64>,
+}
+
+/// One priority's series at a capture point, bins from the capture start.
+#[derive(Clone, Debug, Serialize)]
+pub struct PrioritySeries {
+    /// The priority (PCP, or DSCP through the map).
+    pub priority: u8,
+    /// RoCE wire bytes per bin.
+    pub bytes: Vec<u64>,
+    /// RoCE packets per bin.
+    pub packets: Vec<u64>,
+    /// ECN-CE marked packets per bin.
+    pub ce: Vec<u64>,
+    /// CNPs per bin (at the CNPs' own priority).
+    pub cnps: Vec<u64>,
+    /// PFC paused ns per bin, summed over the MACs that paused this priority (above the
+    /// bin width when several paused at once).
+    pub pause_ns: Vec<u64>,
+    /// The busiest bins at the `--bin` width.
+    pub peak: FabricPeak,
+}
+
+/// A priority's busiest bins at the `--bin` width.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct FabricPeak {
+    /// The busiest bin's RoCE rate over its full width, Gb/s.
+    pub gbps: f64,
+    /// Its start, ns after the capture start.
+    pub offset_ns: u64,
+    /// Most CE marks in one bin.
+    pub ce: u64,
+    /// Packets in that bin.
+    pub ce_packets: u64,
+    /// Its start.
+    pub ce_offset_ns: u64,
+    /// Most CNPs in one bin.
+    pub cnps: u64,
+    /// Its start.
+    pub cnps_offset_ns: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn frame(offset_ns: i64, prio: u8, bytes: u64, ce: bool) -> Sample {
+        Sample { point: 0, prio, offset_ns, bytes, packets: 1, ce, cnp: false }
+    }
+
+    #[test]
+    fn a_microburst_keeps_its_resolution_in_a_long_series() {
+        let mut f = Fabric::new(10_000);
+        // A steady 1 kB every 100 µs for 1 s on priority 3 ...
+        let mut frames: Vec<Sample> = (0..10_000).map(|i| frame(i * 100_000, 3, 1000, false)).collect();
+        // ... and a 10 µs burst of 20 kB, half CE-marked, at 500 ms.
+        frames.extend((0..20).map(|k| frame(500_000_000 + 1_000 + k * 400, 3, 1000, k % 2 == 0)));
+        frames.sort_by_key(|s| s.offset_ns);
+        for s in frames {
+            f.add(s);
+        }
+        let r = f.report();
+        let p = &r.points[0];
+        // 1 s in at most 512 bins: 10 µs doubled to 2.56 ms (391 bins).
+        assert_eq!(p.bin_ns, 2_560_000);
+        assert!(p.priorities[0].bytes.len() <= MAX_BINS);
+        let s = &p.priorities[0];
+        assert_eq!(s.priority, 3);
+        assert_eq!(s.bytes.iter().sum::<u64>(), 10_020_000);
+        assert_eq!(s.ce.iter().sum::<u64>(), 10);
+        // At 10 µs the burst's bin holds its 20 kB and the steady packet at 500 ms: 16.8
+        // Gb/s, where the coarse series peaks under 0.2 Gb/s.
+        assert_eq!(s.peak.offset_ns, 500_000_000);
+        assert!((s.peak.gbps - 21_000.0 * 8.0 / 10_000.0).abs() < 1e-9, "{}", s.peak.gbps);
+        assert_eq!((s.peak.ce, s.peak.ce_packets, s.peak.ce_offset_ns), (10, 21, 500_000_000));
+        let coarse_peak = s.bytes.iter().max().copied().unwrap_or(0) as f64 * 8.0 / p.bin_ns as f64;
+        assert!(coarse_peak < 0.2, "{coarse_peak}");
+    }
+
+    #[test]
+    fn a_frame_older_than_the_fine_bin_counts_in_the_series_only() {
+        let mut f = Fabric::new(10_000);
+        f.add(frame(100_000, 0, 500, false));
+        f.add(frame(5_000, 0, 9_000, false)); // late, out of order
+        let r = f.report();
+        let s = &r.points[0].priorities[0];
+        assert_eq!(s.bytes.iter().sum::<u64>(), 9_500);
+        assert_eq!((s.peak.offset_ns, s.peak.gbps), (100_000, 0.4));
+    }
+
+    #[test]
+    fn pauses_spread_over_bins_and_link_pause_is_its_own_series() {
+        let mut f = Fabric::new(100_000);
+        f.add(frame(0, 3, 100, false));
+        // 250 µs paused from 50 µs: 50 + 100 + 100 µs over bins 0..3.
+        f.add_pause(0, Some(3), 50_000, 300_000);
+        f.add_pause(0, None, 0, 150_000);
+        let r = f.report();
+        let p = &r.points[0];
+        assert_eq!(p.priorities[0].pause_ns, vec![50_000, 100_000, 100_000]);
+        assert_eq!(p.link_pause_ns, vec![100_000, 50_000, 0]);
+        // A paused priority with no traffic is charted too.
+        f.add_pause(0, Some(5), 0, 10);
+        assert_eq!(
+            f.report().points[0].priorities.iter().map(|s| s.priority).collect::<Vec<_>>(),
+            vec![3, 5]
+        );
+    }
+
+    #[test]
+    fn points_past_the_cap_are_counted_not_charted() {
+        let mut f = Fabric::new(1_000);
+        for point in 0..70u16 {
+            f.add(Sample { point, ..frame(0, 0, 1, false) });
+        }
+        let r = f.report();
+        assert_eq!(r.points.len(), MAX_POINTS);
+        assert_eq!(r.points_uncharted, 6);
+    }
+
+    #[test]
+    fn cnps_peak_at_their_own_priority() {
+        let mut f = Fabric::new(10_000);
+        for k in 0..5 {
+            f.add(Sample { cnp: true, ..frame(1_000_000 + k * 1_000, 6, 66, false) });
+        }
+        f.add(Sample { cnp: true, ..frame(2_000_000, 6, 66, false) });
+        let r = f.report();
+        let s = &r.points[0].priorities[0];
+        assert_eq!((s.priority, s.peak.cnps, s.peak.cnps_offset_ns), (6, 5, 1_000_000));
+        assert_eq!(s.cnps.iter().sum::<u64>(), 6);
+    }
+}
