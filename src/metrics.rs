@@ -80,7 +80,7 @@ pub type Labels = Vec<(&'static str, String)>;
 type FlowValues = [f64; FLOW_COUNTERS.len()];
 
 /// Per-flow counter families: (family index, extra label). Families are in [`FLOW_FAMILIES`].
-const FLOW_COUNTERS: [(usize, Option<(&str, &str)>); 31] = [
+const FLOW_COUNTERS: [(usize, Option<(&str, &str)>); 32] = [
     (0, None),
     (1, None),
     (2, None),
@@ -112,10 +112,11 @@ const FLOW_COUNTERS: [(usize, Option<(&str, &str)>); 31] = [
     (15, None),
     (16, Some(("rate", "fell"))),
     (16, Some(("rate", "kept"))),
+    (17, None),
 ];
 
 /// (name, help, unit) of the per-flow families; all counters but [`CAPTURE_LOSS`].
-const FLOW_FAMILIES: [(&str, &str, Option<BaseUnit>); 17] = [
+const FLOW_FAMILIES: [(&str, &str, Option<BaseUnit>); 18] = [
     ("rocescope_flow_packets", "RoCE packets of the flow.", None),
     ("rocescope_flow", "Wire bytes (frame length) of the flow.", Some(BaseUnit::Bytes)),
     ("rocescope_flow_payload", "RDMA payload bytes of the flow.", Some(BaseUnit::Bytes)),
@@ -147,6 +148,11 @@ const FLOW_FAMILIES: [(&str, &str, Option<BaseUnit>); 17] = [
     (
         "rocescope_cc_cnps_evaluated",
         "CNPs this (data) flow received whose sending rate before and after was compared, by whether it fell.",
+        None,
+    ),
+    (
+        "rocescope_cc_cnp_intervals",
+        "Intervals between consecutive CNPs this (data) flow received (rocescope_cnp_too_fast counts those shorter than the pacing).",
         None,
     ),
 ];
@@ -192,6 +198,7 @@ fn flow_values(f: &FlowReport) -> FlowValues {
         cc.map_or(0, |c| c.cnp_too_fast),
         cc.map_or(0, |c| c.reaction.fell),
         cc.map_or(0, |c| c.reaction.evaluated - c.reaction.fell),
+        cc.and_then(|c| c.cnp_interval).map_or(0, |l| l.count),
     ]
     .map(|v| v as f64)
 }

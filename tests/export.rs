@@ -1,14 +1,16 @@
 //! `rocescope export` as a fleet runs it: a real Prometheus server (Debian's `prometheus`,
 //! on loopback) scrapes the exporter with the shipped scrape config, and its HTTP API must
 //! answer with the series and values the report gives. Also: the shipped rules and config
-//! pass promtool, the dashboard loads and asks only for metrics the exporter serves, and
-//! the exporter's own endpoints, errors and NDJSON push. Tests that need prometheus or
+//! pass promtool, the dashboard loads (panels on the grid, the dashboard's variables) and
+//! asks only for metrics the exporter serves, its congestion-control and NIC counter panels
+//! show in that Prometheus the figures the report gives, and the exporter's own endpoints,
+//! errors and NDJSON push. Tests that need prometheus or
 //! promtool skip (with a message) where they are missing; `.ci/run` installs them.
 
 mod common;
 
 use serde_json::Value;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
@@ -90,13 +92,25 @@ fn start_export(args: &[&str]) -> (Running, u16) {
 }
 
 fn report_json(files: &[&Path]) -> Value {
+    report_json_with(files, &[])
+}
+
+/// The JSON report of `files` with extra arguments (`--counters`, ...).
+fn report_json_with(files: &[&Path], extra: &[&str]) -> Value {
     let mut cmd = Command::new(bin());
     cmd.args(["report", "--json"]);
     for f in files {
         cmd.arg("-r").arg(f);
     }
-    let o = cmd.output().expect("report");
+    let o = cmd.args(extra).output().expect("report");
     common::report_json(&o.stdout)
+}
+
+/// The host of samples/demo.pcap whose NIC the files in samples/counters/ count.
+const COUNTERS_HOST: &str = "10.0.0.5,02:00:00:00:00:05";
+
+fn path_str(p: &Path) -> &str {
+    p.to_str().expect("a UTF-8 path")
 }
 
 /// `name{labels} value` lines of a Prometheus text exposition.
@@ -166,14 +180,132 @@ fn metrics_agree_with_the_report_and_other_keeps_the_sums() {
     assert_eq!((code, v["status"].as_str(), v["packets"].as_u64()), (200, Some("ok"), Some(182)));
 }
 
+fn have_prometheus() -> bool {
+    Command::new("prometheus").arg("--version").output().is_ok()
+}
+
+/// A Prometheus server (Debian's `prometheus`, on loopback) scraping the exporter on
+/// `exporter_port` with the shipped config and rules; stopped when dropped.
+struct Prometheus {
+    _server: Running,
+    port: u16,
+    _dir: tempfile::TempDir,
+}
+
+impl Prometheus {
+    fn start(exporter_port: u16) -> Prometheus {
+        let dir = tempfile::tempdir().unwrap();
+        // The shipped config and rules, with the exporter's test port.
+        let shipped =
+            std::fs::read_to_string(common::root().join("deploy/prometheus/prometheus.yml")).unwrap();
+        assert!(shipped.contains("127.0.0.1:9464"), "the shipped config scrapes the default port");
+        std::fs::write(
+            dir.path().join("prometheus.yml"),
+            shipped.replace("127.0.0.1:9464", &format!("127.0.0.1:{exporter_port}")),
+        )
+        .unwrap();
+        std::fs::copy(
+            common::root().join("deploy/prometheus/rocescope.rules.yml"),
+            dir.path().join("rocescope.rules.yml"),
+        )
+        .unwrap();
+        let port = free_port();
+        let server = Command::new("prometheus")
+            .arg(format!("--config.file={}", dir.path().join("prometheus.yml").display()))
+            .arg(format!("--storage.tsdb.path={}", dir.path().join("data").display()))
+            .arg(format!("--web.listen-address=127.0.0.1:{port}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start prometheus");
+        Prometheus { _server: Running(server), port, _dir: dir }
+    }
+
+    /// The answer to an instant query: HTTP status and the parsed body (`Null` if not JSON).
+    fn ask(&self, q: &str) -> (u16, Value, String) {
+        let path = format!("/api/v1/query?query={}", encode(q));
+        let (code, body) = wait_http(self.port, &path);
+        (code, serde_json::from_str(&body).unwrap_or(Value::Null), body)
+    }
+
+    /// The result of an instant query (empty while the server is still starting).
+    fn query(&self, q: &str) -> Vec<Value> {
+        match self.ask(q) {
+            (200, v, _) => v["data"]["result"].as_array().cloned().unwrap_or_default(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// Wait until the exporter has been scraped, and that successfully.
+    fn wait_first_scrape(&self) {
+        let t0 = Instant::now();
+        let up = loop {
+            if let Some(u) = self.query("up{job=\"rocescope\"}").first() {
+                break value(u);
+            }
+            assert!(t0.elapsed() < Duration::from_secs(60), "Prometheus never scraped the exporter");
+            std::thread::sleep(Duration::from_millis(500));
+        };
+        assert_eq!(up, 1.0, "the scrape succeeded");
+    }
+
+    /// Wait for a second scrape (every 5 s in the shipped config), so `rate()` has two samples.
+    fn wait_second_scrape(&self) {
+        let t0 = Instant::now();
+        while self.query("count_over_time(rocescope_frames_total[1m])").first().map(value).unwrap_or(0.0)
+            < 2.0
+        {
+            assert!(t0.elapsed() < Duration::from_secs(30), "no second scrape");
+            std::thread::sleep(Duration::from_millis(500));
+        }
+    }
+}
+
+/// The value of an instant-query sample.
+fn value(v: &Value) -> f64 {
+    v["value"][1].as_str().and_then(|s| s.parse::<f64>().ok()).unwrap()
+}
+
+/// The shipped dashboard.
+fn dashboard() -> Value {
+    serde_json::from_str(
+        &std::fs::read_to_string(common::root().join("deploy/grafana/rocescope.json")).unwrap(),
+    )
+    .expect("the dashboard is JSON")
+}
+
+/// A panel's PromQL as Grafana sends it (its variables replaced: all instances and points).
+fn as_grafana_sends(expr: &str) -> String {
+    expr.replace("$__rate_interval", "20s")
+        .replace("$__range", "1m")
+        .replace("$instance", ".*")
+        .replace("$point", ".*")
+}
+
+/// The panels under the row titled `row` (those after it, up to the next row).
+fn panels_in_row<'a>(dash: &'a Value, row: &str) -> Vec<&'a Value> {
+    let mut current = None;
+    let mut out = Vec::new();
+    for p in dash["panels"].as_array().unwrap() {
+        if p["type"] == "row" {
+            current = p["title"].as_str();
+        } else if current == Some(row) {
+            out.push(p);
+        }
+    }
+    out
+}
+
 #[test]
 fn prometheus_scrapes_the_exporter_with_the_shipped_config() {
-    if Command::new("prometheus").arg("--version").output().is_err() {
+    if !have_prometheus() {
         common::skip("prometheus not installed (apt-get install prometheus)");
         return;
     }
-    // The two-point pair (a loss between them) and the demo (every other scenario: storms,
-    // NAKs, CNPs, audit), so every dashboard panel has data.
+    // The two-point pair (a loss between them), the demo (every other scenario: storms,
+    // NAKs, CNPs, audit) with NIC counters for its host 10.0.0.5, and the congestion-control
+    // sample, so every dashboard panel has data.
+    let counters = [sample("counters/agree-before.txt"), sample("counters/agree-after.txt")];
     let (_exp, port) = start_export(&[
         "-r",
         sample("two-points-sender.pcap").to_str().unwrap(),
@@ -181,54 +313,20 @@ fn prometheus_scrapes_the_exporter_with_the_shipped_config() {
         sample("two-points-receiver.pcap").to_str().unwrap(),
         "-r",
         sample("demo.pcap").to_str().unwrap(),
+        "-r",
+        sample("cc-reaction.pcap").to_str().unwrap(),
         "--expect-dscp",
         "26",
+        "--counters",
+        path_str(&counters[0]),
+        "--counters",
+        path_str(&counters[1]),
+        "--counters-host",
+        COUNTERS_HOST,
     ]);
-    let dir = tempfile::tempdir().unwrap();
-    // The shipped config and rules, with the exporter's test port.
-    let shipped = std::fs::read_to_string(common::root().join("deploy/prometheus/prometheus.yml")).unwrap();
-    assert!(shipped.contains("127.0.0.1:9464"), "the shipped config scrapes the default port");
-    std::fs::write(
-        dir.path().join("prometheus.yml"),
-        shipped.replace("127.0.0.1:9464", &format!("127.0.0.1:{port}")),
-    )
-    .unwrap();
-    std::fs::copy(
-        common::root().join("deploy/prometheus/rocescope.rules.yml"),
-        dir.path().join("rocescope.rules.yml"),
-    )
-    .unwrap();
-    let prom_port = free_port();
-    let prom = Command::new("prometheus")
-        .arg(format!("--config.file={}", dir.path().join("prometheus.yml").display()))
-        .arg(format!("--storage.tsdb.path={}", dir.path().join("data").display()))
-        .arg(format!("--web.listen-address=127.0.0.1:{prom_port}"))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start prometheus");
-    let _prom = Running(prom);
-    let query = |q: &str| -> Vec<Value> {
-        let path = format!("/api/v1/query?query={}", encode(q));
-        let (code, body) = wait_http(prom_port, &path);
-        if code != 200 {
-            return Vec::new(); // still starting
-        }
-        let v: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
-        v["data"]["result"].as_array().cloned().unwrap_or_default()
-    };
-    let value = |v: &Value| v["value"][1].as_str().and_then(|s| s.parse::<f64>().ok()).unwrap();
-    // Wait for the first scrape (every 5 s in the shipped config).
-    let t0 = Instant::now();
-    let up = loop {
-        let r = query("up{job=\"rocescope\"}");
-        if let Some(u) = r.first() {
-            break value(u);
-        }
-        assert!(t0.elapsed() < Duration::from_secs(60), "Prometheus never scraped the exporter");
-        std::thread::sleep(Duration::from_millis(500));
-    };
-    assert_eq!(up, 1.0, "the scrape succeeded");
+    let prom = Prometheus::start(port);
+    let query = |q: &str| prom.query(q);
+    prom.wait_first_scrape();
     let t0 = Instant::now();
     let lost = loop {
         let r = query("rocescope_lost_between_points_packets_total");
@@ -247,16 +345,16 @@ fn prometheus_scrapes_the_exporter_with_the_shipped_config() {
     // Per point: the sender's NIC saw all 11 request packets (8 new + 3 resent); the
     // receiver's, the 10 the fabric delivered.
     let sent = query("sum by (point) (rocescope_flow_packets_total{src=\"10.0.0.1\"})");
-    let by_point = |p: &str| sent.iter().find(|s| s["metric"]["point"] == p).map(&value);
+    let by_point = |p: &str| sent.iter().find(|s| s["metric"]["point"] == p).map(value);
     assert_eq!(by_point("two-points-sender.pcap"), Some(11.0));
     assert_eq!(by_point("two-points-receiver.pcap"), Some(10.0));
     let retx =
         query("sum(rocescope_retransmitted_packets_total{cause=\"nak\",point=\"two-points-sender.pcap\"})");
-    assert_eq!(retx.first().map(&value), Some(3.0));
+    assert_eq!(retx.first().map(value), Some(3.0));
     let gaps = query("sum by (point) (rocescope_psn_gaps_total{point=~\"two-points.*\"})");
     assert_eq!(gaps.iter().map(value).sum::<f64>(), 1.0, "one gap, at the receiver");
     // The shipped rules loaded.
-    let (code, body) = wait_http(prom_port, "/api/v1/rules");
+    let (code, body) = wait_http(prom.port, "/api/v1/rules");
     assert_eq!(code, 200);
     let v: Value = serde_json::from_str(&body).unwrap();
     let groups: Vec<&str> =
@@ -275,27 +373,13 @@ fn prometheus_scrapes_the_exporter_with_the_shipped_config() {
     }
     // Every dashboard query, as Grafana would send it, runs on this Prometheus; once two
     // scrapes are in, the panels over what these captures hold have data.
-    let t0 = Instant::now();
-    while query("count_over_time(rocescope_frames_total[1m])").first().map(value).unwrap_or(0.0) < 2.0 {
-        assert!(t0.elapsed() < Duration::from_secs(30), "no second scrape");
-        std::thread::sleep(Duration::from_millis(500));
-    }
-    let dash: Value = serde_json::from_str(
-        &std::fs::read_to_string(common::root().join("deploy/grafana/rocescope.json")).unwrap(),
-    )
-    .unwrap();
+    prom.wait_second_scrape();
+    let dash = dashboard();
     let mut empty = Vec::new();
     for p in dash["panels"].as_array().unwrap() {
         for t in p["targets"].as_array().into_iter().flatten() {
-            let expr = t["expr"].as_str().unwrap_or("");
-            let q = expr
-                .replace("$__rate_interval", "20s")
-                .replace("$__range", "1m")
-                .replace("$instance", ".*")
-                .replace("$point", ".*");
-            let path = format!("/api/v1/query?query={}", encode(&q));
-            let (code, body) = wait_http(prom_port, &path);
-            let v: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
+            let q = as_grafana_sends(t["expr"].as_str().unwrap_or(""));
+            let (code, v, body) = prom.ask(&q);
             assert_eq!((code, v["status"].as_str()), (200, Some("success")), "{}: {q}: {body}", p["title"]);
             if v["data"]["result"].as_array().is_none_or(|r| r.is_empty()) {
                 empty.push(p["title"].as_str().unwrap_or("").to_string());
@@ -305,6 +389,147 @@ fn prometheus_scrapes_the_exporter_with_the_shipped_config() {
     // Files have no libpcap counters, and a file's figures do not move, so the CE share (CE
     // rate over a packet rate guarded by > 0) has nothing to divide; everything else has data.
     assert_eq!(empty, ["CE-marked packets per flow (top 10)", "Capture drops"], "panels without data");
+}
+
+/// Per instant-query sample: its labels (those named) and value.
+fn by_labels(result: &[Value], labels: &[&str]) -> BTreeMap<Vec<String>, f64> {
+    let mut out = BTreeMap::new();
+    for s in result {
+        let key = labels.iter().map(|l| s["metric"][*l].as_str().unwrap_or("").to_string()).collect();
+        assert!(out.insert(key, value(s)).is_none(), "two samples with the same labels: {result:?}");
+    }
+    out
+}
+
+fn assert_close(got: &BTreeMap<Vec<String>, f64>, want: &BTreeMap<Vec<String>, f64>, what: &str) {
+    let keys = |m: &BTreeMap<Vec<String>, f64>| m.keys().cloned().collect::<Vec<_>>();
+    assert_eq!(keys(got), keys(want), "{what}: which series");
+    for (k, w) in want {
+        assert!((got[k] - w).abs() < 1e-9, "{what} {k:?}: {} on the dashboard, {w} in the report", got[k]);
+    }
+}
+
+#[test]
+fn congestion_control_and_nic_counter_panels_show_the_report_figures_in_prometheus() {
+    if !have_prometheus() {
+        common::skip("prometheus not installed (apt-get install prometheus)");
+        return;
+    }
+    // Four congestion-control cases (a sender that slows after its CNPs, one that does not,
+    // CNPs faster than the pacing, CE marks with no CNP back) and the demo with NIC counters
+    // of its host that disagree with the capture on two figures.
+    let (cc, demo, counters) =
+        (sample("cc-reaction.pcap"), sample("demo.pcap"), sample("counters/disagree.txt"));
+    let extra = ["--counters", path_str(&counters), "--counters-host", COUNTERS_HOST];
+    let mut args = vec!["-r", path_str(&cc), "-r", path_str(&demo)];
+    args.extend(extra);
+    let (_exp, port) = start_export(&args);
+    let r = report_json_with(&[&cc, &demo], &extra);
+    let prom = Prometheus::start(port);
+    prom.wait_first_scrape();
+    prom.wait_second_scrape();
+    let dash = dashboard();
+    // Each query of the two rows, as Grafana sends it, runs and returns data.
+    let mut results: BTreeMap<(String, String), Vec<Value>> = BTreeMap::new();
+    for row in ["Congestion control", "NIC counters vs capture"] {
+        let panels = panels_in_row(&dash, row);
+        assert!(panels.len() >= 2, "the {row} row has {} panels", panels.len());
+        for p in panels {
+            let title = p["title"].as_str().unwrap().to_string();
+            for t in p["targets"].as_array().into_iter().flatten() {
+                let q = as_grafana_sends(t["expr"].as_str().unwrap());
+                let (code, v, body) = prom.ask(&q);
+                assert_eq!((code, v["status"].as_str()), (200, Some("success")), "{title}: {q}: {body}");
+                let result = v["data"]["result"].as_array().cloned().unwrap_or_default();
+                assert!(!result.is_empty(), "{title} ({}): no data for {q}", t["refId"]);
+                results.insert((title.clone(), t["refId"].as_str().unwrap().to_string()), result);
+            }
+        }
+    }
+    let result = |title: &str, refid: &str| -> &[Value] {
+        results
+            .get(&(title.to_string(), refid.to_string()))
+            .unwrap_or_else(|| panic!("no query {title} {refid}"))
+    };
+    // The figures are the report's (a file's: the whole capture).
+    let points: Vec<&str> =
+        r["points"].as_array().unwrap().iter().map(|p| p["name"].as_str().unwrap()).collect();
+    let flows = r["flows"].as_array().unwrap();
+    let key = |f: &Value| -> Vec<String> {
+        vec![
+            points[f["point"].as_u64().unwrap() as usize].to_string(),
+            f["src"].as_str().unwrap().to_string(),
+            f["dst"].as_str().unwrap().to_string(),
+            format!("0x{:06x}", f["dest_qp"].as_u64().unwrap()),
+        ]
+    };
+    let per_flow = |v: &dyn Fn(&Value) -> Option<f64>| -> BTreeMap<Vec<String>, f64> {
+        flows.iter().filter_map(|f| v(f).map(|x| (key(f), x))).collect()
+    };
+    let cc_of = |f: &Value, k: &str| f["cc"].get(k).cloned();
+    let intervals = |f: &Value| f["cc"]["cnp_interval"]["count"].as_f64().unwrap_or(0.0);
+    let evaluated = |f: &Value| f["cc"]["reaction"]["evaluated"].as_f64().unwrap_or(0.0);
+    let fell = |f: &Value| f["cc"]["reaction"]["fell"].as_f64().unwrap_or(0.0);
+    let qp_labels = ["point", "src", "dst", "qp"];
+    let table = "Congestion control per QP (since the exporter started)";
+    let want_intervals = per_flow(&|f| (intervals(f) > 0.0).then(|| intervals(f)));
+    assert!(want_intervals.len() >= 4, "{want_intervals:?}");
+    assert_close(&by_labels(result(table, "A"), &qp_labels), &want_intervals, "CNP intervals");
+    let too_fast = per_flow(&|f| {
+        (intervals(f) > 0.0)
+            .then(|| cc_of(f, "cnp_too_fast").and_then(|v| v.as_f64()).unwrap() / intervals(f))
+    });
+    assert!(too_fast.values().any(|&v| v == 1.0), "the CNPs 21 us apart: {too_fast:?}");
+    assert_close(&by_labels(result(table, "B"), &qp_labels), &too_fast, "faster than the pacing");
+    let want_evaluated = per_flow(&|f| (evaluated(f) > 0.0).then(|| evaluated(f)));
+    assert_close(&by_labels(result(table, "C"), &qp_labels), &want_evaluated, "CNPs evaluated");
+    let kept = per_flow(&|f| (evaluated(f) > 0.0).then(|| (evaluated(f) - fell(f)) / evaluated(f)));
+    assert!(kept.values().any(|&v| v == 0.0) && kept.values().any(|&v| v == 1.0), "{kept:?}");
+    assert_close(&by_labels(result(table, "D"), &qp_labels), &kept, "rate did not fall");
+    let ce = per_flow(&|f| {
+        (f["ecn"]["ce"].as_u64().unwrap() > 0).then(|| f["ecn"]["ce_fraction"].as_f64().unwrap())
+    });
+    assert_close(&by_labels(result(table, "E"), &qp_labels), &ce, "CE-marked share");
+    // QPs not reacting: the report's cc_not_reacting findings.
+    let findings =
+        |kind: &str| r["findings"].as_array().unwrap().iter().filter(|f| f["kind"] == kind).count();
+    assert_eq!(findings("cc_not_reacting"), 1);
+    let stat = result("QPs not reacting to CNPs", "A");
+    assert_eq!(stat.iter().map(value).collect::<Vec<_>>(), [1.0], "QPs not reacting");
+    // The rate panels: a file's counters do not move, so 0 per second, but every series is there.
+    let fell_kept: BTreeSet<&str> = result("CNPs evaluated: did the sending rate fall?", "A")
+        .iter()
+        .filter_map(|s| s["metric"]["rate"].as_str())
+        .collect();
+    assert_eq!(fell_kept, BTreeSet::from(["fell", "kept"]));
+    // NIC counters beside the capture, per figure (and priority).
+    let rows = r["counters"]["figures"].as_array().unwrap();
+    let fig_key = |x: &Value| -> Vec<String> {
+        vec![
+            x["figure"].as_str().unwrap().to_string(),
+            x["priority"].as_u64().map(|p| p.to_string()).unwrap_or_default(),
+        ]
+    };
+    let per_row = |v: &dyn Fn(&Value) -> Option<f64>| -> BTreeMap<Vec<String>, f64> {
+        rows.iter().filter_map(|x| v(x).map(|n| (fig_key(x), n))).collect()
+    };
+    let nic_table = "NIC counters vs capture, by figure";
+    let fig_labels = ["figure", "priority"];
+    assert_close(&by_labels(result(nic_table, "A"), &fig_labels), &per_row(&|x| x["nic"].as_f64()), "NIC");
+    assert_close(
+        &by_labels(result(nic_table, "B"), &fig_labels),
+        &per_row(&|x| x["capture"].as_f64()),
+        "capture",
+    );
+    let disagree = per_row(&|x| {
+        Some(if x["status"] == "capture_misses" || x["status"] == "capture_more" { 1.0 } else { 0.0 })
+    });
+    assert_close(&by_labels(result(nic_table, "C"), &fig_labels), &disagree, "disagree");
+    let disagreeing = disagree.values().sum::<f64>();
+    assert_eq!(disagreeing, findings("counters_disagree") as f64);
+    assert!(disagreeing >= 2.0, "{disagree:?}");
+    let stat = result("NIC figures that disagree with the capture", "A");
+    assert_eq!(stat.iter().map(value).collect::<Vec<_>>(), [disagreeing]);
 }
 
 /// Percent-encode a PromQL query for a URL.
@@ -362,11 +587,19 @@ fn names_in(expr: &str) -> BTreeSet<String> {
 
 #[test]
 fn dashboard_and_rules_ask_only_for_metrics_the_exporter_serves() {
+    // With NIC counters, so their families are served too.
+    let counters = [sample("counters/agree-before.txt"), sample("counters/agree-after.txt")];
     let (_exp, port) = start_export(&[
         "-r",
         sample("demo.pcap").to_str().unwrap(),
         "-r",
         sample("two-points-receiver.pcap").to_str().unwrap(),
+        "--counters",
+        path_str(&counters[0]),
+        "--counters",
+        path_str(&counters[1]),
+        "--counters-host",
+        COUNTERS_HOST,
     ]);
     let (_, text) = get(port, "/metrics", None).unwrap();
     // Every family the exporter describes (capture counters have no series for files).
@@ -376,20 +609,72 @@ fn dashboard_and_rules_ask_only_for_metrics_the_exporter_serves() {
         .filter_map(|l| l.split_whitespace().next())
         .map(str::to_owned)
         .collect();
-    let dash: Value = serde_json::from_str(
-        &std::fs::read_to_string(common::root().join("deploy/grafana/rocescope.json")).unwrap(),
-    )
-    .expect("the dashboard is JSON");
+    let dash = dashboard();
     let panels = dash["panels"].as_array().expect("panels");
     let ids: BTreeSet<u64> = panels.iter().filter_map(|p| p["id"].as_u64()).collect();
     assert_eq!(ids.len(), panels.len(), "panel ids are unique");
+    // The variables panels may use: the dashboard's, and Grafana's own.
+    let mut variables: BTreeSet<String> = dash["templating"]["list"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|v| v["name"].as_str().map(str::to_owned))
+        .collect();
+    variables.extend(["__rate_interval", "__range", "__interval"].map(str::to_owned));
     let mut asked = BTreeSet::new();
+    let mut rects: Vec<(&str, [u64; 4])> = Vec::new();
     for p in panels {
-        assert!(p["title"].is_string() && p["gridPos"].is_object(), "{p}");
-        for t in p["targets"].as_array().into_iter().flatten() {
-            asked.extend(names_in(t["expr"].as_str().unwrap_or("")));
+        let title = p["title"].as_str().unwrap_or_else(|| panic!("a panel without a title: {p}"));
+        let g = &p["gridPos"];
+        let [x, y, w, h] =
+            ["x", "y", "w", "h"].map(|k| g[k].as_u64().unwrap_or_else(|| panic!("{title}: gridPos {g}")));
+        assert!(w > 0 && h > 0 && x + w <= 24, "{title}: gridPos {g} is not on the 24-column grid");
+        for (other, [ox, oy, ow, oh]) in &rects {
+            let apart = x + w <= *ox || ox + ow <= x || y + h <= *oy || oy + oh <= y;
+            assert!(apart, "{title} ({g}) overlaps {other}");
+        }
+        rects.push((title, [x, y, w, h]));
+        let targets = p["targets"].as_array().cloned().unwrap_or_default();
+        if p["type"] == "row" {
+            assert!(targets.is_empty() && w == 24 && h == 1, "row {title}");
+            continue;
+        }
+        assert!(!targets.is_empty(), "{title} has no query");
+        assert_eq!(p["datasource"]["uid"], "${datasource}", "{title}: the dashboard's data source variable");
+        let refs: BTreeSet<&str> = targets.iter().filter_map(|t| t["refId"].as_str()).collect();
+        assert_eq!(refs.len(), targets.len(), "{title}: refIds are unique");
+        for t in &targets {
+            assert_eq!(t["datasource"]["uid"], "${datasource}", "{title}");
+            let expr = t["expr"].as_str().unwrap_or("");
+            asked.extend(names_in(expr));
+            for (at, _) in expr.match_indices('$') {
+                let name: String = expr[at + 1..]
+                    .trim_start_matches('{')
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                    .collect();
+                assert!(variables.contains(&name), "{title}: ${name} is no variable of the dashboard");
+            }
         }
     }
+    // Every congestion-control and NIC counter family served is on the dashboard, in its row.
+    let rows: [(&str, &[&str]); 2] = [
+        ("Congestion control", &["rocescope_cc_", "rocescope_cnp_too_fast"]),
+        ("NIC counters vs capture", &["rocescope_nic_counter"]),
+    ];
+    let mut in_rows = 0;
+    for (row, prefixes) in rows {
+        let in_row: BTreeSet<String> = panels_in_row(&dash, row)
+            .iter()
+            .flat_map(|p| p["targets"].as_array().cloned().unwrap_or_default())
+            .flat_map(|t| names_in(t["expr"].as_str().unwrap_or("")))
+            .collect();
+        for name in served.iter().filter(|n| prefixes.iter().any(|p| n.starts_with(p))) {
+            assert!(in_row.contains(name), "{name} is not in the {row} row");
+            in_rows += 1;
+        }
+    }
+    assert_eq!(in_rows, 6, "the congestion-control and NIC counter families");
     let rules =
         std::fs::read_to_string(common::root().join("deploy/prometheus/rocescope.rules.yml")).unwrap();
     // Expressions only (group and rule names are not metrics); multi-line ones are folded
@@ -410,7 +695,12 @@ fn dashboard_and_rules_ask_only_for_metrics_the_exporter_serves() {
     for name in &asked {
         assert!(served.contains(name), "{name} is asked for but not served");
     }
-    for must in ["rocescope_cnp_packets_total", "rocescope_pfc_pause_frames_total"] {
+    for must in [
+        "rocescope_cnp_packets_total",
+        "rocescope_pfc_pause_frames_total",
+        "rocescope_cc_cnp_intervals_total",
+        "rocescope_nic_counter_disagree",
+    ] {
         assert!(served.contains(must), "{must}");
     }
 }
