@@ -642,19 +642,25 @@ pub fn parse_ack_timeout(s: &str) -> Result<i64, String> {
             _ => Err(bad()),
         };
     }
-    let (num, unit) = if let Some(n) = t.strip_suffix("us").or_else(|| t.strip_suffix("µs")) {
+    match time_ns(t) {
+        Some(ns) if ns > 0.0 && ns < 1e12 => Ok(ns as i64),
+        _ => Err(bad()),
+    }
+}
+
+/// A time with a unit (`ns`, `us`/`µs`, `ms`, `s`), as ns; `None` without a unit or a
+/// finite number.
+fn time_ns(t: &str) -> Option<f64> {
+    let (num, unit) = if let Some(n) = t.strip_suffix("ns") {
+        (n, 1.0)
+    } else if let Some(n) = t.strip_suffix("us").or_else(|| t.strip_suffix("µs")) {
         (n, 1e3)
     } else if let Some(n) = t.strip_suffix("ms") {
         (n, 1e6)
-    } else if let Some(n) = t.strip_suffix('s') {
-        (n, 1e9)
     } else {
-        return Err(bad());
+        (t.strip_suffix('s')?, 1e9)
     };
-    match num.trim().parse::<f64>() {
-        Ok(v) if v.is_finite() && v > 0.0 && v * unit < 1e12 => Ok((v * unit) as i64),
-        _ => Err(bad()),
-    }
+    num.trim().parse::<f64>().ok().filter(|v| v.is_finite()).map(|v| v * unit)
 }
 
 /// Parse a `--bin` width: a time from 1 µs to 1 s (`10us`, `100us`, `1ms`, `10ms`; `ns`,
@@ -662,19 +668,8 @@ pub fn parse_ack_timeout(s: &str) -> Result<i64, String> {
 pub fn parse_bin(s: &str) -> Result<u64, String> {
     let t = s.trim();
     let bad = || format!("{s:?} is not a bin width from 1us to 1s (like 10us, 100us, 1ms, 10ms)");
-    let (num, unit) = if let Some(n) = t.strip_suffix("ns") {
-        (n, 1.0)
-    } else if let Some(n) = t.strip_suffix("us").or_else(|| t.strip_suffix("µs")) {
-        (n, 1e3)
-    } else if let Some(n) = t.strip_suffix("ms") {
-        (n, 1e6)
-    } else if let Some(n) = t.strip_suffix('s') {
-        (n, 1e9)
-    } else {
-        return Err(bad());
-    };
-    match num.trim().parse::<f64>() {
-        Ok(v) if v.is_finite() && (1e3..=1e9).contains(&(v * unit).round()) => Ok((v * unit).round() as u64),
+    match time_ns(t).map(f64::round) {
+        Some(ns) if (1e3..=1e9).contains(&ns) => Ok(ns as u64),
         _ => Err(bad()),
     }
 }

@@ -542,6 +542,10 @@ struct FlowCols {
     throughput_bin_ns: UInt64Builder,
     throughput_peak_gbps: Float64Builder,
     throughput_mean_gbps: Float64Builder,
+    burst_bin_ns: UInt64Builder,
+    burst_gbps: Float64Builder,
+    burst_offset_ns: UInt64Builder,
+    burst_ce: UInt64Builder,
     latency: [LatencyCols; 4],
     partner: UInt64Builder,
     pairing: StringBuilder,
@@ -626,6 +630,10 @@ impl FlowCols {
             throughput_bin_ns: UInt64Builder::new(),
             throughput_peak_gbps: Float64Builder::new(),
             throughput_mean_gbps: Float64Builder::new(),
+            burst_bin_ns: UInt64Builder::new(),
+            burst_gbps: Float64Builder::new(),
+            burst_offset_ns: UInt64Builder::new(),
+            burst_ce: UInt64Builder::new(),
             latency: Default::default(),
             partner: UInt64Builder::new(),
             pairing: StringBuilder::new(),
@@ -687,6 +695,10 @@ impl FlowCols {
         col(&mut c, "throughput_bin_ns", false, &mut self.throughput_bin_ns);
         col(&mut c, "throughput_peak_gbps", false, &mut self.throughput_peak_gbps);
         col(&mut c, "throughput_mean_gbps", false, &mut self.throughput_mean_gbps);
+        col(&mut c, "burst_bin_ns", false, &mut self.burst_bin_ns);
+        col(&mut c, "burst_gbps", false, &mut self.burst_gbps);
+        col(&mut c, "burst_offset_ns", false, &mut self.burst_offset_ns);
+        col(&mut c, "burst_ce", false, &mut self.burst_ce);
         for (name, l) in LATENCY_NAMES.iter().zip(&mut self.latency) {
             l.finish(&mut c, name);
         }
@@ -778,6 +790,11 @@ impl FlowCols {
         self.throughput_bin_ns.append_value(f.throughput.bin_ns);
         self.throughput_peak_gbps.append_value(f.throughput.peak_gbps);
         self.throughput_mean_gbps.append_value(f.throughput.mean_gbps);
+        let b = &f.throughput.burst;
+        self.burst_bin_ns.append_value(b.bin_ns);
+        self.burst_gbps.append_value(b.peak_gbps);
+        self.burst_offset_ns.append_value(b.peak_offset_ns);
+        self.burst_ce.append_value(u64::from(b.ce_peak));
         let l = &f.latency;
         for (b, v) in self.latency.iter_mut().zip([&l.ack, &l.read, &l.nak_to_retransmit, &l.ce_to_cnp]) {
             b.push(v.as_ref());
@@ -813,6 +830,7 @@ struct IntervalCols {
     packets: UInt64Builder,
     ce: UInt64Builder,
     resent: UInt64Builder,
+    cnps: UInt64Builder,
     gbps: Float64Builder,
 }
 
@@ -832,6 +850,7 @@ impl IntervalCols {
             packets: UInt64Builder::new(),
             ce: UInt64Builder::new(),
             resent: UInt64Builder::new(),
+            cnps: UInt64Builder::new(),
             gbps: Float64Builder::new(),
         }
     }
@@ -855,15 +874,18 @@ impl IntervalCols {
         col(&mut c, "packets", false, &mut self.packets);
         col(&mut c, "ce", false, &mut self.ce);
         col(&mut c, "resent", false, &mut self.resent);
+        col(&mut c, "cnps", false, &mut self.cnps);
         col(&mut c, "gbps", false, &mut self.gbps);
         c
     }
 
-    /// One row per bin of `f` from its first bin with packets to its last (empty bins
+    /// One row per bin of `f` from its first bin with packets (or CNPs received) to its last (empty bins
     /// between them included): bins count from `origin_ns`, the analysis' first frame.
     fn push(&mut self, capture: &str, point: &str, origin_ns: i64, f: &FlowReport) -> usize {
         let t = &f.throughput;
-        let busy = |i: &usize| t.packets.get(*i).is_some_and(|&n| n > 0);
+        // A CNP the sender received after its last packet has a bin of its own.
+        let busy =
+            |i: &usize| t.packets.get(*i).is_some_and(|&n| n > 0) || t.cnps.get(*i).is_some_and(|&n| n > 0);
         let Some(first) = (0..t.packets.len()).find(busy) else { return 0 };
         let last = (0..t.packets.len()).rev().find(busy).unwrap_or(first);
         let width = t.bin_ns.max(1);
@@ -884,6 +906,7 @@ impl IntervalCols {
             self.packets.append_value(at(&t.packets));
             self.ce.append_value(at(&t.ce));
             self.resent.append_value(at(&t.resent));
+            self.cnps.append_value(at(&t.cnps));
             self.gbps.append_value(bytes as f64 * 8.0 / width as f64);
         }
         last - first + 1

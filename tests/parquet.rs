@@ -182,6 +182,9 @@ fn the_files_hold_what_the_json_report_says() {
             ("cc_reaction_fell", "/cc/reaction/fell"),
             ("cc_reaction_evaluated", "/cc/reaction/evaluated"),
             ("cc_cnp_interval_p50_ns", "/cc/cnp_interval/p50_ns"),
+            ("burst_bin_ns", "/throughput/burst/bin_ns"),
+            ("burst_offset_ns", "/throughput/burst/peak_offset_ns"),
+            ("burst_ce", "/throughput/burst/ce_peak"),
         ] {
             assert_eq!(uints(&f, col)[i], j.pointer(path).and_then(|x| x.as_u64()), "flow {fid:?} {col}");
         }
@@ -189,12 +192,15 @@ fn the_files_hold_what_the_json_report_says() {
         let peak =
             f[0].column_by_name("throughput_peak_gbps").unwrap().as_primitive::<Float64Type>().value(i);
         assert_eq!(Some(peak), j["throughput"]["peak_gbps"].as_f64());
+        let burst = f[0].column_by_name("burst_gbps").unwrap().as_primitive::<Float64Type>().value(i);
+        assert_eq!(Some(burst), j["throughput"]["burst"]["peak_gbps"].as_f64());
     }
 
     // Intervals: each flow's bins add up to its bytes and packets.
     let [intervals] = files(&out, "intervals-").try_into().unwrap();
     let t = read(&intervals);
     let (tid, tbytes, tpk) = (uints(&t, "id"), uints(&t, "bytes"), uints(&t, "packets"));
+    let tcnps = uints(&t, "cnps");
     for j in jf {
         let fid = j["id"].as_u64();
         let sum = |v: &[Option<u64>]| -> u64 {
@@ -202,7 +208,10 @@ fn the_files_hold_what_the_json_report_says() {
         };
         assert_eq!(Some(sum(&tbytes)), j["bytes"].as_u64(), "flow {fid:?}");
         assert_eq!(Some(sum(&tpk)), j["packets"].as_u64(), "flow {fid:?}");
+        let cnps: u64 = j["throughput"]["cnps"].as_array().unwrap().iter().map(|x| x.as_u64().unwrap()).sum();
+        assert_eq!(sum(&tcnps), cnps, "flow {fid:?}");
     }
+    assert!(tcnps.iter().any(|c| c.unwrap() > 0), "the demo's senders received CNPs");
 }
 
 #[test]

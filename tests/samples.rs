@@ -93,6 +93,9 @@ fn sample_events_are_where_the_expectations_say() {
                 "pfc_storm" => {
                     matches!(p.mac_control, Some(MacControl::Pfc(f)) if f.quanta[3] == 65535)
                 }
+                "pfc_pause" => {
+                    matches!(p.mac_control, Some(MacControl::Pfc(f)) if f.enabled(3) && f.quanta[3] > 0)
+                }
                 "pfc_xon" => {
                     matches!(p.mac_control, Some(MacControl::Pfc(f)) if f.enabled(3) && f.quanta[3] == 0)
                 }

@@ -213,3 +213,115 @@ fn short_captures_give_one_basis_for_mean_and_peak() {
     }
     assert_eq!(rows, r["connections"].as_array().unwrap().len(), "{text}");
 }
+
+/// `report` on samples/microburst.pcap with `--bin` (docs/verdicts.md "Microbursts").
+fn microburst(bin: &str) -> Value {
+    let path = common::root().join("samples/microburst.pcap");
+    let o = run(&["report", "--json", "--bin", bin, "-r", path.to_str().unwrap()]);
+    assert!(o.status.success() || o.status.code() == Some(1), "{}", String::from_utf8_lossy(&o.stderr));
+    common::report_json(&o.stdout)
+}
+
+fn priority(r: &Value, p: u64) -> &Value {
+    r["timeline"]["points"][0]["priorities"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["priority"] == p)
+        .unwrap_or_else(|| panic!("priority {p} in {}", r["timeline"]))
+}
+
+fn flow(r: &Value, qp: u64) -> &Value {
+    r["flows"].as_array().unwrap().iter().find(|f| f["dest_qp"] == qp).unwrap()
+}
+
+fn sum(v: &Value) -> u64 {
+    v.as_array().unwrap().iter().map(|x| x.as_u64().unwrap()).sum()
+}
+
+#[test]
+fn a_microburst_keeps_its_resolution_and_10ms_bins_hide_it() {
+    // The sample's burst: 12 WRITE Only frames of 1,098 wire bytes (Ethernet 14, IPv4 20,
+    // UDP 8, BTH 12, RETH 16, 1,024 payload, ICRC 4) 800 ns apart from 10.02 ms after the
+    // capture start: one 10 µs bin, 13,176 bytes, 10.5408 Gb/s over it; 6 CE-marked.
+    let fine = microburst("10us");
+    assert_eq!(fine["timeline"]["base_ns"], 10_000);
+    let burst_gbps = 12.0 * 1098.0 * 8.0 / 10_000.0;
+    let p3 = priority(&fine, 3);
+    let pk = &p3["peak"];
+    assert!((pk["gbps"].as_f64().unwrap() - burst_gbps).abs() < 1e-9, "{pk}");
+    assert_eq!(
+        (pk["offset_ns"].as_u64(), pk["ce"].as_u64(), pk["ce_packets"].as_u64()),
+        (Some(10_020_000), Some(6), Some(12))
+    );
+    assert_eq!(pk["ce_offset_ns"], 10_020_000);
+    // The data flow's own burst figures agree; the series (wider bins) keep every byte.
+    let data = flow(&fine, 0x162);
+    let b = &data["throughput"]["burst"];
+    assert_eq!(b["bin_ns"], 10_000);
+    assert!((b["peak_gbps"].as_f64().unwrap() - burst_gbps).abs() < 1e-9, "{b}");
+    assert_eq!(
+        (b["peak_offset_ns"].as_u64(), b["ce_peak"].as_u64(), b["ce_peak_packets"].as_u64()),
+        (Some(10_020_000), Some(6), Some(12))
+    );
+    assert_eq!(data["bytes"], 212 * 1098);
+    assert_eq!(sum(&data["throughput"]["bins"]), 212 * 1098);
+    // The CNP, at its own priority (DSCP 48: 6) in the fabric series, and received by the
+    // data flow's sender in the flow's series.
+    let p6 = priority(&fine, 6);
+    assert_eq!(
+        (sum(&p6["cnps"]), p6["peak"]["cnps"].as_u64(), p6["peak"]["cnps_offset_ns"].as_u64()),
+        (1, Some(1), Some(10_030_000))
+    );
+    assert_eq!(sum(&data["throughput"]["cnps"]), 1);
+    assert_eq!(
+        data["throughput"]["cnps"].as_array().unwrap().len(),
+        data["throughput"]["bins"].as_array().unwrap().len()
+    );
+    // Priority 3 carries the data and the ACKs (DSCP 26): every RoCE byte on it.
+    let back = flow(&fine, 0x161);
+    let acks = back["bytes"].as_u64().unwrap() - sum(&p6["bytes"]);
+    assert_eq!(sum(&p3["bytes"]), 212 * 1098 + acks);
+    assert_eq!(sum(&p3["ce"]), 6);
+    // The pause: 65,535 quanta at 100G, expired before the capture's end, the same in the
+    // fabric series as in its PFC timeline.
+    let paused = fine["pfc"][0]["paused_ns"].as_u64().unwrap();
+    assert_eq!(paused, 65_535 * 512 * 10 / 1_000); // 512 bit times of 10 ps
+    assert_eq!(sum(&p3["pause_ns"]), paused);
+    // Series stay bounded: 21 ms in at most 256 fabric bins (10 µs doubled to 160 µs) and
+    // 64 flow bins.
+    let pt = &fine["timeline"]["points"][0];
+    assert_eq!(pt["bin_ns"], 160_000);
+    assert!(p3["bytes"].as_array().unwrap().len() <= 256);
+    assert!(data["throughput"]["bins"].as_array().unwrap().len() <= 64);
+
+    // At 10 ms the burst is an average: under a hundredth of its rate.
+    let coarse = microburst("10ms");
+    let pk = &priority(&coarse, 3)["peak"];
+    assert_eq!(coarse["timeline"]["base_ns"], 10_000_000);
+    assert!(pk["gbps"].as_f64().unwrap() < burst_gbps / 50.0, "{pk}");
+    assert_eq!(pk["offset_ns"], 10_000_000);
+    assert_eq!(flow(&coarse, 0x162)["throughput"]["burst"]["bin_ns"], 10_000_000);
+}
+
+#[test]
+fn the_microbursts_section_shows_at_a_fine_bin_only() {
+    let path = common::root().join("samples/microburst.pcap");
+    let text = |bin: &str| {
+        let o = run(&["report", "--bin", bin, "-r", path.to_str().unwrap()]);
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    let fine = text("10us");
+    assert!(fine.contains("MICROBURSTS (the busiest 10 µs bins"), "{fine}");
+    assert!(
+        fine.contains("priority 3: 10.54 Gb/s at +10.020 ms")
+            && fine.contains("most CE: 6 of 12 packets at +10.020 ms"),
+        "{fine}"
+    );
+    assert!(fine.contains("10.0.0.61 → 10.0.0.62 QP 0x162: 10.54 Gb/s at +10.020 ms"), "{fine}");
+    assert!(!text("10ms").contains("MICROBURSTS"));
+    // A width out of range is refused, naming what is taken.
+    let o = run(&["report", "--bin", "500ns", "-r", path.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("not a bin width from 1us to 1s"));
+}

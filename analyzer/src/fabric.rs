@@ -2,9 +2,10 @@
 //! marks, CNPs and PFC paused time on one time axis at the `--bin` resolution (10 µs to
 //! 10 ms), plus the busiest bins at that resolution (docs/verdicts.md "Microbursts").
 //!
-//! Memory is fixed per capture point: at most [`MAX_BINS`] bins (past that, neighbouring
-//! bins merge and the width doubles, as a flow's bins do), the bin being filled at the
-//! `--bin` width, and the peaks. Series are kept for the first [`MAX_POINTS`] capture points;
+//! Memory is fixed per capture point and priority in use: [`MAX_BINS`] bins, allocated
+//! whole when the priority is first seen so the series never grows after (past that many
+//! bins, neighbouring bins merge and the width doubles, as a flow's bins do), the bin being
+//! filled at the `--bin` width, and the peaks: about 10 kB per priority. Series are kept for the first [`MAX_POINTS`] capture points;
 //! later points are counted ([`Fabric::points_uncharted`]), not charted.
 //!
 //! The priority is the one the switch gives a frame (its PCP or its DSCP through the map,
@@ -17,7 +18,7 @@
 use serde::Serialize;
 
 /// Most bins a capture point's series keeps; past that, pairs merge and the width doubles.
-pub const MAX_BINS: usize = 512;
+pub const MAX_BINS: usize = 256;
 
 /// Capture points whose series are kept.
 pub const MAX_POINTS: usize = 64;
@@ -64,10 +65,14 @@ impl Peaks {
 /// One capture point's series.
 #[derive(Clone, Debug)]
 struct PointSeries {
+    /// The `--bin` width.
+    base_ns: u64,
     width_ns: u64,
-    /// Per bin: the eight priorities.
-    bins: Vec<[Cell; 8]>,
-    /// 802.3x PAUSE paused ns per bin (summed over the pausing MACs).
+    /// Bins in use (each series in use holds this many).
+    len: usize,
+    /// Per priority, its bins (empty for a priority not seen yet).
+    bins: [Vec<Cell>; 8],
+    /// 802.3x PAUSE paused ns per bin (summed over the pausing MACs; empty without).
     link_pause: Vec<u64>,
     /// Priorities that carried RoCE or were paused.
     used: u8,
@@ -79,8 +84,10 @@ struct PointSeries {
 impl PointSeries {
     fn new(base_ns: u64) -> Self {
         PointSeries {
+            base_ns,
             width_ns: base_ns,
-            bins: Vec::new(),
+            len: 0,
+            bins: Default::default(),
             link_pause: Vec::new(),
             used: 0,
             fine_idx: 0,
@@ -89,47 +96,99 @@ impl PointSeries {
         }
     }
 
-    /// The bin holding `off` (ns after the capture start), merging until it fits.
-    fn bin(&mut self, off: u64) -> usize {
+    /// The bin holding `off` (ns after the capture start), merging until it fits; every
+    /// series in use, and priority `prio`'s (allocated whole on first use), reach it.
+    fn bin(&mut self, off: u64, prio: Option<usize>) -> usize {
         let mut idx = off / self.width_ns;
+        // The common case: a bin that exists, of a series already in use.
+        let ready = match prio {
+            Some(p) => self.bins.get(p).is_some_and(|v| v.len() == self.len),
+            None => self.link_pause.len() == self.len,
+        };
+        if (idx as usize) < self.len && ready {
+            return idx as usize;
+        }
         while idx as usize >= MAX_BINS {
             self.merge();
             idx = off / self.width_ns;
         }
         let i = idx as usize;
-        if self.bins.len() <= i {
-            self.bins.resize(i + 1, [Cell::default(); 8]);
+        self.len = self.len.max(i + 1);
+        let len = self.len;
+        let fresh = |v: &mut Vec<Cell>| {
+            if v.capacity() == 0 {
+                v.reserve_exact(MAX_BINS);
+            }
+        };
+        if let Some(v) = prio.and_then(|p| self.bins.get_mut(p)) {
+            fresh(v);
+        }
+        for v in self.bins.iter_mut().filter(|v| v.capacity() > 0) {
+            v.resize(len, Cell::default());
+        }
+        if !self.link_pause.is_empty() {
+            self.link_pause.resize(len, 0);
         }
         i
     }
 
     fn merge(&mut self) {
         self.width_ns = self.width_ns.saturating_mul(2);
-        self.bins = self
-            .bins
-            .chunks(2)
-            .map(|pair| {
-                let mut out = [Cell::default(); 8];
-                for b in pair {
-                    for (o, c) in out.iter_mut().zip(b) {
-                        o.bytes += c.bytes;
-                        o.packets += c.packets;
-                        o.ce += c.ce;
-                        o.cnps += c.cnps;
-                        o.pause_ns += c.pause_ns;
-                    }
+        self.len = self.len.div_ceil(2);
+        for v in &mut self.bins {
+            // In place: the allocation is kept.
+            let n = v.len().div_ceil(2);
+            for k in 0..n {
+                let pair = v.get(2 * k..(2 * k + 2).min(v.len())).unwrap_or(&[]);
+                let mut o = Cell::default();
+                for c in pair {
+                    o.bytes += c.bytes;
+                    o.packets += c.packets;
+                    o.ce += c.ce;
+                    o.cnps += c.cnps;
+                    o.pause_ns += c.pause_ns;
                 }
-                out
-            })
-            .collect();
-        self.link_pause = self.link_pause.chunks(2).map(|p| p.iter().sum()).collect();
+                if let Some(x) = v.get_mut(k) {
+                    *x = o;
+                }
+            }
+            v.truncate(n);
+        }
+        let lp = &mut self.link_pause;
+        let n = lp.len().div_ceil(2);
+        for k in 0..n {
+            let sum = lp.get(2 * k..(2 * k + 2).min(lp.len())).unwrap_or(&[]).iter().sum();
+            if let Some(x) = lp.get_mut(k) {
+                *x = sum;
+            }
+        }
+        lp.truncate(n);
     }
 
+    /// Fold the `--bin` bin being filled into the peaks and the series, and empty it.
     fn close_fine(&mut self) {
-        for (p, c) in self.peaks.iter_mut().zip(&self.fine) {
-            p.take(self.fine_idx, c);
+        let (fi, fine) = (self.fine_idx, self.fine);
+        for (p, c) in fine.iter().enumerate() {
+            if c[1] == 0 {
+                continue; // no frame on this priority
+            }
+            if let Some(pk) = self.peaks.get_mut(p) {
+                pk.take(fi, c);
+            }
+            self.put(fi.saturating_mul(self.base_ns), p, c);
         }
         self.fine = [[0; 4]; 8];
+    }
+
+    /// Add figures [bytes, packets, CE, CNPs] to priority `p`'s bin holding `off`.
+    fn put(&mut self, off: u64, p: usize, c: &[u64; 4]) {
+        let i = self.bin(off, Some(p));
+        if let Some(x) = self.bins.get_mut(p).and_then(|b| b.get_mut(i)) {
+            x.bytes = x.bytes.saturating_add(c[0]);
+            x.packets = x.packets.saturating_add(c[1]);
+            x.ce = x.ce.saturating_add(c[2]);
+            x.cnps = x.cnps.saturating_add(c[3]);
+        }
     }
 
     /// Spread [s, e) (ns after the capture start) over the bins of `series`.
@@ -148,23 +207,24 @@ impl PointSeries {
             return;
         }
         // Make room for the end first, so one width covers the whole interval.
-        self.bin(e - 1);
+        let p = prio.map(|p| usize::from(p & 7));
+        if p.is_none() && self.link_pause.capacity() == 0 {
+            self.link_pause.reserve_exact(MAX_BINS);
+            self.link_pause.push(0);
+        }
+        self.bin(e - 1, p);
         let width = self.width_ns;
-        match prio {
+        match p {
             Some(p) => {
-                let p = usize::from(p & 7);
                 self.used |= 1 << p;
-                let bins = &mut self.bins;
+                let Some(bins) = self.bins.get_mut(p) else { return };
                 Self::spread(width, s, e, |k, ns| {
-                    if let Some(c) = bins.get_mut(k).and_then(|b| b.get_mut(p)) {
+                    if let Some(c) = bins.get_mut(k) {
                         c.pause_ns += ns;
                     }
                 });
             }
             None => {
-                if self.link_pause.len() < self.bins.len() {
-                    self.link_pause.resize(self.bins.len(), 0);
-                }
                 let lp = &mut self.link_pause;
                 Self::spread(width, s, e, |k, ns| {
                     if let Some(x) = lp.get_mut(k) {
@@ -212,6 +272,9 @@ impl Fabric {
 
     fn point(&mut self, point: u16) -> Option<&mut PointSeries> {
         let i = usize::from(point);
+        if matches!(self.points.get(i), Some(Some(_))) {
+            return self.points.get_mut(i).and_then(|p| p.as_deref_mut());
+        }
         if i >= MAX_POINTS {
             self.points_uncharted += 1;
             return None;
@@ -224,38 +287,37 @@ impl Fabric {
     }
 
     /// Count a RoCE frame.
+    ///
+    /// Frames add to the `--bin` bin being filled; when one opens the next, the last is
+    /// folded into the peaks and spilled into the series. A frame older than the bin being
+    /// filled (merged captures out of order) goes straight into the series and not the
+    /// peaks, so a peak may be missed but is never overstated.
     pub fn add(&mut self, s: Sample) {
         let base = self.base_ns;
-        let Some(ps) = self.point(s.point) else { return };
+        let ps = match self.points.get_mut(usize::from(s.point)) {
+            Some(Some(ps)) => ps,
+            _ => match self.point(s.point) {
+                Some(ps) => ps,
+                None => return,
+            },
+        };
         let off = s.offset_ns.max(0) as u64;
+        // `& 7` keeps the index inside the eight priorities: no bounds to fail.
         let p = usize::from(s.prio & 7);
         ps.used |= 1 << p;
-        let i = ps.bin(off);
-        if let Some(c) = ps.bins.get_mut(i).and_then(|b| b.get_mut(p)) {
-            c.bytes = c.bytes.saturating_add(s.bytes);
-            c.packets = c.packets.saturating_add(s.packets);
-            if s.ce {
-                c.ce = c.ce.saturating_add(s.packets);
-            }
-            if s.cnp {
-                c.cnps = c.cnps.saturating_add(s.packets);
-            }
-        }
-        // The fine bin; a frame older than it (merged captures out of order) is in the
-        // series but not the peaks, so a peak is never overstated.
-        let fi = off / base;
-        if fi != ps.fine_idx {
+        let c = [s.bytes, s.packets, if s.ce { s.packets } else { 0 }, if s.cnp { s.packets } else { 0 }];
+        if off.wrapping_sub(ps.fine_idx.wrapping_mul(base)) >= base {
+            let fi = off / base;
             if fi < ps.fine_idx {
+                ps.put(off, p, &c);
                 return;
             }
             ps.close_fine();
             ps.fine_idx = fi;
         }
-        if let Some(f) = ps.fine.get_mut(p) {
-            f[0] = f[0].saturating_add(s.bytes);
-            f[1] = f[1].saturating_add(s.packets);
-            f[2] = f[2].saturating_add(if s.ce { s.packets } else { 0 });
-            f[3] = f[3].saturating_add(if s.cnp { s.packets } else { 0 });
+        let f = &mut ps.fine[p];
+        for (x, y) in f.iter_mut().zip(c) {
+            *x = x.wrapping_add(y);
         }
     }
 
@@ -283,12 +345,12 @@ impl Fabric {
             .map(|(i, ps)| {
                 let mut ps = (**ps).clone();
                 ps.close_fine();
-                let n = ps.bins.len();
+                let n = ps.len;
                 let priorities = (0..8u8)
                     .filter(|p| ps.used & (1 << p) != 0)
                     .map(|p| {
                         let col = |f: fn(&Cell) -> u64| -> Vec<u64> {
-                            ps.bins.iter().map(|b| b.get(usize::from(p)).map_or(0, f)).collect()
+                            ps.bins.get(usize::from(p)).map_or_else(Vec::new, |v| v.iter().map(f).collect())
                         };
                         let pk = ps.peaks.get(usize::from(p)).copied().unwrap_or_default();
                         PrioritySeries {
@@ -350,7 +412,7 @@ pub struct PointSeriesReport {
     /// Index into the report's `points`.
     pub point: u16,
     /// The series' bin width: `base_ns`, doubled as often as the capture's length needed
-    /// to fit 512 bins.
+    /// to fit 256 bins.
     pub bin_ns: u64,
     /// The priorities that carried RoCE or were paused.
     pub priorities: Vec<PrioritySeries>,
@@ -419,8 +481,8 @@ mod tests {
         }
         let r = f.report();
         let p = &r.points[0];
-        // 1 s in at most 512 bins: 10 µs doubled to 2.56 ms (391 bins).
-        assert_eq!(p.bin_ns, 2_560_000);
+        // 1 s in at most 256 bins: 10 µs doubled to 5.12 ms (196 bins).
+        assert_eq!(p.bin_ns, 5_120_000);
         assert!(p.priorities[0].bytes.len() <= MAX_BINS);
         let s = &p.priorities[0];
         assert_eq!(s.priority, 3);

@@ -166,19 +166,29 @@ pub const MAX_BINS: usize = 64;
 
 /// Wire bytes, packets, CE-marked packets, retransmitted packets and CNPs received per
 /// fixed-width time bin since the capture start (what the throughput, CE-rate and CNP-rate
-/// charts draw). The current bin is kept inline, so the per-packet update touches no heap
-/// memory. The bins start at the `--bin` width and widen (merging pairs) past [`MAX_BINS`];
-/// [`FinePeak`] keeps the busiest bins at the starting width however wide the series grows.
+/// charts draw). The bins start at the `--bin` width and widen (merging pairs) past
+/// [`MAX_BINS`]; the busiest bins at the `--bin` width are kept however wide the series grows
+/// ([`Bins::burst`]).
+///
+/// The bin being filled is kept inline at the `--bin` width, so the per-packet update
+/// touches no heap memory; when a packet opens the next one, the last is folded into the
+/// peaks and spilled into the series. A packet older than the bin being filled (merged
+/// captures slightly out of order) goes straight into the series and not the peaks, so a
+/// peak may be missed but is never overstated.
 #[derive(Clone, Debug)]
 pub struct Bins {
     width_ns: u64,
-    /// Times the width doubled: the starting width is `width_ns >> doublings`.
+    /// Times the width doubled: the `--bin` width is `width_ns >> doublings`.
     doublings: u8,
     /// Per bin: [bytes, packets, CE packets, resent packets, CNPs received].
     bins: Vec<[u64; FIGURES]>,
-    cur_idx: u64,
-    cur: [u64; FIGURES],
-    fine: FinePeak,
+    /// The bin being filled, by index at the `--bin` width.
+    fine_idx: u64,
+    fine: [u64; FIGURES],
+    /// The busiest `--bin` bin by bytes: (index, bytes).
+    peak_bytes: (u64, u64),
+    /// The `--bin` bin with most CE marks: (index, CE packets, packets).
+    peak_ce: (u64, u32, u32),
 }
 
 /// Figures per bin.
@@ -190,65 +200,7 @@ const CE: usize = 2;
 const RESENT: usize = 3;
 const CNPS: usize = 4;
 
-/// The busiest bins of a series at its starting (`--bin`) width, kept in constant memory
-/// while the series itself widens: a 10 µs microburst stays a 10 µs figure in an hour-long
-/// capture. Only the bin being filled and the peaks are held.
-///
-/// Packets arrive in time order per flow; one older than the bin being filled (merged
-/// captures slightly out of order) counts in the coarse series but not here, so a peak is
-/// never overstated.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct FinePeak {
-    cur_idx: u64,
-    cur_bytes: u64,
-    cur_packets: u32,
-    cur_ce: u32,
-    /// The busiest bin by bytes: (index, bytes).
-    bytes: (u64, u64),
-    /// The bin with most CE marks: (index, CE packets, packets).
-    ce: (u64, u32, u32),
-}
-
-impl FinePeak {
-    /// Add a packet (or `packets` of a sampled one) in fine bin `idx`.
-    fn add(&mut self, idx: u64, bytes: u64, packets: u64, ce: bool) {
-        if idx != self.cur_idx {
-            if idx < self.cur_idx && self.cur_packets > 0 {
-                return; // an earlier bin, already closed
-            }
-            self.close();
-            self.cur_idx = idx;
-        }
-        let n = u32::try_from(packets).unwrap_or(u32::MAX);
-        self.cur_bytes = self.cur_bytes.saturating_add(bytes);
-        self.cur_packets = self.cur_packets.saturating_add(n);
-        if ce {
-            self.cur_ce = self.cur_ce.saturating_add(n);
-        }
-    }
-
-    /// Fold the bin being filled into the peaks and empty it.
-    fn close(&mut self) {
-        let p = self.settled();
-        *self = FinePeak { cur_idx: self.cur_idx, ..p };
-    }
-
-    /// The peaks with the bin being filled taken into account.
-    fn settled(&self) -> FinePeak {
-        let mut p = FinePeak { cur_bytes: 0, cur_packets: 0, cur_ce: 0, ..*self };
-        if self.cur_packets > 0 {
-            if self.cur_bytes > p.bytes.1 {
-                p.bytes = (self.cur_idx, self.cur_bytes);
-            }
-            if self.cur_ce > p.ce.1 {
-                p.ce = (self.cur_idx, self.cur_ce, self.cur_packets);
-            }
-        }
-        p
-    }
-}
-
-/// The busiest bins of a series at the `--bin` width (see [`FinePeak`]).
+/// The busiest bins of a series at the `--bin` width ([`Bins::burst`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
 pub struct Burst {
     /// The bin width these figures are at (`--bin`).
@@ -273,9 +225,10 @@ impl Bins {
             width_ns: w,
             doublings: 0,
             bins: Vec::new(),
-            cur_idx: 0,
-            cur: [0; FIGURES],
-            fine: FinePeak::default(),
+            fine_idx: 0,
+            fine: [0; FIGURES],
+            peak_bytes: (0, 0),
+            peak_ce: (0, 0, 0),
         }
     }
 
@@ -293,50 +246,71 @@ impl Bins {
     /// Add `packets` packets of `bytes` wire bytes in all at `offset_ns` (a sampled packet
     /// stands for the rate's worth), all CE-marked when `ce`.
     pub fn add_n(&mut self, offset_ns: i64, bytes: u64, packets: u64, ce: bool) {
-        let off = offset_ns.max(0) as u64;
-        self.seek(off);
-        self.cur[BYTES] = self.cur[BYTES].saturating_add(bytes);
-        self.cur[PACKETS] = self.cur[PACKETS].saturating_add(packets);
-        self.cur[CE] = self.cur[CE].saturating_add(if ce { packets } else { 0 });
-        self.fine.add(off / self.base_ns(), bytes, packets, ce);
+        let mut v = [0; FIGURES];
+        v[BYTES] = bytes;
+        v[PACKETS] = packets;
+        v[CE] = if ce { packets } else { 0 };
+        self.put(offset_ns, v);
     }
 
     /// `n` CNPs received (by this data flow's sender) at `offset_ns`.
     pub fn add_cnps(&mut self, offset_ns: i64, n: u64) {
-        self.seek(offset_ns.max(0) as u64);
-        self.cur[CNPS] = self.cur[CNPS].saturating_add(n);
+        let mut v = [0; FIGURES];
+        v[CNPS] = n;
+        self.put(offset_ns, v);
     }
 
-    /// Make the current bin the one holding `off`.
-    fn seek(&mut self, off: u64) {
-        // The current bin covers [cur_idx, cur_idx + 1) widths.
-        let lo = self.cur_idx * self.width_ns;
-        if off < lo || off >= lo + self.width_ns {
-            self.spill();
-            let mut idx = off / self.width_ns;
-            while idx as usize >= MAX_BINS {
-                self.merge();
-                idx = off / self.width_ns;
+    fn put(&mut self, offset_ns: i64, v: [u64; FIGURES]) {
+        let off = offset_ns.max(0) as u64;
+        let base = self.base_ns();
+        if off.wrapping_sub(self.fine_idx.wrapping_mul(base)) >= base {
+            let fi = off / base;
+            if fi < self.fine_idx && self.fine != [0; FIGURES] {
+                // Older than the bin being filled: the series only.
+                self.spill(fi, v);
+                return;
             }
-            self.cur_idx = idx;
+            self.close_fine();
+            self.fine_idx = fi;
+        }
+        for (x, y) in self.fine.iter_mut().zip(v) {
+            *x = x.wrapping_add(y);
         }
     }
 
-    /// Move the current bin into the list.
-    fn spill(&mut self) {
-        if self.cur == [0; FIGURES] {
+    /// Fold the bin being filled into the peaks and the series, and empty it.
+    fn close_fine(&mut self) {
+        if self.fine == [0; FIGURES] {
             return;
         }
-        let i = self.cur_idx as usize;
+        let (i, f) = (self.fine_idx, self.fine);
+        if f[BYTES] > self.peak_bytes.1 {
+            self.peak_bytes = (i, f[BYTES]);
+        }
+        let ce = u32::try_from(f[CE]).unwrap_or(u32::MAX);
+        if ce > self.peak_ce.1 {
+            self.peak_ce = (i, ce, u32::try_from(f[PACKETS]).unwrap_or(u32::MAX));
+        }
+        self.spill(i, f);
+        self.fine = [0; FIGURES];
+    }
+
+    /// Add `v` to the series bin holding `--bin` bin `fine_idx`, widening as needed.
+    fn spill(&mut self, fine_idx: u64, v: [u64; FIGURES]) {
+        let mut idx = fine_idx >> self.doublings;
+        while idx as usize >= MAX_BINS {
+            self.merge();
+            idx = fine_idx >> self.doublings;
+        }
+        let i = idx as usize;
         if self.bins.len() <= i {
             self.bins.resize(i + 1, [0; FIGURES]);
         }
         if let Some(b) = self.bins.get_mut(i) {
-            for (x, c) in b.iter_mut().zip(self.cur) {
-                *x += c;
+            for (x, y) in b.iter_mut().zip(v) {
+                *x = x.saturating_add(y);
             }
         }
-        self.cur = [0; FIGURES];
     }
 
     fn merge(&mut self) {
@@ -355,24 +329,40 @@ impl Bins {
             })
             .collect();
         self.bins = merged;
-        self.cur_idx /= 2;
     }
 
-    /// Bin width.
+    /// Bin width (with the bin being filled spilled: it may widen the series).
     pub fn width_ns(&self) -> u64 {
-        self.width_ns
+        let mut d = self.doublings;
+        if self.fine != [0; FIGURES] {
+            while d < 63 && (self.fine_idx >> d) as usize >= MAX_BINS {
+                d += 1;
+            }
+        }
+        self.width_ns << (d - self.doublings)
     }
 
-    /// One figure per bin, the current bin included.
+    /// The series with the bin being filled spilled into it.
+    fn settled(&self) -> Bins {
+        let mut b = self.clone();
+        b.close_fine();
+        b
+    }
+
+    /// One figure per bin, the bin being filled included.
     fn series(&self, k: usize) -> Vec<u64> {
+        let idx = (self.fine_idx >> self.doublings) as usize;
+        if self.fine != [0; FIGURES] && idx >= MAX_BINS {
+            // Spilling it widens the series: settle a copy.
+            return self.settled().series(k);
+        }
         let mut v: Vec<u64> = self.bins.iter().map(|b| b[k]).collect();
-        let i = self.cur_idx as usize;
-        if self.cur != [0; FIGURES] {
-            if v.len() <= i {
-                v.resize(i + 1, 0);
+        if self.fine != [0; FIGURES] {
+            if v.len() <= idx {
+                v.resize(idx + 1, 0);
             }
-            if let Some(b) = v.get_mut(i) {
-                *b += self.cur[k];
+            if let Some(b) = v.get_mut(idx) {
+                *b += self.fine[k];
             }
         }
         v
@@ -393,9 +383,9 @@ impl Bins {
         self.series(CE)
     }
 
-    /// Mark the packet just added as a retransmission (it is in the current bin).
+    /// Mark the packet just added as a retransmission (it is in the bin being filled).
     pub fn mark_resent(&mut self) {
-        self.cur[RESENT] += 1;
+        self.fine[RESENT] += 1;
     }
 
     /// Retransmitted packets per bin.
@@ -412,20 +402,29 @@ impl Bins {
     /// also handles the capture's last, partial bin).
     pub fn peak_gbps(&self) -> f64 {
         let max = self.bins().into_iter().max().unwrap_or(0);
-        max as f64 * 8.0 / self.width_ns as f64
+        max as f64 * 8.0 / self.width_ns() as f64
     }
 
-    /// The busiest bins at the starting width (see [`FinePeak`]).
+    /// The busiest bins at the starting width (`--bin`), however wide the series grew (the
+    /// bin being filled included).
     pub fn burst(&self) -> Burst {
-        let p = self.fine.settled();
+        let (mut bytes, mut ce) = (self.peak_bytes, self.peak_ce);
+        let (i, f) = (self.fine_idx, self.fine);
+        if f[BYTES] > bytes.1 {
+            bytes = (i, f[BYTES]);
+        }
+        let fce = u32::try_from(f[CE]).unwrap_or(u32::MAX);
+        if fce > ce.1 {
+            ce = (i, fce, u32::try_from(f[PACKETS]).unwrap_or(u32::MAX));
+        }
         let base = self.base_ns();
         Burst {
             bin_ns: base,
-            peak_gbps: p.bytes.1 as f64 * 8.0 / base as f64,
-            peak_offset_ns: p.bytes.0.saturating_mul(base),
-            ce_peak: p.ce.1,
-            ce_peak_packets: p.ce.2,
-            ce_peak_offset_ns: p.ce.0.saturating_mul(base),
+            peak_gbps: bytes.1 as f64 * 8.0 / base as f64,
+            peak_offset_ns: bytes.0.saturating_mul(base),
+            ce_peak: ce.1,
+            ce_peak_packets: ce.2,
+            ce_peak_offset_ns: ce.0.saturating_mul(base),
         }
     }
 }
@@ -487,7 +486,7 @@ impl Bins {
     /// Mean and peak of this series in a capture that lasted `capture_ns` (see [`rates`]).
     pub fn rate(&self, capture_ns: u64) -> Rate {
         let (bytes, packets) = (self.bins(), self.packets());
-        rates(&[Series { width_ns: self.width_ns, bytes: &bytes, packets: &packets }], capture_ns)
+        rates(&[Series { width_ns: self.width_ns(), bytes: &bytes, packets: &packets }], capture_ns)
     }
 }
 

@@ -21,6 +21,7 @@ pub const TRANSPORT: &[Scenario] = &[
     ("uc-loss", "A UC WRITE stream that loses a packet: UC never resends, so the gap is lost data", uc_loss),
     ("early-resend", "A SEND resent 3 us after the original with no NAK in the capture: too soon for an ACK timeout", early_resend),
     ("cc-reaction", "Congestion control per QP: one sender halves its rate after each CNP, one keeps its rate, one gets CNPs 10 us apart (faster than a 50 us pacing), and one keeps getting CE marks after its CNPs stop", cc_reaction),
+    ("microburst", "A steady 1 kB every 100 us for 20 ms with one 12-packet burst in 10 us (half CE-marked) at 10.02 ms, a CNP back, and a PFC pause on priority 3 at 20.5 ms: a 10.5 Gb/s burst that 10 ms bins average to 0.1 Gb/s", microburst),
     ("cm-timeout", "A CM REQ that sets a 4.2 ms local ACK timeout (t=10), then a resend 5 ms after the original: a timeout by that connection's own timer", cm_timeout),
 ];
 
@@ -446,4 +447,46 @@ fn cc_reaction(g: &mut Gen) {
     for q in [a.b_qpn, b.b_qpn, c.b_qpn, d.b_qpn] {
         g.expect_finding("congestion", "info", Some(q));
     }
+}
+
+/// A microburst a 10 ms bin hides (docs/verdicts.md "Microbursts"). Times are set exactly,
+/// from the first frame: 200 steady 1,098-byte WRITEs (1,024 bytes of payload) 100 µs apart,
+/// a burst of 12 of them 800 ns apart from 10.02 ms (one 10 µs bin from the capture start:
+/// 13,176 bytes, 10.54 Gb/s over the bin; the first 6 CE-marked), a CNP back at 10.035 ms,
+/// the ACK at 20 ms, a PFC pause of 65,535 quanta on priority 3 from the responder at 20.5 ms
+/// (335.5 µs at 100G, expiring before the capture's last frame), and an ACK at 21 ms.
+fn microburst(g: &mut Gen) {
+    let t0 = g.t;
+    let mut c = Conn::new(Host::v4(61), Host::v4(62), 0x161, 0x162, 6000);
+    let reth = RethRepr { va: 0x7f50_0000_0000, rkey: 0x88, dma_len: 1024 };
+    let only = || ExtRepr { reth: Some(reth), ..Default::default() };
+    let mut at: Vec<(i64, bool)> = (0..200).map(|k| (k * 100_000, false)).collect();
+    at.extend((0..12).map(|k| (10_020_000 + k * 800, true)));
+    at.sort_unstable();
+    let mut last = c.psn;
+    let mut burst = 0;
+    for (off, in_burst) in at {
+        g.t = t0 + off;
+        c.ecn = if in_burst && burst < 6 { Ecn::Ce } else { Ecn::Ect0 };
+        burst += usize::from(in_burst);
+        last = g.request(&mut c, Opcode::RC_WRITE_ONLY, only(), 1024, off == 19_900_000, Req::New);
+        c.msn = (c.msn + 1) & 0xFF_FFFF;
+        if in_burst && burst == 1 {
+            g.event("ecn_ce", "the burst begins: 12 packets in 10 us, the first 6 CE-marked".into());
+        }
+        if in_burst && burst == 12 {
+            g.t = t0 + 10_035_000;
+            g.cnp(c.b, c.a, c.a_qpn, 48, None);
+            g.event("cnp", "CNP for the burst's CE marks".into());
+        }
+    }
+    c.ecn = Ecn::Ect0;
+    g.t = t0 + 20_000_000;
+    g.ack(&mut c, last);
+    g.t = t0 + 20_500_000;
+    g.pfc(c.b.mac, 1 << 3, [0, 0, 0, 65535, 0, 0, 0, 0], None);
+    g.event("pfc_pause", "PFC pause on priority 3 from the responder, 335.5 us at 100G".into());
+    g.t = t0 + 21_000_000;
+    g.ack(&mut c, last);
+    g.expect_finding("congestion", "info", Some(c.b_qpn));
 }

@@ -153,6 +153,7 @@ pub const TRANSPORT_SAMPLES: &[&str] = &[
     "uc-loss",
     "early-resend",
     "cm-timeout",
+    "microburst",
 ];
 
 /// A tmux session that is killed when dropped.
