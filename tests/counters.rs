@@ -291,3 +291,78 @@ fn the_exporter_serves_the_figures() {
     assert!(String::from_utf8_lossy(&o.stderr)
         .contains("bad.txt: line 1: counter `np_cnp_sent` has the value `x`"));
 }
+
+/// bnxt_en's `ethtool -S` (samples/counters/bnxt-ethtool-*.txt): the frames naming a priority
+/// (XON too) and the paused µs agree with the capture; 802.3x PAUSE counts the XON the
+/// capture's figure leaves out, so the NIC counts one more, which is no finding.
+#[test]
+fn bnxt_ethtool_counters_agree_with_the_capture() {
+    let (b, a) = (path("counters/bnxt-ethtool-before.txt"), path("counters/bnxt-ethtool-after.txt"));
+    let r = report(&["--counters", &b, "--counters", &a, "--counters-host", HOST]);
+    let c = &r["counters"];
+    assert_eq!(c["mode"], "delta");
+    assert_eq!(c["ports"], serde_json::json!(["ethtool -S"]));
+    for (figure, prio, n, counter) in [
+        ("pfc_frames_rx", Some(3), 31, "rx_pfc_ena_frames_pri3"),
+        ("pfc_frames_rx", Some(5), 3, "rx_pfc_ena_frames_pri5"),
+        ("pause_rx_duration_us", Some(3), 9024, "pfc_pri3_rx_duration_us"),
+        ("pause_rx_duration_us", Some(5), 15, "pfc_pri5_rx_duration_us"),
+        ("pfc_frames_tx", Some(3), 0, "tx_pfc_ena_frames_pri3"),
+        ("pause_tx_duration_us", Some(3), 0, "pfc_pri3_tx_duration_us"),
+        ("link_pause_tx", None, 0, "tx_pause_frames"),
+    ] {
+        let x = row(&r, figure, prio);
+        assert_eq!((x["nic"].as_u64(), x["capture"].as_u64()), (Some(n), Some(n)), "{x}");
+        assert_eq!(x["status"], "agree", "{x}");
+        assert_eq!(x["counters"], serde_json::json!([format!("ethtool -S {counter}")]), "{x}");
+    }
+    let pause = row(&r, "link_pause_rx", None);
+    assert_eq!((pause["nic"].as_u64(), pause["capture"].as_u64()), (Some(3), Some(2)), "{pause}");
+    assert_eq!(pause["status"], "nic_more");
+    assert_eq!(pause["counters"], serde_json::json!(["ethtool -S rx_pause_frames"]));
+    let discards = row(&r, "rx_discards", None);
+    assert_eq!((discards["nic"].as_u64(), discards["status"].as_str()), (Some(0), Some("not_compared")));
+    // Every priority's frame counter has its row; no mlx5 figure is filled.
+    let figures = c["figures"].as_array().unwrap();
+    assert_eq!(figures.iter().filter(|x| x["figure"] == "pfc_frames_tx").count(), 8);
+    assert!(!figures.iter().any(|x| x["figure"] == "pause_rx" || x["figure"] == "pause_tx"));
+    assert!(disagreements(&r).is_empty(), "{:?}", disagreements(&r));
+    // Transitions, all-priority totals and ring counters are kept, not mapped.
+    let unmapped = c["unmapped"].as_array().unwrap();
+    for (name, v) in [("pfc_pri3_rx_transitions", 2), ("rx_pfc_frames", 34), ("[0]: rx_ucast_packets", 60)] {
+        assert!(unmapped.iter().any(|u| u["name"] == name && u["value"] == v), "{name}: {unmapped:?}");
+    }
+    // The text report.
+    let demo = path("demo.pcap");
+    let o = run(&["report", "-r", &demo, "--counters", &b, "--counters", &a, "--counters-host", HOST]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.lines().any(|l| l.starts_with("  PFC frames received +XON prio 3") && l.contains(" 31  agree ")),
+        "{text}"
+    );
+    assert!(text.lines().any(|l| l.starts_with("  PAUSE received") && l.contains("nic_more")), "{text}");
+}
+
+/// PFC frames a bnxt NIC sent that the capture never saw: a warning, by the host's MAC.
+#[test]
+fn bnxt_pfc_frames_the_capture_never_saw_are_a_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    let after = std::fs::read_to_string(path("counters/bnxt-ethtool-after.txt")).unwrap();
+    assert!(after.contains("     tx_pfc_ena_frames_pri3: 57\n"));
+    let f = dir.path().join("after.txt");
+    std::fs::write(
+        &f,
+        after.replace("     tx_pfc_ena_frames_pri3: 57\n", "     tx_pfc_ena_frames_pri3: 69\n"),
+    )
+    .unwrap();
+    let b = path("counters/bnxt-ethtool-before.txt");
+    let r = report(&["--counters", &b, "--counters", f.to_str().unwrap(), "--counters-host", HOST]);
+    let x = row(&r, "pfc_frames_tx", Some(3));
+    assert_eq!((x["nic"].as_u64(), x["capture"].as_u64()), (Some(12), Some(0)), "{x}");
+    assert_eq!(x["status"], "capture_misses");
+    let d = disagreements(&r);
+    assert_eq!(d.len(), 1, "{d:?}");
+    assert!(d[0].starts_with(
+        "the NIC sent 12 PFC frames (XON too) on priority 3 (tx_pfc_ena_frames_pri3) while the capture saw none from 02:00:00:00:00:05: the capture misses the NIC's transmit direction"
+    ), "{d:?}");
+}

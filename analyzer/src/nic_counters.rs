@@ -295,6 +295,11 @@ pub enum Figure {
     PauseRx,
     /// PFC pause frames sent on a priority (the NIC was congested and paused its peer).
     PauseTx,
+    /// PFC frames received whose enable vector names the priority, XON (zero quanta) ones
+    /// too (bnxt_en's `rx_pfc_ena_frames_priN`).
+    PfcFramesRx,
+    /// PFC frames sent whose enable vector names the priority, XON (zero quanta) ones too.
+    PfcFramesTx,
     /// Time paused by received PFC pauses, µs.
     PauseRxDurationUs,
     /// Time the NIC's sent PFC pauses held, µs.
@@ -327,6 +332,8 @@ impl Figure {
             Figure::RnrNakReceived => "rnr_nak_received",
             Figure::PauseRx => "pause_rx",
             Figure::PauseTx => "pause_tx",
+            Figure::PfcFramesRx => "pfc_frames_rx",
+            Figure::PfcFramesTx => "pfc_frames_tx",
             Figure::PauseRxDurationUs => "pause_rx_duration_us",
             Figure::PauseTxDurationUs => "pause_tx_duration_us",
             Figure::LinkPauseRx => "link_pause_rx",
@@ -352,6 +359,8 @@ impl Figure {
             Figure::RnrNakReceived => "RNR NAKs received",
             Figure::PauseRx => "PFC pauses received",
             Figure::PauseTx => "PFC pauses sent",
+            Figure::PfcFramesRx => "PFC frames received +XON",
+            Figure::PfcFramesTx => "PFC frames sent +XON",
             Figure::PauseRxDurationUs => "µs paused by pauses received",
             Figure::PauseTxDurationUs => "µs of pauses sent",
             Figure::LinkPauseRx => "PAUSE received",
@@ -365,8 +374,10 @@ impl Figure {
 
 /// `rx_prio3_pause` → 3 for `prefix` `rx_prio` and `suffix` `_pause`.
 fn prio_of(name: &str, prefix: &str, suffix: &str) -> Option<u8> {
-    let p: u8 = name.strip_prefix(prefix)?.strip_suffix(suffix)?.parse().ok()?;
-    (p < 8).then_some(p)
+    match name.strip_prefix(prefix)?.strip_suffix(suffix)?.as_bytes() {
+        [d @ b'0'..=b'7'] => Some(d - b'0'),
+        _ => None,
+    }
 }
 
 /// The canonical figure (and priority) a vendor's counter name maps to (docs/counters.md
@@ -389,8 +400,12 @@ pub fn map_name(name: &str) -> Option<(Figure, Option<u8>)> {
         "tx_pause_ctrl_phy" => Figure::LinkPauseTx,
         "rx_discards_phy" => Figure::RxDiscards,
         "out_of_buffer" => Figure::OutOfBuffer,
+        // bnxt_en ethtool -S (port statistics).
+        "rx_pause_frames" => Figure::LinkPauseRx,
+        "tx_pause_frames" => Figure::LinkPauseTx,
+        "rx_stat_discard" => Figure::RxDiscards,
         _ => {
-            let per_prio: [(&str, &str, Figure); 8] = [
+            let per_prio: [(&str, &str, Figure); 12] = [
                 ("rx_prio", "_pause", Figure::PauseRx),
                 ("tx_prio", "_pause", Figure::PauseTx),
                 ("rx_prio", "_pause_duration", Figure::PauseRxDurationUs),
@@ -400,6 +415,12 @@ pub fn map_name(name: &str) -> Option<(Figure, Option<u8>)> {
                 // Intel ice (E810) ethtool -S.
                 ("rx_priority_", "_xoff.nic", Figure::PauseRx),
                 ("tx_priority_", "_xoff.nic", Figure::PauseTx),
+                // bnxt_en ethtool -S: frames naming the priority (XON too), and µs paused
+                // (from XON -> XOFF to the next XOFF -> XON; extended port statistics).
+                ("rx_pfc_ena_frames_pri", "", Figure::PfcFramesRx),
+                ("tx_pfc_ena_frames_pri", "", Figure::PfcFramesTx),
+                ("pfc_pri", "_rx_duration_us", Figure::PauseRxDurationUs),
+                ("pfc_pri", "_tx_duration_us", Figure::PauseTxDurationUs),
             ];
             return per_prio.iter().find_map(|(pre, suf, f)| prio_of(name, pre, suf).map(|p| (*f, Some(p))));
         }
@@ -533,11 +554,22 @@ struct CaptureSide {
     timeouts: u64,
     resends_received: u64,
     rnr_received: u64,
-    /// Per priority: (frames, paused ns) from the host's MACs; from other MACs.
-    pfc_tx: [(u64, i64); 8],
-    pfc_rx: [(u64, i64); 8],
-    pause_tx: (u64, i64),
-    pause_rx: (u64, i64),
+    /// Per priority: frames from the host's MACs; from other MACs.
+    pfc_tx: [PauseSide; 8],
+    pfc_rx: [PauseSide; 8],
+    pause_tx: PauseSide,
+    pause_rx: PauseSide,
+}
+
+/// The pause frames of one direction (and priority).
+#[derive(Clone, Copy, Default)]
+struct PauseSide {
+    /// Frames with non-zero quanta.
+    frames: u64,
+    /// XON frames (zero quanta).
+    xon: u64,
+    /// Paused time.
+    ns: i64,
 }
 
 fn capture_side(report: &Report, flows: &mut dyn Iterator<Item = FlowReport>, host: &Host) -> CaptureSide {
@@ -563,9 +595,10 @@ fn capture_side(report: &Report, flows: &mut dyn Iterator<Item = FlowReport>, ho
     let by_mac = !host.macs.is_empty();
     for p in &report.pfc {
         let mine = host.macs.contains(&p.src_mac);
-        let add = |slot: &mut (u64, i64)| {
-            slot.0 += p.pause_frames;
-            slot.1 += p.paused_ns;
+        let add = |slot: &mut PauseSide| {
+            slot.frames += p.pause_frames;
+            slot.xon += p.xon_frames;
+            slot.ns += p.paused_ns;
         };
         match p.kind {
             PauseKind::Pfc => {
@@ -682,15 +715,19 @@ pub fn reconcile(
         if by_mac { ("from the host's MAC", "from other MACs") } else { ("from any MAC", "from any MAC") };
     for p in 0..8u8 {
         let i = usize::from(p);
-        add(Figure::PauseRx, Some(p), Some(c.pfc_rx[i].0), format!("PFC pause frames {rx_from}"));
-        add(Figure::PauseTx, Some(p), Some(c.pfc_tx[i].0), format!("PFC pause frames {tx_from}"));
+        let (rx, tx) = (c.pfc_rx[i], c.pfc_tx[i]);
+        add(Figure::PauseRx, Some(p), Some(rx.frames), format!("PFC pause frames {rx_from}"));
+        add(Figure::PauseTx, Some(p), Some(tx.frames), format!("PFC pause frames {tx_from}"));
+        let xon_too = |s: PauseSide| s.frames.saturating_add(s.xon);
+        add(Figure::PfcFramesRx, Some(p), Some(xon_too(rx)), format!("PFC frames (XON too) {rx_from}"));
+        add(Figure::PfcFramesTx, Some(p), Some(xon_too(tx)), format!("PFC frames (XON too) {tx_from}"));
         let us = |ns: i64| u64::try_from(ns / 1000).unwrap_or(0);
-        add(Figure::PauseRxDurationUs, Some(p), Some(us(c.pfc_rx[i].1)), format!("paused time {rx_from}"));
-        add(Figure::PauseTxDurationUs, Some(p), Some(us(c.pfc_tx[i].1)), format!("paused time {tx_from}"));
+        add(Figure::PauseRxDurationUs, Some(p), Some(us(rx.ns)), format!("paused time {rx_from}"));
+        add(Figure::PauseTxDurationUs, Some(p), Some(us(tx.ns)), format!("paused time {tx_from}"));
         add(Figure::RxPrioDiscards, Some(p), None, "not visible (dropped in the NIC)".into());
     }
-    add(Figure::LinkPauseRx, None, Some(c.pause_rx.0), format!("802.3x PAUSE frames {rx_from}"));
-    add(Figure::LinkPauseTx, None, Some(c.pause_tx.0), format!("802.3x PAUSE frames {tx_from}"));
+    add(Figure::LinkPauseRx, None, Some(c.pause_rx.frames), format!("802.3x PAUSE frames {rx_from}"));
+    add(Figure::LinkPauseTx, None, Some(c.pause_tx.frames), format!("802.3x PAUSE frames {tx_from}"));
     add(Figure::RxDiscards, None, None, "not visible (dropped in the NIC)".into());
     add(Figure::OutOfBuffer, None, None, "not visible (dropped in the NIC)".into());
 
@@ -707,6 +744,8 @@ pub fn reconcile(
                 | Figure::SeqErrNakReceived
                 | Figure::PauseRx
                 | Figure::PauseTx
+                | Figure::PfcFramesRx
+                | Figure::PfcFramesTx
                 | Figure::LinkPauseRx
                 | Figure::LinkPauseTx
         )
@@ -716,8 +755,8 @@ pub fn reconcile(
     // captured ones reached the host's link cannot be told (a mirror of several links shows
     // others' too).
     let attributed = |f: Figure| match f {
-        Figure::PauseTx | Figure::LinkPauseTx => by_mac,
-        Figure::PauseRx | Figure::LinkPauseRx => false,
+        Figure::PauseTx | Figure::PfcFramesTx | Figure::LinkPauseTx => by_mac,
+        Figure::PauseRx | Figure::PfcFramesRx | Figure::LinkPauseRx => false,
         _ => by_ip,
     };
     // CNPs reaching the NIC are handled or ignored: the capture's CNPs to the host are set
@@ -794,6 +833,15 @@ fn plural(n: u64, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
+/// `12 PFC pause frames`, as a pause figure counts them.
+fn pause_frames(figure: Figure, n: u64) -> String {
+    match figure {
+        Figure::PauseRx | Figure::PauseTx => plural(n, "PFC pause frame", "PFC pause frames"),
+        Figure::PfcFramesRx | Figure::PfcFramesTx => plural(n, "PFC frame (XON too)", "PFC frames (XON too)"),
+        _ => plural(n, "802.3x PAUSE frame", "802.3x PAUSE frames"),
+    }
+}
+
 fn finding(r: &CounterRow, by_ip: bool, by_mac: bool, host: &Host) -> Option<Finding> {
     let n = r.nic?;
     let c = r.capture?;
@@ -802,24 +850,16 @@ fn finding(r: &CounterRow, by_ip: bool, by_mac: bool, host: &Host) -> Option<Fin
     let macs = host.macs.join(", ");
     let ips = host.ips.iter().map(IpAddr::to_string).collect::<Vec<_>>().join(", ");
     let title = match (r.status, r.figure) {
-        ("capture_misses", Figure::PauseTx | Figure::LinkPauseTx) => {
-            let what = if r.figure == Figure::PauseTx {
-                plural(n, "PFC pause frame", "PFC pause frames")
-            } else {
-                plural(n, "802.3x PAUSE frame", "802.3x PAUSE frames")
-            };
+        ("capture_misses", Figure::PauseTx | Figure::PfcFramesTx | Figure::LinkPauseTx) => {
+            let what = pause_frames(r.figure, n);
             if by_mac {
                 format!("the NIC sent {what}{prio} ({names}) while the capture saw none from {macs}: the capture misses the NIC's transmit direction (or the NIC's pauses never left the host: a capture on the host does not see the pause frames its NIC makes in hardware)")
             } else {
                 format!("the NIC sent {what}{prio} ({names}) and the capture saw none{prio} from any MAC: the capture misses the NIC's transmit direction (or the NIC's pauses never left the host: a capture on the host does not see the pause frames its NIC makes in hardware)")
             }
         }
-        ("capture_misses", Figure::PauseRx | Figure::LinkPauseRx) => {
-            let what = if r.figure == Figure::PauseRx {
-                plural(n, "PFC pause frame", "PFC pause frames")
-            } else {
-                plural(n, "802.3x PAUSE frame", "802.3x PAUSE frames")
-            };
+        ("capture_misses", Figure::PauseRx | Figure::PfcFramesRx | Figure::LinkPauseRx) => {
+            let what = pause_frames(r.figure, n);
             let from = if by_mac { " from its peer" } else { " from any MAC" };
             format!("the NIC received {what}{prio} ({names}) and the capture saw none{prio}{from}: the capture misses the direction towards the NIC (the NIC consumes pause frames in hardware: a capture on the host never sees them; a mirror or tap of the NIC's link does)")
         }
@@ -837,7 +877,7 @@ fn finding(r: &CounterRow, by_ip: bool, by_mac: bool, host: &Host) -> Option<Fin
         }
         ("capture_more", _) => {
             let who = match r.figure {
-                Figure::PauseTx | Figure::LinkPauseTx => macs,
+                Figure::PauseTx | Figure::PfcFramesTx | Figure::LinkPauseTx => macs,
                 _ => ips,
             };
             format!("the capture shows {c} {}{prio} ({who}), more than the NIC counted between the snapshots ({n}, {names}): the counters are another port's or NIC's, the snapshots do not bracket the capture, or the capture holds frames twice", r.capture_figure)
@@ -1053,6 +1093,50 @@ link mlx5_1/1 np_cnp_sent 9
         assert_eq!(map_name("rx_priority_3_xoff.nic"), Some((Figure::PauseRx, Some(3))));
         assert_eq!(map_name("rx_prio3_pause_transition"), None);
         assert_eq!(map_name("rx_packets"), None);
+    }
+
+    /// bnxt_en's `ethtool -S` names (drivers/net/ethernet/broadcom/bnxt/bnxt_ethtool.c).
+    #[test]
+    fn bnxt_names_map() {
+        assert_eq!(map_name("rx_pfc_ena_frames_pri3"), Some((Figure::PfcFramesRx, Some(3))));
+        assert_eq!(map_name("tx_pfc_ena_frames_pri7"), Some((Figure::PfcFramesTx, Some(7))));
+        assert_eq!(map_name("tx_pfc_ena_frames_pri0"), Some((Figure::PfcFramesTx, Some(0))));
+        assert_eq!(map_name("pfc_pri3_rx_duration_us"), Some((Figure::PauseRxDurationUs, Some(3))));
+        assert_eq!(map_name("pfc_pri5_tx_duration_us"), Some((Figure::PauseTxDurationUs, Some(5))));
+        assert_eq!(map_name("rx_pause_frames"), Some((Figure::LinkPauseRx, None)));
+        assert_eq!(map_name("tx_pause_frames"), Some((Figure::LinkPauseTx, None)));
+        assert_eq!(map_name("rx_stat_discard"), Some((Figure::RxDiscards, None)));
+        // Transitions, all-priority PFC totals, per-CoS-queue discards: not mapped.
+        for name in [
+            "pfc_pri3_rx_transitions",
+            "pfc_pri3_tx_transitions",
+            "rx_pfc_frames",
+            "tx_pfc_frames",
+            "rx_pfc_xon2xoff_frames_pri3",
+            "rx_discard_packets_cos3",
+            "tx_stat_discard",
+            "rx_pfc_ena_frames_pri8",
+            "rx_pfc_ena_frames_pri",
+            "rx_pfc_ena_frames_pri33",
+            "pfc_pri3_rx_duration",
+            "[0]: rx_discards",
+        ] {
+            assert_eq!(map_name(name), None, "{name}");
+        }
+        // A priority is one digit 0-7, nothing else.
+        assert_eq!(map_name("rx_prio+3_pause"), None);
+        assert_eq!(map_name("rx_prio03_pause"), None);
+    }
+
+    #[test]
+    fn bnxt_ring_counters_are_not_json() {
+        let t = "NIC statistics:\n     [0]: rx_ucast_packets: 12\n     [1]: tx_discards: 0\n     rx_pfc_ena_frames_pri3: 4\n";
+        let s = parse(t).unwrap();
+        assert_eq!(s.len(), 1);
+        let v = &s[0].values;
+        assert_eq!(v[&(ETHTOOL_PORT.to_string(), "[0]: rx_ucast_packets".to_string())], 12);
+        assert_eq!(v[&(ETHTOOL_PORT.to_string(), "rx_pfc_ena_frames_pri3".to_string())], 4);
+        assert_eq!(v.len(), 3);
     }
 
     #[test]
