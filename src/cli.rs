@@ -484,10 +484,11 @@ pub struct ReportArgs {
     pub threads: Option<u16>,
     /// NIC counters to set beside the capture's figures (a COUNTERS section, and a
     /// `counters_disagree` warning where they disagree): `ethtool -S IFACE` output, `rdma
-    /// statistic show` output, or a dump of `grep -H . /sys/class/infiniband/*/ports/*/hw_counters/*`,
-    /// in any mix. Twice: the snapshots before and after the capture (deltas); once: a file
-    /// holding both (the second after a `# after` line, or a second `NIC statistics:`
-    /// header), or a single snapshot (absolute values, shown but not compared).
+    /// statistic show` output (or `rdma -j statistic show`, JSON), or a dump of
+    /// `grep -H . /sys/class/infiniband/*/ports/*/hw_counters/*`, in any mix. Twice: the
+    /// snapshots before and after the capture (deltas); once: a file holding both (the
+    /// second after a `# after` line, a second `NIC statistics:` header or a second JSON
+    /// document), or a single snapshot (absolute values, shown but not compared).
     /// docs/counters.md.
     #[arg(long, value_name = "FILE")]
     pub counters: Vec<PathBuf>,

@@ -291,3 +291,173 @@ fn the_exporter_serves_the_figures() {
     assert!(String::from_utf8_lossy(&o.stderr)
         .contains("bad.txt: line 1: counter `np_cnp_sent` has the value `x`"));
 }
+
+/// bnxt_en's `ethtool -S` (samples/counters/bnxt-ethtool-*.txt): the frames naming a priority
+/// (XON too) and the paused µs agree with the capture; 802.3x PAUSE counts the XON the
+/// capture's figure leaves out, so the NIC counts one more, which is no finding.
+#[test]
+fn bnxt_ethtool_counters_agree_with_the_capture() {
+    let (b, a) = (path("counters/bnxt-ethtool-before.txt"), path("counters/bnxt-ethtool-after.txt"));
+    let r = report(&["--counters", &b, "--counters", &a, "--counters-host", HOST]);
+    let c = &r["counters"];
+    assert_eq!(c["mode"], "delta");
+    assert_eq!(c["ports"], serde_json::json!(["ethtool -S"]));
+    for (figure, prio, n, counter) in [
+        ("pfc_frames_rx", Some(3), 31, "rx_pfc_ena_frames_pri3"),
+        ("pfc_frames_rx", Some(5), 3, "rx_pfc_ena_frames_pri5"),
+        ("pause_rx_duration_us", Some(3), 9024, "pfc_pri3_rx_duration_us"),
+        ("pause_rx_duration_us", Some(5), 15, "pfc_pri5_rx_duration_us"),
+        ("pfc_frames_tx", Some(3), 0, "tx_pfc_ena_frames_pri3"),
+        ("pause_tx_duration_us", Some(3), 0, "pfc_pri3_tx_duration_us"),
+        ("link_pause_tx", None, 0, "tx_pause_frames"),
+    ] {
+        let x = row(&r, figure, prio);
+        assert_eq!((x["nic"].as_u64(), x["capture"].as_u64()), (Some(n), Some(n)), "{x}");
+        assert_eq!(x["status"], "agree", "{x}");
+        assert_eq!(x["counters"], serde_json::json!([format!("ethtool -S {counter}")]), "{x}");
+    }
+    let pause = row(&r, "link_pause_rx", None);
+    assert_eq!((pause["nic"].as_u64(), pause["capture"].as_u64()), (Some(3), Some(2)), "{pause}");
+    assert_eq!(pause["status"], "nic_more");
+    assert_eq!(pause["counters"], serde_json::json!(["ethtool -S rx_pause_frames"]));
+    let discards = row(&r, "rx_discards", None);
+    assert_eq!((discards["nic"].as_u64(), discards["status"].as_str()), (Some(0), Some("not_compared")));
+    // Every priority's frame counter has its row; no mlx5 figure is filled.
+    let figures = c["figures"].as_array().unwrap();
+    assert_eq!(figures.iter().filter(|x| x["figure"] == "pfc_frames_tx").count(), 8);
+    assert!(!figures.iter().any(|x| x["figure"] == "pause_rx" || x["figure"] == "pause_tx"));
+    assert!(disagreements(&r).is_empty(), "{:?}", disagreements(&r));
+    // Transitions, all-priority totals and ring counters are kept, not mapped.
+    let unmapped = c["unmapped"].as_array().unwrap();
+    for (name, v) in [("pfc_pri3_rx_transitions", 2), ("rx_pfc_frames", 34), ("[0]: rx_ucast_packets", 60)] {
+        assert!(unmapped.iter().any(|u| u["name"] == name && u["value"] == v), "{name}: {unmapped:?}");
+    }
+    // The text report.
+    let demo = path("demo.pcap");
+    let o = run(&["report", "-r", &demo, "--counters", &b, "--counters", &a, "--counters-host", HOST]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.lines().any(|l| l.starts_with("  PFC frames received +XON prio 3") && l.contains(" 31  agree ")),
+        "{text}"
+    );
+    assert!(text.lines().any(|l| l.starts_with("  PAUSE received") && l.contains("nic_more")), "{text}");
+}
+
+/// PFC frames a bnxt NIC sent that the capture never saw: a warning, by the host's MAC.
+#[test]
+fn bnxt_pfc_frames_the_capture_never_saw_are_a_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    let after = std::fs::read_to_string(path("counters/bnxt-ethtool-after.txt")).unwrap();
+    assert!(after.contains("     tx_pfc_ena_frames_pri3: 57\n"));
+    let f = dir.path().join("after.txt");
+    std::fs::write(
+        &f,
+        after.replace("     tx_pfc_ena_frames_pri3: 57\n", "     tx_pfc_ena_frames_pri3: 69\n"),
+    )
+    .unwrap();
+    let b = path("counters/bnxt-ethtool-before.txt");
+    let r = report(&["--counters", &b, "--counters", f.to_str().unwrap(), "--counters-host", HOST]);
+    let x = row(&r, "pfc_frames_tx", Some(3));
+    assert_eq!((x["nic"].as_u64(), x["capture"].as_u64()), (Some(12), Some(0)), "{x}");
+    assert_eq!(x["status"], "capture_misses");
+    let d = disagreements(&r);
+    assert_eq!(d.len(), 1, "{d:?}");
+    assert!(d[0].starts_with(
+        "the NIC sent 12 PFC frames (XON too) on priority 3 (tx_pfc_ena_frames_pri3) while the capture saw none from 02:00:00:00:00:05: the capture misses the NIC's transmit direction"
+    ), "{d:?}");
+}
+
+/// `rdma -j -p statistic show` twice in one file (samples/counters/rdma-json.json): one
+/// snapshot per document, counters per port.
+#[test]
+fn rdma_json_documents_give_deltas_per_port() {
+    let json = path("counters/rdma-json.json");
+    let r = report(&["--counters", &json, "--counters-host", HOST]);
+    let c = &r["counters"];
+    assert_eq!(c["mode"], "delta");
+    assert_eq!(c["ports"], serde_json::json!(["mlx5_0/1", "mlx5_1/1"]));
+    for (figure, n) in [("cnp_handled", 2), ("local_ack_timeout", 1)] {
+        let x = row(&r, figure, None);
+        assert_eq!(
+            (x["nic"].as_u64(), x["capture"].as_u64(), x["status"].as_str()),
+            (Some(n), Some(n), Some("agree"))
+        );
+    }
+    let sent = row(&r, "cnp_sent", None);
+    assert_eq!((sent["nic"].as_u64(), sent["capture"].as_u64()), (Some(7), Some(0)), "{sent}");
+    assert_eq!(sent["status"], "capture_misses");
+    assert_eq!(sent["counters"], serde_json::json!(["mlx5_0/1 np_cnp_sent", "mlx5_1/1 np_cnp_sent"]));
+    assert_eq!(row(&r, "ecn_marked_received", None)["status"], "not_compared");
+    let d = disagreements(&r);
+    assert_eq!(d.len(), 1, "{d:?}");
+    assert!(
+        d[0].starts_with("the NIC sent 7 CNPs (np_cnp_sent) and the capture saw none from 10.0.0.5"),
+        "{d:?}"
+    );
+    let unmapped = c["unmapped"].as_array().unwrap();
+    assert!(unmapped
+        .iter()
+        .any(|u| u["port"] == "mlx5_1/1" && u["name"] == "rx_write_requests" && u["value"] == 3));
+    assert!(!unmapped.iter().any(|u| u["name"] == "ifname" || u["name"] == "port"));
+    // The two documents as two files (before, after): the same rows.
+    let text = std::fs::read_to_string(&json).unwrap();
+    let cut = text.find("} ]\n").unwrap() + 4;
+    let dir = tempfile::tempdir().unwrap();
+    let (fb, fa) = (dir.path().join("before.json"), dir.path().join("after.json"));
+    std::fs::write(&fb, &text[..cut]).unwrap();
+    std::fs::write(&fa, &text[cut..]).unwrap();
+    let two = report(&[
+        "--counters",
+        fb.to_str().unwrap(),
+        "--counters",
+        fa.to_str().unwrap(),
+        "--counters-host",
+        HOST,
+    ]);
+    assert_eq!(two["counters"]["figures"], c["figures"]);
+    // One document alone: absolute values, never compared.
+    let one = report(&["--counters", fb.to_str().unwrap(), "--counters-host", HOST]);
+    assert_eq!(one["counters"]["mode"], "absolute");
+    assert_eq!(row(&one, "cnp_sent", None)["nic"], 13995);
+    assert!(disagreements(&one).is_empty());
+}
+
+/// JSON that is not `rdma -j statistic show`: an error naming the file, the line and what
+/// was expected, before any frame is read.
+#[test]
+fn json_that_is_not_rdma_statistic_show_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let demo = path("demo.pcap");
+    let cases: [(&str, &str, &str); 4] = [
+        (
+            "qp.json",
+            "[ {\n        \"ifindex\": 0,\n        \"port\": 1,\n        \"ifname\": \"mlx5_0\",\n        \"cntn\": 4,\n        \"rx_write_requests\": 0,\n        \"lqpn\": [ 178 ]\n    } ]\n",
+            "qp.json: line 1: a QP counter (`cntn`, `lqpn`: `rdma statistic qp show` output), not a port's: give `rdma -j statistic show`",
+        ),
+        (
+            "other.json",
+            "{\"version\": 1, \"counters\": {\"np_cnp_sent\": 3}}\n",
+            "other.json: line 1: a JSON object without `ifname` (a string) and `port` (a number): not `rdma -j statistic show` output",
+        ),
+        (
+            "cut.json",
+            "[ {\n        \"ifname\": \"mlx5_0\",\n        \"port\": 1,\n        \"np_cnp_sent\": 3\n",
+            "cut.json: line 5: not valid JSON (EOF while parsing an object) in the JSON document that starts on line 1",
+        ),
+        (
+            "state.json",
+            "[{\"ifname\":\"mlx5_0\",\"port\":1,\"state\":\"ACTIVE\"}]\n",
+            "state.json: line 1: counter `state` of `mlx5_0/1` has the value `\"ACTIVE\"`, not a whole number",
+        ),
+    ];
+    for (name, body, want) in cases {
+        let f = dir.path().join(name);
+        std::fs::write(&f, body).unwrap();
+        let o = run(&["report", "-r", &demo, "--counters", f.to_str().unwrap()]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{name}: {err}");
+        assert!(o.stdout.is_empty(), "{name}: no report before the error");
+        assert!(err.contains(want), "{name}: {err}");
+        assert_eq!(err.lines().count(), 1, "{name}: said once: {err}");
+    }
+}
