@@ -444,7 +444,8 @@ fn burst_lines(o: &mut String, sr: &StreamedReport<'_>) {
     let width = fmt_width(tl.base_ns);
     let link = r.config.link_speed_bps as f64 / 1e9;
     let at = |off: u64| format!("+{:.3} ms", off as f64 / 1e6);
-    let of_link = |g: f64| if link > 0.0 { format!(", {:.0}% of {link:.0}G", g / link * 100.0) } else { String::new() };
+    let of_link =
+        |g: f64| if link > 0.0 { format!(", {:.0}% of {link:.0}G", g / link * 100.0) } else { String::new() };
     let _ = writeln!(
         o,
         "\nMICROBURSTS (the busiest {width} bins, --bin sets the width; link speed {link:.0}G, --link-speed)"
@@ -473,7 +474,8 @@ fn burst_lines(o: &mut String, sr: &StreamedReport<'_>) {
                 of_link(pk.gbps)
             );
             if pk.ce > 0 {
-                line += &format!("; most CE: {} of {} packets at {}", pk.ce, pk.ce_packets, at(pk.ce_offset_ns));
+                line +=
+                    &format!("; most CE: {} of {} packets at {}", pk.ce, pk.ce_packets, at(pk.ce_offset_ns));
             }
             if pk.cnps > 0 {
                 line += &format!("; most CNPs: {} at {}", pk.cnps, at(pk.cnps_offset_ns));
@@ -484,7 +486,12 @@ fn burst_lines(o: &mut String, sr: &StreamedReport<'_>) {
     for f in sr.top_bursts(BURST_FLOWS) {
         let b = &f.throughput.burst;
         let ce = if b.ce_peak > 0 {
-            format!("; most CE: {} of {} packets at {}", b.ce_peak, b.ce_peak_packets, at(b.ce_peak_offset_ns))
+            format!(
+                "; most CE: {} of {} packets at {}",
+                b.ce_peak,
+                b.ce_peak_packets,
+                at(b.ce_peak_offset_ns)
+            )
         } else {
             String::new()
         };
