@@ -308,3 +308,29 @@ fn a_bad_counter_file_is_an_error_before_the_terminal() {
     assert!(err.contains("bad.txt: line 2: counter `tx_prio3_pause` has the value `many`"), "{err}");
     assert!(!err.contains("\x1b[?1049h") && o.stdout.is_empty(), "never entered the terminal");
 }
+
+#[test]
+fn the_congestion_screen_charts_priorities_and_qps() {
+    // `6`: per priority the CE, CNP and pause rates on one time axis, then the QPs most
+    // marked (the sender that does not react first); Enter opens that QP's detail.
+    let sample = common::root().join("samples/cc-reaction.pcap");
+    let cmd = format!("{} tui -r {} --bin 10us; sleep 30", bin(), sample.display());
+    let Some(t) = Tmux::start(&cmd) else { return };
+    t.wait_for("4 of 4");
+    t.keys(&["6"]);
+    let s = t.wait_for("QPs by CE marks");
+    assert!(s.contains("cc-reaction.pcap | 0 to +2.628 ms | a column is"), "{s}");
+    assert!(s.contains("--bin 10 µs"), "{s}");
+    let row = |text: &str| s.lines().find(|l| l.contains(text)).unwrap_or_else(|| panic!("{text}:\n{s}"));
+    assert!(row("prio 3: 1494 pkts").contains("Gb/s"), "{s}");
+    assert!(row("98 CE (6.6%)").contains("CE %"), "{s}");
+    assert!(row("prio 6: 24 CNPs only").contains("CNP/s"), "{s}");
+    assert!(s.contains("busiest 10 µs: 8.67 Gb/s at +0.000 ms; most CE 2/2 at +2.270 ms"), "{s}");
+    assert!(row("> 10.0.0.57 → 10.0.0.58").contains("CE %"), "{s}");
+    assert!(row("QP 0x152 p3: 73 CE, 2 CNPs").contains("CNP/s"), "{s}");
+    t.keys(&["Enter"]);
+    let s = t.wait_for("events");
+    assert!(s.contains("10.0.0.57 → 10.0.0.58 QP 0x000152"), "{s}");
+    assert!(s.contains("burst: busiest 10 µs: 1.74 Gb/s at +2.120 ms, most CE 2/2 at +2.270 ms"), "{s}");
+    t.keys(&["q"]);
+}

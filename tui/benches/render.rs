@@ -72,6 +72,7 @@ fn bench(c: &mut Criterion) {
         ("qps-10k-sorted-by-ce", vec![Action::SortNext; 7]),
         ("packets-5k", vec![Action::Screen(2)]),
         ("findings", vec![Action::Screen(5)]),
+        ("congestion-10k", vec![Action::Screen(6)]),
     ] {
         let mut app = App::default();
         app.update(snap.clone());
@@ -83,6 +84,19 @@ fn bench(c: &mut Criterion) {
     // A new snapshot arrives (4 times a second): the rows are rebuilt and sorted once.
     let mut app = App::default();
     g.bench_function("qps-10k-new-snapshot", |b| {
+        b.iter_batched(
+            || snap.clone(),
+            |s| {
+                app.update(s);
+                term.draw(|f| view::draw(f, &mut app, t)).map(|_| ())
+            },
+            criterion::BatchSize::LargeInput,
+        )
+    });
+    // The same on the Congestion screen: the QPs ranked once for the new snapshot.
+    let mut app = App::default();
+    app.act(Action::Screen(6));
+    g.bench_function("congestion-10k-new-snapshot", |b| {
         b.iter_batched(
             || snap.clone(),
             |s| {

@@ -1,5 +1,6 @@
 //! UI state and what each action does to it. No terminal here: tests drive it directly.
 
+use crate::congestion::{rank_qps, QpRanking, MAX_QP_ROWS};
 use crate::filter::{Filter, Row};
 use crate::keys::Action;
 use crate::snapshot::Snapshot;
@@ -21,12 +22,14 @@ pub enum Screen {
     Audit,
     /// Findings, worst first.
     Findings,
+    /// CE, CNP and pause rates per priority and per QP on one time axis.
+    Congestion,
 }
 
 impl Screen {
     /// Tab order.
-    pub const ALL: [Screen; 5] =
-        [Screen::Qps, Screen::Packets, Screen::Pause, Screen::Audit, Screen::Findings];
+    pub const ALL: [Screen; 6] =
+        [Screen::Qps, Screen::Packets, Screen::Pause, Screen::Audit, Screen::Findings, Screen::Congestion];
 
     /// Tab title.
     pub fn title(self) -> &'static str {
@@ -36,6 +39,7 @@ impl Screen {
             Screen::Pause => "3 Pause",
             Screen::Audit => "4 Audit",
             Screen::Findings => "5 Findings",
+            Screen::Congestion => "6 Congestion",
         }
     }
 
@@ -262,8 +266,10 @@ pub struct App {
     pub packet_open: Option<u64>,
     /// Packets shown only for these flows (from a QP detail), else all.
     pub packet_flows: Option<Vec<usize>>,
-    /// Selected row per screen.
-    pub selected: [usize; 5],
+    /// Selected row per screen (in [`Screen::ALL`] order).
+    pub selected: [usize; 6],
+    /// Congestion screen: the capture point shown (index into `Report::timeline.points`).
+    pub point: usize,
     /// Sort column and whether reversed.
     pub sort: (Column, bool),
     /// The view is frozen: new snapshots are kept aside.
@@ -303,7 +309,12 @@ pub struct App {
     row_cache: RefCell<Option<(RowsKey, Rc<Rows>)>>,
     /// Every row of the shown snapshot for (generation, by_flow), before sort and filter.
     all_rows_cache: RefCell<Option<AllRows>>,
+    /// The Congestion screen's QPs for (generation, point).
+    congestion_cache: RefCell<Option<Ranked>>,
 }
+
+/// The Congestion screen's QPs, for (generation, point).
+type Ranked = ((u64, usize), Rc<QpRanking>);
 
 /// Every row of a snapshot, for (generation, by_flow).
 type AllRows = ((u64, bool), Arc<Vec<QpRow>>);
@@ -353,7 +364,8 @@ impl Default for App {
             detail: None,
             packet_open: None,
             packet_flows: None,
-            selected: [0; 5],
+            selected: [0; 6],
+            point: 0,
             sort: (Column::Health, false),
             frozen: false,
             shown: None,
@@ -373,6 +385,7 @@ impl Default for App {
             generation: 0,
             row_cache: RefCell::new(None),
             all_rows_cache: RefCell::new(None),
+            congestion_cache: RefCell::new(None),
         }
     }
 }
@@ -405,6 +418,12 @@ impl App {
         let anchor =
             self.detail.and_then(|d| self.shown.as_ref()?.report.connections.get(d)?.flows.first().copied());
         self.detail = anchor.and_then(|f| s.report.connections.iter().position(|c| c.flows.contains(&f)));
+        // The Congestion screen stays on its capture point when a new one starts charting.
+        let point =
+            self.shown.as_ref().and_then(|o| o.report.timeline.points.get(self.point)).map(|p| p.point);
+        if let Some(i) = point.and_then(|id| s.report.timeline.points.iter().position(|p| p.point == id)) {
+            self.point = i;
+        }
         // The old picture can hold a million flows: freeing it takes long enough to be
         // felt, so it goes on a thread of its own.
         if let Some(old) = self.shown.replace(s) {
@@ -425,12 +444,18 @@ impl App {
     /// a cleared analysis, a filter).
     fn clamp_selection(&mut self) {
         let Some(s) = &self.shown else { return };
+        self.point = self.point.min(s.report.timeline.points.len().saturating_sub(1));
+        // The Congestion screen's QPs are ranked when that screen is shown (its draw keeps
+        // the selection within them meanwhile).
+        let congestion =
+            if self.screen == Screen::Congestion { self.congestion_rows().len() } else { usize::MAX };
         let counts = [
             self.rows().len(),
             self.packet_rows(s).len(),
             s.report.pfc.len(),
             s.report.audit.violations.len(),
             s.report.findings.len(),
+            congestion,
         ];
         for (sel, n) in self.selected.iter_mut().zip(counts) {
             *sel = (*sel).min(n.saturating_sub(1));
@@ -521,7 +546,28 @@ impl App {
             Screen::Pause => s.report.pfc.len(),
             Screen::Audit => s.report.audit.violations.len(),
             Screen::Findings => s.report.findings.len(),
+            Screen::Congestion => self.congestion_rows().len(),
         }
+    }
+
+    /// The Congestion screen's QPs at the point shown: the most marked first (see
+    /// [`rank_qps`]), ranked once per snapshot and point.
+    pub fn congestion_rows(&self) -> Rc<QpRanking> {
+        let key = (self.generation, self.point);
+        if let Some((k, rows)) = &*self.congestion_cache.borrow() {
+            if *k == key {
+                return Rc::clone(rows);
+            }
+        }
+        let rows = Rc::new(match &self.shown {
+            Some(s) => {
+                let point = s.report.timeline.points.get(self.point).map(|p| p.point);
+                rank_qps(&s.report, point, MAX_QP_ROWS)
+            }
+            None => QpRanking::default(),
+        });
+        *self.congestion_cache.borrow_mut() = Some((key, Rc::clone(&rows)));
+        rows
     }
 
     /// Frames on the Packets screen (oldest first), narrowed to a QP when asked.
@@ -615,8 +661,16 @@ impl App {
                 self.detail = None;
                 self.packet_flows = None;
                 self.packet_open = None;
-                self.selected = [0; 5];
+                self.selected = [0; 6];
+                self.point = 0;
             }
+            Action::PrevPoint | Action::NextPoint if self.screen == Screen::Congestion => {
+                let n = self.shown.as_ref().map_or(0, |s| s.report.timeline.points.len()).max(1);
+                self.point =
+                    if a == Action::NextPoint { (self.point + 1) % n } else { (self.point + n - 1) % n };
+                self.selected[Screen::Congestion.index()] = 0;
+            }
+            Action::PrevPoint | Action::NextPoint => {}
             Action::ToggleFlows => {
                 self.by_flow = !self.by_flow;
                 self.selected[0] = 0;
@@ -675,6 +729,18 @@ impl App {
                         self.selected[1] = i;
                         self.packet_open = Some(e.frame);
                     }
+                }
+            }
+            Screen::Congestion => {
+                // A QP row: its connection's detail, on the QPs screen.
+                let rows = self.congestion_rows();
+                let Some(flow) = rows.flows.get(self.selected[Screen::Congestion.index()]).copied() else {
+                    return;
+                };
+                let conn = s.report.connections.iter().position(|c| c.flows.contains(&flow));
+                if conn.is_some() {
+                    self.screen = Screen::Qps;
+                    self.detail = conn;
                 }
             }
             Screen::Pause | Screen::Audit => {}

@@ -39,13 +39,18 @@ pub enum Action {
     Clear,
     /// QPs screen: one row per connection, or per flow (one direction).
     ToggleFlows,
+    /// Congestion screen: the previous capture point.
+    PrevPoint,
+    /// Congestion screen: the next capture point.
+    NextPoint,
     /// Show or hide the key list.
     Help,
 }
 
 /// A binding: key label, its characters or names, the action, and what the help says.
 pub struct Binding {
-    /// How the help shows it.
+    /// How the help shows it; empty: the help line of a binding before it covers it too
+    /// (`1-6`, `[, ]`, `Tab, Shift-Tab`).
     pub label: &'static str,
     /// Characters that trigger it.
     pub chars: &'static [char],
@@ -81,17 +86,31 @@ pub const KEYS: &[Binding] = &[
         action: Action::PrevScreen,
         help: "previous screen",
     },
-    Binding { label: "1", chars: &['1'], names: &[], action: Action::Screen(1), help: "QPs" },
-    Binding { label: "2", chars: &['2'], names: &[], action: Action::Screen(2), help: "Packets" },
+    // The screens: one help line for the six (the others' labels are empty).
     Binding {
-        label: "3",
+        label: "1-6",
+        chars: &['1'],
+        names: &[],
+        action: Action::Screen(1),
+        help: "screens: QPs, Packets, Pause, Audit, Findings, Congestion",
+    },
+    Binding { label: "", chars: &['2'], names: &[], action: Action::Screen(2), help: "Packets" },
+    Binding {
+        label: "",
         chars: &['3'],
         names: &[],
         action: Action::Screen(3),
         help: "Pause (PFC timelines)",
     },
-    Binding { label: "4", chars: &['4'], names: &[], action: Action::Screen(4), help: "Audit" },
-    Binding { label: "5", chars: &['5'], names: &[], action: Action::Screen(5), help: "Findings" },
+    Binding { label: "", chars: &['4'], names: &[], action: Action::Screen(4), help: "Audit" },
+    Binding { label: "", chars: &['5'], names: &[], action: Action::Screen(5), help: "Findings" },
+    Binding {
+        label: "",
+        chars: &['6'],
+        names: &[],
+        action: Action::Screen(6),
+        help: "Congestion (CE, CNP, pause per priority and QP)",
+    },
     Binding { label: "k, Up", chars: &['k'], names: &["up"], action: Action::Up, help: "move up" },
     Binding { label: "j, Down", chars: &['j'], names: &["down"], action: Action::Down, help: "move down" },
     Binding { label: "PgUp, Ctrl-B", chars: &[], names: &["pgup"], action: Action::PageUp, help: "page up" },
@@ -109,7 +128,7 @@ pub const KEYS: &[Binding] = &[
         chars: &['l'],
         names: &["enter"],
         action: Action::Enter,
-        help: "open: QP detail, packet tree, finding target",
+        help: "open: QP detail, packet tree, a finding's target, a QP (6)",
     },
     Binding { label: "Esc, h", chars: &['h'], names: &["esc"], action: Action::Back, help: "back" },
     Binding {
@@ -148,6 +167,14 @@ pub const KEYS: &[Binding] = &[
         action: Action::ToggleFlows,
         help: "QPs: a row per connection or per direction (flow)",
     },
+    Binding {
+        label: "[, ]",
+        chars: &['['],
+        names: &[],
+        action: Action::PrevPoint,
+        help: "Congestion: previous / next capture point",
+    },
+    Binding { label: "", chars: &[']'], names: &[], action: Action::NextPoint, help: "next capture point" },
     Binding { label: "?", chars: &['?'], names: &[], action: Action::Help, help: "this help" },
 ];
 

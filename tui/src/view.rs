@@ -1,6 +1,7 @@
 //! Rendering: header, tabs, the current screen, footer, help. Pure functions of the state.
 
 use crate::app::{App, Screen};
+use crate::congestion::{fmt_dur, resample};
 use crate::keys::KEYS;
 use crate::snapshot::FrameLine;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -76,6 +77,7 @@ pub fn draw(f: &mut Frame<'_>, app: &mut App, tree: TreeFn<'_>) {
         Screen::Pause => draw_pause(f, app, body),
         Screen::Audit => draw_audit(f, app, body),
         Screen::Findings => draw_findings(f, app, body),
+        Screen::Congestion => crate::congestion::draw(f, app, body),
     }
     draw_footer(f, app, footer);
     if app.help {
@@ -316,7 +318,7 @@ fn draw_detail(f: &mut Frame<'_>, app: &App, area: Rect) {
     let Some(c) = app.detail.and_then(|d| s.report.connections.get(d)) else { return };
     let flows: Vec<_> = c.flows.iter().filter_map(|i| s.report.flows.get(*i).map(|fl| (*i, fl))).collect();
     let [top, spark, events] =
-        Layout::vertical([Constraint::Length(12), Constraint::Length(6), Constraint::Min(3)]).areas(area);
+        Layout::vertical([Constraint::Length(13), Constraint::Length(6), Constraint::Min(3)]).areas(area);
     let cols = Layout::horizontal(vec![Constraint::Ratio(1, flows.len().max(1) as u32); flows.len().max(1)])
         .split(top);
     for ((_, fl), col) in flows.iter().zip(cols.iter()) {
@@ -401,6 +403,7 @@ fn draw_detail(f: &mut Frame<'_>, app: &App, area: Rect) {
                 fl.throughput.mean_gbps,
                 fl.throughput.peak_gbps
             )),
+            Line::from(burst_text(&fl.throughput.burst)),
         ];
         let title = format!(" {} → {} QP 0x{:06x} ", fl.src, fl.dst, fl.dest_qp);
         f.render_widget(
@@ -408,32 +411,59 @@ fn draw_detail(f: &mut Frame<'_>, app: &App, area: Rect) {
             *col,
         );
     }
+    let axis_ns = crate::congestion::capture_axis_ns(&s.report);
     let scols = Layout::horizontal(vec![Constraint::Ratio(1, flows.len().max(1) as u32); flows.len().max(1)])
         .split(spark);
     for ((_, fl), col) in flows.iter().zip(scols.iter()) {
-        let [tp, ce, rs] =
-            Layout::horizontal([Constraint::Ratio(2, 5), Constraint::Ratio(3, 10), Constraint::Ratio(3, 10)])
-                .areas(*col);
+        // Shares that keep each title whole in a half of 160 columns.
+        let [tp, ce, cn, rs] = Layout::horizontal([
+            Constraint::Fill(26),
+            Constraint::Fill(21),
+            Constraint::Fill(17),
+            Constraint::Fill(16),
+        ])
+        .areas(*col);
         let t = &fl.throughput;
-        let bin = if t.bin_ns >= 1_000_000 {
-            format!("{} ms", t.bin_ns / 1_000_000)
-        } else {
-            format!("{} µs", t.bin_ns / 1000)
-        };
-        let title = format!(" Gb/s /{bin}, peak {:.2} ", t.peak_gbps);
-        f.render_widget(Sparkline::default().block(Block::bordered().title(title)).data(&t.bins), tp);
+        // Every chart on the capture's time axis (as the Congestion screen's): the bins
+        // resampled onto the chart's columns, so a flow late in the capture is drawn where
+        // it was, and both directions line up.
+        let cols = |r: Rect| usize::from(r.width.saturating_sub(2));
+        let on = |v: &[u64], r: Rect| resample(v, t.bin_ns, axis_ns, cols(r));
+        // Sparklines take integers: thousandths keep a fraction of a packet per column.
+        let milli =
+            |v: Vec<f64>| -> Vec<u64> { v.into_iter().map(|x| (x * 1000.0).round() as u64).collect() };
+        let title = format!(" Gb/s /{}, peak {:.2} ", fmt_dur(t.bin_ns as f64), t.peak_gbps);
+        f.render_widget(
+            Sparkline::default().block(Block::bordered().title(title)).data(milli(on(&t.bins, tp))),
+            tp,
+        );
         // CE marks per 1000 packets in each bin: DCQCN's input, over time.
         let permille: Vec<u64> =
             t.ce.iter().zip(&t.packets).map(|(c, p)| if *p > 0 { c * 1000 / p } else { 0 }).collect();
         let peak = permille.iter().copied().max().unwrap_or(0);
         let title = format!(" CE %, peak {:.1}% ", peak as f64 / 10.0);
+        let shown: Vec<u64> = on(&t.ce, ce)
+            .iter()
+            .zip(on(&t.packets, ce))
+            .map(|(c, p)| if p > 0.0 { (c * 1000.0 / p).round().min(1000.0) as u64 } else { 0 })
+            .collect();
         f.render_widget(
             Sparkline::default()
                 .block(Block::bordered().title(title))
                 .style(Style::new().fg(Color::Yellow))
                 .max(1000)
-                .data(&permille),
+                .data(shown),
             ce,
+        );
+        // CNPs this (data) flow's sender received per bin: DCQCN's brake, under the CE marks.
+        let cnps: u64 = t.cnps.iter().sum();
+        let title = format!(" CNPs back: {cnps} ");
+        f.render_widget(
+            Sparkline::default()
+                .block(Block::bordered().title(title))
+                .style(Style::new().fg(Color::Magenta))
+                .data(milli(on(&t.cnps, cn))),
+            cn,
         );
         // Resent packets per bin: when the flow was recovering from loss.
         let resent: u64 = t.resent.iter().sum();
@@ -442,7 +472,7 @@ fn draw_detail(f: &mut Frame<'_>, app: &App, area: Rect) {
             Sparkline::default()
                 .block(Block::bordered().title(title))
                 .style(Style::new().fg(Color::Red))
-                .data(&t.resent),
+                .data(milli(on(&t.resent, rs))),
             rs,
         );
     }
@@ -474,6 +504,18 @@ fn draw_detail(f: &mut Frame<'_>, app: &App, area: Rect) {
     let title =
         format!(" events ({} ↔ {}, paired by {}) — Enter: its packets, Esc: back ", c.a, c.b, c.pairing);
     f.render_widget(Paragraph::new(lines).block(Block::bordered().title(title)), events);
+}
+
+/// A flow's microburst figures: its busiest bins at the `--bin` width.
+fn burst_text(b: &rocescope_analyzer::stats::Burst) -> String {
+    let at = |ns: u64| format!("+{:.3} ms", ns as f64 / 1e6);
+    let bin = fmt_dur(b.bin_ns as f64);
+    let ce = if b.ce_peak > 0 {
+        format!("most CE {}/{} at {}", b.ce_peak, b.ce_peak_packets, at(b.ce_peak_offset_ns))
+    } else {
+        "no CE".into()
+    };
+    format!("burst: busiest {bin}: {:.2} Gb/s at {}, {ce}", b.peak_gbps, at(b.peak_offset_ns))
 }
 
 fn draw_packets(f: &mut Frame<'_>, app: &App, area: Rect, tree: TreeFn<'_>) {
@@ -761,7 +803,9 @@ fn draw_findings(f: &mut Frame<'_>, app: &App, area: Rect) {
 
 fn draw_help(f: &mut Frame<'_>, area: Rect) {
     let w = area.width.min(76);
-    let h = (KEYS.len() as u16 + 2).min(area.height);
+    // Bindings without a label are covered by the line before theirs.
+    let shown = KEYS.iter().filter(|b| !b.label.is_empty()).count();
+    let h = (u16::try_from(shown).unwrap_or(u16::MAX).saturating_add(2)).min(area.height);
     let r = Rect { x: area.x + (area.width - w) / 2, y: area.y + (area.height - h) / 2, width: w, height: h };
     let lines: Vec<Line<'_>> = KEYS
         .iter()

@@ -333,7 +333,7 @@ fn state_survives_shrinking_snapshots_and_clear() {
     assert!(app.packet_flows.is_some());
     app.act(Action::Clear);
     assert!(app.clear_requested && app.detail.is_none() && app.packet_flows.is_none());
-    assert_eq!(app.selected, [0; 5]);
+    assert_eq!(app.selected, [0; 6]);
     // A click below the last row selects the last row.
     let mut app = app_with(small);
     app.select_qp_row(1000);
@@ -558,4 +558,169 @@ fn pulses_move_the_header_between_snapshots_but_not_a_frozen_view() {
     app.pulse(&rocescope_tui::Pulse { packets: 999_999, ..pulse });
     let screen = render(&mut app, 160, 20);
     assert!(screen.contains("123456 packets") && !screen.contains("999999"), "{screen}");
+}
+
+/// A sample analysed at `--bin 10us`, as `rocescope tui --bin 10us` does.
+fn snapshot_10us(name: &str) -> Snapshot {
+    snapshot_with(name, Config { bin_ns: 10_000, ..Config::default() })
+}
+
+/// Terminal sizes down to nothing: the screen must draw at each without a panic.
+const TINY: [(u16, u16); 7] = [(20, 5), (0, 0), (1, 1), (10, 3), (40, 8), (60, 15), (160, 6)];
+
+#[test]
+fn congestion_screen_on_demo() {
+    let mut app = app_with(snapshot_10us("demo.pcap"));
+    // Screen 6, after Findings in Tab order, before QPs.
+    app.act(Action::Screen(5));
+    app.act(Action::NextScreen);
+    assert_eq!(app.screen, Screen::Congestion);
+    let screen = render(&mut app, 160, 45);
+    insta::assert_snapshot!("congestion_demo", screen);
+    assert!(screen.contains("| 6 Congestion"), "{screen}");
+    assert!(screen.contains("demo.pcap | 0 to +79.510 ms | a column is 736 µs | --bin 10 µs"), "{screen}");
+    // Per priority: its rows, the pauses, the busiest bins at --bin.
+    for text in [
+        "prio 3: 133 pkts",
+        "4 CE (3.0%)",
+        "9.02 ms paused",
+        "prio 5: 15.4 µs paused",
+        "prio 6: 3 CNPs only",
+        "link: 5.12 µs paused",
+        "busiest 10 µs: 13.36 Gb/s at +0.050 ms; most CE 2/4 at +68.890 ms",
+    ] {
+        assert!(screen.contains(text), "{text}:\n{screen}");
+    }
+    // The QPs: the marked one first, then those that got CNPs.
+    let qps: Vec<&str> = screen.lines().filter(|l| l.contains("QP 0x")).collect();
+    assert_eq!(qps.len(), 3, "{screen}");
+    assert!(qps[0].contains("QP 0x72 p3: 4 CE, 2 CNPs"), "{qps:?}");
+    let screen = render(&mut app, 80, 24);
+    insta::assert_snapshot!("congestion_demo_80x24", screen);
+    assert!(screen.contains("prio 3: 133 pkts") && screen.contains("10.0.0.5 → 10.0.0.6"), "{screen}");
+    app.act(Action::NextScreen);
+    assert_eq!(app.screen, Screen::Qps, "Tab wraps to QPs");
+    app.act(Action::PrevScreen);
+    assert_eq!(app.screen, Screen::Congestion);
+    for (w, h) in TINY {
+        let _ = render(&mut app, w, h);
+    }
+}
+
+#[test]
+fn congestion_screen_on_cc_reaction() {
+    let mut app = app_with(snapshot_10us("cc-reaction.pcap"));
+    app.act(Action::Screen(6));
+    let screen = render(&mut app, 160, 45);
+    insta::assert_snapshot!("congestion_cc_reaction", screen);
+    assert!(screen.contains("prio 3: 1494 pkts") && screen.contains("98 CE (6.6%)"), "{screen}");
+    assert!(screen.contains("prio 6: 24 CNPs only"), "{screen}");
+    // Ranked by CE marks, then CNPs received: the sender that does not react comes first.
+    let rows = app.congestion_rows();
+    assert!(rows.congested);
+    let shown = app.shown.clone().expect("snapshot");
+    let ce: Vec<u64> = rows.flows.iter().map(|i| shown.report.flows[*i].ecn.ce).collect();
+    assert_eq!(ce, [73, 9, 8, 8]);
+    let qps: Vec<&str> = screen.lines().filter(|l| l.contains("QP 0x")).collect();
+    assert!(qps[0].contains("QP 0x152 p3: 73 CE, 2 CNPs"), "{qps:?}");
+    assert!(
+        screen.lines().any(|l| l.starts_with("│> 10.0.0.57 → 10.0.0.58") && l.contains("CE %")),
+        "{screen}"
+    );
+    let screen = render(&mut app, 80, 24);
+    insta::assert_snapshot!("congestion_cc_reaction_80x24", screen);
+    // Down, Enter: that QP's detail on the QPs screen, with its microbursts and CNPs.
+    app.act(Action::Down);
+    assert_eq!(app.selected[5], 1);
+    app.act(Action::Enter);
+    assert_eq!(app.screen, Screen::Qps);
+    let conn = app.detail.expect("detail open");
+    assert!(shown.report.connections[conn].flows.contains(&rows.flows[1]));
+    let screen = render(&mut app, 160, 45);
+    insta::assert_snapshot!("qp_detail_cc_reaction", screen);
+    assert!(
+        screen.contains("burst: busiest 10 µs: 0.88 Gb/s at +1.800 ms, most CE 1/1 at +1.800 ms"),
+        "{screen}"
+    );
+    assert!(screen.contains("CNPs back: 8"), "{screen}");
+    // Esc: back to the QPs list; 6 returns to the same row.
+    app.act(Action::Back);
+    app.act(Action::Screen(6));
+    assert_eq!(app.selected[5], 1);
+    for (w, h) in TINY {
+        let _ = render(&mut app, w, h);
+    }
+}
+
+#[test]
+fn congestion_screen_without_congestion_or_roce() {
+    // RoCE, no CE marks, CNPs or pauses: says so; the QPs by their busiest bin.
+    let mut app = app_with(snapshot_10us("rc-normal.pcap"));
+    app.act(Action::Screen(6));
+    let screen = render(&mut app, 160, 30);
+    insta::assert_snapshot!("congestion_none_rc_normal", screen);
+    assert!(screen.contains("no congestion here: no CE marks, CNPs or pauses"), "{screen}");
+    assert!(screen.contains("`--bin 10us|100us|1ms|10ms` sets the resolution (now 10 µs)"), "{screen}");
+    assert!(screen.contains("QPs by their busiest 10 µs (no CE marks or CNPs): 4"), "{screen}");
+    assert!(!app.congestion_rows().congested);
+    // On 80 columns the note takes two lines rather than being cut.
+    let screen = render(&mut app, 80, 24);
+    insta::assert_snapshot!("congestion_none_rc_normal_80x24", screen);
+    assert!(screen.contains("│`--bin 10us|100us|1ms|10ms` sets the resolution (now 10 µs)."), "{screen}");
+    for (w, h) in TINY {
+        let _ = render(&mut app, w, h);
+    }
+    // A live interface before any RoCE.
+    let mut app = App::default();
+    app.update(Snapshot::empty(Analyzer::new(Config::default()).report(), "eth0", true));
+    app.act(Action::Screen(6));
+    let screen = render(&mut app, 100, 12);
+    insta::assert_snapshot!("congestion_empty_live", screen);
+    assert!(
+        screen.contains("no RoCE and no pauses yet") && screen.contains("`--bin 10us|100us|1ms|10ms`"),
+        "{screen}"
+    );
+    app.act(Action::Enter);
+    app.act(Action::Down);
+    app.act(Action::NextPoint);
+    assert_eq!((app.screen, app.point), (Screen::Congestion, 0));
+    for (w, h) in TINY {
+        let _ = render(&mut app, w, h);
+    }
+    // No snapshot at all.
+    let mut app = App::default();
+    app.act(Action::Screen(6));
+    for (w, h) in TINY {
+        let _ = render(&mut app, w, h);
+    }
+}
+
+#[test]
+fn congestion_screen_cycles_the_capture_points() {
+    let mut app =
+        app_with(snapshot_merged(&["two-points-sender.pcap", "two-points-receiver.pcap", "pfc-storm.pcap"]));
+    app.act(Action::Screen(6));
+    let shown = app.shown.clone().expect("snapshot");
+    assert_eq!(shown.report.timeline.points.len(), 3);
+    let screen = render(&mut app, 160, 30);
+    assert!(screen.contains("point 1/3: two-points-sender.pcap ([ ] next)"), "{screen}");
+    app.act(Action::Down);
+    app.act(Action::NextPoint);
+    assert_eq!((app.point, app.selected[5]), (1, 0), "a new point starts at its first QP");
+    let screen = render(&mut app, 160, 30);
+    assert!(screen.contains("point 2/3: two-points-receiver.pcap"), "{screen}");
+    // Each point lists its own QPs.
+    let at = shown.report.timeline.points[1].point;
+    assert!(app.congestion_rows().flows.iter().all(|i| shown.report.flows[*i].point == at));
+    app.act(Action::NextPoint);
+    let screen = render(&mut app, 160, 30);
+    assert!(screen.contains("point 3/3: pfc-storm.pcap") && screen.contains("pause µs/s"), "{screen}");
+    app.act(Action::NextPoint);
+    assert_eq!(app.point, 0, "wraps");
+    app.act(Action::PrevPoint);
+    assert_eq!(app.point, 2);
+    // Only on this screen.
+    app.act(Action::Screen(1));
+    app.act(Action::PrevPoint);
+    assert_eq!(app.point, 2);
 }
