@@ -16,7 +16,7 @@
 //! Not sharded: merged captures matched across capture points (the matcher ties clocks from
 //! packets of every flow), and analyzers whose idle flows are evicted (the exporter).
 
-use crate::{Analyzer, Flow};
+use crate::Analyzer;
 use rustc_hash::{FxHashMap, FxHasher};
 use std::hash::{Hash, Hasher};
 use std::net::IpAddr;
@@ -68,34 +68,39 @@ pub fn merge(shards: Vec<Analyzer>) -> Option<Analyzer> {
         base.shard = None;
         return Some(base);
     }
-    // Every flow, by when one analyzer would have created it.
-    let mut stores: Vec<Vec<Option<Flow>>> = Vec::with_capacity(rest.len() + 1);
-    stores.push(std::mem::take(&mut base.flows).into_iter().map(Some).collect());
-    for a in &mut rest {
-        stores.push(std::mem::take(&mut a.flows).into_iter().map(Some).collect());
-    }
-    let mut order: Vec<(u64, usize, usize)> = stores
-        .iter()
-        .enumerate()
-        .flat_map(|(s, fs)| {
-            fs.iter().enumerate().map(move |(i, f)| (f.as_ref().map_or(0, |f| f.first_seq), s, i))
-        })
-        .collect();
-    order.sort_unstable();
-    let mut new_id: Vec<Vec<usize>> = stores.iter().map(|fs| vec![usize::MAX; fs.len()]).collect();
-    for (n, &(_, s, i)) in order.iter().enumerate() {
-        if let Some(slot) = new_id.get_mut(s).and_then(|m| m.get_mut(i)) {
-            *slot = n;
+    // Every flow, by when one analyzer would have created it: each shard made its own in
+    // that order, so a merge of the shards' sequences gives it (ties, which one frame cannot
+    // make, by shard). The flows move one by one, each shard's chunks freed as they empty,
+    // so the merge never holds two copies of the flows.
+    let mut stores = vec![std::mem::take(&mut base.flows)];
+    stores.extend(rest.iter_mut().map(|a| std::mem::take(&mut a.flows)));
+    let seqs: Vec<Vec<u64>> = stores.iter().map(|st| st.iter().map(|f| f.first_seq).collect()).collect();
+    let mut pos = vec![0usize; seqs.len()];
+    // The shard each merged flow comes from, and each shard's flows' new ids.
+    let mut from: Vec<u8> = Vec::with_capacity(seqs.iter().map(Vec::len).sum());
+    let mut new_id: Vec<Vec<usize>> = seqs.iter().map(|v| vec![usize::MAX; v.len()]).collect();
+    loop {
+        let next = (0..seqs.len()).filter_map(|s| Some((*seqs.get(s)?.get(*pos.get(s)?)?, s))).min();
+        let Some((_, s)) = next else { break };
+        let (Some(p), Some(ids)) = (pos.get_mut(s), new_id.get_mut(s)) else { break };
+        if let Some(slot) = ids.get_mut(*p) {
+            *slot = from.len();
         }
+        *p += 1;
+        from.push(u8::try_from(s).unwrap_or(u8::MAX));
     }
+    drop(seqs);
     let remap =
         |s: usize, id: usize| new_id.get(s).and_then(|m| m.get(id)).copied().filter(|&n| n != usize::MAX);
-    for &(_, s, i) in &order {
-        if let Some(mut f) = stores.get_mut(s).and_then(|fs| fs.get_mut(i)).and_then(Option::take) {
+    let mut iters: Vec<_> = stores.into_iter().map(|st| st.into_iter()).collect();
+    for s in from {
+        let s = usize::from(s);
+        if let Some(mut f) = iters.get_mut(s).and_then(Iterator::next) {
             f.partner = f.partner.and_then(|p| remap(s, p));
             base.flows.push(f);
         }
     }
+    drop(iters);
     // What refers to flows by id, or is kept per host pair.
     let mut audit = FxHashMap::default();
     for (s, a) in std::iter::once(&mut base).chain(rest.iter_mut()).enumerate() {
@@ -112,8 +117,12 @@ pub fn merge(shards: Vec<Analyzer>) -> Option<Analyzer> {
         base.cm_partner.extend(std::mem::take(&mut a.cm_partner));
         base.cnp_hosts.extend(std::mem::take(&mut a.cnp_hosts));
     }
+    // The shards' own indexes go before the merged ones are built: at a million flows
+    // each is tens of megabytes.
+    drop(rest);
+    base.index = FxHashMap::default();
+    base.by_pair = FxHashMap::default();
     base.index = base.flows.iter().enumerate().map(|(i, f)| (f.key, i)).collect();
-    base.by_pair.clear();
     for (i, f) in base.flows.iter().enumerate() {
         base.by_pair.entry((f.key.point, f.key.src, f.key.dst)).or_default().push(i);
     }

@@ -181,7 +181,10 @@ pub struct Bins {
     /// Times the width doubled: the `--bin` width is `width_ns >> doublings`.
     doublings: u8,
     /// Per bin: [bytes, packets, CE packets, resent packets, CNPs received].
+    /// Per bin from `first` on (a flow that starts late holds no empty bins before it).
     bins: Vec<[u64; FIGURES]>,
+    /// The series index of `bins[0]`.
+    first: u32,
     /// The bin being filled, by index at the `--bin` width.
     fine_idx: u64,
     fine: [u64; FIGURES],
@@ -225,6 +228,7 @@ impl Bins {
             width_ns: w,
             doublings: 0,
             bins: Vec::new(),
+            first: 0,
             fine_idx: 0,
             fine: [0; FIGURES],
             peak_bytes: (0, 0),
@@ -302,7 +306,17 @@ impl Bins {
             self.merge();
             idx = fine_idx >> self.doublings;
         }
-        let i = idx as usize;
+        // Below MAX_BINS: fits the u32.
+        let idx = idx as u32;
+        if self.bins.is_empty() {
+            self.first = idx;
+        } else if idx < self.first {
+            // Before the first bin held (merged captures out of order): rare.
+            let n = (self.first - idx) as usize;
+            self.bins.splice(0..0, std::iter::repeat_n([0; FIGURES], n));
+            self.first = idx;
+        }
+        let i = (idx - self.first) as usize;
         if self.bins.len() <= i {
             self.bins.resize(i + 1, [0; FIGURES]);
         }
@@ -316,19 +330,21 @@ impl Bins {
     fn merge(&mut self) {
         self.width_ns *= 2;
         self.doublings = self.doublings.saturating_add(1);
-        let merged: Vec<[u64; FIGURES]> = self
-            .bins
-            .chunks(2)
-            .map(|c| {
-                c.iter().fold([0; FIGURES], |mut a, b| {
-                    for (x, y) in a.iter_mut().zip(b) {
-                        *x += y;
-                    }
-                    a
-                })
-            })
-            .collect();
+        let first = self.first / 2;
+        let mut merged: Vec<[u64; FIGURES]> = Vec::new();
+        for (j, b) in self.bins.iter().enumerate() {
+            let t = ((self.first as usize + j) / 2).saturating_sub(first as usize);
+            if merged.len() <= t {
+                merged.resize(t + 1, [0; FIGURES]);
+            }
+            if let Some(m) = merged.get_mut(t) {
+                for (x, y) in m.iter_mut().zip(b) {
+                    *x += y;
+                }
+            }
+        }
         self.bins = merged;
+        self.first = first;
     }
 
     /// Bin width (with the bin being filled spilled: it may widen the series).
@@ -356,7 +372,8 @@ impl Bins {
             // Spilling it widens the series: settle a copy.
             return self.settled().series(k);
         }
-        let mut v: Vec<u64> = self.bins.iter().map(|b| b[k]).collect();
+        let mut v: Vec<u64> = vec![0; if self.bins.is_empty() { 0 } else { self.first as usize }];
+        v.extend(self.bins.iter().map(|b| b[k]));
         if self.fine != [0; FIGURES] {
             if v.len() <= idx {
                 v.resize(idx + 1, 0);
@@ -706,6 +723,41 @@ mod tests {
         let mut q = Bins::new(1_000_000);
         q.add(5, 10, false);
         assert_eq!((q.burst().ce_peak, q.burst().ce_peak_offset_ns), (0, 0));
+    }
+
+    #[test]
+    fn a_late_flow_holds_only_its_own_bins_and_its_series_is_exact() {
+        // Offsets from a fixed pseudo-random walk, starting late and spanning many widths.
+        let mut b = Bins::new(1_000);
+        let mut offs = Vec::new();
+        let mut t: i64 = 5_000_123;
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        for _ in 0..5_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            t += (x % 40_000) as i64;
+            offs.push(t);
+        }
+        // A few out of order, before the flow's first bin too.
+        offs.insert(3000, offs[10] - 4_000_000);
+        offs.insert(4000, offs[2500]);
+        for (i, o) in offs.iter().enumerate() {
+            b.add(*o, 100 + i as u64, i % 3 == 0);
+        }
+        let w = b.width_ns();
+        let bytes = b.bins();
+        let mut want = vec![0u64; bytes.len()];
+        for (i, o) in offs.iter().enumerate() {
+            want[(*o as u64 / w) as usize] += 100 + i as u64;
+        }
+        assert_eq!(bytes, want);
+        assert!(bytes.len() <= MAX_BINS);
+        assert_eq!(b.packets().iter().sum::<u64>(), offs.len() as u64);
+        // Held: from the first bin with a packet, not from the capture start.
+        let settled = b.settled();
+        assert_eq!(settled.first as usize, bytes.iter().position(|x| *x > 0).unwrap());
+        assert_eq!(settled.bins.len() + settled.first as usize, bytes.len());
     }
 
     #[test]
