@@ -188,6 +188,22 @@ fn ignored_cnps_count_towards_those_the_capture_shows() {
     assert!(disagreements(&r).is_empty(), "{:?}", disagreements(&r));
 }
 
+/// Each (file name, contents, error) of `cases`, written under `dir` and given to
+/// `--counters` on `demo`: refused with exit status 1 before any report, in one line that
+/// holds the error.
+fn refused(dir: &std::path::Path, demo: &str, cases: &[(&str, &str, &str)]) {
+    for (name, body, want) in cases {
+        let f = dir.join(name);
+        std::fs::write(&f, body).unwrap();
+        let o = run(&["report", "-r", demo, "--counters", f.to_str().unwrap()]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{name}: {err}");
+        assert!(o.stdout.is_empty(), "{name}: no report before the error");
+        assert!(err.contains(want), "{name}: {err}");
+        assert_eq!(err.lines().count(), 1, "{name}: said once: {err}");
+    }
+}
+
 #[test]
 fn a_bad_counter_file_is_an_error_naming_file_and_line() {
     let dir = tempfile::tempdir().unwrap();
@@ -210,16 +226,7 @@ fn a_bad_counter_file_is_an_error_naming_file_and_line() {
             "three.txt: line 5: a third snapshot starts here",
         ),
     ];
-    for (name, body, want) in cases {
-        let f = dir.path().join(name);
-        std::fs::write(&f, body).unwrap();
-        let o = run(&["report", "-r", &demo, "--counters", f.to_str().unwrap()]);
-        let err = String::from_utf8_lossy(&o.stderr);
-        assert_eq!(o.status.code(), Some(1), "{name}: {err}");
-        assert!(o.stdout.is_empty(), "{name}: no report before the error");
-        assert!(err.contains(want), "{name}: {err}");
-        assert_eq!(err.lines().count(), 1, "{name}: said once: {err}");
-    }
+    refused(dir.path(), &demo, &cases);
     // A missing file, binary garbage, two files with two snapshots, three files, a bad host.
     let o = run(&["report", "-r", &demo, "--counters", "/nonexistent/counters.txt"]);
     assert_eq!(o.status.code(), Some(1));
@@ -450,14 +457,5 @@ fn json_that_is_not_rdma_statistic_show_is_an_error() {
             "state.json: line 1: counter `state` of `mlx5_0/1` has the value `\"ACTIVE\"`, not a whole number",
         ),
     ];
-    for (name, body, want) in cases {
-        let f = dir.path().join(name);
-        std::fs::write(&f, body).unwrap();
-        let o = run(&["report", "-r", &demo, "--counters", f.to_str().unwrap()]);
-        let err = String::from_utf8_lossy(&o.stderr);
-        assert_eq!(o.status.code(), Some(1), "{name}: {err}");
-        assert!(o.stdout.is_empty(), "{name}: no report before the error");
-        assert!(err.contains(want), "{name}: {err}");
-        assert_eq!(err.lines().count(), 1, "{name}: said once: {err}");
-    }
+    refused(dir.path(), &demo, &cases);
 }
