@@ -18,14 +18,15 @@ cargo build --release -q -p rocescope-capture --example pcap_read_loop
 for n in "$small" "$large"; do
   ./target/release/rocescope-samplegen --bulk "$work/$n.pcap" --packets "$n" --qps 1000 --payload 1024 --snap 128 >/dev/null
 done
-echo "$(nproc) cores; one core used by each run (taskset -c 1)"
+# One thread on one core: the default --threads (one per core) would share the one core.
+echo "$(nproc) cores; one core used by each run (taskset -c 1, report --threads 1)"
 for n in "$small" "$large"; do
   f="$work/$n.pcap"
   cat "$f" >/dev/null # page cache
   echo "== $n frames ($(du -h "$f" | cut -f1))"
   hyperfine -N -w 1 -r 10 --export-json "$work/hf.json" \
     "taskset -c 1 ./target/release/examples/pcap_read_loop $f" \
-    "taskset -c 1 ./target/release/rocescope report -r $f --json" >/dev/null 2>&1
+    "taskset -c 1 ./target/release/rocescope report -r $f --json --threads 1" >/dev/null 2>&1
   python3 - "$work/hf.json" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))["results"]
@@ -35,7 +36,7 @@ print(f"  libpcap read loop: min {loop*1e3:.0f} ms, median {mloop*1e3:.0f} ms")
 print(f"  rocescope report:  min {rep*1e3:.0f} ms, median {mrep*1e3:.0f} ms")
 print(f"  ratio: {rep/loop:.2f}x (min/min), {mrep/mloop:.2f}x (median/median)")
 PY
-  /usr/bin/time -f "  report peak RSS: %M KB" ./target/release/rocescope report -r "$f" --json >/dev/null
+  /usr/bin/time -f "  report peak RSS: %M KB" ./target/release/rocescope report -r "$f" --json --threads 1 >/dev/null
 done
 if command -v tshark >/dev/null; then
   f="$work/$small.pcap"

@@ -77,6 +77,8 @@ struct PointSeries {
     /// Priorities that carried RoCE or were paused.
     used: u8,
     fine_idx: u64,
+    /// Where that bin starts, ns after the capture start (`fine_idx` × the `--bin` width).
+    fine_start: u64,
     fine: FineBin,
     peaks: [Peaks; 8],
 }
@@ -91,6 +93,7 @@ impl PointSeries {
             link_pause: Vec::new(),
             used: 0,
             fine_idx: 0,
+            fine_start: 0,
             fine: [[0; 4]; 8],
             peaks: [Peaks::default(); 8],
         }
@@ -292,6 +295,7 @@ impl Fabric {
     /// folded into the peaks and spilled into the series. A frame older than the bin being
     /// filled (merged captures out of order) goes straight into the series and not the
     /// peaks, so a peak may be missed but is never overstated.
+    #[inline]
     pub fn add(&mut self, s: Sample) {
         let base = self.base_ns;
         let ps = match self.points.get_mut(usize::from(s.point)) {
@@ -306,7 +310,7 @@ impl Fabric {
         let p = usize::from(s.prio & 7);
         ps.used |= 1 << p;
         let c = [s.bytes, s.packets, if s.ce { s.packets } else { 0 }, if s.cnp { s.packets } else { 0 }];
-        if off.wrapping_sub(ps.fine_idx.wrapping_mul(base)) >= base {
+        if off.wrapping_sub(ps.fine_start) >= base {
             let fi = off / base;
             if fi < ps.fine_idx {
                 ps.put(off, p, &c);
@@ -314,6 +318,7 @@ impl Fabric {
             }
             ps.close_fine();
             ps.fine_idx = fi;
+            ps.fine_start = fi.saturating_mul(base);
         }
         let f = &mut ps.fine[p];
         for (x, y) in f.iter_mut().zip(c) {
