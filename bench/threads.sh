@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Parallel report benchmark (issue 13): `rocescope report --threads N` on a header-only
+# capture (128-byte snap) of RDMA WRITEs over many QPs, for N = 1, 2, 4 and every core
+# count up to the machine's: wall time (hyperfine, median) and CPU time, then the split of
+# one thread's work into the part every shard repeats (reading, decoding, the capture-wide
+# figures) and the part the shards divide (the flows), and what that split predicts on
+# 4 to 64 cores.
+#
+#   bash bench/threads.sh [FRAMES] [QPS]     (default 10,000,000 frames over 10,000 QPs)
+#
+# On a machine with 16 or more cores, the measured rows beside the predicted ones are the
+# measurement plan: run it there and compare.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+frames=${1:-10000000}
+qps=${2:-10000}
+work=$(mktemp -d /tmp/rocescope-threads-bench.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+command -v hyperfine >/dev/null || { echo "install hyperfine (apt-get install hyperfine)"; exit 1; }
+cargo build --release -q -p rocescope -p rocescope-samplegen
+f="$work/bulk.pcap"
+./target/release/rocescope-samplegen --bulk "$f" --packets "$frames" --qps "$qps" --payload 1024 --snap 128 >/dev/null
+cat "$f" >/dev/null # page cache
+cores=$(nproc)
+counts=(1 2 4)
+for n in 8 16 32 64; do [ "$n" -le "$cores" ] && counts+=("$n"); done
+echo "$frames frames over $qps QPs ($(du -h "$f" | cut -f1)), $cores cores"
+printf "%8s %10s %10s %10s\n" threads wall_s cpu_s speedup
+rows=()
+for n in "${counts[@]}"; do
+  hyperfine -N -w 1 -r 3 --export-json "$work/hf.json" \
+    "./target/release/rocescope report -q -r $f --threads $n" >/dev/null 2>&1
+  wall=$(python3 -c "import json; print(json.load(open('$work/hf.json'))['results'][0]['median'])")
+  cpu=$( { /usr/bin/time -f "%U %S" ./target/release/rocescope report -q -r "$f" --threads "$n" >/dev/null; } 2>&1 | tail -1 | awk '{print $1 + $2}')
+  rows+=("$n $wall $cpu")
+done
+python3 - "$cores" "${rows[@]}" <<'PY'
+import sys
+cores = int(sys.argv[1])
+rows = [tuple(float(x) for x in r.split()) for r in sys.argv[2:]]
+t1 = next(w for n, w, c in rows if n == 1)
+c1 = next(c for n, w, c in rows if n == 1)
+for n, w, c in rows:
+    print(f"{int(n):8d} {w:10.2f} {c:10.2f} {t1 / w:9.2f}x")
+# CPU(N) = N*S + P, with S the work every shard repeats and P the work they divide:
+# fitted by least squares over the measured thread counts.
+xs = [n for n, w, c in rows]
+ys = [c for n, w, c in rows]
+k = len(xs)
+mx, my = sum(xs) / k, sum(ys) / k
+sxx = sum((x - mx) ** 2 for x in xs)
+s = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sxx if sxx else 0.0
+p = my - s * mx
+s, p = max(s, 0.0), max(p, 0.0)
+print(f"per-shard repeated work S = {s:.2f} CPU s, divided work P = {p:.2f} CPU s "
+      f"(one thread's CPU {c1:.2f} s; S is {s / (s + p):.0%} of it)" if s + p else "no fit")
+if s + p:
+    print("predicted on a machine with that many free cores (wall = S + P/N, against S + P):")
+    for n in (4, 8, 16, 32, 64):
+        print(f"  {n:3d} threads: {(s + p) / (s + p / n):.2f}x")
+    print(f"  limit: {(s + p) / s:.2f}x" if s else "  no limit")
+PY
