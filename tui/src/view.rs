@@ -313,105 +313,149 @@ fn draw_qps(f: &mut Frame<'_>, app: &App, area: Rect) {
     f.render_stateful_widget(table, area, &mut state);
 }
 
+/// The QP detail's text for one direction: its title and lines (unwrapped).
+fn detail_text(fl: &rocescope_analyzer::report::FlowReport) -> (String, Vec<String>) {
+    let lat = |l: &Option<rocescope_analyzer::stats::LatencySummary>| {
+        l.map_or("-".into(), |l| {
+            format!(
+                "p50 {:.1} us, p99 {:.1} us (n={})",
+                l.p50_ns as f64 / 1e3,
+                l.p99_ns as f64 / 1e3,
+                l.count
+            )
+        })
+    };
+    let text = vec![
+        Line::from(format!(
+            "{} packets, {} bytes, {} messages, PMTU {}",
+            fl.packets, fl.bytes, fl.messages, fl.pmtu
+        )),
+        Line::from(format!(
+            "PSN: {} gaps ({} missing), {} dup, {} late (max {:.1} us), {} spurious NAKs",
+            fl.psn.gaps,
+            fl.psn.missing,
+            fl.psn.duplicates,
+            fl.psn.out_of_order,
+            fl.psn.max_late_ns as f64 / 1e3,
+            fl.psn.spurious_naks
+        )),
+        Line::from(format!(
+            "resent: {} NAK / {} timeout / {} RNR / {} implied / {} unknown",
+            fl.psn.retransmits_nak,
+            fl.psn.retransmits_timeout,
+            fl.psn.retransmits_rnr,
+            fl.psn.retransmits_implied,
+            fl.psn.retransmits_unknown
+        )),
+        Line::from(format!(
+            "loss: {} network, {} capture | ACKs {} | NAKs {} seq, {} other | RNR {}",
+            fl.psn.network_loss_gaps,
+            fl.psn.capture_loss_gaps,
+            fl.acks,
+            fl.naks.psn_seq_err,
+            fl.naks.invalid_request
+                + fl.naks.remote_access
+                + fl.naks.remote_operational
+                + fl.naks.invalid_rd
+                + fl.naks.other,
+            fl.naks.rnr
+        )),
+        Line::from(format!(
+            "ECN: {} ECT0, {} ECT1, {} Not-ECT, {} CE ({:.2}%) | CNPs {} carried, {} back",
+            fl.ecn.ect0,
+            fl.ecn.ect1,
+            fl.ecn.not_ect,
+            fl.ecn.ce,
+            fl.ecn.ce_fraction * 100.0,
+            fl.cnps,
+            fl.cnps_received
+        )),
+        Line::from(format!("ACK latency: {}", lat(&fl.latency.ack))),
+        Line::from(format!("READ latency: {}", lat(&fl.latency.read))),
+        Line::from(format!("NAK to resend: {}", lat(&fl.latency.nak_to_retransmit))),
+        // With congestion-control figures (a flow that saw CE marks or CNPs), the CE to
+        // CNP line carries them in short: CNP spacing, too fast, rate falls.
+        Line::from(match &fl.cc {
+            Some(cc) => format!(
+                "CE to CNP: {} | CNPs {} apart, {} too fast | rate fell {}/{}",
+                fl.latency.ce_to_cnp.map_or("-".into(), |l| format!("p50 {:.1} us", l.p50_ns as f64 / 1e3)),
+                cc.cnp_interval.map_or("-".into(), |l| format!("p50 {:.1} us", l.p50_ns as f64 / 1e3)),
+                cc.cnp_too_fast,
+                cc.reaction.fell,
+                cc.reaction.evaluated
+            ),
+            None => format!("CE to CNP: {}", lat(&fl.latency.ce_to_cnp)),
+        }),
+        Line::from(format!(
+            "DSCP {} PCP {} | ICRC bad {} | Gb/s mean {:.2}, peak {:.2}",
+            list(&fl.dscp),
+            list(&fl.pcp),
+            fl.icrc_bad,
+            fl.throughput.mean_gbps,
+            fl.throughput.peak_gbps
+        )),
+        Line::from(burst_text(&fl.throughput.burst)),
+    ];
+    let title = format!(" {} → {} QP 0x{:06x} ", fl.src, fl.dst, fl.dest_qp);
+    (title, text.into_iter().map(|l| l.to_string()).collect())
+}
+
+/// Lines `text` takes when word-wrapped to `width` columns (as `Wrap { trim: true }` does,
+/// near enough: a word longer than the width is cut across lines).
+fn wrapped_lines(text: &str, width: usize) -> usize {
+    let width = width.max(1);
+    let (mut lines, mut at) = (1usize, 0usize);
+    for word in text.split_whitespace() {
+        let n = word.chars().count();
+        let need = if at == 0 { n } else { at + 1 + n };
+        if need <= width {
+            at = need;
+        } else if n <= width {
+            lines += 1;
+            at = n;
+        } else {
+            // A word wider than the box: it is broken.
+            lines += usize::from(at > 0) + (n - 1) / width;
+            at = (n - 1) % width + 1;
+        }
+    }
+    lines
+}
+
 fn draw_detail(f: &mut Frame<'_>, app: &App, area: Rect) {
     let Some(s) = &app.shown else { return };
     let Some(c) = app.detail.and_then(|d| s.report.connections.get(d)) else { return };
     let flows: Vec<_> = c.flows.iter().filter_map(|i| s.report.flows.get(*i).map(|fl| (*i, fl))).collect();
+    let texts: Vec<(String, Vec<String>)> = flows.iter().map(|(_, fl)| detail_text(fl)).collect();
+    // The boxes grow to hold their wrapped lines (a narrow terminal wraps most of them),
+    // leaving the charts and at least three lines of events.
+    let halves =
+        Layout::horizontal(vec![Constraint::Ratio(1, flows.len().max(1) as u32); flows.len().max(1)])
+            .split(area);
+    let needed = texts
+        .iter()
+        .zip(halves.iter())
+        .map(|((_, lines), col)| {
+            let inner = usize::from(col.width.saturating_sub(2)).max(1);
+            lines.iter().map(|l| wrapped_lines(l, inner)).sum::<usize>() + 2
+        })
+        .max()
+        .unwrap_or(13);
+    let room = area.height.saturating_sub(6 + 3).max(3);
+    let top_h = u16::try_from(needed).unwrap_or(u16::MAX).max(13).min(room);
     let [top, spark, events] =
-        Layout::vertical([Constraint::Length(13), Constraint::Length(6), Constraint::Min(3)]).areas(area);
+        Layout::vertical([Constraint::Length(top_h), Constraint::Length(6), Constraint::Min(3)]).areas(area);
     let cols = Layout::horizontal(vec![Constraint::Ratio(1, flows.len().max(1) as u32); flows.len().max(1)])
         .split(top);
-    for ((_, fl), col) in flows.iter().zip(cols.iter()) {
-        let lat = |l: &Option<rocescope_analyzer::stats::LatencySummary>| {
-            l.map_or("-".into(), |l| {
-                format!(
-                    "p50 {:.1} us, p99 {:.1} us (n={})",
-                    l.p50_ns as f64 / 1e3,
-                    l.p99_ns as f64 / 1e3,
-                    l.count
-                )
-            })
-        };
-        let text = vec![
-            Line::from(format!(
-                "{} packets, {} bytes, {} messages, PMTU {}",
-                fl.packets, fl.bytes, fl.messages, fl.pmtu
-            )),
-            Line::from(format!(
-                "PSN: {} gaps ({} missing), {} dup, {} late (max {:.1} us), {} spurious NAKs",
-                fl.psn.gaps,
-                fl.psn.missing,
-                fl.psn.duplicates,
-                fl.psn.out_of_order,
-                fl.psn.max_late_ns as f64 / 1e3,
-                fl.psn.spurious_naks
-            )),
-            Line::from(format!(
-                "resent: {} NAK / {} timeout / {} RNR / {} implied / {} unknown",
-                fl.psn.retransmits_nak,
-                fl.psn.retransmits_timeout,
-                fl.psn.retransmits_rnr,
-                fl.psn.retransmits_implied,
-                fl.psn.retransmits_unknown
-            )),
-            Line::from(format!(
-                "loss: {} network, {} capture | ACKs {} | NAKs {} seq, {} other | RNR {}",
-                fl.psn.network_loss_gaps,
-                fl.psn.capture_loss_gaps,
-                fl.acks,
-                fl.naks.psn_seq_err,
-                fl.naks.invalid_request
-                    + fl.naks.remote_access
-                    + fl.naks.remote_operational
-                    + fl.naks.invalid_rd
-                    + fl.naks.other,
-                fl.naks.rnr
-            )),
-            Line::from(format!(
-                "ECN: {} ECT0, {} ECT1, {} Not-ECT, {} CE ({:.2}%) | CNPs {} carried, {} back",
-                fl.ecn.ect0,
-                fl.ecn.ect1,
-                fl.ecn.not_ect,
-                fl.ecn.ce,
-                fl.ecn.ce_fraction * 100.0,
-                fl.cnps,
-                fl.cnps_received
-            )),
-            Line::from(format!("ACK latency: {}", lat(&fl.latency.ack))),
-            Line::from(format!("READ latency: {}", lat(&fl.latency.read))),
-            Line::from(format!("NAK to resend: {}", lat(&fl.latency.nak_to_retransmit))),
-            // With congestion-control figures (a flow that saw CE marks or CNPs), the CE to
-            // CNP line carries them in short: CNP spacing, too fast, rate falls.
-            Line::from(match &fl.cc {
-                Some(cc) => format!(
-                    "CE to CNP: {} | CNPs {} apart, {} too fast | rate fell {}/{}",
-                    fl.latency
-                        .ce_to_cnp
-                        .map_or("-".into(), |l| format!("p50 {:.1} us", l.p50_ns as f64 / 1e3)),
-                    cc.cnp_interval.map_or("-".into(), |l| format!("p50 {:.1} us", l.p50_ns as f64 / 1e3)),
-                    cc.cnp_too_fast,
-                    cc.reaction.fell,
-                    cc.reaction.evaluated
-                ),
-                None => format!("CE to CNP: {}", lat(&fl.latency.ce_to_cnp)),
-            }),
-            Line::from(format!(
-                "DSCP {} PCP {} | ICRC bad {} | Gb/s mean {:.2}, peak {:.2}",
-                list(&fl.dscp),
-                list(&fl.pcp),
-                fl.icrc_bad,
-                fl.throughput.mean_gbps,
-                fl.throughput.peak_gbps
-            )),
-            Line::from(burst_text(&fl.throughput.burst)),
-        ];
-        let title = format!(" {} → {} QP 0x{:06x} ", fl.src, fl.dst, fl.dest_qp);
+    for ((title, text), col) in texts.into_iter().zip(cols.iter()) {
+        let text: Vec<Line<'_>> = text.into_iter().map(Line::from).collect();
         f.render_widget(
             Paragraph::new(text).block(Block::bordered().title(title)).wrap(Wrap { trim: true }),
             *col,
         );
     }
     let axis_ns = crate::congestion::capture_axis_ns(&s.report);
+
     let scols = Layout::horizontal(vec![Constraint::Ratio(1, flows.len().max(1) as u32); flows.len().max(1)])
         .split(spark);
     for ((_, fl), col) in flows.iter().zip(scols.iter()) {
@@ -814,4 +858,21 @@ fn draw_help(f: &mut Frame<'_>, area: Rect) {
         .collect();
     f.render_widget(Clear, r);
     f.render_widget(Paragraph::new(lines).block(Block::bordered().title(" keys (any key closes) ")), r);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wrapped_lines_count_as_word_wrap_does() {
+        assert_eq!(wrapped_lines("", 10), 1);
+        assert_eq!(wrapped_lines("one two three", 13), 1);
+        assert_eq!(wrapped_lines("one two three", 12), 2);
+        // one, two, thr, ee: a word wider than the box is broken across lines.
+        assert_eq!(wrapped_lines("one two three", 3), 4);
+        assert_eq!(wrapped_lines("abcdefghij", 4), 3);
+        assert_eq!(wrapped_lines("ab abcdefghij", 4), 4);
+        assert_eq!(wrapped_lines("x", 0), 1);
+    }
 }
