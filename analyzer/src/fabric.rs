@@ -532,6 +532,49 @@ mod tests {
         );
     }
 
+    proptest::proptest! {
+        /// Any frames and pauses, in any order: no panic, every byte, packet, CE mark and CNP
+        /// is in the series, paused time is kept, and the series stay within their bins.
+        #[test]
+        fn the_series_keep_every_figure(
+            base in 1_000u64..20_000_000,
+            frames in proptest::collection::vec((-1_000_000i64..5_000_000_000, 0u8..8, 0u64..10_000, proptest::bool::ANY, proptest::bool::ANY), 0..200),
+            pauses in proptest::collection::vec((0i64..5_000_000_000, 0i64..1_000_000, proptest::option::of(0u8..8)), 0..20),
+        ) {
+            let mut f = Fabric::new(base);
+            let mut want = [0u64; 4];
+            for (off, prio, bytes, ce, cnp) in &frames {
+                f.add(Sample { point: 0, prio: *prio, offset_ns: *off, bytes: *bytes, packets: 1, ce: *ce, cnp: *cnp });
+                want[0] += bytes;
+                want[1] += 1;
+                want[2] += u64::from(*ce);
+                want[3] += u64::from(*cnp);
+            }
+            let mut paused = (0u64, 0u64);
+            for (s, len, prio) in &pauses {
+                f.add_pause(0, *prio, *s, s + len);
+                if prio.is_some() { paused.0 += *len as u64 } else { paused.1 += *len as u64 }
+            }
+            let r = f.report();
+            let mut got = [0u64; 4];
+            let mut got_paused = (0u64, 0u64);
+            for p in &r.points {
+                proptest::prop_assert!(p.link_pause_ns.len() <= MAX_BINS);
+                got_paused.1 += p.link_pause_ns.iter().sum::<u64>();
+                for s in &p.priorities {
+                    proptest::prop_assert!(s.bytes.len() <= MAX_BINS);
+                    got[0] += s.bytes.iter().sum::<u64>();
+                    got[1] += s.packets.iter().sum::<u64>();
+                    got[2] += s.ce.iter().sum::<u64>();
+                    got[3] += s.cnps.iter().sum::<u64>();
+                    got_paused.0 += s.pause_ns.iter().sum::<u64>();
+                }
+            }
+            proptest::prop_assert_eq!(got, want);
+            proptest::prop_assert_eq!(got_paused, paused);
+        }
+    }
+
     #[test]
     fn points_past_the_cap_are_counted_not_charted() {
         let mut f = Fabric::new(1_000);

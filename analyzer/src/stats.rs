@@ -760,6 +760,44 @@ mod tests {
         assert_eq!(settled.bins.len() + settled.first as usize, bytes.len());
     }
 
+    proptest::proptest! {
+        /// Whatever the order and spacing of packets and CNPs: every figure is kept, the
+        /// series stays within its bins, and the busiest `--bin` bin is never above what a
+        /// series bin (at least as wide) holds nor at a bin with no packet.
+        #[test]
+        fn bins_keep_every_figure(
+            base in 1_000u64..50_000_000,
+            ops in proptest::collection::vec((-1_000_000i64..10_000_000_000, 0u64..100_000, proptest::bool::ANY, 0u8..4), 1..300),
+        ) {
+            let mut b = Bins::new(base);
+            let (mut bytes, mut packets, mut ce, mut cnps) = (0u64, 0u64, 0u64, 0u64);
+            for (off, n, marked, kind) in &ops {
+                if *kind == 0 {
+                    b.add_cnps(*off, 1);
+                    cnps += 1;
+                } else {
+                    b.add(*off, *n, *marked);
+                    bytes += n;
+                    packets += 1;
+                    ce += u64::from(*marked);
+                }
+            }
+            let sum = |v: Vec<u64>| v.iter().sum::<u64>();
+            proptest::prop_assert_eq!(sum(b.bins()), bytes);
+            proptest::prop_assert_eq!(sum(b.packets()), packets);
+            proptest::prop_assert_eq!(sum(b.ce()), ce);
+            proptest::prop_assert_eq!(sum(b.cnps()), cnps);
+            proptest::prop_assert!(b.bins().len() <= MAX_BINS);
+            let burst = b.burst();
+            proptest::prop_assert_eq!(burst.bin_ns, b.base_ns());
+            let peak_bytes = (burst.peak_gbps * burst.bin_ns as f64 / 8.0).round() as u64;
+            let widest = b.bins().into_iter().max().unwrap_or(0);
+            proptest::prop_assert!(peak_bytes <= widest, "{} > {}", peak_bytes, widest);
+            proptest::prop_assert!(u64::from(burst.ce_peak) <= ce);
+            proptest::prop_assert!(burst.ce_peak <= burst.ce_peak_packets);
+        }
+    }
+
     #[test]
     fn rates_share_their_windows() {
         // 10 ms bins; a 25 ms capture: windows [0, 10) and [10, 25) ms.
