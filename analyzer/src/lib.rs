@@ -741,14 +741,12 @@ impl Analyzer {
         // trust mode (reference §1.9; audit::AuditConfig::priority). Pause timelines, the
         // lossless check and deadlock hints all compare this one.
         let prio = self.cfg.audit.priority(dscp, pcp);
-        if self.keeps_capture_state() {
-            self.on_priority_traffic(meta, p, prio);
-        }
         let is_cnp = op.is_cnp();
         if is_cnp {
             self.totals.cnps += w;
         }
         if self.keeps_capture_state() {
+            self.on_priority_traffic(meta, p, prio);
             self.fabric.add(fabric::Sample {
                 point: meta.point,
                 prio,
@@ -1307,12 +1305,10 @@ impl Analyzer {
         let start = self.totals.start_ns.unwrap_or(0);
         let end = self.totals.end_ns.unwrap_or(0);
         let points = self.points();
-        let mut keys: Vec<_> = self.timelines.keys().copied().collect();
-        keys.sort();
-        for key in keys {
-            let (point, _, kind, prio) = key;
+        // Paused time adds up: the timelines' order does not matter.
+        for (&(point, _, kind, prio), t) in &self.timelines {
             let point_end = points.get(usize::from(point)).and_then(|p| p.end_ns).unwrap_or(end);
-            if let Some((s, e)) = self.timelines.get(&key).and_then(|t| t.open_span(point_end)) {
+            if let Some((s, e)) = t.open_span(point_end) {
                 fab.add_pause(point, (kind == PauseKind::Pfc).then_some(prio), s - start, e - start);
             }
         }

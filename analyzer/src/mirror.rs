@@ -338,9 +338,9 @@ mod tests {
         }
     }
 
-    #[test]
-    fn sessions_beyond_the_cap_share_one_point_and_cost_no_memory_each() {
-        let opts = DecodeOptions::default();
+    /// A SEND from 10.0.0.1 to 10.0.0.2, and the outer headers of a mirror that carries it
+    /// from 10.0.0.100 to 10.0.0.200.
+    fn mirrored(opts: &DecodeOptions) -> (Vec<u8>, Outer) {
         let bth = BthRepr { opcode: Opcode::RC_SEND_ONLY, dest_qp: 0x12, psn: 1, ..Default::default() };
         let ib = IbRepr { bth, payload: vec![0; 32], ..Default::default() };
         let frame = RoceV2Frame::new([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2], ip(1, 2), ib).build(opts.opcode);
@@ -350,6 +350,13 @@ mod tests {
             vlans: Vec::new(),
             ip: ip(100, 200),
         };
+        (frame, outer)
+    }
+
+    #[test]
+    fn sessions_beyond_the_cap_share_one_point_and_cost_no_memory_each() {
+        let opts = DecodeOptions::default();
+        let (frame, outer) = mirrored(&opts);
         let mut a = Analyzer::new(Config { points: vec!["c.pcap".into()], ..Config::default() });
         let n = 2 * MAX_SESSION_POINTS as u32;
         for vni in 0..n {
@@ -380,15 +387,7 @@ mod tests {
     #[test]
     fn unusable_switch_stamps_are_counted_and_keep_the_capture_time() {
         let opts = DecodeOptions::default();
-        let bth = BthRepr { opcode: Opcode::RC_SEND_ONLY, dest_qp: 0x12, psn: 1, ..Default::default() };
-        let ib = IbRepr { bth, payload: vec![0; 32], ..Default::default() };
-        let frame = RoceV2Frame::new([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2], ip(1, 2), ib).build(opts.opcode);
-        let outer = Outer {
-            src_mac: [2, 0, 0, 0, 0xee, 1],
-            dst_mac: [2, 0, 0, 0, 0xee, 2],
-            vlans: Vec::new(),
-            ip: ip(100, 200),
-        };
+        let (frame, outer) = mirrored(&opts);
         let mut a = Analyzer::new(Config { points: vec!["c.pcap".into()], ..Config::default() });
         // A zero stamp, then two of the user-defined granularity, then a usable one.
         for (n, (timestamp, granularity)) in
