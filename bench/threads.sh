@@ -60,3 +60,25 @@ if s + p:
         print(f"  {n:3d} threads: {(s + p) / (s + p / n):.2f}x")
     print(f"  limit: {(s + p) / s:.2f}x" if s else "  no limit")
 PY
+# The machine's own ceiling for this work: two independent one-thread reports at once, as
+# many as there are cores (nothing shared between them but the cores, caches and memory
+# bus). Their throughput against one alone bounds what any number of shards could reach.
+if [ "$cores" -ge 2 ]; then
+  hyperfine -N -w 1 -r 3 --export-json "$work/one.json" "./target/release/rocescope report -q -r $f --threads 1" >/dev/null 2>&1
+  one=$(python3 -c "import json; print(json.load(open('$work/one.json'))['results'][0]['median'])")
+  runs=()
+  for _ in 1 2 3; do
+    s=$(date +%s.%N)
+    for _ in $(seq "$cores"); do ./target/release/rocescope report -q -r "$f" --threads 1 >/dev/null & done
+    wait
+    e=$(date +%s.%N)
+    runs+=("$(echo "$e - $s" | bc)")
+  done
+  python3 - "$one" "$cores" "${runs[@]}" <<'PY'
+import statistics, sys
+one, cores, runs = float(sys.argv[1]), int(sys.argv[2]), [float(x) for x in sys.argv[3:]]
+many = statistics.median(runs)
+print(f"{cores} independent one-thread reports at once: {many:.2f} s (one alone: {one:.2f} s); "
+      f"the machine's ceiling for this work: {cores * one / many:.2f}x")
+PY
+fi

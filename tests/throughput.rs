@@ -189,7 +189,11 @@ fn short_captures_give_one_basis_for_mean_and_peak() {
     // One window (the whole capture): the worst second is the capture itself.
     assert!((p3["max_pause_us_per_s"].as_f64().unwrap() - mean).abs() < 1e-6 * mean, "{p3:#}");
     let a = analyse(&common::root().join("samples/demo.pcap"));
-    let c = a.connections.iter().find(|c| c.a == "10.0.0.1" && c.b == "10.0.0.2" && c.b_qpn == 0x32).unwrap();
+    let c = a
+        .connections
+        .iter()
+        .find(|c| c.a.to_string() == "10.0.0.1" && c.b.to_string() == "10.0.0.2" && c.b_qpn == 0x32)
+        .unwrap();
     let t = a.connection_totals(c);
     assert!(t.mean_gbps() > 0.0 && approx_ge(t.peak_gbps, t.mean_gbps()), "{t:?}");
     // 12 packets within 0.3 ms of an 80 ms capture: one 10 ms window, mean = peak.

@@ -1,20 +1,23 @@
 //! Per-flow state: one direction of a QP, keyed by (source, destination, destination QP).
 
 use crate::cc::{CcConfig, CcState};
-use crate::psn::PsnTracker;
+use crate::psn::LazyPsn;
 use crate::stats::{Bins, Latency};
 use rocescope_decoder::Opcode;
 use std::collections::VecDeque;
 use std::net::IpAddr;
 
-/// Packets per opcode: the first eight distinct opcodes inline (a flow rarely has more),
-/// the rest in a list.
+/// Packets per opcode: the first four distinct opcodes inline (a WRITE stream's First,
+/// Middle, Last and Only; an ACK stream's one), the rest in a list allocated when a fifth
+/// comes. 48 bytes a flow (issue 13: eight inline and a `Vec` took 104).
 #[derive(Clone, Debug, Default)]
 pub struct OpcodeCounts {
-    ops: [u8; 8],
-    counts: [u64; 8],
+    ops: [u8; 4],
     len: u8,
-    more: Vec<(u8, u64)>,
+    counts: [u64; 4],
+    /// Past four: a boxed slice (8 bytes inline, where a `Vec` took 24), grown by one on each
+    /// new opcode, which is rare.
+    more: Option<Box<[(u8, u64)]>>,
 }
 
 impl OpcodeCounts {
@@ -36,10 +39,12 @@ impl OpcodeCounts {
                 *c = k;
             }
             self.len += 1;
-        } else if let Some(slot) = self.more.iter_mut().find(|(o, _)| *o == op.0) {
+        } else if let Some(slot) = self.more.iter_mut().flat_map(|m| m.iter_mut()).find(|(o, _)| *o == op.0) {
             slot.1 = slot.1.saturating_add(k);
         } else {
-            self.more.push((op.0, k));
+            let mut v = self.more.take().map(Vec::from).unwrap_or_default();
+            v.push((op.0, k));
+            self.more = Some(v.into_boxed_slice());
         }
     }
 
@@ -51,7 +56,7 @@ impl OpcodeCounts {
             .zip(self.counts.iter())
             .take(n)
             .map(|(o, c)| (*o, *c))
-            .chain(self.more.iter().copied())
+            .chain(self.more.iter().flat_map(|m| m.iter().copied()))
             .map(|(o, n)| (Opcode(o), n))
     }
 }
@@ -154,6 +159,10 @@ pub struct FlowCold {
     /// Congestion-control state, allocated on the flow's first CE mark or first CNP
     /// received ([`Flow::cc`]).
     cc: Option<Box<CcState>>,
+    /// READ, NAK and CNP latency figures ([`Flow::latency`]).
+    latency: Option<Box<FlowLatency>>,
+    /// READ state ([`Flow::reads`]).
+    reads: Option<Box<Reads>>,
 }
 
 /// A flow's READ requests and responses (allocated on its first READ: [`Flow::reads`]).
@@ -188,21 +197,21 @@ static NO_EVENTS: FlowCold = FlowCold {
     last_nak_ts: None,
     evidence: Vec::new(),
     cc: None,
+    latency: None,
+    reads: None,
 };
 
 /// What a flow without latency samples reads as its figures.
-static NO_LATENCY: FlowLatency = FlowLatency {
-    ack: Latency::EMPTY,
-    read: Latency::EMPTY,
-    nak_to_retransmit: Latency::EMPTY,
-    ce_to_cnp: Latency::EMPTY,
-};
+static NO_LATENCY: FlowLatency =
+    FlowLatency { read: Latency::EMPTY, nak_to_retransmit: Latency::EMPTY, ce_to_cnp: Latency::EMPTY };
 
-/// A flow's latency figures.
+/// What a flow without ACK latency samples reads as its figures.
+static NO_ACK_LATENCY: Latency = Latency::EMPTY;
+
+/// A flow's latency figures but the ACK latency ([`Flow::ack_latency`]): READs, NAKs and
+/// CNPs, which most flows never see.
 #[derive(Clone, Debug, Default)]
 pub struct FlowLatency {
-    /// AckReq request to the ACK that covers it.
-    pub ack: Latency,
     /// READ request to its last response.
     pub read: Latency,
     /// NAK to the first retransmission it triggers.
@@ -292,20 +301,20 @@ pub struct Flow {
     /// Path MTU implied by this flow's full-size First/Middle packets (0 unknown).
     pub pmtu: u32,
     /// The other direction of the connection.
-    pub partner: Option<usize>,
+    /// (`partner()`: 4 bytes, not `Option<usize>`'s 16; `u32::MAX` for none.)
+    partner: u32,
     /// Throughput bins.
     pub bins: Bins,
     /// Packets per opcode.
     pub opcodes: OpcodeCounts,
     /// The request PSN stream.
-    pub psn: PsnTracker,
+    pub psn: LazyPsn,
     /// Its key.
     pub key: FlowKey,
-    /// Latency figures (boxed: touched only on ACKs, READ responses, NAKs and CNPs).
-    latency: Option<Box<FlowLatency>>,
+    /// AckReq to ACK latency (boxed: touched only on ACKs), apart from the other figures:
+    /// every request flow has ACKs, few have READs, NAKs or CNPs (64 bytes a flow, not 256).
+    ack_latency: Option<Box<Latency>>,
     pub(crate) outstanding_ackreq: VecDeque<(u32, i64)>,
-    /// READ state, allocated on the flow's first READ (most flows carry none).
-    reads: Option<Box<Reads>>,
     /// Positive ACKs (Acknowledge packets) in this flow.
     pub acks: u64,
     /// What is touched only on events (ACKs, NAKs, CNPs, AckReq, evidence).
@@ -325,7 +334,7 @@ impl Flow {
     pub(crate) fn new(key: FlowKey, frame: u64, ts: i64, bin_ns: u64) -> Self {
         Flow {
             key,
-            latency: None,
+            ack_latency: None,
             last_ts: ts,
             packets: 0,
             bytes: 0,
@@ -337,9 +346,9 @@ impl Flow {
             ecn: [0; 4],
             dscp_seen: 0,
             pcp_seen: 0,
-            psn: PsnTracker::new(),
+            psn: LazyPsn::default(),
             bins: Bins::new(bin_ns),
-            partner: None,
+            partner: u32::MAX,
             priority: None,
             tracked: false,
             uc: false,
@@ -347,7 +356,6 @@ impl Flow {
             pmtu: 0,
             acks: 0,
             outstanding_ackreq: VecDeque::new(),
-            reads: None,
             cold: None,
             first_frame: frame,
             first_ts: ts,
@@ -382,14 +390,36 @@ impl Flow {
         self.cold.as_deref_mut().and_then(|c| c.cc.as_deref_mut())
     }
 
+    /// The other direction of the connection, when paired.
+    pub fn partner(&self) -> Option<usize> {
+        (self.partner != u32::MAX).then_some(self.partner as usize)
+    }
+
+    /// Pair it with flow `p` (or unpair it). Flow ids past 4 G, which memory cannot hold,
+    /// leave it unpaired.
+    pub(crate) fn set_partner(&mut self, p: Option<usize>) {
+        self.partner = p.and_then(|p| u32::try_from(p).ok()).unwrap_or(u32::MAX);
+    }
+
     /// Its latency figures (empty, and no allocation, until its first sample).
     pub fn latency(&self) -> &FlowLatency {
-        self.latency.as_deref().unwrap_or(&NO_LATENCY)
+        self.cold.as_deref().and_then(|c| c.latency.as_deref()).unwrap_or(&NO_LATENCY)
     }
 
     /// Its latency figures, to add to: allocated on the first sample.
     pub(crate) fn latency_mut(&mut self) -> &mut FlowLatency {
-        self.latency.get_or_insert_with(Box::default)
+        self.cold_mut().latency.get_or_insert_with(Box::default)
+    }
+
+    /// AckReq request to the ACK that covers it (empty, and no allocation, until its first
+    /// sample).
+    pub fn ack_latency(&self) -> &Latency {
+        self.ack_latency.as_deref().unwrap_or(&NO_ACK_LATENCY)
+    }
+
+    /// The ACK latency, to add to: allocated on the first sample.
+    pub(crate) fn ack_latency_mut(&mut self) -> &mut Latency {
+        self.ack_latency.get_or_insert_with(Box::default)
     }
 
     /// The time of the NAK a resend answers, taken (no allocation when there is none).
@@ -399,12 +429,12 @@ impl Flow {
 
     /// Its READ state (empty, and no allocation, until its first READ).
     pub fn reads(&self) -> &Reads {
-        self.reads.as_deref().unwrap_or(&NO_READS)
+        self.cold.as_deref().and_then(|c| c.reads.as_deref()).unwrap_or(&NO_READS)
     }
 
     /// Its READ state, to change: allocated on the first READ.
     pub(crate) fn reads_mut(&mut self) -> &mut Reads {
-        self.reads.get_or_insert_with(Box::default)
+        self.cold_mut().reads.get_or_insert_with(Box::default)
     }
 
     pub(crate) fn note(&mut self, kind: EvidenceKind, frame: u64, ts_ns: i64, what: impl FnOnce() -> String) {
@@ -430,5 +460,26 @@ impl Flow {
         } else {
             self.ecn[3] as f64 / self.packets as f64
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn opcode_counts_keep_every_opcode_in_first_seen_order() {
+        let mut c = OpcodeCounts::default();
+        // Four inline, then the list: a sixth opcode and repeats of listed and inline ones.
+        let ops = [6u8, 7, 8, 10, 0x11, 4, 7, 0x11, 4, 6, 0x81];
+        for (i, op) in ops.iter().enumerate() {
+            c.add_n(Opcode(*op), i as u64 + 1);
+        }
+        let got: Vec<(u8, u64)> = c.iter().map(|(o, n)| (o.0, n)).collect();
+        assert_eq!(got, [(6, 1 + 10), (7, 2 + 7), (8, 3), (10, 4), (0x11, 5 + 8), (4, 6 + 9), (0x81, 11)]);
+        let mut big = OpcodeCounts::default();
+        big.add_n(Opcode(1), u64::MAX);
+        big.add_n(Opcode(1), 5);
+        assert_eq!(big.iter().next().map(|(_, n)| n), Some(u64::MAX), "saturates");
     }
 }

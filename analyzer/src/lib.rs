@@ -291,12 +291,10 @@ type CmRequest = (IpAddr, u32, u32, Option<u8>);
 #[derive(Debug)]
 pub struct Analyzer {
     cfg: Config,
-    index: FxHashMap<FlowKey, usize>,
     /// The last flow looked up: packets of one flow tend to come in runs.
     last: Option<(FlowKey, usize)>,
+    /// The flows, indexed by key and by host pair.
     flows: store::FlowStore,
-    /// Flows from a source to a destination.
-    by_pair: FxHashMap<(u16, IpAddr, IpAddr), Vec<usize>>,
     /// The last CNP to a data sender's host from its receiver's host, by (point, data
     /// source, data destination): an NP pacing CNPs per host pair or port answers CE marks
     /// on one QP with a CNP to another (cc module).
@@ -381,10 +379,8 @@ impl Analyzer {
             .then(|| crosspoint::Matcher::new(cfg.points.len(), cfg.match_window_ns));
         Analyzer {
             cfg,
-            index: FxHashMap::default(),
             last: None,
             flows: store::FlowStore::default(),
-            by_pair: FxHashMap::default(),
             cnp_hosts: FxHashMap::default(),
             cm_pending: FxHashMap::default(),
             cm_partner: FxHashMap::default(),
@@ -489,7 +485,7 @@ impl Analyzer {
                 return id;
             }
         }
-        if let Some(&id) = self.index.get(&key) {
+        if let Some(id) = self.flows.find(&key) {
             self.last = Some((key, id));
             return id;
         }
@@ -503,29 +499,27 @@ impl Analyzer {
             if start_psn.is_some() {
                 f.cold_mut().cm_start_psn = start_psn;
             }
-            if let Some(&pid) = self.index.get(&partner_key) {
-                f.partner = Some(pid);
+            if let Some(pid) = self.flows.find(&partner_key) {
+                f.set_partner(Some(pid));
                 f.pairing = Some(Pairing::Cm);
                 if let Some(p) = self.flows.get_mut(pid) {
-                    p.partner = Some(id);
+                    p.set_partner(Some(id));
                     p.pairing = Some(Pairing::Cm);
                 }
             }
         }
         self.flows.push(f);
-        self.index.insert(key, id);
         self.last = Some((key, id));
-        self.by_pair.entry((key.point, key.src, key.dst)).or_default().push(id);
         id
     }
 
     fn link(&mut self, a: usize, b: usize, how: Pairing) {
         if let Some(f) = self.flows.get_mut(a) {
-            f.partner = Some(b);
+            f.set_partner(Some(b));
             f.pairing = Some(how);
         }
         if let Some(f) = self.flows.get_mut(b) {
-            f.partner = Some(a);
+            f.set_partner(Some(a));
             f.pairing = Some(how);
         }
     }
@@ -534,24 +528,24 @@ impl Analyzer {
     /// reverse flow whose request PSNs cover `psn`, else the only reverse flow.
     fn request_flow_for(&mut self, id: usize, psn: Option<u32>) -> Option<usize> {
         let f = self.flows.get(id)?;
-        if let Some(p) = f.partner {
+        if let Some(p) = f.partner() {
             return Some(p);
         }
         let key = f.key;
-        let unpaired = |c: &usize| self.flows.get(*c).is_some_and(|f| f.partner.is_none());
-        let reverse: &[usize] = self.by_pair.get(&(key.point, key.dst, key.src)).map_or(&[], Vec::as_slice);
+        let unpaired = |c: &usize| self.flows.get(*c).is_some_and(|f| f.partner().is_none());
+        let reverse = self.flows.pair(key.point, key.dst, key.src);
         let mut best: Option<(i32, usize)> = None;
         let mut count = 0;
         let mut only = None;
-        for c in reverse.iter().filter(|c| unpaired(c)) {
+        for c in reverse.filter(|c| unpaired(c)) {
             count += 1;
-            only = Some(*c);
-            let (Some(q), Some(h)) = (psn, self.flows.get(*c).and_then(|f| f.psn.highest())) else {
+            only = Some(c);
+            let (Some(q), Some(h)) = (psn, self.flows.get(c).and_then(|f| f.psn.highest())) else {
                 continue;
             };
             let d = psn_diff(q, h);
             if d <= 0 && d > -(1 << 20) && best.is_none_or(|(bd, _)| -d < -bd) {
-                best = Some((d, *c));
+                best = Some((d, c));
             }
         }
         if let Some((_, c)) = best {
@@ -956,7 +950,7 @@ impl Analyzer {
             let back = self
                 .flows
                 .get(id)
-                .and_then(|f| f.partner)
+                .and_then(|f| f.partner())
                 .and_then(|p| self.flows.get(p))
                 .map_or(0, |p| p.pmtu);
             [own, back, self.pmtu_seen].into_iter().find(|m| *m > 0).unwrap_or(0)
@@ -1052,6 +1046,10 @@ impl Analyzer {
         if bth.ack_req() {
             if f.outstanding_ackreq.len() == MAX_OUTSTANDING {
                 f.outstanding_ackreq.pop_front();
+            } else if f.outstanding_ackreq.capacity() == 0 {
+                // One to start: most flows have one AckReq outstanding at a time (a
+                // `VecDeque` starts at four, 48 bytes more for each of 100k QPs).
+                f.outstanding_ackreq.reserve_exact(1);
             }
             f.outstanding_ackreq.push_back((psn, meta.ts_ns));
         }
@@ -1144,7 +1142,7 @@ impl Analyzer {
                 break;
             }
             t.outstanding_ackreq.pop_front();
-            t.latency_mut().ack.add(meta.ts_ns - ts);
+            t.ack_latency_mut().add(meta.ts_ns - ts);
         }
         if matches!(op.position(), Some(Position::Last | Position::Only)) && op.operation() != 0x11 {
             while let Some(&(_, last, ts)) = t.reads().outstanding.front() {
@@ -1212,12 +1210,12 @@ impl Analyzer {
                 // message gave (write.pcap), so record them crosswise.
                 self.cm_partner.insert(fwd, (back, Some(m.starting_psn)));
                 self.cm_partner.insert(back, (fwd, Some(req_psn)));
-                if let (Some(&a), Some(&b)) = (self.index.get(&fwd), self.index.get(&back)) {
+                if let (Some(a), Some(b)) = (self.flows.find(&fwd), self.flows.find(&back)) {
                     self.link(a, b, Pairing::Cm);
                 }
                 // A new connection: flows that already existed start a new PSN stream.
                 for k in [fwd, back] {
-                    if let Some(f) = self.index.get(&k).and_then(|&i| self.flows.get_mut(i)) {
+                    if let Some(f) = self.flows.find(&k).and_then(|i| self.flows.get_mut(i)) {
                         if f.psn.requests > 0 {
                             f.psn.restart();
                         }
@@ -1231,7 +1229,7 @@ impl Analyzer {
                     let ns = psn::ack_timeout_ns(t);
                     for k in [fwd, back] {
                         self.cm_timeout.insert(k, ns);
-                        if let Some(f) = self.index.get(&k).and_then(|&i| self.flows.get_mut(i)) {
+                        if let Some(f) = self.flows.find(&k).and_then(|i| self.flows.get_mut(i)) {
                             f.cold_mut().cm_ack_timeout_ns = Some(ns);
                         }
                     }
@@ -1332,7 +1330,7 @@ impl Analyzer {
         let gone: Vec<bool> = self
             .flows
             .iter()
-            .map(|f| idle(f) && f.partner.and_then(|p| self.flows.get(p)).is_none_or(idle))
+            .map(|f| idle(f) && f.partner().and_then(|p| self.flows.get(p)).is_none_or(idle))
             .collect();
         if !gone.iter().any(|g| *g) {
             return Vec::new();
@@ -1367,15 +1365,10 @@ impl Analyzer {
             .zip(gone.iter())
             .filter(|(_, g)| !**g)
             .map(|(mut f, _)| {
-                f.partner = f.partner.and_then(remap);
+                f.set_partner(f.partner().and_then(remap));
                 f
             })
             .collect();
-        self.index = self.flows.iter().enumerate().map(|(i, f)| (f.key, i)).collect();
-        self.by_pair.clear();
-        for (i, f) in self.flows.iter().enumerate() {
-            self.by_pair.entry((f.key.point, f.key.src, f.key.dst)).or_default().push(i);
-        }
         self.last = None;
         let audit = std::mem::take(&mut self.audit);
         for ((id, what, seen), (n, first)) in audit {
@@ -1398,7 +1391,7 @@ impl Analyzer {
         let cfg =
             PsnConfig { reorder_ns: self.cfg.reorder_ns, min_ack_timeout_ns: self.cfg.min_ack_timeout_ns };
         for f in self.flows.iter_mut() {
-            if let Some(r) = f.psn.flush(&cfg) {
+            if let Some(r) = f.psn.touched_mut().and_then(|p| p.flush(&cfg)) {
                 Self::note_resolution(f, r);
             }
         }

@@ -70,8 +70,8 @@ pub fn merge(shards: Vec<Analyzer>) -> Option<Analyzer> {
     }
     // Every flow, by when one analyzer would have created it: each shard made its own in
     // that order, so a merge of the shards' sequences gives it (ties, which one frame cannot
-    // make, by shard). The flows move one by one, each shard's chunks freed as they empty,
-    // so the merge never holds two copies of the flows.
+    // make, by shard). The flows stay where their shard stored them: the merged store numbers
+    // them through a table (store::FlowStore::from_shards).
     let mut stores = vec![std::mem::take(&mut base.flows)];
     stores.extend(rest.iter_mut().map(|a| std::mem::take(&mut a.flows)));
     let seqs: Vec<Vec<u64>> = stores.iter().map(|st| st.iter().map(|f| f.first_seq).collect()).collect();
@@ -92,15 +92,13 @@ pub fn merge(shards: Vec<Analyzer>) -> Option<Analyzer> {
     drop(seqs);
     let remap =
         |s: usize, id: usize| new_id.get(s).and_then(|m| m.get(id)).copied().filter(|&n| n != usize::MAX);
-    let mut iters: Vec<_> = stores.into_iter().map(|st| st.into_iter()).collect();
-    for s in from {
-        let s = usize::from(s);
-        if let Some(mut f) = iters.get_mut(s).and_then(Iterator::next) {
-            f.partner = f.partner.and_then(|p| remap(s, p));
-            base.flows.push(f);
+    for (s, st) in stores.iter_mut().enumerate() {
+        for f in st.iter_mut() {
+            f.set_partner(f.partner().and_then(|p| remap(s, p)));
         }
     }
-    drop(iters);
+    base.flows = crate::store::FlowStore::from_shards(stores, &from);
+    drop(from);
     // What refers to flows by id, or is kept per host pair.
     let mut audit = FxHashMap::default();
     for (s, a) in std::iter::once(&mut base).chain(rest.iter_mut()).enumerate() {
@@ -117,15 +115,7 @@ pub fn merge(shards: Vec<Analyzer>) -> Option<Analyzer> {
         base.cm_partner.extend(std::mem::take(&mut a.cm_partner));
         base.cnp_hosts.extend(std::mem::take(&mut a.cnp_hosts));
     }
-    // The shards' own indexes go before the merged ones are built: at a million flows
-    // each is tens of megabytes.
     drop(rest);
-    base.index = FxHashMap::default();
-    base.by_pair = FxHashMap::default();
-    base.index = base.flows.iter().enumerate().map(|(i, f)| (f.key, i)).collect();
-    for (i, f) in base.flows.iter().enumerate() {
-        base.by_pair.entry((f.key.point, f.key.src, f.key.dst)).or_default().push(i);
-    }
     base.last = None;
     base.shard = None;
     Some(base)

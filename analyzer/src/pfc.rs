@@ -18,6 +18,7 @@
 //! pausing side, seen before the pause, stopped (traffic the pausing host sends the other
 //! way does not count against it).
 
+use hashbrown::HashTable;
 use rocescope_decoder::mac_control::quanta_to_ns;
 use rustc_hash::FxHashMap;
 use serde::Serialize;
@@ -466,10 +467,25 @@ impl Timeline {
 /// cache for runs of packets to one host.
 #[derive(Clone, Debug, Default)]
 pub struct Destinations {
-    index: FxHashMap<u64, usize>,
-    counts: Vec<[u64; 8]>,
+    /// Slots by key: ids into `slots` (4 bytes each; a map from keys to ids held each key
+    /// twice, 9 MB at 100k hosts, issue 13).
+    index: HashTable<u32>,
+    /// Per (point, MAC): its key, the first priority it received RoCE on and how many
+    /// packets. A host's RoCE comes on one priority: the rare others go to `more`. 24 bytes
+    /// a host (eight counters each took 72).
+    slots: Vec<Slot>,
+    /// Packets on the other priorities, by (slot, priority).
+    more: FxHashMap<(u32, u8), u64>,
     /// The last key looked up and its slot.
     last: Option<(u64, usize)>,
+}
+
+/// One (point, MAC) of [`Destinations`].
+#[derive(Clone, Copy, Debug)]
+struct Slot {
+    key: u64,
+    count: u64,
+    prio: u8,
 }
 
 /// (point, MAC) as one integer: the MAC in the top 48 bits, the point below. (The point in
@@ -481,6 +497,11 @@ fn dest_key(point: u16, mac: [u8; 6]) -> u64 {
     u64::from_be_bytes([a, b, c, d, e, f, 0, 0]) | u64::from(point)
 }
 
+fn dest_hash(key: u64) -> u64 {
+    use std::hash::BuildHasher;
+    rustc_hash::FxBuildHasher.hash_one(key)
+}
+
 impl Destinations {
     /// Count a RoCE packet to `mac` on `prio` at `point`.
     pub fn add(&mut self, point: u16, mac: [u8; 6], prio: u8) {
@@ -488,23 +509,54 @@ impl Destinations {
         let i = match self.last {
             Some((k, i)) if k == key => i,
             _ => {
-                let next = self.counts.len();
-                let i = *self.index.entry(key).or_insert(next);
-                if i == next {
-                    self.counts.push([0; 8]);
-                }
+                let i = match self.find(key) {
+                    Some(i) => i,
+                    None => {
+                        let Ok(id) = u32::try_from(self.slots.len()) else { return };
+                        self.slots.push(Slot { key, count: 0, prio: prio & 7 });
+                        let slots = &self.slots;
+                        self.index.insert_unique(dest_hash(key), id, |&i| {
+                            slots.get(i as usize).map_or(0, |s| dest_hash(s.key))
+                        });
+                        id as usize
+                    }
+                };
                 self.last = Some((key, i));
                 i
             }
         };
-        if let Some(c) = self.counts.get_mut(i).and_then(|c| c.get_mut(usize::from(prio & 7))) {
-            *c += 1;
+        let prio = prio & 7;
+        match self.slots.get_mut(i) {
+            Some(s) if s.prio == prio => s.count += 1,
+            Some(_) => *self.more.entry((i as u32, prio)).or_default() += 1,
+            None => {}
         }
+    }
+
+    fn find(&self, key: u64) -> Option<usize> {
+        let slots = &self.slots;
+        self.index
+            .find(dest_hash(key), |&i| slots.get(i as usize).is_some_and(|s| s.key == key))
+            .map(|&i| i as usize)
     }
 
     /// RoCE packets to `mac` at `point`, per priority.
     pub fn get(&self, point: u16, mac: [u8; 6]) -> [u64; 8] {
-        self.index.get(&dest_key(point, mac)).and_then(|&i| self.counts.get(i)).copied().unwrap_or_default()
+        let mut c = [0; 8];
+        let Some(i) = self.find(dest_key(point, mac)) else { return c };
+        if let Some(s) = self.slots.get(i) {
+            if let Some(n) = c.get_mut(usize::from(s.prio)) {
+                *n = s.count;
+            }
+        }
+        if !self.more.is_empty() {
+            for (p, n) in c.iter_mut().enumerate() {
+                if let Some(m) = self.more.get(&(i as u32, p as u8)) {
+                    *n += m;
+                }
+            }
+        }
+        c
     }
 }
 
@@ -675,5 +727,12 @@ mod tests {
         assert_eq!(d.get(0, b)[3], 1);
         assert_eq!(d.get(1, a)[0], 1);
         assert_eq!(d.get(2, a), [0; 8]);
+        // A host's packets on a second and third priority (kept apart from its first).
+        d.add(0, b, 5);
+        d.add(0, b, 5);
+        d.add(0, b, 0);
+        d.add(0, b, 3);
+        assert_eq!(d.get(0, b), [1, 0, 0, 2, 0, 2, 0, 0]);
+        assert_eq!(d.get(0, a), [0, 0, 0, 4, 0, 0, 0, 0]);
     }
 }

@@ -265,13 +265,59 @@ pub struct PsnTracker {
     /// Request packets seen.
     pub requests: u64,
     seen: [u64; (WINDOW / 64) as usize],
-    fill: Option<FillRun>,
+    /// Boxed: only reordered or resent packets open a run (48 bytes off every tracker).
+    fill: Option<Box<FillRun>>,
     /// The PSN of a NAK whose packet arrived late: the go-back-N it starts is needless.
     spurious_nak: Option<u32>,
     /// Counters and open gaps: touched on events only, kept out of line.
     stats: Option<Box<PsnStats>>,
     /// Frame and time where the current PSN stream started.
     start: (u64, i64),
+}
+
+/// What a stream no request has touched reads as ([`LazyPsn`]).
+static UNTOUCHED: PsnTracker = PsnTracker {
+    started: false,
+    resync: false,
+    burst: None,
+    nak_pending: None,
+    expected: 0,
+    first: 0,
+    last_new_ts: 0,
+    requests: 0,
+    seen: [0; (WINDOW / 64) as usize],
+    fill: None,
+    spurious_nak: None,
+    stats: None,
+    start: (0, 0),
+};
+
+/// A flow's request PSN tracker, allocated on its first change. The flows that carry no
+/// request (the ACK direction of a connection: half the flows of a capture) hold 8 bytes,
+/// not a 136-byte tracker (issue 13). Reading an untouched one reads a new tracker's state.
+#[derive(Clone, Debug, Default)]
+pub struct LazyPsn(Option<Box<PsnTracker>>);
+
+impl LazyPsn {
+    /// The tracker, when a change has allocated it: to update state without allocating one
+    /// for a flow no request touched.
+    pub fn touched_mut(&mut self) -> Option<&mut PsnTracker> {
+        self.0.as_deref_mut()
+    }
+}
+
+impl std::ops::Deref for LazyPsn {
+    type Target = PsnTracker;
+    fn deref(&self) -> &PsnTracker {
+        self.0.as_deref().unwrap_or(&UNTOUCHED)
+    }
+}
+
+impl std::ops::DerefMut for LazyPsn {
+    /// Any change allocates the tracker.
+    fn deref_mut(&mut self) -> &mut PsnTracker {
+        self.0.get_or_insert_with(Box::default)
+    }
 }
 
 impl PsnTracker {
@@ -343,7 +389,7 @@ impl PsnTracker {
             return;
         }
         let pending_fill =
-            self.fill.is_some_and(|f| psn_diff(psn, f.first) >= 0 && psn_diff(psn, f.next) < 0);
+            self.fill.as_deref().is_some_and(|f| psn_diff(psn, f.first) >= 0 && psn_diff(psn, f.next) < 0);
         let mut late = pending_fill;
         let open = self.stats.as_deref_mut().map(|s| s.open.iter_mut());
         for g in open.into_iter().flatten() {
@@ -540,7 +586,7 @@ impl PsnTracker {
         let duplicate = d < 0 && -d <= WINDOW as i32 && self.bit(psn);
         // A pending run of fillers: this packet tells what they were.
         let mut resolved = None;
-        if let Some(f) = self.fill {
+        if let Some(f) = self.fill.as_deref().copied() {
             if psn == f.next && d < 0 && !duplicate && self.open_gap(psn).is_some() {
                 // Another filler in the same run.
                 if let Some(run) = self.fill.as_mut() {
@@ -603,7 +649,7 @@ impl PsnTracker {
             if let Some(g) = self.open_gap(psn) {
                 // Late, or the start of a resend: the next packet tells.
                 let (cause, rnr) = self.resend_cause(psn, ts_ns, implied, cfg);
-                self.fill = Some(FillRun {
+                self.fill = Some(Box::new(FillRun {
                     next: psn_add(psn, 1),
                     first: psn,
                     frame,
@@ -612,7 +658,7 @@ impl PsnTracker {
                     packets: 1,
                     cause,
                     rnr,
-                });
+                }));
                 self.mark(psn, 1);
                 return (Verdict::Filler, resolved);
             }
@@ -688,6 +734,17 @@ impl PsnTracker {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_untouched_lazy_tracker_reads_as_a_new_one_and_allocates_on_change() {
+        let mut l = LazyPsn::default();
+        assert_eq!(format!("{:?}", *l), format!("{:?}", PsnTracker::new()));
+        assert!(l.touched_mut().is_none(), "reading allocates nothing");
+        let cfg = PsnConfig { reorder_ns: 0, min_ack_timeout_ns: 0 };
+        l.on_request(7, 1, 1, 10, false, &cfg);
+        assert_eq!(l.requests, 1);
+        assert!(l.touched_mut().is_some());
+    }
 
     #[test]
     fn modular_distance() {

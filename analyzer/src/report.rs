@@ -778,21 +778,63 @@ pub struct FlowReport {
     pub health: &'static str,
 }
 
+/// A connection's flow indices, one or two, held inline (a `Vec` per connection was one
+/// allocation each: 3 MB at 100k connections, issue 13). Reads as a slice; written as a list.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ConnFlows {
+    ids: [usize; 2],
+    len: u8,
+}
+
+impl ConnFlows {
+    /// A flow whose other direction was not seen.
+    pub fn one(a: usize) -> Self {
+        ConnFlows { ids: [a, a], len: 1 }
+    }
+
+    /// Both directions: `a` to `b`'s flow, then its reverse.
+    pub fn two(a: usize, b: usize) -> Self {
+        ConnFlows { ids: [a, b], len: 2 }
+    }
+}
+
+impl std::ops::Deref for ConnFlows {
+    type Target = [usize];
+    fn deref(&self) -> &[usize] {
+        self.ids.get(..usize::from(self.len)).unwrap_or(&[])
+    }
+}
+
+impl<'a> IntoIterator for &'a ConnFlows {
+    type Item = &'a usize;
+    type IntoIter = std::slice::Iter<'a, usize>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
+
+impl Serialize for ConnFlows {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.iter())
+    }
+}
+
 /// Two directions of one QP connection (or one direction whose partner was not seen).
 #[derive(Clone, Debug, Serialize)]
 pub struct Connection {
     /// Capture point (index into `Report::points`).
     pub point: u16,
-    /// One end.
-    pub a: String,
+    /// One end (written as text, "10.0.0.1"; held as an address, with no allocation: a
+    /// report of 100k connections held 6 MB of address strings).
+    pub a: std::net::IpAddr,
     /// The other.
-    pub b: String,
+    pub b: std::net::IpAddr,
     /// QP of `a` (the destination QP of the b-to-a flow), when known.
     pub a_qpn: Option<u32>,
     /// QP of `b`.
     pub b_qpn: u32,
     /// Flow indices: a-to-b, then b-to-a when paired.
-    pub flows: Vec<usize>,
+    pub flows: ConnFlows,
     /// `cm`, `psn`, `address` or `none`.
     pub pairing: &'static str,
     /// Packets both ways.
@@ -1166,13 +1208,13 @@ pub(crate) fn flow_report(id: usize, f: &Flow, a: &Analyzer, detail: bool) -> Fl
             mean_gbps: rate.mean_gbps,
         },
         latency: Latencies {
-            ack: f.latency().ack.summary(),
+            ack: f.ack_latency().summary(),
             read: f.latency().read.summary(),
             nak_to_retransmit: f.latency().nak_to_retransmit.summary(),
             ce_to_cnp: f.latency().ce_to_cnp.summary(),
         },
         cc: f.cc().map(|c| cc_report(c, &a.cfg.cc)),
-        partner: f.partner,
+        partner: f.partner(),
         pairing: f.pairing.map(|p| p.name()),
         cm_start_psn: f.cold().cm_start_psn,
         ack_timeout_ns: f.cold().cm_ack_timeout_ns,
@@ -1271,8 +1313,7 @@ pub(crate) fn responses_missing(f: &Flow, a: &Analyzer) -> bool {
     if !asked.into_iter().any(|t| t < end - 1_000_000) {
         return false;
     }
-    let back = a.by_pair.get(&(f.key.point, f.key.dst, f.key.src)).map_or(&[][..], Vec::as_slice);
-    !back.iter().filter_map(|i| a.flows.get(*i)).any(|b| b.responses > 0)
+    !a.flows.pair(f.key.point, f.key.dst, f.key.src).filter_map(|i| a.flows.get(i)).any(|b| b.responses > 0)
 }
 
 /// Said once for the whole capture: connections whose other direction is absent, so their
@@ -1311,7 +1352,7 @@ fn one_direction_finding(a: &Analyzer, out: &mut FindingSink) {
 }
 
 fn flow_findings(id: usize, f: &Flow, a: &Analyzer, out: &mut FindingSink) {
-    let partner = f.partner.and_then(|p| a.flows.get(p));
+    let partner = f.partner().and_then(|p| a.flows.get(p));
     let mut push = |severity, kind, title: String, evidence: Vec<EvidenceRef>, weight: u64| {
         out.push(Finding {
             severity,
@@ -2230,20 +2271,22 @@ pub(crate) fn build_with(a: &Analyzer, detail: bool, with_flows: bool) -> (Repor
     let worst = |ids: &[usize]| -> &'static str {
         health_name(ids.iter().filter_map(|i| flow_worst.get(*i).copied().flatten()).min())
     };
-    let mut connections = Vec::new();
+    // Counted first: a growing `Vec` of 100k connections left a quarter of its room empty.
+    let count = a.flows.iter().enumerate().filter(|(i, f)| f.partner().is_none_or(|p| p > *i)).count();
+    let mut connections = Vec::with_capacity(count);
     for (i, f) in a.flows.iter().enumerate() {
-        match f.partner {
+        match f.partner() {
             Some(p) if p < i => continue,
             Some(p) => {
                 let g = a.flows.get(p);
                 let ids = [i, p];
                 connections.push(Connection {
                     point: f.key.point,
-                    a: f.key.src.to_string(),
-                    b: f.key.dst.to_string(),
+                    a: f.key.src,
+                    b: f.key.dst,
                     a_qpn: g.map(|g| g.key.dest_qp),
                     b_qpn: f.key.dest_qp,
-                    flows: ids.to_vec(),
+                    flows: ConnFlows::two(i, p),
                     pairing: f.pairing.map_or("none", |p| p.name()),
                     packets: f.packets + g.map_or(0, |g| g.packets),
                     bytes: f.bytes + g.map_or(0, |g| g.bytes),
@@ -2252,11 +2295,11 @@ pub(crate) fn build_with(a: &Analyzer, detail: bool, with_flows: bool) -> (Repor
             }
             None => connections.push(Connection {
                 point: f.key.point,
-                a: f.key.src.to_string(),
-                b: f.key.dst.to_string(),
+                a: f.key.src,
+                b: f.key.dst,
                 a_qpn: None,
                 b_qpn: f.key.dest_qp,
-                flows: vec![i],
+                flows: ConnFlows::one(i),
                 pairing: "none",
                 packets: f.packets,
                 bytes: f.bytes,
@@ -2540,7 +2583,7 @@ fn point_losses(a: &Analyzer, findings: &mut FindingSink) -> Vec<PointLoss> {
         });
     }
     for (key, from, to, lost) in m.losses() {
-        let flow = a.index.get(&key.at(from)).copied();
+        let flow = a.flows.find(&key.at(from));
         let (from_name, to_name) = (point_name(a, from), point_name(a, to));
         findings.push(Finding {
             severity: Severity::Critical,

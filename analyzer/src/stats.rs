@@ -318,6 +318,12 @@ impl Bins {
         }
         let i = (idx - self.first) as usize;
         if self.bins.len() <= i {
+            // Exactly as many as needed while the series is short: a flow of a few packets
+            // holds one or two bins, not the four a growing `Vec` starts with (most of a
+            // quiet flow's series memory at 100k QPs, issue 13). Longer series grow as usual.
+            if i < 8 {
+                self.bins.reserve_exact(i + 1 - self.bins.len());
+            }
             self.bins.resize(i + 1, [0; FIGURES]);
         }
         if let Some(b) = self.bins.get_mut(i) {

@@ -2,8 +2,39 @@
 //! copies more than one chunk or leaves half of a doubled `Vec` empty. With a `Vec<Flow>` a
 //! million flows spent up to a million flows' worth of unused capacity (and a copy of all of
 //! them at each doubling); here only the last chunk has room to spare.
+//!
+//! The store also indexes its flows: by key, and by host pair (point, source, destination).
+//! The indexes hold flow ids only (4 bytes), and find a key by comparing the stored flow's:
+//! a map from keys to ids held each 40-byte key a second time, and a map from pairs to
+//! `Vec`s of ids one small allocation per pair, about 150 bytes a flow in all at 100k QPs
+//! (issue 13). Now it is about 14 bytes.
+//!
+//! A parallel analysis' merged store ([`FlowStore::from_shards`]) keeps each shard's flows
+//! where they are and numbers them through a table (4 bytes a flow): moving them into new
+//! chunks held two copies at once, in two threads' malloc arenas (20 MB more at 100k QPs).
 
-use crate::flow::Flow;
+use crate::flow::{Flow, FlowKey};
+use hashbrown::hash_table::Entry;
+use hashbrown::HashTable;
+use std::hash::BuildHasher;
+use std::net::IpAddr;
+
+/// No next flow in a pair's list.
+const NONE: u32 = u32::MAX;
+
+/// A key's hash (FxHash over [`FlowKey`]'s packed words).
+fn key_hash(k: &FlowKey) -> u64 {
+    rustc_hash::FxBuildHasher.hash_one(k)
+}
+
+/// A host pair's hash: its key with no QP.
+fn pair_hash(point: u16, src: IpAddr, dst: IpAddr) -> u64 {
+    key_hash(&FlowKey { src, dst, dest_qp: 0, point })
+}
+
+fn pair_of(k: &FlowKey) -> (u16, IpAddr, IpAddr) {
+    (k.point, k.src, k.dst)
+}
 
 /// Flows per chunk.
 const CHUNK: usize = 1024;
@@ -13,6 +44,34 @@ const CHUNK: usize = 1024;
 pub struct FlowStore {
     chunks: Vec<Vec<Flow>>,
     len: usize,
+    /// Flow id to position (chunk × `CHUNK` + slot) after a merge of shards, whose chunks
+    /// may be partly filled; empty while ids are positions.
+    order: Vec<u32>,
+    /// Flow ids by key. A flow's key never changes once stored.
+    by_key: HashTable<u32>,
+    /// The first and last flow id of each host pair (point, source, destination).
+    by_pair: HashTable<(u32, u32)>,
+    /// Per flow, the next flow of its host pair (`NONE` for the last).
+    next_in_pair: Vec<u32>,
+}
+
+/// The flow at position `pos` (chunk × `CHUNK` + slot).
+fn at_pos(chunks: &[Vec<Flow>], pos: usize) -> Option<&Flow> {
+    chunks.get(pos / CHUNK).and_then(|c| c.get(pos % CHUNK))
+}
+
+/// The position of flow `id`.
+fn locate(order: &[u32], id: usize) -> Option<usize> {
+    if order.is_empty() {
+        Some(id)
+    } else {
+        order.get(id).map(|&p| p as usize)
+    }
+}
+
+/// The flow with id `id`.
+fn at<'a>(chunks: &'a [Vec<Flow>], order: &[u32], id: u32) -> Option<&'a Flow> {
+    locate(order, id as usize).and_then(|p| at_pos(chunks, p))
 }
 
 impl FlowStore {
@@ -28,41 +87,185 @@ impl FlowStore {
 
     /// Flow `id`.
     pub fn get(&self, id: usize) -> Option<&Flow> {
-        self.chunks.get(id / CHUNK).and_then(|c| c.get(id % CHUNK))
+        locate(&self.order, id).and_then(|p| at_pos(&self.chunks, p))
     }
 
     /// Flow `id`, to change.
     pub fn get_mut(&mut self, id: usize) -> Option<&mut Flow> {
-        self.chunks.get_mut(id / CHUNK).and_then(|c| c.get_mut(id % CHUNK))
+        let p = locate(&self.order, id)?;
+        self.chunks.get_mut(p / CHUNK).and_then(|c| c.get_mut(p % CHUNK))
     }
 
-    /// Store a flow; its id is the previous [`FlowStore::len`].
+    /// The id of the flow with key `key`.
+    pub fn find(&self, key: &FlowKey) -> Option<usize> {
+        let (chunks, order) = (&self.chunks, &self.order);
+        self.by_key
+            .find(key_hash(key), |&id| at(chunks, order, id).is_some_and(|f| f.key == *key))
+            .map(|&id| id as usize)
+    }
+
+    /// The ids of the flows from `src` to `dst` at `point`, in id order.
+    pub fn pair(&self, point: u16, src: IpAddr, dst: IpAddr) -> PairFlows<'_> {
+        let (chunks, order) = (&self.chunks, &self.order);
+        let want = (point, src, dst);
+        let head = self
+            .by_pair
+            .find(pair_hash(point, src, dst), |&(h, _)| {
+                at(chunks, order, h).is_some_and(|f| pair_of(&f.key) == want)
+            })
+            .map_or(NONE, |&(h, _)| h);
+        PairFlows { next: &self.next_in_pair, at: head }
+    }
+
+    /// Store a flow; its id is the previous [`FlowStore::len`]. Its key is new to the store
+    /// (the analyzer makes a flow for a key only when [`FlowStore::find`] found none).
     pub(crate) fn push(&mut self, f: Flow) {
-        match self.chunks.last_mut() {
-            Some(c) if c.len() < CHUNK => c.push(f),
-            // A chunk grows by doubling up to its full size (a small analysis holds small
-            // chunks), then the next starts.
-            _ => self.chunks.push(vec![f]),
-        }
+        let last = self.chunks.len().saturating_sub(1);
+        let pos = match self.chunks.last_mut() {
+            Some(c) if c.len() < CHUNK => {
+                c.push(f);
+                last * CHUNK + c.len() - 1
+            }
+            // The first chunk grows by doubling up to its full size (a small analysis holds a
+            // small chunk); the next ones are allocated whole, never copied.
+            Some(_) => {
+                let mut c = Vec::with_capacity(CHUNK);
+                c.push(f);
+                self.chunks.push(c);
+                (self.chunks.len() - 1) * CHUNK
+            }
+            None => {
+                self.chunks.push(vec![f]);
+                0
+            }
+        };
+        let id = self.len;
         self.len += 1;
+        if !self.order.is_empty() {
+            self.order.push(u32::try_from(pos).unwrap_or(NONE));
+        }
+        self.index(id);
+    }
+
+    /// Enter flow `id` (the last stored) in the indexes. Past 4 G flows (far more than
+    /// memory holds), a flow is stored but not indexed.
+    fn index(&mut self, id: usize) {
+        let Ok(id) = u32::try_from(id) else { return };
+        if id == NONE {
+            return;
+        }
+        let (chunks, order) = (&self.chunks, &self.order);
+        let Some(key) = at(chunks, order, id).map(|f| f.key) else { return };
+        let rehash = |i: &u32| at(chunks, order, *i).map_or(0, |f| key_hash(&f.key));
+        self.by_key.insert_unique(key_hash(&key), id, rehash);
+        let want = pair_of(&key);
+        let pair_rehash = |(h, _): &(u32, u32)| {
+            at(chunks, order, *h).map_or(0, |f| pair_hash(f.key.point, f.key.src, f.key.dst))
+        };
+        let entry = self.by_pair.entry(
+            pair_hash(key.point, key.src, key.dst),
+            |&(h, _)| at(chunks, order, h).is_some_and(|f| pair_of(&f.key) == want),
+            pair_rehash,
+        );
+        self.next_in_pair.push(NONE);
+        match entry {
+            Entry::Occupied(mut e) => {
+                let last = e.get().1;
+                if let Some(n) = self.next_in_pair.get_mut(last as usize) {
+                    *n = id;
+                }
+                e.get_mut().1 = id;
+            }
+            Entry::Vacant(e) => {
+                e.insert((id, id));
+            }
+        }
+    }
+
+    /// One store of the shards' flows, without moving them: flow id `i` of the result is
+    /// the next flow, in id order, of store `from[i]`. Stores that are themselves merged,
+    /// and entries of `from` past a store's flows, are skipped (the parallel merge gives
+    /// neither).
+    pub(crate) fn from_shards(stores: Vec<FlowStore>, from: &[u8]) -> FlowStore {
+        let mut out = FlowStore::default();
+        let mut first_chunk = Vec::with_capacity(stores.len());
+        let mut lens = Vec::with_capacity(stores.len());
+        for st in stores {
+            let ok = st.order.is_empty();
+            first_chunk.push(out.chunks.len());
+            lens.push(if ok { st.len } else { 0 });
+            if ok {
+                out.chunks.extend(st.chunks);
+            }
+        }
+        let mut next = vec![0usize; lens.len()];
+        out.order.reserve_exact(from.len());
+        for &s in from {
+            let s = usize::from(s);
+            let (Some(n), Some(&len), Some(&c0)) = (next.get_mut(s), lens.get(s), first_chunk.get(s)) else {
+                continue;
+            };
+            if *n >= len {
+                continue;
+            }
+            let pos = (c0 + *n / CHUNK) * CHUNK + *n % CHUNK;
+            *n += 1;
+            out.order.push(u32::try_from(pos).unwrap_or(NONE));
+            out.len += 1;
+        }
+        out.next_in_pair.reserve_exact(out.len);
+        for id in 0..out.len {
+            out.index(id);
+        }
+        out
     }
 
     /// The flows in id order.
     pub fn iter(&self) -> impl DoubleEndedIterator<Item = &Flow> + Clone {
-        self.chunks.iter().flatten()
+        (0..self.len).filter_map(move |id| self.get(id))
     }
 
-    /// The flows in id order, to change.
+    /// The flows, to change, in storage order: id order but in a merged store
+    /// ([`FlowStore::from_shards`]).
     pub fn iter_mut(&mut self) -> impl DoubleEndedIterator<Item = &mut Flow> {
         self.chunks.iter_mut().flatten()
     }
 }
 
+/// The flows of one host pair ([`FlowStore::pair`]), by id.
+#[derive(Clone, Debug)]
+pub struct PairFlows<'a> {
+    next: &'a [u32],
+    at: u32,
+}
+
+impl Iterator for PairFlows<'_> {
+    type Item = usize;
+    fn next(&mut self) -> Option<usize> {
+        if self.at == NONE {
+            return None;
+        }
+        let id = self.at;
+        self.at = self.next.get(id as usize).copied().unwrap_or(NONE);
+        Some(id as usize)
+    }
+}
+
 impl IntoIterator for FlowStore {
     type Item = Flow;
-    type IntoIter = std::iter::Flatten<std::vec::IntoIter<Vec<Flow>>>;
+    type IntoIter = Box<dyn Iterator<Item = Flow> + Send>;
+    /// The flows in id order.
     fn into_iter(self) -> Self::IntoIter {
-        self.chunks.into_iter().flatten()
+        if self.order.is_empty() {
+            return Box::new(self.chunks.into_iter().flatten());
+        }
+        // A merged store (ids are not positions): taken out by position.
+        let mut slots: Vec<Vec<Option<Flow>>> =
+            self.chunks.into_iter().map(|c| c.into_iter().map(Some).collect()).collect();
+        Box::new(self.order.into_iter().filter_map(move |p| {
+            let p = p as usize;
+            slots.get_mut(p / CHUNK).and_then(|c| c.get_mut(p % CHUNK)).and_then(Option::take)
+        }))
     }
 }
 
@@ -73,5 +276,64 @@ impl FromIterator<Flow> for FlowStore {
             s.push(f);
         }
         s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::net::Ipv4Addr;
+
+    fn flow(src: u8, dst: u8, qp: u32, seq: u64) -> Flow {
+        let ip = |x| IpAddr::V4(Ipv4Addr::new(10, 0, 0, x));
+        let mut f =
+            Flow::new(FlowKey { src: ip(src), dst: ip(dst), dest_qp: qp, point: 0 }, seq, 0, 1_000_000);
+        f.first_seq = seq;
+        f
+    }
+
+    #[test]
+    fn finds_flows_by_key_and_lists_host_pairs_in_id_order() {
+        let mut s = FlowStore::default();
+        // Three chunks' worth, over a few host pairs.
+        for i in 0..(2 * CHUNK + 5) as u32 {
+            s.push(flow((i % 3) as u8, 9, i, u64::from(i)));
+        }
+        for i in [0usize, 1, CHUNK, 2 * CHUNK + 4] {
+            let key = s.get(i).map(|f| f.key).unwrap();
+            assert_eq!(s.find(&key), Some(i));
+        }
+        assert_eq!(s.find(&flow(1, 2, 3, 0).key), None);
+        let ip = |x| IpAddr::V4(Ipv4Addr::new(10, 0, 0, x));
+        let pair: Vec<usize> = s.pair(0, ip(1), ip(9)).collect();
+        assert_eq!(pair.len(), (2 * CHUNK + 5) / 3);
+        assert!(pair.windows(2).all(|w| w[0] < w[1]) && pair.iter().all(|i| i % 3 == 1));
+        assert_eq!(s.pair(0, ip(9), ip(1)).count(), 0);
+    }
+
+    #[test]
+    fn a_merged_store_numbers_the_shards_flows_without_moving_them() {
+        // Shard 0 holds the even sequence numbers, shard 1 the odd, each over more than a chunk.
+        let n = CHUNK as u64 + 7;
+        let shards: Vec<FlowStore> =
+            (0..2u64).map(|s| (0..n).map(|i| flow(s as u8, 9, i as u32, 2 * i + s)).collect()).collect();
+        let from: Vec<u8> = (0..2 * n).map(|i| (i % 2) as u8).collect();
+        let mut m = FlowStore::from_shards(shards, &from);
+        assert_eq!(m.len(), 2 * n as usize);
+        let seqs: Vec<u64> = m.iter().map(|f| f.first_seq).collect();
+        assert_eq!(seqs, (0..2 * n).collect::<Vec<_>>(), "id order is the merged order");
+        for id in [0usize, 1, 2 * CHUNK + 1, 2 * n as usize - 1] {
+            let key = m.get(id).unwrap().key;
+            assert_eq!(m.find(&key), Some(id));
+        }
+        let ip = |x| IpAddr::V4(Ipv4Addr::new(10, 0, 0, x));
+        assert!(m.pair(0, ip(1), ip(9)).eq((0..n as usize).map(|i| 2 * i + 1)));
+        // Stored after the merge: numbered on.
+        m.push(flow(5, 9, 1, 99));
+        assert_eq!(m.find(&flow(5, 9, 1, 0).key), Some(2 * n as usize));
+        assert_eq!(m.get_mut(2 * n as usize).map(|f| f.first_seq), Some(99));
+        // Taken out whole, in id order.
+        let all: Vec<u64> = m.into_iter().map(|f| f.first_seq).collect();
+        assert_eq!(all, (0..2 * n).chain([99]).collect::<Vec<_>>());
     }
 }

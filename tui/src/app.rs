@@ -4,7 +4,7 @@ use crate::congestion::{rank_qps, QpRanking, MAX_QP_ROWS};
 use crate::filter::{Filter, Row};
 use crate::keys::Action;
 use crate::snapshot::Snapshot;
-use rocescope_analyzer::report::{Connection, Report};
+use rocescope_analyzer::report::{ConnFlows, Connection, Report};
 use std::cell::RefCell;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -163,11 +163,12 @@ pub fn flow_rows(r: &Report) -> Vec<QpRow> {
         .map(|(i, f)| {
             let one = Connection {
                 point: f.point,
-                a: f.src.clone(),
-                b: f.dst.clone(),
+                // The entry's addresses are an analyzer key's, written out: they parse back.
+                a: f.src.parse().unwrap_or(std::net::Ipv6Addr::UNSPECIFIED.into()),
+                b: f.dst.parse().unwrap_or(std::net::Ipv6Addr::UNSPECIFIED.into()),
                 a_qpn: None,
                 b_qpn: f.dest_qp,
-                flows: vec![i],
+                flows: ConnFlows::one(i),
                 pairing: f.pairing.unwrap_or("none"),
                 packets: f.packets,
                 bytes: f.bytes,
@@ -201,7 +202,7 @@ fn qp_row(r: &Report, i: usize, c: &Connection) -> QpRow {
         b_label: format!("{} (0x{:x})", c.b, c.b_qpn),
         row: Row {
             qps,
-            ips: vec![c.a.clone(), c.b.clone()],
+            ips: vec![c.a.to_string(), c.b.to_string()],
             pkts: t.packets as f64,
             gaps: t.gaps as f64,
             retx: t.retransmits as f64,
@@ -695,7 +696,7 @@ impl App {
             }
             Screen::Qps => {
                 // From a QP detail: its packets.
-                let flows = self.detail.and_then(|c| s.report.connections.get(c)).map(|c| c.flows.clone());
+                let flows = self.detail.and_then(|c| s.report.connections.get(c)).map(|c| c.flows.to_vec());
                 self.packet_flows = flows;
                 self.selected[Screen::Packets.index()] = usize::MAX;
                 self.screen = Screen::Packets;

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Memory benchmark (issue 13): `rocescope report` peak RSS on 1 M header-only frames over
+# 100,000 QPs (200,000 flows: the RDMA WRITEs and their ACKs; 128-byte snap), with one
+# thread and with two, printing nothing (-q) and streaming the JSON document (--json); each
+# run twice, the larger peak kept. Target: under 150 MB.
+#
+#   bash bench/memory.sh [FRAMES] [QPS]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+frames=${1:-1000000}
+qps=${2:-100000}
+work=$(mktemp -d /tmp/rocescope-memory-bench.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+cargo build --release -q -p rocescope -p rocescope-samplegen
+f="$work/bulk.pcap"
+./target/release/rocescope-samplegen --bulk "$f" --packets "$frames" --qps "$qps" --payload 1024 --snap 128 >/dev/null
+echo "$frames frames over $qps QPs ($(du -h "$f" | cut -f1)); peak RSS of two runs each"
+printf "%8s %8s %10s %8s\n" threads output peak_MB wall_s
+for t in 1 2; do
+  for out in -q --json; do
+    peak=0
+    wall=0
+    for _ in 1 2; do
+      /usr/bin/time -f "%M %e" -o "$work/t" ./target/release/rocescope report -r "$f" --threads "$t" "$out" >/dev/null
+      read -r kb s <"$work/t"
+      [ "$kb" -gt "$peak" ] && peak=$kb
+      wall=$s
+    done
+    printf "%8s %8s %10.1f %8s\n" "$t" "$out" "$(echo "$peak / 1024" | bc -l)" "$wall"
+  done
+done
