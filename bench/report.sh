@@ -2,6 +2,8 @@
 # Report benchmark: `rocescope report` against a bare libpcap read loop over the
 # same header-only captures (128-byte snap, RDMA WRITEs over 1,000 QPs), 1 M and 10 M
 # frames, one core; peak memory of report at both sizes; tshark -T fields on the 1 M file.
+# Beside them, the floors under the report: rocescope's own reader handing over every record
+# (read_floor read), and the same decoding every frame as the report does (read_floor decode).
 # Needs hyperfine (Debian package) and, for the tshark line, tshark.
 #
 #   bash bench/report.sh [SMALL] [LARGE]
@@ -14,7 +16,7 @@ trap 'rm -rf "$work"' EXIT
 command -v hyperfine >/dev/null || { echo "install hyperfine (apt-get install hyperfine)"; exit 1; }
 
 cargo build --release -q -p rocescope -p rocescope-samplegen
-cargo build --release -q -p rocescope-capture --example pcap_read_loop
+cargo build --release -q -p rocescope-capture --example pcap_read_loop --example read_floor
 for n in "$small" "$large"; do
   ./target/release/rocescope-samplegen --bulk "$work/$n.pcap" --packets "$n" --qps 1000 --payload 1024 --snap 128 >/dev/null
 done
@@ -26,15 +28,18 @@ for n in "$small" "$large"; do
   echo "== $n frames ($(du -h "$f" | cut -f1))"
   hyperfine -N -w 1 -r 10 --export-json "$work/hf.json" \
     "taskset -c 1 ./target/release/examples/pcap_read_loop $f" \
+    "taskset -c 1 ./target/release/examples/read_floor read $f" \
+    "taskset -c 1 ./target/release/examples/read_floor decode $f" \
     "taskset -c 1 ./target/release/rocescope report -r $f --json --threads 1" >/dev/null 2>&1
   python3 - "$work/hf.json" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))["results"]
-loop, rep = (min(x["times"]) for x in r)
-mloop, mrep = (x["median"] for x in r)
-print(f"  libpcap read loop: min {loop*1e3:.0f} ms, median {mloop*1e3:.0f} ms")
-print(f"  rocescope report:  min {rep*1e3:.0f} ms, median {mrep*1e3:.0f} ms")
-print(f"  ratio: {rep/loop:.2f}x (min/min), {mrep/mloop:.2f}x (median/median)")
+names = ["libpcap read loop", "rocescope reader", "reader + decode", "rocescope report"]
+loop, mloop = min(r[0]["times"]), r[0]["median"]
+for name, x in zip(names, r):
+    lo, med = min(x["times"]), x["median"]
+    print(f"  {name:18s} min {lo*1e3:5.0f} ms, median {med*1e3:5.0f} ms: "
+          f"{lo/loop:.2f}x (min/min), {med/mloop:.2f}x (median/median) the libpcap loop")
 PY
   /usr/bin/time -f "  report peak RSS: %M KB" ./target/release/rocescope report -r "$f" --json --threads 1 >/dev/null
 done

@@ -7,7 +7,7 @@ use crate::cli::{AnalysisOpts, ReportArgs};
 use crate::driver::{self, Flow};
 use crate::output::report_text;
 use crate::parquet_out::ParquetOut;
-use crate::stdio::{self, note};
+use crate::stdio::note;
 use anyhow::Context;
 use rocescope_analyzer::nic_counters::{self, CounterInput, Host};
 use rocescope_analyzer::report::{Finding, Report, Severity, StreamedReport};
@@ -258,9 +258,9 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
     } else if args.json {
         // Streamed through a large buffer: stdout is line-buffered, and the document can be
         // gigabytes (a million flows), too much to build in memory first. Names keep no
-        // control character raw on the way (`\u009b`, `\u202e`: stdio::JsonSafe).
+        // control character raw (`\u009b`, `\u202e`: the formatter escapes them).
         let mut w = std::io::BufWriter::with_capacity(1 << 20, &mut out);
-        crate::output::exact::to_writer(stdio::JsonSafe(&mut w), &streamed)
+        crate::output::exact::to_writer(&mut w, &streamed)
             .map_err(std::io::Error::from)
             .and_then(|()| w.write_all(b"\n"))
             .and_then(|()| w.flush())

@@ -95,30 +95,6 @@ pub fn json_safe(json: &str) -> std::borrow::Cow<'_, str> {
     std::borrow::Cow::Owned(out)
 }
 
-/// A writer that passes serialised JSON through [`json_safe`] on its way to `W`, for
-/// documents too large to build in memory. Each write must hold whole characters, as
-/// serde_json's do (it writes strings in `str` fragments); one that does not passes as it is.
-pub struct JsonSafe<W: Write>(pub W);
-
-impl<W: Write> Write for JsonSafe<W> {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        // Only DEL, and the lead bytes of U+0080..U+009F and U+2000..U+2FFF, can start an
-        // unsafe character: most writes pass straight through.
-        if !buf.iter().any(|&b| matches!(b, 0x7f | 0xc2 | 0xe2)) {
-            return self.0.write_all(buf).map(|()| buf.len());
-        }
-        match std::str::from_utf8(buf) {
-            Ok(s) => self.0.write_all(json_safe(s).as_bytes()),
-            Err(_) => self.0.write_all(buf),
-        }
-        .map(|()| buf.len())
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        self.0.flush()
-    }
-}
-
 /// How a write to standard output went.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Written {
@@ -183,15 +159,5 @@ mod tests {
         assert!(!safe.contains(rocescope_capture::text::is_unsafe), "{safe}");
         assert_eq!(serde_json::from_str::<serde_json::Value>(&safe).ok(), serde_json::from_str(&doc).ok());
         assert!(matches!(json_safe("{\n  \"a\":\t1\r\n}"), std::borrow::Cow::Borrowed(_)));
-    }
-
-    #[test]
-    fn json_safe_writer_escapes_on_the_way() {
-        let doc = serde_json::json!({"points": ["a\x1b\u{9b}b", "\u{202e}c\u{7f}"], "n": 1});
-        let mut out = Vec::new();
-        serde_json::to_writer(JsonSafe(&mut out), &doc).unwrap();
-        let text = String::from_utf8(out).unwrap();
-        assert_eq!(text, r#"{"n":1,"points":["a\u001b\u009bb","\u202ec\u007f"]}"#);
-        assert_eq!(serde_json::from_str::<serde_json::Value>(&text).unwrap(), doc);
     }
 }

@@ -59,11 +59,21 @@ impl Formatter for ExactFormatter {
         CompactFormatter.end_object_key(w)
     }
 
+    /// Strings are also made terminal-safe here ([`crate::stdio::json_safe`]: DEL, C1 controls
+    /// and bidi overrides as `\uXXXX`), fragment by fragment, so the document can go to a
+    /// plain buffered writer: filtering every write on its way out (`stdio::JsonSafe`) cost
+    /// more than serialising (a 33 MB report: 1.9 G instructions, 0.8 G now).
     fn write_string_fragment<W: ?Sized + Write>(&mut self, w: &mut W, fragment: &str) -> io::Result<()> {
         if self.in_key {
             self.key.extend_from_slice(fragment.as_bytes());
         }
-        w.write_all(fragment.as_bytes())
+        // Only DEL and the lead bytes of U+0080..U+009F and U+2000..U+2FFF can start an
+        // unsafe character: most fragments pass straight through.
+        if memchr::memchr3(0x7f, 0xc2, 0xe2, fragment.as_bytes()).is_some() {
+            w.write_all(crate::stdio::json_safe(fragment).as_bytes())
+        } else {
+            w.write_all(fragment.as_bytes())
+        }
     }
 
     fn write_i64<W: ?Sized + Write>(&mut self, w: &mut W, value: i64) -> io::Result<()> {
@@ -160,5 +170,13 @@ mod tests {
         );
         let v: serde_json::Value = serde_json::from_str(&s).unwrap();
         assert_eq!(v["start"], "1767225600.069102700");
+    }
+
+    #[test]
+    fn strings_are_made_terminal_safe_on_the_way() {
+        let doc = serde_json::json!({"points": ["a\x1b\u{9b}b", "\u{202e}c\u{7f}", "é"], "n": 1});
+        let text = String::from_utf8(to_vec(&doc).unwrap()).unwrap();
+        assert_eq!(text, r#"{"n":1,"points":["a\u001b\u009bb","\u202ec\u007f","é"]}"#);
+        assert_eq!(serde_json::from_str::<serde_json::Value>(&text).unwrap(), doc);
     }
 }
