@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
 # Parallel report benchmark (issue 13): `rocescope report --threads N` on a header-only
 # capture (128-byte snap) of RDMA WRITEs over many QPs, for N = 1, 2, 4 and every core
-# count up to the machine's: wall time (hyperfine, median) and CPU time, then the split of
-# one thread's work into the part every shard repeats (reading, decoding, the capture-wide
-# figures) and the part the shards divide (the flows), and what that split predicts on
-# 4 to 64 cores.
+# count up to the machine's: wall time (hyperfine, median) and CPU time; then what the
+# design predicts on 4 to 64 free cores; then the machine's own ceiling for this work.
+#
+# The design (analyzer/src/parallel.rs): the first shard decodes every frame and keeps the
+# capture-wide figures, and a part of the host pairs; the others glance at each frame's
+# addresses and decode only their own pairs' frames. With one thread's work per frame split
+# into reading r, the glance k, decoding and capture-wide figures dc, and the flows p, the
+# first shard's wall is r + dc + s*p and each other's r + k + (1 - s)/(N - 1)*(dc + p).
 #
 #   bash bench/threads.sh [FRAMES] [QPS]     (default 10,000,000 frames over 10,000 QPs)
 #
@@ -39,26 +43,22 @@ import sys
 cores = int(sys.argv[1])
 rows = [tuple(float(x) for x in r.split()) for r in sys.argv[2:]]
 t1 = next(w for n, w, c in rows if n == 1)
-c1 = next(c for n, w, c in rows if n == 1)
 for n, w, c in rows:
     print(f"{int(n):8d} {w:10.2f} {c:10.2f} {t1 / w:9.2f}x")
-# CPU(N) = N*S + P, with S the work every shard repeats and P the work they divide:
-# fitted by least squares over the measured thread counts.
-xs = [n for n, w, c in rows]
-ys = [c for n, w, c in rows]
-k = len(xs)
-mx, my = sum(xs) / k, sum(ys) / k
-sxx = sum((x - mx) ** 2 for x in xs)
-s = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sxx if sxx else 0.0
-p = my - s * mx
-s, p = max(s, 0.0), max(p, 0.0)
-print(f"per-shard repeated work S = {s:.2f} CPU s, divided work P = {p:.2f} CPU s "
-      f"(one thread's CPU {c1:.2f} s; S is {s / (s + p):.0%} of it)" if s + p else "no fit")
-if s + p:
-    print("predicted on a machine with that many free cores (wall = S + P/N, against S + P):")
-    for n in (4, 8, 16, 32, 64):
-        print(f"  {n:3d} threads: {(s + p) / (s + p / n):.2f}x")
-    print(f"  limit: {(s + p) / s:.2f}x" if s else "  no limit")
+# The prediction, with the parts of one thread's work analyzer/src/parallel.rs balances
+# the shards by (measured on this benchmark's capture) and r from the same split.
+r, k, dc, p = 0.07, 0.03, 0.46, 0.47
+def first(n):
+    if n <= 1:
+        return 1.0
+    q = (dc + p) / (n - 1)
+    return min(max((q - dc + k) / (p + q), 0.0), 1.0 / n)
+print("predicted on a machine with that many free cores (one thread's work = 1):")
+for n in (2, 4, 8, 16, 32, 64):
+    s = first(n)
+    wall = max(r + dc + s * p, r + k + (1 - s) / (n - 1) * (dc + p))
+    print(f"  {n:3d} threads: first shard keeps {s:.0%} of the pairs, {1 / wall:.2f}x")
+print(f"  limit: {1 / (r + dc):.2f}x (the first shard's reading, decoding and capture-wide figures)")
 PY
 # The machine's own ceiling for this work: two independent one-thread reports at once, as
 # many as there are cores (nothing shared between them but the cores, caches and memory

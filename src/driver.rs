@@ -139,6 +139,9 @@ pub enum Decoding {
     All,
     /// Only until the first RoCE frame, to know whether the capture is blind (capture).
     UntilRoce,
+    /// None: the command decodes the frames it wants itself (the shards of a parallel
+    /// report decode only their own frames).
+    Caller,
 }
 
 /// Frames per batch: one kernel block's worth for live captures.
@@ -229,7 +232,11 @@ pub fn pump(
                 return false;
             }
             end.frames += 1;
-            let want = decoding == Decoding::All || end.roce == 0;
+            let want = match decoding {
+                Decoding::All => true,
+                Decoding::UntilRoce => end.roce == 0,
+                Decoding::Caller => false,
+            };
             let result = if want {
                 // Decoded where it stays: no copy of the packet per frame.
                 let mut p = Packet::empty(rec.data, rec.link_type);

@@ -13,7 +13,7 @@ use rocescope_analyzer::nic_counters::{self, CounterInput, Host};
 use rocescope_analyzer::report::{Finding, Report, Severity, StreamedReport};
 use rocescope_analyzer::{Analyzer, AuditConfig, Config, Sampling, SamplingSource};
 use rocescope_capture::text;
-use rocescope_decoder::DecodeOptions;
+use rocescope_decoder::{DecodeOptions, Packet};
 use std::io::Write;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
@@ -186,8 +186,9 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
     let pump_stop: &AtomicBool = if threads > 1 { &never } else { &stop };
     let mut agreed = None;
     let (end, shards) = std::thread::scope(|scope| {
-        // The other shards read the file too, each keeping its own host pairs' flows
-        // (rocescope_analyzer::parallel); this thread reads, reports and writes Parquet.
+        // The other shards read the file too, each decoding and keeping its own host pairs'
+        // flows (rocescope_analyzer::parallel); this thread decodes every frame, keeps the
+        // capture-wide figures, reports and writes Parquet.
         let others: Vec<_> = (1..threads)
             .map(|i| {
                 let cfg = cfg.clone();
@@ -314,8 +315,9 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
 /// (each shard reads it), not standard input, and not merged captures matched across
 /// capture points.
 fn shard_count(args: &ReportArgs, cfg: &Config) -> u32 {
-    // Every shard reads and decodes the whole file: past a few shards that shared work,
-    // not the flows, sets the pace, so the default stops at 4 (docs: README "Report").
+    // The first shard decodes the whole file (the others only their own frames): past a few
+    // shards its work, not the flows, sets the pace, so the default stops at 4 (docs:
+    // README "Report").
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let want = args.threads.map_or(cores.min(4), usize::from).clamp(1, 64);
     let one_file = matches!(args.source.read.as_slice(), [p] if p.as_os_str() != "-");
@@ -392,19 +394,24 @@ fn shard(
     let mut number = 0u64;
     let mut agreed = None;
     let never = AtomicBool::new(false);
+    // Frames of other shards' host pairs are passed over undecoded (Analyzer::is_others).
     let end = driver::pump(
         &mut opened,
         &args.source,
         opts,
-        driver::Decoding::All,
+        driver::Decoding::Caller,
         &never,
-        |rec, packet| {
+        |rec, _| {
             number += 1;
             if !agreement.read(stop, number, &mut agreed) {
                 return Ok(Flow::Stop);
             }
-            if let Some(p) = packet {
-                a.push_frame(number, rec, p, opts);
+            if a.is_others(rec, opts) {
+                a.skip_record(rec);
+            } else {
+                let mut p = Packet::empty(rec.data, rec.link_type);
+                p.decode_from(opts);
+                a.push_frame(number, rec, &p, opts);
             }
             Ok(Flow::Continue)
         },

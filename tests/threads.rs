@@ -46,6 +46,30 @@ fn both_directions_of_a_host_pair_share_a_shard() {
     }
 }
 
+#[test]
+fn the_first_shard_keeps_fewer_host_pairs_and_the_others_share_the_rest() {
+    use std::net::{IpAddr, Ipv4Addr};
+    // 20,000 host pairs: the first shard, which also decodes every frame, keeps about a third
+    // of them with two shards, a few with three, none with four; the others equal parts.
+    let pairs: Vec<(IpAddr, IpAddr)> = (0..20_000u32)
+        .map(|i| {
+            (IpAddr::V4(Ipv4Addr::from(0x0a00_0000 + i)), IpAddr::V4(Ipv4Addr::from(0x0b00_0000 + i * 7)))
+        })
+        .collect();
+    for (n, first) in [(2u32, 0.357), (3, 0.037), (4, 0.0), (8, 0.0)] {
+        let mut count = vec![0usize; n as usize];
+        for (a, b) in &pairs {
+            count[parallel::shard_of(*a, *b, n) as usize] += 1;
+        }
+        let share = |c: usize| c as f64 / pairs.len() as f64;
+        assert!((share(count[0]) - first).abs() < 0.02, "{n} shards: first keeps {count:?}");
+        let rest = (1.0 - first) / f64::from(n - 1);
+        for c in &count[1..] {
+            assert!((share(*c) - rest).abs() < 0.02, "{n} shards: {count:?}");
+        }
+    }
+}
+
 fn report(args: &[&str]) -> (Vec<u8>, Option<i32>) {
     let o = Command::new(env!("CARGO_BIN_EXE_rocescope")).arg("report").args(args).output().unwrap();
     (o.stdout, o.status.code())

@@ -1,17 +1,23 @@
 //! Parallel analysis by shards of host pairs (issue 13).
 //!
-//! Every shard is a whole [`Analyzer`] fed every frame of the capture, in order; each keeps
-//! the flows of its own host pairs only (both directions of a pair hash to one shard, so a
-//! connection, its CM exchange, its CNPs and its pairing stay together). What concerns the
-//! whole capture (totals, capture points, priorities and PFC/PAUSE timelines, the path MTU,
-//! mirror sessions and switch clocks, sFlow sources) is computed the same way in every shard,
-//! from every frame; the per-flow work (PSN tracking, latencies, audit, findings' evidence),
-//! the bulk of the cost, is split. [`merge`] then joins the shards' flows into one analysis,
-//! ordered and numbered as one analyzer would have made them, so its report is the
-//! single-threaded report (tests/threads.rs compares them over every sample and real capture).
+//! Every shard is a whole [`Analyzer`] that sees every frame of the capture, in order; each
+//! keeps the flows of its own host pairs only (both directions of a pair hash to one shard,
+//! so a connection, its CM exchange, its CNPs and its pairing stay together).
 //!
-//! Pause timelines, priorities and destinations, which no flow reads, are kept by the first
-//! shard only.
+//! The first shard decodes every frame and computes what concerns the whole capture (totals,
+//! capture points, priorities and PFC/PAUSE timelines, the fabric series, the path MTU,
+//! mirror sessions and switch clocks, sFlow sources); [`merge`] keeps its figures. The others
+//! glance at each frame's addresses ([`rocescope_decoder::peek`]) and pass over the plain
+//! RoCEv2 frames of pairs not their own undecoded ([`Analyzer::is_others`]), counting only
+//! their place and time; they decode the rest (their own frames, and every frame the glance
+//! cannot vouch for) as one analyzer would. What their flows read of the capture-wide state
+//! is the capture's start and the path MTU: a passed-over First or Middle packet that could
+//! raise the MTU is decoded too. Since the first shard carries the per-frame work, it keeps
+//! fewer host pairs ([`shard_of`]).
+//!
+//! [`merge`] then joins the shards' flows into one analysis, ordered and numbered as one
+//! analyzer would have made them, so its report is the single-threaded report
+//! (tests/threads.rs compares them over every sample and real capture).
 //!
 //! Not sharded: merged captures matched across capture points (the matcher ties clocks from
 //! packets of every flow), and analyzers whose idle flows are evicted (the exporter).
@@ -21,15 +27,47 @@ use rustc_hash::{FxHashMap, FxHasher};
 use std::hash::{Hash, Hasher};
 use std::net::IpAddr;
 
+/// The first shard's part of the host pairs, out of `count` shards. The first shard decodes
+/// every frame and keeps the capture-wide figures; the others pass over the frames of pairs
+/// not their own undecoded ([`Analyzer::is_others`]). So it takes fewer pairs, as many as
+/// balance the threads' work: with `r` the reading, `k` the glance at a frame's addresses,
+/// `dc` the decoding and capture-wide figures and `p` the flows' work per frame, as parts of
+/// one thread's time (measured by callgrind and bench/threads.sh on 10 M frames over 10,000
+/// QPs: 0.07, 0.03, 0.46, 0.47), the first shard's `r + dc + s·p` equals each other's
+/// `r + k + (1 - s)/(n - 1)·(dc + p)`. Two shards: 0.36 (measured best 0.34 to 0.39); three:
+/// 0.04; four and more: none.
+fn first_fraction(count: u64) -> f64 {
+    const K: f64 = 0.03;
+    const DC: f64 = 0.46;
+    const P: f64 = 0.47;
+    if count <= 1 {
+        return 1.0;
+    }
+    let q = (DC + P) / (count - 1) as f64;
+    ((q - DC + K) / (P + q)).clamp(0.0, 1.0 / count as f64)
+}
+
 /// The shard a host pair belongs to, out of `count`: both directions alike.
 pub fn shard_of(a: IpAddr, b: IpAddr, count: u32) -> u32 {
+    let n = u64::from(count.max(1));
+    if n == 1 {
+        return 0;
+    }
     let (lo, hi) = if a <= b { (a, b) } else { (b, a) };
     let mut h = FxHasher::default();
     lo.hash(&mut h);
     hi.hash(&mut h);
     // The high bits: FxHash's low bits are weak for keys that differ in a few bytes.
     let x = h.finish();
-    ((x >> 32) ^ (x & 0xFFFF_FFFF)) as u32 % count.max(1)
+    let h = ((x >> 32) ^ (x & 0xFFFF_FFFF)) & 0xFFFF_FFFF;
+    // [0, first) for the first shard, the rest in equal parts.
+    let first = (first_fraction(n) * (1u64 << 32) as f64) as u64;
+    if h < first {
+        0
+    } else {
+        let rest = (1u64 << 32) - first;
+        (1 + (h - first) * (n - 1) / rest.max(1)).min(n - 1) as u32
+    }
 }
 
 impl Analyzer {
@@ -49,6 +87,56 @@ impl Analyzer {
     /// alone, and [`merge`] keeps that one.
     pub(crate) fn keeps_capture_state(&self) -> bool {
         self.shard.is_none_or(|(i, _)| i == 0)
+    }
+
+    /// For a shard other than the first: true when `rec` is a plain RoCEv2 frame
+    /// ([`rocescope_decoder::peek`]) of a host pair another shard keeps. Such a frame
+    /// changes nothing this shard keeps but the frame count ([`Analyzer::skip_record`]): the
+    /// first shard keeps the capture-wide figures. Feature `capture`.
+    #[cfg(feature = "capture")]
+    pub fn is_others(
+        &self,
+        rec: &rocescope_capture::Record<'_>,
+        opts: &rocescope_decoder::DecodeOptions,
+    ) -> bool {
+        let Some((i, n)) = self.shard else { return false };
+        // An sFlow datagram on the RoCE port is the sFlow reader's.
+        if i == 0 || (self.cfg.sflow && opts.roce_port == rocescope_capture::sflow::PORT) {
+            return false;
+        }
+        let Some(g) = rocescope_decoder::peek::roce_v2(rec.link_type, rec.data, opts.roce_port) else {
+            return false;
+        };
+        if shard_of(g.src, g.dst, n) == i {
+            return false;
+        }
+        // The path MTU the flows' READs are measured with comes from every flow's full-size
+        // First and Middle packets: one that could raise it is decoded (its payload is at
+        // most the UDP length less the BTH, the opcode's headers and the ICRC).
+        let Some(op) = g.opcode.map(rocescope_decoder::Opcode) else { return false };
+        if matches!(
+            op.position(),
+            Some(rocescope_decoder::Position::First | rocescope_decoder::Position::Middle)
+        ) {
+            let headers: usize = op.layout(opts.opcode).headers.iter().map(|k| k.size()).sum();
+            let most = usize::from(g.udp_len).saturating_sub(8 + 12 + 4 + headers);
+            if most > 0 && crate::mtu_class(most) > self.pmtu_seen {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// Count a frame [`Analyzer::is_others`] passed over: its place in the capture's order
+    /// (which orders the shards' flows at the merge) and its time. Feature `capture`.
+    #[cfg(feature = "capture")]
+    pub fn skip_record(&mut self, rec: &rocescope_capture::Record<'_>) {
+        self.pushed += 1;
+        let t = &mut self.totals;
+        t.frames += 1;
+        t.packets = t.packets.saturating_add(1);
+        t.start_ns.get_or_insert(rec.ts_ns);
+        t.end_ns = Some(t.end_ns.map_or(rec.ts_ns, |e| e.max(rec.ts_ns)));
     }
 
     /// True when this analyzer keeps the flows between `a` and `b`.

@@ -60,6 +60,7 @@ pub mod link;
 pub mod mac_control;
 pub mod opcode;
 pub mod packet;
+pub mod peek;
 pub mod tunnel;
 mod wire;
 

@@ -289,4 +289,39 @@ proptest! {
         let p = decode(LinkType::ETHERNET, &bytes, &DecodeOptions::default());
         let _ = format!("{p:?}");
     }
+
+    /// The glance a parallel analysis sorts frames by (`peek`) agrees with the decoder:
+    /// whenever it names a frame's addresses and the decoder finds RoCE in it with no
+    /// tunnel, they are the decoder's IP source and destination, and its UDP length and
+    /// opcode are the decoder's. Built frames, their prefixes, single flipped bytes and
+    /// arbitrary bytes after an Ethernet header.
+    #[test]
+    fn the_glance_agrees_with_the_decoder(ip in ip(), bth in bth(), ext in ext(), vlans in vlans(),
+                                          payload in proptest::collection::vec(any::<u8>(), 0..64),
+                                          flip in any::<(usize, u8)>(), junk in proptest::collection::vec(any::<u8>(), 0..96)) {
+        let mut f = RoceV2Frame::new([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2], ip, IbRepr { bth, ext, payload, icrc: IcrcMode::Correct });
+        f.vlans = vlans;
+        let built = f.build(OpcodeOptions::default());
+        let mut flipped = built.clone();
+        let n = flipped.len();
+        if let Some(b) = flipped.get_mut(flip.0 % n) {
+            *b ^= flip.1 | 1;
+        }
+        let mut raw = built.get(..14).unwrap_or(&[]).to_vec();
+        raw.extend_from_slice(&junk);
+        let opts = DecodeOptions::default();
+        let glance = rocescope_decoder::peek::roce_v2(LinkType::ETHERNET, &built, opts.roce_port);
+        prop_assert!(glance.is_some(), "a plain built frame is glanced at");
+        let cases = (0..=built.len()).map(|c| &built[..c]).chain([&flipped[..], &raw[..]]);
+        for bytes in cases {
+            let Some(g) = rocescope_decoder::peek::roce_v2(LinkType::ETHERNET, bytes, opts.roce_port) else { continue };
+            let p = decode(LinkType::ETHERNET, bytes, &opts);
+            if let (Some(r), true) = (&p.roce, p.tunnels.is_empty()) {
+                let ip = p.ip.as_ref().unwrap();
+                prop_assert_eq!((ip.src(), ip.dst()), (g.src, g.dst));
+                prop_assert_eq!(p.udp.as_ref().map(|u| u.length()), Some(g.udp_len));
+                prop_assert_eq!(g.opcode, Some(r.bth.opcode().0));
+            }
+        }
+    }
 }

@@ -18,6 +18,15 @@ fuzz_target!(|data: &[u8]| {
     };
     let p = decode(lt, frame, &opts);
     let _ = format!("{p:?}");
+    // The glance a parallel report sorts frames by agrees with the decode (peek module).
+    if let (Some(g), Some(r), Some(ip)) =
+        (rocescope_decoder::peek::roce_v2(lt, frame, opts.roce_port), &p.roce, &p.ip)
+    {
+        if p.tunnels.is_empty() {
+            assert_eq!((ip.src(), ip.dst()), (g.src, g.dst));
+            assert_eq!(g.opcode, Some(r.bth.opcode().0));
+        }
+    }
     if let Some(e) = p.error {
         let _ = e.to_string();
     }
