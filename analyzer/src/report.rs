@@ -778,6 +778,75 @@ pub struct FlowReport {
     pub health: &'static str,
 }
 
+/// One of a few fixed words of the report (a connection's health and pairing), held in one
+/// byte: reads and prints as its text, is written as a JSON string. Two `&'static str`
+/// took 32 bytes of every connection (issue 13).
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Word(u8);
+
+#[cfg(test)]
+mod word_tests {
+    use super::Word;
+
+    #[test]
+    fn words_read_print_and_serialise_as_their_text() {
+        for w in ["ok", "info", "warning", "critical", "none", "cm", "psn", "address"] {
+            assert_eq!(Word::new(w).as_str(), w);
+            assert_eq!(Word::new(w), w);
+            assert_eq!(serde_json::to_string(&Word::new(w)).unwrap(), format!("\"{w}\""));
+        }
+        assert_eq!(Word::new("other"), "none");
+        assert_eq!(format!("[{:<8}]", Word::new("cm")), "[cm      ]");
+    }
+}
+
+impl Word {
+    const WORDS: [&'static str; 8] = ["ok", "info", "warning", "critical", "none", "cm", "psn", "address"];
+
+    /// The word for `text` when it is one of the report's fixed words ("ok", "info",
+    /// "warning", "critical", "none", "cm", "psn", "address"); else "none".
+    pub fn new(text: &str) -> Word {
+        Word(Self::WORDS.iter().position(|w| *w == text).map_or(4, |i| i as u8))
+    }
+
+    /// Its text.
+    pub fn as_str(self) -> &'static str {
+        Self::WORDS.get(usize::from(self.0)).copied().unwrap_or("none")
+    }
+}
+
+impl std::ops::Deref for Word {
+    type Target = str;
+    fn deref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl std::fmt::Display for Word {
+    /// Padded as a `str` is (`{:<8}`).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.pad(self.as_str())
+    }
+}
+
+impl std::fmt::Debug for Word {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:?}", self.as_str())
+    }
+}
+
+impl PartialEq<&str> for Word {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+impl Serialize for Word {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
 /// A connection's flow indices, one or two, held inline (a `Vec` per connection was one
 /// allocation each: 3 MB at 100k connections, issue 13). Reads as a slice; written as a list.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -836,13 +905,13 @@ pub struct Connection {
     /// Flow indices: a-to-b, then b-to-a when paired.
     pub flows: ConnFlows,
     /// `cm`, `psn`, `address` or `none`.
-    pub pairing: &'static str,
+    pub pairing: Word,
     /// Packets both ways.
     pub packets: u64,
     /// Wire bytes both ways.
     pub bytes: u64,
     /// Worst finding on its flows: `critical`, `warning`, `info` or `ok`.
-    pub health: &'static str,
+    pub health: Word,
 }
 
 /// A connection's figures summed over its directions: what a one-line view of it (the text
@@ -2287,10 +2356,10 @@ pub(crate) fn build_with(a: &Analyzer, detail: bool, with_flows: bool) -> (Repor
                     a_qpn: g.map(|g| g.key.dest_qp),
                     b_qpn: f.key.dest_qp,
                     flows: ConnFlows::two(i, p),
-                    pairing: f.pairing.map_or("none", |p| p.name()),
+                    pairing: Word::new(f.pairing.map_or("none", |p| p.name())),
                     packets: f.packets + g.map_or(0, |g| g.packets),
                     bytes: f.bytes + g.map_or(0, |g| g.bytes),
-                    health: worst(&ids),
+                    health: Word::new(worst(&ids)),
                 });
             }
             None => connections.push(Connection {
@@ -2300,10 +2369,10 @@ pub(crate) fn build_with(a: &Analyzer, detail: bool, with_flows: bool) -> (Repor
                 a_qpn: None,
                 b_qpn: f.key.dest_qp,
                 flows: ConnFlows::one(i),
-                pairing: "none",
+                pairing: Word::new("none"),
                 packets: f.packets,
                 bytes: f.bytes,
-                health: worst(&[i]),
+                health: Word::new(worst(&[i])),
             }),
         }
     }

@@ -190,6 +190,18 @@ impl FlowStore {
         let mut out = FlowStore::default();
         let mut first_chunk = Vec::with_capacity(stores.len());
         let mut lens = Vec::with_capacity(stores.len());
+        // The merged indexes reuse the largest shard's tables, emptied: they are nearly big
+        // enough, and new ones would be taken from this thread's malloc arena while the
+        // shards' freed tables stay in theirs (5 MB more at 100k QPs, issue 13).
+        let mut stores = stores;
+        if let Some(big) = stores.iter_mut().max_by_key(|st| st.by_key.capacity()) {
+            out.by_key = std::mem::take(&mut big.by_key);
+            out.by_pair = std::mem::take(&mut big.by_pair);
+            out.next_in_pair = std::mem::take(&mut big.next_in_pair);
+            out.by_key.clear();
+            out.by_pair.clear();
+            out.next_in_pair.clear();
+        }
         for st in stores {
             let ok = st.order.is_empty();
             first_chunk.push(out.chunks.len());

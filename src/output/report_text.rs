@@ -230,7 +230,9 @@ fn render_text(sr: &StreamedReport<'_>, source: &str, max_connections: usize) ->
         _ => 3,
     };
     let mut conns: Vec<_> = r.connections.iter().collect();
-    conns.sort_by(|a, b| rank(a.health).cmp(&rank(b.health)).then(b.packets.cmp(&a.packets)));
+    conns.sort_by(|a, b| {
+        rank(a.health.as_str()).cmp(&rank(b.health.as_str())).then(b.packets.cmp(&a.packets))
+    });
     for c in conns.iter().take(max_connections) {
         let t = sr.connection_totals(c);
         let a_side =

@@ -4,7 +4,7 @@ use crate::congestion::{rank_qps, QpRanking, MAX_QP_ROWS};
 use crate::filter::{Filter, Row};
 use crate::keys::Action;
 use crate::snapshot::Snapshot;
-use rocescope_analyzer::report::{ConnFlows, Connection, Report};
+use rocescope_analyzer::report::{ConnFlows, Connection, Report, Word};
 use std::cell::RefCell;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -169,11 +169,11 @@ pub fn flow_rows(r: &Report) -> Vec<QpRow> {
                 a_qpn: None,
                 b_qpn: f.dest_qp,
                 flows: ConnFlows::one(i),
-                pairing: f.pairing.unwrap_or("none"),
+                pairing: Word::new(f.pairing.unwrap_or("none")),
                 packets: f.packets,
                 bytes: f.bytes,
                 // Its worst finding, also when the report folded it into a summary.
-                health: f.health,
+                health: Word::new(f.health),
             };
             let mut row = qp_row(r, conn_of.get(i).copied().unwrap_or(0), &one);
             row.a_label = f.src.clone();
@@ -212,7 +212,7 @@ fn qp_row(r: &Report, i: usize, c: &Connection) -> QpRow {
             rnr: t.rnr as f64,
             ce: t.ce_percent(),
             cnps: t.cnps as f64,
-            health: c.health,
+            health: c.health.as_str(),
             dscp: t.dscp.clone(),
             pcp: t.pcp.clone(),
         },
