@@ -36,7 +36,7 @@ use std::net::IpAddr;
 /// QPs: 0.07, 0.03, 0.46, 0.47), the first shard's `r + dc + s·p` equals each other's
 /// `r + k + (1 - s)/(n - 1)·(dc + p)`. Two shards: 0.36 (measured best 0.34 to 0.39); three:
 /// 0.04; four and more: none.
-fn first_fraction(count: u64) -> f64 {
+const fn first_fraction(count: u64) -> f64 {
     const K: f64 = 0.03;
     const DC: f64 = 0.46;
     const P: f64 = 0.47;
@@ -46,6 +46,21 @@ fn first_fraction(count: u64) -> f64 {
     let q = (DC + P) / (count - 1) as f64;
     ((q - DC + K) / (P + q)).clamp(0.0, 1.0 / count as f64)
 }
+
+/// Most shards `report --threads` makes.
+const MAX_SHARDS: usize = 64;
+
+/// The first shard's part of the hash space, per shard count up to [`MAX_SHARDS`]: worked out
+/// once, not per frame.
+const FIRST_BELOW: [u64; MAX_SHARDS + 1] = {
+    let mut t = [0u64; MAX_SHARDS + 1];
+    let mut n = 0;
+    while n <= MAX_SHARDS {
+        t[n] = (first_fraction(n as u64) * (1u64 << 32) as f64) as u64;
+        n += 1;
+    }
+    t
+};
 
 /// The shard a host pair belongs to, out of `count`: both directions alike.
 pub fn shard_of(a: IpAddr, b: IpAddr, count: u32) -> u32 {
@@ -61,7 +76,10 @@ pub fn shard_of(a: IpAddr, b: IpAddr, count: u32) -> u32 {
     let x = h.finish();
     let h = ((x >> 32) ^ (x & 0xFFFF_FFFF)) & 0xFFFF_FFFF;
     // [0, first) for the first shard, the rest in equal parts.
-    let first = (first_fraction(n) * (1u64 << 32) as f64) as u64;
+    let first = match FIRST_BELOW.get(n as usize) {
+        Some(&f) => f,
+        None => (first_fraction(n) * (1u64 << 32) as f64) as u64,
+    };
     if h < first {
         0
     } else {
@@ -120,7 +138,8 @@ impl Analyzer {
         ) {
             let headers: usize = op.layout(opts.opcode).headers.iter().map(|k| k.size()).sum();
             let most = usize::from(g.udp_len).saturating_sub(8 + 12 + 4 + headers);
-            if most > 0 && crate::mtu_class(most) > self.pmtu_seen {
+            // (A configured MTU is the one they use: nothing to decode for.)
+            if self.cfg.pmtu.is_none() && most > 0 && crate::mtu_class(most) > self.pmtu_seen {
                 return false;
             }
         }

@@ -183,9 +183,10 @@ impl FlowStore {
     }
 
     /// One store of the shards' flows, without moving them: flow id `i` of the result is
-    /// the next flow, in id order, of store `from[i]`. Stores that are themselves merged,
-    /// and entries of `from` past a store's flows, are skipped (the parallel merge gives
-    /// neither).
+    /// the next flow, in id order, of store `from[i]`. Entries of `from` past a store's
+    /// flows are skipped, and flows `from` does not reach follow, store by store, so none is
+    /// lost (the parallel merge gives neither case). A store that is itself merged is first
+    /// laid out in id order.
     pub(crate) fn from_shards(stores: Vec<FlowStore>, from: &[u8]) -> FlowStore {
         let mut out = FlowStore::default();
         let mut first_chunk = Vec::with_capacity(stores.len());
@@ -203,27 +204,31 @@ impl FlowStore {
             out.next_in_pair.clear();
         }
         for st in stores {
-            let ok = st.order.is_empty();
+            let st = if st.order.is_empty() { st } else { st.into_iter().collect() };
             first_chunk.push(out.chunks.len());
-            lens.push(if ok { st.len } else { 0 });
-            if ok {
-                out.chunks.extend(st.chunks);
-            }
+            lens.push(st.len);
+            out.chunks.extend(st.chunks);
         }
         let mut next = vec![0usize; lens.len()];
         out.order.reserve_exact(from.len());
-        for &s in from {
-            let s = usize::from(s);
+        let mut take = |out: &mut FlowStore, s: usize| {
             let (Some(n), Some(&len), Some(&c0)) = (next.get_mut(s), lens.get(s), first_chunk.get(s)) else {
-                continue;
+                return false;
             };
             if *n >= len {
-                continue;
+                return false;
             }
             let pos = (c0 + *n / CHUNK) * CHUNK + *n % CHUNK;
             *n += 1;
             out.order.push(u32::try_from(pos).unwrap_or(NONE));
             out.len += 1;
+            true
+        };
+        for &s in from {
+            take(&mut out, usize::from(s));
+        }
+        for s in 0..lens.len() {
+            while take(&mut out, s) {}
         }
         out.next_in_pair.reserve_exact(out.len);
         for id in 0..out.len {
@@ -347,5 +352,25 @@ mod tests {
         // Taken out whole, in id order.
         let all: Vec<u64> = m.into_iter().map(|f| f.first_seq).collect();
         assert_eq!(all, (0..2 * n).chain([99]).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn a_merge_loses_no_flow_whatever_it_is_given() {
+        // A merged store among the inputs, and an order that names only some flows (and a
+        // shard past the inputs): every flow is still there, the named ones first.
+        let merged = FlowStore::from_shards(
+            vec![
+                (0..3).map(|i| flow(0, 9, i, u64::from(i) * 2)).collect(),
+                (0..3).map(|i| flow(1, 9, i, u64::from(i) * 2 + 1)).collect(),
+            ],
+            &[0, 1, 0, 1, 0, 1],
+        );
+        let plain: FlowStore = (0..4).map(|i| flow(2, 9, i, 100 + u64::from(i))).collect();
+        let m = FlowStore::from_shards(vec![merged, plain], &[1, 0, 7, 1]);
+        let seqs: Vec<u64> = m.iter().map(|f| f.first_seq).collect();
+        assert_eq!(seqs, [100, 0, 101, 1, 2, 3, 4, 5, 102, 103]);
+        for id in 0..m.len() {
+            assert_eq!(m.find(&m.get(id).unwrap().key), Some(id));
+        }
     }
 }

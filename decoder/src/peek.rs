@@ -3,16 +3,13 @@
 //! the RoCE port). A parallel analysis uses it to tell, without decoding, whose frame it is
 //! (each thread decodes only its own).
 //!
-//! The promise, checked by property tests against the decoder: when [`roce_v2_pair`]
+//! The promise, checked by property tests against the decoder: when [`roce_v2`]
 //! names two addresses and [`crate::decode`] finds RoCE in the frame with no tunnel, the
 //! decoder's IP source and destination are those two. A frame it cannot vouch for gets
 //! `None` (the caller then decodes it).
 
-use crate::link::{ethertype, LinkType};
+use crate::link::{ethertype, LinkType, Vlans};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
-
-/// Most VLAN tags the decoder unwraps.
-const MAX_TAGS: usize = 4;
 
 /// What [`roce_v2`] saw of a plain RoCEv2 frame.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -27,15 +24,10 @@ pub struct Glance {
     pub opcode: Option<u8>,
 }
 
-/// The (source, destination) IP addresses of a plain RoCEv2 frame: Ethernet, at most four
-/// VLAN tags, an IPv4 header (not a fragment) or an IPv6 header whose next header is UDP,
-/// and UDP to `roce_port`. `None` for anything else (other link types, tunnels, IPv6
-/// extension headers, short frames).
-pub fn roce_v2_pair(link_type: LinkType, data: &[u8], roce_port: u16) -> Option<(IpAddr, IpAddr)> {
-    roce_v2(link_type, data, roce_port).map(|g| (g.src, g.dst))
-}
-
-/// [`roce_v2_pair`], with the UDP length and the BTH opcode.
+/// What is needed to tell a plain RoCEv2 frame's owner: Ethernet, at most four VLAN tags,
+/// an IPv4 header (not a fragment) or an IPv6 header whose next header is UDP, and UDP to
+/// `roce_port`. `None` for anything else (other link types, tunnels, IPv6 extension headers,
+/// short frames).
 pub fn roce_v2(link_type: LinkType, data: &[u8], roce_port: u16) -> Option<Glance> {
     if link_type != LinkType::ETHERNET {
         return None;
@@ -47,7 +39,7 @@ pub fn roce_v2(link_type: LinkType, data: &[u8], roce_port: u16) -> Option<Glanc
     let mut tags = 0;
     while ethertype::is_vlan(etype) {
         tags += 1;
-        if tags > MAX_TAGS {
+        if tags > Vlans::MAX {
             return None;
         }
         etype = be16(off + 2)?;

@@ -499,26 +499,21 @@ fn draw_detail(f: &mut Frame<'_>, app: &App, area: Rect) {
                 .data(shown),
             ce,
         );
+        // A count per bin, titled with its total.
+        let mut counts = |name: &str, v: &[u64], color: Color, r: Rect| {
+            let title = format!(" {name}: {} ", v.iter().sum::<u64>());
+            f.render_widget(
+                Sparkline::default()
+                    .block(Block::bordered().title(title))
+                    .style(Style::new().fg(color))
+                    .data(milli(on(v, r))),
+                r,
+            );
+        };
         // CNPs this (data) flow's sender received per bin: DCQCN's brake, under the CE marks.
-        let cnps: u64 = t.cnps.iter().sum();
-        let title = format!(" CNPs back: {cnps} ");
-        f.render_widget(
-            Sparkline::default()
-                .block(Block::bordered().title(title))
-                .style(Style::new().fg(Color::Magenta))
-                .data(milli(on(&t.cnps, cn))),
-            cn,
-        );
+        counts("CNPs back", &t.cnps, Color::Magenta, cn);
         // Resent packets per bin: when the flow was recovering from loss.
-        let resent: u64 = t.resent.iter().sum();
-        let title = format!(" resent: {resent} ");
-        f.render_widget(
-            Sparkline::default()
-                .block(Block::bordered().title(title))
-                .style(Style::new().fg(Color::Red))
-                .data(milli(on(&t.resent, rs))),
-            rs,
-        );
+        counts("resent", &t.resent, Color::Red, rs);
     }
     let ids: Vec<usize> = flows.iter().map(|(i, _)| *i).collect();
     let mut ev: Vec<(u64, String)> = s
