@@ -55,6 +55,9 @@ pub fn analysis_config(
     if let Some(t) = a.trust {
         audit.trust = t;
     }
+    if let Some(t) = a.pcp_tag {
+        audit.pcp_tag = t;
+    }
     if a.dscp_map.is_some() {
         audit.dscp_map = a.dscp_map;
     }

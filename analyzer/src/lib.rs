@@ -18,6 +18,7 @@ pub mod crosspoint;
 pub mod fabric;
 mod findings;
 pub mod flow;
+pub mod link;
 pub mod mirror;
 pub mod nic_counters;
 pub mod parallel;
@@ -304,9 +305,9 @@ pub struct Analyzer {
     cm_timeout: FxHashMap<FlowKey, i64>,
     cm_partner: FxHashMap<FlowKey, (FlowKey, Option<u32>)>,
     timelines: FxHashMap<TimelineKey, Timeline>,
-    /// RoCE per (capture point, destination MAC) and priority: the direction of traffic
-    /// during pauses.
-    destinations: pfc::Destinations,
+    /// RoCE per (capture point, MAC), sent and received, per priority, and each point's
+    /// station: which way traffic goes during pauses.
+    macs: link::MacTraffic,
     /// Per capture point and priority: throughput, CE, CNPs and paused time over time at the
     /// `--bin` resolution (capture-wide state, like the pause timelines).
     fabric: fabric::Fabric,
@@ -386,7 +387,7 @@ impl Analyzer {
             cm_partner: FxHashMap::default(),
             cm_timeout: FxHashMap::default(),
             timelines: FxHashMap::default(),
-            destinations: pfc::Destinations::default(),
+            macs: link::MacTraffic::default(),
             fabric,
             priorities: vec![PriorityUse::default(); npoints * 8],
             points: vec![PointTotals::default(); npoints],
@@ -727,7 +728,9 @@ impl Analyzer {
         let bth = r.bth;
         let op = bth.opcode();
         let key = FlowKey { src, dst, dest_qp: bth.dest_qp(), point: meta.point };
-        let pcp = p.vlans.pcp().or(stripped_pcp);
+        // A QinQ frame's PCP from the tag the switches classify on (`--pcp-tag`, outer by
+        // default: IEEE 802.1ad).
+        let pcp = self.cfg.audit.pcp_tag.pcp(p.vlans.as_slice()).or(stripped_pcp);
         if stripped_pcp.is_some() {
             self.mirror.count_pcp(meta.point, w);
         }
@@ -885,35 +888,42 @@ impl Analyzer {
         packet
     }
 
-    /// A RoCE frame `p` on priority `prio`: count it for the priority and its destination
-    /// MAC, and give it to the pause timelines at its capture point that it concerns.
+    /// A RoCE frame `p` on priority `prio`: count it for the priority and its MACs, and give
+    /// it to the pause timelines at its capture point that it concerns.
     fn on_priority_traffic(&mut self, meta: &FrameMeta, p: &Packet<'_>, prio: u8) {
         let (point, ts) = (meta.point, meta.ts_ns);
         if let Some(u) = self.priorities.get_mut(usize::from(point) * 8 + usize::from(prio & 7)) {
             u.packets = u.packets.saturating_add(self.weight);
             u.first_ts.get_or_insert(ts);
         }
-        // The Ethernet destination (of the inner frame, in a tunnel).
-        let dst = match p.link {
-            rocescope_decoder::Link::Ethernet(e) => Some(e.dst()),
-            _ => None,
+        // The Ethernet addresses (of the inner frame, in a tunnel).
+        let (src, dst) = match p.link {
+            rocescope_decoder::Link::Ethernet(e) => (e.src(), e.dst()),
+            _ => return,
         };
-        if let Some(d) = dst {
-            self.destinations.add(point, d, prio);
-        }
+        self.macs.add(point, src, dst, prio);
         if self.timelines.is_empty() {
             return;
         }
-        // A pause frame's source is the pausing side (reference §1.8): frames sent to that
-        // MAC on the paused priority (any priority for 802.3x PAUSE) are the ones it stops.
-        // QinQ with different PCPs in its two tags: which one the switch classifies on
-        // decides whether the frame was on the paused priority at all.
-        let tags = p.vlans.as_slice();
-        let ambiguous = tags.len() >= 2 && tags.first().map(|t| t.pcp) != tags.last().map(|t| t.pcp);
+        // A pause stops the pausing MAC's link peer (reference §1.8; `link` module): the
+        // frames sent to the pausing MAC where it takes part in RoCE here, else those the
+        // station at the other end of the link sends, to anyone.
         for ((pt, mac, kind, pr), tl) in self.timelines.iter_mut() {
-            if *pt == point && (*kind == PauseKind::Pause || *pr == prio) {
-                tl.on_roce(ts, meta.number, dst == Some(*mac), ambiguous, &self.cfg.pfc);
+            if *pt != point || (*kind == PauseKind::Pfc && *pr != prio) {
+                continue;
             }
+            if src == *mac {
+                tl.pauser_sends = true;
+            }
+            let towards = if dst == *mac {
+                pfc::Towards::Mac
+            } else if !tl.pauser_sends && self.macs.station(point, *mac) == Some(src) {
+                tl.peer = Some(src);
+                pfc::Towards::Peer
+            } else {
+                pfc::Towards::No
+            };
+            tl.on_roce(ts, meta.number, towards, &self.cfg.pfc);
         }
     }
 
@@ -1255,22 +1265,32 @@ impl Analyzer {
             // What the paused priority carried before this frame (802.3x PAUSE: every
             // priority), to anyone and to the pausing MAC itself.
             let at = usize::from(meta.point) * 8;
-            let to_mac = this.destinations.get(meta.point, src);
+            // The traffic the pause stops: to the pausing MAC, or from its link peer when the
+            // pausing MAC sends no RoCE here (`link` module).
+            let sends = this.macs.sends(meta.point, src);
+            let mut stopped = this.macs.to(meta.point, src);
+            if !sends {
+                if let Some(peer) = this.macs.station(meta.point, src) {
+                    let from = this.macs.from(meta.point, peer);
+                    stopped.iter_mut().zip(from).for_each(|(n, f)| *n += f);
+                }
+            }
             let used = this.priorities.get(at..at + 8).unwrap_or(&[]);
             let seen = match kind {
                 PauseKind::Pfc => pfc::SeenBefore {
-                    towards: to_mac.get(usize::from(prio & 7)).is_some_and(|n| *n > 0),
+                    towards: stopped.get(usize::from(prio & 7)).is_some_and(|n| *n > 0),
                     any: used.get(usize::from(prio & 7)).is_some_and(|u| u.packets > 0),
                 },
                 PauseKind::Pause => pfc::SeenBefore {
-                    towards: to_mac.iter().any(|n| *n > 0),
+                    towards: stopped.iter().any(|n| *n > 0),
                     any: used.iter().any(|u| u.packets > 0),
                 },
             };
-            let tl = this
-                .timelines
-                .entry((meta.point, src, kind, prio))
-                .or_insert_with(|| Timeline::new(link_bps, meta.number, origin));
+            let tl = this.timelines.entry((meta.point, src, kind, prio)).or_insert_with(|| {
+                let mut t = Timeline::new(link_bps, meta.number, origin);
+                t.pauser_sends = sends;
+                t
+            });
             if let Some((s, e)) = tl.on_frame(meta.ts_ns, quanta, meta.number, &this.cfg.pfc, seen) {
                 let start = this.totals.start_ns.unwrap_or(s);
                 let prio = (kind == PauseKind::Pfc).then_some(prio);

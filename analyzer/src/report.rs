@@ -1047,6 +1047,22 @@ impl Report {
     }
 }
 
+/// Which RoCE frames a pausing MAC's pauses stop, as judged at its capture point (PFC is hop
+/// by hop: a pause stops the pausing MAC's link peer; `crate::link`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PauseDirection {
+    /// The pausing MAC sends RoCE here (a host, or a switch's routed port whose MAC is
+    /// every frame's next hop): the frames sent to it.
+    ToPausingMac,
+    /// It sends none (a switch port in an L2 fabric): the frames its link peer, the
+    /// capture point's station, sends to anyone (and any sent to it).
+    FromLinkPeer,
+    /// It sends none and the link peer cannot be told (one conversation, or a capture point
+    /// on several links): only frames sent to it, of which there may be none.
+    Unknown,
+}
+
 /// One PFC or PAUSE timeline.
 #[derive(Clone, Debug, Serialize)]
 pub struct PauseReport {
@@ -1090,9 +1106,18 @@ pub struct PauseReport {
     /// switch port in an L2 fabric, or a one-way capture), so which traffic its pauses
     /// stop cannot be told.
     pub roce_to_mac: u64,
-    /// RoCE packets to `src_mac` on the paused priority that arrived while it was paused,
-    /// more than `config.pause_allowance_ns` after the pause took effect.
+    /// Which frames the pauses were judged on (docs/verdicts.md "PFC and PAUSE").
+    pub direction: PauseDirection,
+    /// The station at the other end of the link, whose frames the pauses stop, when
+    /// `src_mac` sends no RoCE at this point (a switch port in an L2 fabric): the one MAC in
+    /// nearly every RoCE frame here. `None` otherwise, or when it cannot be told.
+    pub link_peer: Option<String>,
+    /// RoCE packets the pauses stop (to `src_mac`, or from `link_peer`) on the paused
+    /// priority that arrived while it was paused, more than `config.pause_allowance_ns`
+    /// after the pause took effect.
     pub ignored_frames: u64,
+    /// Of those, the ones `link_peer` sent.
+    pub ignored_from_peer: u64,
     /// How long after its pause took effect the latest of them arrived (0 when none).
     pub ignored_max_delay_ns: i64,
 }
@@ -1107,13 +1132,17 @@ fn pause_ignored(r: &PauseReport, tl: &Timeline, label: &str, cfg: &PfcConfig) -
         return None;
     }
     let allowance = cfg.pause_allowance_ns;
-    // Double-tagged frames whose tags disagree on the PCP do not count towards a CRITICAL:
-    // on a QinQ link the switch may classify on the outer tag, where they were not paused.
-    let sure = tl.ignored - tl.ignored_ambiguous;
-    let clear = sure >= IGNORED_CRITICAL_FRAMES && tl.ignored_max_delay_ns >= 2 * allowance;
+    let clear = tl.ignored >= IGNORED_CRITICAL_FRAMES && tl.ignored_max_delay_ns >= 2 * allowance;
     let what = match r.kind {
         PauseKind::Pfc => format!("PFC on priority {}", r.priority),
         PauseKind::Pause => "802.3x PAUSE".to_string(),
+    };
+    // Frames the link peer sent (the pausing MAC, a switch port, takes part in no RoCE
+    // here) or frames sent to the pausing MAC.
+    let by_peer = r.link_peer.as_deref().filter(|_| tl.ignored_from_peer > 0);
+    let sent = match by_peer {
+        Some(peer) => format!("RoCE from {peer}"),
+        None => format!("RoCE to {}", r.src_mac),
     };
     let mut evidence = Vec::new();
     if let Some(first) = tl.ignored_evidence.first() {
@@ -1126,25 +1155,35 @@ fn pause_ignored(r: &PauseReport, tl: &Timeline, label: &str, cfg: &PfcConfig) -
     evidence.extend(tl.ignored_evidence.iter().map(|e| EvidenceRef {
         frame: e.frame,
         ts_ns: e.ts_ns,
-        what: format!("RoCE to {} {} after the pause took effect", r.src_mac, us_text(e.delay_ns)),
+        what: format!("{sent} {} after the pause took effect", us_text(e.delay_ns)),
     }));
-    Some(Finding {
-        severity: if clear { Severity::Critical } else { Severity::Warning },
-        kind: FindingKind::PauseIgnored,
-        title: format!(
-            "RoCE kept arriving at {} while it paused {label}: {} sent to it more than {} after the pause took effect (the latest {} after){}",
+    let head = match by_peer {
+        Some(peer) => format!(
+            "{peer} kept sending RoCE while its link peer {} (a switch port: it sends no RoCE here) paused {label}: {} more than {} after the pause took effect (the latest {} after)",
             r.src_mac,
             plural(tl.ignored, "frame", "frames"),
             us_text(allowance),
             us_text(tl.ignored_max_delay_ns),
-            if clear {
-                ": the sender ignores the pause (PFC not enabled for this priority on the peer, or a priority mapping mismatch)"
-            } else if tl.ignored_ambiguous > 0 {
-                ": QinQ frames whose outer and inner tags carry different PCPs, priority taken from the inner tag; if the switch classifies on the outer tag they were not on the paused priority"
-            } else {
-                ": few, and close to the allowance; a capture point far from the link or coarse timestamps can do this (--pause-allowance-us)"
-            }
         ),
+        None => format!(
+            "RoCE kept arriving at {} while it paused {label}: {} sent to it more than {} after the pause took effect (the latest {} after)",
+            r.src_mac,
+            plural(tl.ignored, "frame", "frames"),
+            us_text(allowance),
+            us_text(tl.ignored_max_delay_ns),
+        ),
+    };
+    let why = if !clear {
+        ": few, and close to the allowance; a capture point far from the link or coarse timestamps can do this (--pause-allowance-us)"
+    } else if by_peer.is_some() {
+        ": the sender on this link ignores the pause (the host, or the switch port that forwards its frames: PFC not enabled for this priority there, or its traffic on another priority than the one paused)"
+    } else {
+        ": the sender ignores the pause (PFC not enabled for this priority on the peer, or a priority mapping mismatch)"
+    };
+    Some(Finding {
+        severity: if clear { Severity::Critical } else { Severity::Warning },
+        kind: FindingKind::PauseIgnored,
+        title: format!("{head}{why}"),
         flow: None,
         src_mac: Some(r.src_mac.clone()),
         priority: Some(r.priority),
@@ -2050,7 +2089,13 @@ pub(crate) fn build_with(a: &Analyzer, detail: bool, with_flows: bool) -> (Repor
         // Per second of this point's own capture (merged captures span more): the timeline's
         // windows start at the point's first frame and end at its latest.
         let tl = tl.finish(point_end, &a.cfg.pfc);
-        let to_mac = a.destinations.get(point, mac);
+        let to_mac = a.macs.to(point, mac);
+        let peer = if tl.pauser_sends { None } else { tl.peer.or_else(|| a.macs.station(point, mac)) };
+        let direction = match (tl.pauser_sends, peer) {
+            (true, _) => PauseDirection::ToPausingMac,
+            (false, Some(_)) => PauseDirection::FromLinkPeer,
+            (false, None) => PauseDirection::Unknown,
+        };
         let r = PauseReport {
             point,
             src_mac: mac_string(&mac),
@@ -2073,7 +2118,10 @@ pub(crate) fn build_with(a: &Analyzer, detail: bool, with_flows: bool) -> (Repor
                 PauseKind::Pfc => to_mac.get(usize::from(prio & 7)).copied().unwrap_or(0),
                 PauseKind::Pause => to_mac.iter().sum(),
             },
+            direction,
+            link_peer: peer.map(|m| mac_string(&m)),
             ignored_frames: tl.ignored,
+            ignored_from_peer: tl.ignored_from_peer,
             ignored_max_delay_ns: tl.ignored_max_delay_ns,
         };
         // Merged captures: say at which capture point the pauses were seen.

@@ -173,6 +173,9 @@ pub struct Gen {
     pub pauses: BTreeMap<(String, &'static str, u8), (u64, u64, u64)>,
     /// Findings the report must give, when the sample states them all.
     pub findings: Vec<FindingExpect>,
+    /// An 802.1ad S-tag (VLAN, PCP) put outside every RoCE frame's own tags while set: the
+    /// capture is on a QinQ trunk.
+    pub s_tag: Option<(u16, u8)>,
 }
 
 pub const OPTS: OpcodeOptions = OpcodeOptions { dc: true };
@@ -262,6 +265,9 @@ impl Gen {
         let mut f =
             RoceV2Frame::new(src.mac, dst.mac, ip(src, dst, dscp, ecn), IbRepr { bth, ext, payload, icrc });
         f.vlans = vlans(vlan);
+        if let Some((vid, pcp)) = self.s_tag {
+            f.vlans.insert(0, VlanTag { tpid: 0x88A8, pcp, dei: false, vid });
+        }
         f.sport = sport;
         self.roce_frame(&f, snap);
     }
@@ -300,7 +306,9 @@ impl Gen {
         if !fl.dscp.contains(&dscp) {
             fl.dscp.push(dscp);
         }
-        if let Some(pcp) = f.vlans.last().map(|t| t.pcp) {
+        // A QinQ frame's PCP is its outer tag's: the S-tag a switch on a QinQ trunk
+        // classifies on (IEEE 802.1ad), as the analyzer reads it by default (--pcp-tag).
+        if let Some(pcp) = f.vlans.first().map(|t| t.pcp) {
             if !fl.pcp.contains(&pcp) {
                 fl.pcp.push(pcp);
             }

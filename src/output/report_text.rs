@@ -3,6 +3,7 @@
 //! world (the file or interface, capture points, and the findings that quote them) are
 //! printed with their control characters escaped ([`rocescope_capture::text::escape`]).
 
+use rocescope_analyzer::report::PauseDirection;
 use rocescope_analyzer::report::{Finding, Severity, StreamedReport};
 use rocescope_analyzer::PauseKind;
 use rocescope_capture::text::escape;
@@ -294,8 +295,12 @@ fn render_text(sr: &StreamedReport<'_>, source: &str, max_connections: usize) ->
             if p.deadlock_hint.is_some() { ", DEADLOCK HINT" } else { "" },
             if p.kind == PauseKind::Pfc && p.roce_packets_on_priority == 0 { ", no RoCE on this priority" } else { "" },
             if p.ignored_frames > 0 {
+                let whose = match &p.link_peer {
+                    Some(peer) if p.ignored_from_peer > 0 => format!("from its link peer {peer}"),
+                    _ => "to it".to_string(),
+                };
                 format!(
-                    ", {} RoCE frame(s) to it ignored the pause (up to {:.1} µs after it took effect)",
+                    ", {} RoCE frame(s) {whose} ignored the pause (up to {:.1} µs after it took effect)",
                     p.ignored_frames,
                     p.ignored_max_delay_ns as f64 / 1e3
                 )
@@ -303,6 +308,23 @@ fn render_text(sr: &StreamedReport<'_>, source: &str, max_connections: usize) ->
                 String::new()
             }
         );
+        match (p.direction, &p.link_peer) {
+            (PauseDirection::FromLinkPeer, Some(peer)) => {
+                let _ = writeln!(
+                    o,
+                    "      {} sends no RoCE here (a switch port): its pauses stop {peer}, the host on this link",
+                    p.src_mac
+                );
+            }
+            (PauseDirection::Unknown, _) => {
+                let _ = writeln!(
+                    o,
+                    "      {} sends no RoCE here and the host on this link cannot be told (one conversation, or several links): only RoCE sent to it is judged",
+                    p.src_mac
+                );
+            }
+            _ => {}
+        }
         for i in p.intervals.iter().take(5) {
             let _ = writeln!(
                 o,
