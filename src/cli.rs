@@ -349,6 +349,12 @@ pub struct AnalysisOpts {
         _ => Err(format!("{s:?} is not a pause allowance in microseconds (0 or more, like 7)")),
     })]
     pub pause_allowance_us: f64,
+    /// Analyse the second copies of packets that a mirror put in the capture twice (a SPAN of
+    /// both ports of a path, two sessions covering it) as packets of their own. By default
+    /// they are counted (`duplicates`) and left out: read as packets, every copy looks like a
+    /// resend and every copied CNP like one sent too soon.
+    #[arg(long)]
+    pub keep_duplicates: bool,
     /// Expected DSCP of RoCE data, comma-separated when several are allowed (e.g. 26, or
     /// 3,4); ACK/NAKs are held to it too until --expect-ack-dscp gives them their own class.
     #[arg(long, value_name = "DSCP,DSCP", value_delimiter = ',', value_parser = clap::value_parser!(u8).range(0..64))]

@@ -175,3 +175,35 @@ fn congestion_control_per_qp() {
     }
     assert!(r["sampled"]["suppressed_findings"].as_u64().unwrap() >= 3);
 }
+
+/// A mirror of both ports of a path holds every packet twice: the second copies are counted
+/// (`duplicates`, per point too) and left out, so one loss reads as one loss and its two
+/// go-back-N resends (new IP identifications) as two; the switch's CE marks on the egress
+/// copies count. `--keep-duplicates` analyses every copy: each reads as a resend.
+#[test]
+fn mirror_duplicates_are_counted_and_left_out() {
+    let e = expected("mirror-duplicates");
+    let copies = e["counts"]["mirror_duplicates"].as_u64().unwrap();
+    assert_eq!(copies * 2, e["counts"]["roce_v2"].as_u64().unwrap(), "every RoCE frame twice");
+    let r = report("mirror-duplicates", &[]);
+    assert_eq!(r["summary"]["duplicates"].as_u64(), Some(copies));
+    assert_eq!(r["config"]["keep_duplicates"], false);
+    let f = &r["flows"].as_array().unwrap().iter().find(|f| f["dest_qp"] == 0x212).unwrap();
+    assert_eq!((f["psn"]["retransmits"].as_u64(), f["psn"]["retransmits_nak"].as_u64()), (Some(2), Some(2)));
+    assert_eq!(f["ecn"]["ce"].as_u64(), Some(2), "the egress copies' marks");
+    assert_eq!(r["summary"]["cnps"].as_u64(), Some(1));
+    let text = Command::new(env!("CARGO_BIN_EXE_rocescope"))
+        .args(["report", "-r"])
+        .arg(common::root().join("samples/mirror-duplicates.pcap"))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(text.contains(&format!("{copies} mirror duplicate(s)")), "{text}");
+
+    let r = report("mirror-duplicates", &["--keep-duplicates"]);
+    assert_eq!(r["summary"]["duplicates"].as_u64(), Some(copies), "still counted");
+    assert_eq!(r["config"]["keep_duplicates"], true);
+    let f = &r["flows"].as_array().unwrap().iter().find(|f| f["dest_qp"] == 0x212).unwrap();
+    assert!(f["psn"]["retransmits"].as_u64().unwrap() > 10, "{:#}", f["psn"]);
+    assert!(findings(&r).iter().all(|(k, _, _)| k != "network_loss"), "the copies hide the loss");
+}

@@ -15,6 +15,7 @@ pub mod audit;
 pub mod cc;
 pub mod cm;
 pub mod crosspoint;
+pub mod dedup;
 pub mod fabric;
 mod findings;
 pub mod flow;
@@ -104,6 +105,9 @@ pub struct Config {
     /// Congestion-control settings: CNP pacing and the rate-reaction windows
     /// (docs/verdicts.md "Congestion control").
     pub cc: CcConfig,
+    /// Analyse the second copies of packets a mirror put in the capture twice as packets of
+    /// their own (`--keep-duplicates`); by default they are counted and dropped ([`dedup`]).
+    pub keep_duplicates: bool,
 }
 
 /// How a capture is sampled.
@@ -167,6 +171,7 @@ impl Default for Config {
             switch_clock: true,
             erspan_cos: true,
             cc: CcConfig::default(),
+            keep_duplicates: false,
         }
     }
 }
@@ -245,6 +250,9 @@ pub struct Totals {
     pub end_ns: Option<i64>,
     /// Wire bytes of RoCE frames.
     pub roce_bytes: u64,
+    /// RoCE frames that were a mirror's second copy of a packet ([`dedup`]): not in `roce`
+    /// nor in any other RoCE figure, unless [`Config::keep_duplicates`].
+    pub duplicates: u64,
     /// First malformed frames (evidence).
     pub malformed_frames: Vec<(u64, String)>,
 }
@@ -252,7 +260,13 @@ pub struct Totals {
 impl Totals {
     /// The totals as one capture point's counters.
     fn as_point(&self) -> PointTotals {
-        PointTotals { packets: self.packets, roce: self.roce, start_ns: self.start_ns, end_ns: self.end_ns }
+        PointTotals {
+            packets: self.packets,
+            roce: self.roce,
+            duplicates: self.duplicates,
+            start_ns: self.start_ns,
+            end_ns: self.end_ns,
+        }
     }
 }
 
@@ -263,6 +277,8 @@ pub struct PointTotals {
     pub packets: u64,
     /// RoCE frames.
     pub roce: u64,
+    /// Mirror duplicates ([`Totals::duplicates`]).
+    pub duplicates: u64,
     /// First frame time.
     pub start_ns: Option<i64>,
     /// Latest frame time.
@@ -331,6 +347,8 @@ pub struct Analyzer {
     sflow: sflow::SflowState,
     /// Mirror sessions and switch clocks.
     mirror: mirror::MirrorState,
+    /// Recent packets, to drop a mirror's second copies.
+    dedup: dedup::Dedup,
     /// The analysis point of the last frame fed.
     last_point: u16,
     /// Packets fed so far (every [`Analyzer::push_sampled`] call): orders flows when the
@@ -401,6 +419,7 @@ impl Analyzer {
             #[cfg(feature = "capture")]
             sflow: sflow::SflowState::default(),
             mirror: mirror::MirrorState::default(),
+            dedup: dedup::Dedup::default(),
             last_point: 0,
             pushed: 0,
             shard: None,
@@ -701,10 +720,40 @@ impl Analyzer {
             t.non_roce += w;
             return;
         };
+        // A mirror's second copy of a packet (dedup module): counted, and left out of the
+        // analysis unless kept.
+        if let Some(ip) = &p.ip {
+            let fp = dedup::Fingerprint {
+                point: meta.point,
+                src,
+                dst,
+                ident: ip.ident(),
+                dest_qp: r.bth.dest_qp(),
+                psn: r.bth.psn(),
+                opcode: r.bth.opcode().0,
+                len: u32::from(ip.len_field()),
+                icrc: r.icrc.value.unwrap_or(0),
+            };
+            if let dedup::Copy::Yes { marked } = self.dedup.check(&fp, meta.ts_ns, ip.ttl(), ecn == Ecn::Ce) {
+                self.totals.duplicates += w;
+                if multi {
+                    if let Some(pt) = self.points.get_mut(point) {
+                        pt.duplicates += w;
+                    }
+                }
+                if !self.cfg.keep_duplicates {
+                    if marked {
+                        let prio = self.frame_priority(p, dscp).2;
+                        let key = FlowKey { src, dst, dest_qp: r.bth.dest_qp(), point: meta.point };
+                        self.on_marked_copy(meta, key, r.bth.psn(), prio);
+                    }
+                    return;
+                }
+            }
+        }
+        let t = &mut self.totals;
         t.roce += w;
-        // A mirror that stripped the frame's 802.1Q tag may give its PCP (mirror module).
-        let stripped_pcp =
-            (self.cfg.erspan_cos && !p.tunnels.is_empty()).then(|| mirror::erspan_pcp(p)).flatten();
+        let (stripped_pcp, pcp, prio) = self.frame_priority(p, dscp);
         // Wire bytes from the IP length, not the record's (reference §1.1, §1.11), with the
         // 4 bytes of a tag the mirror stripped.
         let wire = stats::wire_len(p, meta.len) + if stripped_pcp.is_some() { 4 } else { 0 };
@@ -728,16 +777,9 @@ impl Analyzer {
         let bth = r.bth;
         let op = bth.opcode();
         let key = FlowKey { src, dst, dest_qp: bth.dest_qp(), point: meta.point };
-        // A QinQ frame's PCP from the tag the switches classify on (`--pcp-tag`, outer by
-        // default: IEEE 802.1ad).
-        let pcp = self.cfg.audit.pcp_tag.pcp(p.vlans.as_slice()).or(stripped_pcp);
         if stripped_pcp.is_some() {
             self.mirror.count_pcp(meta.point, w);
         }
-        // The priority a switch gives the frame: its PCP or its DSCP through the map, by the
-        // trust mode (reference §1.9; audit::AuditConfig::priority). Pause timelines, the
-        // lossless check and deadlock hints all compare this one.
-        let prio = self.cfg.audit.priority(dscp, pcp);
         let is_cnp = op.is_cnp();
         if is_cnp {
             self.totals.cnps += w;
@@ -821,17 +863,7 @@ impl Analyzer {
             return;
         }
         if ecn == Ecn::Ce {
-            f.cold_mut().ce_pending.get_or_insert(meta.ts_ns);
-            f.note(EvidenceKind::Ce, meta.number, meta.ts_ns, || format!("CE mark, PSN {}", bth.psn()));
-            let cc = f.cc_mut(&self.cfg.cc);
-            cc.on_ce(meta.ts_ns, meta.number);
-            // A CNP to this host from the NP's host since the run began: the NP answers
-            // (pacing per host pair or port), this QP's marks are covered.
-            if let (Some(start), false) = (cc.run_start(), cc.run_host_answered) {
-                if self.cnp_hosts.get(&(key.point, key.src, key.dst)).is_some_and(|&t| t >= start) {
-                    cc.run_host_answered = true;
-                }
-            }
+            Self::on_ce(f, &self.cfg.cc, &self.cnp_hosts, meta, bth.psn());
         }
         if let Some(cc) = f.cc_if_any() {
             cc.on_packet(meta.ts_ns, wire.saturating_mul(w));
@@ -848,6 +880,66 @@ impl Analyzer {
         } else if op.is_response() {
             self.on_response(id, meta, p);
         }
+    }
+
+    /// A CE-marked packet of flow `f` (frame `meta`, PSN `psn`): the CE to CNP delay starts,
+    /// the evidence and congestion-control state take it.
+    fn on_ce(
+        f: &mut Flow,
+        cc_cfg: &CcConfig,
+        cnp_hosts: &FxHashMap<(u16, IpAddr, IpAddr), i64>,
+        meta: &FrameMeta,
+        psn: u32,
+    ) {
+        let key = f.key;
+        f.cold_mut().ce_pending.get_or_insert(meta.ts_ns);
+        f.note(EvidenceKind::Ce, meta.number, meta.ts_ns, || format!("CE mark, PSN {psn}"));
+        let cc = f.cc_mut(cc_cfg);
+        cc.on_ce(meta.ts_ns, meta.number);
+        // A CNP to this host from the NP's host since the run began: the NP answers (pacing
+        // per host pair or port), this QP's marks are covered.
+        if let (Some(start), false) = (cc.run_start(), cc.run_host_answered) {
+            if cnp_hosts.get(&(key.point, key.src, key.dst)).is_some_and(|&t| t >= start) {
+                cc.run_host_answered = true;
+            }
+        }
+    }
+
+    /// The priority a switch gives frame `p` with `dscp`: its PCP (a QinQ frame's from the
+    /// tag `--pcp-tag` names, the outer one by default: IEEE 802.1ad; or the COS of an
+    /// ERSPAN header that says the mirror stripped its tag) or its DSCP through the map, by
+    /// the trust mode (reference §1.9; [`AuditConfig::priority`]). Pause timelines, the
+    /// lossless check and deadlock hints all compare this one. Returns (the stripped tag's
+    /// PCP, the PCP, the priority).
+    fn frame_priority(&self, p: &Packet<'_>, dscp: u8) -> (Option<u8>, Option<u8>, u8) {
+        let stripped_pcp =
+            (self.cfg.erspan_cos && !p.tunnels.is_empty()).then(|| mirror::erspan_pcp(p)).flatten();
+        let pcp = self.cfg.audit.pcp_tag.pcp(p.vlans.as_slice()).or(stripped_pcp);
+        (stripped_pcp, pcp, self.cfg.audit.priority(dscp, pcp))
+    }
+
+    /// A mirror's second copy of a packet carries CE where its first copy did not: the
+    /// switch marked it between the two mirror ports (dedup module). The packet, counted
+    /// once already, counts as CE-marked: its flow's ECN counts move it to CE, and its bins,
+    /// the fabric series and congestion control take the mark, with no packet added.
+    fn on_marked_copy(&mut self, meta: &FrameMeta, key: FlowKey, psn: u32, prio: u8) {
+        let w = self.weight;
+        let start = self.totals.start_ns.unwrap_or(meta.ts_ns);
+        if self.keeps_capture_state() {
+            self.fabric.add_ce(meta.point, prio, meta.ts_ns - start, w);
+        }
+        if !self.owns(key.src, key.dst) {
+            return;
+        }
+        let Some(id) = self.flows.find(&key) else { return };
+        let Some(f) = self.flows.get_mut(id) else { return };
+        // The first copy's codepoint (ECT(0) or ECT(1); Not-ECT cannot be marked) gives way.
+        if let Some(from) = [Ecn::Ect0 as usize, Ecn::Ect1 as usize].into_iter().find(|&i| f.ecn[i] >= w) {
+            f.ecn[from] -= w;
+            f.ecn[Ecn::Ce as usize] += w;
+        }
+        f.bins.add_ce(meta.ts_ns - start, w);
+        Self::on_ce(f, &self.cfg.cc, &self.cnp_hosts, meta, psn);
     }
 
     /// Decode a record read with `rocescope-capture` and feed it, numbered after the frames

@@ -148,6 +148,9 @@ pub struct PointReport {
     pub packets: u64,
     /// RoCE frames.
     pub roce: u64,
+    /// Mirror duplicates at this point (crate::dedup). Absent when 0.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub duplicates: u64,
     /// First frame time.
     pub start_ns: Option<i64>,
     /// Latest frame time.
@@ -268,6 +271,9 @@ pub struct Summary {
     pub roce_bytes: u64,
     /// Path MTU used for READ reservations (configured or inferred; 0 unknown).
     pub pmtu: u32,
+    /// RoCE frames that were a mirror's second copy of a packet (crate::dedup): left out
+    /// of `roce` and every other figure unless `config.keep_duplicates`.
+    pub duplicates: u64,
     /// Findings by severity.
     pub findings: SeverityCounts,
 }
@@ -1225,6 +1231,8 @@ pub struct ConfigReport {
     /// How long after a pause took effect RoCE to the pausing MAC may still arrive
     /// (`--pause-allowance-us`); later frames ignored the pause.
     pub pause_allowance_ns: i64,
+    /// Mirror duplicates analysed as packets of their own (`--keep-duplicates`).
+    pub keep_duplicates: bool,
 }
 
 fn bits(mask: u64) -> Vec<u8> {
@@ -2463,6 +2471,7 @@ pub(crate) fn build_with(a: &Analyzer, detail: bool, with_flows: bool) -> (Repor
             connections: connections.len() as u64,
             roce_bytes: t.roce_bytes,
             pmtu: a.pmtu(),
+            duplicates: t.duplicates,
             findings: counts,
         },
         findings,
@@ -2477,6 +2486,7 @@ pub(crate) fn build_with(a: &Analyzer, detail: bool, with_flows: bool) -> (Repor
             storm_threshold: a.cfg.pfc.storm_threshold,
             deadlock_ns: a.cfg.pfc.deadlock_ns,
             pause_allowance_ns: a.cfg.pfc.pause_allowance_ns,
+            keep_duplicates: a.cfg.keep_duplicates,
         },
         capture: None,
         points: points
@@ -2489,6 +2499,7 @@ pub(crate) fn build_with(a: &Analyzer, detail: bool, with_flows: bool) -> (Repor
                     name: point_name(a, i),
                     packets: p.packets,
                     roce: p.roce,
+                    duplicates: p.duplicates,
                     start_ns: p.start_ns,
                     end_ns: p.end_ns,
                     session,

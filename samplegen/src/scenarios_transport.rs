@@ -7,6 +7,7 @@
 use crate::fabric::{Conn, Gen, Host, Req};
 use crate::scenarios::Scenario;
 use rocescope_decoder::build::{ExtRepr, IbRepr, IcrcMode, IpRepr, RoceV2Frame};
+use rocescope_decoder::ext::NakCode;
 use rocescope_decoder::ext::*;
 use rocescope_decoder::{BthRepr, Ecn, Opcode};
 use std::net::IpAddr;
@@ -23,6 +24,7 @@ pub const TRANSPORT: &[Scenario] = &[
     ("cc-reaction", "Congestion control per QP: one sender halves its rate after each CNP, one keeps its rate, one gets CNPs 10 us apart (faster than a 50 us pacing), and one keeps getting CE marks after its CNPs stop", cc_reaction),
     ("microburst", "A steady 1 kB every 100 us for 20 ms with one 12-packet burst in 10 us (half CE-marked) at 10.02 ms, a CNP back, and a PFC pause on priority 3 at 20.5 ms: a 10.5 Gb/s burst that 10 ms bins average to 0.1 Gb/s", microburst),
     ("cm-timeout", "A CM REQ that sets a 4.2 ms local ACK timeout (t=10), then a resend 5 ms after the original: a timeout by that connection's own timer", cm_timeout),
+    ("mirror-duplicates", "A SPAN of both ports of a routed path: every packet twice, 1.5 us apart, TTL one lower (two egress copies CE-marked); one packet lost beyond the switch, NAKed and resent by go-back-N with new IP identifications; a CNP: 1 loss and 2 resends, not 60", mirror_duplicates),
 ];
 
 /// A request with an explicit PSN, leaving the connection's next PSN as it was.
@@ -488,5 +490,55 @@ fn microburst(g: &mut Gen) {
     g.event("pfc_pause", "PFC pause on priority 3 from the responder, 335.5 us at 100G".into());
     g.t = t0 + 21_000_000;
     g.ack(&mut c, last);
+    g.expect_finding("congestion", "info", Some(c.b_qpn));
+}
+
+fn mirror_duplicates(g: &mut Gen) {
+    // The NICs number their packets (IP identification), as ConnectX and soft-RoCE do.
+    g.ip_ids = Some(Default::default());
+    let (a, b) = (Host::v4(58), Host::v4(59));
+    let mut c = Conn::new(a, b, 0x211, 0x212, 5000);
+    let mut sent = Vec::new();
+    let ext = write_ext(&c, 12 * 1024);
+    let first = g.request(&mut c, Opcode::RC_WRITE_FIRST, ext, 1024, false, Req::New);
+    sent.push(g.frames.len() - 1);
+    let mut lost = first;
+    for i in 1..7 {
+        let psn = g.request(&mut c, Opcode::RC_WRITE_MIDDLE, ExtRepr::default(), 1024, false, Req::New);
+        sent.push(g.frames.len() - 1);
+        if i == 5 {
+            // Taken by both mirror ports, then lost beyond the switch.
+            lost = psn;
+        }
+        if i == 3 {
+            // The NP answers the CE marks the switch set on the egress copies of 2 and 3.
+            g.wait_us(2);
+            g.cnp(b, a, 0x211, 48, None);
+            g.event("cnp", "CNP to the sender's QP 0x211".into());
+        }
+        g.wait_us(1);
+    }
+    g.wait_us(2);
+    let msn = c.msn;
+    g.respond(&mut c, Opcode::RC_ACKNOWLEDGE, lost, Some(AethRepr::nak(NakCode::PSN_SEQUENCE_ERROR, msn)), 0);
+    g.event("nak", format!("NAK PSN sequence error, PSN {lost}: lost beyond the mirrored switch"));
+    g.wait_us(3);
+    c.psn = lost;
+    g.request(&mut c, Opcode::RC_WRITE_MIDDLE, ExtRepr::default(), 1024, false, Req::RetransmitNak);
+    g.event("retransmit", format!("go-back-N from PSN {lost}, a new IP identification"));
+    g.request(&mut c, Opcode::RC_WRITE_MIDDLE, ExtRepr::default(), 1024, false, Req::RetransmitNak);
+    for _ in 0..4 {
+        g.request(&mut c, Opcode::RC_WRITE_MIDDLE, ExtRepr::default(), 1024, false, Req::New);
+    }
+    let last = g.request(&mut c, Opcode::RC_WRITE_LAST, ExtRepr::default(), 1024, true, Req::New);
+    c.msn += 1;
+    g.wait_us(3);
+    g.ack(&mut c, last);
+    // The switch marked the egress copies of the 3rd and 4th packets (PSN first+2, +3).
+    let marked: Vec<usize> = sent.get(2..4).map(<[usize]>::to_vec).unwrap_or_default();
+    let copies = g.mirror_both_ports(1_500, |i| marked.contains(&i));
+    g.flow(a, b, c.b_qpn).ecn_ce += marked.len() as u64;
+    g.event("mirror_copy", format!("{copies} frames seen twice: this is the first second copy"));
+    g.expect_finding("network_loss", "critical", Some(c.b_qpn));
     g.expect_finding("congestion", "info", Some(c.b_qpn));
 }

@@ -78,6 +78,18 @@ fn render_text(sr: &StreamedReport<'_>, source: &str, max_connections: usize) ->
         s.icrc_bad,
         s.non_roce
     );
+    if s.duplicates > 0 {
+        let _ = writeln!(
+            o,
+            "  {} mirror duplicate(s): second copies of packets the capture holds twice (a SPAN of both ports of a path, or two mirror sessions), {}",
+            s.duplicates,
+            if r.config.keep_duplicates {
+                "analysed as packets of their own (--keep-duplicates)"
+            } else {
+                "left out of the analysis (--keep-duplicates keeps them)"
+            }
+        );
+    }
     if let Some(c) = &r.capture {
         let _ = writeln!(
             o,

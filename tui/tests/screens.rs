@@ -543,6 +543,7 @@ fn pulses_move_the_header_between_snapshots_but_not_a_frozen_view() {
         packets: 123_456,
         roce: 123_000,
         icrc_bad: 7,
+        duplicates: 12,
         progress: Some(0.5),
         elapsed_s: 9.0,
         ..Default::default()
@@ -551,6 +552,7 @@ fn pulses_move_the_header_between_snapshots_but_not_a_frozen_view() {
     let screen = render(&mut app, 160, 20);
     assert!(screen.contains("123456 packets (123000 RoCE)"), "{screen}");
     assert!(screen.contains("ICRC bad 7") && screen.contains("analysing 50%"), "{screen}");
+    assert!(screen.contains("mirror dups 12"), "{screen}");
     // The tables are still the last snapshot's.
     assert!(screen.contains("critical") || screen.contains("crit"), "{screen}");
     // Frozen: the view holds still.
@@ -581,7 +583,7 @@ fn congestion_screen_on_demo() {
     assert!(screen.contains("demo.pcap | 0 to +79.510 ms | a column is 736 µs | --bin 10 µs"), "{screen}");
     // Per priority: its rows, the pauses, the busiest bins at --bin.
     for text in [
-        "prio 3: 133 pkts",
+        "prio 3: 132 pkts",
         "4 CE (3.0%)",
         "9.02 ms paused",
         "prio 5: 15.4 µs paused",
