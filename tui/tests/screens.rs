@@ -599,7 +599,7 @@ fn congestion_screen_on_demo() {
     assert!(qps[0].contains("QP 0x72 p3: 4 CE, 2 CNPs"), "{qps:?}");
     let screen = render(&mut app, 80, 24);
     insta::assert_snapshot!("congestion_demo_80x24", screen);
-    assert!(screen.contains("prio 3: 133 pkts") && screen.contains("10.0.0.5 → 10.0.0.6"), "{screen}");
+    assert!(screen.contains("prio 3: 132 pkts") && screen.contains("10.0.0.5 → 10.0.0.6"), "{screen}");
     app.act(Action::NextScreen);
     assert_eq!(app.screen, Screen::Qps, "Tab wraps to QPs");
     app.act(Action::PrevScreen);
