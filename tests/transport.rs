@@ -207,3 +207,28 @@ fn mirror_duplicates_are_counted_and_left_out() {
     assert!(f["psn"]["retransmits"].as_u64().unwrap() > 10, "{:#}", f["psn"]);
     assert!(findings(&r).iter().all(|(k, _, _)| k != "network_loss"), "the copies hide the loss");
 }
+
+/// A READ whose Last response was lost, with no later response to show the gap: only the
+/// requester's ACK timer can tell, so the re-issue is a timeout (with the stall it cost), not
+/// an implied NAK; the READ with a response gap in sight stays an implied NAK.
+#[test]
+fn a_lost_read_tail_is_a_timeout_with_its_stall() {
+    let r = report("read-tail-timeout", &[]);
+    let f = r["flows"].as_array().unwrap().iter().find(|f| f["dest_qp"] == 0x222).unwrap();
+    assert_eq!(f["psn"]["read_tail_timeouts"].as_u64(), Some(1));
+    assert_eq!(
+        (f["psn"]["retransmits_timeout"].as_u64(), f["psn"]["retransmits_implied"].as_u64()),
+        (Some(1), Some(0))
+    );
+    let stall = f["psn"]["timeout_stall_ns"].as_i64().unwrap();
+    assert!((67_100_000..67_300_000).contains(&stall), "{stall}");
+    let t = r["findings"].as_array().unwrap().iter().find(|x| x["kind"] == "timeout_retransmit").unwrap();
+    let title = t["title"].as_str().unwrap();
+    assert!(title.contains("last response of 1 READ was lost") && title.contains("stalled 67.2"), "{title}");
+    let r = report("read-implied-nak", &[]);
+    let f = r["flows"].as_array().unwrap().iter().find(|f| f["dest_qp"] == 0x82).unwrap();
+    assert_eq!(
+        (f["psn"]["read_tail_timeouts"].as_u64(), f["psn"]["retransmits_implied"].as_u64()),
+        (Some(0), Some(1))
+    );
+}

@@ -1098,14 +1098,24 @@ impl Analyzer {
         let resp_next = reads.resp_next;
         let in_gap =
             reads.gap.is_some_and(|(first, last)| psn_diff(psn, first) >= 0 && psn_diff(psn, last) <= 0);
-        let implied = op.is_read_request()
+        let reissue = op.is_read_request()
             && (in_gap
                 || reads.outstanding.iter().any(|&(first, last, _)| {
                     psn_diff(psn, first) >= 0
                         && psn_diff(psn, last) <= 0
                         && (psn != first || resp_next != Some(first))
                 }));
+        // An implied NAK needs a later response that showed the requester the gap: seen here
+        // (`in_gap`), or beyond this point, which a re-issue sooner than the ACK timeout
+        // shows. A re-issue after the ACK timeout with no gap in sight is the tail of the
+        // READ (its Last or Only response) lost: only the timer told the requester, a
+        // timeout (mlx5 `local_ack_timeout_err`, reference §1.10).
+        let tail_timeout = reissue && !in_gap && f.psn.timed_out(meta.ts_ns, &psn_cfg);
+        let implied = reissue && !tail_timeout;
         let (verdict, resolved) = f.psn.on_request(psn, span, meta.number, meta.ts_ns, implied, &psn_cfg);
+        if tail_timeout && matches!(verdict, Verdict::Retransmit { cause: Cause::Timeout, .. }) {
+            f.reads_mut().tail_timeouts += 1;
+        }
         if let Some(r) = resolved {
             Self::note_resolution(f, r);
         }
@@ -1124,7 +1134,7 @@ impl Analyzer {
             }
             Verdict::Filler | Verdict::First | Verdict::InOrder => {}
         }
-        if implied {
+        if reissue {
             // The re-issued READ asks from `psn` to the end of the READ it continues.
             let reads = f.reads_mut();
             for r in reads.outstanding.iter_mut() {
@@ -1155,7 +1165,7 @@ impl Analyzer {
             }
             f.outstanding_ackreq.push_back((psn, meta.ts_ns));
         }
-        if op.is_read_request() && !implied {
+        if op.is_read_request() && !reissue {
             let reads = f.reads_mut();
             if reads.outstanding.len() == MAX_OUTSTANDING {
                 reads.outstanding.pop_front();

@@ -592,6 +592,12 @@ pub struct PsnReport {
     pub spurious_naks: u64,
     /// Gaps in this flow's READ responses.
     pub read_response_gaps: u64,
+    /// READs re-issued after the ACK timeout with no response gap in sight: their last
+    /// response was lost (counted in `retransmits_timeout` too).
+    pub read_tail_timeouts: u64,
+    /// The longest the requester sent nothing new before a timeout resend: the stall its
+    /// ACK timeout cost (0 without timeouts).
+    pub timeout_stall_ns: i64,
     /// Gaps explained by a NAK or a retransmission.
     pub network_loss_gaps: u64,
     /// Gaps never NAKed or resent: probable capture loss.
@@ -1291,6 +1297,8 @@ pub(crate) fn flow_report(id: usize, f: &Flow, a: &Analyzer, detail: bool) -> Fl
             max_late_ns: f.psn.stats().max_late_ns,
             spurious_naks: f.psn.stats().spurious_naks,
             read_response_gaps: f.reads().read_response_gaps,
+            read_tail_timeouts: f.reads().tail_timeouts,
+            timeout_stall_ns: f.psn.stats().timeout_stall_ns,
             network_loss_gaps: f.psn.stats().network_loss_gaps,
             capture_loss_gaps: f.psn.capture_loss_gaps(),
             resyncs: f.psn.stats().resyncs,
@@ -1552,13 +1560,23 @@ fn flow_findings(id: usize, f: &Flow, a: &Analyzer, out: &mut FindingSink) {
         );
     }
     if st.retransmits_timeout > 0 && loss_gaps == 0 {
+        let tails = f.reads().tail_timeouts;
+        let why = if tails > 0 {
+            format!(
+                "the last response of {} was lost and no later response showed the gap, so only the ACK timer could: the requester stalled",
+                plural(tails, "READ", "READs")
+            )
+        } else {
+            "the requester waited out its ACK timeout (lost packets or ACKs), stalled".to_string()
+        };
         push(
             Severity::Critical,
             FindingKind::TimeoutRetransmit,
             format!(
-                "{}: {} with no NAK pending, at least the ACK timeout ({timeout_ms}) after the original: the requester waited out its ACK timeout (lost packets or ACKs){}",
+                "{}: {} with no NAK pending, at least the ACK timeout ({timeout_ms}) after the original: {why} {} (local_ack_timeout_err){}",
                 qp_name(f, a),
                 plural(st.retransmits_timeout, "timeout retransmission", "timeout retransmissions"),
+                ms(st.timeout_stall_ns.max(0) as u64),
                 if one_way { "; the ACKs are not in the capture" } else { "" }
             ),
             ev(f, &[EvidenceKind::RetransmitTimeout]),

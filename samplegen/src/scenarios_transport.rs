@@ -24,6 +24,7 @@ pub const TRANSPORT: &[Scenario] = &[
     ("cc-reaction", "Congestion control per QP: one sender halves its rate after each CNP, one keeps its rate, one gets CNPs 10 us apart (faster than a 50 us pacing), and one keeps getting CE marks after its CNPs stop", cc_reaction),
     ("microburst", "A steady 1 kB every 100 us for 20 ms with one 12-packet burst in 10 us (half CE-marked) at 10.02 ms, a CNP back, and a PFC pause on priority 3 at 20.5 ms: a 10.5 Gb/s burst that 10 ms bins average to 0.1 Gb/s", microburst),
     ("cm-timeout", "A CM REQ that sets a 4.2 ms local ACK timeout (t=10), then a resend 5 ms after the original: a timeout by that connection's own timer", cm_timeout),
+    ("read-tail-timeout", "A READ whose Last response is lost in the network and no later response shows it: the requester re-issues the READ from that PSN only after its ACK timeout (67.2 ms): a timeout, not an implied NAK", read_tail_timeout),
     ("mirror-duplicates", "A SPAN of both ports of a routed path: every packet twice, 1.5 us apart, TTL one lower (two egress copies CE-marked); one packet lost beyond the switch, NAKed and resent by go-back-N with new IP identifications; a CNP: 1 loss and 2 resends, not 60", mirror_duplicates),
 ];
 
@@ -541,4 +542,37 @@ fn mirror_duplicates(g: &mut Gen) {
     g.event("mirror_copy", format!("{copies} frames seen twice: this is the first second copy"));
     g.expect_finding("network_loss", "critical", Some(c.b_qpn));
     g.expect_finding("congestion", "info", Some(c.b_qpn));
+}
+
+fn read_tail_timeout(g: &mut Gen) {
+    let mut c = Conn::new(Host::v4(60), Host::v4(61), 0x221, 0x222, 7000);
+    // A healthy READ first, so the PMTU is known.
+    g.read(&mut c, 2048);
+    g.wait_us(10);
+    let psn = c.psn;
+    g.read_request(&c, psn, RethRepr { va: 0x7e20_0000_0000, rkey: 0x6161, dma_len: 4096 });
+    c.psn = (psn + 4) & 0xFF_FFFF;
+    c.msn += 1;
+    g.wait_us(4);
+    let msn = c.msn;
+    // Responses psn..psn+2 arrive; the Last (psn+3) is lost in the network, and nothing
+    // after it tells the requester: its ACK timeout must.
+    g.respond(&mut c, Opcode::RC_READ_RESPONSE_FIRST, psn, Some(AethRepr::ack(msn)), 1024);
+    g.wait_ns(300);
+    for k in 1..3 {
+        g.respond(&mut c, Opcode::RC_READ_RESPONSE_MIDDLE, psn + k, None, 1024);
+        g.wait_ns(300);
+    }
+    // 4.096 us x 2^14 = 67.1 ms (NCCL_IB_TIMEOUT 14): the requester asks again for the tail.
+    g.wait_us(67_200);
+    g.read_request(&c, psn + 3, RethRepr { va: 0x7e20_0000_0c00, rkey: 0x6161, dma_len: 1024 });
+    g.event("retransmit", format!("READ re-issued from PSN {} after the ACK timeout", psn + 3));
+    let f = g.flow(c.a, c.b, c.b_qpn);
+    f.retransmits += 1;
+    f.retransmits_timeout += 1;
+    g.wait_us(4);
+    g.respond(&mut c, Opcode::RC_READ_RESPONSE_ONLY, psn + 3, Some(AethRepr::ack(msn)), 1024);
+    g.wait_us(10);
+    g.send(&mut c, 256);
+    g.expect_finding("timeout_retransmit", "critical", Some(c.b_qpn));
 }
