@@ -54,7 +54,8 @@ fn every_transport_sample_gets_exactly_its_findings() {
                 )
             })
             .collect();
-        let r = report(name, &[]);
+        // Every finding one by one (the incast sample has 16 of one kind).
+        let r = report(name, &["--findings-per-kind", "0"]);
         assert_eq!(findings(&r), want, "{name}: {:#}", r["findings"]);
         // Every finding names the frames that show it.
         for f in r["findings"].as_array().unwrap() {
@@ -231,4 +232,39 @@ fn a_lost_read_tail_is_a_timeout_with_its_stall() {
         (f["psn"]["read_tail_timeouts"].as_u64(), f["psn"]["retransmits_implied"].as_u64()),
         (Some(0), Some(1))
     );
+}
+
+/// Sixteen senders to one receiver, captured past the queue they share: the incast is named
+/// (fan-in, the busiest bin, CE, position) and no sender is called "not reacting" for a rate
+/// that is its share of the drain rate; the flows say why their reaction is not judged.
+#[test]
+fn an_incast_past_the_queue_is_judged_as_a_group() {
+    let r = report("incast", &["--link-speed", "10G", "--bin", "10us"]);
+    let i = &r["incast"][0];
+    assert_eq!((i["receiver"].as_str(), i["fan_in"].as_u64()), (Some("10.0.0.100"), Some(16)));
+    assert_eq!(i["position"], "past");
+    assert_eq!(i["bin_ns"], 10_000);
+    assert!(i["ce"].as_u64().unwrap() > 0 && i["link_share"].as_f64().unwrap() > 0.9, "{i:#}");
+    assert_eq!(i["senders"].as_array().unwrap().len(), 8);
+    let withheld = i["cc_not_judged"].as_u64().unwrap();
+    assert!(withheld >= 12, "{withheld}");
+    let kinds: Vec<&str> =
+        r["findings"].as_array().unwrap().iter().map(|f| f["kind"].as_str().unwrap()).collect();
+    assert!(!kinds.contains(&"cc_not_reacting"), "{kinds:?}");
+    let f = r["findings"].as_array().unwrap().iter().find(|f| f["kind"] == "incast").unwrap();
+    let title = f["title"].as_str().unwrap();
+    assert!(title.contains("16 senders in one 10 µs bin") && title.contains("past the queue"), "{title}");
+    let not_judged = r["flows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["cc"]["reaction"]["not_judged"] == "incast")
+        .count() as u64;
+    assert_eq!(not_judged, withheld);
+    // Without the rule's evidence (a bin of 10 ms takes all 16 senders too), still an incast.
+    let r = report("incast", &[]);
+    assert_eq!(r["incast"][0]["fan_in"], 16);
+    // A capture with no receiver of several senders lists none as an incast.
+    let r = report("rc-normal", &[]);
+    assert!(r["incast"].as_array().unwrap().iter().all(|i| i["fan_in"].as_u64().unwrap() < 4));
 }

@@ -19,6 +19,7 @@ pub mod dedup;
 pub mod fabric;
 mod findings;
 pub mod flow;
+pub mod incast;
 pub mod link;
 pub mod mirror;
 pub mod nic_counters;
@@ -349,6 +350,8 @@ pub struct Analyzer {
     mirror: mirror::MirrorState,
     /// Recent packets, to drop a mirror's second copies.
     dedup: dedup::Dedup,
+    /// Senders per receiver per `--bin` bin (capture-wide state).
+    pub(crate) fan_in: incast::FanIn,
     /// The analysis point of the last frame fed.
     last_point: u16,
     /// Packets fed so far (every [`Analyzer::push_sampled`] call): orders flows when the
@@ -420,6 +423,7 @@ impl Analyzer {
             sflow: sflow::SflowState::default(),
             mirror: mirror::MirrorState::default(),
             dedup: dedup::Dedup::default(),
+            fan_in: incast::FanIn::default(),
             last_point: 0,
             pushed: 0,
             shard: None,
@@ -795,6 +799,19 @@ impl Analyzer {
                 ce: ecn == Ecn::Ce,
                 cnp: is_cnp,
             });
+            if audit::Class::of(op) == audit::Class::Data {
+                let bin = (meta.ts_ns - start).max(0) / (self.cfg.bin_ns.max(1) as i64);
+                self.fan_in.add(incast::DataPacket {
+                    point: meta.point,
+                    src,
+                    dst,
+                    bin,
+                    frame: meta.number,
+                    bytes: wire.saturating_mul(w),
+                    packets: w,
+                    ce: ecn == Ecn::Ce,
+                });
+            }
         }
         if matches!(op.position(), Some(Position::First | Position::Middle)) && r.payload_len > 0 {
             // A First/Middle packet is full-size: its payload is the path MTU.

@@ -35,6 +35,8 @@ pub struct Report {
     /// Per capture point and priority: throughput, CE marks, CNPs and paused time on one
     /// time axis, with the busiest bins at the `--bin` resolution.
     pub timeline: crate::fabric::FabricReport,
+    /// The receivers with the most senders at once (fan-in), busiest first (crate::incast).
+    pub incast: Vec<crate::incast::IncastReport>,
     /// The QoS audit.
     pub audit: AuditReport,
     /// Settings the analysis used.
@@ -338,6 +340,8 @@ pub enum FindingKind {
     CnpTooFast,
     /// The sender's rate did not fall after most of the CNPs it received.
     CcNotReacting,
+    /// Many senders to one receiver at once (fan-in) with CE marks or pauses during it.
+    Incast,
     /// Frames whose ICRC does not match.
     IcrcBad,
     /// A MAC paused a priority for most of its storm windows.
@@ -423,6 +427,7 @@ impl FindingKind {
         FindingKind::CountersDisagree,
         FindingKind::CnpTooFast,
         FindingKind::CcNotReacting,
+        FindingKind::Incast,
     ];
 
     /// The JSON name (`network_loss`, `pfc_storm`, ...).
@@ -460,6 +465,7 @@ impl FindingKind {
             FindingKind::CountersDisagree => "counters_disagree",
             FindingKind::CnpTooFast => "cnp_too_fast",
             FindingKind::CcNotReacting => "cc_not_reacting",
+            FindingKind::Incast => "incast",
         }
     }
 
@@ -715,6 +721,11 @@ pub struct CcReaction {
     pub not_evaluated: u64,
     /// Mean of the rate after over the rate before, over the evaluated CNPs.
     pub mean_ratio: Option<f64>,
+    /// Why no verdict on the reaction is given for this flow although its figures would
+    /// make one (`incast`: it is one of many senders to a receiver, seen past the queue
+    /// they share, where its rate is its share of the drain rate). Absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub not_judged: Option<&'static str>,
 }
 
 /// One flow.
@@ -1337,7 +1348,13 @@ pub(crate) fn flow_report(id: usize, f: &Flow, a: &Analyzer, detail: bool) -> Fl
             nak_to_retransmit: f.latency().nak_to_retransmit.summary(),
             ce_to_cnp: f.latency().ce_to_cnp.summary(),
         },
-        cc: f.cc().map(|c| cc_report(c, &a.cfg.cc)),
+        cc: f.cc().map(|c| {
+            let mut r = cc_report(c, &a.cfg.cc);
+            if c.not_reacting() && cc_shares_bottleneck(f, a) {
+                r.reaction.not_judged = Some("incast");
+            }
+            r
+        }),
         partner: f.partner(),
         pairing: f.pairing.map(|p| p.name()),
         cm_start_psn: f.cold().cm_start_psn,
@@ -1368,8 +1385,16 @@ fn cc_report(c: &crate::cc::CcState, cfg: &crate::cc::CcConfig) -> CcReport {
             fell: c.fell,
             not_evaluated: c.not_evaluated_total(),
             mean_ratio: c.mean_ratio(),
+            not_judged: None,
         },
     }
+}
+
+/// Flow `f` sends to a receiver that took an incast seen past the queue its senders share
+/// (or where the position could not be told): its rate there is its share of the drain rate,
+/// so its reaction to CNPs is not judged from it (crate::incast).
+pub(crate) fn cc_shares_bottleneck(f: &Flow, a: &Analyzer) -> bool {
+    a.fan_in.shares_bottleneck(f.key.point, f.key.dst, a.cfg.bin_ns, a.cfg.link_speed_bps)
 }
 
 /// The name of a worst severity (`ok` for none).
@@ -1899,7 +1924,9 @@ fn cc_findings(
             cc.too_fast,
         );
     }
-    if cc.not_reacting() {
+    // Past the queue an incast's senders share, a sender's rate is its share of the drain
+    // rate: the incast finding says so instead (crate::incast).
+    if cc.not_reacting() && !cc_shares_bottleneck(f, a) {
         push(
             Severity::Warning,
             FindingKind::CcNotReacting,
@@ -2255,6 +2282,8 @@ pub(crate) fn build_with(a: &Analyzer, detail: bool, with_flows: bool) -> (Repor
         pfc.push(r);
     }
 
+    let incast = crate::incast::report(a, &pfc, &mut findings);
+
     // Audit violations on flows (rules in audit::AuditConfig::check). Untagged packets under
     // a PCP expectation are one violation per capture point (its finding names the flows).
     let au = &a.cfg.audit;
@@ -2497,6 +2526,7 @@ pub(crate) fn build_with(a: &Analyzer, detail: bool, with_flows: bool) -> (Repor
         connections,
         pfc,
         timeline: a.fabric_report(),
+        incast,
         audit: AuditReport { expected: a.cfg.audit.clone(), violations },
         config: ConfigReport {
             link_speed_bps: a.cfg.link_speed_bps,
@@ -2632,6 +2662,7 @@ struct ReportView<'r, 'a> {
     connections: &'r [Connection],
     pfc: &'r [PauseReport],
     timeline: &'r crate::fabric::FabricReport,
+    incast: &'r [crate::incast::IncastReport],
     audit: &'r AuditReport,
     config: &'r ConfigReport,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -2659,6 +2690,7 @@ impl Serialize for StreamedReport<'_> {
             connections: &r.connections,
             pfc: &r.pfc,
             timeline: &r.timeline,
+            incast: &r.incast,
             audit: &r.audit,
             config: &r.config,
             capture: r.capture.as_ref(),

@@ -186,6 +186,8 @@ pub struct Gen {
     /// While set, each IPv4 sender numbers its packets (the IP identification, from 1), as
     /// RoCE NICs do; otherwise it is 0.
     pub ip_ids: Option<BTreeMap<IpAddr, u16>>,
+    /// How far the clock moves after each frame (default 800 ns).
+    pub frame_gap_ns: Option<i64>,
 }
 
 pub const OPTS: OpcodeOptions = OpcodeOptions { dc: true };
@@ -252,7 +254,7 @@ impl Gen {
         let len = data.len() as u32;
         self.frames.push(Frame { ts_ns: self.t, data, len, snap });
         self.counts.frames += 1;
-        self.wait_ns(800);
+        self.wait_ns(self.frame_gap_ns.unwrap_or(800));
     }
 
     /// Emit a RoCEv2 packet from `src` to `dst` and account for it.

@@ -25,6 +25,7 @@ pub const TRANSPORT: &[Scenario] = &[
     ("microburst", "A steady 1 kB every 100 us for 20 ms with one 12-packet burst in 10 us (half CE-marked) at 10.02 ms, a CNP back, and a PFC pause on priority 3 at 20.5 ms: a 10.5 Gb/s burst that 10 ms bins average to 0.1 Gb/s", microburst),
     ("cm-timeout", "A CM REQ that sets a 4.2 ms local ACK timeout (t=10), then a resend 5 ms after the original: a timeout by that connection's own timer", cm_timeout),
     ("read-tail-timeout", "A READ whose Last response is lost in the network and no later response shows it: the requester re-issues the READ from that PSN only after its ACK timeout (67.2 ms): a timeout, not an implied NAK", read_tail_timeout),
+    ("incast", "16 senders to one receiver at 10 Gb/s, captured on the receiver's link past the congested queue: CE marks and a CNP to each sender every 90 us; each sender's rate there is its share of the drain rate, whatever it does, so no per-flow cc_not_reacting verdict (analyse with --link-speed 10G --bin 10us)", incast),
     ("mirror-duplicates", "A SPAN of both ports of a routed path: every packet twice, 1.5 us apart, TTL one lower (two egress copies CE-marked); one packet lost beyond the switch, NAKed and resent by go-back-N with new IP identifications; a CNP: 1 loss and 2 resends, not 60", mirror_duplicates),
 ];
 
@@ -575,4 +576,55 @@ fn read_tail_timeout(g: &mut Gen) {
     g.wait_us(10);
     g.send(&mut c, 256);
     g.expect_finding("timeout_retransmit", "critical", Some(c.b_qpn));
+}
+
+/// Senders of the incast sample, and its receiver.
+const INCAST_SENDERS: u8 = 16;
+
+fn incast(g: &mut Gen) {
+    let rx = Host::v4(100);
+    let mut conns: Vec<Conn> = (0..INCAST_SENDERS)
+        .map(|i| Conn::new(Host::v4(70 + i), rx, 0x300 + u32::from(i), 0x400 + u32::from(i), 20_000))
+        .collect();
+    // The receiver's 10 Gb/s link drains the queue: one 314-byte frame every 250 ns, the
+    // senders in turn, for 600 µs.
+    g.frame_gap_ns = Some(250);
+    let t0 = g.t;
+    let reth = RethRepr { va: 0x7f50_0000_0000, rkey: 0x88, dma_len: 1 << 30 };
+    let mut sent = 0u64;
+    let mut next_cnp: Vec<i64> = (0..i64::from(INCAST_SENDERS)).map(|i| 60_000 + i * 5_000).collect();
+    while g.t - t0 < 600_000 {
+        for (i, c) in conns.iter_mut().enumerate() {
+            let now = g.t - t0;
+            // The queue is over its marking threshold from 40 µs on: every third packet.
+            c.ecn = if now >= 40_000 && sent % 3 == 0 { Ecn::Ce } else { Ecn::Ect0 };
+            let (op, ext) = if now < 4_000 {
+                (Opcode::RC_WRITE_FIRST, ExtRepr { reth: Some(reth), ..Default::default() })
+            } else {
+                (Opcode::RC_WRITE_MIDDLE, ExtRepr::default())
+            };
+            g.request(c, op, ext, 256, false, Req::New);
+            sent += 1;
+            if let Some(due) = next_cnp.get_mut(i) {
+                if now >= *due {
+                    // The NP answers with a CNP; the sender cuts its rate at once, but past
+                    // the queue its packets keep their share of the drain rate.
+                    g.cnp(rx, c.a, c.a_qpn, 48, None);
+                    *due += 90_000;
+                }
+            }
+        }
+    }
+    g.frame_gap_ns = None;
+    for c in &mut conns {
+        c.ecn = Ecn::Ect0;
+        let last = g.request(c, Opcode::RC_WRITE_LAST, ExtRepr::default(), 256, true, Req::New);
+        c.msn += 1;
+        g.ack(c, last);
+    }
+    g.event("incast", format!("{INCAST_SENDERS} senders to 10.0.0.100 at once"));
+    g.expect_finding("incast", "warning", None);
+    for c in &conns {
+        g.expect_finding("congestion", "info", Some(c.b_qpn));
+    }
 }

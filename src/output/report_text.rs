@@ -279,6 +279,7 @@ fn render_text(sr: &StreamedReport<'_>, source: &str, max_connections: usize) ->
     }
 
     cc_lines(&mut o, sr, max_connections);
+    fan_in_lines(&mut o, r);
     burst_lines(&mut o, sr);
 
     let _ = writeln!(o, "\nPFC / PAUSE ({} timelines)", r.pfc.len());
@@ -553,6 +554,48 @@ fn fmt_width(ns: u64) -> String {
         format!("{} µs", ns / 1_000)
     } else {
         format!("{ns} ns")
+    }
+}
+
+/// Receivers listed in the FAN-IN section.
+const FAN_IN_LINES: usize = 5;
+
+/// The FAN-IN section: the receivers with the most senders at once, when one had an incast's
+/// worth (docs/verdicts.md "Incast").
+fn fan_in_lines(o: &mut String, r: &rocescope_analyzer::Report) {
+    let min = rocescope_analyzer::incast::INCAST_MIN_SENDERS;
+    if !r.incast.iter().any(|i| i.fan_in >= min) {
+        return;
+    }
+    let start = r.summary.start_ns.unwrap_or(0);
+    let _ = writeln!(
+        o,
+        "\nFAN-IN (senders of data to one receiver in one {} bin, --bin sets the width; link {}G, --link-speed)",
+        fmt_width(r.incast.first().map_or(0, |i| i.bin_ns)),
+        r.config.link_speed_bps as f64 / 1e9
+    );
+    for i in r.incast.iter().filter(|i| i.fan_in >= min).take(FAN_IN_LINES) {
+        let _ = writeln!(
+            o,
+            "  {}: {} senders at +{:.3} ms, {:.2} Gb/s ({:.0}% of the link), CE {:.1}%, paused {:.1} µs; capture point {} the queue{}",
+            escape(&i.receiver),
+            i.fan_in,
+            (i.start_ns - start) as f64 / 1e6,
+            i.gbps,
+            i.link_share * 100.0,
+            i.ce_fraction * 100.0,
+            i.paused_ns as f64 / 1e3,
+            match i.position {
+                rocescope_analyzer::incast::Position::Past => "past",
+                rocescope_analyzer::incast::Position::Before => "before",
+                rocescope_analyzer::incast::Position::Unknown => "unknown relative to",
+            },
+            if i.cc_not_judged > 0 {
+                format!("; {} senders' reaction to CNPs not judged per flow", i.cc_not_judged)
+            } else {
+                String::new()
+            }
+        );
     }
 }
 

@@ -146,6 +146,7 @@ pub fn all_samples() -> impl Iterator<Item = &'static str> {
 pub const TRANSPORT_SAMPLES: &[&str] = &[
     "mirror-duplicates",
     "read-tail-timeout",
+    "incast",
     "read-implied-nak",
     "cc-reaction",
     "spurious-nak",

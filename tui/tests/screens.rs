@@ -726,3 +726,16 @@ fn congestion_screen_cycles_the_capture_points() {
     app.act(Action::PrevPoint);
     assert_eq!(app.point, 2);
 }
+
+/// The congestion screen names the receiver with the most senders at once, and where the
+/// capture point sits relative to their queue (an incast seen past it).
+#[test]
+fn congestion_screen_shows_the_fan_in() {
+    let cfg = Config { bin_ns: 10_000, link_speed_bps: 10_000_000_000, ..Config::default() };
+    let mut app = app_with(snapshot_with("incast.pcap", cfg));
+    app.act(Action::Screen(5));
+    app.act(Action::NextScreen);
+    assert_eq!(app.screen, Screen::Congestion);
+    let screen = render(&mut app, 160, 45);
+    assert!(screen.contains("fan-in 16 → 10.0.0.100, past the queue"), "{screen}");
+}
