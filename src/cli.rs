@@ -363,6 +363,11 @@ pub struct AnalysisOpts {
     /// several are allowed (e.g. 44): a class of their own, only their DSCP is checked.
     #[arg(long, value_name = "DSCP,DSCP", value_delimiter = ',', value_parser = clap::value_parser!(u8).range(0..64))]
     pub expect_ack_dscp: Option<Vec<u8>>,
+    /// Expected DSCP in the outer header of overlay RoCE data (VXLAN or Geneve between VTEPs
+    /// as the fabric's transport), comma-separated when several are allowed: the underlay
+    /// classifies on it. The inner DSCP is still checked against --expect-dscp.
+    #[arg(long, value_name = "DSCP,DSCP", value_delimiter = ',', value_parser = clap::value_parser!(u8).range(0..64))]
+    pub expect_outer_dscp: Option<Vec<u8>>,
     /// Expected DSCP of CNPs, comma-separated when several are allowed (e.g. 48, or 46).
     #[arg(long, value_name = "DSCP,DSCP", value_delimiter = ',', value_parser = clap::value_parser!(u8).range(0..64))]
     pub expect_cnp_dscp: Option<Vec<u8>>,

@@ -46,6 +46,9 @@ pub fn analysis_config(
     if a.expect_cnp_dscp.is_some() {
         audit.cnp_dscp = a.expect_cnp_dscp.clone();
     }
+    if a.expect_outer_dscp.is_some() {
+        audit.outer_dscp = a.expect_outer_dscp.clone();
+    }
     if a.expect_pcp.is_some() {
         audit.roce_pcp = a.expect_pcp;
     }

@@ -294,3 +294,58 @@ fn a_stripped_tag_is_restored_from_the_erspan_cos_and_only_then() {
         assert!(r["points"][0].get("pcp_from_erspan").is_none(), "{e}");
     }
 }
+
+/// VXLAN as the fabric's transport (frames both ways between two VTEPs), captured on a leaf's
+/// link to the spine: the underlay's outer CE marks count and are answered by CNPs, the
+/// spine's pause is judged on the outer MACs (the leaf sends through it), the outer DSCP is
+/// audited with --expect-outer-dscp, and the VTEP pair is reported. The demo wrapped in VXLAN
+/// towards a collector (one way) stays a mirror session.
+#[test]
+fn a_vxlan_overlay_is_judged_on_its_outer_headers() {
+    let e: Value = serde_json::from_slice(
+        &std::fs::read(common::root().join("samples/tunnels/overlay-vxlan.expected.json")).unwrap(),
+    )
+    .unwrap();
+    let file = path("tunnels/overlay-vxlan.pcap");
+    let (r, rc) = report(&file, &["--expect-outer-dscp", "26,48"]);
+    assert_eq!(rc, Some(3), "an outer DSCP violation fails the audit");
+    let ov = r["overlay"].as_array().expect("overlay pairs");
+    assert_eq!(ov.len(), 1);
+    assert_eq!(
+        (ov[0]["vtep_a"].as_str(), ov[0]["vtep_b"].as_str()),
+        (e["vteps"][0].as_str(), e["vteps"][1].as_str())
+    );
+    assert_eq!(ov[0]["outer_ce"], e["outer_ce"]);
+    let f = &r["flows"].as_array().unwrap().iter().find(|f| f["dest_qp"] == 0x502).unwrap();
+    assert_eq!(f["ecn"]["ce"], e["outer_ce"], "outer CE marks count as CE");
+    let kinds = kinds(&r);
+    assert!(kinds.contains(&"congestion".to_string()), "{kinds:?}");
+    assert!(!kinds.contains(&"ce_without_cnp".to_string()), "the CNPs answer them: {kinds:?}");
+    let p = r["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["kind"] == "pause_ignored")
+        .expect("pause_ignored");
+    assert_eq!(
+        (p["severity"].as_str(), p["src_mac"].as_str()),
+        (Some("critical"), e["pausing_mac"].as_str())
+    );
+    assert_eq!(p["weight"], e["ignored"]);
+    assert_eq!(p["evidence"][0]["frame"], e["pause_frame"]);
+    let v: Vec<&Value> =
+        r["audit"]["violations"].as_array().unwrap().iter().filter(|v| v["what"] == "outer_dscp").collect();
+    assert_eq!(v.len(), 1, "{:#}", r["audit"]);
+    assert_eq!(
+        (v[0]["seen"].as_u64(), v[0]["packets"].as_u64()),
+        (Some(0), e["outer_dscp_zero_frames"].as_u64())
+    );
+    assert_eq!(r["audit"]["expected"]["outer_dscps"], serde_json::json!([26, 48]));
+    // One capture point: the VNI made none of its own.
+    assert_eq!(r["points"].as_array().unwrap().len(), 1);
+    // The one-way VXLAN mirror of the demo has no overlay.
+    let (m, _) = report(&path("tunnels/demo-vxlan.pcap"), &[]);
+    assert!(m.get("overlay").is_none(), "{:#}", m["overlay"]);
+    let text = String::from_utf8_lossy(&run(&["report", "-r", &file]).stdout).into_owned();
+    assert!(text.contains("OVERLAY (1 VTEP pair(s)") && text.contains("10.1.0.1 ⇄ 10.1.0.2"), "{text}");
+}

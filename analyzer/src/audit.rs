@@ -310,6 +310,10 @@ pub struct AuditConfig {
     /// Which tag of a QinQ frame gives its PCP (the outer one by default).
     #[serde(default)]
     pub pcp_tag: PcpTag,
+    /// DSCPs allowed in the outer header of overlay (VXLAN/Geneve transport) RoCE data: the
+    /// underlay classifies on it (crate::overlay).
+    #[serde(default, deserialize_with = "one_or_many")]
+    pub outer_dscp: Option<Vec<u8>>,
 }
 
 /// One number or a list of them, for the DSCP keys of a baseline file.
@@ -363,6 +367,7 @@ impl Serialize for AuditConfig {
             trust: Trust,
             dscp_map: &'a Option<DscpMap>,
             pcp_tag: PcpTag,
+            outer_dscps: &'a Option<Vec<u8>>,
         }
         Expected {
             roce_dscp: single(&self.roce_dscp),
@@ -376,6 +381,7 @@ impl Serialize for AuditConfig {
             trust: self.trust,
             dscp_map: &self.dscp_map,
             pcp_tag: self.pcp_tag,
+            outer_dscps: &self.outer_dscp,
         }
         .serialize(s)
     }
@@ -390,6 +396,7 @@ impl AuditConfig {
             || self.roce_pcp.is_some()
             || self.lossless_priorities.is_some()
             || self.ecn_capable
+            || self.outer_dscp.is_some()
     }
 
     /// Check the ranges (DSCP 0..=63, PCP and priorities 0..=7; lists not empty) and put the
@@ -399,6 +406,7 @@ impl AuditConfig {
             ("roce_dscp", &mut self.roce_dscp, 63),
             ("ack_dscp", &mut self.ack_dscp, 63),
             ("cnp_dscp", &mut self.cnp_dscp, 63),
+            ("outer_dscp", &mut self.outer_dscp, 63),
             ("lossless_priorities", &mut self.lossless_priorities, 7),
         ] {
             let Some(l) = list else { continue };
@@ -513,6 +521,7 @@ impl AuditConfig {
 /// exporter serves each from 0).
 pub const VIOLATION_KINDS: &[&str] = &[
     "dscp",
+    "outer_dscp",
     "ack_dscp",
     "cnp_dscp",
     "pcp",

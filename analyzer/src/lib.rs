@@ -23,6 +23,7 @@ pub mod incast;
 pub mod link;
 pub mod mirror;
 pub mod nic_counters;
+pub mod overlay;
 pub mod parallel;
 pub mod pfc;
 pub mod psn;
@@ -352,6 +353,8 @@ pub struct Analyzer {
     dedup: dedup::Dedup,
     /// Senders per receiver per `--bin` bin (capture-wide state).
     pub(crate) fan_in: incast::FanIn,
+    /// VXLAN and Geneve VTEP pairs, and which carry the fabric's traffic (an overlay).
+    pub(crate) overlay: overlay::Overlay,
     /// The analysis point of the last frame fed.
     last_point: u16,
     /// Packets fed so far (every [`Analyzer::push_sampled`] call): orders flows when the
@@ -424,6 +427,7 @@ impl Analyzer {
             mirror: mirror::MirrorState::default(),
             dedup: dedup::Dedup::default(),
             fan_in: incast::FanIn::default(),
+            overlay: overlay::Overlay::default(),
             last_point: 0,
             pushed: 0,
             shard: None,
@@ -636,12 +640,18 @@ impl Analyzer {
     /// own. A rate of 0 counts as 1.
     pub fn push_sampled(&mut self, meta: &FrameMeta, p: &Packet<'_>, rate: u32) {
         self.pushed += 1;
+        // A VXLAN or Geneve overlay frame: what the underlay sees of it (overlay module).
+        let outer = if p.tunnels.is_empty() {
+            None
+        } else {
+            self.overlay.observe(meta.point, p, self.cfg.audit.pcp_tag)
+        };
         // A mirrored frame counts at its session's point, at its switch's time.
         let mirrored;
         let meta = if p.tunnels.is_empty() {
             meta
         } else {
-            mirrored = self.mirror_meta(meta, p);
+            mirrored = self.mirror_meta(meta, p, outer.is_some());
             &mirrored
         };
         self.last_point = meta.point;
@@ -724,6 +734,8 @@ impl Analyzer {
             t.non_roce += w;
             return;
         };
+        // The underlay marks an overlay frame's outer header (overlay module).
+        let ecn = if outer.is_some_and(|o| o.ecn == Ecn::Ce) { Ecn::Ce } else { ecn };
         // A mirror's second copy of a packet (dedup module): counted, and left out of the
         // analysis unless kept.
         if let Some(ip) = &p.ip {
@@ -747,7 +759,7 @@ impl Analyzer {
                 }
                 if !self.cfg.keep_duplicates {
                     if marked {
-                        let prio = self.frame_priority(p, dscp).2;
+                        let prio = self.frame_priority(p, dscp, outer.as_ref()).2;
                         let key = FlowKey { src, dst, dest_qp: r.bth.dest_qp(), point: meta.point };
                         self.on_marked_copy(meta, key, r.bth.psn(), prio);
                     }
@@ -757,7 +769,7 @@ impl Analyzer {
         }
         let t = &mut self.totals;
         t.roce += w;
-        let (stripped_pcp, pcp, prio) = self.frame_priority(p, dscp);
+        let (stripped_pcp, pcp, prio) = self.frame_priority(p, dscp, outer.as_ref());
         // Wire bytes from the IP length, not the record's (reference §1.1, §1.11), with the
         // 4 bytes of a tag the mirror stripped.
         let wire = stats::wire_len(p, meta.len) + if stripped_pcp.is_some() { 4 } else { 0 };
@@ -789,7 +801,13 @@ impl Analyzer {
             self.totals.cnps += w;
         }
         if self.keeps_capture_state() {
-            self.on_priority_traffic(meta, p, prio);
+            // The link's MACs: an overlay frame's outer ones (of the inner frame otherwise).
+            let macs = match (outer, p.link) {
+                (Some(o), _) => Some((o.src_mac, o.dst_mac)),
+                (None, rocescope_decoder::Link::Ethernet(e)) => Some((e.src(), e.dst())),
+                _ => None,
+            };
+            self.on_priority_traffic(meta, macs, prio);
             self.fabric.add(fabric::Sample {
                 point: meta.point,
                 prio,
@@ -834,6 +852,9 @@ impl Analyzer {
         }
         let v1 = r.grh.is_some();
         self.check_audit(id, meta.number, audit::Class::of(op), (dscp, pcp, prio), (!v1).then_some(ecn));
+        if let Some(o) = outer {
+            self.check_outer_dscp(id, meta.number, audit::Class::of(op), o.dscp);
+        }
         let Some(f) = self.flows.get_mut(id) else { return };
         f.last_ts = meta.ts_ns;
         f.packets = f.packets.saturating_add(w);
@@ -925,10 +946,19 @@ impl Analyzer {
     /// The priority a switch gives frame `p` with `dscp`: its PCP (a QinQ frame's from the
     /// tag `--pcp-tag` names, the outer one by default: IEEE 802.1ad; or the COS of an
     /// ERSPAN header that says the mirror stripped its tag) or its DSCP through the map, by
-    /// the trust mode (reference §1.9; [`AuditConfig::priority`]). Pause timelines, the
-    /// lossless check and deadlock hints all compare this one. Returns (the stripped tag's
-    /// PCP, the PCP, the priority).
-    fn frame_priority(&self, p: &Packet<'_>, dscp: u8) -> (Option<u8>, Option<u8>, u8) {
+    /// the trust mode (reference §1.9; [`AuditConfig::priority`]); an overlay frame's from its
+    /// `outer` headers. Pause timelines, the lossless check and deadlock hints all compare
+    /// this one. Returns (the stripped tag's PCP, the PCP, the priority).
+    fn frame_priority(
+        &self,
+        p: &Packet<'_>,
+        dscp: u8,
+        outer: Option<&overlay::Outer>,
+    ) -> (Option<u8>, Option<u8>, u8) {
+        // An overlay frame is classified by the underlay on its outer headers.
+        if let Some(o) = outer {
+            return (None, o.pcp, self.cfg.audit.priority(o.dscp, o.pcp));
+        }
         let stripped_pcp =
             (self.cfg.erspan_cos && !p.tunnels.is_empty()).then(|| mirror::erspan_pcp(p)).flatten();
         let pcp = self.cfg.audit.pcp_tag.pcp(p.vlans.as_slice()).or(stripped_pcp);
@@ -997,19 +1027,16 @@ impl Analyzer {
         packet
     }
 
-    /// A RoCE frame `p` on priority `prio`: count it for the priority and its MACs, and give
-    /// it to the pause timelines at its capture point that it concerns.
-    fn on_priority_traffic(&mut self, meta: &FrameMeta, p: &Packet<'_>, prio: u8) {
+    /// A RoCE frame on priority `prio` between Ethernet `macs` (source, destination: the
+    /// link's): count it for the priority and its MACs, and give it to the pause timelines
+    /// at its capture point that it concerns.
+    fn on_priority_traffic(&mut self, meta: &FrameMeta, macs: Option<([u8; 6], [u8; 6])>, prio: u8) {
         let (point, ts) = (meta.point, meta.ts_ns);
         if let Some(u) = self.priorities.get_mut(usize::from(point) * 8 + usize::from(prio & 7)) {
             u.packets = u.packets.saturating_add(self.weight);
             u.first_ts.get_or_insert(ts);
         }
-        // The Ethernet addresses (of the inner frame, in a tunnel).
-        let (src, dst) = match p.link {
-            rocescope_decoder::Link::Ethernet(e) => (e.src(), e.dst()),
-            _ => return,
-        };
+        let Some((src, dst)) = macs else { return };
         self.macs.add(point, src, dst, prio);
         if self.timelines.is_empty() {
             return;
@@ -1034,6 +1061,17 @@ impl Analyzer {
             };
             tl.on_roce(ts, meta.number, towards, &self.cfg.pfc);
         }
+    }
+
+    /// The audit of an overlay packet's outer DSCP (`--expect-outer-dscp`): its data must
+    /// carry one of the expected values, which the underlay classifies on (overlay module).
+    fn check_outer_dscp(&mut self, id: usize, frame: u64, class: audit::Class, dscp: u8) {
+        let Some(allowed) = &self.cfg.audit.outer_dscp else { return };
+        if class != audit::Class::Data || allowed.contains(&dscp) {
+            return;
+        }
+        let e = self.audit.entry((Some(id), "outer_dscp", dscp)).or_insert((0, frame));
+        e.0 = e.0.saturating_add(self.weight);
     }
 
     /// The audit's verdicts on one packet of flow `id` (reference §1.7, §1.9; the rules are

@@ -244,14 +244,20 @@ impl SwitchClock {
 impl Analyzer {
     /// The frame as the analysis sees it: at its mirror session's capture point, at its
     /// switch's time (module docs). Frames without a tunnel pass as they are.
-    pub(crate) fn mirror_meta(&mut self, meta: &FrameMeta, p: &Packet<'_>) -> FrameMeta {
+    pub(crate) fn mirror_meta(&mut self, meta: &FrameMeta, p: &Packet<'_>, overlay: bool) -> FrameMeta {
         let mut m = *meta;
         if p.tunnels.is_empty() {
             return m;
         }
         if self.cfg.mirror_sessions {
             if let Some(s) = Session::of(p) {
-                m.point = self.session_point(meta.point, s);
+                // A VNI of an overlay (crate::overlay) is a tenant network on the link, not a
+                // mirror session: it makes no point of its own (one it made before the
+                // overlay was known keeps its frames, so they are not split).
+                let vni = matches!(s, Session::Vxlan(_) | Session::Geneve(_));
+                if !(overlay && vni) || self.mirror.sessions.contains_key(&(meta.point, s)) {
+                    m.point = self.session_point(meta.point, s);
+                }
             }
         }
         if self.cfg.switch_clock {

@@ -37,6 +37,10 @@ pub struct Report {
     pub timeline: crate::fabric::FabricReport,
     /// The receivers with the most senders at once (fan-in), busiest first (crate::incast).
     pub incast: Vec<crate::incast::IncastReport>,
+    /// VXLAN/Geneve VTEP pairs carrying the fabric's traffic (crate::overlay). Absent when
+    /// there is none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub overlay: Vec<crate::overlay::VtepPairReport>,
     /// The QoS audit.
     pub audit: AuditReport,
     /// Settings the analysis used.
@@ -2309,6 +2313,7 @@ pub(crate) fn build_with(a: &Analyzer, detail: bool, with_flows: bool) -> (Repor
             "dscp" => allowed(&au.roce_dscp),
             "ack_dscp" => allowed(&au.ack_dscp),
             "cnp_dscp" => allowed(&au.cnp_dscp),
+            "outer_dscp" => allowed(&au.outer_dscp),
             "pcp" => Value::Num(u64::from(au.roce_pcp.unwrap_or(0))),
             "not_lossless" => {
                 Value::List(au.lossless_priorities.iter().flatten().map(|p| u64::from(*p)).collect())
@@ -2527,6 +2532,7 @@ pub(crate) fn build_with(a: &Analyzer, detail: bool, with_flows: bool) -> (Repor
         pfc,
         timeline: a.fabric_report(),
         incast,
+        overlay: a.overlay.report(),
         audit: AuditReport { expected: a.cfg.audit.clone(), violations },
         config: ConfigReport {
             link_speed_bps: a.cfg.link_speed_bps,
@@ -2663,6 +2669,8 @@ struct ReportView<'r, 'a> {
     pfc: &'r [PauseReport],
     timeline: &'r crate::fabric::FabricReport,
     incast: &'r [crate::incast::IncastReport],
+    #[serde(skip_serializing_if = "<[crate::overlay::VtepPairReport]>::is_empty")]
+    overlay: &'r [crate::overlay::VtepPairReport],
     audit: &'r AuditReport,
     config: &'r ConfigReport,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -2691,6 +2699,7 @@ impl Serialize for StreamedReport<'_> {
             pfc: &r.pfc,
             timeline: &r.timeline,
             incast: &r.incast,
+            overlay: &r.overlay,
             audit: &r.audit,
             config: &r.config,
             capture: r.capture.as_ref(),

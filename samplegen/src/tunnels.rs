@@ -154,7 +154,133 @@ pub fn outputs(demo: &Gen) -> Vec<(String, Vec<u8>)> {
         TunnelRepr { outer: outer(), encap }.wrap(&stripped)
     });
     files.push(("tunnels/erspan2-stripped-tag.pcap".into(), bytes));
+    files.extend(overlay());
     files
+}
+
+/// The leaf's and the spine's MACs on the tapped underlay link of the overlay sample.
+const LEAF_MAC: [u8; 6] = [0x02, 0, 0, 0, 0xf1, 0x01];
+const SPINE_MAC: [u8; 6] = [0x02, 0, 0, 0, 0xf0, 0x01];
+
+/// `tunnels/overlay-vxlan.pcap` and its answers: VXLAN as the fabric's transport between
+/// VTEP 10.1.0.1 (leaf 1, host 10.0.0.110 behind it) and VTEP 10.1.0.2 (host 10.0.0.111),
+/// captured on leaf 1's link to the spine. The underlay classifies on the outer DSCP (the
+/// VTEP copies the inner one) and marks the outer ECN; the spine pauses priority 3 and leaf 1
+/// keeps sending through it; one frame leaves with outer DSCP 0.
+fn overlay() -> Vec<(String, Vec<u8>)> {
+    use crate::fabric::{Conn, Host, Req};
+    use rocescope_decoder::Opcode;
+    let mut g = Gen::new();
+    let (a, b) = (Host::v4(110), Host::v4(111));
+    let mut c = Conn::new(a, b, 0x501, 0x502, 30_000);
+    // Both directions of the VTEP pair: WRITEs out, ACKs back.
+    for _ in 0..3 {
+        g.write(&mut c, 2048, true);
+        g.wait_us(5);
+    }
+    // The underlay's queue marks the outer header of every third WRITE; the receiver's NIC
+    // sees CE after decapsulation and answers with CNPs.
+    let mut marked = Vec::new();
+    for i in 0..30 {
+        let ext = write_reth(c.psn, 512);
+        let psn = g.request(&mut c, Opcode::RC_WRITE_ONLY, ext, 512, i % 10 == 9, Req::New);
+        if i % 3 == 0 {
+            marked.push(g.frames.len() - 1);
+        }
+        if i % 10 == 2 {
+            g.wait_us(1);
+            g.cnp(b, a, c.a_qpn, 48, None);
+        }
+        if i % 10 == 9 {
+            g.wait_us(2);
+            g.ack(&mut c, psn);
+        }
+        g.wait_us(1);
+    }
+    c.msn += 3;
+    // The spine pauses priority 3 (outer DSCP 26 >> 3) and leaf 1 sends on.
+    let pause_frame = g.frames.len() + 1;
+    let t0 = g.t;
+    let mut q = [0u16; 8];
+    q[3] = 65535;
+    g.pfc(SPINE_MAC, 1 << 3, q, None);
+    let (mut ignored, mut max_delay) = (0u64, 0i64);
+    let mut zero_dscp = 0;
+    for i in 0..40 {
+        let ts = g.t;
+        let ext = write_reth(c.psn, 256);
+        g.request(&mut c, Opcode::RC_WRITE_ONLY, ext, 256, false, Req::New);
+        if i == 20 {
+            zero_dscp = g.frames.len() - 1;
+        }
+        // The frame with outer DSCP 0 is on the underlay's priority 0: not paused.
+        if ts - t0 > 7_000 && i != 20 {
+            ignored += 1;
+            max_delay = max_delay.max(ts - t0);
+        }
+        g.wait_ns(1_000);
+    }
+    g.pfc(SPINE_MAC, 1 << 3, [0; 8], None);
+    let ext = write_reth(c.psn, 256);
+    let last = g.request(&mut c, Opcode::RC_WRITE_ONLY, ext, 256, true, Req::New);
+    g.wait_us(2);
+    g.ack(&mut c, last);
+    let vtep = |ip: std::net::IpAddr| if ip == a.ip { [10, 1, 0, 1] } else { [10, 1, 0, 2] };
+    let mut frames = Vec::new();
+    for (i, f) in g.frames.iter().enumerate() {
+        let d = rocescope_decoder::decode(LinkType::ETHERNET, &f.data, &Default::default());
+        let Some(ip) = d.ip.as_ref().filter(|_| d.mac_control.is_none()) else {
+            frames.push((f.ts_ns, f.data.clone(), f.len));
+            continue;
+        };
+        let out = ip.src() == a.ip;
+        let (src_mac, dst_mac) = if out { (LEAF_MAC, SPINE_MAC) } else { (SPINE_MAC, LEAF_MAC) };
+        let dscp = if i == zero_dscp { 0 } else { ip.dscp() };
+        let ecn = if marked.contains(&i) { Ecn::Ce } else { Ecn::Ect0 };
+        let outer = Outer {
+            src_mac,
+            dst_mac,
+            vlans: Vec::new(),
+            ip: IpRepr::V4 {
+                src: vtep(ip.src()).into(),
+                dst: vtep(ip.dst()).into(),
+                dscp,
+                ecn,
+                ttl: 63,
+                id: i as u16,
+            },
+        };
+        let encap = Encapsulation::Vxlan { sport: 49152 + (i % 64) as u16, dport: 4789, vni: VNI };
+        let w = TunnelRepr { outer, encap }.wrap(&f.data).unwrap_or_else(|| f.data.clone());
+        let len = w.len() as u32;
+        frames.push((f.ts_ns, w, len));
+    }
+    let analysis = serde_json::json!({
+        "vteps": ["10.1.0.1", "10.1.0.2"],
+        "pausing_mac": rocescope_decoder::link::mac_string(&SPINE_MAC),
+        "pause_frame": pause_frame,
+        "ignored": ignored,
+        "max_delay_ns": max_delay,
+        "outer_ce": marked.len(),
+        "outer_dscp_zero_frames": 1,
+        "cnps": 3,
+    });
+    let mut json = serde_json::to_vec_pretty(&analysis).unwrap_or_default();
+    json.push(b'\n');
+    vec![
+        ("tunnels/overlay-vxlan.pcap".into(), pcap_of(&frames)),
+        ("tunnels/overlay-vxlan.expected.json".into(), json),
+    ]
+}
+
+/// A RETH for a WRITE of `len` bytes at PSN `psn`.
+fn write_reth(psn: u32, len: u32) -> rocescope_decoder::build::ExtRepr {
+    let reth = rocescope_decoder::ext::RethRepr {
+        va: 0x7f60_0000_0000 + u64::from(psn) * 4096,
+        rkey: 0x6262,
+        dma_len: len,
+    };
+    rocescope_decoder::build::ExtRepr { reth: Some(reth), ..Default::default() }
 }
 
 /// Frames as (capture time, bytes, wire length), into a pcap.

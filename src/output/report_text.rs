@@ -359,6 +359,8 @@ fn render_text(sr: &StreamedReport<'_>, source: &str, max_connections: usize) ->
         }
     }
 
+    overlay_lines(&mut o, r);
+
     let e = &r.audit.expected;
     let mut exp = Vec::new();
     if let Some(d) = &e.roce_dscp {
@@ -369,6 +371,9 @@ fn render_text(sr: &StreamedReport<'_>, source: &str, max_connections: usize) ->
     }
     if let Some(d) = &e.cnp_dscp {
         exp.push(format!("CNP DSCP {}", list(d)));
+    }
+    if let Some(d) = &e.outer_dscp {
+        exp.push(format!("overlay outer DSCP {}", list(d)));
     }
     if let Some(p) = e.roce_pcp {
         exp.push(format!("PCP {p}"));
@@ -389,7 +394,7 @@ fn render_text(sr: &StreamedReport<'_>, source: &str, max_connections: usize) ->
         o,
         "\nQOS AUDIT ({}{rule})",
         if exp.is_empty() {
-            "no expectations given: --expect-dscp, --expect-ack-dscp, --expect-cnp-dscp, --expect-pcp, --lossless, --expect-ecn or --baseline".to_string()
+            "no expectations given: --expect-dscp, --expect-ack-dscp, --expect-cnp-dscp, --expect-outer-dscp, --expect-pcp, --lossless, --expect-ecn or --baseline".to_string()
         } else {
             format!("expected {}", exp.join(", "))
         }
@@ -554,6 +559,35 @@ fn fmt_width(ns: u64) -> String {
         format!("{} µs", ns / 1_000)
     } else {
         format!("{ns} ns")
+    }
+}
+
+/// The OVERLAY section: the VTEP pairs whose VXLAN or Geneve carries the fabric's traffic
+/// (docs/verdicts.md "Overlays").
+fn overlay_lines(o: &mut String, r: &rocescope_analyzer::Report) {
+    if r.overlay.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        o,
+        "\nOVERLAY ({} VTEP pair(s) carrying the fabric's traffic both ways: priority, CE and pause direction from the outer headers)",
+        r.overlay.len()
+    );
+    for v in &r.overlay {
+        let dscp: Vec<String> = v.outer_dscp.iter().map(u8::to_string).collect();
+        let _ = writeln!(
+            o,
+            "  {} ⇄ {}: {} + {} frames, {} RoCE, outer DSCP {}, CE {} outer / {} inner, {} CNPs",
+            escape(&v.vtep_a),
+            escape(&v.vtep_b),
+            v.frames_ab,
+            v.frames_ba,
+            v.roce,
+            if dscp.is_empty() { "-".to_string() } else { dscp.join(",") },
+            v.outer_ce,
+            v.inner_ce,
+            v.cnps
+        );
     }
 }
 
