@@ -188,11 +188,33 @@ pub struct PointClock {
     pub upper_bits: bool,
     /// Frames timed by it.
     pub frames: u64,
-    /// Times it was anchored again (the switch clock jumped by more than a second).
+    /// Times it was anchored again (the switch clock departed from the capture clock by
+    /// more than a collector queue and clock drift explain: crate::mirror).
     pub steps: u64,
     /// Largest difference between the capture clock's and the switch clock's advance (ns):
     /// how much the mirror's path and the collector moved frames in time.
     pub max_departure_ns: i64,
+    /// The session fell back to the capture clock: its switch clock needed anchoring again
+    /// more than [`crate::mirror::MAX_CLOCK_STEPS`] times. Absent when it did not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fallback: Option<ClockFallback>,
+}
+
+/// Where a session's switch clock was given up for the capture clock (crate::mirror).
+#[derive(Clone, Debug, Serialize)]
+pub struct ClockFallback {
+    /// Why: `steps` (re-anchored more than [`crate::mirror::MAX_CLOCK_STEPS`] times).
+    pub reason: &'static str,
+    /// The frame from which on the session's frames keep their capture time (the one that
+    /// would have re-anchored the clock once more).
+    pub frame: u64,
+    /// Its capture time.
+    pub ts_ns: i64,
+    /// How far the switch clock had departed from the capture clock at that frame (ns,
+    /// signed: positive when the capture clock had advanced more).
+    pub departure_ns: i64,
+    /// Frames that kept their capture time from then on (that frame included).
+    pub frames: u64,
 }
 
 /// Packets of one flow lost between two capture points.

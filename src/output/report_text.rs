@@ -394,6 +394,18 @@ fn render_text(sr: &StreamedReport<'_>, source: &str, max_connections: usize) ->
     o
 }
 
+/// `4th`, `21st`: how many times.
+fn ordinal(n: u64) -> String {
+    let suffix = match (n % 10, n % 100) {
+        (_, 11..=13) => "th",
+        (1, _) => "st",
+        (2, _) => "nd",
+        (3, _) => "rd",
+        _ => "th",
+    };
+    format!("{n}{suffix}")
+}
+
 /// What a mirror added to a capture point: the switch clock that timed it, PCPs from ERSPAN.
 fn point_notes(o: &mut String, p: &rocescope_analyzer::report::PointReport) {
     if let Some(c) = &p.clock {
@@ -406,6 +418,16 @@ fn point_notes(o: &mut String, p: &rocescope_analyzer::report::PointReport) {
             c.frames,
             c.max_departure_ns as f64 / 1e3
         );
+        if let Some(f) = &c.fallback {
+            let _ = writeln!(
+                o,
+                "    switch clock NOT TRUSTED from frame {} on: it needed re-anchoring a {} time (departed {:.3} ms from the capture clock, beyond any collector queue or drift), so {} frames from there keep their capture time",
+                f.frame,
+                ordinal(c.steps + 1),
+                f.departure_ns as f64 / 1e6,
+                f.frames
+            );
+        }
     }
     if p.switch_stamps_unused > 0 {
         let _ = writeln!(
