@@ -246,6 +246,7 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
         kernel_dropped: s.kernel_dropped,
         if_dropped: s.if_dropped,
     });
+    driver::attach_file_stats(&mut streamed.report.points, &end.file_stats);
     if let Some((input, host)) = &counters {
         add_counters(&mut streamed, input, host);
     }

@@ -149,6 +149,32 @@ fn one_snapshot_is_shown_and_never_compared() {
     assert!(text.contains("ONE snapshot: absolute values"), "{text}");
 }
 
+/// A pcapng file's own drop counters (its Interface Statistics Blocks: 18 dropped in
+/// `capture/demo-isb.pcapng`) explain what the capture missed, as a live capture's libpcap
+/// drops do: the NIC's 12 sent pauses and 7 sent CNPs, none in the capture, are
+/// `loss_explains`, not a disagreement; the capture seeing more CNPs than the NIC handled
+/// still is one.
+#[test]
+fn a_pcapng_files_recorded_drops_explain_what_the_capture_missed() {
+    let isb = path("capture/demo-isb.pcapng");
+    let o = run(&[
+        "report",
+        "--json",
+        "-r",
+        &isb,
+        "--counters",
+        &path("counters/disagree.txt"),
+        "--counters-host",
+        HOST,
+    ]);
+    let r = common::report_json(&o.stdout);
+    assert_eq!(r["points"][0]["capture_counters"]["dropped"], 18);
+    assert_eq!(row(&r, "pause_tx", Some(3))["status"], "loss_explains");
+    assert_eq!(row(&r, "cnp_sent", None)["status"], "loss_explains");
+    assert_eq!(row(&r, "cnp_handled", None)["status"], "capture_more");
+    assert_eq!(disagreements(&r).len(), 1, "{:?}", disagreements(&r));
+}
+
 #[test]
 fn irdma_names_and_a_repeated_dump_give_deltas() {
     let r = report(&["--counters", &path("counters/irdma-hw-counters.txt")]);

@@ -923,7 +923,7 @@ pub fn reconcile(
     // Judge each row.
     let sampled = report.sampled.is_some();
     let single_point = report.points.len() <= 1;
-    let dropped = report.capture.as_ref().map_or(0, |c| c.kernel_dropped.saturating_add(c.if_dropped));
+    let dropped = report.capture_dropped();
     // Figures the capture shows one for one (frames, not events the NIC infers).
     let exact = |f: Figure| {
         matches!(

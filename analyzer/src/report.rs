@@ -170,6 +170,43 @@ pub struct PointReport {
     /// found while reading: mirror sessions, sFlow sources). Absent when false.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub matched: bool,
+    /// The capture's own counters at this point, as its pcapng file recorded them (its
+    /// Interface Statistics Blocks): what the capture received and dropped. Absent when the
+    /// file holds none. The caller fills it in (the analyzer sees frames, not blocks).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub capture_counters: Option<PointCaptureCounters>,
+}
+
+/// The capture counters a capture point's pcapng file recorded: its interfaces' last usable
+/// Interface Statistics Blocks added up (docs/report-json.md). Each count is the sum over the
+/// interfaces that gave it, null when none did: an absent option is unknown, not zero.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct PointCaptureCounters {
+    /// Where they come from: `pcapng` (Interface Statistics Blocks).
+    pub source: &'static str,
+    /// The interfaces whose counters these are (`if_name`, or `interface N`).
+    pub interfaces: Vec<String>,
+    /// `isb_ifrecv`: packets received from the interfaces.
+    pub received: Option<u64>,
+    /// `isb_ifdrop`: packets dropped by the interface (dumpcap writes the kernel's and its
+    /// own drops here too).
+    pub if_dropped: Option<u64>,
+    /// `isb_osdrop`: packets dropped by the operating system.
+    pub os_dropped: Option<u64>,
+    /// The drops known: `if_dropped` + `os_dropped`; null when neither is.
+    pub dropped: Option<u64>,
+    /// Interface Statistics Blocks set aside (damaged, or naming an interface not
+    /// described). Absent when none.
+    #[serde(skip_serializing_if = "is_zero_u32")]
+    pub damaged_blocks: u32,
+    /// An interface's later block counted less than an earlier one (the last was kept).
+    /// Absent when false.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub went_backwards: bool,
+}
+
+fn is_zero_u32(n: &u32) -> bool {
+    *n == 0
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -997,6 +1034,17 @@ impl ConnectionTotals {
 }
 
 impl Report {
+    /// Packets the capture itself dropped, as far as it recorded them: a live run's libpcap
+    /// counters (`capture`) and every point's pcapng statistics (`points[].capture_counters`).
+    /// Findings may reflect capture loss when it is not zero.
+    pub fn capture_dropped(&self) -> u64 {
+        let live = self.capture.as_ref().map_or(0, |c| c.kernel_dropped.saturating_add(c.if_dropped));
+        self.points
+            .iter()
+            .filter_map(|p| p.capture_counters.as_ref().and_then(|c| c.dropped))
+            .fold(live, u64::saturating_add)
+    }
+
     /// Sum `c`'s directions.
     pub fn connection_totals(&self, c: &Connection) -> ConnectionTotals {
         let flows: Vec<&FlowReport> = c.flows.iter().filter_map(|i| self.flows.get(*i)).collect();
@@ -2470,6 +2518,7 @@ pub(crate) fn build_with(a: &Analyzer, detail: bool, with_flows: bool) -> (Repor
                     pcp_from_erspan,
                     switch_stamps_unused,
                     matched: a.matcher.as_ref().is_some_and(|m| usize::from(i) < m.points()),
+                    capture_counters: None,
                 }
             })
             .collect(),

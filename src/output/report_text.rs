@@ -88,6 +88,10 @@ fn render_text(sr: &StreamedReport<'_>, source: &str, max_connections: usize) ->
             if c.kernel_dropped + c.if_dropped > 0 { " (findings may reflect capture loss)" } else { "" }
         );
     }
+    let multi_point = r.points.len() > 1;
+    for p in r.points.iter().filter(|p| p.capture_counters.is_some()) {
+        isb_line(&mut o, p, multi_point);
+    }
     if let Some(sf) = &r.sflow {
         let _ = writeln!(
             o,
@@ -392,6 +396,39 @@ fn render_text(sr: &StreamedReport<'_>, source: &str, max_connections: usize) ->
         }
     }
     o
+}
+
+/// The capture counters a point's pcapng file recorded (Interface Statistics Blocks), as
+/// the live capture line says a live run's.
+fn isb_line(o: &mut String, p: &rocescope_analyzer::report::PointReport, multi: bool) {
+    let Some(c) = &p.capture_counters else { return };
+    let known = |v: Option<u64>, what: &str| match v {
+        Some(n) => format!("{n} {what}"),
+        None => format!("{what}: not recorded"),
+    };
+    let mut parts = vec![
+        known(c.received, "received"),
+        known(c.if_dropped, "dropped by the interface"),
+        known(c.os_dropped, "dropped by the OS"),
+    ];
+    if c.damaged_blocks > 0 {
+        parts.push(format!("{} damaged statistics block(s) set aside", c.damaged_blocks));
+    }
+    if c.went_backwards {
+        parts.push("a later block counted less than an earlier one (the last kept)".into());
+    }
+    let whose = if multi { format!(" of {}", escape(&p.name)) } else { String::new() };
+    let ifaces = if c.interfaces.is_empty() {
+        String::new()
+    } else {
+        format!(" on {}", escape(&c.interfaces.join(", ")))
+    };
+    let _ = writeln!(
+        o,
+        "  capture statistics recorded in the file{whose} (pcapng){ifaces}: {}{}",
+        parts.join(", "),
+        if c.dropped.unwrap_or(0) > 0 { " (findings may reflect capture loss)" } else { "" }
+    );
 }
 
 /// `4th`, `21st`: how many times.
