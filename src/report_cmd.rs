@@ -10,6 +10,7 @@ use crate::parquet_out::ParquetOut;
 use crate::stdio::note;
 use anyhow::Context;
 use rocescope_analyzer::nic_counters::{self, CounterInput, Host};
+use rocescope_analyzer::nic_findings;
 use rocescope_analyzer::report::{Finding, Report, Severity, StreamedReport};
 use rocescope_analyzer::{Analyzer, AuditConfig, Config, Sampling, SamplingSource};
 use rocescope_capture::text;
@@ -144,6 +145,10 @@ fn attach(report: &mut Report, counters: nic_counters::CountersReport, findings:
         let at =
             report.findings.iter().position(|x| x.severity > f.severity).unwrap_or(report.findings.len());
         report.findings.insert(at, f);
+    }
+    // Losses beyond the capture point that the host's NIC counted as receive drops.
+    if let Some(d) = &counters.nic_drops {
+        nic_findings::place_drops(&mut report.findings, d);
     }
     report.counters = Some(counters);
 }

@@ -20,6 +20,7 @@ mod findings;
 pub mod flow;
 pub mod mirror;
 pub mod nic_counters;
+pub mod nic_findings;
 pub mod parallel;
 pub mod pfc;
 pub mod psn;

@@ -439,6 +439,9 @@ pub enum FindingKind {
     /// explains: the NIC counted pauses, CNPs or NAKs the capture never saw, or fewer than
     /// the capture shows for it.
     CountersDisagree,
+    /// The NIC's PFC counters (`--counters`) moved on a priority no RoCE of the host travels
+    /// on, and on none that it does: one side pauses one priority, RoCE travels on another.
+    PfcPriorityMismatch,
 }
 
 impl FindingKind {
@@ -474,6 +477,7 @@ impl FindingKind {
         FindingKind::OneDirection,
         FindingKind::TunnelNotDecoded,
         FindingKind::CountersDisagree,
+        FindingKind::PfcPriorityMismatch,
         FindingKind::CnpTooFast,
         FindingKind::CcNotReacting,
     ];
@@ -511,6 +515,7 @@ impl FindingKind {
             FindingKind::OneDirection => "one_direction",
             FindingKind::TunnelNotDecoded => "tunnel_not_decoded",
             FindingKind::CountersDisagree => "counters_disagree",
+            FindingKind::PfcPriorityMismatch => "pfc_priority_mismatch",
             FindingKind::CnpTooFast => "cnp_too_fast",
             FindingKind::CcNotReacting => "cc_not_reacting",
         }
@@ -651,6 +656,21 @@ pub struct PsnReport {
     pub capture_loss_gaps: u64,
     /// Restarts at an unrelated PSN (new connection on the same QP number, CM exchange).
     pub resyncs: u64,
+    /// Packets lost in the network, counted per packet: the PSNs missing in the gaps here
+    /// that were NAKed or resent, plus one per go-back-N after a sequence-error NAK for a
+    /// PSN this point had seen (`lost_beyond_point`; a lower bound: a NAK names the first
+    /// of the packets lost).
+    pub network_loss_packets: u64,
+    /// Of those, lost beyond this capture point (one per such NAK).
+    pub lost_beyond_point: u64,
+    /// Packets go-back-N resent after a sequence-error NAK that this point had seen before
+    /// (all of a burst but its first): they reached the responder out of sequence.
+    pub resent_out_of_sequence: u64,
+    /// ACK timer expirations: resend bursts after the ACK timeout (`retransmits_timeout`
+    /// counts their packets).
+    pub timeout_events: u64,
+    /// Implied NAKs: READ re-issue bursts (`retransmits_implied` counts the READs).
+    pub implied_nak_events: u64,
 }
 
 /// NAKs by code.
@@ -1317,6 +1337,11 @@ pub(crate) fn flow_report(id: usize, f: &Flow, a: &Analyzer, detail: bool) -> Fl
             network_loss_gaps: f.psn.stats().network_loss_gaps,
             capture_loss_gaps: f.psn.capture_loss_gaps(),
             resyncs: f.psn.stats().resyncs,
+            network_loss_packets: f.psn.stats().lost_here + f.psn.stats().lost_beyond,
+            lost_beyond_point: f.psn.stats().lost_beyond,
+            resent_out_of_sequence: f.psn.stats().resent_out_of_sequence,
+            timeout_events: f.psn.stats().timeout_bursts,
+            implied_nak_events: f.psn.stats().implied_bursts,
         },
         naks: NakCounts {
             psn_seq_err: f.cold().naks[0],
@@ -1555,15 +1580,21 @@ fn flow_findings(id: usize, f: &Flow, a: &Analyzer, out: &mut FindingSink) {
                 plural(st.retransmits_unknown, "resend", "resends")
             ));
         }
-        let where_ = if loss_gaps > 0 {
-            format!("{} at this capture point", plural(loss_gaps, "gap", "gaps"))
-        } else {
-            "beyond this capture point: no gap here".to_string()
+        // Per packet: the PSNs missing in the gaps here, and one per NAK for a PSN seen here.
+        let beyond = plural(st.lost_beyond, "NAKed PSN", "NAKed PSNs");
+        let where_ = match (loss_gaps, st.lost_beyond) {
+            (0, _) => format!("beyond this capture point: no gap here; {beyond} it saw pass"),
+            (g, 0) => format!("{} at this capture point", plural(g, "gap", "gaps")),
+            (g, _) => format!(
+                "{} at this capture point; {beyond} it saw pass, lost beyond it",
+                plural(g, "gap", "gaps")
+            ),
         };
+        let lost = (st.lost_here + st.lost_beyond).max(1);
         let what = format!(
             "{}: {} lost in the network ({where_}), recovered by {}{lat}",
             qp_name(f, a),
-            plural(loss_gaps.max(1), "packet", "packets"),
+            plural(lost, "packet", "packets"),
             if how.is_empty() { "resends".to_string() } else { how.join(", ") },
         );
         push(
@@ -1571,7 +1602,7 @@ fn flow_findings(id: usize, f: &Flow, a: &Analyzer, out: &mut FindingSink) {
             FindingKind::NetworkLoss,
             what,
             e,
-            nak_resends.max(st.missing).max(loss_gaps),
+            nak_resends.max(st.missing).max(loss_gaps).max(lost),
         );
     }
     if st.retransmits_timeout > 0 && loss_gaps == 0 {

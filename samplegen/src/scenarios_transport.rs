@@ -23,6 +23,7 @@ pub const TRANSPORT: &[Scenario] = &[
     ("cc-reaction", "Congestion control per QP: one sender halves its rate after each CNP, one keeps its rate, one gets CNPs 10 us apart (faster than a 50 us pacing), and one keeps getting CE marks after its CNPs stop", cc_reaction),
     ("microburst", "A steady 1 kB every 100 us for 20 ms with one 12-packet burst in 10 us (half CE-marked) at 10.02 ms, a CNP back, and a PFC pause on priority 3 at 20.5 ms: a 10.5 Gb/s burst that 10 ms bins average to 0.1 Gb/s", microburst),
     ("cm-timeout", "A CM REQ that sets a 4.2 ms local ACK timeout (t=10), then a resend 5 ms after the original: a timeout by that connection's own timer", cm_timeout),
+    ("nak-beyond", "Captured at the requester's link: 5 packets lost beyond the capture point, each NAKed by the responder and resent by go-back-N with the 2 after it (5 packets lost, 10 reached the responder out of sequence), and a WRITE of 3 packets lost whole, resent after the ACK timeout (one timeout, 3 packets)", nak_beyond),
 ];
 
 /// A request with an explicit PSN, leaving the connection's next PSN as it was.
@@ -489,4 +490,67 @@ fn microburst(g: &mut Gen) {
     g.t = t0 + 21_000_000;
     g.ack(&mut c, last);
     g.expect_finding("congestion", "info", Some(c.b_qpn));
+}
+
+/// Five packets lost beyond the capture point (at the requester's link), each NAKed and
+/// resent by go-back-N with the two packets after it; then a 3-packet WRITE lost whole,
+/// resent after the ACK timeout. `samples/counters/nak-beyond-*.txt` are the two hosts' NIC
+/// counters around it (issue 25: losses counted per packet, timeouts per expiry, the
+/// responder's receive drops).
+fn nak_beyond(g: &mut Gen) {
+    let mut c = Conn::new(Host::v4(51), Host::v4(52), 0x131, 0x132, 20_000);
+    let ext = write_ext(&c, 64 * 1024);
+    g.request(&mut c, Opcode::RC_WRITE_FIRST, ext, 1024, false, Req::New);
+    for k in 0..5 {
+        g.wait_us(2);
+        let lost = c.psn;
+        for _ in 0..3 {
+            g.request(&mut c, Opcode::RC_WRITE_MIDDLE, ExtRepr::default(), 1024, false, Req::New);
+        }
+        g.wait_us(2);
+        let msn = c.msn;
+        g.respond(
+            &mut c,
+            Opcode::RC_ACKNOWLEDGE,
+            lost,
+            Some(AethRepr::nak(NakCode::PSN_SEQUENCE_ERROR, msn)),
+            0,
+        );
+        g.event("nak", format!("NAK PSN {lost}: lost beyond the capture point ({} of 5), seen here", k + 1));
+        g.wait_us(3);
+        c.psn = lost;
+        for _ in 0..3 {
+            g.request(&mut c, Opcode::RC_WRITE_MIDDLE, ExtRepr::default(), 1024, false, Req::RetransmitNak);
+        }
+        g.event("retransmit", format!("go-back-N from PSN {lost}"));
+    }
+    let last = g.request(&mut c, Opcode::RC_WRITE_LAST, ExtRepr::default(), 1024, true, Req::New);
+    c.msn += 1;
+    g.wait_us(3);
+    g.ack(&mut c, last);
+    g.expect_finding("network_loss", "critical", Some(c.b_qpn));
+
+    // A WRITE whose 3 packets are all lost beyond the capture point: nothing reaches the
+    // responder, nothing comes back, and the requester resends them after its ACK timeout
+    // (NCCL_IB_TIMEOUT 14: 67 ms). One timer expiry, three packets.
+    let mut t = Conn::new(Host::v4(51), Host::v4(52), 0x141, 0x142, 30_000);
+    g.wait_us(10);
+    let first = t.psn;
+    let ext = write_ext(&t, 3 * 1024);
+    let ops = [Opcode::RC_WRITE_FIRST, Opcode::RC_WRITE_MIDDLE, Opcode::RC_WRITE_LAST];
+    for (i, op) in ops.into_iter().enumerate() {
+        let ext = if i == 0 { ext } else { ExtRepr::default() };
+        g.request(&mut t, op, ext, 1024, i == 2, Req::New);
+    }
+    g.wait_us(67_109);
+    t.psn = first;
+    for (i, op) in ops.into_iter().enumerate() {
+        let ext = if i == 0 { write_ext(&t, 3 * 1024) } else { ExtRepr::default() };
+        g.request(&mut t, op, ext, 1024, i == 2, Req::RetransmitTimeout);
+    }
+    g.event("retransmit", format!("PSN {first}..{} sent again after the ACK timeout", first + 2));
+    t.msn += 1;
+    g.wait_us(3);
+    g.ack(&mut t, first + 2);
+    g.expect_finding("timeout_retransmit", "critical", Some(t.b_qpn));
 }
