@@ -349,6 +349,12 @@ pub struct AnalysisOpts {
         _ => Err(format!("{s:?} is not a pause allowance in microseconds (0 or more, like 7)")),
     })]
     pub pause_allowance_us: f64,
+    /// Analyse the second copies of packets that a mirror put in the capture twice (a SPAN of
+    /// both ports of a path, two sessions covering it) as packets of their own. By default
+    /// they are counted (`duplicates`) and left out: read as packets, every copy looks like a
+    /// resend and every copied CNP like one sent too soon.
+    #[arg(long)]
+    pub keep_duplicates: bool,
     /// Expected DSCP of RoCE data, comma-separated when several are allowed (e.g. 26, or
     /// 3,4); ACK/NAKs are held to it too until --expect-ack-dscp gives them their own class.
     #[arg(long, value_name = "DSCP,DSCP", value_delimiter = ',', value_parser = clap::value_parser!(u8).range(0..64))]
@@ -365,6 +371,11 @@ pub struct AnalysisOpts {
     /// through --dscp-map, tagged or not). The PFC, lossless and deadlock checks compare it.
     #[arg(long, value_name = "MODE", value_parser = parse_trust())]
     pub trust: Option<rocescope_analyzer::audit::Trust>,
+    /// Which VLAN tag of a double-tagged (QinQ) frame gives its PCP: `outer` (the S-tag, what
+    /// a switch on a QinQ trunk classifies on, IEEE 802.1ad; the default) or `inner` (the
+    /// C-tag). Pause timelines, the lossless check and the PCP audit use it.
+    #[arg(long, value_name = "TAG", value_parser = parse_pcp_tag())]
+    pub pcp_tag: Option<rocescope_analyzer::audit::PcpTag>,
     /// DSCP to priority map of the fabric, e.g. 3:3,4:4,26:3 (SONiC's DSCP_TO_TC_MAP, mlx5's
     /// dscp2prio). DSCPs not listed map to priority 0, as on mlx5; without a map the priority
     /// of a DSCP is DSCP >> 3.
@@ -593,6 +604,15 @@ pub fn parse_trust() -> impl clap::builder::TypedValueParser<Value = rocescope_a
     // Only the two names pass, and each parses.
     clap::builder::PossibleValuesParser::new([Trust::Pcp.as_str(), Trust::Dscp.as_str()])
         .map(|s| s.parse::<Trust>().unwrap_or_default())
+}
+
+/// The VLAN tags a QinQ frame's PCP can come from, `outer` and `inner`.
+pub fn parse_pcp_tag() -> impl clap::builder::TypedValueParser<Value = rocescope_analyzer::audit::PcpTag> {
+    use clap::builder::TypedValueParser;
+    use rocescope_analyzer::audit::PcpTag;
+    // Only the two names pass, and each parses.
+    clap::builder::PossibleValuesParser::new([PcpTag::Outer.as_str(), PcpTag::Inner.as_str()])
+        .map(|s| s.parse::<PcpTag>().unwrap_or_default())
 }
 
 /// Parse a DSCP to priority map: `DSCP:PRIORITY[,DSCP:PRIORITY...]`.

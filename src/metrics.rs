@@ -446,6 +446,35 @@ impl Exposition {
             None,
             s.non_roce as f64,
         ));
+        let mut dups = Family::new(
+            "rocescope_mirror_duplicates",
+            "RoCE frames that were a mirror's second copy of a packet (left out of the analysis unless --keep-duplicates), per capture point.",
+            Kind::Counter,
+            None,
+        );
+        if r.points.len() > 1 {
+            for p in &r.points {
+                dups.samples.push((vec![("point", p.name.clone())], p.duplicates as f64));
+            }
+        } else {
+            let name = r.points.first().map_or_else(String::new, |p| p.name.clone());
+            dups.samples.push((vec![("point", name)], s.duplicates as f64));
+        }
+        fams.push(dups);
+        let mut fan_in = Family::new(
+            "rocescope_fan_in",
+            "Most senders of data to one receiver in one --bin bin (the receivers with the most, at most 16): incast when 4 or more.",
+            Kind::Gauge,
+            None,
+        );
+        for i in &r.incast {
+            let point =
+                r.points.get(usize::from(i.point)).map_or_else(|| i.point.to_string(), |p| p.name.clone());
+            fan_in
+                .samples
+                .push((vec![("point", point), ("receiver", i.receiver.clone())], f64::from(i.fan_in)));
+        }
+        fams.push(fan_in);
         let mut audit = Family::new(
             "rocescope_audit_violations",
             "Packets (or pause frames) that broke the QoS baseline, by kind.",

@@ -56,6 +56,9 @@ pub fn analysis_config(
     if let Some(t) = a.trust {
         audit.trust = t;
     }
+    if let Some(t) = a.pcp_tag {
+        audit.pcp_tag = t;
+    }
     if a.dscp_map.is_some() {
         audit.dscp_map = a.dscp_map;
     }
@@ -75,6 +78,7 @@ pub fn analysis_config(
     cfg.pfc.storm_threshold = a.storm_threshold;
     cfg.pfc.deadlock_ns = (a.deadlock_ms * 1e6) as i64;
     cfg.pfc.pause_allowance_ns = (a.pause_allowance_us * 1e3).round() as i64;
+    cfg.keep_duplicates = a.keep_duplicates;
     cfg.match_window_ns = (a.match_window_ms * 1e6) as i64;
     cfg.reorder_ns = (a.reorder_window * 1e3) as i64;
     cfg.cc.cnp_pacing_ns = (a.cnp_pacing_us * 1e3).round() as i64;

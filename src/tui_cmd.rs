@@ -373,6 +373,7 @@ fn worker(
             roce: t.roce,
             icrc_bad: t.icrc_bad,
             malformed: t.malformed,
+            duplicates: t.duplicates,
             start_ns: t.start_ns,
             end_ns: t.end_ns,
             elapsed_s: started.elapsed().as_secs_f64(),

@@ -51,7 +51,15 @@ fn frames(v: &Value) -> Vec<u64> {
     v.as_array().unwrap().iter().map(|e| e["frame"].as_u64().unwrap()).collect()
 }
 
-const CASES: &[&str] = &["pfc-ignored", "pfc-honoured", "pfc-deadlock-direction", "truncated-length"];
+const CASES: &[&str] = &[
+    "pfc-ignored",
+    "pfc-honoured",
+    "pfc-deadlock-direction",
+    "pfc-l2-ignored",
+    "pfc-l2-honoured",
+    "pfc-qinq-ignored",
+    "truncated-length",
+];
 
 /// The cases decode to the counts written beside them, and every event is where it says.
 #[test]
@@ -77,6 +85,7 @@ fn cases_match_their_counts_and_events() {
             recs.push((rec.data.to_vec(), rec.len));
         }
         let pausing = e["analysis"]["intervals"][0]["src_mac"].as_str().map(str::to_owned);
+        let peer = e["analysis"]["link_peer"].as_str().map(str::to_owned);
         for ev in e["events"].as_array().unwrap() {
             let n = ev["frame"].as_u64().unwrap() as usize;
             let (data, len) = &recs[n - 1];
@@ -96,9 +105,13 @@ fn cases_match_their_counts_and_events() {
                 "pfc_xon" => {
                     matches!(p.mac_control, Some(MacControl::Pfc(f)) if f.enabled(3) && f.quanta[3] == 0)
                 }
-                // A RoCE frame on priority 3 to the MAC that is pausing priority 3.
+                // A RoCE frame on priority 3 (its outer tag's PCP) to the MAC that is pausing
+                // priority 3, or from that MAC's link peer when it is a switch port.
                 "pause_ignored" => {
-                    p.roce_ok().is_some() && p.vlans.pcp() == Some(3) && Some(&dst) == pausing.as_ref()
+                    let outer = p.vlans.as_slice().first().map(|t| t.pcp);
+                    p.roce_ok().is_some()
+                        && outer == Some(3)
+                        && (Some(&dst) == pausing.as_ref() || (peer.is_some() && Some(&src) == peer.as_ref()))
                 }
                 // The record claims the cut length; the IP header says the frame was longer.
                 "truncated" => *len as usize == data.len() && data.len() == 128,
@@ -223,4 +236,104 @@ fn the_allowance_flag_is_checked() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("allowance"));
     let o = run(&["report", "--help"]);
     assert!(String::from_utf8_lossy(&o.stdout).contains("--pause-allowance-us"));
+}
+
+/// The `pause_ignored` finding of a case built with its answers, as `rocescope report` gives
+/// it: critical, naming the pausing MAC, the priority, the frames and the evidence.
+fn assert_ignored_as_built(name: &str, r: &Value) {
+    let e = expected(name);
+    let want = &e["analysis"]["pause_ignored"][0];
+    let mac = want["src_mac"].as_str().unwrap();
+    let f = findings(r, "pause_ignored");
+    assert_eq!(f.len(), 1, "{name}: {:#}", r["findings"]);
+    let f = f[0];
+    assert_eq!(f["severity"], "critical", "{name}");
+    assert_eq!((f["src_mac"].as_str(), f["priority"].as_u64()), (Some(mac), Some(3)), "{name}");
+    assert_eq!(f["weight"], want["frames"], "{name}");
+    let mut ev = vec![want["pause_frame"].as_u64().unwrap()];
+    ev.extend(want["first_frames"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap()));
+    assert_eq!(frames(&f["evidence"]), ev, "{name}");
+    let t = timeline(r, mac, 3);
+    assert_eq!(t["ignored_frames"], want["frames"], "{name}");
+    assert_eq!(t["ignored_max_delay_ns"], want["max_delay_ns"], "{name}");
+    let iv = &e["analysis"]["intervals"][0];
+    let i = &t["intervals"][0];
+    assert_eq!(
+        (&i["first_frame"], &i["roce_towards"], &i["ignored"]),
+        (&iv["first_frame"], &iv["roce_towards"], &iv["ignored"]),
+        "{name}"
+    );
+}
+
+/// PFC is hop by hop: a ToR port that sends no RoCE pauses the host at the other end of its
+/// link, whose frames carry the remote hosts' MACs in an L2 fabric. The host that sends on is
+/// named, with the switch port whose pause it ignored.
+#[test]
+fn a_host_that_ignores_its_switch_port_in_an_l2_fabric_is_named() {
+    let e = expected("pfc-l2-ignored");
+    let peer = e["analysis"]["link_peer"].as_str().unwrap();
+    let r = report("pfc-l2-ignored", &[]);
+    assert_ignored_as_built("pfc-l2-ignored", &r);
+    let want = &e["analysis"]["pause_ignored"][0];
+    let mac = want["src_mac"].as_str().unwrap();
+    let t = timeline(&r, mac, 3);
+    assert_eq!((t["direction"].as_str(), t["link_peer"].as_str()), (Some("from_link_peer"), Some(peer)));
+    assert_eq!(t["ignored_from_peer"], want["frames"]);
+    assert_eq!(t["roce_to_mac"], 0, "the switch port receives no RoCE of its own");
+    let title = findings(&r, "pause_ignored")[0]["title"].as_str().unwrap().to_string();
+    assert!(title.starts_with(peer) && title.contains(mac) && title.contains("sends no RoCE"), "{title}");
+    // The exit status is not 0 for it only through --fail-on (issue 27); the text says it.
+    let o = run(&["report", "-r", case("pfc-l2-ignored.pcap").to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("CRITICAL") && text.contains(&format!("its pauses stop {peer}")), "{text}");
+    assert!(!text.contains("no pause problems"), "{text}");
+}
+
+/// The same link with a host that stops in time: its peers' frames to it through the paused
+/// switch port (the link's other direction) go on and are not held against anyone.
+#[test]
+fn an_l2_host_that_stops_in_time_is_not_blamed_for_its_peers_frames() {
+    let e = expected("pfc-l2-honoured");
+    let iv = &e["analysis"]["intervals"][0];
+    let mac = iv["src_mac"].as_str().unwrap();
+    let r = report("pfc-l2-honoured", &[]);
+    assert!(findings(&r, "pause_ignored").is_empty(), "{:#}", r["findings"]);
+    assert!(findings(&r, "pfc_deadlock").is_empty(), "{:#}", r["findings"]);
+    let t = timeline(&r, mac, 3);
+    assert_eq!(t["link_peer"].as_str(), e["analysis"]["link_peer"].as_str());
+    assert_eq!(t["ignored_frames"], 0);
+    let i = &t["intervals"][0];
+    assert_eq!(
+        (&i["roce_towards"], &i["ignored"], &i["roce_during"]),
+        (&iv["roce_towards"], &iv["ignored"], &iv["roce_during"])
+    );
+}
+
+/// On a QinQ trunk the switch classifies on the outer tag (802.1ad S-tag): by default the
+/// frames are on the S-tag's priority 3, lossless, and the far port that sends through the
+/// pause is found. Read by the inner tag (`--pcp-tag inner`), the same frames are on
+/// priority 0: not lossless, and no pause concerns them.
+#[test]
+fn qinq_frames_take_their_priority_from_the_outer_tag() {
+    let e = expected("pfc-qinq-ignored");
+    let r = report("pfc-qinq-ignored", &["--lossless", "3"]);
+    assert_ignored_as_built("pfc-qinq-ignored", &r);
+    assert_eq!(r["audit"]["expected"]["pcp_tag"], "outer");
+    let not_lossless: Vec<_> =
+        r["audit"]["violations"].as_array().unwrap().iter().filter(|v| v["what"] == "not_lossless").collect();
+    assert!(not_lossless.is_empty(), "{not_lossless:#?}");
+    let inner = e["analysis"]["inner_priority"].as_u64().unwrap();
+    let r = report("pfc-qinq-ignored", &["--lossless", "3", "--pcp-tag", "inner"]);
+    assert_eq!(r["audit"]["expected"]["pcp_tag"], "inner");
+    assert!(findings(&r, "pause_ignored").is_empty(), "{:#}", r["findings"]);
+    let seen: Vec<u64> = r["audit"]["violations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|v| v["what"] == "not_lossless")
+        .map(|v| v["seen"].as_u64().unwrap())
+        .collect();
+    assert!(!seen.is_empty() && seen.iter().all(|s| *s == inner), "{seen:?}");
+    let o = run(&["report", "-r", case("pfc-qinq-ignored.pcap").to_str().unwrap(), "--pcp-tag", "middle"]);
+    assert_eq!(o.status.code(), Some(2), "{}", String::from_utf8_lossy(&o.stderr));
 }

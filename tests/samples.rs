@@ -114,6 +114,9 @@ fn sample_events_are_where_the_expectations_say() {
                     p.vlans.len() == 2 && p.vlans.as_slice()[0].tpid == 0x88A8 && p.vlans.pcp() == Some(3)
                 }
                 "opaque_opcode" => roce.is_some_and(|r| !r.known_opcode),
+                "incast" => roce.is_some(),
+                // A mirror's egress copy: one routed hop after its first copy.
+                "mirror_copy" => roce.is_some() && p.ip.as_ref().is_some_and(|ip| ip.ttl() == 63),
                 "rocev1" => roce.is_some_and(|r| r.version == RoceVersion::V1),
                 other => panic!("{name}: unknown event kind {other}"),
             };

@@ -54,7 +54,8 @@ fn every_transport_sample_gets_exactly_its_findings() {
                 )
             })
             .collect();
-        let r = report(name, &[]);
+        // Every finding one by one (the incast sample has 16 of one kind).
+        let r = report(name, &["--findings-per-kind", "0"]);
         assert_eq!(findings(&r), want, "{name}: {:#}", r["findings"]);
         // Every finding names the frames that show it.
         for f in r["findings"].as_array().unwrap() {
@@ -174,4 +175,96 @@ fn congestion_control_per_qp() {
         );
     }
     assert!(r["sampled"]["suppressed_findings"].as_u64().unwrap() >= 3);
+}
+
+/// A mirror of both ports of a path holds every packet twice: the second copies are counted
+/// (`duplicates`, per point too) and left out, so one loss reads as one loss and its two
+/// go-back-N resends (new IP identifications) as two; the switch's CE marks on the egress
+/// copies count. `--keep-duplicates` analyses every copy: each reads as a resend.
+#[test]
+fn mirror_duplicates_are_counted_and_left_out() {
+    let e = expected("mirror-duplicates");
+    let copies = e["counts"]["mirror_duplicates"].as_u64().unwrap();
+    assert_eq!(copies * 2, e["counts"]["roce_v2"].as_u64().unwrap(), "every RoCE frame twice");
+    let r = report("mirror-duplicates", &[]);
+    assert_eq!(r["summary"]["duplicates"].as_u64(), Some(copies));
+    assert_eq!(r["config"]["keep_duplicates"], false);
+    let f = &r["flows"].as_array().unwrap().iter().find(|f| f["dest_qp"] == 0x212).unwrap();
+    assert_eq!((f["psn"]["retransmits"].as_u64(), f["psn"]["retransmits_nak"].as_u64()), (Some(2), Some(2)));
+    assert_eq!(f["ecn"]["ce"].as_u64(), Some(2), "the egress copies' marks");
+    assert_eq!(r["summary"]["cnps"].as_u64(), Some(1));
+    let text = Command::new(env!("CARGO_BIN_EXE_rocescope"))
+        .args(["report", "-r"])
+        .arg(common::root().join("samples/mirror-duplicates.pcap"))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(text.contains(&format!("{copies} mirror duplicate(s)")), "{text}");
+
+    let r = report("mirror-duplicates", &["--keep-duplicates"]);
+    assert_eq!(r["summary"]["duplicates"].as_u64(), Some(copies), "still counted");
+    assert_eq!(r["config"]["keep_duplicates"], true);
+    let f = &r["flows"].as_array().unwrap().iter().find(|f| f["dest_qp"] == 0x212).unwrap();
+    assert!(f["psn"]["retransmits"].as_u64().unwrap() > 10, "{:#}", f["psn"]);
+    assert!(findings(&r).iter().all(|(k, _, _)| k != "network_loss"), "the copies hide the loss");
+}
+
+/// A READ whose Last response was lost, with no later response to show the gap: only the
+/// requester's ACK timer can tell, so the re-issue is a timeout (with the stall it cost), not
+/// an implied NAK; the READ with a response gap in sight stays an implied NAK.
+#[test]
+fn a_lost_read_tail_is_a_timeout_with_its_stall() {
+    let r = report("read-tail-timeout", &[]);
+    let f = r["flows"].as_array().unwrap().iter().find(|f| f["dest_qp"] == 0x222).unwrap();
+    assert_eq!(f["psn"]["read_tail_timeouts"].as_u64(), Some(1));
+    assert_eq!(
+        (f["psn"]["retransmits_timeout"].as_u64(), f["psn"]["retransmits_implied"].as_u64()),
+        (Some(1), Some(0))
+    );
+    let stall = f["psn"]["timeout_stall_ns"].as_i64().unwrap();
+    assert!((67_100_000..67_300_000).contains(&stall), "{stall}");
+    let t = r["findings"].as_array().unwrap().iter().find(|x| x["kind"] == "timeout_retransmit").unwrap();
+    let title = t["title"].as_str().unwrap();
+    assert!(title.contains("last response of 1 READ was lost") && title.contains("stalled 67.2"), "{title}");
+    let r = report("read-implied-nak", &[]);
+    let f = r["flows"].as_array().unwrap().iter().find(|f| f["dest_qp"] == 0x82).unwrap();
+    assert_eq!(
+        (f["psn"]["read_tail_timeouts"].as_u64(), f["psn"]["retransmits_implied"].as_u64()),
+        (Some(0), Some(1))
+    );
+}
+
+/// Sixteen senders to one receiver, captured past the queue they share: the incast is named
+/// (fan-in, the busiest bin, CE, position) and no sender is called "not reacting" for a rate
+/// that is its share of the drain rate; the flows say why their reaction is not judged.
+#[test]
+fn an_incast_past_the_queue_is_judged_as_a_group() {
+    let r = report("incast", &["--link-speed", "10G", "--bin", "10us"]);
+    let i = &r["incast"][0];
+    assert_eq!((i["receiver"].as_str(), i["fan_in"].as_u64()), (Some("10.0.0.100"), Some(16)));
+    assert_eq!(i["position"], "past");
+    assert_eq!(i["bin_ns"], 10_000);
+    assert!(i["ce"].as_u64().unwrap() > 0 && i["link_share"].as_f64().unwrap() > 0.9, "{i:#}");
+    assert_eq!(i["senders"].as_array().unwrap().len(), 8);
+    let withheld = i["cc_not_judged"].as_u64().unwrap();
+    assert!(withheld >= 12, "{withheld}");
+    let kinds: Vec<&str> =
+        r["findings"].as_array().unwrap().iter().map(|f| f["kind"].as_str().unwrap()).collect();
+    assert!(!kinds.contains(&"cc_not_reacting"), "{kinds:?}");
+    let f = r["findings"].as_array().unwrap().iter().find(|f| f["kind"] == "incast").unwrap();
+    let title = f["title"].as_str().unwrap();
+    assert!(title.contains("16 senders in one 10 µs bin") && title.contains("past the queue"), "{title}");
+    let not_judged = r["flows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["cc"]["reaction"]["not_judged"] == "incast")
+        .count() as u64;
+    assert_eq!(not_judged, withheld);
+    // Without the rule's evidence (a bin of 10 ms takes all 16 senders too), still an incast.
+    let r = report("incast", &[]);
+    assert_eq!(r["incast"][0]["fan_in"], 16);
+    // A capture with no receiver of several senders lists none as an incast.
+    let r = report("rc-normal", &[]);
+    assert!(r["incast"].as_array().unwrap().iter().all(|i| i["fan_in"].as_u64().unwrap() < 4));
 }

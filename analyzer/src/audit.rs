@@ -70,6 +70,57 @@ impl fmt::Display for Trust {
     }
 }
 
+/// Which VLAN tag of a double-tagged (QinQ) frame gives its PCP. A switch on a QinQ trunk
+/// (an S-VLAN component, IEEE 802.1ad) classifies a double-tagged frame on its outer tag,
+/// the S-tag; the inner C-tag's PCP is the customer's and is carried through untouched.
+/// Single-tagged frames have one PCP either way.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PcpTag {
+    /// The outermost tag (the S-tag of QinQ): the default, what a provider bridge reads.
+    #[default]
+    Outer,
+    /// The innermost tag (the C-tag): a port that classifies on the customer's tag.
+    Inner,
+}
+
+impl PcpTag {
+    /// `outer` or `inner`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PcpTag::Outer => "outer",
+            PcpTag::Inner => "inner",
+        }
+    }
+
+    /// The PCP of a frame with these tags (outermost first), `None` when untagged.
+    pub fn pcp(self, tags: &[rocescope_decoder::VlanTag]) -> Option<u8> {
+        match self {
+            PcpTag::Outer => tags.first(),
+            PcpTag::Inner => tags.last(),
+        }
+        .map(|t| t.pcp)
+    }
+}
+
+impl FromStr for PcpTag {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "outer" => Ok(PcpTag::Outer),
+            "inner" => Ok(PcpTag::Inner),
+            _ => Err(format!("{s:?} is not a VLAN tag to read the PCP from (outer or inner)")),
+        }
+    }
+}
+
+impl fmt::Display for PcpTag {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// A DSCP → priority table (64 entries). Built from `DSCP:PRIORITY` pairs; DSCPs not listed
 /// map to priority 0, as on mlx5 before it is configured (reference §1.9).
 ///
@@ -256,6 +307,9 @@ pub struct AuditConfig {
     /// DSCP → priority; `None` is DSCP >> 3.
     #[serde(default)]
     pub dscp_map: Option<DscpMap>,
+    /// Which tag of a QinQ frame gives its PCP (the outer one by default).
+    #[serde(default)]
+    pub pcp_tag: PcpTag,
 }
 
 /// One number or a list of them, for the DSCP keys of a baseline file.
@@ -308,6 +362,7 @@ impl Serialize for AuditConfig {
             cnp_dscps: &'a Option<Vec<u8>>,
             trust: Trust,
             dscp_map: &'a Option<DscpMap>,
+            pcp_tag: PcpTag,
         }
         Expected {
             roce_dscp: single(&self.roce_dscp),
@@ -320,6 +375,7 @@ impl Serialize for AuditConfig {
             cnp_dscps: &self.cnp_dscp,
             trust: self.trust,
             dscp_map: &self.dscp_map,
+            pcp_tag: self.pcp_tag,
         }
         .serialize(s)
     }
@@ -394,8 +450,12 @@ impl AuditConfig {
             Some(m) => format!("DSCP, map {m}, other DSCPs 0"),
             None => "DSCP >> 3".to_string(),
         };
+        let pcp = match self.pcp_tag {
+            PcpTag::Outer => "PCP",
+            PcpTag::Inner => "PCP (inner tag)",
+        };
         match self.trust {
-            Trust::Pcp => format!("PCP when tagged, else {dscp}"),
+            Trust::Pcp => format!("{pcp} when tagged, else {dscp}"),
             Trust::Dscp => dscp,
         }
     }

@@ -297,19 +297,31 @@ impl Fabric {
     /// peaks, so a peak may be missed but is never overstated.
     #[inline]
     pub fn add(&mut self, s: Sample) {
+        let c = [s.bytes, s.packets, if s.ce { s.packets } else { 0 }, if s.cnp { s.packets } else { 0 }];
+        self.add_counts(s.point, s.prio, s.offset_ns, c);
+    }
+
+    /// `n` CE marks with no packet of their own at `offset_ns`: the mirror copy of a packet
+    /// already counted, marked by the switch between the two copies (crate::dedup).
+    pub fn add_ce(&mut self, point: u16, prio: u8, offset_ns: i64, n: u64) {
+        self.add_counts(point, prio, offset_ns, [0, 0, n, 0]);
+    }
+
+    /// Add bytes, packets, CE marks and CNPs (`c`) to priority `prio` at `point`.
+    #[inline]
+    fn add_counts(&mut self, point: u16, prio: u8, offset_ns: i64, c: [u64; 4]) {
         let base = self.base_ns;
-        let ps = match self.points.get_mut(usize::from(s.point)) {
+        let ps = match self.points.get_mut(usize::from(point)) {
             Some(Some(ps)) => ps,
-            _ => match self.point(s.point) {
+            _ => match self.point(point) {
                 Some(ps) => ps,
                 None => return,
             },
         };
-        let off = s.offset_ns.max(0) as u64;
+        let off = offset_ns.max(0) as u64;
         // `& 7` keeps the index inside the eight priorities: no bounds to fail.
-        let p = usize::from(s.prio & 7);
+        let p = usize::from(prio & 7);
         ps.used |= 1 << p;
-        let c = [s.bytes, s.packets, if s.ce { s.packets } else { 0 }, if s.cnp { s.packets } else { 0 }];
         if off.wrapping_sub(ps.fine_start) >= base {
             let fi = off / base;
             if fi < ps.fine_idx {

@@ -177,11 +177,19 @@ pub struct Reads {
     /// The PSN range the responder must send again after a response gap (an implied NAK's
     /// re-issued READ falls in it).
     pub(crate) gap: Option<(u32, u32)>,
+    /// READs re-issued after their ACK timeout with no response gap in sight: the tail of a
+    /// READ (its Last or Only response) was lost, and only the timer could tell.
+    pub tail_timeouts: u64,
 }
 
 /// What a flow without READs reads as its READ state.
-static NO_READS: Reads =
-    Reads { outstanding: VecDeque::new(), resp_next: None, read_response_gaps: 0, gap: None };
+static NO_READS: Reads = Reads {
+    outstanding: VecDeque::new(),
+    resp_next: None,
+    read_response_gaps: 0,
+    gap: None,
+    tail_timeouts: 0,
+};
 
 /// What a flow without events reads as its cold part.
 static NO_EVENTS: FlowCold = FlowCold {

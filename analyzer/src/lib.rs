@@ -15,9 +15,12 @@ pub mod audit;
 pub mod cc;
 pub mod cm;
 pub mod crosspoint;
+pub mod dedup;
 pub mod fabric;
 mod findings;
 pub mod flow;
+pub mod incast;
+pub mod link;
 pub mod mirror;
 pub mod nic_counters;
 pub mod nic_findings;
@@ -104,6 +107,9 @@ pub struct Config {
     /// Congestion-control settings: CNP pacing and the rate-reaction windows
     /// (docs/verdicts.md "Congestion control").
     pub cc: CcConfig,
+    /// Analyse the second copies of packets a mirror put in the capture twice as packets of
+    /// their own (`--keep-duplicates`); by default they are counted and dropped ([`dedup`]).
+    pub keep_duplicates: bool,
 }
 
 /// How a capture is sampled.
@@ -167,6 +173,7 @@ impl Default for Config {
             switch_clock: true,
             erspan_cos: true,
             cc: CcConfig::default(),
+            keep_duplicates: false,
         }
     }
 }
@@ -245,6 +252,9 @@ pub struct Totals {
     pub end_ns: Option<i64>,
     /// Wire bytes of RoCE frames.
     pub roce_bytes: u64,
+    /// RoCE frames that were a mirror's second copy of a packet ([`dedup`]): not in `roce`
+    /// nor in any other RoCE figure, unless [`Config::keep_duplicates`].
+    pub duplicates: u64,
     /// First malformed frames (evidence).
     pub malformed_frames: Vec<(u64, String)>,
 }
@@ -252,7 +262,13 @@ pub struct Totals {
 impl Totals {
     /// The totals as one capture point's counters.
     fn as_point(&self) -> PointTotals {
-        PointTotals { packets: self.packets, roce: self.roce, start_ns: self.start_ns, end_ns: self.end_ns }
+        PointTotals {
+            packets: self.packets,
+            roce: self.roce,
+            duplicates: self.duplicates,
+            start_ns: self.start_ns,
+            end_ns: self.end_ns,
+        }
     }
 }
 
@@ -263,6 +279,8 @@ pub struct PointTotals {
     pub packets: u64,
     /// RoCE frames.
     pub roce: u64,
+    /// Mirror duplicates ([`Totals::duplicates`]).
+    pub duplicates: u64,
     /// First frame time.
     pub start_ns: Option<i64>,
     /// Latest frame time.
@@ -305,9 +323,9 @@ pub struct Analyzer {
     cm_timeout: FxHashMap<FlowKey, i64>,
     cm_partner: FxHashMap<FlowKey, (FlowKey, Option<u32>)>,
     timelines: FxHashMap<TimelineKey, Timeline>,
-    /// RoCE per (capture point, destination MAC) and priority: the direction of traffic
-    /// during pauses.
-    destinations: pfc::Destinations,
+    /// RoCE per (capture point, MAC), sent and received, per priority, and each point's
+    /// station: which way traffic goes during pauses.
+    macs: link::MacTraffic,
     /// Per capture point and priority: throughput, CE, CNPs and paused time over time at the
     /// `--bin` resolution (capture-wide state, like the pause timelines).
     fabric: fabric::Fabric,
@@ -331,6 +349,10 @@ pub struct Analyzer {
     sflow: sflow::SflowState,
     /// Mirror sessions and switch clocks.
     mirror: mirror::MirrorState,
+    /// Recent packets, to drop a mirror's second copies.
+    dedup: dedup::Dedup,
+    /// Senders per receiver per `--bin` bin (capture-wide state).
+    pub(crate) fan_in: incast::FanIn,
     /// The analysis point of the last frame fed.
     last_point: u16,
     /// Packets fed so far (every [`Analyzer::push_sampled`] call): orders flows when the
@@ -387,7 +409,7 @@ impl Analyzer {
             cm_partner: FxHashMap::default(),
             cm_timeout: FxHashMap::default(),
             timelines: FxHashMap::default(),
-            destinations: pfc::Destinations::default(),
+            macs: link::MacTraffic::default(),
             fabric,
             priorities: vec![PriorityUse::default(); npoints * 8],
             points: vec![PointTotals::default(); npoints],
@@ -401,6 +423,8 @@ impl Analyzer {
             #[cfg(feature = "capture")]
             sflow: sflow::SflowState::default(),
             mirror: mirror::MirrorState::default(),
+            dedup: dedup::Dedup::default(),
+            fan_in: incast::FanIn::default(),
             last_point: 0,
             pushed: 0,
             shard: None,
@@ -701,10 +725,40 @@ impl Analyzer {
             t.non_roce += w;
             return;
         };
+        // A mirror's second copy of a packet (dedup module): counted, and left out of the
+        // analysis unless kept.
+        if let Some(ip) = &p.ip {
+            let fp = dedup::Fingerprint {
+                point: meta.point,
+                src,
+                dst,
+                ident: ip.ident(),
+                dest_qp: r.bth.dest_qp(),
+                psn: r.bth.psn(),
+                opcode: r.bth.opcode().0,
+                len: u32::from(ip.len_field()),
+                icrc: r.icrc.value.unwrap_or(0),
+            };
+            if let dedup::Copy::Yes { marked } = self.dedup.check(&fp, meta.ts_ns, ip.ttl(), ecn == Ecn::Ce) {
+                self.totals.duplicates += w;
+                if multi {
+                    if let Some(pt) = self.points.get_mut(point) {
+                        pt.duplicates += w;
+                    }
+                }
+                if !self.cfg.keep_duplicates {
+                    if marked {
+                        let prio = self.frame_priority(p, dscp).2;
+                        let key = FlowKey { src, dst, dest_qp: r.bth.dest_qp(), point: meta.point };
+                        self.on_marked_copy(meta, key, r.bth.psn(), prio);
+                    }
+                    return;
+                }
+            }
+        }
+        let t = &mut self.totals;
         t.roce += w;
-        // A mirror that stripped the frame's 802.1Q tag may give its PCP (mirror module).
-        let stripped_pcp =
-            (self.cfg.erspan_cos && !p.tunnels.is_empty()).then(|| mirror::erspan_pcp(p)).flatten();
+        let (stripped_pcp, pcp, prio) = self.frame_priority(p, dscp);
         // Wire bytes from the IP length, not the record's (reference §1.1, §1.11), with the
         // 4 bytes of a tag the mirror stripped.
         let wire = stats::wire_len(p, meta.len) + if stripped_pcp.is_some() { 4 } else { 0 };
@@ -728,14 +782,9 @@ impl Analyzer {
         let bth = r.bth;
         let op = bth.opcode();
         let key = FlowKey { src, dst, dest_qp: bth.dest_qp(), point: meta.point };
-        let pcp = p.vlans.pcp().or(stripped_pcp);
         if stripped_pcp.is_some() {
             self.mirror.count_pcp(meta.point, w);
         }
-        // The priority a switch gives the frame: its PCP or its DSCP through the map, by the
-        // trust mode (reference §1.9; audit::AuditConfig::priority). Pause timelines, the
-        // lossless check and deadlock hints all compare this one.
-        let prio = self.cfg.audit.priority(dscp, pcp);
         let is_cnp = op.is_cnp();
         if is_cnp {
             self.totals.cnps += w;
@@ -751,6 +800,19 @@ impl Analyzer {
                 ce: ecn == Ecn::Ce,
                 cnp: is_cnp,
             });
+            if audit::Class::of(op) == audit::Class::Data {
+                let bin = (meta.ts_ns - start).max(0) / (self.cfg.bin_ns.max(1) as i64);
+                self.fan_in.add(incast::DataPacket {
+                    point: meta.point,
+                    src,
+                    dst,
+                    bin,
+                    frame: meta.number,
+                    bytes: wire.saturating_mul(w),
+                    packets: w,
+                    ce: ecn == Ecn::Ce,
+                });
+            }
         }
         if matches!(op.position(), Some(Position::First | Position::Middle)) && r.payload_len > 0 {
             // A First/Middle packet is full-size: its payload is the path MTU.
@@ -819,17 +881,7 @@ impl Analyzer {
             return;
         }
         if ecn == Ecn::Ce {
-            f.cold_mut().ce_pending.get_or_insert(meta.ts_ns);
-            f.note(EvidenceKind::Ce, meta.number, meta.ts_ns, || format!("CE mark, PSN {}", bth.psn()));
-            let cc = f.cc_mut(&self.cfg.cc);
-            cc.on_ce(meta.ts_ns, meta.number);
-            // A CNP to this host from the NP's host since the run began: the NP answers
-            // (pacing per host pair or port), this QP's marks are covered.
-            if let (Some(start), false) = (cc.run_start(), cc.run_host_answered) {
-                if self.cnp_hosts.get(&(key.point, key.src, key.dst)).is_some_and(|&t| t >= start) {
-                    cc.run_host_answered = true;
-                }
-            }
+            Self::on_ce(f, &self.cfg.cc, &self.cnp_hosts, meta, bth.psn());
         }
         if let Some(cc) = f.cc_if_any() {
             cc.on_packet(meta.ts_ns, wire.saturating_mul(w));
@@ -846,6 +898,66 @@ impl Analyzer {
         } else if op.is_response() {
             self.on_response(id, meta, p);
         }
+    }
+
+    /// A CE-marked packet of flow `f` (frame `meta`, PSN `psn`): the CE to CNP delay starts,
+    /// the evidence and congestion-control state take it.
+    fn on_ce(
+        f: &mut Flow,
+        cc_cfg: &CcConfig,
+        cnp_hosts: &FxHashMap<(u16, IpAddr, IpAddr), i64>,
+        meta: &FrameMeta,
+        psn: u32,
+    ) {
+        let key = f.key;
+        f.cold_mut().ce_pending.get_or_insert(meta.ts_ns);
+        f.note(EvidenceKind::Ce, meta.number, meta.ts_ns, || format!("CE mark, PSN {psn}"));
+        let cc = f.cc_mut(cc_cfg);
+        cc.on_ce(meta.ts_ns, meta.number);
+        // A CNP to this host from the NP's host since the run began: the NP answers (pacing
+        // per host pair or port), this QP's marks are covered.
+        if let (Some(start), false) = (cc.run_start(), cc.run_host_answered) {
+            if cnp_hosts.get(&(key.point, key.src, key.dst)).is_some_and(|&t| t >= start) {
+                cc.run_host_answered = true;
+            }
+        }
+    }
+
+    /// The priority a switch gives frame `p` with `dscp`: its PCP (a QinQ frame's from the
+    /// tag `--pcp-tag` names, the outer one by default: IEEE 802.1ad; or the COS of an
+    /// ERSPAN header that says the mirror stripped its tag) or its DSCP through the map, by
+    /// the trust mode (reference §1.9; [`AuditConfig::priority`]). Pause timelines, the
+    /// lossless check and deadlock hints all compare this one. Returns (the stripped tag's
+    /// PCP, the PCP, the priority).
+    fn frame_priority(&self, p: &Packet<'_>, dscp: u8) -> (Option<u8>, Option<u8>, u8) {
+        let stripped_pcp =
+            (self.cfg.erspan_cos && !p.tunnels.is_empty()).then(|| mirror::erspan_pcp(p)).flatten();
+        let pcp = self.cfg.audit.pcp_tag.pcp(p.vlans.as_slice()).or(stripped_pcp);
+        (stripped_pcp, pcp, self.cfg.audit.priority(dscp, pcp))
+    }
+
+    /// A mirror's second copy of a packet carries CE where its first copy did not: the
+    /// switch marked it between the two mirror ports (dedup module). The packet, counted
+    /// once already, counts as CE-marked: its flow's ECN counts move it to CE, and its bins,
+    /// the fabric series and congestion control take the mark, with no packet added.
+    fn on_marked_copy(&mut self, meta: &FrameMeta, key: FlowKey, psn: u32, prio: u8) {
+        let w = self.weight;
+        let start = self.totals.start_ns.unwrap_or(meta.ts_ns);
+        if self.keeps_capture_state() {
+            self.fabric.add_ce(meta.point, prio, meta.ts_ns - start, w);
+        }
+        if !self.owns(key.src, key.dst) {
+            return;
+        }
+        let Some(id) = self.flows.find(&key) else { return };
+        let Some(f) = self.flows.get_mut(id) else { return };
+        // The first copy's codepoint (ECT(0) or ECT(1); Not-ECT cannot be marked) gives way.
+        if let Some(from) = [Ecn::Ect0 as usize, Ecn::Ect1 as usize].into_iter().find(|&i| f.ecn[i] >= w) {
+            f.ecn[from] -= w;
+            f.ecn[Ecn::Ce as usize] += w;
+        }
+        f.bins.add_ce(meta.ts_ns - start, w);
+        Self::on_ce(f, &self.cfg.cc, &self.cnp_hosts, meta, psn);
     }
 
     /// Decode a record read with `rocescope-capture` and feed it, numbered after the frames
@@ -886,35 +998,42 @@ impl Analyzer {
         packet
     }
 
-    /// A RoCE frame `p` on priority `prio`: count it for the priority and its destination
-    /// MAC, and give it to the pause timelines at its capture point that it concerns.
+    /// A RoCE frame `p` on priority `prio`: count it for the priority and its MACs, and give
+    /// it to the pause timelines at its capture point that it concerns.
     fn on_priority_traffic(&mut self, meta: &FrameMeta, p: &Packet<'_>, prio: u8) {
         let (point, ts) = (meta.point, meta.ts_ns);
         if let Some(u) = self.priorities.get_mut(usize::from(point) * 8 + usize::from(prio & 7)) {
             u.packets = u.packets.saturating_add(self.weight);
             u.first_ts.get_or_insert(ts);
         }
-        // The Ethernet destination (of the inner frame, in a tunnel).
-        let dst = match p.link {
-            rocescope_decoder::Link::Ethernet(e) => Some(e.dst()),
-            _ => None,
+        // The Ethernet addresses (of the inner frame, in a tunnel).
+        let (src, dst) = match p.link {
+            rocescope_decoder::Link::Ethernet(e) => (e.src(), e.dst()),
+            _ => return,
         };
-        if let Some(d) = dst {
-            self.destinations.add(point, d, prio);
-        }
+        self.macs.add(point, src, dst, prio);
         if self.timelines.is_empty() {
             return;
         }
-        // A pause frame's source is the pausing side (reference §1.8): frames sent to that
-        // MAC on the paused priority (any priority for 802.3x PAUSE) are the ones it stops.
-        // QinQ with different PCPs in its two tags: which one the switch classifies on
-        // decides whether the frame was on the paused priority at all.
-        let tags = p.vlans.as_slice();
-        let ambiguous = tags.len() >= 2 && tags.first().map(|t| t.pcp) != tags.last().map(|t| t.pcp);
+        // A pause stops the pausing MAC's link peer (reference §1.8; `link` module): the
+        // frames sent to the pausing MAC where it takes part in RoCE here, else those the
+        // station at the other end of the link sends, to anyone.
         for ((pt, mac, kind, pr), tl) in self.timelines.iter_mut() {
-            if *pt == point && (*kind == PauseKind::Pause || *pr == prio) {
-                tl.on_roce(ts, meta.number, dst == Some(*mac), ambiguous, &self.cfg.pfc);
+            if *pt != point || (*kind == PauseKind::Pfc && *pr != prio) {
+                continue;
             }
+            if src == *mac {
+                tl.pauser_sends = true;
+            }
+            let towards = if dst == *mac {
+                pfc::Towards::Mac
+            } else if !tl.pauser_sends && self.macs.station(point, *mac) == Some(src) {
+                tl.peer = Some(src);
+                pfc::Towards::Peer
+            } else {
+                pfc::Towards::No
+            };
+            tl.on_roce(ts, meta.number, towards, &self.cfg.pfc);
         }
     }
 
@@ -997,14 +1116,24 @@ impl Analyzer {
         let resp_next = reads.resp_next;
         let in_gap =
             reads.gap.is_some_and(|(first, last)| psn_diff(psn, first) >= 0 && psn_diff(psn, last) <= 0);
-        let implied = op.is_read_request()
+        let reissue = op.is_read_request()
             && (in_gap
                 || reads.outstanding.iter().any(|&(first, last, _)| {
                     psn_diff(psn, first) >= 0
                         && psn_diff(psn, last) <= 0
                         && (psn != first || resp_next != Some(first))
                 }));
+        // An implied NAK needs a later response that showed the requester the gap: seen here
+        // (`in_gap`), or beyond this point, which a re-issue sooner than the ACK timeout
+        // shows. A re-issue after the ACK timeout with no gap in sight is the tail of the
+        // READ (its Last or Only response) lost: only the timer told the requester, a
+        // timeout (mlx5 `local_ack_timeout_err`, reference §1.10).
+        let tail_timeout = reissue && !in_gap && f.psn.timed_out(meta.ts_ns, &psn_cfg);
+        let implied = reissue && !tail_timeout;
         let (verdict, resolved) = f.psn.on_request(psn, span, meta.number, meta.ts_ns, implied, &psn_cfg);
+        if tail_timeout && matches!(verdict, Verdict::Retransmit { cause: Cause::Timeout, .. }) {
+            f.reads_mut().tail_timeouts += 1;
+        }
         if let Some(r) = resolved {
             Self::note_resolution(f, r);
         }
@@ -1023,7 +1152,7 @@ impl Analyzer {
             }
             Verdict::Filler | Verdict::First | Verdict::InOrder => {}
         }
-        if implied {
+        if reissue {
             // The re-issued READ asks from `psn` to the end of the READ it continues.
             let reads = f.reads_mut();
             for r in reads.outstanding.iter_mut() {
@@ -1054,7 +1183,7 @@ impl Analyzer {
             }
             f.outstanding_ackreq.push_back((psn, meta.ts_ns));
         }
-        if op.is_read_request() && !implied {
+        if op.is_read_request() && !reissue {
             let reads = f.reads_mut();
             if reads.outstanding.len() == MAX_OUTSTANDING {
                 reads.outstanding.pop_front();
@@ -1256,22 +1385,32 @@ impl Analyzer {
             // What the paused priority carried before this frame (802.3x PAUSE: every
             // priority), to anyone and to the pausing MAC itself.
             let at = usize::from(meta.point) * 8;
-            let to_mac = this.destinations.get(meta.point, src);
+            // The traffic the pause stops: to the pausing MAC, or from its link peer when the
+            // pausing MAC sends no RoCE here (`link` module).
+            let sends = this.macs.sends(meta.point, src);
+            let mut stopped = this.macs.to(meta.point, src);
+            if !sends {
+                if let Some(peer) = this.macs.station(meta.point, src) {
+                    let from = this.macs.from(meta.point, peer);
+                    stopped.iter_mut().zip(from).for_each(|(n, f)| *n += f);
+                }
+            }
             let used = this.priorities.get(at..at + 8).unwrap_or(&[]);
             let seen = match kind {
                 PauseKind::Pfc => pfc::SeenBefore {
-                    towards: to_mac.get(usize::from(prio & 7)).is_some_and(|n| *n > 0),
+                    towards: stopped.get(usize::from(prio & 7)).is_some_and(|n| *n > 0),
                     any: used.get(usize::from(prio & 7)).is_some_and(|u| u.packets > 0),
                 },
                 PauseKind::Pause => pfc::SeenBefore {
-                    towards: to_mac.iter().any(|n| *n > 0),
+                    towards: stopped.iter().any(|n| *n > 0),
                     any: used.iter().any(|u| u.packets > 0),
                 },
             };
-            let tl = this
-                .timelines
-                .entry((meta.point, src, kind, prio))
-                .or_insert_with(|| Timeline::new(link_bps, meta.number, origin));
+            let tl = this.timelines.entry((meta.point, src, kind, prio)).or_insert_with(|| {
+                let mut t = Timeline::new(link_bps, meta.number, origin);
+                t.pauser_sends = sends;
+                t
+            });
             if let Some((s, e)) = tl.on_frame(meta.ts_ns, quanta, meta.number, &this.cfg.pfc, seen) {
                 let start = this.totals.start_ns.unwrap_or(s);
                 let prio = (kind == PauseKind::Pfc).then_some(prio);

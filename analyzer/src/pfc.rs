@@ -11,16 +11,18 @@
 //!   (XON) ends it; priorities not enabled in a frame keep their state *(inference, §1.8)*.
 //!
 //! Paused time is the union of the resulting intervals. Storms are windows paused more than
-//! a threshold fraction. Direction matters: while a MAC pauses a priority, RoCE frames *to
-//! that MAC* on that priority must stop within a response allowance (see
+//! a threshold fraction. Direction matters: a pause stops the pausing MAC's *link peer*
+//! (PFC is hop by hop, IEEE 802.1Qbb): while a MAC pauses a priority, the RoCE frames the
+//! peer sends on it must stop within a response allowance (see
 //! [`DEFAULT_PAUSE_ALLOWANCE_NS`]); those that arrive later show a peer ignoring the pause.
+//! The frames the peer sends are those *to the pausing MAC* where that MAC sends or receives
+//! RoCE at the capture point, and those *from the link's station* ([`crate::link`]) where it
+//! sends none (a switch port in an L2 fabric).
 //! A deadlock hint is a long continuous pause during which the RoCE traffic towards the
 //! pausing side, seen before the pause, stopped (traffic the pausing host sends the other
 //! way does not count against it).
 
-use hashbrown::HashTable;
 use rocescope_decoder::mac_control::quanta_to_ns;
-use rustc_hash::FxHashMap;
 use serde::Serialize;
 
 /// Intervals kept per timeline for the report (totals stay exact beyond it).
@@ -81,7 +83,8 @@ pub struct Interval {
     /// RoCE packets on this priority at this capture point while paused, to any destination
     /// (for 802.3x PAUSE, on any priority).
     pub roce_during: u64,
-    /// Of those, packets sent to the pausing MAC (the traffic the pause asks to stop).
+    /// Of those, packets the pause asks to stop: sent to the pausing MAC, or by its link
+    /// peer when the pausing MAC sends no RoCE here ([`Towards`]).
     pub roce_towards: u64,
     /// Of those, packets that arrived more than the response allowance after the pause
     /// took effect: sent in spite of the pause.
@@ -133,11 +136,24 @@ impl Default for PfcConfig {
     }
 }
 
+/// Which way a RoCE frame went relative to a pausing MAC ([`Timeline::on_roce`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Towards {
+    /// Neither to the pausing MAC nor from its link peer: not stopped by the pause.
+    No,
+    /// Sent to the pausing MAC (it sends or receives RoCE at this point: a host, or a
+    /// switch's routed port).
+    Mac,
+    /// Sent by the link peer of a pausing MAC that sends no RoCE here (a switch port in an
+    /// L2 fabric), to anyone.
+    Peer,
+}
+
 /// What had been seen on the paused priority before a pause frame, for the interval it may
 /// begin.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct SeenBefore {
-    /// RoCE to the pausing MAC on the priority.
+    /// RoCE the pause stops on the priority ([`Towards::Mac`] or [`Towards::Peer`]).
     pub towards: bool,
     /// RoCE on the priority at this capture point, to anyone.
     pub any: bool,
@@ -201,9 +217,13 @@ pub struct Timeline {
     pub ignored_max_delay_ns: i64,
     /// The first few of them.
     pub ignored_evidence: Vec<IgnoredFrame>,
-    /// Of the ignored frames, those double-tagged (QinQ) with different PCPs in their two
-    /// tags: whether they were on the paused priority depends on which tag the switch reads.
-    pub ignored_ambiguous: u64,
+    /// Of the ignored frames, those its link peer sent ([`Towards::Peer`]).
+    pub ignored_from_peer: u64,
+    /// The link peer whose frames the pause judged, when the pausing MAC sent no RoCE
+    /// here (the last one met; [`crate::link::MacTraffic::station`]).
+    pub peer: Option<[u8; 6]>,
+    /// The pausing MAC sent RoCE at this point: only frames to it are judged.
+    pub pauser_sends: bool,
 }
 
 impl Timeline {
@@ -231,7 +251,9 @@ impl Timeline {
             ignored: 0,
             ignored_max_delay_ns: 0,
             ignored_evidence: Vec::new(),
-            ignored_ambiguous: 0,
+            ignored_from_peer: 0,
+            peer: None,
+            pauser_sends: false,
         }
     }
 
@@ -241,14 +263,14 @@ impl Timeline {
     }
 
     /// A RoCE packet on this timeline's priority at its capture point (for 802.3x PAUSE, of
-    /// any priority): frame `frame` at `ts`, sent to the pausing MAC when `towards`.
-    pub fn on_roce(&mut self, ts: i64, frame: u64, towards: bool, ambiguous: bool, cfg: &PfcConfig) {
+    /// any priority): frame `frame` at `ts`, going `towards` the pausing side or not.
+    pub fn on_roce(&mut self, ts: i64, frame: u64, towards: Towards, cfg: &PfcConfig) {
         let Some(c) = &mut self.current else { return };
         if ts >= c.end_ns || ts < c.start_ns {
             return;
         }
         c.roce_during += 1;
-        if !towards {
+        if towards == Towards::No {
             return;
         }
         c.roce_towards += 1;
@@ -258,7 +280,7 @@ impl Timeline {
         }
         c.ignored += 1;
         self.ignored += 1;
-        self.ignored_ambiguous += u64::from(ambiguous);
+        self.ignored_from_peer += u64::from(towards == Towards::Peer);
         self.ignored_max_delay_ns = self.ignored_max_delay_ns.max(delay);
         if self.ignored_evidence.len() < MAX_IGNORED_EVIDENCE {
             let (pause_frame, pause_ts_ns) = (c.first_frame, c.start_ns);
@@ -461,105 +483,6 @@ impl Timeline {
     }
 }
 
-/// RoCE packets per (capture point, destination MAC) and priority: which MACs receive RoCE
-/// on which priority, so that the direction of traffic during a pause can be judged. Updated
-/// for every RoCE packet, so kept cheap: one 64-bit key per (point, MAC) and a one-entry
-/// cache for runs of packets to one host.
-#[derive(Clone, Debug, Default)]
-pub struct Destinations {
-    /// Slots by key: ids into `slots` (4 bytes each; a map from keys to ids held each key
-    /// twice, 9 MB at 100k hosts, issue 13).
-    index: HashTable<u32>,
-    /// Per (point, MAC): its key, the first priority it received RoCE on and how many
-    /// packets. A host's RoCE comes on one priority: the rare others go to `more`. 24 bytes
-    /// a host (eight counters each took 72).
-    slots: Vec<Slot>,
-    /// Packets on the other priorities, by (slot, priority).
-    more: FxHashMap<(u32, u8), u64>,
-    /// The last key looked up and its slot.
-    last: Option<(u64, usize)>,
-}
-
-/// One (point, MAC) of [`Destinations`].
-#[derive(Clone, Copy, Debug)]
-struct Slot {
-    key: u64,
-    count: u64,
-    prio: u8,
-}
-
-/// (point, MAC) as one integer: the MAC in the top 48 bits, the point below. (The point in
-/// the low bits: FxHash takes a table's bucket from the middle bits of a multiply, which the
-/// top 16 bits of a key never reach, so with the point on top every point's key for one MAC
-/// fell in one bucket: 1,700 instructions a packet with 256 points.)
-fn dest_key(point: u16, mac: [u8; 6]) -> u64 {
-    let [a, b, c, d, e, f] = mac;
-    u64::from_be_bytes([a, b, c, d, e, f, 0, 0]) | u64::from(point)
-}
-
-fn dest_hash(key: u64) -> u64 {
-    use std::hash::BuildHasher;
-    rustc_hash::FxBuildHasher.hash_one(key)
-}
-
-impl Destinations {
-    /// Count a RoCE packet to `mac` on `prio` at `point`.
-    pub fn add(&mut self, point: u16, mac: [u8; 6], prio: u8) {
-        let key = dest_key(point, mac);
-        let i = match self.last {
-            Some((k, i)) if k == key => i,
-            _ => {
-                let i = match self.find(key) {
-                    Some(i) => i,
-                    None => {
-                        let Ok(id) = u32::try_from(self.slots.len()) else { return };
-                        self.slots.push(Slot { key, count: 0, prio: prio & 7 });
-                        let slots = &self.slots;
-                        self.index.insert_unique(dest_hash(key), id, |&i| {
-                            slots.get(i as usize).map_or(0, |s| dest_hash(s.key))
-                        });
-                        id as usize
-                    }
-                };
-                self.last = Some((key, i));
-                i
-            }
-        };
-        let prio = prio & 7;
-        match self.slots.get_mut(i) {
-            Some(s) if s.prio == prio => s.count += 1,
-            Some(_) => *self.more.entry((i as u32, prio)).or_default() += 1,
-            None => {}
-        }
-    }
-
-    fn find(&self, key: u64) -> Option<usize> {
-        let slots = &self.slots;
-        self.index
-            .find(dest_hash(key), |&i| slots.get(i as usize).is_some_and(|s| s.key == key))
-            .map(|&i| i as usize)
-    }
-
-    /// RoCE packets to `mac` at `point`, per priority.
-    pub fn get(&self, point: u16, mac: [u8; 6]) -> [u64; 8] {
-        let mut c = [0; 8];
-        let Some(i) = self.find(dest_key(point, mac)) else { return c };
-        if let Some(s) = self.slots.get(i) {
-            if let Some(n) = c.get_mut(usize::from(s.prio)) {
-                *n = s.count;
-            }
-        }
-        if !self.more.is_empty() {
-            for (p, n) in c.iter_mut().enumerate() {
-                if let Some(m) = self.more.get(&(i as u32, p as u8)) {
-                    *n += m;
-                }
-            }
-        }
-        c
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -619,14 +542,15 @@ mod tests {
     }
 
     #[test]
-    fn qinq_frames_whose_tags_disagree_are_counted_apart() {
+    fn frames_from_the_link_peer_are_counted_apart() {
         let mut t = Timeline::new(LINK_BPS, 1, 0);
         t.on_frame(1_000, 65535, 10, &CFG, TOWARDS);
-        for (i, ambiguous) in [(0, true), (1, true), (2, false)] {
-            t.on_roce(20_000 + i * 1_000, 20 + i as u64, true, ambiguous, &CFG);
+        for (i, towards) in [(0, Towards::Peer), (1, Towards::Peer), (2, Towards::Mac), (3, Towards::No)] {
+            t.on_roce(20_000 + i * 1_000, 20 + i as u64, towards, &CFG);
         }
         let f = t.finish(500_000, &CFG);
-        assert_eq!((f.ignored, f.ignored_ambiguous), (3, 2));
+        assert_eq!((f.ignored, f.ignored_from_peer), (3, 2));
+        assert_eq!(f.intervals[0].roce_during, 4);
     }
 
     #[test]
@@ -634,11 +558,11 @@ mod tests {
         let mut t = Timeline::new(LINK_BPS, 1, 0);
         t.on_frame(1_000, 65535, 10, &CFG, TOWARDS);
         // In flight (within 7 µs), then beyond it; the other way; after expiry.
-        t.on_roce(3_000, 11, true, false, &CFG);
-        t.on_roce(8_000, 12, true, false, &CFG);
-        t.on_roce(8_001, 13, true, false, &CFG);
-        t.on_roce(9_000, 14, false, false, &CFG);
-        t.on_roce(400_000, 15, true, false, &CFG);
+        t.on_roce(3_000, 11, Towards::Mac, &CFG);
+        t.on_roce(8_000, 12, Towards::Mac, &CFG);
+        t.on_roce(8_001, 13, Towards::Mac, &CFG);
+        t.on_roce(9_000, 14, Towards::No, &CFG);
+        t.on_roce(400_000, 15, Towards::Mac, &CFG);
         let f = t.finish(500_000, &CFG);
         assert_eq!((f.ignored, f.ignored_max_delay_ns), (1, 7_001));
         assert_eq!(
@@ -657,14 +581,14 @@ mod tests {
             for i in 0..34 {
                 t.on_frame(i * 300_000, 65535, i as u64 + 1, &CFG, seen);
                 if other_way {
-                    t.on_roce(i * 300_000 + 1_000, 100 + i as u64, false, false, &CFG);
+                    t.on_roce(i * 300_000 + 1_000, 100 + i as u64, Towards::No, &CFG);
                 }
             }
             if towards_late {
-                t.on_roce(5_000_000, 99, true, false, &CFG);
+                t.on_roce(5_000_000, 99, Towards::Mac, &CFG);
             }
             if seen.towards {
-                t.on_roce(2_000, 98, true, false, &CFG); // in flight at the start: not against a hint
+                t.on_roce(2_000, 98, Towards::Mac, &CFG); // in flight at the start: not against a hint
             }
             t.finish(20_000_000, &CFG).deadlock.is_some()
         };
@@ -711,28 +635,5 @@ mod tests {
         assert_eq!(f.paused_ns, 5_000);
         assert_eq!(f.pause_us_per_s, f.max_pause_us_per_s);
         assert!((f.pause_us_per_s - 500_000.0).abs() < 1e-6);
-    }
-
-    #[test]
-    fn destinations_count_per_point_mac_and_priority() {
-        let mut d = Destinations::default();
-        let (a, b) = ([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2]);
-        for _ in 0..3 {
-            d.add(0, a, 3);
-        }
-        d.add(0, b, 3);
-        d.add(1, a, 0);
-        d.add(0, a, 11); // priorities are 3 bits
-        assert_eq!(d.get(0, a), [0, 0, 0, 4, 0, 0, 0, 0]);
-        assert_eq!(d.get(0, b)[3], 1);
-        assert_eq!(d.get(1, a)[0], 1);
-        assert_eq!(d.get(2, a), [0; 8]);
-        // A host's packets on a second and third priority (kept apart from its first).
-        d.add(0, b, 5);
-        d.add(0, b, 5);
-        d.add(0, b, 0);
-        d.add(0, b, 3);
-        assert_eq!(d.get(0, b), [1, 0, 0, 2, 0, 2, 0, 0]);
-        assert_eq!(d.get(0, a), [0, 0, 0, 4, 0, 0, 0, 0]);
     }
 }

@@ -161,6 +161,7 @@ static NO_EVENTS: PsnStats = PsnStats {
     lost_beyond: 0,
     resent_out_of_sequence: 0,
     lost_here: 0,
+    timeout_stall_ns: 0,
 };
 
 /// Event counters of one request stream (allocated on its first event:
@@ -222,6 +223,10 @@ pub struct PsnStats {
     pub resent_out_of_sequence: u64,
     /// PSNs missing in the gaps explained as network loss (NAKed or resent, not filled late).
     pub lost_here: u64,
+    /// The longest a flow had sent nothing new before a timeout resend began: how long the
+    /// requester stalled waiting out its ACK timeout (a lower bound: the lost packet may
+    /// have been sent a little after the flow's last new one).
+    pub timeout_stall_ns: i64,
 }
 
 /// A run of gap fillers waiting for the next packet to tell late arrival from resend.
@@ -449,6 +454,13 @@ impl PsnTracker {
         }
     }
 
+    /// Whether a resend at `ts_ns` with no NAK pending comes late enough to be a timeout
+    /// (see [`PsnTracker::on_request`]'s causes): the flow has sent nothing new for at least
+    /// 90% of the ACK timeout.
+    pub fn timed_out(&self, ts_ns: i64, cfg: &PsnConfig) -> bool {
+        self.started && ts_ns - self.last_new_ts >= cfg.min_ack_timeout_ns - cfg.min_ack_timeout_ns / 10
+    }
+
     /// The highest PSN used so far (the last reserved one for a READ).
     pub fn highest(&self) -> Option<u32> {
         self.started.then(|| psn_add(self.expected, MASK))
@@ -466,9 +478,7 @@ impl PsnTracker {
             // the quiet time since then is a lower bound; 90% of the ACK timeout allows for
             // a sender that went on sending a little after it. A copy a mirror duplicated,
             // or a resend after a NAK the capture lacks, comes sooner: cause unknown.
-            None if ts_ns - self.last_new_ts >= cfg.min_ack_timeout_ns - cfg.min_ack_timeout_ns / 10 => {
-                (Cause::Timeout, false)
-            }
+            None if self.timed_out(ts_ns, cfg) => (Cause::Timeout, false),
             None => (Cause::Unknown, false),
         }
     }
@@ -709,8 +719,14 @@ impl PsnTracker {
             Some(b) if in_burst => b,
             _ => {
                 let c = self.resend_cause(psn, ts_ns, implied, cfg);
-                if c.0 == Cause::Unknown {
-                    self.stats_mut().last_resend_after_ns = Some(ts_ns - self.last_new_ts);
+                let quiet = ts_ns - self.last_new_ts;
+                match c.0 {
+                    Cause::Unknown => self.stats_mut().last_resend_after_ns = Some(quiet),
+                    Cause::Timeout => {
+                        let st = self.stats_mut();
+                        st.timeout_stall_ns = st.timeout_stall_ns.max(quiet);
+                    }
+                    _ => {}
                 }
                 c
             }

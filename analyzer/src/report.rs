@@ -35,6 +35,8 @@ pub struct Report {
     /// Per capture point and priority: throughput, CE marks, CNPs and paused time on one
     /// time axis, with the busiest bins at the `--bin` resolution.
     pub timeline: crate::fabric::FabricReport,
+    /// The receivers with the most senders at once (fan-in), busiest first (crate::incast).
+    pub incast: Vec<crate::incast::IncastReport>,
     /// The QoS audit.
     pub audit: AuditReport,
     /// Settings the analysis used.
@@ -148,6 +150,9 @@ pub struct PointReport {
     pub packets: u64,
     /// RoCE frames.
     pub roce: u64,
+    /// Mirror duplicates at this point (crate::dedup). Absent when 0.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub duplicates: u64,
     /// First frame time.
     pub start_ns: Option<i64>,
     /// Latest frame time.
@@ -327,6 +332,9 @@ pub struct Summary {
     pub roce_bytes: u64,
     /// Path MTU used for READ reservations (configured or inferred; 0 unknown).
     pub pmtu: u32,
+    /// RoCE frames that were a mirror's second copy of a packet (crate::dedup): left out
+    /// of `roce` and every other figure unless `config.keep_duplicates`.
+    pub duplicates: u64,
     /// Findings by severity.
     pub findings: SeverityCounts,
 }
@@ -391,6 +399,8 @@ pub enum FindingKind {
     CnpTooFast,
     /// The sender's rate did not fall after most of the CNPs it received.
     CcNotReacting,
+    /// Many senders to one receiver at once (fan-in) with CE marks or pauses during it.
+    Incast,
     /// Frames whose ICRC does not match.
     IcrcBad,
     /// A MAC paused a priority for most of its storm windows.
@@ -480,6 +490,7 @@ impl FindingKind {
         FindingKind::PfcPriorityMismatch,
         FindingKind::CnpTooFast,
         FindingKind::CcNotReacting,
+        FindingKind::Incast,
     ];
 
     /// The JSON name (`network_loss`, `pfc_storm`, ...).
@@ -518,6 +529,7 @@ impl FindingKind {
             FindingKind::PfcPriorityMismatch => "pfc_priority_mismatch",
             FindingKind::CnpTooFast => "cnp_too_fast",
             FindingKind::CcNotReacting => "cc_not_reacting",
+            FindingKind::Incast => "incast",
         }
     }
 
@@ -650,6 +662,12 @@ pub struct PsnReport {
     pub spurious_naks: u64,
     /// Gaps in this flow's READ responses.
     pub read_response_gaps: u64,
+    /// READs re-issued after the ACK timeout with no response gap in sight: their last
+    /// response was lost (counted in `retransmits_timeout` too).
+    pub read_tail_timeouts: u64,
+    /// The longest the requester sent nothing new before a timeout resend: the stall its
+    /// ACK timeout cost (0 without timeouts).
+    pub timeout_stall_ns: i64,
     /// Gaps explained by a NAK or a retransmission.
     pub network_loss_gaps: u64,
     /// Gaps never NAKed or resent: probable capture loss.
@@ -782,6 +800,11 @@ pub struct CcReaction {
     pub not_evaluated: u64,
     /// Mean of the rate after over the rate before, over the evaluated CNPs.
     pub mean_ratio: Option<f64>,
+    /// Why no verdict on the reaction is given for this flow although its figures would
+    /// make one (`incast`: it is one of many senders to a receiver, seen past the queue
+    /// they share, where its rate is its share of the drain rate). Absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub not_judged: Option<&'static str>,
 }
 
 /// One flow.
@@ -1137,6 +1160,22 @@ impl Report {
     }
 }
 
+/// Which RoCE frames a pausing MAC's pauses stop, as judged at its capture point (PFC is hop
+/// by hop: a pause stops the pausing MAC's link peer; `crate::link`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PauseDirection {
+    /// The pausing MAC sends RoCE here (a host, or a switch's routed port whose MAC is
+    /// every frame's next hop): the frames sent to it.
+    ToPausingMac,
+    /// It sends none (a switch port in an L2 fabric): the frames its link peer, the
+    /// capture point's station, sends to anyone (and any sent to it).
+    FromLinkPeer,
+    /// It sends none and the link peer cannot be told (one conversation, or a capture point
+    /// on several links): only frames sent to it, of which there may be none.
+    Unknown,
+}
+
 /// One PFC or PAUSE timeline.
 #[derive(Clone, Debug, Serialize)]
 pub struct PauseReport {
@@ -1180,9 +1219,18 @@ pub struct PauseReport {
     /// switch port in an L2 fabric, or a one-way capture), so which traffic its pauses
     /// stop cannot be told.
     pub roce_to_mac: u64,
-    /// RoCE packets to `src_mac` on the paused priority that arrived while it was paused,
-    /// more than `config.pause_allowance_ns` after the pause took effect.
+    /// Which frames the pauses were judged on (docs/verdicts.md "PFC and PAUSE").
+    pub direction: PauseDirection,
+    /// The station at the other end of the link, whose frames the pauses stop, when
+    /// `src_mac` sends no RoCE at this point (a switch port in an L2 fabric): the one MAC in
+    /// nearly every RoCE frame here. `None` otherwise, or when it cannot be told.
+    pub link_peer: Option<String>,
+    /// RoCE packets the pauses stop (to `src_mac`, or from `link_peer`) on the paused
+    /// priority that arrived while it was paused, more than `config.pause_allowance_ns`
+    /// after the pause took effect.
     pub ignored_frames: u64,
+    /// Of those, the ones `link_peer` sent.
+    pub ignored_from_peer: u64,
     /// How long after its pause took effect the latest of them arrived (0 when none).
     pub ignored_max_delay_ns: i64,
 }
@@ -1197,13 +1245,17 @@ fn pause_ignored(r: &PauseReport, tl: &Timeline, label: &str, cfg: &PfcConfig) -
         return None;
     }
     let allowance = cfg.pause_allowance_ns;
-    // Double-tagged frames whose tags disagree on the PCP do not count towards a CRITICAL:
-    // on a QinQ link the switch may classify on the outer tag, where they were not paused.
-    let sure = tl.ignored - tl.ignored_ambiguous;
-    let clear = sure >= IGNORED_CRITICAL_FRAMES && tl.ignored_max_delay_ns >= 2 * allowance;
+    let clear = tl.ignored >= IGNORED_CRITICAL_FRAMES && tl.ignored_max_delay_ns >= 2 * allowance;
     let what = match r.kind {
         PauseKind::Pfc => format!("PFC on priority {}", r.priority),
         PauseKind::Pause => "802.3x PAUSE".to_string(),
+    };
+    // Frames the link peer sent (the pausing MAC, a switch port, takes part in no RoCE
+    // here) or frames sent to the pausing MAC.
+    let by_peer = r.link_peer.as_deref().filter(|_| tl.ignored_from_peer > 0);
+    let sent = match by_peer {
+        Some(peer) => format!("RoCE from {peer}"),
+        None => format!("RoCE to {}", r.src_mac),
     };
     let mut evidence = Vec::new();
     if let Some(first) = tl.ignored_evidence.first() {
@@ -1216,25 +1268,35 @@ fn pause_ignored(r: &PauseReport, tl: &Timeline, label: &str, cfg: &PfcConfig) -
     evidence.extend(tl.ignored_evidence.iter().map(|e| EvidenceRef {
         frame: e.frame,
         ts_ns: e.ts_ns,
-        what: format!("RoCE to {} {} after the pause took effect", r.src_mac, us_text(e.delay_ns)),
+        what: format!("{sent} {} after the pause took effect", us_text(e.delay_ns)),
     }));
-    Some(Finding {
-        severity: if clear { Severity::Critical } else { Severity::Warning },
-        kind: FindingKind::PauseIgnored,
-        title: format!(
-            "RoCE kept arriving at {} while it paused {label}: {} sent to it more than {} after the pause took effect (the latest {} after){}",
+    let head = match by_peer {
+        Some(peer) => format!(
+            "{peer} kept sending RoCE while its link peer {} (a switch port: it sends no RoCE here) paused {label}: {} more than {} after the pause took effect (the latest {} after)",
             r.src_mac,
             plural(tl.ignored, "frame", "frames"),
             us_text(allowance),
             us_text(tl.ignored_max_delay_ns),
-            if clear {
-                ": the sender ignores the pause (PFC not enabled for this priority on the peer, or a priority mapping mismatch)"
-            } else if tl.ignored_ambiguous > 0 {
-                ": QinQ frames whose outer and inner tags carry different PCPs, priority taken from the inner tag; if the switch classifies on the outer tag they were not on the paused priority"
-            } else {
-                ": few, and close to the allowance; a capture point far from the link or coarse timestamps can do this (--pause-allowance-us)"
-            }
         ),
+        None => format!(
+            "RoCE kept arriving at {} while it paused {label}: {} sent to it more than {} after the pause took effect (the latest {} after)",
+            r.src_mac,
+            plural(tl.ignored, "frame", "frames"),
+            us_text(allowance),
+            us_text(tl.ignored_max_delay_ns),
+        ),
+    };
+    let why = if !clear {
+        ": few, and close to the allowance; a capture point far from the link or coarse timestamps can do this (--pause-allowance-us)"
+    } else if by_peer.is_some() {
+        ": the sender on this link ignores the pause (the host, or the switch port that forwards its frames: PFC not enabled for this priority there, or its traffic on another priority than the one paused)"
+    } else {
+        ": the sender ignores the pause (PFC not enabled for this priority on the peer, or a priority mapping mismatch)"
+    };
+    Some(Finding {
+        severity: if clear { Severity::Critical } else { Severity::Warning },
+        kind: FindingKind::PauseIgnored,
+        title: format!("{head}{why}"),
         flow: None,
         src_mac: Some(r.src_mac.clone()),
         priority: Some(r.priority),
@@ -1276,6 +1338,8 @@ pub struct ConfigReport {
     /// How long after a pause took effect RoCE to the pausing MAC may still arrive
     /// (`--pause-allowance-us`); later frames ignored the pause.
     pub pause_allowance_ns: i64,
+    /// Mirror duplicates analysed as packets of their own (`--keep-duplicates`).
+    pub keep_duplicates: bool,
 }
 
 fn bits(mask: u64) -> Vec<u8> {
@@ -1334,6 +1398,8 @@ pub(crate) fn flow_report(id: usize, f: &Flow, a: &Analyzer, detail: bool) -> Fl
             max_late_ns: f.psn.stats().max_late_ns,
             spurious_naks: f.psn.stats().spurious_naks,
             read_response_gaps: f.reads().read_response_gaps,
+            read_tail_timeouts: f.reads().tail_timeouts,
+            timeout_stall_ns: f.psn.stats().timeout_stall_ns,
             network_loss_gaps: f.psn.stats().network_loss_gaps,
             capture_loss_gaps: f.psn.capture_loss_gaps(),
             resyncs: f.psn.stats().resyncs,
@@ -1377,7 +1443,13 @@ pub(crate) fn flow_report(id: usize, f: &Flow, a: &Analyzer, detail: bool) -> Fl
             nak_to_retransmit: f.latency().nak_to_retransmit.summary(),
             ce_to_cnp: f.latency().ce_to_cnp.summary(),
         },
-        cc: f.cc().map(|c| cc_report(c, &a.cfg.cc)),
+        cc: f.cc().map(|c| {
+            let mut r = cc_report(c, &a.cfg.cc);
+            if c.not_reacting() && cc_shares_bottleneck(f, a) {
+                r.reaction.not_judged = Some("incast");
+            }
+            r
+        }),
         partner: f.partner(),
         pairing: f.pairing.map(|p| p.name()),
         cm_start_psn: f.cold().cm_start_psn,
@@ -1408,8 +1480,16 @@ fn cc_report(c: &crate::cc::CcState, cfg: &crate::cc::CcConfig) -> CcReport {
             fell: c.fell,
             not_evaluated: c.not_evaluated_total(),
             mean_ratio: c.mean_ratio(),
+            not_judged: None,
         },
     }
+}
+
+/// Flow `f` sends to a receiver that took an incast seen past the queue its senders share
+/// (or where the position could not be told): its rate there is its share of the drain rate,
+/// so its reaction to CNPs is not judged from it (crate::incast).
+pub(crate) fn cc_shares_bottleneck(f: &Flow, a: &Analyzer) -> bool {
+    a.fan_in.shares_bottleneck(f.key.point, f.key.dst, a.cfg.bin_ns, a.cfg.link_speed_bps)
 }
 
 /// The name of a worst severity (`ok` for none).
@@ -1606,13 +1686,23 @@ fn flow_findings(id: usize, f: &Flow, a: &Analyzer, out: &mut FindingSink) {
         );
     }
     if st.retransmits_timeout > 0 && loss_gaps == 0 {
+        let tails = f.reads().tail_timeouts;
+        let why = if tails > 0 {
+            format!(
+                "the last response of {} was lost and no later response showed the gap, so only the ACK timer could: the requester stalled",
+                plural(tails, "READ", "READs")
+            )
+        } else {
+            "the requester waited out its ACK timeout (lost packets or ACKs), stalled".to_string()
+        };
         push(
             Severity::Critical,
             FindingKind::TimeoutRetransmit,
             format!(
-                "{}: {} with no NAK pending, at least the ACK timeout ({timeout_ms}) after the original: the requester waited out its ACK timeout (lost packets or ACKs){}",
+                "{}: {} with no NAK pending, at least the ACK timeout ({timeout_ms}) after the original: {why} {} (local_ack_timeout_err){}",
                 qp_name(f, a),
                 plural(st.retransmits_timeout, "timeout retransmission", "timeout retransmissions"),
+                ms(st.timeout_stall_ns.max(0) as u64),
                 if one_way { "; the ACKs are not in the capture" } else { "" }
             ),
             ev(f, &[EvidenceKind::RetransmitTimeout]),
@@ -1935,7 +2025,9 @@ fn cc_findings(
             cc.too_fast,
         );
     }
-    if cc.not_reacting() {
+    // Past the queue an incast's senders share, a sender's rate is its share of the drain
+    // rate: the incast finding says so instead (crate::incast).
+    if cc.not_reacting() && !cc_shares_bottleneck(f, a) {
         push(
             Severity::Warning,
             FindingKind::CcNotReacting,
@@ -2151,7 +2243,13 @@ pub(crate) fn build_with(a: &Analyzer, detail: bool, with_flows: bool) -> (Repor
         // Per second of this point's own capture (merged captures span more): the timeline's
         // windows start at the point's first frame and end at its latest.
         let tl = tl.finish(point_end, &a.cfg.pfc);
-        let to_mac = a.destinations.get(point, mac);
+        let to_mac = a.macs.to(point, mac);
+        let peer = if tl.pauser_sends { None } else { tl.peer.or_else(|| a.macs.station(point, mac)) };
+        let direction = match (tl.pauser_sends, peer) {
+            (true, _) => PauseDirection::ToPausingMac,
+            (false, Some(_)) => PauseDirection::FromLinkPeer,
+            (false, None) => PauseDirection::Unknown,
+        };
         let r = PauseReport {
             point,
             src_mac: mac_string(&mac),
@@ -2174,7 +2272,10 @@ pub(crate) fn build_with(a: &Analyzer, detail: bool, with_flows: bool) -> (Repor
                 PauseKind::Pfc => to_mac.get(usize::from(prio & 7)).copied().unwrap_or(0),
                 PauseKind::Pause => to_mac.iter().sum(),
             },
+            direction,
+            link_peer: peer.map(|m| mac_string(&m)),
             ignored_frames: tl.ignored,
+            ignored_from_peer: tl.ignored_from_peer,
             ignored_max_delay_ns: tl.ignored_max_delay_ns,
         };
         // Merged captures: say at which capture point the pauses were seen.
@@ -2281,6 +2382,8 @@ pub(crate) fn build_with(a: &Analyzer, detail: bool, with_flows: bool) -> (Repor
         }
         pfc.push(r);
     }
+
+    let incast = crate::incast::report(a, &pfc, &mut findings);
 
     // Audit violations on flows (rules in audit::AuditConfig::check). Untagged packets under
     // a PCP expectation are one violation per capture point (its finding names the flows).
@@ -2516,6 +2619,7 @@ pub(crate) fn build_with(a: &Analyzer, detail: bool, with_flows: bool) -> (Repor
             connections: connections.len() as u64,
             roce_bytes: t.roce_bytes,
             pmtu: a.pmtu(),
+            duplicates: t.duplicates,
             findings: counts,
         },
         findings,
@@ -2523,6 +2627,7 @@ pub(crate) fn build_with(a: &Analyzer, detail: bool, with_flows: bool) -> (Repor
         connections,
         pfc,
         timeline: a.fabric_report(),
+        incast,
         audit: AuditReport { expected: a.cfg.audit.clone(), violations },
         config: ConfigReport {
             link_speed_bps: a.cfg.link_speed_bps,
@@ -2530,6 +2635,7 @@ pub(crate) fn build_with(a: &Analyzer, detail: bool, with_flows: bool) -> (Repor
             storm_threshold: a.cfg.pfc.storm_threshold,
             deadlock_ns: a.cfg.pfc.deadlock_ns,
             pause_allowance_ns: a.cfg.pfc.pause_allowance_ns,
+            keep_duplicates: a.cfg.keep_duplicates,
         },
         capture: None,
         points: points
@@ -2542,6 +2648,7 @@ pub(crate) fn build_with(a: &Analyzer, detail: bool, with_flows: bool) -> (Repor
                     name: point_name(a, i),
                     packets: p.packets,
                     roce: p.roce,
+                    duplicates: p.duplicates,
                     start_ns: p.start_ns,
                     end_ns: p.end_ns,
                     session,
@@ -2657,6 +2764,7 @@ struct ReportView<'r, 'a> {
     connections: &'r [Connection],
     pfc: &'r [PauseReport],
     timeline: &'r crate::fabric::FabricReport,
+    incast: &'r [crate::incast::IncastReport],
     audit: &'r AuditReport,
     config: &'r ConfigReport,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -2684,6 +2792,7 @@ impl Serialize for StreamedReport<'_> {
             connections: &r.connections,
             pfc: &r.pfc,
             timeline: &r.timeline,
+            incast: &r.incast,
             audit: &r.audit,
             config: &r.config,
             capture: r.capture.as_ref(),

@@ -257,6 +257,14 @@ impl Bins {
         self.put(offset_ns, v);
     }
 
+    /// `n` CE marks at `offset_ns` on packets already counted (a mirror's copy of a packet,
+    /// marked between the two copies: crate::dedup).
+    pub fn add_ce(&mut self, offset_ns: i64, n: u64) {
+        let mut v = [0; FIGURES];
+        v[CE] = n;
+        self.put(offset_ns, v);
+    }
+
     /// `n` CNPs received (by this data flow's sender) at `offset_ns`.
     pub fn add_cnps(&mut self, offset_ns: i64, n: u64) {
         let mut v = [0; FIGURES];

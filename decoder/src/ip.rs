@@ -83,6 +83,15 @@ impl<'a> Ip<'a> {
             Ip::V6(h) => h.hop_limit(),
         }
     }
+    /// What its sender numbers each packet with: the IPv4 identification, or the IPv6 flow
+    /// label. Two frames with the same non-zero value, addresses and transport headers are
+    /// copies of one packet (a mirror that saw it twice), not two sends of it.
+    pub fn ident(&self) -> u32 {
+        match self {
+            Ip::V4(h) => u32::from(h.identification()),
+            Ip::V6(h) => h.flow_label().value(),
+        }
+    }
     /// IPv4 total length, or IPv6 payload length, as the header states it.
     pub fn len_field(&self) -> u16 {
         match self {

@@ -112,10 +112,6 @@ pub struct FlowExpect {
     pub pcp: Vec<u8>,
 }
 
-fn is_zero(n: &u64) -> bool {
-    *n == 0
-}
-
 /// A finding the report must give (transport samples list all of theirs).
 #[derive(Clone, Debug, Serialize)]
 pub struct FindingExpect {
@@ -148,6 +144,17 @@ pub struct Counts {
     pub icrc_truncated: u64,
     pub malformed: u64,
     pub opcodes: BTreeMap<String, u64>,
+    /// Second copies of packets a mirror put in the capture twice: a report leaves them
+    /// out (`summary.duplicates`).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub mirror_duplicates: u64,
+    /// Of those, CNPs.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub mirror_duplicate_cnps: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// A frame as written to the capture.
@@ -173,6 +180,14 @@ pub struct Gen {
     pub pauses: BTreeMap<(String, &'static str, u8), (u64, u64, u64)>,
     /// Findings the report must give, when the sample states them all.
     pub findings: Vec<FindingExpect>,
+    /// An 802.1ad S-tag (VLAN, PCP) put outside every RoCE frame's own tags while set: the
+    /// capture is on a QinQ trunk.
+    pub s_tag: Option<(u16, u8)>,
+    /// While set, each IPv4 sender numbers its packets (the IP identification, from 1), as
+    /// RoCE NICs do; otherwise it is 0.
+    pub ip_ids: Option<BTreeMap<IpAddr, u16>>,
+    /// How far the clock moves after each frame (default 800 ns).
+    pub frame_gap_ns: Option<i64>,
 }
 
 pub const OPTS: OpcodeOptions = OpcodeOptions { dc: true };
@@ -239,7 +254,7 @@ impl Gen {
         let len = data.len() as u32;
         self.frames.push(Frame { ts_ns: self.t, data, len, snap });
         self.counts.frames += 1;
-        self.wait_ns(800);
+        self.wait_ns(self.frame_gap_ns.unwrap_or(800));
     }
 
     /// Emit a RoCEv2 packet from `src` to `dst` and account for it.
@@ -262,6 +277,14 @@ impl Gen {
         let mut f =
             RoceV2Frame::new(src.mac, dst.mac, ip(src, dst, dscp, ecn), IbRepr { bth, ext, payload, icrc });
         f.vlans = vlans(vlan);
+        if let (Some(ids), IpRepr::V4 { id, .. }) = (&mut self.ip_ids, &mut f.ip) {
+            let next = ids.entry(src.ip).or_insert(0);
+            *next = next.wrapping_add(1);
+            *id = *next;
+        }
+        if let Some((vid, pcp)) = self.s_tag {
+            f.vlans.insert(0, VlanTag { tpid: 0x88A8, pcp, dei: false, vid });
+        }
         f.sport = sport;
         self.roce_frame(&f, snap);
     }
@@ -300,7 +323,9 @@ impl Gen {
         if !fl.dscp.contains(&dscp) {
             fl.dscp.push(dscp);
         }
-        if let Some(pcp) = f.vlans.last().map(|t| t.pcp) {
+        // A QinQ frame's PCP is its outer tag's: the S-tag a switch on a QinQ trunk
+        // classifies on (IEEE 802.1ad), as the analyzer reads it by default (--pcp-tag).
+        if let Some(pcp) = f.vlans.first().map(|t| t.pcp) {
             if !fl.pcp.contains(&pcp) {
                 fl.pcp.push(pcp);
             }
@@ -532,5 +557,88 @@ impl Gen {
         *self.counts.opcodes.entry(f.ib.bth.opcode.name(OPTS).to_string()).or_default() += 1;
         let data = f.build(OPTS);
         self.push_raw(data, usize::MAX);
+    }
+}
+
+impl Gen {
+    /// The capture as a mirror of both ports of a routed path shows it: every IPv4 RoCE
+    /// frame twice, the second copy (taken on the way out) `delay_ns` later with its TTL one
+    /// lower, its IP checksum fixed and, where `mark` says so, CE set by the switch. The ICRC
+    /// masks both fields (reference §1.6), so it stays valid. Frames are put back in time
+    /// order and every event's frame number follows its frame. Returns the copies made.
+    pub fn mirror_both_ports(&mut self, delay_ns: i64, mark: impl Fn(usize) -> bool) -> u64 {
+        let mut all: Vec<(i64, usize, bool, Frame)> = Vec::new();
+        let mut copies = 0;
+        for (i, f) in std::mem::take(&mut self.frames).into_iter().enumerate() {
+            let d = rocescope_decoder::decode(
+                rocescope_decoder::LinkType::ETHERNET,
+                &f.data,
+                &Default::default(),
+            );
+            let copy = match (&d.ip, d.roce_ok()) {
+                (Some(rocescope_decoder::Ip::V4(h)), Some(r)) => {
+                    let at = h.slice().as_ptr() as usize - f.data.as_ptr() as usize;
+                    let mut data = f.data.clone();
+                    if let Some(ttl) = data.get_mut(at + 8) {
+                        *ttl -= 1;
+                    }
+                    if mark(i) {
+                        if let Some(tos) = data.get_mut(at + 1) {
+                            *tos |= 3;
+                        }
+                    }
+                    ipv4_checksum(&mut data, at);
+                    let name = r.bth.opcode().name(OPTS).to_string();
+                    *self.counts.opcodes.entry(name).or_default() += 1;
+                    if r.bth.opcode() == Opcode::CNP {
+                        self.counts.cnp += 1;
+                        self.counts.mirror_duplicate_cnps += 1;
+                    }
+                    Some(Frame { ts_ns: f.ts_ns + delay_ns, data, ..f.clone() })
+                }
+                _ => None,
+            };
+            all.push((f.ts_ns, i, false, f));
+            if let Some(c) = copy {
+                copies += 1;
+                all.push((c.ts_ns, i, true, c));
+            }
+        }
+        all.sort_by_key(|(ts, i, copy, _)| (*ts, *i, *copy));
+        let mut new_number = vec![0usize; all.len()];
+        for (n, (_, i, copy, _)) in all.iter().enumerate() {
+            if !copy {
+                if let Some(slot) = new_number.get_mut(*i) {
+                    *slot = n + 1;
+                }
+            }
+        }
+        for e in &mut self.events {
+            e.frame = new_number.get(e.frame.wrapping_sub(1)).copied().unwrap_or(e.frame);
+        }
+        self.frames = all.into_iter().map(|(_, _, _, f)| f).collect();
+        self.counts.frames += copies;
+        self.counts.roce_v2 += copies;
+        self.counts.icrc_valid += copies;
+        self.counts.mirror_duplicates += copies;
+        copies
+    }
+}
+
+/// Recompute the IPv4 header checksum of the header at `at` in `data`.
+fn ipv4_checksum(data: &mut [u8], at: usize) {
+    let Some(&vihl) = data.get(at) else { return };
+    let len = usize::from(vihl & 0x0F) * 4;
+    if let Some(h) = data.get_mut(at + 10..at + 12) {
+        h.copy_from_slice(&[0, 0]);
+    }
+    let Some(h) = data.get(at..at + len) else { return };
+    let mut sum: u32 =
+        h.chunks(2).map(|w| u32::from(u16::from_be_bytes([w[0], *w.get(1).unwrap_or(&0)]))).sum();
+    while sum > 0xFFFF {
+        sum = (sum & 0xFFFF) + (sum >> 16);
+    }
+    if let Some(c) = data.get_mut(at + 10..at + 12) {
+        c.copy_from_slice(&(!(sum as u16)).to_be_bytes());
     }
 }

@@ -49,6 +49,21 @@ pub const CASES: &[Case] = &[
         pfc_deadlock_direction,
     ),
     (
+        "pfc-l2-ignored",
+        "L2 fabric, capture on host 10.0.0.52's link: its ToR port (02:00:00:00:00:fe, which sends no RoCE) pauses priority 3 and the host keeps sending WRITEs to 10.0.0.53 and 10.0.0.54 through it: the host ignores its switch's pause",
+        pfc_l2_ignored,
+    ),
+    (
+        "pfc-l2-honoured",
+        "L2 fabric, capture on host 10.0.0.52's link: its ToR port pauses priority 3, the host stops within the allowance while its peers' WRITEs to it keep coming (the other direction of the link, not paused)",
+        pfc_l2_honoured,
+    ),
+    (
+        "pfc-qinq-ignored",
+        "QinQ trunk (S-tag PCP 3 outside the customer's C-tag PCP 0): the far switch port pauses priority 3 and the frames from 10.0.0.55 keep coming on S-tag priority 3; with --lossless 3 the traffic is lossless by its outer tag",
+        pfc_qinq_ignored,
+    ),
+    (
         "truncated-length",
         "A capture device cut every frame to 128 bytes and wrote 128 as the original length too: wire bytes must come from the IP length",
         truncated_length,
@@ -266,6 +281,230 @@ fn pfc_deadlock_direction(g: &mut Gen) -> Value {
             "roce_towards": 0,
         },
         "pause_ignored": [],
+    })
+}
+
+/// The switch port at the ToR end of a host's link in an L2 fabric: it pauses, it forwards
+/// frames (with the hosts' MACs, not its own) and sends no RoCE of its own.
+const TOR_MAC: [u8; 6] = [0x02, 0, 0, 0, 0, 0xfe];
+
+/// A host with two peers in an L2 fabric, all on VLAN 100 priority 3: the link's station is
+/// the host (its MAC is in every frame; each peer's only in its own conversation).
+fn l2_host_and_peers(first_psn: u32) -> (Conn, Conn, Conn) {
+    let (a, b, c) = (Host::v4(52), Host::v4(53), Host::v4(54));
+    let mut ab = Conn::new(a, b, 0x1c1, 0x1c2, first_psn);
+    let mut ac = Conn::new(a, c, 0x1d1, 0x1d2, first_psn + 10_000);
+    // The peer 10.0.0.53 writes to the host too: the link's other direction.
+    let mut ba = Conn::new(b, a, 0x1e1, 0x1e2, first_psn + 20_000);
+    for x in [&mut ab, &mut ac, &mut ba] {
+        x.vlan = Some((100, 3));
+    }
+    (ab, ac, ba)
+}
+
+fn pfc_l2_ignored(g: &mut Gen) -> Value {
+    let (mut ab, mut ac, mut ba) = l2_host_and_peers(110_000);
+    for _ in 0..4 {
+        g.write(&mut ab, 2048, true);
+        g.write(&mut ac, 2048, true);
+        g.write(&mut ba, 1024, true);
+        g.wait_us(5);
+    }
+    let pause_frame = g.frames.len() + 1;
+    let t0 = g.t;
+    g.pfc(TOR_MAC, 1 << 3, pause_prio3(), None);
+    g.event("pfc_pause", "the ToR port 02:00:00:00:00:fe pauses priority 3 towards 10.0.0.52".into());
+    let mut refresh = t0 + REFRESH_NS;
+    let (mut ignored, mut max_delay) = (0u64, 0i64);
+    let mut evidence = Vec::new();
+    for i in 0..100 {
+        if g.t >= refresh {
+            g.pfc(TOR_MAC, 1 << 3, pause_prio3(), None);
+            refresh += REFRESH_NS;
+        }
+        // The host sends on, alternately to its two peers, as if no pause had come.
+        let c = if i % 2 == 0 { &mut ab } else { &mut ac };
+        let (frame, ts, psn) = write_only(g, c, 64, true);
+        if ts - t0 > ALLOWANCE_NS {
+            ignored += 1;
+            max_delay = max_delay.max(ts - t0);
+            if evidence.len() < 3 {
+                evidence.push(frame);
+            }
+            if ignored == 1 {
+                g.event(
+                    "pause_ignored",
+                    format!("first WRITE from the paused host {} ns after the pause", ts - t0),
+                );
+            }
+        }
+        // The peer's ACK comes back through the ToR (to the host: not paused).
+        g.wait_us(1);
+        g.ack(c, psn);
+        g.wait_ns(1000);
+    }
+    let xon_frame = g.frames.len() + 1;
+    g.pfc(TOR_MAC, 1 << 3, [0; 8], None);
+    g.event("pfc_xon", "XON: priority 3 resumes".into());
+    json!({
+        "allowance_ns": ALLOWANCE_NS,
+        "link_peer": mac_string(&ab.a.mac),
+        "pause_ignored": [{
+            "src_mac": mac_string(&TOR_MAC),
+            "priority": 3,
+            "severity": "critical",
+            "pause_frame": pause_frame,
+            "frames": ignored,
+            "max_delay_ns": max_delay,
+            "first_frames": evidence,
+        }],
+        "intervals": [{
+            "src_mac": mac_string(&TOR_MAC),
+            "priority": 3,
+            "first_frame": pause_frame,
+            "xon_frame": xon_frame,
+            "roce_towards": 100,
+            "ignored": ignored,
+        }],
+        "pfc_deadlock": false,
+    })
+}
+
+fn pfc_l2_honoured(g: &mut Gen) -> Value {
+    let (mut ab, mut ac, mut ba) = l2_host_and_peers(130_000);
+    for _ in 0..4 {
+        g.write(&mut ab, 2048, true);
+        g.write(&mut ac, 2048, true);
+        g.write(&mut ba, 1024, true);
+        g.wait_us(5);
+    }
+    // One WRITE of the host's is under way when the pause comes: within the allowance.
+    let pause_frame = g.frames.len() + 1;
+    let t0 = g.t;
+    g.pfc(TOR_MAC, 1 << 3, pause_prio3(), None);
+    g.event("pfc_pause", "the ToR port pauses priority 3 towards 10.0.0.52".into());
+    let (_, in_flight_ts, psn) = write_only(g, &mut ab, 256, true);
+    g.wait_us(2);
+    g.ack(&mut ab, psn);
+    // The host holds everything it sends on priority 3, its ACKs included, until XON; its
+    // peer's WRITEs to it keep coming through the ToR (that direction is not paused).
+    let mut refresh = t0 + REFRESH_NS;
+    let mut incoming = 0;
+    let mut held = Vec::new();
+    while g.t < t0 + 3 * REFRESH_NS {
+        if g.t >= refresh {
+            g.pfc(TOR_MAC, 1 << 3, pause_prio3(), None);
+            refresh += REFRESH_NS;
+        }
+        let (_, _, p) = write_only(g, &mut ba, 512, true);
+        held.push(p);
+        incoming += 1;
+        g.wait_us(20);
+    }
+    let xon_frame = g.frames.len() + 1;
+    g.pfc(TOR_MAC, 1 << 3, [0; 8], None);
+    g.event("pfc_xon", "XON: priority 3 resumes".into());
+    g.wait_us(1);
+    if let Some(&last) = held.last() {
+        g.ack(&mut ba, last);
+    }
+    for _ in 0..4 {
+        g.write(&mut ab, 2048, true);
+        g.write(&mut ac, 2048, true);
+        g.wait_us(5);
+    }
+    json!({
+        "allowance_ns": ALLOWANCE_NS,
+        "link_peer": mac_string(&ab.a.mac),
+        "pause_ignored": [],
+        "intervals": [{
+            "src_mac": mac_string(&TOR_MAC),
+            "priority": 3,
+            "first_frame": pause_frame,
+            "xon_frame": xon_frame,
+            "roce_towards": 1,
+            "in_flight_delay_ns": in_flight_ts - t0,
+            "ignored": 0,
+            // While paused: the host's WRITE in flight, its peer's ACK, the peer's WRITEs.
+            "roce_during": 2 + incoming,
+        }],
+        "pfc_deadlock": false,
+    })
+}
+
+fn pfc_qinq_ignored(g: &mut Gen) -> Value {
+    // Every frame crosses a QinQ trunk: the provider's S-tag (VLAN 300, PCP 3) outside the
+    // customer's C-tag (VLAN 100, PCP 0).
+    g.s_tag = Some((300, 3));
+    let (a, b, c) = (Host::v4(55), Host::v4(56), Host::v4(57));
+    let mut ab = Conn::new(a, b, 0x1f1, 0x1f2, 150_000);
+    let mut ac = Conn::new(a, c, 0x201, 0x202, 160_000);
+    for x in [&mut ab, &mut ac] {
+        x.vlan = Some((100, 0));
+    }
+    for _ in 0..4 {
+        g.write(&mut ab, 2048, true);
+        g.write(&mut ac, 2048, true);
+        g.wait_us(5);
+    }
+    let pause_frame = g.frames.len() + 1;
+    let t0 = g.t;
+    g.pfc(TOR_MAC, 1 << 3, pause_prio3(), None);
+    g.event("pfc_pause", "the far switch port pauses priority 3 on the trunk".into());
+    let mut refresh = t0 + REFRESH_NS;
+    let (mut ignored, mut max_delay) = (0u64, 0i64);
+    let mut evidence = Vec::new();
+    for i in 0..60 {
+        if g.t >= refresh {
+            g.pfc(TOR_MAC, 1 << 3, pause_prio3(), None);
+            refresh += REFRESH_NS;
+        }
+        let c = if i % 2 == 0 { &mut ab } else { &mut ac };
+        let (frame, ts, psn) = write_only(g, c, 64, true);
+        if ts - t0 > ALLOWANCE_NS {
+            ignored += 1;
+            max_delay = max_delay.max(ts - t0);
+            if evidence.len() < 3 {
+                evidence.push(frame);
+            }
+            if ignored == 1 {
+                g.event(
+                    "pause_ignored",
+                    format!("first WRITE on S-tag priority 3 {} ns after the pause", ts - t0),
+                );
+            }
+        }
+        g.wait_us(1);
+        g.ack(c, psn);
+        g.wait_ns(1000);
+    }
+    let xon_frame = g.frames.len() + 1;
+    g.pfc(TOR_MAC, 1 << 3, [0; 8], None);
+    g.event("pfc_xon", "XON: priority 3 resumes".into());
+    g.s_tag = None;
+    json!({
+        "allowance_ns": ALLOWANCE_NS,
+        "link_peer": mac_string(&a.mac),
+        "pause_ignored": [{
+            "src_mac": mac_string(&TOR_MAC),
+            "priority": 3,
+            "severity": "critical",
+            "pause_frame": pause_frame,
+            "frames": ignored,
+            "max_delay_ns": max_delay,
+            "first_frames": evidence,
+        }],
+        "intervals": [{
+            "src_mac": mac_string(&TOR_MAC),
+            "priority": 3,
+            "first_frame": pause_frame,
+            "xon_frame": xon_frame,
+            "roce_towards": 60,
+            "ignored": ignored,
+        }],
+        "pfc_deadlock": false,
+        // Read by the inner tag (--pcp-tag inner), the same frames are on priority 0.
+        "inner_priority": 0,
     })
 }
 

@@ -7,6 +7,7 @@
 use crate::fabric::{Conn, Gen, Host, Req};
 use crate::scenarios::Scenario;
 use rocescope_decoder::build::{ExtRepr, IbRepr, IcrcMode, IpRepr, RoceV2Frame};
+use rocescope_decoder::ext::NakCode;
 use rocescope_decoder::ext::*;
 use rocescope_decoder::{BthRepr, Ecn, Opcode};
 use std::net::IpAddr;
@@ -23,6 +24,9 @@ pub const TRANSPORT: &[Scenario] = &[
     ("cc-reaction", "Congestion control per QP: one sender halves its rate after each CNP, one keeps its rate, one gets CNPs 10 us apart (faster than a 50 us pacing), and one keeps getting CE marks after its CNPs stop", cc_reaction),
     ("microburst", "A steady 1 kB every 100 us for 20 ms with one 12-packet burst in 10 us (half CE-marked) at 10.02 ms, a CNP back, and a PFC pause on priority 3 at 20.5 ms: a 10.5 Gb/s burst that 10 ms bins average to 0.1 Gb/s", microburst),
     ("cm-timeout", "A CM REQ that sets a 4.2 ms local ACK timeout (t=10), then a resend 5 ms after the original: a timeout by that connection's own timer", cm_timeout),
+    ("read-tail-timeout", "A READ whose Last response is lost in the network and no later response shows it: the requester re-issues the READ from that PSN only after its ACK timeout (67.2 ms): a timeout, not an implied NAK", read_tail_timeout),
+    ("incast", "16 senders to one receiver at 10 Gb/s, captured on the receiver's link past the congested queue: CE marks and a CNP to each sender every 90 us; each sender's rate there is its share of the drain rate, whatever it does, so no per-flow cc_not_reacting verdict (analyse with --link-speed 10G --bin 10us)", incast),
+    ("mirror-duplicates", "A SPAN of both ports of a routed path: every packet twice, 1.5 us apart, TTL one lower (two egress copies CE-marked); one packet lost beyond the switch, NAKed and resent by go-back-N with new IP identifications; a CNP: 1 loss and 2 resends, not 60", mirror_duplicates),
     ("nak-beyond", "Captured at the requester's link: 5 packets lost beyond the capture point, each NAKed by the responder and resent by go-back-N with the 2 after it (5 packets lost, 10 reached the responder out of sequence), and a WRITE of 3 packets lost whole, resent after the ACK timeout (one timeout, 3 packets)", nak_beyond),
 ];
 
@@ -490,6 +494,140 @@ fn microburst(g: &mut Gen) {
     g.t = t0 + 21_000_000;
     g.ack(&mut c, last);
     g.expect_finding("congestion", "info", Some(c.b_qpn));
+}
+
+fn mirror_duplicates(g: &mut Gen) {
+    // The NICs number their packets (IP identification), as ConnectX and soft-RoCE do.
+    g.ip_ids = Some(Default::default());
+    let (a, b) = (Host::v4(58), Host::v4(59));
+    let mut c = Conn::new(a, b, 0x211, 0x212, 5000);
+    let mut sent = Vec::new();
+    let ext = write_ext(&c, 12 * 1024);
+    let first = g.request(&mut c, Opcode::RC_WRITE_FIRST, ext, 1024, false, Req::New);
+    sent.push(g.frames.len() - 1);
+    let mut lost = first;
+    for i in 1..7 {
+        let psn = g.request(&mut c, Opcode::RC_WRITE_MIDDLE, ExtRepr::default(), 1024, false, Req::New);
+        sent.push(g.frames.len() - 1);
+        if i == 5 {
+            // Taken by both mirror ports, then lost beyond the switch.
+            lost = psn;
+        }
+        if i == 3 {
+            // The NP answers the CE marks the switch set on the egress copies of 2 and 3.
+            g.wait_us(2);
+            g.cnp(b, a, 0x211, 48, None);
+            g.event("cnp", "CNP to the sender's QP 0x211".into());
+        }
+        g.wait_us(1);
+    }
+    g.wait_us(2);
+    let msn = c.msn;
+    g.respond(&mut c, Opcode::RC_ACKNOWLEDGE, lost, Some(AethRepr::nak(NakCode::PSN_SEQUENCE_ERROR, msn)), 0);
+    g.event("nak", format!("NAK PSN sequence error, PSN {lost}: lost beyond the mirrored switch"));
+    g.wait_us(3);
+    c.psn = lost;
+    g.request(&mut c, Opcode::RC_WRITE_MIDDLE, ExtRepr::default(), 1024, false, Req::RetransmitNak);
+    g.event("retransmit", format!("go-back-N from PSN {lost}, a new IP identification"));
+    g.request(&mut c, Opcode::RC_WRITE_MIDDLE, ExtRepr::default(), 1024, false, Req::RetransmitNak);
+    for _ in 0..4 {
+        g.request(&mut c, Opcode::RC_WRITE_MIDDLE, ExtRepr::default(), 1024, false, Req::New);
+    }
+    let last = g.request(&mut c, Opcode::RC_WRITE_LAST, ExtRepr::default(), 1024, true, Req::New);
+    c.msn += 1;
+    g.wait_us(3);
+    g.ack(&mut c, last);
+    // The switch marked the egress copies of the 3rd and 4th packets (PSN first+2, +3).
+    let marked: Vec<usize> = sent.get(2..4).map(<[usize]>::to_vec).unwrap_or_default();
+    let copies = g.mirror_both_ports(1_500, |i| marked.contains(&i));
+    g.flow(a, b, c.b_qpn).ecn_ce += marked.len() as u64;
+    g.event("mirror_copy", format!("{copies} frames seen twice: this is the first second copy"));
+    g.expect_finding("network_loss", "critical", Some(c.b_qpn));
+    g.expect_finding("congestion", "info", Some(c.b_qpn));
+}
+
+fn read_tail_timeout(g: &mut Gen) {
+    let mut c = Conn::new(Host::v4(60), Host::v4(61), 0x221, 0x222, 7000);
+    // A healthy READ first, so the PMTU is known.
+    g.read(&mut c, 2048);
+    g.wait_us(10);
+    let psn = c.psn;
+    g.read_request(&c, psn, RethRepr { va: 0x7e20_0000_0000, rkey: 0x6161, dma_len: 4096 });
+    c.psn = (psn + 4) & 0xFF_FFFF;
+    c.msn += 1;
+    g.wait_us(4);
+    let msn = c.msn;
+    // Responses psn..psn+2 arrive; the Last (psn+3) is lost in the network, and nothing
+    // after it tells the requester: its ACK timeout must.
+    g.respond(&mut c, Opcode::RC_READ_RESPONSE_FIRST, psn, Some(AethRepr::ack(msn)), 1024);
+    g.wait_ns(300);
+    for k in 1..3 {
+        g.respond(&mut c, Opcode::RC_READ_RESPONSE_MIDDLE, psn + k, None, 1024);
+        g.wait_ns(300);
+    }
+    // 4.096 us x 2^14 = 67.1 ms (NCCL_IB_TIMEOUT 14): the requester asks again for the tail.
+    g.wait_us(67_200);
+    g.read_request(&c, psn + 3, RethRepr { va: 0x7e20_0000_0c00, rkey: 0x6161, dma_len: 1024 });
+    g.event("retransmit", format!("READ re-issued from PSN {} after the ACK timeout", psn + 3));
+    let f = g.flow(c.a, c.b, c.b_qpn);
+    f.retransmits += 1;
+    f.retransmits_timeout += 1;
+    g.wait_us(4);
+    g.respond(&mut c, Opcode::RC_READ_RESPONSE_ONLY, psn + 3, Some(AethRepr::ack(msn)), 1024);
+    g.wait_us(10);
+    g.send(&mut c, 256);
+    g.expect_finding("timeout_retransmit", "critical", Some(c.b_qpn));
+}
+
+/// Senders of the incast sample, and its receiver.
+const INCAST_SENDERS: u8 = 16;
+
+fn incast(g: &mut Gen) {
+    let rx = Host::v4(100);
+    let mut conns: Vec<Conn> = (0..INCAST_SENDERS)
+        .map(|i| Conn::new(Host::v4(70 + i), rx, 0x300 + u32::from(i), 0x400 + u32::from(i), 20_000))
+        .collect();
+    // The receiver's 10 Gb/s link drains the queue: one 314-byte frame every 250 ns, the
+    // senders in turn, for 600 µs.
+    g.frame_gap_ns = Some(250);
+    let t0 = g.t;
+    let reth = RethRepr { va: 0x7f50_0000_0000, rkey: 0x88, dma_len: 1 << 30 };
+    let mut sent = 0u64;
+    let mut next_cnp: Vec<i64> = (0..i64::from(INCAST_SENDERS)).map(|i| 60_000 + i * 5_000).collect();
+    while g.t - t0 < 600_000 {
+        for (i, c) in conns.iter_mut().enumerate() {
+            let now = g.t - t0;
+            // The queue is over its marking threshold from 40 µs on: every third packet.
+            c.ecn = if now >= 40_000 && sent % 3 == 0 { Ecn::Ce } else { Ecn::Ect0 };
+            let (op, ext) = if now < 4_000 {
+                (Opcode::RC_WRITE_FIRST, ExtRepr { reth: Some(reth), ..Default::default() })
+            } else {
+                (Opcode::RC_WRITE_MIDDLE, ExtRepr::default())
+            };
+            g.request(c, op, ext, 256, false, Req::New);
+            sent += 1;
+            if let Some(due) = next_cnp.get_mut(i) {
+                if now >= *due {
+                    // The NP answers with a CNP; the sender cuts its rate at once, but past
+                    // the queue its packets keep their share of the drain rate.
+                    g.cnp(rx, c.a, c.a_qpn, 48, None);
+                    *due += 90_000;
+                }
+            }
+        }
+    }
+    g.frame_gap_ns = None;
+    for c in &mut conns {
+        c.ecn = Ecn::Ect0;
+        let last = g.request(c, Opcode::RC_WRITE_LAST, ExtRepr::default(), 256, true, Req::New);
+        c.msn += 1;
+        g.ack(c, last);
+    }
+    g.event("incast", format!("{INCAST_SENDERS} senders to 10.0.0.100 at once"));
+    g.expect_finding("incast", "warning", None);
+    for c in &conns {
+        g.expect_finding("congestion", "info", Some(c.b_qpn));
+    }
 }
 
 /// Five packets lost beyond the capture point (at the requester's link), each NAKed and

@@ -3,6 +3,7 @@
 //! world (the file or interface, capture points, and the findings that quote them) are
 //! printed with their control characters escaped ([`rocescope_capture::text::escape`]).
 
+use rocescope_analyzer::report::PauseDirection;
 use rocescope_analyzer::report::{Finding, Severity, StreamedReport};
 use rocescope_analyzer::PauseKind;
 use rocescope_capture::text::escape;
@@ -77,6 +78,18 @@ fn render_text(sr: &StreamedReport<'_>, source: &str, max_connections: usize) ->
         s.icrc_bad,
         s.non_roce
     );
+    if s.duplicates > 0 {
+        let _ = writeln!(
+            o,
+            "  {} mirror duplicate(s): second copies of packets the capture holds twice (a SPAN of both ports of a path, or two mirror sessions), {}",
+            s.duplicates,
+            if r.config.keep_duplicates {
+                "analysed as packets of their own (--keep-duplicates)"
+            } else {
+                "left out of the analysis (--keep-duplicates keeps them)"
+            }
+        );
+    }
     if let Some(c) = &r.capture {
         let _ = writeln!(
             o,
@@ -270,6 +283,7 @@ fn render_text(sr: &StreamedReport<'_>, source: &str, max_connections: usize) ->
     }
 
     cc_lines(&mut o, sr, max_connections);
+    fan_in_lines(&mut o, r);
     burst_lines(&mut o, sr);
 
     let _ = writeln!(o, "\nPFC / PAUSE ({} timelines)", r.pfc.len());
@@ -298,8 +312,12 @@ fn render_text(sr: &StreamedReport<'_>, source: &str, max_connections: usize) ->
             if p.deadlock_hint.is_some() { ", DEADLOCK HINT" } else { "" },
             if p.kind == PauseKind::Pfc && p.roce_packets_on_priority == 0 { ", no RoCE on this priority" } else { "" },
             if p.ignored_frames > 0 {
+                let whose = match &p.link_peer {
+                    Some(peer) if p.ignored_from_peer > 0 => format!("from its link peer {peer}"),
+                    _ => "to it".to_string(),
+                };
                 format!(
-                    ", {} RoCE frame(s) to it ignored the pause (up to {:.1} µs after it took effect)",
+                    ", {} RoCE frame(s) {whose} ignored the pause (up to {:.1} µs after it took effect)",
                     p.ignored_frames,
                     p.ignored_max_delay_ns as f64 / 1e3
                 )
@@ -307,6 +325,23 @@ fn render_text(sr: &StreamedReport<'_>, source: &str, max_connections: usize) ->
                 String::new()
             }
         );
+        match (p.direction, &p.link_peer) {
+            (PauseDirection::FromLinkPeer, Some(peer)) => {
+                let _ = writeln!(
+                    o,
+                    "      {} sends no RoCE here (a switch port): its pauses stop {peer}, the host on this link",
+                    p.src_mac
+                );
+            }
+            (PauseDirection::Unknown, _) => {
+                let _ = writeln!(
+                    o,
+                    "      {} sends no RoCE here and the host on this link cannot be told (one conversation, or several links): only RoCE sent to it is judged",
+                    p.src_mac
+                );
+            }
+            _ => {}
+        }
         for i in p.intervals.iter().take(5) {
             let _ = writeln!(
                 o,
@@ -578,6 +613,48 @@ fn fmt_width(ns: u64) -> String {
         format!("{} µs", ns / 1_000)
     } else {
         format!("{ns} ns")
+    }
+}
+
+/// Receivers listed in the FAN-IN section.
+const FAN_IN_LINES: usize = 5;
+
+/// The FAN-IN section: the receivers with the most senders at once, when one had an incast's
+/// worth (docs/verdicts.md "Incast").
+fn fan_in_lines(o: &mut String, r: &rocescope_analyzer::Report) {
+    let min = rocescope_analyzer::incast::INCAST_MIN_SENDERS;
+    if !r.incast.iter().any(|i| i.fan_in >= min) {
+        return;
+    }
+    let start = r.summary.start_ns.unwrap_or(0);
+    let _ = writeln!(
+        o,
+        "\nFAN-IN (senders of data to one receiver in one {} bin, --bin sets the width; link {}G, --link-speed)",
+        fmt_width(r.incast.first().map_or(0, |i| i.bin_ns)),
+        r.config.link_speed_bps as f64 / 1e9
+    );
+    for i in r.incast.iter().filter(|i| i.fan_in >= min).take(FAN_IN_LINES) {
+        let _ = writeln!(
+            o,
+            "  {}: {} senders at +{:.3} ms, {:.2} Gb/s ({:.0}% of the link), CE {:.1}%, paused {:.1} µs; capture point {} the queue{}",
+            escape(&i.receiver),
+            i.fan_in,
+            (i.start_ns - start) as f64 / 1e6,
+            i.gbps,
+            i.link_share * 100.0,
+            i.ce_fraction * 100.0,
+            i.paused_ns as f64 / 1e3,
+            match i.position {
+                rocescope_analyzer::incast::Position::Past => "past",
+                rocescope_analyzer::incast::Position::Before => "before",
+                rocescope_analyzer::incast::Position::Unknown => "unknown relative to",
+            },
+            if i.cc_not_judged > 0 {
+                format!("; {} senders' reaction to CNPs not judged per flow", i.cc_not_judged)
+            } else {
+                String::new()
+            }
+        );
     }
 }
 

@@ -514,14 +514,27 @@ pub(crate) fn draw(f: &mut Frame<'_>, app: &App, area: Rect) {
     } else {
         point_name
     };
+    // The receiver with the most senders at once at this point (incast: crate docs of
+    // rocescope_analyzer::incast).
+    let fan_in = r.incast.iter().find(|i| i.point == ps.point).map(|i| {
+        let pos = match i.position {
+            rocescope_analyzer::incast::Position::Past => ", past the queue",
+            rocescope_analyzer::incast::Position::Before => ", before the queue",
+            rocescope_analyzer::incast::Position::Unknown => "",
+        };
+        format!("fan-in {} → {}{pos}", i.fan_in, i.receiver)
+    });
     // Most important first; on a narrow terminal the tail parts give way.
     let parts = [
-        which,
-        format!("0 to {}", fmt_at(ax.ns)),
-        format!("a column is {}", fmt_dur(ax.col_ns())),
-        format!("--bin {} (busiest bins)", fmt_dur(base as f64)),
-        format!("series bins {}", fmt_dur(ps.bin_ns as f64)),
-    ];
+        Some(which),
+        Some(format!("0 to {}", fmt_at(ax.ns))),
+        Some(format!("a column is {}", fmt_dur(ax.col_ns()))),
+        Some(format!("--bin {} (busiest bins)", fmt_dur(base as f64))),
+        fan_in,
+        Some(format!("series bins {}", fmt_dur(ps.bin_ns as f64))),
+    ]
+    .into_iter()
+    .flatten();
     let mut header = String::new();
     for p in parts {
         let sep = if header.is_empty() { "" } else { " | " };

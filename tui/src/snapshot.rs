@@ -105,6 +105,8 @@ pub struct Pulse {
     pub icrc_bad: u64,
     /// Frames to the RoCE port that did not decode.
     pub malformed: u64,
+    /// Mirror duplicates (second copies of packets) so far.
+    pub duplicates: u64,
     /// First and latest capture time.
     pub start_ns: Option<i64>,
     /// Latest capture time.
@@ -130,6 +132,7 @@ impl Snapshot {
         sm.roce = p.roce;
         sm.icrc_bad = p.icrc_bad;
         sm.malformed = p.malformed;
+        sm.duplicates = p.duplicates;
         sm.start_ns = p.start_ns;
         sm.end_ns = p.end_ns;
         self.elapsed_s = p.elapsed_s;

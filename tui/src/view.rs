@@ -118,9 +118,11 @@ fn draw_header(f: &mut Frame<'_>, app: &App, area: Rect) {
         format!("drops {drops}"),
         format!("ICRC bad {}", sm.icrc_bad),
         format!("malformed {}", sm.malformed),
-        format!("elapsed {:.1} s", s.elapsed_s),
-        format!("capture span {:.3} s", span_s),
     ]);
+    if sm.duplicates > 0 {
+        parts.push(format!("mirror dups {}", sm.duplicates));
+    }
+    parts.extend([format!("elapsed {:.1} s", s.elapsed_s), format!("capture span {:.3} s", span_s)]);
     let mut text = String::new();
     for p in parts {
         let sep = if text.is_empty() { "" } else { " | " };

@@ -543,6 +543,7 @@ fn pulses_move_the_header_between_snapshots_but_not_a_frozen_view() {
         packets: 123_456,
         roce: 123_000,
         icrc_bad: 7,
+        duplicates: 12,
         progress: Some(0.5),
         elapsed_s: 9.0,
         ..Default::default()
@@ -551,6 +552,7 @@ fn pulses_move_the_header_between_snapshots_but_not_a_frozen_view() {
     let screen = render(&mut app, 160, 20);
     assert!(screen.contains("123456 packets (123000 RoCE)"), "{screen}");
     assert!(screen.contains("ICRC bad 7") && screen.contains("analysing 50%"), "{screen}");
+    assert!(screen.contains("mirror dups 12"), "{screen}");
     // The tables are still the last snapshot's.
     assert!(screen.contains("critical") || screen.contains("crit"), "{screen}");
     // Frozen: the view holds still.
@@ -581,7 +583,7 @@ fn congestion_screen_on_demo() {
     assert!(screen.contains("demo.pcap | 0 to +79.510 ms | a column is 736 µs | --bin 10 µs"), "{screen}");
     // Per priority: its rows, the pauses, the busiest bins at --bin.
     for text in [
-        "prio 3: 133 pkts",
+        "prio 3: 132 pkts",
         "4 CE (3.0%)",
         "9.02 ms paused",
         "prio 5: 15.4 µs paused",
@@ -597,7 +599,7 @@ fn congestion_screen_on_demo() {
     assert!(qps[0].contains("QP 0x72 p3: 4 CE, 2 CNPs"), "{qps:?}");
     let screen = render(&mut app, 80, 24);
     insta::assert_snapshot!("congestion_demo_80x24", screen);
-    assert!(screen.contains("prio 3: 133 pkts") && screen.contains("10.0.0.5 → 10.0.0.6"), "{screen}");
+    assert!(screen.contains("prio 3: 132 pkts") && screen.contains("10.0.0.5 → 10.0.0.6"), "{screen}");
     app.act(Action::NextScreen);
     assert_eq!(app.screen, Screen::Qps, "Tab wraps to QPs");
     app.act(Action::PrevScreen);
@@ -723,4 +725,17 @@ fn congestion_screen_cycles_the_capture_points() {
     app.act(Action::Screen(1));
     app.act(Action::PrevPoint);
     assert_eq!(app.point, 2);
+}
+
+/// The congestion screen names the receiver with the most senders at once, and where the
+/// capture point sits relative to their queue (an incast seen past it).
+#[test]
+fn congestion_screen_shows_the_fan_in() {
+    let cfg = Config { bin_ns: 10_000, link_speed_bps: 10_000_000_000, ..Config::default() };
+    let mut app = app_with(snapshot_with("incast.pcap", cfg));
+    app.act(Action::Screen(5));
+    app.act(Action::NextScreen);
+    assert_eq!(app.screen, Screen::Congestion);
+    let screen = render(&mut app, 160, 45);
+    assert!(screen.contains("fan-in 16 → 10.0.0.100, past the queue"), "{screen}");
 }

@@ -1,0 +1,645 @@
+//! Fan-in: how many senders send data to one receiver at once (incast), per capture point.
+//!
+//! A training job's collectives end every iteration with many GPUs sending to one at the
+//! same moment (field notes, "Incast / thundering herd"): the queue towards that receiver
+//! fills, marks CE and may pause. The figure is the **fan-in**: the distinct senders of data
+//! (requests and READ responses: not ACKs, NAKs or CNPs) to one receiver IP at one capture
+//! point within one `--bin` bin. Each receiver keeps its busiest bin by fan-in (then bytes)
+//! with its bytes, packets and CE marks; the report adds the paused time during it.
+//!
+//! The busiest bin is the one with the most senders; among those, one with CE marks, then
+//! the one with the most bytes.
+//!
+//! **Before or past the queue.** Where the capture point sits decides what the senders' rates
+//! there mean (docs/verdicts.md "Congestion control"). Over every bin with at least
+//! [`INCAST_MIN_SENDERS`] senders to the receiver:
+//! - CE-marked data to the receiver at the point: the packets crossed a marking queue before
+//!   it, for an incast the one towards the receiver, so the point is **past** the queue. The
+//!   senders' rates there are their shares of the queue's drain rate, whatever each one
+//!   does, until the queue empties: a sender that cut its rate after a CNP shows no fall.
+//! - Else, a bin whose data to the receiver arrived faster than [`BEFORE_LINK_SHARE`] times
+//!   the link speed: more than one link can carry, so the point sees the senders' links,
+//!   **before** the queue. Each sender's own rate is visible there.
+//! - Neither: **unknown**.
+//!
+//! Cost: one table probe per data frame (a one-entry cache for runs of one receiver) and a
+//! scan of that receiver's senders in the bin; state per receiver, fan-in counted up to
+//! [`MAX_SENDERS`] a bin.
+
+use rustc_hash::FxHashMap;
+use serde::Serialize;
+use std::net::IpAddr;
+
+/// Distinct senders to one receiver in one bin that make an incast: four. Two or three
+/// senders to one host are ordinary traffic (a ring AllReduce has one, a tree two); the
+/// field notes' incast is "many senders to one receiver".
+pub const INCAST_MIN_SENDERS: u32 = 4;
+
+/// Senders counted per receiver and bin; more count as this many.
+pub const MAX_SENDERS: usize = 1024;
+
+/// A bin's data to one receiver faster than this many times the link speed cannot have come
+/// down one link: the capture point is before the queue. 1.25: a bin of a link at full rate
+/// can hold a frame or two more than its width (frames straddle its edges; timestamps of a
+/// capture device batch them).
+pub const BEFORE_LINK_SHARE: f64 = 1.25;
+
+/// Senders named per busiest bin in the report.
+pub const NAMED_SENDERS: usize = 8;
+
+/// Where the capture point sits relative to the queue the senders share.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Position {
+    /// Upstream of the queue: the data to the receiver arrived faster than one link.
+    Before,
+    /// Downstream of it: the data carried CE marks.
+    Past,
+    /// Neither could be told.
+    Unknown,
+}
+
+/// One receiver's busiest bin.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Busiest {
+    /// Distinct senders in it.
+    pub fan_in: u32,
+    /// The bin's index (offset from the capture start / bin width).
+    pub bin: i64,
+    /// Wire bytes of data to the receiver in it.
+    pub bytes: u64,
+    /// Data packets.
+    pub packets: u64,
+    /// Of those, CE-marked.
+    pub ce: u64,
+    /// The first senders.
+    pub senders: Vec<IpAddr>,
+    /// Its first data frame (evidence).
+    pub first_frame: u64,
+}
+
+/// A data packet to a receiver ([`FanIn::add`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DataPacket {
+    /// Capture point.
+    pub point: u16,
+    /// Sender.
+    pub src: IpAddr,
+    /// Receiver.
+    pub dst: IpAddr,
+    /// Its `--bin` bin (offset from the capture start / bin width).
+    pub bin: i64,
+    /// Its frame number.
+    pub frame: u64,
+    /// Wire bytes (scaled by the sampling rate).
+    pub bytes: u64,
+    /// Packets it stands for (the sampling rate; 1 unsampled).
+    pub packets: u64,
+    /// CE-marked.
+    pub ce: bool,
+}
+
+/// One receiver at one capture point.
+#[derive(Clone, Debug)]
+struct Rx {
+    point: u16,
+    addr: IpAddr,
+    /// The bin being filled and its figures.
+    cur: Busiest,
+    /// Every distinct sender of the bin being filled (up to [`MAX_SENDERS`]).
+    senders: Vec<IpAddr>,
+    best: Option<Busiest>,
+    /// Over the closed bins with at least [`INCAST_MIN_SENDERS`] senders: CE-marked packets,
+    /// and the most bytes in one.
+    incast_ce: u64,
+    incast_max_bytes: u64,
+}
+
+impl Rx {
+    /// The bin being filled is over: keep it when it is the busiest so far.
+    fn close(&mut self) {
+        let fan_in = self.senders.len() as u32;
+        if fan_in == 0 {
+            return;
+        }
+        if fan_in >= INCAST_MIN_SENDERS {
+            self.incast_ce = self.incast_ce.saturating_add(self.cur.ce);
+            self.incast_max_bytes = self.incast_max_bytes.max(self.cur.bytes);
+        }
+        let rank = |b: &Busiest, fan_in: u32| (fan_in, b.ce > 0, b.bytes);
+        let better = self.best.as_ref().is_none_or(|b| rank(&self.cur, fan_in) > rank(b, b.fan_in));
+        if better {
+            let mut b = std::mem::take(&mut self.cur);
+            b.fan_in = fan_in;
+            b.senders = self.senders.iter().take(NAMED_SENDERS).copied().collect();
+            self.best = Some(b);
+        }
+        self.cur = Busiest::default();
+        self.senders.clear();
+    }
+
+    /// The busiest bin, the one being filled included, and where the capture point sits
+    /// (module docs).
+    fn busiest(&self, bin_ns: u64, link_bps: u64) -> Option<(Busiest, Position)> {
+        let mut r = self.clone();
+        r.close();
+        let pos = if r.incast_ce > 0 {
+            Position::Past
+        } else if gbps(r.incast_max_bytes, bin_ns) * 1e9 > BEFORE_LINK_SHARE * link_bps as f64 {
+            Position::Before
+        } else {
+            Position::Unknown
+        };
+        Some((r.best?, pos))
+    }
+}
+
+/// Fan-in per (capture point, receiver).
+#[derive(Clone, Debug, Default)]
+pub struct FanIn {
+    index: FxHashMap<(u16, IpAddr), u32>,
+    rx: Vec<Rx>,
+    last: Option<((u16, IpAddr), usize)>,
+}
+
+/// A receiver's busiest bin, as the report gives it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReceiverBusiest {
+    /// Capture point.
+    pub point: u16,
+    /// Receiver address.
+    pub receiver: IpAddr,
+    /// Its busiest bin.
+    pub busiest: Busiest,
+    /// Where the capture point sits relative to the receiver's queue.
+    pub position: Position,
+}
+
+impl FanIn {
+    /// A data packet to a receiver.
+    pub fn add(&mut self, d: DataPacket) {
+        let key = (d.point, d.dst);
+        let i = match self.last {
+            Some((k, i)) if k == key => i,
+            _ => {
+                let i = match self.index.get(&key) {
+                    Some(&i) => i as usize,
+                    None => {
+                        let Ok(id) = u32::try_from(self.rx.len()) else { return };
+                        self.rx.push(Rx {
+                            point: d.point,
+                            addr: d.dst,
+                            cur: Busiest { bin: d.bin, ..Busiest::default() },
+                            senders: Vec::new(),
+                            best: None,
+                            incast_ce: 0,
+                            incast_max_bytes: 0,
+                        });
+                        self.index.insert(key, id);
+                        id as usize
+                    }
+                };
+                self.last = Some((key, i));
+                i
+            }
+        };
+        let Some(rx) = self.rx.get_mut(i) else { return };
+        if d.bin > rx.cur.bin {
+            rx.close();
+            rx.cur.bin = d.bin;
+        } else if d.bin < rx.cur.bin {
+            // Older than the bin being filled (merged captures slightly out of order): its
+            // bin is over; the packet is not counted in another's.
+            return;
+        }
+        if rx.senders.len() < MAX_SENDERS && !rx.senders.contains(&d.src) {
+            rx.senders.push(d.src);
+        }
+        if rx.cur.packets == 0 {
+            rx.cur.first_frame = d.frame;
+        }
+        rx.cur.bytes = rx.cur.bytes.saturating_add(d.bytes);
+        rx.cur.packets = rx.cur.packets.saturating_add(d.packets);
+        if d.ce {
+            rx.cur.ce = rx.cur.ce.saturating_add(d.packets);
+        }
+    }
+
+    /// Every receiver's busiest bin, most senders first (then most bytes), with a link of
+    /// `link_bps` and bins of `bin_ns`.
+    pub fn busiest(&self, bin_ns: u64, link_bps: u64) -> Vec<ReceiverBusiest> {
+        let mut v: Vec<ReceiverBusiest> = self
+            .rx
+            .iter()
+            .filter_map(|r| {
+                let (busiest, position) = r.busiest(bin_ns, link_bps)?;
+                Some(ReceiverBusiest { point: r.point, receiver: r.addr, busiest, position })
+            })
+            .collect();
+        v.sort_by(|a, b| {
+            (b.busiest.fan_in, b.busiest.bytes, a.point, a.receiver).cmp(&(
+                a.busiest.fan_in,
+                a.busiest.bytes,
+                b.point,
+                b.receiver,
+            ))
+        });
+        v
+    }
+
+    /// Whether `receiver` at `point` took an incast seen past the queue, or where the
+    /// position could not be told: its senders' rates there are their shares of the drain
+    /// rate, so no sender's reaction to CNPs can be judged from them.
+    pub fn shares_bottleneck(&self, point: u16, receiver: IpAddr, bin_ns: u64, link_bps: u64) -> bool {
+        let Some(&i) = self.index.get(&(point, receiver)) else { return false };
+        let Some((b, pos)) = self.rx.get(i as usize).and_then(|r| r.busiest(bin_ns, link_bps)) else {
+            return false;
+        };
+        b.fan_in >= INCAST_MIN_SENDERS && pos != Position::Before
+    }
+}
+
+/// `bytes` over `bin_ns` in Gb/s.
+pub fn gbps(bytes: u64, bin_ns: u64) -> f64 {
+    bytes as f64 * 8.0 / bin_ns.max(1) as f64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ip(n: u8) -> IpAddr {
+        IpAddr::from([10, 0, 0, n])
+    }
+
+    #[test]
+    fn fan_in_is_the_most_senders_in_one_bin() {
+        let mut f = FanIn::default();
+        // Bin 0: two senders; bin 1: five (one of them twice); bin 2: three.
+        f.add(DataPacket {
+            point: 0,
+            src: ip(1),
+            dst: ip(100),
+            bin: 0,
+            frame: 1,
+            bytes: 1000,
+            packets: 1,
+            ce: false,
+        });
+        f.add(DataPacket {
+            point: 0,
+            src: ip(2),
+            dst: ip(100),
+            bin: 0,
+            frame: 1,
+            bytes: 1000,
+            packets: 1,
+            ce: false,
+        });
+        for s in [1, 2, 3, 4, 5, 3] {
+            f.add(DataPacket {
+                point: 0,
+                src: ip(s),
+                dst: ip(100),
+                bin: 1,
+                frame: 1,
+                bytes: 1000,
+                packets: 1,
+                ce: s == 3,
+            });
+        }
+        for s in [1, 2, 3] {
+            f.add(DataPacket {
+                point: 0,
+                src: ip(s),
+                dst: ip(100),
+                bin: 2,
+                frame: 1,
+                bytes: 500,
+                packets: 1,
+                ce: false,
+            });
+        }
+        // Another receiver, and the same one at another point.
+        f.add(DataPacket {
+            point: 0,
+            src: ip(7),
+            dst: ip(101),
+            bin: 0,
+            frame: 1,
+            bytes: 100,
+            packets: 1,
+            ce: false,
+        });
+        f.add(DataPacket {
+            point: 1,
+            src: ip(7),
+            dst: ip(100),
+            bin: 0,
+            frame: 1,
+            bytes: 100,
+            packets: 1,
+            ce: false,
+        });
+        let b = f.busiest(10_000, 10_000_000_000);
+        assert_eq!(b.len(), 3);
+        let top = &b[0];
+        assert_eq!((top.point, top.receiver), (0, ip(100)));
+        assert_eq!((top.busiest.fan_in, top.busiest.bin, top.busiest.packets), (5, 1, 6));
+        assert_eq!((top.busiest.bytes, top.busiest.ce), (6000, 2));
+        assert_eq!(top.busiest.senders, [ip(1), ip(2), ip(3), ip(4), ip(5)]);
+    }
+
+    #[test]
+    fn the_bin_being_filled_counts() {
+        let mut f = FanIn::default();
+        f.add(DataPacket {
+            point: 0,
+            src: ip(1),
+            dst: ip(100),
+            bin: 3,
+            frame: 1,
+            bytes: 10,
+            packets: 1,
+            ce: false,
+        });
+        f.add(DataPacket {
+            point: 0,
+            src: ip(2),
+            dst: ip(100),
+            bin: 3,
+            frame: 1,
+            bytes: 10,
+            packets: 1,
+            ce: false,
+        });
+        assert_eq!(f.busiest(10, 10)[0].busiest.fan_in, 2);
+        // An older packet (merged captures) is not counted in the bin being filled.
+        f.add(DataPacket {
+            point: 0,
+            src: ip(3),
+            dst: ip(100),
+            bin: 2,
+            frame: 1,
+            bytes: 10,
+            packets: 1,
+            ce: false,
+        });
+        assert_eq!(f.busiest(10, 10)[0].busiest.fan_in, 2);
+    }
+
+    #[test]
+    fn the_position_comes_from_marks_and_rate() {
+        let bin = 10_000; // 10 µs
+        let link = 10_000_000_000; // 10 Gb/s: 12,500 bytes in a bin
+        let pos = |bytes: u64, ce: bool| {
+            let mut f = FanIn::default();
+            for s in 1..=8 {
+                f.add(DataPacket {
+                    point: 0,
+                    src: ip(s),
+                    dst: ip(100),
+                    bin: 0,
+                    frame: 1,
+                    bytes: bytes / 8,
+                    packets: 1,
+                    ce: ce && s == 1,
+                });
+            }
+            f.busiest(bin, link).first().map(|b| b.position)
+        };
+        assert_eq!(pos(12_000, true), Some(Position::Past));
+        assert_eq!(pos(20_000, false), Some(Position::Before));
+        assert_eq!(pos(14_000, false), Some(Position::Unknown), "a frame or two over the link rate");
+        let mut f = FanIn::default();
+        for s in 1..=8 {
+            f.add(DataPacket {
+                point: 0,
+                src: ip(s),
+                dst: ip(100),
+                bin: 0,
+                frame: 1,
+                bytes: 1500,
+                packets: 1,
+                ce: s == 1,
+            });
+        }
+        assert!(f.shares_bottleneck(0, ip(100), bin, link));
+        assert!(!f.shares_bottleneck(0, ip(101), bin, link));
+        let mut g = FanIn::default();
+        for s in 1..=8 {
+            g.add(DataPacket {
+                point: 0,
+                src: ip(s),
+                dst: ip(100),
+                bin: 0,
+                frame: 1,
+                bytes: 3000,
+                packets: 1,
+                ce: false,
+            });
+        }
+        assert!(!g.shares_bottleneck(0, ip(100), bin, link), "before the queue: each rate is the sender's");
+        let mut h = FanIn::default();
+        for s in 1..=3 {
+            h.add(DataPacket {
+                point: 0,
+                src: ip(s),
+                dst: ip(100),
+                bin: 0,
+                frame: 1,
+                bytes: 1500,
+                packets: 1,
+                ce: true,
+            });
+        }
+        assert!(!h.shares_bottleneck(0, ip(100), bin, link), "three senders are no incast");
+        // CE in any bin of the incast, not only the busiest, places the point past the queue.
+        let mut k = FanIn::default();
+        for b in 0..2 {
+            for s in 1..=8 {
+                let ce = b == 1 && s == 1;
+                k.add(DataPacket {
+                    point: 0,
+                    src: ip(s),
+                    dst: ip(100),
+                    bin: b,
+                    frame: 1,
+                    bytes: if b == 0 { 1500 } else { 100 },
+                    packets: 1,
+                    ce,
+                });
+            }
+        }
+        let top = &k.busiest(bin, link)[0];
+        assert_eq!((top.position, top.busiest.bin), (Position::Past, 1), "the bin with CE marks ranks first");
+    }
+}
+
+/// Receivers listed in the report's `incast`, most senders first.
+pub const REPORTED: usize = 16;
+
+/// A receiver's busiest bin in the report (`incast[]`).
+#[derive(Clone, Debug, Serialize)]
+pub struct IncastReport {
+    /// Capture point.
+    pub point: u16,
+    /// The receiver.
+    pub receiver: String,
+    /// Distinct senders of data to it in its busiest `--bin` bin.
+    pub fan_in: u32,
+    /// The bin width (`--bin`), ns.
+    pub bin_ns: u64,
+    /// When the bin began, ns since the epoch.
+    pub start_ns: i64,
+    /// Wire bytes of data to the receiver in the bin.
+    pub bytes: u64,
+    /// Data packets.
+    pub packets: u64,
+    /// Of those, CE-marked.
+    pub ce: u64,
+    /// CE-marked share of the packets.
+    pub ce_fraction: f64,
+    /// The data's rate over the bin, Gb/s.
+    pub gbps: f64,
+    /// That rate over the link speed (`--link-speed`).
+    pub link_share: f64,
+    /// PFC paused time during the bin at this point, on the priorities of the data to the
+    /// receiver (802.3x PAUSE on any), summed over the pausing MACs.
+    pub paused_ns: i64,
+    /// Where the capture point sits relative to the queue the senders share.
+    pub position: Position,
+    /// The first senders (up to eight).
+    pub senders: Vec<String>,
+    /// The first data frame of the bin.
+    pub first_frame: u64,
+    /// Flows to the receiver whose `cc_not_reacting` verdict is withheld: past the queue
+    /// (or where the position is unknown), a sender's rate is its share of the drain rate.
+    pub cc_not_judged: u64,
+}
+
+/// The `incast` section and findings: every receiver's busiest bin (the first
+/// [`REPORTED`]), and an `incast` warning for each with at least [`INCAST_MIN_SENDERS`]
+/// senders at once and CE marks or pauses during it.
+pub(crate) fn report(
+    a: &crate::Analyzer,
+    pfc: &[crate::report::PauseReport],
+    findings: &mut crate::findings::FindingSink,
+) -> Vec<IncastReport> {
+    use crate::report::{EvidenceRef, Finding, FindingKind, Severity};
+    let bin_ns = a.config().bin_ns.max(1);
+    let link = a.config().link_speed_bps.max(1);
+    let start = a.totals().start_ns.unwrap_or(0);
+    // Per (point, receiver): the priorities its data used, and its flows that did not react.
+    let mut flows: FxHashMap<(u16, IpAddr), (u8, u64)> = FxHashMap::default();
+    for f in a.flows().iter() {
+        let e = flows.entry((f.key.point, f.key.dst)).or_default();
+        if let Some(p) = f.priority {
+            e.0 |= 1 << (p & 7);
+        }
+        e.1 += u64::from(f.cc().is_some_and(|c| c.not_reacting()));
+    }
+    let mut out = Vec::new();
+    for rb in a.fan_in.busiest(bin_ns, link) {
+        let b = &rb.busiest;
+        if b.fan_in < 2 {
+            continue;
+        }
+        let (mask, not_reacting) = flows.get(&(rb.point, rb.receiver)).copied().unwrap_or_default();
+        let s = start + b.bin.saturating_mul(bin_ns as i64);
+        let e = s + bin_ns as i64;
+        let paused_ns: i64 = pfc
+            .iter()
+            .filter(|p| {
+                p.point == rb.point
+                    && (p.kind == crate::PauseKind::Pause || mask & (1 << (p.priority & 7)) != 0)
+            })
+            .flat_map(|p| p.intervals.iter())
+            .map(|i| (i.end_ns.min(e) - i.start_ns.max(s)).max(0))
+            .sum();
+        let pos = rb.position;
+        let judged_not = b.fan_in >= INCAST_MIN_SENDERS && pos != Position::Before;
+        let r = IncastReport {
+            point: rb.point,
+            receiver: rb.receiver.to_string(),
+            fan_in: b.fan_in,
+            bin_ns,
+            start_ns: s,
+            bytes: b.bytes,
+            packets: b.packets,
+            ce: b.ce,
+            ce_fraction: if b.packets == 0 { 0.0 } else { b.ce as f64 / b.packets as f64 },
+            gbps: gbps(b.bytes, bin_ns),
+            link_share: gbps(b.bytes, bin_ns) * 1e9 / link as f64,
+            paused_ns,
+            position: pos,
+            senders: b.senders.iter().map(IpAddr::to_string).collect(),
+            first_frame: b.first_frame,
+            cc_not_judged: if judged_not { not_reacting } else { 0 },
+        };
+        if b.fan_in >= INCAST_MIN_SENDERS && (b.ce > 0 || paused_ns > 0) {
+            findings.push(Finding {
+                severity: Severity::Warning,
+                kind: FindingKind::Incast,
+                title: incast_title(a, &r),
+                flow: None,
+                src_mac: None,
+                priority: None,
+                evidence: vec![EvidenceRef {
+                    frame: r.first_frame,
+                    ts_ns: s,
+                    what: format!("first data frame to {} of the busiest bin", r.receiver),
+                }],
+                weight: u64::from(r.fan_in),
+                folded: None,
+            });
+        }
+        if out.len() < REPORTED {
+            out.push(r);
+        }
+    }
+    out
+}
+
+/// The `incast` finding's title.
+fn incast_title(a: &crate::Analyzer, r: &IncastReport) -> String {
+    let at = if a.config().points.len() > 1 {
+        format!(" (at {})", a.config().points.get(usize::from(r.point)).map_or("?", String::as_str))
+    } else {
+        String::new()
+    };
+    let offset = (r.start_ns - a.totals().start_ns.unwrap_or(r.start_ns)) as f64 / 1e6;
+    let position = match r.position {
+        Position::Past => format!(
+            "the capture point is past the queue they share (their data arrives CE-marked): each sender's rate here is its share of the drain rate, so their reaction to CNPs is not judged per flow{}",
+            if r.cc_not_judged > 0 { format!(" ({} cc_not_reacting verdicts withheld)", r.cc_not_judged) } else { String::new() }
+        ),
+        Position::Before => "the capture point is before the queue they share (their data arrives faster than one link): each sender's own rate is seen here".to_string(),
+        Position::Unknown => format!(
+            "where the capture point sits relative to the queue cannot be told (no CE mark on the data, not above the link rate), so the senders' reaction to CNPs is not judged per flow{}",
+            if r.cc_not_judged > 0 { format!(" ({} cc_not_reacting verdicts withheld)", r.cc_not_judged) } else { String::new() }
+        ),
+    };
+    format!(
+        "incast at {}{at}: {} senders in one {} bin at +{offset:.3} ms, {:.2} Gb/s ({:.0}% of the link), {} of {} packets CE-marked, paused {:.1} µs in the bin; {position}",
+        r.receiver,
+        r.fan_in,
+        width_text(r.bin_ns),
+        r.gbps,
+        r.link_share * 100.0,
+        r.ce,
+        r.packets,
+        r.paused_ns as f64 / 1e3,
+    )
+}
+
+/// A bin width as `10 µs`, `1 ms`, `250 ns`.
+fn width_text(ns: u64) -> String {
+    if ns % 1_000_000 == 0 {
+        format!("{} ms", ns / 1_000_000)
+    } else if ns % 1_000 == 0 {
+        format!("{} µs", ns / 1_000)
+    } else {
+        format!("{ns} ns")
+    }
+}
