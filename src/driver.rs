@@ -4,7 +4,10 @@
 //! second and explain a capture that sees no RoCE.
 
 use crate::cli::SourceArgs;
-use rocescope_capture::{interfaces, Batch, CaptureError, CaptureStats, LiveOptions, Record, Source};
+use rocescope_analyzer::report::{PointCaptureCounters, PointReport};
+use rocescope_capture::{
+    interfaces, Batch, CaptureError, CaptureStats, FileStats, LiveOptions, Record, Source,
+};
 use rocescope_decoder::{DecodeOptions, Packet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -123,6 +126,9 @@ pub struct RunEnd {
     pub roce: u64,
     /// libpcap counters at the end (live only).
     pub stats: Option<CaptureStats>,
+    /// The capture counters the files recorded (pcapng Interface Statistics Blocks), by
+    /// capture point: [`attach_file_stats`] puts them in the report.
+    pub file_stats: Vec<FileStats>,
     /// Stopped by a signal.
     pub interrupted: bool,
     /// The source failed part-way (damaged file, capture error).
@@ -275,6 +281,7 @@ pub fn pump(
         }
     }
     end.stats = opened.source.stats();
+    end.file_stats = opened.source.file_stats();
     if !opened.quiet {
         for (name, n) in opened.source.out_of_order() {
             crate::stdio::note!(
@@ -306,5 +313,35 @@ pub fn report_stats(name: &str, end: &RunEnd) {
         crate::stdio::note!("{} packets received by filter", s.received);
         crate::stdio::note!("{} packets dropped by kernel", s.kernel_dropped);
         crate::stdio::note!("{} packets dropped by interface", s.if_dropped);
+    }
+}
+
+/// Put each file's recorded capture counters (pcapng Interface Statistics Blocks) on its
+/// capture point: `points[].capture_counters` (docs/report-json.md). A point without any
+/// (a classic pcap, a pcapng without ISBs) is left as it is.
+pub fn attach_file_stats(points: &mut [PointReport], stats: &[FileStats]) {
+    for f in stats {
+        let Some(p) = points.get_mut(usize::from(f.point)) else { continue };
+        let sum = |get: &dyn Fn(&rocescope_capture::InterfaceStats) -> Option<u64>| {
+            f.interfaces.iter().filter_map(get).reduce(u64::saturating_add)
+        };
+        let (if_dropped, os_dropped) = (sum(&|i| i.if_dropped), sum(&|i| i.os_dropped));
+        p.capture_counters = Some(PointCaptureCounters {
+            source: "pcapng",
+            interfaces: f
+                .interfaces
+                .iter()
+                .map(|i| i.name.clone().unwrap_or_else(|| format!("interface {}", i.interface)))
+                .collect(),
+            received: sum(&|i| i.received),
+            if_dropped,
+            os_dropped,
+            dropped: match (if_dropped, os_dropped) {
+                (None, None) => None,
+                (a, b) => Some(a.unwrap_or(0).saturating_add(b.unwrap_or(0))),
+            },
+            damaged_blocks: f.damaged,
+            went_backwards: f.interfaces.iter().any(|i| i.went_backwards),
+        });
     }
 }

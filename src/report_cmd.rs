@@ -10,6 +10,7 @@ use crate::parquet_out::ParquetOut;
 use crate::stdio::note;
 use anyhow::Context;
 use rocescope_analyzer::nic_counters::{self, CounterInput, Host};
+use rocescope_analyzer::nic_findings;
 use rocescope_analyzer::report::{Finding, Report, Severity, StreamedReport};
 use rocescope_analyzer::{Analyzer, AuditConfig, Config, Sampling, SamplingSource};
 use rocescope_capture::text;
@@ -152,6 +153,10 @@ fn attach(report: &mut Report, counters: nic_counters::CountersReport, findings:
             report.findings.iter().position(|x| x.severity > f.severity).unwrap_or(report.findings.len());
         report.findings.insert(at, f);
     }
+    // Losses beyond the capture point that the host's NIC counted as receive drops.
+    if let Some(d) = &counters.nic_drops {
+        nic_findings::place_drops(&mut report.findings, d);
+    }
     report.counters = Some(counters);
 }
 
@@ -253,6 +258,7 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
         kernel_dropped: s.kernel_dropped,
         if_dropped: s.if_dropped,
     });
+    driver::attach_file_stats(&mut streamed.report.points, &end.file_stats);
     if let Some((input, host)) = &counters {
         add_counters(&mut streamed, input, host);
     }

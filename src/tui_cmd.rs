@@ -312,6 +312,7 @@ fn worker(
         last_bytes: 0,
         wire_bytes: 0,
         stats: None,
+        file_stats: Vec::new(),
         notice: None,
         frame_no: 0,
     });
@@ -330,6 +331,7 @@ fn worker(
             kernel_dropped: s.kernel_dropped,
             if_dropped: s.if_dropped,
         });
+        driver::attach_file_stats(&mut report.points, &st.file_stats);
         if let Some((input, host)) = &counters {
             crate::report_cmd::add_counters_to(&mut report, input, host);
         }
@@ -495,7 +497,11 @@ fn worker(
     let mut st = st.into_inner();
     st.analyzer.finish();
     let error = match result {
-        Ok(end) => end.source_error.map(|e| driver::with_cover(e, merged, end.frames, "the analysis")),
+        Ok(end) => {
+            // What the files recorded of their own drops (pcapng statistics blocks).
+            st.file_stats = end.file_stats;
+            end.source_error.map(|e| driver::with_cover(e, merged, end.frames, "the analysis"))
+        }
         Err(e) => Some(format!("{e:#}")),
     }
     .map(|e| escape(&e).to_string());
@@ -601,6 +607,8 @@ struct State {
     wire_bytes: u64,
     /// libpcap's counters (live).
     stats: Option<CaptureStats>,
+    /// The files' recorded capture counters (pcapng statistics blocks), once read to the end.
+    file_stats: Vec<rocescope_capture::FileStats>,
     /// Shown under the header: why a live capture may see nothing.
     notice: Option<String>,
     /// Frames read from the source (frame numbers, kept across a clear).

@@ -149,6 +149,32 @@ fn one_snapshot_is_shown_and_never_compared() {
     assert!(text.contains("ONE snapshot: absolute values"), "{text}");
 }
 
+/// A pcapng file's own drop counters (its Interface Statistics Blocks: 18 dropped in
+/// `capture/demo-isb.pcapng`) explain what the capture missed, as a live capture's libpcap
+/// drops do: the NIC's 12 sent pauses and 7 sent CNPs, none in the capture, are
+/// `loss_explains`, not a disagreement; the capture seeing more CNPs than the NIC handled
+/// still is one.
+#[test]
+fn a_pcapng_files_recorded_drops_explain_what_the_capture_missed() {
+    let isb = path("capture/demo-isb.pcapng");
+    let o = run(&[
+        "report",
+        "--json",
+        "-r",
+        &isb,
+        "--counters",
+        &path("counters/disagree.txt"),
+        "--counters-host",
+        HOST,
+    ]);
+    let r = common::report_json(&o.stdout);
+    assert_eq!(r["points"][0]["capture_counters"]["dropped"], 18);
+    assert_eq!(row(&r, "pause_tx", Some(3))["status"], "loss_explains");
+    assert_eq!(row(&r, "cnp_sent", None)["status"], "loss_explains");
+    assert_eq!(row(&r, "cnp_handled", None)["status"], "capture_more");
+    assert_eq!(disagreements(&r).len(), 1, "{:?}", disagreements(&r));
+}
+
 #[test]
 fn irdma_names_and_a_repeated_dump_give_deltas() {
     let r = report(&["--counters", &path("counters/irdma-hw-counters.txt")]);
@@ -458,4 +484,166 @@ fn json_that_is_not_rdma_statistic_show_is_an_error() {
         ),
     ];
     refused(dir.path(), &demo, &cases);
+}
+
+/// The JSON report of `samples/nak-beyond.pcap` (captured at the requester's link: 5 packets
+/// lost beyond it, NAKed and resent by go-back-N; a 3-packet WRITE resent after one ACK
+/// timeout) with these extra arguments.
+fn nak_beyond(extra: &[&str]) -> Value {
+    let pcap = path("nak-beyond.pcap");
+    let mut args = vec!["report", "--json", "-r", pcap.as_str()];
+    args.extend_from_slice(extra);
+    let o = run(&args);
+    assert!(!o.stdout.is_empty(), "{}", String::from_utf8_lossy(&o.stderr));
+    common::report_json(&o.stdout)
+}
+
+fn finding_of<'a>(r: &'a Value, kind: &str) -> Vec<&'a Value> {
+    r["findings"].as_array().unwrap().iter().filter(|f| f["kind"] == kind).collect()
+}
+
+/// Losses counted as the NIC counts them (docs/counters.md "Units"): per lost packet in the
+/// finding (5 NAKed losses are 5 packets, not 1), one ACK timeout per timer expiry however
+/// many packets it resent (the requester's `local_ack_timeout_err` 1 against 3 resends),
+/// one sequence-error NAK per NAK (`packet_seq_err` 5).
+#[test]
+fn losses_count_per_packet_and_timeouts_per_expiry() {
+    let plain = nak_beyond(&[]);
+    let loss = finding_of(&plain, "network_loss");
+    assert_eq!(loss.len(), 1);
+    let title = loss[0]["title"].as_str().unwrap();
+    assert!(
+        title.contains(": 5 packets lost in the network (beyond this capture point: no gap here; 5 NAKed PSNs it saw pass)"),
+        "{title}"
+    );
+    let data = plain["flows"].as_array().unwrap().iter().find(|f| f["dest_qp"] == 0x132).unwrap();
+    assert_eq!(
+        (
+            &data["psn"]["network_loss_packets"],
+            &data["psn"]["lost_beyond_point"],
+            &data["psn"]["resent_out_of_sequence"]
+        ),
+        (&Value::from(5), &Value::from(5), &Value::from(10))
+    );
+    let r = nak_beyond(&[
+        "--counters",
+        &path("counters/nak-beyond-requester.txt"),
+        "--counters-host",
+        "10.0.0.51",
+    ]);
+    for (figure, n) in [("seq_err_nak_received", 5), ("local_ack_timeout", 1)] {
+        let x = row(&r, figure, None);
+        assert_eq!(
+            (x["nic"].as_u64(), x["capture"].as_u64(), x["status"].as_str()),
+            (Some(n), Some(n), Some("agree")),
+            "{x}"
+        );
+    }
+    let timeouts = r["flows"].as_array().unwrap().iter().find(|f| f["dest_qp"] == 0x142).unwrap();
+    assert_eq!(
+        (&timeouts["psn"]["retransmits_timeout"], &timeouts["psn"]["timeout_events"]),
+        (&Value::from(3), &Value::from(1))
+    );
+    assert!(disagreements(&r).is_empty(), "{:?}", disagreements(&r));
+    // The responder's out_of_sequence counts packets: the 10 that reached it after a missing
+    // one, resent by go-back-N (the capture's figure was its 5 NAKs).
+    let r = nak_beyond(&[
+        "--counters",
+        &path("counters/nak-beyond-responder.txt"),
+        "--counters-host",
+        "10.0.0.52",
+    ]);
+    let x = row(&r, "out_of_sequence", None);
+    assert_eq!(
+        (x["nic"].as_u64(), x["capture"].as_u64(), x["status"].as_str()),
+        (Some(10), Some(10), Some("agree")),
+        "{x}"
+    );
+}
+
+/// PFC moving on another priority than the one RoCE travels on (the responder's NIC pauses
+/// priority 4, RoCE comes to it on 3): a warning naming both; none where PFC moves on RoCE's
+/// priority (the demo's counter files), and none from one snapshot.
+#[test]
+fn pfc_on_another_priority_than_roces_is_a_warning_naming_both() {
+    let resp = path("counters/nak-beyond-responder.txt");
+    let r = nak_beyond(&["--counters", &resp, "--counters-host", "10.0.0.52,02:00:00:00:00:34"]);
+    let m = finding_of(&r, "pfc_priority_mismatch");
+    assert_eq!(m.len(), 1, "{:#}", r["findings"]);
+    assert_eq!((m[0]["severity"].as_str(), m[0]["priority"].as_u64()), (Some("warning"), Some(4)));
+    let title = m[0]["title"].as_str().unwrap();
+    assert!(
+        title.starts_with("the NIC sent 12 PFC pause frames on priority 4 (tx_prio4_pause) and none on priority 3, where the capture shows the RoCE coming to the host (10.0.0.52)"),
+        "{title}"
+    );
+    assert!(
+        title.contains("the NIC lists no pause counter for priority 3: on mlx5 that means PFC is off there"),
+        "{title}"
+    );
+    // Without a host: the whole capture's RoCE, on 3 too: the same verdict.
+    assert_eq!(finding_of(&nak_beyond(&["--counters", &resp]), "pfc_priority_mismatch").len(), 1);
+    // PFC on RoCE's own priority (the demo's host, paused and pausing on 3): nothing.
+    let (b, a) = (path("counters/agree-before.txt"), path("counters/agree-after.txt"));
+    let disagree = path("counters/disagree.txt");
+    for extra in [
+        vec!["--counters", b.as_str(), "--counters", a.as_str(), "--counters-host", HOST],
+        vec!["--counters", disagree.as_str(), "--counters-host", HOST],
+    ] {
+        assert!(finding_of(&report(&extra), "pfc_priority_mismatch").is_empty());
+    }
+    // One snapshot: absolute values, never a finding.
+    let dir = tempfile::tempdir().unwrap();
+    let one = dir.path().join("one.txt");
+    let text = std::fs::read_to_string(&resp).unwrap();
+    std::fs::write(&one, text.split("# after").nth(1).unwrap()).unwrap();
+    let r = nak_beyond(&["--counters", one.to_str().unwrap(), "--counters-host", "10.0.0.52"]);
+    assert!(finding_of(&r, "pfc_priority_mismatch").is_empty());
+}
+
+/// Losses beyond the capture point on their way to the host, and the host's NIC counting
+/// receive drops over the capture (`rx_discards_phy` +5): the finding says the packets were
+/// dropped in the host's NIC, not in the network; with fewer drops than losses, that up to
+/// that many were; without the host's IP or without drops, nothing changes.
+#[test]
+fn nic_receive_drops_place_the_losses_beyond_the_capture_point() {
+    let resp = path("counters/nak-beyond-responder.txt");
+    let r = nak_beyond(&["--counters", &resp, "--counters-host", "10.0.0.52"]);
+    let loss = finding_of(&r, "network_loss");
+    let title = loss[0]["title"].as_str().unwrap();
+    assert_eq!(loss[0]["severity"], "critical");
+    assert!(!title.contains("in the network ("), "{title}");
+    assert!(
+        title.contains(": 5 packets lost (beyond this capture point: no gap here; 5 NAKed PSNs it saw pass)")
+            && title.ends_with("; dropped in the host's NIC receive buffer, not in the network: the host's NIC counted 5 receive drops between the counter snapshots (rx_discards_phy) against 5 packets lost beyond the capture point on their way to it"),
+        "{title}"
+    );
+    let d = &r["counters"]["nic_drops"];
+    assert_eq!((d["lost_beyond"].as_u64(), d["nic_dropped"].as_u64()), (Some(5), Some(5)), "{d}");
+    assert_eq!(d["counters"], serde_json::json!(["ethtool -S rx_discards_phy"]));
+    assert_eq!(d["flows"][0]["packets"], 5);
+    assert_eq!(r["flows"][d["flows"][0]["flow"].as_u64().unwrap() as usize]["dest_qp"], 0x132);
+    // Fewer drops than losses: some of them.
+    let dir = tempfile::tempdir().unwrap();
+    let two = dir.path().join("two.txt");
+    std::fs::write(
+        &two,
+        std::fs::read_to_string(&resp).unwrap().replace("rx_discards_phy: 22", "rx_discards_phy: 19"),
+    )
+    .unwrap();
+    let r = nak_beyond(&["--counters", two.to_str().unwrap(), "--counters-host", "10.0.0.52"]);
+    let title = finding_of(&r, "network_loss")[0]["title"].as_str().unwrap().to_string();
+    assert!(title.contains("5 packets lost in the network (beyond"), "{title}");
+    assert!(title.contains("; up to 2 of those lost beyond the capture point were dropped in the host's NIC receive buffer, the rest in the network"), "{title}");
+    // No host IP (whose NIC?), the other host (no loss on its way), no drops: unchanged.
+    let plain = finding_of(&nak_beyond(&[]), "network_loss")[0]["title"].clone();
+    let requester = path("counters/nak-beyond-requester.txt");
+    for extra in [
+        vec!["--counters", resp.as_str()],
+        vec!["--counters", resp.as_str(), "--counters-host", "10.0.0.51"],
+        vec!["--counters", requester.as_str(), "--counters-host", "10.0.0.51"],
+    ] {
+        let r = nak_beyond(&extra);
+        assert_eq!(finding_of(&r, "network_loss")[0]["title"], plain, "{extra:?}");
+        assert!(r["counters"].get("nic_drops").is_none(), "{extra:?}");
+    }
 }

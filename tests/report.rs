@@ -493,3 +493,41 @@ fn cm_exchange_pairs_real_connections() {
     let back = flow(&r, "172.17.242.56", "172.17.242.47", 0x139);
     assert_eq!(back["cm_start_psn"], 15_746_512, "frame 9: SEND Only PSN 15746512");
 }
+
+/// A pcapng file's Interface Statistics Blocks are the capture's own drops, reported per
+/// capture point as a live capture's libpcap counters are (samplegen
+/// `capture/demo-isb.pcapng`: the demo's frames, 200 received, 3 dropped by the interface,
+/// 15 by the OS).
+#[test]
+fn pcapng_statistics_blocks_are_reported_as_capture_drops_per_point() {
+    let isb = sample("capture/demo-isb.pcapng");
+    let (r, _) = report(&isb, &[]);
+    let (demo, _) = report(&sample("demo.pcap"), &[]);
+    let want = serde_json::json!({
+        "source": "pcapng",
+        "interfaces": ["enp65s0f0np0"],
+        "received": 200,
+        "if_dropped": 3,
+        "os_dropped": 15,
+        "dropped": 18,
+    });
+    assert_eq!(r["points"][0]["capture_counters"], want);
+    assert_eq!(r["flows"], demo["flows"], "the analysis is the demo's");
+    assert!(r.get("capture").is_none(), "`capture` stays a live run's");
+    assert!(demo["points"][0].get("capture_counters").is_none(), "a classic pcap records none");
+    let text = run(&["report", "-r", isb.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.contains("\n  capture statistics recorded in the file (pcapng) on enp65s0f0np0: 200 received, 3 dropped by the interface, 15 dropped by the OS (findings may reflect capture loss)\n"),
+        "{text}"
+    );
+    // Merged with a file that records none: each point its own.
+    let demo_path = sample("demo.pcap");
+    let (m, _) = report(&isb, &["-r", demo_path.to_str().unwrap()]);
+    assert_eq!(m["points"][0]["capture_counters"], want);
+    assert!(m["points"][1].get("capture_counters").is_none());
+    let text = run(&["report", "-r", isb.to_str().unwrap(), "-r", demo_path.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(text.contains("capture statistics recorded in the file of demo-isb.pcapng (pcapng)"), "{text}");
+    assert_eq!(text.matches("capture statistics recorded").count(), 1, "{text}");
+}

@@ -272,6 +272,34 @@ fn erspan3_timestamps_time_the_frames_within_a_session() {
     assert_ne!(lat(&cap), lat(&demo));
 }
 
+/// Two switch clocks 350 ms apart behind one ERSPAN III session, 20 frames each in turn
+/// (samplegen `erspan3-stepping.pcap`, the demo at its own capture times): every change is
+/// a step beyond what a collector queue explains; the fourth makes the session fall back to
+/// the capture clock, and the report says where.
+#[test]
+fn a_switch_clock_that_keeps_stepping_falls_back_to_the_capture_clock() {
+    let (demo, _) = report(&path("demo.pcap"), &[]);
+    let (r, _) = report(&path("tunnels/erspan3-stepping.pcap"), &[]);
+    let clock = &r["points"][0]["clock"];
+    assert_eq!((clock["frames"].as_u64(), clock["steps"].as_u64()), (Some(80), Some(3)), "{clock}");
+    let fb = &clock["fallback"];
+    assert_eq!(fb["reason"], "steps");
+    assert_eq!((fb["frame"].as_u64(), fb["frames"].as_u64()), (Some(81), Some(102)), "{fb}");
+    assert_eq!(fb["departure_ns"].as_i64().map(i64::abs), Some(350_000_000));
+    // Each frame has its own time again: no packet is 350 ms off, every flow is the demo's.
+    assert_eq!(r["flows"], demo["flows"]);
+    assert_eq!(r["points"][0]["end_ns"], demo["summary"]["end_ns"]);
+    let text = run(&["report", "-r", &path("tunnels/erspan3-stepping.pcap")]);
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.contains("switch clock NOT TRUSTED from frame 81 on: it needed re-anchoring a 4th time (departed 350.000 ms"),
+        "{text}"
+    );
+    // A clock that runs true keeps being used: the batched sample has no fallback.
+    let (batched, _) = report(&path("tunnels/erspan3-batched.pcap"), &[]);
+    assert!(batched["points"][0]["clock"].get("fallback").is_none());
+}
+
 #[test]
 fn a_stripped_tag_is_restored_from_the_erspan_cos_and_only_then() {
     let (r, rc) = report(&path("tunnels/erspan2-stripped-tag.pcap"), &AUDIT);

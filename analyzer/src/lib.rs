@@ -23,6 +23,7 @@ pub mod incast;
 pub mod link;
 pub mod mirror;
 pub mod nic_counters;
+pub mod nic_findings;
 pub mod overlay;
 pub mod parallel;
 pub mod pfc;

@@ -18,9 +18,18 @@
 //!   a session's first timestamped frame keeps its capture time, and each later frame gets
 //!   that time plus the switch clock's advance since. A timestamp without its upper bits is
 //!   unwrapped to the value nearest what the capture clock predicts. A switch clock that
-//!   departs from the capture clock by more than [`MAX_CLOCK_DEPARTURE_NS`] (a stepped
-//!   clock, a reset) is anchored again at that frame (a step in the report). Timestamps that
-//!   are zero, or of the user-defined granularity, are not used.
+//!   departs from the capture clock by more than any collector queue or clock drift explains
+//!   ([`plausible_departure_ns`]: [`MAX_QUEUE_DEPARTURE_NS`] plus [`MAX_DRIFT_PPM`] of the
+//!   time since its anchor; a stepped clock, a reset) is anchored again at that frame (a
+//!   step in the report). Timestamps that are zero, or of the user-defined granularity, are
+//!   not used.
+//! - **A switch clock that cannot be trusted.** One that needs anchoring again more than
+//!   [`MAX_CLOCK_STEPS`] times is not stepped now and then: its timestamps disagree with the
+//!   capture clock beyond any plausible drift (a clock that keeps jumping, several clocks
+//!   behind one session, the wrong granularity). From the frame that would have been the
+//!   next step on, the session's frames keep their capture times (the fallback, said in the
+//!   report). Earlier frames keep the times already given: a streaming analysis cannot take
+//!   them back, and they were each within the plausible departure of their capture time.
 //! - **ERSPAN COS as the PCP.** A mirror may strip the frame's 802.1Q tag and report its
 //!   priority in the ERSPAN header instead. When the inner frame carries no tag, the COS of
 //!   the innermost ERSPAN layer serves as its PCP where the header says a tag was there:
@@ -29,7 +38,7 @@
 //!   from the frame itself), is not given one: Linux's `erspan` driver, for one, fills COS
 //!   from the DSCP, not from a tag.
 
-use crate::report::PointClock;
+use crate::report::{ClockFallback, PointClock};
 use crate::{Analyzer, FrameMeta};
 use rocescope_decoder::tunnel::Granularity;
 use rocescope_decoder::{Encap, Packet};
@@ -38,10 +47,28 @@ use rustc_hash::FxHashMap;
 /// Most capture points that mirror sessions add to an analysis.
 pub const MAX_SESSION_POINTS: usize = 256;
 
-/// How far a switch clock may drift from the capture clock (after anchoring) before it is
-/// anchored again: one second, far beyond any collector's delay and well below the wrap of
-/// a 1588 nanosecond field read without its seconds.
-pub const MAX_CLOCK_DEPARTURE_NS: i64 = 1_000_000_000;
+/// The most a mirror's path and its collector can move a frame in time (ns): 100 ms. A
+/// collector's interrupt batching moves frames by tens of µs; a switch's mirror port, its
+/// whole buffer queued (32 MB at 10 Gb/s: 27 ms), by tens of ms. A departure beyond this
+/// (plus drift, [`MAX_DRIFT_PPM`]) is the switch clock's doing, not the path's.
+pub const MAX_QUEUE_DEPARTURE_NS: i64 = 100_000_000;
+
+/// How fast two free-running clocks may drift apart (parts per million): 200, two
+/// oscillators each within the ±100 ppm IEEE 802.3 allows a transmit clock.
+pub const MAX_DRIFT_PPM: i64 = 200;
+
+/// Re-anchorings a session's switch clock is allowed (a PTP lock, a reset); the next one
+/// makes the session fall back to the capture clock (module docs).
+pub const MAX_CLOCK_STEPS: u64 = 3;
+
+/// How far a switch clock may depart from the capture clock `elapsed_ns` after its anchor
+/// before it is anchored again: [`MAX_QUEUE_DEPARTURE_NS`] plus [`MAX_DRIFT_PPM`] of the
+/// elapsed time. At most half a second: a 1588 nanosecond field read without its seconds
+/// is unwrapped to within half a second of what the capture clock predicts.
+pub fn plausible_departure_ns(elapsed_ns: i64) -> i64 {
+    let drift = elapsed_ns.saturating_abs() / (1_000_000 / MAX_DRIFT_PPM);
+    MAX_QUEUE_DEPARTURE_NS.saturating_add(drift)
+}
 
 /// A mirror session or virtual network, as a tunnel layer names it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -107,8 +134,24 @@ struct SwitchClock {
     frames: u64,
     /// Times it was anchored again.
     steps: u64,
-    /// Largest departure of the capture clock from the switch clock since its anchor (ns).
+    /// Largest departure of the capture clock from the switch clock, each frame measured
+    /// from its anchor (ns).
     max_departure_ns: i64,
+    /// Set when the session fell back to the capture clock (module docs).
+    fallback: Option<Fallback>,
+}
+
+/// Where a session fell back to the capture clock.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Fallback {
+    /// The frame that would have been the next re-anchoring.
+    frame: u64,
+    /// Its capture time.
+    ts_ns: i64,
+    /// How far the switch clock had departed from the capture clock at it (ns).
+    departure_ns: i64,
+    /// Frames that kept their capture time since (that one included).
+    frames: u64,
 }
 
 /// Mirror bookkeeping of one analysis.
@@ -151,6 +194,13 @@ impl MirrorState {
             frames: c.frames,
             steps: c.steps,
             max_departure_ns: c.max_departure_ns,
+            fallback: c.fallback.map(|f| ClockFallback {
+                reason: "steps",
+                frame: f.frame,
+                ts_ns: f.ts_ns,
+                departure_ns: f.departure_ns,
+                frames: f.frames,
+            }),
         });
         let at = |v: &Vec<u64>| v.get(i).copied().unwrap_or(0);
         (session, clock, at(&self.pcp_from_erspan), at(&self.stamps_unused))
@@ -194,29 +244,37 @@ fn period(gra: Granularity) -> i64 {
 }
 
 impl SwitchClock {
-    /// The frame's time on this clock, or `None` when it re-anchors (the frame keeps its
-    /// capture time).
+    /// The frame's time on this clock, or `None` when its stamp cannot be used (the frame
+    /// keeps its capture time). A frame that re-anchors the clock, and every frame after
+    /// the session fell back to the capture clock, keep their capture time too.
     fn time(
         this: &mut Option<SwitchClock>,
+        frame: u64,
         capture: i64,
         ticks: u32,
         gra: Granularity,
         high: Option<u32>,
     ) -> Option<i64> {
+        if let Some(f) = this.as_mut().and_then(|c| c.fallback.as_mut()) {
+            f.frames += 1;
+            return Some(capture);
+        }
         let (raw, complete) = switch_ns(ticks, gra, high)?;
         let mode = (gra.0, complete);
-        let anchor = |steps| SwitchClock {
-            mode,
-            anchor_capture: capture,
-            anchor_switch: raw,
-            frames: 1,
-            steps,
-            max_departure_ns: 0,
-        };
         let Some(c) = this.as_mut().filter(|c| c.mode == mode) else {
-            let steps = this.map_or(0, |c| c.steps + 1);
-            let frames = this.map_or(0, |c| c.frames);
-            *this = Some(SwitchClock { frames: frames + 1, ..anchor(steps) });
+            // The first stamp, or one of another granularity or completeness: anchor.
+            let anchored = this.map_or(0, |c| c.steps + 1);
+            let at = SwitchClock {
+                mode,
+                anchor_capture: capture,
+                anchor_switch: raw,
+                frames: this.map_or(0, |c| c.frames),
+                steps: this.map_or(0, |c| c.steps),
+                max_departure_ns: this.map_or(0, |c| c.max_departure_ns),
+                fallback: None,
+            };
+            let c = this.insert(at);
+            c.step(anchored, frame, capture, raw, 0);
             return Some(capture);
         };
         let elapsed = capture.saturating_sub(c.anchor_capture);
@@ -231,13 +289,26 @@ impl SwitchClock {
         };
         let advance = switch.saturating_sub(c.anchor_switch);
         let departure = elapsed.saturating_sub(advance);
-        if departure.saturating_abs() > MAX_CLOCK_DEPARTURE_NS {
-            *c = SwitchClock { frames: c.frames + 1, ..anchor(c.steps + 1) };
+        if departure.saturating_abs() > plausible_departure_ns(elapsed) {
+            c.step(c.steps + 1, frame, capture, switch, departure);
             return Some(capture);
         }
         c.frames += 1;
         c.max_departure_ns = c.max_departure_ns.max(departure.saturating_abs());
         Some(c.anchor_capture.saturating_add(advance))
+    }
+
+    /// Anchor the clock at this frame, its `steps`-th re-anchoring (0: the first anchor);
+    /// beyond [`MAX_CLOCK_STEPS`] the session falls back to the capture clock instead.
+    fn step(&mut self, steps: u64, frame: u64, capture: i64, switch: i64, departure: i64) {
+        if steps > MAX_CLOCK_STEPS {
+            self.fallback = Some(Fallback { frame, ts_ns: capture, departure_ns: departure, frames: 1 });
+            return;
+        }
+        self.anchor_capture = capture;
+        self.anchor_switch = switch;
+        self.steps = steps;
+        self.frames += 1;
     }
 }
 
@@ -264,7 +335,7 @@ impl Analyzer {
             let stamp = p.tunnels.iter().find_map(|t| t.erspan_timestamp());
             if let Some((ticks, gra, high)) = stamp {
                 let timed = slot(&mut self.mirror.clocks, m.point)
-                    .and_then(|clock| SwitchClock::time(clock, meta.ts_ns, ticks, gra, high));
+                    .and_then(|clock| SwitchClock::time(clock, meta.number, meta.ts_ns, ticks, gra, high));
                 match timed {
                     Some(ts) => m.ts_ns = ts,
                     None => {
@@ -437,8 +508,8 @@ mod tests {
     fn a_full_timestamp_gives_the_switch_spacing_at_the_capture_anchor() {
         let mut c = None;
         // Switch: frames 1 µs apart; capture: the second one 30 µs late (collector batching).
-        assert_eq!(SwitchClock::time(&mut c, 5_000, 100, NS100, Some(1)), Some(5_000));
-        assert_eq!(SwitchClock::time(&mut c, 35_000, 110, NS100, Some(1)), Some(6_000));
+        assert_eq!(SwitchClock::time(&mut c, 0, 5_000, 100, NS100, Some(1)), Some(5_000));
+        assert_eq!(SwitchClock::time(&mut c, 0, 35_000, 110, NS100, Some(1)), Some(6_000));
         let k = c.unwrap();
         assert_eq!((k.frames, k.steps, k.max_departure_ns), (2, 0, 29_000));
     }
@@ -447,26 +518,88 @@ mod tests {
     fn a_timestamp_without_upper_bits_unwraps_across_its_wrap() {
         let mut c = None;
         let last = u32::MAX - 4; // 5 ticks before the wrap
-        assert_eq!(SwitchClock::time(&mut c, 1_000_000, last, NS100, None), Some(1_000_000));
+        assert_eq!(SwitchClock::time(&mut c, 0, 1_000_000, last, NS100, None), Some(1_000_000));
         // 10 ticks (1 µs) later on the switch, the field has wrapped to 5.
-        assert_eq!(SwitchClock::time(&mut c, 1_002_000, 5, NS100, None), Some(1_001_000));
+        assert_eq!(SwitchClock::time(&mut c, 0, 1_002_000, 5, NS100, None), Some(1_001_000));
         // A 1588 nanosecond field without seconds repeats every second.
         let mut c = None;
         let ieee = Granularity::IEEE_1588;
-        assert_eq!(SwitchClock::time(&mut c, 0, 999_999_990, ieee, None), Some(0));
-        assert_eq!(SwitchClock::time(&mut c, 50, 20, ieee, None), Some(30));
+        assert_eq!(SwitchClock::time(&mut c, 0, 0, 999_999_990, ieee, None), Some(0));
+        assert_eq!(SwitchClock::time(&mut c, 0, 50, 20, ieee, None), Some(30));
+    }
+
+    #[test]
+    fn a_clock_that_keeps_stepping_falls_back_to_the_capture_clock() {
+        let mut c = None;
+        // Frames 1 ms apart by both clocks, but every 10th frame the switch clock jumps
+        // 300 ms ahead: more than any collector queue explains, so a step each time.
+        let mut offset = 0i64;
+        let mut times = Vec::new();
+        for n in 0..60u64 {
+            if n > 0 && n % 10 == 0 {
+                offset += 300_000_000;
+            }
+            let capture = n as i64 * 1_000_000;
+            let ticks = ((capture + offset) / 100) as u32 + 1;
+            times.push(SwitchClock::time(&mut c, n + 1, capture, ticks, NS100, Some(0)));
+        }
+        let k = c.unwrap();
+        assert_eq!(k.steps, MAX_CLOCK_STEPS, "three steps are tolerated");
+        let f = k.fallback.expect("the fourth falls back");
+        assert_eq!((f.frame, f.ts_ns, f.departure_ns), (41, 40_000_000, -300_000_000));
+        assert_eq!(f.frames, 20, "frames 41 to 60");
+        assert_eq!(k.frames, 40);
+        // Before: the switch clock's spacing from each anchor; from frame 41 on, the capture
+        // time, whatever the stamp (zero included).
+        assert_eq!(times[39], Some(39_000_000));
+        assert!(times.iter().enumerate().skip(40).all(|(i, t)| *t == Some(i as i64 * 1_000_000)));
+        assert_eq!(SwitchClock::time(&mut c, 61, 61_000_000, 0, NS100, None), Some(61_000_000));
+        assert_eq!(c.and_then(|c| c.fallback).map(|f| f.frames), Some(21));
+    }
+
+    #[test]
+    fn a_departure_within_queueing_and_drift_is_not_a_step() {
+        // A switch clock 150 ppm slow over 1000 s: 150 ms behind at the end, within the
+        // 100 ms queue plus 200 ppm drift allowed; never re-anchored.
+        let mut c = None;
+        for n in 0..=1000i64 {
+            let capture = n * 1_000_000_000 + 1_000_000;
+            let switch = capture - n * 1_000 * 150;
+            let t = SwitchClock::time(
+                &mut c,
+                n as u64,
+                capture,
+                (switch / 100) as u32,
+                NS100,
+                Some(((switch / 100) >> 32) as u32),
+            );
+            assert_eq!(t, Some(switch), "{n}");
+        }
+        assert_eq!(
+            c.map(|c| (c.steps, c.max_departure_ns, c.fallback.is_none())),
+            Some((0, 150_000_000, true))
+        );
+        // A 150 ms jump a second after the anchor is beyond it: a step.
+        let mut c = None;
+        SwitchClock::time(&mut c, 1, 0, 10, NS100, Some(0));
+        let ticks = (1_000_000_000 + 150_000_000) / 100 + 10;
+        assert_eq!(SwitchClock::time(&mut c, 2, 1_000_000_000, ticks, NS100, Some(0)), Some(1_000_000_000));
+        assert_eq!(c.map(|c| c.steps), Some(1));
+        assert_eq!(plausible_departure_ns(0), MAX_QUEUE_DEPARTURE_NS);
+        assert_eq!(plausible_departure_ns(-1_000_000_000), 100_200_000);
+        assert_eq!(plausible_departure_ns(i64::MIN), MAX_QUEUE_DEPARTURE_NS + i64::MAX / 5000);
     }
 
     #[test]
     fn a_stepped_clock_is_anchored_again_and_zero_or_user_stamps_are_not_used() {
         let mut c = None;
-        assert_eq!(SwitchClock::time(&mut c, 0, 10, NS100, Some(0)), Some(0));
+        assert_eq!(SwitchClock::time(&mut c, 0, 0, 10, NS100, Some(0)), Some(0));
         // The switch clock jumps 5 s ahead while the capture moves 1 µs.
-        assert_eq!(SwitchClock::time(&mut c, 1_000, 50_000_010, NS100, Some(0)), Some(1_000));
-        assert_eq!(SwitchClock::time(&mut c, 2_000, 50_000_020, NS100, Some(0)), Some(2_000));
+        assert_eq!(SwitchClock::time(&mut c, 0, 1_000, 50_000_010, NS100, Some(0)), Some(1_000));
+        assert_eq!(SwitchClock::time(&mut c, 0, 2_000, 50_000_020, NS100, Some(0)), Some(2_000));
         assert_eq!(c.map(|c| (c.steps, c.frames)), Some((1, 3)));
-        assert_eq!(SwitchClock::time(&mut c, 3_000, 0, NS100, None), None);
-        assert_eq!(SwitchClock::time(&mut c, 3_000, 7, Granularity::USER, None), None);
+        assert_eq!(SwitchClock::time(&mut c, 0, 3_000, 0, NS100, None), None);
+        assert_eq!(SwitchClock::time(&mut c, 0, 3_000, 7, Granularity::USER, None), None);
         assert_eq!(switch_ns(1_000_000_000, Granularity::IEEE_1588, Some(1)), None);
         assert_eq!(switch_ns(5, Granularity::IEEE_1588, Some(2)), Some((2_000_000_005, true)));
         assert_eq!(switch_ns(u32::MAX, Granularity::US_100, Some(u32::MAX)), None, "overflow, not a wrap");

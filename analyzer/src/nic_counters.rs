@@ -503,6 +503,13 @@ pub enum Figure {
     RxPrioDiscards,
     /// Received packets dropped for lack of a receive WQE.
     OutOfBuffer,
+    /// Received packets dropped for lack of a buffer in the driver's receive queue (mlx5
+    /// `rx_out_of_buffer`: the Ethernet queues; RoCE reaches them only when not offloaded,
+    /// as soft-RoCE's does).
+    RxOutOfBuffer,
+    /// RoCE packets the RDMA engine discarded on receive (bnxt_re `rx_roce_discards`, irdma
+    /// `ip4InDiscards` / `ip6InDiscards`).
+    RoceRxDiscards,
 }
 
 impl Figure {
@@ -530,6 +537,8 @@ impl Figure {
             Figure::RxDiscards => "rx_discards",
             Figure::RxPrioDiscards => "rx_prio_discards",
             Figure::OutOfBuffer => "out_of_buffer",
+            Figure::RxOutOfBuffer => "rx_out_of_buffer",
+            Figure::RoceRxDiscards => "roce_rx_discards",
         }
     }
 
@@ -557,6 +566,8 @@ impl Figure {
             Figure::RxDiscards => "rx discards",
             Figure::RxPrioDiscards => "rx discards",
             Figure::OutOfBuffer => "out of buffer",
+            Figure::RxOutOfBuffer => "rx queue out of buffer",
+            Figure::RoceRxDiscards => "RoCE rx discards",
         }
     }
 }
@@ -589,6 +600,11 @@ pub fn map_name(name: &str) -> Option<(Figure, Option<u8>)> {
         "tx_pause_ctrl_phy" => Figure::LinkPauseTx,
         "rx_discards_phy" => Figure::RxDiscards,
         "out_of_buffer" => Figure::OutOfBuffer,
+        "rx_out_of_buffer" => Figure::RxOutOfBuffer,
+        // bnxt_re hw_counters (RoCE packets discarded on receive; responder out-of-sequence
+        // drops), irdma hw_counters (IP packets the RDMA engine received and discarded).
+        "rx_roce_discards" | "ip4InDiscards" | "ip6InDiscards" => Figure::RoceRxDiscards,
+        "oos_drop_count" => Figure::OutOfSequence,
         // bnxt_en ethtool -S (port statistics).
         "rx_pause_frames" => Figure::LinkPauseRx,
         "tx_pause_frames" => Figure::LinkPauseTx,
@@ -729,20 +745,36 @@ pub struct CountersReport {
     pub in_one_snapshot: Vec<String>,
     /// What to keep in mind reading them.
     pub notes: Vec<String>,
+    /// Losses beyond the capture point to the host beside the receive drops its NIC
+    /// counted (two snapshots and `--counters-host` with an IP; absent when either is
+    /// zero): the `network_loss` findings of those flows say where the packets were dropped
+    /// ([`crate::nic_findings::place_drops`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nic_drops: Option<crate::nic_findings::NicDrops>,
 }
 
 /// What the capture shows, for the host (or the whole capture).
 #[derive(Default)]
-struct CaptureSide {
+pub(crate) struct CaptureSide {
     cnp_sent: u64,
     cnp_received: u64,
     ce_received: u64,
     nak_seq_received: u64,
     nak_seq_sent: u64,
+    /// Implied NAKs (READ re-issue bursts) from the host: events, as the NIC counts them.
     implied: u64,
+    /// ACK timer expirations (timeout resend bursts) from the host: events.
     timeouts: u64,
     resends_received: u64,
     rnr_received: u64,
+    /// Packets that reached the host out of sequence (go-back-N resent them after a NAK).
+    oos_received: u64,
+    /// Packets to the host lost beyond the capture point, by flow: (flow id, packets,
+    /// whether the flow also lost packets before the point).
+    pub(crate) lost_beyond_to: Vec<(usize, u64, bool)>,
+    /// Priorities of the RoCE (CNPs aside) to and from the host, as bit masks.
+    pub(crate) prio_to: u8,
+    pub(crate) prio_from: u8,
     /// Per priority: frames from the host's MACs; from other MACs.
     pfc_tx: [PauseSide; 8],
     pfc_rx: [PauseSide; 8],
@@ -767,11 +799,14 @@ fn capture_side(report: &Report, flows: &mut dyn Iterator<Item = FlowReport>, ho
     for f in flows {
         let from = !by_ip || host.has_ip(&f.src);
         let to = !by_ip || host.has_ip(&f.dst);
+        // The priority of its RoCE, CNPs aside (they often travel on a class of their own).
+        let prio = f.priority.filter(|_| f.packets > f.cnps).map_or(0, |p| 1u8 << (p & 7));
         if from {
             c.cnp_sent += f.cnps;
             c.nak_seq_sent += f.naks.psn_seq_err;
-            c.implied += f.psn.retransmits_implied;
-            c.timeouts += f.psn.retransmits_timeout;
+            c.implied += f.psn.implied_nak_events;
+            c.timeouts += f.psn.timeout_events;
+            c.prio_from |= prio;
         }
         if to {
             c.cnp_received += f.cnps;
@@ -779,6 +814,11 @@ fn capture_side(report: &Report, flows: &mut dyn Iterator<Item = FlowReport>, ho
             c.nak_seq_received += f.naks.psn_seq_err;
             c.resends_received += f.psn.retransmits;
             c.rnr_received += f.naks.rnr;
+            c.oos_received += f.psn.resent_out_of_sequence;
+            c.prio_to |= prio;
+            if by_ip && f.psn.lost_beyond_point > 0 {
+                c.lost_beyond_to.push((f.id, f.psn.lost_beyond_point, f.psn.network_loss_gaps > 0));
+            }
         }
     }
     let by_mac = !host.macs.is_empty();
@@ -893,11 +933,11 @@ pub fn reconcile(
     add(
         Figure::OutOfSequence,
         None,
-        Some(c.nak_seq_sent),
-        format!("PSN sequence error NAKs {src} (one per gap)"),
+        Some(c.oos_received),
+        format!("go-back-N resends {dst} of packets seen before: they had reached the responder out of sequence (estimate)"),
     );
-    add(Figure::ImpliedNak, None, Some(c.implied), format!("implied-NAK resends {src}"));
-    add(Figure::LocalAckTimeout, None, Some(c.timeouts), format!("timeout resends {src}"));
+    add(Figure::ImpliedNak, None, Some(c.implied), format!("implied NAKs (READ re-issues) {src}"));
+    add(Figure::LocalAckTimeout, None, Some(c.timeouts), format!("ACK timeouts (resend bursts) {src}"));
     add(Figure::DuplicateRequest, None, Some(c.resends_received), format!("resent requests {dst}"));
     add(Figure::RnrNakReceived, None, Some(c.rnr_received), format!("RNR NAKs {dst}"));
     let (tx_from, rx_from) =
@@ -919,11 +959,13 @@ pub fn reconcile(
     add(Figure::LinkPauseTx, None, Some(c.pause_tx.frames), format!("802.3x PAUSE frames {tx_from}"));
     add(Figure::RxDiscards, None, None, "not visible (dropped in the NIC)".into());
     add(Figure::OutOfBuffer, None, None, "not visible (dropped in the NIC)".into());
+    add(Figure::RxOutOfBuffer, None, None, "not visible (dropped in the host)".into());
+    add(Figure::RoceRxDiscards, None, None, "not visible (dropped in the NIC)".into());
 
     // Judge each row.
     let sampled = report.sampled.is_some();
     let single_point = report.points.len() <= 1;
-    let dropped = report.capture.as_ref().map_or(0, |c| c.kernel_dropped.saturating_add(c.if_dropped));
+    let dropped = report.capture_dropped();
     // Figures the capture shows one for one (frames, not events the NIC infers).
     let exact = |f: Figure| {
         matches!(
@@ -969,6 +1011,13 @@ pub fn reconcile(
         }
     }
 
+    // Beyond the rows: PFC on another priority than RoCE's, drops placing the losses.
+    let judged = delta && !sampled;
+    if judged {
+        findings.extend(crate::nic_findings::pfc_priority_mismatch(&rows, &c, host));
+    }
+    let nic_drops = judged.then(|| crate::nic_findings::drops_beyond(&rows, &c)).flatten();
+
     let mut notes = Vec::new();
     if delta {
         notes.push(
@@ -1006,6 +1055,7 @@ pub fn reconcile(
         went_backwards,
         in_one_snapshot,
         notes,
+        nic_drops,
     };
     (report, findings)
 }
@@ -1295,6 +1345,13 @@ link mlx5_1/1 np_cnp_sent 9
         assert_eq!(map_name("rx_pause_frames"), Some((Figure::LinkPauseRx, None)));
         assert_eq!(map_name("tx_pause_frames"), Some((Figure::LinkPauseTx, None)));
         assert_eq!(map_name("rx_stat_discard"), Some((Figure::RxDiscards, None)));
+        // Receive drops (issue 25): mlx5's driver queues, bnxt_re's and irdma's RDMA engine.
+        assert_eq!(map_name("rx_out_of_buffer"), Some((Figure::RxOutOfBuffer, None)));
+        assert_eq!(map_name("rx_roce_discards"), Some((Figure::RoceRxDiscards, None)));
+        assert_eq!(map_name("ip4InDiscards"), Some((Figure::RoceRxDiscards, None)));
+        assert_eq!(map_name("ip6InDiscards"), Some((Figure::RoceRxDiscards, None)));
+        assert_eq!(map_name("oos_drop_count"), Some((Figure::OutOfSequence, None)));
+        assert_eq!(map_name("rx_prio3_buf_discard"), Some((Figure::RxPrioDiscards, Some(3))));
         // Transitions, all-priority PFC totals, per-CoS-queue discards: not mapped.
         for name in [
             "pfc_pri3_rx_transitions",

@@ -156,6 +156,11 @@ static NO_EVENTS: PsnStats = PsnStats {
     resyncs: 0,
     first_gaps: Vec::new(),
     last_resend_after_ns: None,
+    timeout_bursts: 0,
+    implied_bursts: 0,
+    lost_beyond: 0,
+    resent_out_of_sequence: 0,
+    lost_here: 0,
     timeout_stall_ns: 0,
 };
 
@@ -204,6 +209,20 @@ pub struct PsnStats {
     /// How long the flow had sent nothing new before its last resend of unknown cause: for
     /// the report's wording.
     pub last_resend_after_ns: Option<i64>,
+    /// Resend bursts after the ACK timeout: timer expirations (one resends every packet
+    /// outstanding; a NIC counts it once, mlx5 `local_ack_timeout_err`).
+    pub timeout_bursts: u64,
+    /// Resend bursts after an implied NAK (mlx5 `implied_nak_seq_err` counts each once).
+    pub implied_bursts: u64,
+    /// Go-back-N bursts after a sequence-error NAK (not RNR, not needless) that start at a
+    /// PSN this point had seen pass: at least that packet was lost beyond this point.
+    pub lost_beyond: u64,
+    /// Packets of go-back-N bursts after a sequence-error NAK, after the burst's first, that
+    /// this point had seen before: they had reached the responder after the missing one, out
+    /// of sequence, and were dropped there (mlx5 `out_of_sequence` counts each).
+    pub resent_out_of_sequence: u64,
+    /// PSNs missing in the gaps explained as network loss (NAKed or resent, not filled late).
+    pub lost_here: u64,
     /// The longest a flow had sent nothing new before a timeout resend began: how long the
     /// requester stalled waiting out its ACK timeout (a lower bound: the lost packet may
     /// have been sent a little after the flow's last new one).
@@ -417,7 +436,21 @@ impl PsnTracker {
             if !g.explained && !g.filled && (g.contains(psn) || psn_diff(psn, g.start) == g.count as i32) {
                 g.explained = true;
                 st.network_loss_gaps += 1;
+                st.lost_here += u64::from(g.count);
             }
+        }
+    }
+
+    /// A resend burst starts: count it by cause (events, as a NIC counts them). `seen`: its
+    /// first PSN had passed this point (not a gap here), so a NAK for it means it was lost
+    /// beyond this point.
+    fn count_burst(&mut self, cause: Cause, rnr: bool, seen: bool) {
+        let st = self.stats_mut();
+        match cause {
+            Cause::Timeout => st.timeout_bursts += 1,
+            Cause::ImpliedNak => st.implied_bursts += 1,
+            Cause::Nak if !rnr && seen => st.lost_beyond += 1,
+            _ => {}
         }
     }
 
@@ -480,6 +513,7 @@ impl PsnTracker {
             }
             self.nak_pending = None;
             self.burst = Some((f.cause, f.rnr));
+            self.count_burst(f.cause, f.rnr, false);
             for k in 0..f.packets {
                 self.count_resend(f.cause, f.rnr, false);
                 self.explain(psn_add(f.first, k));
@@ -514,6 +548,12 @@ impl PsnTracker {
             let explained = g.explained && spurious != Some(g.start);
             let right_start = psn_add(lo, n as u32);
             let right = psn_diff(psn_add(g.start, g.count), right_start).max(0) as u32;
+            if g.explained {
+                // The PSNs the late packets filled (and all of a spurious NAK's) were not lost.
+                let kept = if explained { u64::from(left.max(0) as u32) + u64::from(right) } else { 0 };
+                let st = self.stats_mut();
+                st.lost_here = st.lost_here.saturating_sub(u64::from(g.count).saturating_sub(kept));
+            }
             let mut parts = [
                 (left > 0).then_some(Gap { count: left.max(0) as u32, explained, ..g }),
                 (right > 0).then_some(Gap { start: right_start, count: right, explained, ..g }),
@@ -691,6 +731,11 @@ impl PsnTracker {
                 c
             }
         };
+        if burst_start {
+            self.count_burst(cause, rnr, true);
+        } else if cause == Cause::Nak && !rnr {
+            self.stats_mut().resent_out_of_sequence += 1;
+        }
         self.burst = Some((cause, rnr));
         self.nak_pending = None;
         if cause == Cause::SpuriousNak {
@@ -808,6 +853,53 @@ mod tests {
         );
         assert_eq!(t.capture_loss_gaps(), 0);
         assert_eq!((t.stats().network_loss_gaps, t.stats().out_of_order, t.stats().spurious_naks), (1, 0, 0));
+        // Per packet: 103 lost here; 104 and 105 had reached the responder out of sequence.
+        let s = t.stats();
+        assert_eq!((s.lost_here, s.lost_beyond, s.resent_out_of_sequence), (1, 0, 2));
+    }
+
+    #[test]
+    fn losses_beyond_the_capture_point_count_one_packet_per_nak() {
+        // Five times: 3 packets pass here, the responder NAKs the first of them (lost
+        // beyond this point), and go-back-N resends all three.
+        let mut t = PsnTracker::new();
+        let mut frame = 0;
+        let mut next = |t: &mut PsnTracker, psn: u32| {
+            frame += 1;
+            t.on_request(psn, 1, frame, frame as i64 * 1_000, false, &cfg()).0
+        };
+        for k in 0..5u32 {
+            let p = 100 + 3 * k;
+            for psn in p..p + 3 {
+                next(&mut t, psn);
+            }
+            t.on_nak(p, false);
+            assert_eq!(
+                next(&mut t, p),
+                Verdict::Retransmit { cause: Cause::Nak, duplicate: true, burst_start: true }
+            );
+            next(&mut t, p + 1);
+            next(&mut t, p + 2);
+        }
+        let s = t.stats();
+        assert_eq!((s.gaps, s.network_loss_gaps, s.lost_here), (0, 0, 0), "no gap here");
+        assert_eq!((s.lost_beyond, s.resent_out_of_sequence, s.retransmits_nak), (5, 10, 15));
+        // An RNR retry is no loss.
+        let mut r = PsnTracker::new();
+        feed(&mut r, &[(1, 0), (2, 1)]);
+        r.on_nak(2, true);
+        r.on_request(2, 1, 3, 2, false, &cfg());
+        assert_eq!(r.stats().lost_beyond, 0);
+    }
+
+    #[test]
+    fn a_timeout_is_one_event_however_many_packets_it_resends() {
+        let mut t = PsnTracker::new();
+        feed(&mut t, &[(1, 0), (2, 1), (3, 2)]);
+        let late = 70_000_000;
+        feed(&mut t, &[(1, late), (2, late + 1), (3, late + 2)]);
+        let s = t.stats();
+        assert_eq!((s.retransmits_timeout, s.timeout_bursts, s.lost_beyond), (3, 1, 0));
     }
 
     #[test]
@@ -913,6 +1005,7 @@ mod tests {
         assert_eq!(t.on_request(14, 1, 8, 43, false, &cfg()).0, Verdict::InOrder);
         let s = t.stats();
         assert_eq!((s.network_loss_gaps, s.spurious_naks, s.out_of_order), (0, 1, 1));
+        assert_eq!((s.lost_here, s.lost_beyond, s.resent_out_of_sequence), (0, 0, 0), "nothing was lost");
         assert_eq!(
             (s.retransmits, s.retransmits_nak, s.retransmits_spurious, s.retransmits_timeout),
             (3, 3, 3, 0)
@@ -938,6 +1031,7 @@ mod tests {
             (t.stats().retransmits_timeout, t.stats().network_loss_gaps, t.stats().out_of_order),
             (3, 1, 0)
         );
+        assert_eq!((t.stats().lost_here, t.stats().timeout_bursts), (2, 1));
     }
 
     /// One step of a random request stream: a request (PSN offset from a base, time step,
@@ -1005,6 +1099,10 @@ mod tests {
             proptest::prop_assert!(s.out_of_order + s.retransmits <= t.requests);
             proptest::prop_assert!(resent_by_resolution <= s.retransmits);
             proptest::prop_assert!(s.network_loss_gaps <= s.gaps + s.resyncs + t.requests);
+            // Per packet and per event: within what was resent.
+            proptest::prop_assert!(s.lost_beyond + s.resent_out_of_sequence <= s.retransmits_nak);
+            proptest::prop_assert!(s.timeout_bursts <= s.retransmits_timeout);
+            proptest::prop_assert!(s.implied_bursts <= s.retransmits_implied);
         }
     }
 

@@ -179,6 +179,43 @@ pub struct PointReport {
     /// found while reading: mirror sessions, sFlow sources). Absent when false.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub matched: bool,
+    /// The capture's own counters at this point, as its pcapng file recorded them (its
+    /// Interface Statistics Blocks): what the capture received and dropped. Absent when the
+    /// file holds none. The caller fills it in (the analyzer sees frames, not blocks).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub capture_counters: Option<PointCaptureCounters>,
+}
+
+/// The capture counters a capture point's pcapng file recorded: its interfaces' last usable
+/// Interface Statistics Blocks added up (docs/report-json.md). Each count is the sum over the
+/// interfaces that gave it, null when none did: an absent option is unknown, not zero.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct PointCaptureCounters {
+    /// Where they come from: `pcapng` (Interface Statistics Blocks).
+    pub source: &'static str,
+    /// The interfaces whose counters these are (`if_name`, or `interface N`).
+    pub interfaces: Vec<String>,
+    /// `isb_ifrecv`: packets received from the interfaces.
+    pub received: Option<u64>,
+    /// `isb_ifdrop`: packets dropped by the interface (dumpcap writes the kernel's and its
+    /// own drops here too).
+    pub if_dropped: Option<u64>,
+    /// `isb_osdrop`: packets dropped by the operating system.
+    pub os_dropped: Option<u64>,
+    /// The drops known: `if_dropped` + `os_dropped`; null when neither is.
+    pub dropped: Option<u64>,
+    /// Interface Statistics Blocks set aside (damaged, or naming an interface not
+    /// described). Absent when none.
+    #[serde(skip_serializing_if = "is_zero_u32")]
+    pub damaged_blocks: u32,
+    /// An interface's later block counted less than an earlier one (the last was kept).
+    /// Absent when false.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub went_backwards: bool,
+}
+
+fn is_zero_u32(n: &u32) -> bool {
+    *n == 0
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -197,11 +234,33 @@ pub struct PointClock {
     pub upper_bits: bool,
     /// Frames timed by it.
     pub frames: u64,
-    /// Times it was anchored again (the switch clock jumped by more than a second).
+    /// Times it was anchored again (the switch clock departed from the capture clock by
+    /// more than a collector queue and clock drift explain: crate::mirror).
     pub steps: u64,
     /// Largest difference between the capture clock's and the switch clock's advance (ns):
     /// how much the mirror's path and the collector moved frames in time.
     pub max_departure_ns: i64,
+    /// The session fell back to the capture clock: its switch clock needed anchoring again
+    /// more than [`crate::mirror::MAX_CLOCK_STEPS`] times. Absent when it did not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fallback: Option<ClockFallback>,
+}
+
+/// Where a session's switch clock was given up for the capture clock (crate::mirror).
+#[derive(Clone, Debug, Serialize)]
+pub struct ClockFallback {
+    /// Why: `steps` (re-anchored more than [`crate::mirror::MAX_CLOCK_STEPS`] times).
+    pub reason: &'static str,
+    /// The frame from which on the session's frames keep their capture time (the one that
+    /// would have re-anchored the clock once more).
+    pub frame: u64,
+    /// Its capture time.
+    pub ts_ns: i64,
+    /// How far the switch clock had departed from the capture clock at that frame (ns,
+    /// signed: positive when the capture clock had advanced more).
+    pub departure_ns: i64,
+    /// Frames that kept their capture time from then on (that frame included).
+    pub frames: u64,
 }
 
 /// Packets of one flow lost between two capture points.
@@ -394,6 +453,9 @@ pub enum FindingKind {
     /// explains: the NIC counted pauses, CNPs or NAKs the capture never saw, or fewer than
     /// the capture shows for it.
     CountersDisagree,
+    /// The NIC's PFC counters (`--counters`) moved on a priority no RoCE of the host travels
+    /// on, and on none that it does: one side pauses one priority, RoCE travels on another.
+    PfcPriorityMismatch,
 }
 
 impl FindingKind {
@@ -429,6 +491,7 @@ impl FindingKind {
         FindingKind::OneDirection,
         FindingKind::TunnelNotDecoded,
         FindingKind::CountersDisagree,
+        FindingKind::PfcPriorityMismatch,
         FindingKind::CnpTooFast,
         FindingKind::CcNotReacting,
         FindingKind::Incast,
@@ -467,6 +530,7 @@ impl FindingKind {
             FindingKind::OneDirection => "one_direction",
             FindingKind::TunnelNotDecoded => "tunnel_not_decoded",
             FindingKind::CountersDisagree => "counters_disagree",
+            FindingKind::PfcPriorityMismatch => "pfc_priority_mismatch",
             FindingKind::CnpTooFast => "cnp_too_fast",
             FindingKind::CcNotReacting => "cc_not_reacting",
             FindingKind::Incast => "incast",
@@ -614,6 +678,21 @@ pub struct PsnReport {
     pub capture_loss_gaps: u64,
     /// Restarts at an unrelated PSN (new connection on the same QP number, CM exchange).
     pub resyncs: u64,
+    /// Packets lost in the network, counted per packet: the PSNs missing in the gaps here
+    /// that were NAKed or resent, plus one per go-back-N after a sequence-error NAK for a
+    /// PSN this point had seen (`lost_beyond_point`; a lower bound: a NAK names the first
+    /// of the packets lost).
+    pub network_loss_packets: u64,
+    /// Of those, lost beyond this capture point (one per such NAK).
+    pub lost_beyond_point: u64,
+    /// Packets go-back-N resent after a sequence-error NAK that this point had seen before
+    /// (all of a burst but its first): they reached the responder out of sequence.
+    pub resent_out_of_sequence: u64,
+    /// ACK timer expirations: resend bursts after the ACK timeout (`retransmits_timeout`
+    /// counts their packets).
+    pub timeout_events: u64,
+    /// Implied NAKs: READ re-issue bursts (`retransmits_implied` counts the READs).
+    pub implied_nak_events: u64,
 }
 
 /// NAKs by code.
@@ -1002,6 +1081,17 @@ impl ConnectionTotals {
 }
 
 impl Report {
+    /// Packets the capture itself dropped, as far as it recorded them: a live run's libpcap
+    /// counters (`capture`) and every point's pcapng statistics (`points[].capture_counters`).
+    /// Findings may reflect capture loss when it is not zero.
+    pub fn capture_dropped(&self) -> u64 {
+        let live = self.capture.as_ref().map_or(0, |c| c.kernel_dropped.saturating_add(c.if_dropped));
+        self.points
+            .iter()
+            .filter_map(|p| p.capture_counters.as_ref().and_then(|c| c.dropped))
+            .fold(live, u64::saturating_add)
+    }
+
     /// Sum `c`'s directions.
     pub fn connection_totals(&self, c: &Connection) -> ConnectionTotals {
         let flows: Vec<&FlowReport> = c.flows.iter().filter_map(|i| self.flows.get(*i)).collect();
@@ -1317,6 +1407,11 @@ pub(crate) fn flow_report(id: usize, f: &Flow, a: &Analyzer, detail: bool) -> Fl
             network_loss_gaps: f.psn.stats().network_loss_gaps,
             capture_loss_gaps: f.psn.capture_loss_gaps(),
             resyncs: f.psn.stats().resyncs,
+            network_loss_packets: f.psn.stats().lost_here + f.psn.stats().lost_beyond,
+            lost_beyond_point: f.psn.stats().lost_beyond,
+            resent_out_of_sequence: f.psn.stats().resent_out_of_sequence,
+            timeout_events: f.psn.stats().timeout_bursts,
+            implied_nak_events: f.psn.stats().implied_bursts,
         },
         naks: NakCounts {
             psn_seq_err: f.cold().naks[0],
@@ -1569,15 +1664,21 @@ fn flow_findings(id: usize, f: &Flow, a: &Analyzer, out: &mut FindingSink) {
                 plural(st.retransmits_unknown, "resend", "resends")
             ));
         }
-        let where_ = if loss_gaps > 0 {
-            format!("{} at this capture point", plural(loss_gaps, "gap", "gaps"))
-        } else {
-            "beyond this capture point: no gap here".to_string()
+        // Per packet: the PSNs missing in the gaps here, and one per NAK for a PSN seen here.
+        let beyond = plural(st.lost_beyond, "NAKed PSN", "NAKed PSNs");
+        let where_ = match (loss_gaps, st.lost_beyond) {
+            (0, _) => format!("beyond this capture point: no gap here; {beyond} it saw pass"),
+            (g, 0) => format!("{} at this capture point", plural(g, "gap", "gaps")),
+            (g, _) => format!(
+                "{} at this capture point; {beyond} it saw pass, lost beyond it",
+                plural(g, "gap", "gaps")
+            ),
         };
+        let lost = (st.lost_here + st.lost_beyond).max(1);
         let what = format!(
             "{}: {} lost in the network ({where_}), recovered by {}{lat}",
             qp_name(f, a),
-            plural(loss_gaps.max(1), "packet", "packets"),
+            plural(lost, "packet", "packets"),
             if how.is_empty() { "resends".to_string() } else { how.join(", ") },
         );
         push(
@@ -1585,7 +1686,7 @@ fn flow_findings(id: usize, f: &Flow, a: &Analyzer, out: &mut FindingSink) {
             FindingKind::NetworkLoss,
             what,
             e,
-            nak_resends.max(st.missing).max(loss_gaps),
+            nak_resends.max(st.missing).max(loss_gaps).max(lost),
         );
     }
     if st.retransmits_timeout > 0 && loss_gaps == 0 {
@@ -2561,6 +2662,7 @@ pub(crate) fn build_with(a: &Analyzer, detail: bool, with_flows: bool) -> (Repor
                     pcp_from_erspan,
                     switch_stamps_unused,
                     matched: a.matcher.as_ref().is_some_and(|m| usize::from(i) < m.points()),
+                    capture_counters: None,
                 }
             })
             .collect(),

@@ -51,12 +51,14 @@ pub mod interfaces;
 #[cfg(feature = "live")]
 pub mod live;
 pub mod merge;
+pub mod ngwriter;
 #[cfg(feature = "live")]
 pub mod privileges;
 pub mod reader;
 pub mod sflow;
 pub mod sflow_listen;
 pub mod source;
+pub mod statistics;
 pub mod text;
 pub mod time;
 pub mod writer;
@@ -71,6 +73,8 @@ pub use error::CaptureError;
 #[cfg(feature = "live")]
 pub use live::{default_filter, default_filter_with, LiveCapture, LiveOptions};
 pub use merge::Merged;
+pub use ngwriter::PcapNgWriter;
 pub use reader::{CaptureReader, Format, Interface, Record};
 pub use source::{Batch, Next, Source};
+pub use statistics::{FileStats, InterfaceStats};
 pub use writer::{CaptureSink, FileFormat, PcapWriter, SinkOptions, SinkSummary};

@@ -8,6 +8,7 @@
 
 use crate::error::CaptureError;
 use crate::reader::{CaptureReader, Interface, Record};
+use crate::statistics::FileStats;
 use rocescope_decoder::LinkType;
 use std::path::{Path, PathBuf};
 
@@ -209,6 +210,23 @@ impl Merged {
     /// Interfaces seen so far, numbered as records' `interface`.
     pub fn interfaces(&self) -> &[Interface] {
         &self.interfaces
+    }
+
+    /// The capture counters each file recorded (pcapng Interface Statistics Blocks read so
+    /// far), by capture point; files without any are left out.
+    pub fn file_stats(&self) -> Vec<FileStats> {
+        let point = |i: usize| u16::try_from(i).unwrap_or(u16::MAX);
+        self.inputs
+            .iter()
+            .enumerate()
+            .filter_map(|(i, input)| input.reader.as_ref().map(|r| (point(i), r)))
+            .map(|(point, r)| FileStats {
+                point,
+                interfaces: r.interface_stats().to_vec(),
+                damaged: r.damaged_stats(),
+            })
+            .filter(|f| !f.is_empty())
+            .collect()
     }
 
     /// Files whose records are not in time order, with how many records came earlier than

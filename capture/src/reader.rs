@@ -6,6 +6,7 @@
 
 use crate::classic::Classic;
 use crate::error::CaptureError;
+use crate::statistics::InterfaceStats;
 use crate::time::{units_per_second, units_to_ns};
 use pcap_parser::pcapng::{Block, InterfaceDescriptionBlock, OptionCode};
 use pcap_parser::traits::{PcapNGPacketBlock, PcapReaderIterator};
@@ -62,7 +63,7 @@ impl Interface {
         }
     }
 
-    fn ts_ns(&self, units: u64) -> i64 {
+    pub(crate) fn ts_ns(&self, units: u64) -> i64 {
         let ns = units_to_ns(units, self.ts_units) + i128::from(self.ts_offset) * 1_000_000_000;
         // See `MAX_TS_NS`: the range classic pcap can express, so every later difference
         // between two timestamps fits an i64.
@@ -122,6 +123,11 @@ pub struct CaptureReader {
     gzip: bool,
     /// What the byte stream under the parser failed with, if it did.
     stream: StreamError,
+    /// Capture counters from the Interface Statistics Blocks read so far, one per
+    /// (section, interface) (crate::statistics).
+    stats: Vec<InterfaceStats>,
+    /// ISBs not used: damaged, or naming an interface not described.
+    damaged_stats: u32,
 }
 
 /// Why reading stopped before the end, found by a parser that knows neither the file's
@@ -265,6 +271,8 @@ impl CaptureReader {
             source_name,
             gzip,
             stream,
+            stats: Vec::new(),
+            damaged_stats: 0,
         };
         reader.start(source)?;
         Ok(reader)
@@ -386,6 +394,18 @@ impl CaptureReader {
     /// pcapng sections begun so far (a new section numbers its interfaces from 0 again).
     pub fn sections(&self) -> u32 {
         self.sections
+    }
+
+    /// The capture counters the file's Interface Statistics Blocks gave so far, one per
+    /// interface that had a usable one (the last per interface wins: crate::statistics).
+    /// They are usually at the end of the file: read it to the end first.
+    pub fn interface_stats(&self) -> &[InterfaceStats] {
+        &self.stats
+    }
+
+    /// Interface Statistics Blocks not used (damaged, or naming an interface not described).
+    pub fn damaged_stats(&self) -> u32 {
+        self.damaged_stats
     }
 
     /// Records returned so far.
@@ -523,6 +543,19 @@ impl CaptureReader {
                                 }
                                 Err(detail) => Step::Corrupt(detail),
                             }
+                        }
+                        PcapBlockOwned::NG(Block::InterfaceStatistics(isb)) => {
+                            match self.interfaces.get(isb.if_id as usize) {
+                                Some(ifc) => {
+                                    let at = (self.sections, ifc);
+                                    if !crate::statistics::record(&mut self.stats, at, &isb, self.big_endian)
+                                    {
+                                        self.damaged_stats = self.damaged_stats.saturating_add(1);
+                                    }
+                                }
+                                None => self.damaged_stats = self.damaged_stats.saturating_add(1),
+                            }
+                            Step::Skip
                         }
                         PcapBlockOwned::NG(Block::EnhancedPacket(epb)) => {
                             match self.interfaces.get(epb.if_id as usize) {

@@ -8,6 +8,7 @@ use crate::live::{LiveCapture, LiveNext, LiveOptions};
 use crate::merge::Merged;
 use crate::reader::{CaptureReader, Interface, Record};
 use crate::sflow_listen::{ListenNext, SflowListener};
+use crate::statistics::FileStats;
 use std::path::Path;
 
 /// A source of frames.
@@ -230,6 +231,27 @@ impl Source {
             Source::Sflow(l) => vec![l.interface()],
             #[cfg(feature = "live")]
             Source::Live(l) => vec![l.interface().clone()],
+        }
+    }
+
+    /// The capture counters the files recorded (pcapng Interface Statistics Blocks read so
+    /// far: read to the end first), by capture point; none for live sources.
+    pub fn file_stats(&self) -> Vec<FileStats> {
+        match self {
+            Source::File(r) => {
+                let f = FileStats {
+                    point: 0,
+                    interfaces: r.interface_stats().to_vec(),
+                    damaged: r.damaged_stats(),
+                };
+                if f.is_empty() {
+                    Vec::new()
+                } else {
+                    vec![f]
+                }
+            }
+            Source::Merged(m) => m.file_stats(),
+            _ => Vec::new(),
         }
     }
 

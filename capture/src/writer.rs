@@ -136,7 +136,19 @@ fn is_stdout(p: &Path) -> bool {
 const MAX_INTERFACES: usize = 4096;
 
 /// Append an Interface Description Block for `i` (nanosecond timestamps).
-fn push_idb(buf: &mut Vec<u8>, i: &Interface) {
+/// A little-endian section header block naming rocescope as the writer.
+pub(crate) fn push_shb(buf: &mut Vec<u8>) {
+    let mut shb = Vec::new();
+    shb.extend_from_slice(&0x1A2B_3C4Du32.to_le_bytes());
+    shb.extend_from_slice(&1u16.to_le_bytes());
+    shb.extend_from_slice(&0u16.to_le_bytes());
+    shb.extend_from_slice(&(-1i64).to_le_bytes());
+    push_option(&mut shb, 4, concat!("rocescope ", env!("CARGO_PKG_VERSION")).as_bytes()); // shb_userappl
+    end_options(&mut shb);
+    push_block(buf, 0x0A0D_0D0A, &shb);
+}
+
+pub(crate) fn push_idb(buf: &mut Vec<u8>, i: &Interface) {
     let mut idb = Vec::new();
     idb.extend_from_slice(&(i.link_type.0 as u16).to_le_bytes());
     idb.extend_from_slice(&[0, 0]);
@@ -281,14 +293,7 @@ impl CaptureSink {
                 self.buf.extend_from_slice(&lt.0.to_le_bytes());
             }
             FileFormat::PcapNg => {
-                let mut shb = Vec::new();
-                shb.extend_from_slice(&0x1A2B_3C4Du32.to_le_bytes());
-                shb.extend_from_slice(&1u16.to_le_bytes());
-                shb.extend_from_slice(&0u16.to_le_bytes());
-                shb.extend_from_slice(&(-1i64).to_le_bytes());
-                push_option(&mut shb, 4, concat!("rocescope ", env!("CARGO_PKG_VERSION")).as_bytes()); // shb_userappl
-                end_options(&mut shb);
-                push_block(&mut self.buf, 0x0A0D_0D0A, &shb);
+                push_shb(&mut self.buf);
                 // Interfaces not known yet (a pcapng being read describes them as it goes)
                 // get their block before their first record: see `write`.
                 for i in &self.interfaces {
@@ -438,16 +443,8 @@ impl CaptureSink {
         let mut res = self.flush();
         if res.is_ok() && self.failed.is_none() {
             if let (FileFormat::PcapNg, Some(s)) = (self.opts.format, stats) {
-                let ts = u64::try_from(now_ns()).unwrap_or(0);
-                let mut isb = Vec::new();
-                isb.extend_from_slice(&0u32.to_le_bytes());
-                isb.extend_from_slice(&((ts >> 32) as u32).to_le_bytes());
-                isb.extend_from_slice(&(ts as u32).to_le_bytes());
-                push_option(&mut isb, 4, &s.received.to_le_bytes()); // isb_ifrecv
-                push_option(&mut isb, 5, &s.if_dropped.to_le_bytes()); // isb_ifdrop
-                push_option(&mut isb, 7, &s.kernel_dropped.to_le_bytes()); // isb_osdrop
-                end_options(&mut isb);
-                push_block(&mut self.buf, 5, &isb);
+                let counts = [Some(s.received), Some(s.if_dropped), Some(s.kernel_dropped)];
+                push_isb(&mut self.buf, 0, now_ns(), counts);
                 // Not a record: with no bounds pushed, the counters stay as they are.
                 res = self.flush();
             }
@@ -510,18 +507,36 @@ fn salvage(f: &mut File, committed: u64, buf: &[u8], header_len: usize, bounds: 
     (done, records)
 }
 
-fn push_option(buf: &mut Vec<u8>, code: u16, value: &[u8]) {
+/// An Interface Statistics Block for interface `if_id` at `ts_ns` (nanosecond resolution,
+/// as every interface this crate describes): `[isb_ifrecv, isb_ifdrop, isb_osdrop]`, each
+/// written when known (libpcap's `ps_recv`, `ps_ifdrop`, `ps_drop`).
+pub(crate) fn push_isb(buf: &mut Vec<u8>, if_id: u32, ts_ns: i64, [recv, ifdrop, osdrop]: [Option<u64>; 3]) {
+    let ts = u64::try_from(ts_ns).unwrap_or(0);
+    let mut isb = Vec::new();
+    isb.extend_from_slice(&if_id.to_le_bytes());
+    isb.extend_from_slice(&((ts >> 32) as u32).to_le_bytes());
+    isb.extend_from_slice(&(ts as u32).to_le_bytes());
+    for (code, v) in [(4, recv), (5, ifdrop), (7, osdrop)] {
+        if let Some(v) = v {
+            push_option(&mut isb, code, &v.to_le_bytes());
+        }
+    }
+    end_options(&mut isb);
+    push_block(buf, 5, &isb);
+}
+
+pub(crate) fn push_option(buf: &mut Vec<u8>, code: u16, value: &[u8]) {
     buf.extend_from_slice(&code.to_le_bytes());
     buf.extend_from_slice(&(value.len() as u16).to_le_bytes());
     buf.extend_from_slice(value);
     buf.resize(buf.len() + value.len().div_ceil(4) * 4 - value.len(), 0);
 }
 
-fn end_options(buf: &mut Vec<u8>) {
+pub(crate) fn end_options(buf: &mut Vec<u8>) {
     buf.extend_from_slice(&[0, 0, 0, 0]);
 }
 
-fn push_block(out: &mut Vec<u8>, kind: u32, body: &[u8]) {
+pub(crate) fn push_block(out: &mut Vec<u8>, kind: u32, body: &[u8]) {
     let total = (12 + body.len()) as u32;
     out.extend_from_slice(&kind.to_le_bytes());
     out.extend_from_slice(&total.to_le_bytes());

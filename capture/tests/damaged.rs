@@ -472,3 +472,102 @@ fn a_full_device_from_the_start_says_nothing_was_written_naming_the_file() {
     assert!(text.ends_with("; nothing was written"), "{text}");
     assert!(full.exists(), "a device is never removed");
 }
+
+/// An interface statistics block with the given options (code, value), end of options added.
+fn isb(if_id: u32, ts: u64, options: &[(u16, Vec<u8>)], be: bool) -> Vec<u8> {
+    let u16b = |v: u16| if be { v.to_be_bytes() } else { v.to_le_bytes() };
+    let u32b = |v: u32| if be { v.to_be_bytes() } else { v.to_le_bytes() };
+    let mut body = u32b(if_id).to_vec();
+    body.extend_from_slice(&u32b((ts >> 32) as u32));
+    body.extend_from_slice(&u32b(ts as u32));
+    for (code, value) in options {
+        body.extend_from_slice(&u16b(*code));
+        body.extend_from_slice(&u16b(value.len() as u16));
+        body.extend_from_slice(value);
+        body.resize(body.len().div_ceil(4) * 4, 0);
+    }
+    body.extend_from_slice(&[0; 4]);
+    block(5, &body, be)
+}
+
+/// pcapng Interface Statistics Blocks (issue 25): the last per interface wins, a later one
+/// counting less is flagged, an absent, short or all-ones option is unknown (never 0), and a
+/// damaged block or one naming no described interface is set aside, counted, without
+/// stopping the reading; a new section's interfaces are its own.
+#[test]
+fn interface_statistics_blocks_are_read_and_odd_ones_do_not_mislead() {
+    use rocescope_capture::InterfaceStats;
+    for be in [false, true] {
+        let n = |v: u64| if be { v.to_be_bytes().to_vec() } else { v.to_le_bytes().to_vec() };
+        let mut f = shb(be);
+        f.extend(idb(&[(2, b"eth0".to_vec()), (9, vec![9])], be));
+        f.extend(idb(&[(2, b"eth1".to_vec()), (9, vec![9])], be));
+        f.extend(epb(0, 5, &FRAME, be));
+        f.extend(isb(0, 10, &[(4, n(10)), (5, n(2)), (7, n(1))], be));
+        f.extend(isb(1, 11, &[], be));
+        // Later for eth0: fewer received (went backwards), no isb_osdrop: last one wins.
+        f.extend(isb(0, 12, &[(4, n(7)), (5, n(2))], be));
+        // No interface 7 is described: not used.
+        f.extend(isb(7, 13, &[(5, n(1))], be));
+        // All ones (dumpcap's "unknown"), and a 4-byte count: unknown both.
+        f.extend(isb(1, 14, &[(4, n(u64::MAX)), (5, vec![4, 0, 0, 0])], be));
+        // An option whose length runs past the block's end: the block is damaged.
+        let mut bad = isb(0, 15, &[(5, n(99))], be);
+        let at = 8 + 12 + 2; // block type and length, interface and timestamp, the option code
+        bad.splice(at..at + 2, if be { 200u16.to_be_bytes() } else { 200u16.to_le_bytes() });
+        f.extend(bad);
+        f.extend(epb(0, 20, &FRAME, be));
+        // A second section: its interface 0 is another.
+        f.extend(shb(be));
+        f.extend(idb(&[(2, b"eth9".to_vec()), (9, vec![9])], be));
+        f.extend(isb(0, 30, &[(5, n(9))], be));
+        let mut r = CaptureReader::from_read(Cursor::new(f), Path::new("isb.pcapng")).unwrap();
+        let mut records = 0;
+        while r.next_record().unwrap_or_else(|e| panic!("{be}: {e}")).is_some() {
+            records += 1;
+        }
+        assert_eq!(records, 2);
+        let named = |section, interface, name: &str| InterfaceStats {
+            section,
+            interface,
+            name: Some(name.into()),
+            ..InterfaceStats::default()
+        };
+        let want = [
+            InterfaceStats {
+                ts_ns: 12,
+                received: Some(7),
+                if_dropped: Some(2),
+                blocks: 2,
+                went_backwards: true,
+                ..named(1, 0, "eth0")
+            },
+            InterfaceStats { ts_ns: 14, blocks: 2, ..named(1, 1, "eth1") },
+            InterfaceStats { ts_ns: 30, if_dropped: Some(9), blocks: 1, ..named(2, 0, "eth9") },
+        ];
+        assert_eq!(r.interface_stats(), want, "big-endian {be}");
+        assert_eq!(r.damaged_stats(), 2, "big-endian {be}");
+        assert_eq!(r.interface_stats()[1].dropped(), None, "nothing known is not zero");
+    }
+}
+
+/// The sink of `rocescope capture -w x.pcapng` records a live capture's libpcap counters in
+/// an ISB, which reads back as the capture's drops.
+#[test]
+fn the_sink_writes_a_live_capture_counters_and_they_read_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("live.pcapng");
+    let mut r = CaptureReader::open(&demo()).unwrap();
+    let mut sink = CaptureSink::create(SinkOptions::new(&out, FileFormat::PcapNg), r.interfaces()).unwrap();
+    while let Some(rec) = r.next_record().unwrap() {
+        sink.write(&rec).unwrap();
+    }
+    let stats = rocescope_capture::CaptureStats { received: 200, kernel_dropped: 15, if_dropped: 3 };
+    sink.finish(Some(stats)).1.unwrap();
+    let mut back = CaptureReader::open(&out).unwrap();
+    while back.next_record().unwrap().is_some() {}
+    let s = back.interface_stats();
+    assert_eq!(s.len(), 1);
+    assert_eq!((s[0].received, s[0].if_dropped, s[0].os_dropped), (Some(200), Some(3), Some(15)));
+    assert_eq!(s[0].dropped(), Some(18));
+}

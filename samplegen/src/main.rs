@@ -1,9 +1,11 @@
 //! `rocescope-samplegen [DIR]`: write the bundled sample captures and, beside each, a
 //! `NAME.expected.json` with what a decoder and an analyzer must find in it.
 //! `--check DIR` regenerates in memory and fails if any file on disk differs.
-//! `samples/tunnels/` holds the demo wrapped in each mirror or overlay encapsulation.
+//! `samples/tunnels/` holds the demo wrapped in each mirror or overlay encapsulation;
+//! `samples/capture/` the demo in a pcapng that records the capture's drops.
 
 mod bulk;
+mod capture_stats;
 mod fabric;
 mod scenarios;
 mod scenarios_pfc;
@@ -111,6 +113,7 @@ fn outputs() -> Vec<(String, Vec<u8>)> {
     files.push(("demo.expected.json".into(), json));
     files.extend(scenarios_sflow::outputs(&demo));
     files.extend(tunnels::outputs(&demo));
+    files.extend(capture_stats::outputs(&demo));
     // One connection captured at both ends (`rocescope report -r two-points-sender.pcap -r
     // two-points-receiver.pcap`): the receiver misses a packet the sender sent, and its clock
     // runs ahead. The answers are asserted in tests/multi.rs.

@@ -27,6 +27,7 @@ pub const TRANSPORT: &[Scenario] = &[
     ("read-tail-timeout", "A READ whose Last response is lost in the network and no later response shows it: the requester re-issues the READ from that PSN only after its ACK timeout (67.2 ms): a timeout, not an implied NAK", read_tail_timeout),
     ("incast", "16 senders to one receiver at 10 Gb/s, captured on the receiver's link past the congested queue: CE marks and a CNP to each sender every 90 us; each sender's rate there is its share of the drain rate, whatever it does, so no per-flow cc_not_reacting verdict (analyse with --link-speed 10G --bin 10us)", incast),
     ("mirror-duplicates", "A SPAN of both ports of a routed path: every packet twice, 1.5 us apart, TTL one lower (two egress copies CE-marked); one packet lost beyond the switch, NAKed and resent by go-back-N with new IP identifications; a CNP: 1 loss and 2 resends, not 60", mirror_duplicates),
+    ("nak-beyond", "Captured at the requester's link: 5 packets lost beyond the capture point, each NAKed by the responder and resent by go-back-N with the 2 after it (5 packets lost, 10 reached the responder out of sequence), and a WRITE of 3 packets lost whole, resent after the ACK timeout (one timeout, 3 packets)", nak_beyond),
 ];
 
 /// A request with an explicit PSN, leaving the connection's next PSN as it was.
@@ -627,4 +628,67 @@ fn incast(g: &mut Gen) {
     for c in &conns {
         g.expect_finding("congestion", "info", Some(c.b_qpn));
     }
+}
+
+/// Five packets lost beyond the capture point (at the requester's link), each NAKed and
+/// resent by go-back-N with the two packets after it; then a 3-packet WRITE lost whole,
+/// resent after the ACK timeout. `samples/counters/nak-beyond-*.txt` are the two hosts' NIC
+/// counters around it (issue 25: losses counted per packet, timeouts per expiry, the
+/// responder's receive drops).
+fn nak_beyond(g: &mut Gen) {
+    let mut c = Conn::new(Host::v4(51), Host::v4(52), 0x131, 0x132, 20_000);
+    let ext = write_ext(&c, 64 * 1024);
+    g.request(&mut c, Opcode::RC_WRITE_FIRST, ext, 1024, false, Req::New);
+    for k in 0..5 {
+        g.wait_us(2);
+        let lost = c.psn;
+        for _ in 0..3 {
+            g.request(&mut c, Opcode::RC_WRITE_MIDDLE, ExtRepr::default(), 1024, false, Req::New);
+        }
+        g.wait_us(2);
+        let msn = c.msn;
+        g.respond(
+            &mut c,
+            Opcode::RC_ACKNOWLEDGE,
+            lost,
+            Some(AethRepr::nak(NakCode::PSN_SEQUENCE_ERROR, msn)),
+            0,
+        );
+        g.event("nak", format!("NAK PSN {lost}: lost beyond the capture point ({} of 5), seen here", k + 1));
+        g.wait_us(3);
+        c.psn = lost;
+        for _ in 0..3 {
+            g.request(&mut c, Opcode::RC_WRITE_MIDDLE, ExtRepr::default(), 1024, false, Req::RetransmitNak);
+        }
+        g.event("retransmit", format!("go-back-N from PSN {lost}"));
+    }
+    let last = g.request(&mut c, Opcode::RC_WRITE_LAST, ExtRepr::default(), 1024, true, Req::New);
+    c.msn += 1;
+    g.wait_us(3);
+    g.ack(&mut c, last);
+    g.expect_finding("network_loss", "critical", Some(c.b_qpn));
+
+    // A WRITE whose 3 packets are all lost beyond the capture point: nothing reaches the
+    // responder, nothing comes back, and the requester resends them after its ACK timeout
+    // (NCCL_IB_TIMEOUT 14: 67 ms). One timer expiry, three packets.
+    let mut t = Conn::new(Host::v4(51), Host::v4(52), 0x141, 0x142, 30_000);
+    g.wait_us(10);
+    let first = t.psn;
+    let ext = write_ext(&t, 3 * 1024);
+    let ops = [Opcode::RC_WRITE_FIRST, Opcode::RC_WRITE_MIDDLE, Opcode::RC_WRITE_LAST];
+    for (i, op) in ops.into_iter().enumerate() {
+        let ext = if i == 0 { ext } else { ExtRepr::default() };
+        g.request(&mut t, op, ext, 1024, i == 2, Req::New);
+    }
+    g.wait_us(67_109);
+    t.psn = first;
+    for (i, op) in ops.into_iter().enumerate() {
+        let ext = if i == 0 { write_ext(&t, 3 * 1024) } else { ExtRepr::default() };
+        g.request(&mut t, op, ext, 1024, i == 2, Req::RetransmitTimeout);
+    }
+    g.event("retransmit", format!("PSN {first}..{} sent again after the ACK timeout", first + 2));
+    t.msn += 1;
+    g.wait_us(3);
+    g.ack(&mut t, first + 2);
+    g.expect_finding("timeout_retransmit", "critical", Some(t.b_qpn));
 }

@@ -13,7 +13,10 @@
 //! `erspan3-batched.pcap`, ERSPAN III with 100 ns timestamps (no upper bits) whose
 //! collector stamped frames in 50 µs batches (the switch clock gives the demo's timing back);
 //! `erspan2-stripped-tag.pcap`, a mirror that strips the 802.1Q tag and reports its PCP as
-//! the ERSPAN COS (En = 2).
+//! the ERSPAN COS (En = 2); `erspan3-stepping.pcap`, ERSPAN III whose switch stamps come
+//! from two clocks 350 ms apart (two line cards behind one session), 20 frames from each in
+//! turn: the session's clock steps at every change and, at the fourth, falls back to the
+//! capture clock (issue 25).
 
 use crate::fabric::Gen;
 use rocescope_capture::PcapWriter;
@@ -134,6 +137,7 @@ pub fn outputs(demo: &Gen) -> Vec<(String, Vec<u8>)> {
     files.push(("tunnels/unknown-gre.pcap".into(), bytes));
     files.push(("tunnels/two-sessions.pcap".into(), two_sessions(demo)));
     files.push(("tunnels/erspan3-batched.pcap".into(), batched(demo)));
+    files.push(("tunnels/erspan3-stepping.pcap".into(), stepping(demo)));
     let bytes = pcap(demo, |i, _, frame| {
         let (cos, vlan) = tag(frame);
         let stripped: Vec<u8> = if vlan != 0 || frame.get(12..14) == Some(&[0x81, 0x00]) {
@@ -361,4 +365,38 @@ fn batched(demo: &Gen) -> Vec<u8> {
     let frames: Vec<_> =
         frames.into_iter().map(|(ts, d, len)| (t0 + (ts - t0 + BATCH - 1) / BATCH * BATCH, d, len)).collect();
     pcap_of(&frames)
+}
+
+/// How far apart the two clocks of `erspan3-stepping.pcap` are (ns): more than any
+/// collector queue explains (100 ms), less than the old one-second step.
+pub const STEPPING_OFFSET_NS: i64 = 350_000_000;
+/// Frames stamped by one clock before the other takes over.
+pub const STEPPING_RUN: usize = 20;
+
+/// ERSPAN III with 100 ns ticks and their upper bits, captured at the demo's own times, but
+/// stamped by two switch clocks (hardware IDs 1 and 2) [`STEPPING_OFFSET_NS`] apart, in
+/// turns of [`STEPPING_RUN`] frames: four steps by frame 81, where the session falls back to
+/// the capture clock.
+fn stepping(demo: &Gen) -> Vec<u8> {
+    pcap(demo, |i, ts, frame| {
+        let (cos, vlan) = tag(frame);
+        let second = (i as usize / STEPPING_RUN) % 2 == 1;
+        let ticks = ((ts + if second { STEPPING_OFFSET_NS } else { 0 }) / 100) as u64;
+        let encap = Encapsulation::ErspanIII {
+            seq: i,
+            vlan,
+            cos,
+            bso: 0,
+            truncated: false,
+            session_id: SESSION,
+            timestamp: ticks as u32,
+            sgt: 0,
+            p: false,
+            hw_id: if second { 2 } else { 1 },
+            direction: false,
+            granularity: 1,
+            platform: Some((3, ticks >> 32)),
+        };
+        TunnelRepr { outer: outer(), encap }.wrap(frame)
+    })
 }

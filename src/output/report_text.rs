@@ -101,6 +101,10 @@ fn render_text(sr: &StreamedReport<'_>, source: &str, max_connections: usize) ->
             if c.kernel_dropped + c.if_dropped > 0 { " (findings may reflect capture loss)" } else { "" }
         );
     }
+    let multi_point = r.points.len() > 1;
+    for p in r.points.iter().filter(|p| p.capture_counters.is_some()) {
+        isb_line(&mut o, p, multi_point);
+    }
     if let Some(sf) = &r.sflow {
         let _ = writeln!(
             o,
@@ -434,6 +438,51 @@ fn render_text(sr: &StreamedReport<'_>, source: &str, max_connections: usize) ->
     o
 }
 
+/// The capture counters a point's pcapng file recorded (Interface Statistics Blocks), as
+/// the live capture line says a live run's.
+fn isb_line(o: &mut String, p: &rocescope_analyzer::report::PointReport, multi: bool) {
+    let Some(c) = &p.capture_counters else { return };
+    let known = |v: Option<u64>, what: &str| match v {
+        Some(n) => format!("{n} {what}"),
+        None => format!("{what}: not recorded"),
+    };
+    let mut parts = vec![
+        known(c.received, "received"),
+        known(c.if_dropped, "dropped by the interface"),
+        known(c.os_dropped, "dropped by the OS"),
+    ];
+    if c.damaged_blocks > 0 {
+        parts.push(format!("{} damaged statistics block(s) set aside", c.damaged_blocks));
+    }
+    if c.went_backwards {
+        parts.push("a later block counted less than an earlier one (the last kept)".into());
+    }
+    let whose = if multi { format!(" of {}", escape(&p.name)) } else { String::new() };
+    let ifaces = if c.interfaces.is_empty() {
+        String::new()
+    } else {
+        format!(" on {}", escape(&c.interfaces.join(", ")))
+    };
+    let _ = writeln!(
+        o,
+        "  capture statistics recorded in the file{whose} (pcapng){ifaces}: {}{}",
+        parts.join(", "),
+        if c.dropped.unwrap_or(0) > 0 { " (findings may reflect capture loss)" } else { "" }
+    );
+}
+
+/// `4th`, `21st`: how many times.
+fn ordinal(n: u64) -> String {
+    let suffix = match (n % 10, n % 100) {
+        (_, 11..=13) => "th",
+        (1, _) => "st",
+        (2, _) => "nd",
+        (3, _) => "rd",
+        _ => "th",
+    };
+    format!("{n}{suffix}")
+}
+
 /// What a mirror added to a capture point: the switch clock that timed it, PCPs from ERSPAN.
 fn point_notes(o: &mut String, p: &rocescope_analyzer::report::PointReport) {
     if let Some(c) = &p.clock {
@@ -446,6 +495,16 @@ fn point_notes(o: &mut String, p: &rocescope_analyzer::report::PointReport) {
             c.frames,
             c.max_departure_ns as f64 / 1e3
         );
+        if let Some(f) = &c.fallback {
+            let _ = writeln!(
+                o,
+                "    switch clock NOT TRUSTED from frame {} on: it needed re-anchoring a {} time (departed {:.3} ms from the capture clock, beyond any collector queue or drift), so {} frames from there keep their capture time",
+                f.frame,
+                ordinal(c.steps + 1),
+                f.departure_ns as f64 / 1e6,
+                f.frames
+            );
+        }
     }
     if p.switch_stamps_unused > 0 {
         let _ = writeln!(

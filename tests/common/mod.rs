@@ -157,6 +157,7 @@ pub const TRANSPORT_SAMPLES: &[&str] = &[
     "early-resend",
     "cm-timeout",
     "microburst",
+    "nak-beyond",
 ];
 
 /// A tmux session that is killed when dropped.

@@ -95,11 +95,7 @@ fn draw_header(f: &mut Frame<'_>, app: &App, area: Rect) {
         (Some(a), Some(b)) => (b - a) as f64 / 1e9,
         _ => 0.0,
     };
-    let drops = s
-        .report
-        .capture
-        .as_ref()
-        .map_or(String::from("-"), |c| format!("{} kernel / {} if", c.kernel_dropped, c.if_dropped));
+    let drops = drops_text(&s.report);
     let mode = if s.live {
         "live"
     } else if s.done {
@@ -170,6 +166,17 @@ fn draw_header(f: &mut Frame<'_>, app: &App, area: Rect) {
 /// The header's rate. Live and replayed captures: the last interval, per second of capture
 /// time. A file analysed as fast as it reads: its reading speed would say nothing about the
 /// network, so the capture's own mean rate over its span.
+/// The header's capture drops: a live run's libpcap counters; else what the files recorded
+/// (pcapng statistics blocks); `-` when neither is known.
+fn drops_text(r: &rocescope_analyzer::report::Report) -> String {
+    let recorded = r.points.iter().filter_map(|p| p.capture_counters.as_ref()?.dropped);
+    match (&r.capture, recorded.reduce(u64::saturating_add)) {
+        (Some(c), _) => format!("{} kernel / {} if", c.kernel_dropped, c.if_dropped),
+        (None, Some(n)) => format!("{n} (recorded in the file)"),
+        (None, None) => String::from("-"),
+    }
+}
+
 fn rates(s: &crate::Snapshot, span_s: f64) -> String {
     match s.replay {
         _ if s.live => format!("{:.0} pps, {:.2} Gb/s", s.rate_pps, s.rate_gbps),
@@ -860,6 +867,23 @@ fn draw_help(f: &mut Frame<'_>, area: Rect) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn drops_are_libpcaps_live_else_what_the_files_recorded() {
+        use rocescope_analyzer::report::{CaptureCounters, PointCaptureCounters};
+        let mut a = rocescope_analyzer::Analyzer::new(rocescope_analyzer::Config::default());
+        a.finish();
+        let mut r = a.report();
+        assert_eq!(drops_text(&r), "-");
+        let recorded = |dropped| PointCaptureCounters { dropped, ..PointCaptureCounters::default() };
+        r.points[0].capture_counters = Some(recorded(None));
+        assert_eq!(drops_text(&r), "-", "nothing recorded is not zero");
+        r.points[0].capture_counters = Some(recorded(Some(18)));
+        assert_eq!(drops_text(&r), "18 (recorded in the file)");
+        r.capture =
+            Some(CaptureCounters { interface: "eth0".into(), received: 9, kernel_dropped: 2, if_dropped: 1 });
+        assert_eq!(drops_text(&r), "2 kernel / 1 if");
+    }
 
     #[test]
     fn wrapped_lines_count_as_word_wrap_does() {
