@@ -7,6 +7,11 @@
 # Needs hyperfine (Debian package) and, for the tshark line, tshark.
 #
 #   bash bench/report.sh [SMALL] [LARGE]
+#
+# Instructions per frame (valgrind's cachegrind: repeatable on a shared machine, unlike the
+# clock) of `report --threads 1` on 200,000 frames of the same capture, and of an earlier
+# binary beside it when ROCESCOPE_BASE names one (e.g. a build of the previous release):
+#   ROCESCOPE_BASE=/path/to/old/rocescope bash bench/report.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 small=${1:-1000000}
@@ -50,4 +55,14 @@ if command -v tshark >/dev/null; then
     -e infiniband.bth.psn -e ip.dsfield.ecn >/dev/null 2>&1
   e=$(date +%s.%N)
   echo "== tshark -T fields (7 fields) on $small frames: $(python3 -c "print(f'{$e - $s:.2f} s')")"
+fi
+if command -v valgrind >/dev/null; then
+  f="$work/ir.pcap"
+  ./target/release/rocescope-samplegen --bulk "$f" --packets 200000 --qps 1000 --payload 1024 --snap 128 >/dev/null
+  echo "== instructions per frame, report --json --threads 1, 200,000 frames (valgrind)"
+  for bin in ./target/release/rocescope ${ROCESCOPE_BASE:-}; do
+    ir=$(valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file=/dev/null \
+      "$bin" report -r "$f" --json --threads 1 2>&1 >/dev/null | sed -n 's/.*I *refs: *\([0-9,]*\).*/\1/p' | tr -d ,)
+    printf '  %-40s %s instructions, %s per frame\n' "$bin" "$ir" "$(python3 -c "print(round($ir / 200000))")"
+  done
 fi

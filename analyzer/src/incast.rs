@@ -26,6 +26,7 @@
 //! scan of that receiver's senders in the bin; state per receiver, fan-in counted up to
 //! [`MAX_SENDERS`] a bin.
 
+use hashbrown::HashTable;
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 use std::net::IpAddr;
@@ -60,7 +61,7 @@ pub enum Position {
 }
 
 /// One receiver's busiest bin.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Busiest {
     /// Distinct senders in it.
     pub fan_in: u32,
@@ -72,8 +73,6 @@ pub struct Busiest {
     pub packets: u64,
     /// Of those, CE-marked.
     pub ce: u64,
-    /// The first senders.
-    pub senders: Vec<IpAddr>,
     /// Its first data frame (evidence).
     pub first_frame: u64,
 }
@@ -99,67 +98,102 @@ pub struct DataPacket {
     pub ce: bool,
 }
 
-/// One receiver at one capture point.
-#[derive(Clone, Debug)]
-struct Rx {
-    point: u16,
-    addr: IpAddr,
-    /// The bin being filled and its figures.
-    cur: Busiest,
-    /// Every distinct sender of the bin being filled (up to [`MAX_SENDERS`]).
-    senders: Vec<IpAddr>,
-    best: Option<Busiest>,
+/// What a receiver with a bin of two or more senders keeps (allocated then: most receivers
+/// of a training job have one sender per bin, and keep none of it).
+#[derive(Clone, Copy, Debug, Default)]
+struct Busy {
+    best: Busiest,
     /// Over the closed bins with at least [`INCAST_MIN_SENDERS`] senders: CE-marked packets,
     /// and the most bytes in one.
     incast_ce: u64,
     incast_max_bytes: u64,
 }
 
+/// One receiver at one capture point: about 100 bytes, the senders of the bin being filled
+/// as 32-bit hashes (the first inline), the busiest bin only once it had two senders.
+#[derive(Clone, Debug)]
+struct Rx {
+    point: u16,
+    addr: IpAddr,
+    /// The bin being filled (`fan_in` unused: `senders` counts).
+    cur: Busiest,
+    /// The first sender of the bin being filled (a hash), and how many distinct ones.
+    first: u32,
+    senders: u32,
+    /// The further distinct senders of the bin (hashes; up to [`MAX_SENDERS`] in all).
+    more: Vec<u32>,
+    busy: Option<Box<Busy>>,
+}
+
+/// A sender's 32-bit hash (FxHash's high bits).
+fn sender_hash(a: IpAddr) -> u32 {
+    use std::hash::BuildHasher;
+    (rustc_hash::FxBuildHasher.hash_one(a) >> 32) as u32
+}
+
+fn rx_hash(point: u16, addr: IpAddr) -> u64 {
+    use std::hash::BuildHasher;
+    rustc_hash::FxBuildHasher.hash_one((point, addr))
+}
+
 impl Rx {
-    /// The bin being filled is over: keep it when it is the busiest so far.
+    /// The bin being filled is over: keep it when it is the busiest so far (of two or more
+    /// senders).
     fn close(&mut self) {
-        let fan_in = self.senders.len() as u32;
-        if fan_in == 0 {
-            return;
-        }
-        if fan_in >= INCAST_MIN_SENDERS {
-            self.incast_ce = self.incast_ce.saturating_add(self.cur.ce);
-            self.incast_max_bytes = self.incast_max_bytes.max(self.cur.bytes);
-        }
-        let rank = |b: &Busiest, fan_in: u32| (fan_in, b.ce > 0, b.bytes);
-        let better = self.best.as_ref().is_none_or(|b| rank(&self.cur, fan_in) > rank(b, b.fan_in));
-        if better {
-            let mut b = std::mem::take(&mut self.cur);
-            b.fan_in = fan_in;
-            b.senders = self.senders.iter().take(NAMED_SENDERS).copied().collect();
-            self.best = Some(b);
+        let fan_in = self.senders;
+        if fan_in >= 2 {
+            let busy = self.busy.get_or_insert_with(Box::default);
+            if fan_in >= INCAST_MIN_SENDERS {
+                busy.incast_ce = busy.incast_ce.saturating_add(self.cur.ce);
+                busy.incast_max_bytes = busy.incast_max_bytes.max(self.cur.bytes);
+            }
+            let rank = |b: &Busiest| (b.fan_in, b.ce > 0, b.bytes);
+            let cur = Busiest { fan_in, ..self.cur };
+            if rank(&cur) > rank(&busy.best) {
+                busy.best = cur;
+            }
         }
         self.cur = Busiest::default();
-        self.senders.clear();
+        self.senders = 0;
+        self.more.clear();
+    }
+
+    /// A sender of the bin being filled.
+    fn sender(&mut self, src: IpAddr) {
+        let h = sender_hash(src);
+        if self.senders == 0 {
+            self.first = h;
+            self.senders = 1;
+        } else if h != self.first && !self.more.contains(&h) && (self.senders as usize) < MAX_SENDERS {
+            self.more.push(h);
+            self.senders += 1;
+        }
     }
 
     /// The busiest bin, the one being filled included, and where the capture point sits
-    /// (module docs).
+    /// (module docs); `None` for a receiver that never had two senders in a bin.
     fn busiest(&self, bin_ns: u64, link_bps: u64) -> Option<(Busiest, Position)> {
         let mut r = self.clone();
         r.close();
-        let pos = if r.incast_ce > 0 {
+        let busy = r.busy?;
+        let pos = if busy.incast_ce > 0 {
             Position::Past
-        } else if gbps(r.incast_max_bytes, bin_ns) * 1e9 > BEFORE_LINK_SHARE * link_bps as f64 {
+        } else if gbps(busy.incast_max_bytes, bin_ns) * 1e9 > BEFORE_LINK_SHARE * link_bps as f64 {
             Position::Before
         } else {
             Position::Unknown
         };
-        Some((r.best?, pos))
+        Some((busy.best, pos))
     }
 }
 
 /// Fan-in per (capture point, receiver).
 #[derive(Clone, Debug, Default)]
 pub struct FanIn {
-    index: FxHashMap<(u16, IpAddr), u32>,
+    /// Receivers by (point, address): ids into `rx` (4 bytes each).
+    index: HashTable<u32>,
     rx: Vec<Rx>,
-    last: Option<((u16, IpAddr), usize)>,
+    last: Option<usize>,
 }
 
 /// A receiver's busiest bin, as the report gives it.
@@ -176,33 +210,40 @@ pub struct ReceiverBusiest {
 }
 
 impl FanIn {
+    fn find(&self, point: u16, addr: IpAddr) -> Option<usize> {
+        let rx = &self.rx;
+        self.index
+            .find(rx_hash(point, addr), |&i| {
+                rx.get(i as usize).is_some_and(|r| r.point == point && r.addr == addr)
+            })
+            .map(|&i| i as usize)
+    }
+
     /// A data packet to a receiver.
     pub fn add(&mut self, d: DataPacket) {
-        let key = (d.point, d.dst);
-        let i = match self.last {
-            Some((k, i)) if k == key => i,
-            _ => {
-                let i = match self.index.get(&key) {
-                    Some(&i) => i as usize,
-                    None => {
-                        let Ok(id) = u32::try_from(self.rx.len()) else { return };
-                        self.rx.push(Rx {
-                            point: d.point,
-                            addr: d.dst,
-                            cur: Busiest { bin: d.bin, ..Busiest::default() },
-                            senders: Vec::new(),
-                            best: None,
-                            incast_ce: 0,
-                            incast_max_bytes: 0,
-                        });
-                        self.index.insert(key, id);
-                        id as usize
-                    }
-                };
-                self.last = Some((key, i));
-                i
+        let cached =
+            self.last.filter(|&i| self.rx.get(i).is_some_and(|r| r.point == d.point && r.addr == d.dst));
+        let i = match cached.or_else(|| self.find(d.point, d.dst)) {
+            Some(i) => i,
+            None => {
+                let Ok(id) = u32::try_from(self.rx.len()) else { return };
+                self.rx.push(Rx {
+                    point: d.point,
+                    addr: d.dst,
+                    cur: Busiest { bin: d.bin, ..Busiest::default() },
+                    first: 0,
+                    senders: 0,
+                    more: Vec::new(),
+                    busy: None,
+                });
+                let rx = &self.rx;
+                self.index.insert_unique(rx_hash(d.point, d.dst), id, |&i| {
+                    rx.get(i as usize).map_or(0, |r| rx_hash(r.point, r.addr))
+                });
+                id as usize
             }
         };
+        self.last = Some(i);
         let Some(rx) = self.rx.get_mut(i) else { return };
         if d.bin > rx.cur.bin {
             rx.close();
@@ -212,9 +253,7 @@ impl FanIn {
             // bin is over; the packet is not counted in another's.
             return;
         }
-        if rx.senders.len() < MAX_SENDERS && !rx.senders.contains(&d.src) {
-            rx.senders.push(d.src);
-        }
+        rx.sender(d.src);
         if rx.cur.packets == 0 {
             rx.cur.first_frame = d.frame;
         }
@@ -225,8 +264,8 @@ impl FanIn {
         }
     }
 
-    /// Every receiver's busiest bin, most senders first (then most bytes), with a link of
-    /// `link_bps` and bins of `bin_ns`.
+    /// Every receiver's busiest bin of two or more senders, most senders first (then most
+    /// bytes), with a link of `link_bps` and bins of `bin_ns`.
     pub fn busiest(&self, bin_ns: u64, link_bps: u64) -> Vec<ReceiverBusiest> {
         let mut v: Vec<ReceiverBusiest> = self
             .rx
@@ -251,8 +290,8 @@ impl FanIn {
     /// position could not be told: its senders' rates there are their shares of the drain
     /// rate, so no sender's reaction to CNPs can be judged from them.
     pub fn shares_bottleneck(&self, point: u16, receiver: IpAddr, bin_ns: u64, link_bps: u64) -> bool {
-        let Some(&i) = self.index.get(&(point, receiver)) else { return false };
-        let Some((b, pos)) = self.rx.get(i as usize).and_then(|r| r.busiest(bin_ns, link_bps)) else {
+        let Some(i) = self.find(point, receiver) else { return false };
+        let Some((b, pos)) = self.rx.get(i).and_then(|r| r.busiest(bin_ns, link_bps)) else {
             return false;
         };
         b.fan_in >= INCAST_MIN_SENDERS && pos != Position::Before
@@ -342,12 +381,11 @@ mod tests {
             ce: false,
         });
         let b = f.busiest(10_000, 10_000_000_000);
-        assert_eq!(b.len(), 3);
+        assert_eq!(b.len(), 1, "receivers never sent to by two at once keep no busiest bin");
         let top = &b[0];
         assert_eq!((top.point, top.receiver), (0, ip(100)));
         assert_eq!((top.busiest.fan_in, top.busiest.bin, top.busiest.packets), (5, 1, 6));
         assert_eq!((top.busiest.bytes, top.busiest.ce), (6000, 2));
-        assert_eq!(top.busiest.senders, [ip(1), ip(2), ip(3), ip(4), ip(5)]);
     }
 
     #[test]
@@ -573,7 +611,7 @@ pub(crate) fn report(
             link_share: gbps(b.bytes, bin_ns) * 1e9 / link as f64,
             paused_ns,
             position: pos,
-            senders: b.senders.iter().map(IpAddr::to_string).collect(),
+            senders: Vec::new(),
             first_frame: b.first_frame,
             cc_not_judged: if judged_not { not_reacting } else { 0 },
         };
@@ -598,7 +636,31 @@ pub(crate) fn report(
             out.push(r);
         }
     }
+    name_senders(a, &mut out);
     out
+}
+
+/// The first [`NAMED_SENDERS`] senders of each listed busiest bin: the flows to the receiver
+/// at its point that were sending during the bin (first seen by its end, last seen from its
+/// start), by when they began (the bins keep senders as hashes only).
+fn name_senders(a: &crate::Analyzer, out: &mut [IncastReport]) {
+    let mut wanted: FxHashMap<(u16, String), usize> = FxHashMap::default();
+    for (i, r) in out.iter().enumerate() {
+        wanted.insert((r.point, r.receiver.clone()), i);
+    }
+    let mut found: Vec<Vec<(i64, IpAddr)>> = vec![Vec::new(); out.len()];
+    for f in a.flows().iter() {
+        let Some(&i) = wanted.get(&(f.key.point, f.key.dst.to_string())) else { continue };
+        let (Some(r), Some(v)) = (out.get(i), found.get_mut(i)) else { continue };
+        let active = f.first_ts < r.start_ns + r.bin_ns as i64 && f.last_ts >= r.start_ns;
+        if active && f.requests > 0 && !v.iter().any(|(_, s)| *s == f.key.src) {
+            v.push((f.first_ts, f.key.src));
+        }
+    }
+    for (r, mut v) in out.iter_mut().zip(found) {
+        v.sort();
+        r.senders = v.iter().take(NAMED_SENDERS).map(|(_, s)| s.to_string()).collect();
+    }
 }
 
 /// The `incast` finding's title.

@@ -34,7 +34,8 @@ pub const STATION_MIN_FRAMES: u64 = 8;
 /// where a host's RoCE almost always goes; other priorities go to [`MacTraffic`]'s `more`.
 #[derive(Clone, Copy, Debug, Default)]
 struct Dir {
-    count: u64,
+    /// Packets (saturating at 2^32: only "any" and rough shares are read from it).
+    count: u32,
     prio: u8,
 }
 
@@ -75,7 +76,7 @@ impl PointMacs {
 
 /// RoCE per (capture point, MAC), sent and received, per priority, and each point's most
 /// involved MACs. Updated for every RoCE frame, so kept cheap: one 64-bit key per (point,
-/// MAC), a one-entry cache for runs of frames of one host pair, 48 bytes a MAC.
+/// MAC), a two-entry cache for runs of frames of one host pair, 32 bytes a MAC.
 #[derive(Clone, Debug, Default)]
 pub struct MacTraffic {
     /// Slots by key: ids into `slots` (4 bytes each).
@@ -123,7 +124,7 @@ impl MacTraffic {
                 d.prio = prio;
             }
             if d.prio == prio {
-                d.count += 1;
+                d.count = d.count.saturating_add(1);
             } else {
                 *self.more.entry((i as u32, sent, prio)).or_default() += 1;
             }
@@ -167,7 +168,7 @@ impl MacTraffic {
         if let Some(s) = self.slots.get(i) {
             let d = if sent { s.from } else { s.to };
             if let Some(n) = c.get_mut(usize::from(d.prio)) {
-                *n = d.count;
+                *n = u64::from(d.count);
             }
         }
         if !self.more.is_empty() {
