@@ -1429,8 +1429,10 @@ impl Analyzer {
             let mut stopped = this.macs.to(meta.point, src);
             if !sends {
                 if let Some(peer) = this.macs.station(meta.point, src) {
-                    let from = this.macs.from(meta.point, peer);
-                    stopped.iter_mut().zip(from).for_each(|(n, f)| *n += f);
+                    let sent = this.macs.station_sent(meta.point, peer);
+                    for (p, n) in stopped.iter_mut().enumerate() {
+                        *n += u64::from(sent >> p & 1);
+                    }
                 }
             }
             let used = this.priorities.get(at..at + 8).unwrap_or(&[]);
