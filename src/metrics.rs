@@ -296,10 +296,14 @@ impl Exposition {
             let mut other: FlowValues = self.retired_other;
             let mut named_rows: Vec<(FlowId, FlowValues)> = Vec::new();
             let mut present: HashMap<FlowId, FlowValues> = HashMap::with_capacity(self.named.len());
+            let mut ports: Vec<(FlowId, u16)> = Vec::new();
             flows_of(&mut |f: &FlowReport| {
                 let v = flow_values(f);
                 let id = flow_id(f);
                 if self.named.contains_key(&id) {
+                    if let Some(p) = f.udp_src_port {
+                        ports.push((id.clone(), p));
+                    }
                     present.insert(id, v);
                 } else {
                     for (o, x) in other.iter_mut().zip(&v) {
@@ -347,6 +351,21 @@ impl Exposition {
                     }
                 }
             }
+            // The ECMP entropy of the flows with series of their own: an info-style gauge
+            // (its value is the port) to join on their labels.
+            let mut sport = Family::new(
+                "rocescope_flow_udp_source_port",
+                "The UDP source port of the flow's first RoCEv2 packet (the ECMP entropy its NIC set for the QP), for the flows with series of their own.",
+                Kind::Gauge,
+                None,
+            );
+            ports.sort();
+            for ((p, src, dst, qp), port) in ports {
+                let l =
+                    vec![("point", point_name(p)), ("src", src), ("dst", dst), ("qp", format!("0x{qp:06x}"))];
+                sport.samples.push((l, f64::from(port)));
+            }
+            fams.push(sport);
         }
 
         // Pauses per (point, MAC, priority).

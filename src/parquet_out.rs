@@ -552,6 +552,8 @@ struct FlowCols {
     cm_start_psn: UInt32Builder,
     ack_timeout_ns: Int64Builder,
     pmtu: UInt32Builder,
+    udp_src_port: UInt16Builder,
+    udp_src_port_changes: UInt16Builder,
     health: StringBuilder,
     /// `cc` (null for a flow that saw no CE mark and received no CNP).
     cc_cnp_interval_p50_ns: UInt64Builder,
@@ -640,6 +642,8 @@ impl FlowCols {
             cm_start_psn: UInt32Builder::new(),
             ack_timeout_ns: Int64Builder::new(),
             pmtu: UInt32Builder::new(),
+            udp_src_port: UInt16Builder::new(),
+            udp_src_port_changes: UInt16Builder::new(),
             health: StringBuilder::new(),
             cc_cnp_interval_p50_ns: UInt64Builder::new(),
             cc_cnp_too_fast: UInt64Builder::new(),
@@ -707,6 +711,8 @@ impl FlowCols {
         col(&mut c, "cm_start_psn", true, &mut self.cm_start_psn);
         col(&mut c, "ack_timeout_ns", true, &mut self.ack_timeout_ns);
         col(&mut c, "pmtu", false, &mut self.pmtu);
+        col(&mut c, "udp_src_port", true, &mut self.udp_src_port);
+        col(&mut c, "udp_src_port_changes", false, &mut self.udp_src_port_changes);
         col(&mut c, "health", false, &mut self.health);
         col(&mut c, "cc_cnp_interval_p50_ns", true, &mut self.cc_cnp_interval_p50_ns);
         col(&mut c, "cc_cnp_too_fast", true, &mut self.cc_cnp_too_fast);
@@ -804,6 +810,8 @@ impl FlowCols {
         self.cm_start_psn.append_option(f.cm_start_psn);
         self.ack_timeout_ns.append_option(f.ack_timeout_ns);
         self.pmtu.append_value(f.pmtu);
+        self.udp_src_port.append_option(f.udp_src_port);
+        self.udp_src_port_changes.append_value(f.udp_src_port_changes);
         self.health.append_value(f.health);
         let cc = f.cc.as_ref();
         self.cc_cnp_interval_p50_ns.append_option(cc.and_then(|c| c.cnp_interval).map(|l| l.p50_ns));

@@ -531,3 +531,70 @@ fn pcapng_statistics_blocks_are_reported_as_capture_drops_per_point() {
     assert!(text.contains("capture statistics recorded in the file of demo-isb.pcapng (pcapng)"), "{text}");
     assert_eq!(text.matches("capture statistics recorded").count(), 1, "{text}");
 }
+
+/// Each flow's UDP source port (its ECMP entropy) is the one its first frame carries, as the
+/// decoder reads each frame (and tshark's `udp.srcport`, when tshark is here); the text
+/// report shows both directions' ports per connection.
+#[test]
+fn every_flow_names_its_udp_source_port() {
+    use rocescope_capture::CaptureReader;
+    use rocescope_decoder::{decode, DecodeOptions};
+    let path = sample("demo.pcap");
+    let (r, _) = report(&path, &[]);
+    let mut first: std::collections::BTreeMap<(String, String, u64), u16> = Default::default();
+    let mut rd = CaptureReader::open(&path).unwrap();
+    while let Some(rec) = rd.next_record().unwrap() {
+        let p = decode(rec.link_type, rec.data, &DecodeOptions::default());
+        // CNPs carry the notification point's port, not the QP's.
+        if let (Some(ip), Some(udp), Some(roce)) =
+            (p.ip.as_ref(), p.udp.as_ref(), p.roce_ok().filter(|r| !r.bth.opcode().is_cnp()))
+        {
+            let key = (ip.src().to_string(), ip.dst().to_string(), u64::from(roce.bth.dest_qp()));
+            first.entry(key).or_insert(udp.source_port());
+        }
+    }
+    let mut checked = 0;
+    for f in r["flows"].as_array().unwrap() {
+        let key = (
+            f["src"].as_str().unwrap().to_string(),
+            f["dst"].as_str().unwrap().to_string(),
+            f["dest_qp"].as_u64().unwrap(),
+        );
+        match first.get(&key) {
+            Some(port) => {
+                assert_eq!(f["udp_src_port"].as_u64(), Some(u64::from(*port)), "{key:?}");
+                checked += 1;
+            }
+            // RoCEv1 flows, and flows of CNPs only, have none.
+            None => assert!(f["udp_src_port"].is_null(), "{key:?}: {}", f["udp_src_port"]),
+        }
+    }
+    assert!(checked > 30, "{checked}");
+    if let Ok(o) = std::process::Command::new("tshark")
+        .args([
+            "-r",
+            path.to_str().unwrap(),
+            "-Y",
+            "udp.dstport == 4791",
+            "-T",
+            "fields",
+            "-e",
+            "udp.srcport",
+            "-c",
+            "1",
+        ])
+        .output()
+    {
+        let port = String::from_utf8_lossy(&o.stdout).trim().to_string();
+        if let Ok(port) = port.parse::<u64>() {
+            assert!(r["flows"].as_array().unwrap().iter().any(|f| f["udp_src_port"].as_u64() == Some(port)));
+        }
+    }
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_rocescope"))
+        .args(["report", "-r"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("sport A/B") && text.contains("49169/49168"), "{text}");
+}

@@ -308,6 +308,15 @@ pub struct Flow {
     pub dc: bool,
     /// Path MTU implied by this flow's full-size First/Middle packets (0 unknown).
     pub pmtu: u32,
+    /// The UDP source port of its first RoCEv2 packet: the ECMP entropy its NIC set for the
+    /// QP (meaningful once `udp_sport_last` is set; RoCEv1 has no UDP).
+    pub udp_sport: u16,
+    /// The port of its latest packet (`None` before a RoCEv2 one), and how many times it
+    /// changed from one packet to the next (a NIC that re-hashes a QP onto another path on
+    /// a retransmission or a path change; saturating).
+    pub udp_sport_last: Option<u16>,
+    /// See `udp_sport_last`.
+    pub udp_sport_changes: u16,
     /// The other direction of the connection.
     /// (`partner()`: 4 bytes, not `Option<usize>`'s 16; `u32::MAX` for none.)
     partner: u32,
@@ -362,6 +371,9 @@ impl Flow {
             uc: false,
             dc: false,
             pmtu: 0,
+            udp_sport: 0,
+            udp_sport_last: None,
+            udp_sport_changes: 0,
             acks: 0,
             outstanding_ackreq: VecDeque::new(),
             cold: None,

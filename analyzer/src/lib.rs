@@ -868,6 +868,16 @@ impl Analyzer {
             f.pcp_seen |= 1 << (pc & 7);
         }
         f.priority = Some(prio);
+        // The ECMP entropy: the UDP source port the NIC set for the QP, and any change of it
+        // (CNPs, sent by the notification point to this QP, carry the NP's own port).
+        if let Some(sport) = p.udp.as_ref().filter(|_| !is_cnp).map(|u| u.source_port()) {
+            match f.udp_sport_last {
+                None => f.udp_sport = sport,
+                Some(last) if last != sport => f.udp_sport_changes = f.udp_sport_changes.saturating_add(1),
+                Some(_) => {}
+            }
+            f.udp_sport_last = Some(sport);
+        }
         if op.0 & 0xE0 == 0x40 {
             f.dc |= self.cfg.opcode.dc;
         }
@@ -1686,5 +1696,46 @@ mod tests {
         let mut b = Analyzer::new(Config::default());
         b.push(&FrameMeta { number: 1, ts_ns: 7, len: 60, link_bps: None, point: 0 }, &p);
         assert_eq!(b.points()[0].packets, 1);
+    }
+
+    #[test]
+    fn a_flow_keeps_its_udp_source_port_and_counts_its_changes() {
+        use rocescope_decoder::build::{ExtRepr, IbRepr, IcrcMode, IpRepr, RoceV2Frame};
+        use rocescope_decoder::BthRepr;
+        let mut a = Analyzer::new(Config::default());
+        // Four SENDs of one QP; the NIC moves it to another path (port) and back.
+        for (n, sport) in [(1u64, 49_200u16), (2, 49_200), (3, 51_000), (4, 49_200)] {
+            let ip = IpRepr::V4 {
+                src: [10, 0, 0, 1].into(),
+                dst: [10, 0, 0, 2].into(),
+                dscp: 26,
+                ecn: Ecn::Ect0,
+                ttl: 64,
+                id: n as u16,
+            };
+            let bth =
+                BthRepr { opcode: Opcode::RC_SEND_ONLY, dest_qp: 0x12, psn: n as u32, ..Default::default() };
+            let ib = IbRepr { bth, ext: ExtRepr::default(), payload: vec![0; 16], icrc: IcrcMode::Correct };
+            let mut f = RoceV2Frame::new([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2], ip, ib);
+            f.sport = sport;
+            let data = f.build(OpcodeOptions::default());
+            let p = decode(LinkType::ETHERNET, &data, &DecodeOptions::default());
+            a.push(
+                &FrameMeta {
+                    number: n,
+                    ts_ns: n as i64 * 1000,
+                    len: data.len() as u32,
+                    link_bps: None,
+                    point: 0,
+                },
+                &p,
+            );
+        }
+        let r = a.report();
+        let f = &r.flows[0];
+        assert_eq!(
+            (f.udp_src_port, f.udp_src_port_changes, f.udp_src_port_last),
+            (Some(49_200), 2, Some(49_200))
+        );
     }
 }

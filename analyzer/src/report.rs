@@ -880,6 +880,14 @@ pub struct FlowReport {
     pub ack_timeout_ns: Option<i64>,
     /// Path MTU implied by this flow's full-size packets (0 unknown).
     pub pmtu: u32,
+    /// The UDP source port of its first RoCEv2 packet: the ECMP entropy its NIC set for the
+    /// QP (`None` for RoCEv1).
+    pub udp_src_port: Option<u16>,
+    /// How many times the port changed from one packet to the next (a NIC moving the QP to
+    /// another path).
+    pub udp_src_port_changes: u16,
+    /// The port of its latest packet, when it changed.
+    pub udp_src_port_last: Option<u16>,
     /// Its worst finding (folded ones included): critical, warning, info or ok.
     pub health: &'static str,
 }
@@ -1061,6 +1069,9 @@ pub struct ConnectionTotals {
     pub dscp: Vec<u8>,
     /// PCP values seen, sorted.
     pub pcp: Vec<u8>,
+    /// The UDP source port (ECMP entropy) of each direction: (sender, port of its first
+    /// RoCEv2 packet), RoCEv1 directions left out.
+    pub udp_src_ports: Vec<(String, u16)>,
 }
 
 impl ConnectionTotals {
@@ -1160,6 +1171,7 @@ impl Report {
                 .sum(),
             dscp: sorted(&|f| &f.dscp),
             pcp: sorted(&|f| &f.pcp),
+            udp_src_ports: flows.iter().filter_map(|f| Some((f.src.clone(), f.udp_src_port?))).collect(),
         }
     }
 }
@@ -1459,6 +1471,9 @@ pub(crate) fn flow_report(id: usize, f: &Flow, a: &Analyzer, detail: bool) -> Fl
         cm_start_psn: f.cold().cm_start_psn,
         ack_timeout_ns: f.cold().cm_ack_timeout_ns,
         pmtu: f.pmtu,
+        udp_src_port: f.udp_sport_last.map(|_| f.udp_sport),
+        udp_src_port_changes: f.udp_sport_changes,
+        udp_src_port_last: f.udp_sport_last.filter(|_| f.udp_sport_changes > 0),
         health: "ok",
     }
 }

@@ -224,10 +224,11 @@ fn render_text(sr: &StreamedReport<'_>, source: &str, max_connections: usize) ->
     let _ = writeln!(o, "\nCONNECTIONS ({}; worst first)", r.connections.len());
     let _ = writeln!(
         o,
-        "  {:<8} {:<28} {:<28} {:<7} {:>8} {:>13} {:>11} {:>5} {:>5} {:>4} {:>6} {:>5} {:>6} {:>4}",
+        "  {:<8} {:<28} {:<28} {:<11} {:<7} {:>8} {:>13} {:>11} {:>5} {:>5} {:>4} {:>6} {:>5} {:>6} {:>4}",
         "health",
         "A (QP)",
         "B (QP)",
+        "sport A/B",
         "paired",
         "packets",
         "Gb/s mean/pk",
@@ -257,10 +258,11 @@ fn render_text(sr: &StreamedReport<'_>, source: &str, max_connections: usize) ->
         let b_side = format!("{} (0x{:x})", c.b, c.b_qpn);
         let _ = writeln!(
             o,
-            "  {:<8} {:<28} {:<28} {:<7} {:>8} {:>13} {:>11} {:>5} {:>5} {:>4} {:>6.2} {:>5} {:>6} {:>4}",
+            "  {:<8} {:<28} {:<28} {:<11} {:<7} {:>8} {:>13} {:>11} {:>5} {:>5} {:>4} {:>6.2} {:>5} {:>6} {:>4}",
             c.health,
             a_side,
             b_side,
+            sports(&t, c),
             c.pairing,
             c.packets,
             format!("{:.2}/{:.2}", t.mean_gbps(), t.peak_gbps),
@@ -648,6 +650,19 @@ fn overlay_lines(o: &mut String, r: &rocescope_analyzer::Report) {
             v.cnps
         );
     }
+}
+
+/// A connection's UDP source ports (the ECMP entropy of each direction) as `A/B`, `-` for a
+/// direction without one (RoCEv1, or not seen).
+fn sports(
+    t: &rocescope_analyzer::report::ConnectionTotals,
+    c: &rocescope_analyzer::report::Connection,
+) -> String {
+    let of = |host: std::net::IpAddr| {
+        let h = host.to_string();
+        t.udp_src_ports.iter().find(|(s, _)| *s == h).map_or("-".to_string(), |(_, p)| p.to_string())
+    };
+    format!("{}/{}", of(c.a), of(c.b))
 }
 
 /// Receivers listed in the FAN-IN section.

@@ -322,6 +322,15 @@ fn draw_qps(f: &mut Frame<'_>, app: &App, area: Rect) {
     f.render_stateful_widget(table, area, &mut state);
 }
 
+/// A flow's UDP source port (its ECMP entropy), and how it changed.
+fn sport_text(fl: &rocescope_analyzer::report::FlowReport) -> String {
+    match (fl.udp_src_port, fl.udp_src_port_last) {
+        (None, _) => "- (RoCEv1)".to_string(),
+        (Some(p), Some(last)) => format!("{p}, changed {}x (now {last})", fl.udp_src_port_changes),
+        (Some(p), None) => p.to_string(),
+    }
+}
+
 /// The QP detail's text for one direction: its title and lines (unwrapped).
 fn detail_text(fl: &rocescope_analyzer::report::FlowReport) -> (String, Vec<String>) {
     let lat = |l: &Option<rocescope_analyzer::stats::LatencySummary>| {
@@ -336,8 +345,12 @@ fn detail_text(fl: &rocescope_analyzer::report::FlowReport) -> (String, Vec<Stri
     };
     let text = vec![
         Line::from(format!(
-            "{} packets, {} bytes, {} messages, PMTU {}",
-            fl.packets, fl.bytes, fl.messages, fl.pmtu
+            "{} packets, {} bytes, {} messages, PMTU {} | UDP source port {}",
+            fl.packets,
+            fl.bytes,
+            fl.messages,
+            fl.pmtu,
+            sport_text(fl)
         )),
         Line::from(format!(
             "PSN: {} gaps ({} missing), {} dup, {} late (max {:.1} us), {} spurious NAKs",
