@@ -311,65 +311,25 @@ mod tests {
         IpAddr::from([10, 0, 0, n])
     }
 
+    /// A data packet from 10.0.0.`src` to 10.0.0.`dst` at point 0.
+    fn pkt(src: u8, dst: u8, bin: i64, bytes: u64, ce: bool) -> DataPacket {
+        DataPacket { point: 0, src: ip(src), dst: ip(dst), bin, frame: 1, bytes, packets: 1, ce }
+    }
+
     #[test]
     fn fan_in_is_the_most_senders_in_one_bin() {
         let mut f = FanIn::default();
         // Bin 0: two senders; bin 1: five (one of them twice); bin 2: three.
-        f.add(DataPacket {
-            point: 0,
-            src: ip(1),
-            dst: ip(100),
-            bin: 0,
-            frame: 1,
-            bytes: 1000,
-            packets: 1,
-            ce: false,
-        });
-        f.add(DataPacket {
-            point: 0,
-            src: ip(2),
-            dst: ip(100),
-            bin: 0,
-            frame: 1,
-            bytes: 1000,
-            packets: 1,
-            ce: false,
-        });
+        f.add(pkt(1, 100, 0, 1000, false));
+        f.add(pkt(2, 100, 0, 1000, false));
         for s in [1, 2, 3, 4, 5, 3] {
-            f.add(DataPacket {
-                point: 0,
-                src: ip(s),
-                dst: ip(100),
-                bin: 1,
-                frame: 1,
-                bytes: 1000,
-                packets: 1,
-                ce: s == 3,
-            });
+            f.add(pkt(s, 100, 1, 1000, s == 3));
         }
         for s in [1, 2, 3] {
-            f.add(DataPacket {
-                point: 0,
-                src: ip(s),
-                dst: ip(100),
-                bin: 2,
-                frame: 1,
-                bytes: 500,
-                packets: 1,
-                ce: false,
-            });
+            f.add(pkt(s, 100, 2, 500, false));
         }
         // Another receiver, and the same one at another point.
-        f.add(DataPacket {
-            point: 0,
-            src: ip(7),
-            dst: ip(101),
-            bin: 0,
-            frame: 1,
-            bytes: 100,
-            packets: 1,
-            ce: false,
-        });
+        f.add(pkt(7, 101, 0, 100, false));
         f.add(DataPacket {
             point: 1,
             src: ip(7),
@@ -391,38 +351,11 @@ mod tests {
     #[test]
     fn the_bin_being_filled_counts() {
         let mut f = FanIn::default();
-        f.add(DataPacket {
-            point: 0,
-            src: ip(1),
-            dst: ip(100),
-            bin: 3,
-            frame: 1,
-            bytes: 10,
-            packets: 1,
-            ce: false,
-        });
-        f.add(DataPacket {
-            point: 0,
-            src: ip(2),
-            dst: ip(100),
-            bin: 3,
-            frame: 1,
-            bytes: 10,
-            packets: 1,
-            ce: false,
-        });
+        f.add(pkt(1, 100, 3, 10, false));
+        f.add(pkt(2, 100, 3, 10, false));
         assert_eq!(f.busiest(10, 10)[0].busiest.fan_in, 2);
         // An older packet (merged captures) is not counted in the bin being filled.
-        f.add(DataPacket {
-            point: 0,
-            src: ip(3),
-            dst: ip(100),
-            bin: 2,
-            frame: 1,
-            bytes: 10,
-            packets: 1,
-            ce: false,
-        });
+        f.add(pkt(3, 100, 2, 10, false));
         assert_eq!(f.busiest(10, 10)[0].busiest.fan_in, 2);
     }
 
@@ -433,16 +366,7 @@ mod tests {
         let pos = |bytes: u64, ce: bool| {
             let mut f = FanIn::default();
             for s in 1..=8 {
-                f.add(DataPacket {
-                    point: 0,
-                    src: ip(s),
-                    dst: ip(100),
-                    bin: 0,
-                    frame: 1,
-                    bytes: bytes / 8,
-                    packets: 1,
-                    ce: ce && s == 1,
-                });
+                f.add(pkt(s, 100, 0, bytes / 8, ce && s == 1));
             }
             f.busiest(bin, link).first().map(|b| b.position)
         };
@@ -451,45 +375,18 @@ mod tests {
         assert_eq!(pos(14_000, false), Some(Position::Unknown), "a frame or two over the link rate");
         let mut f = FanIn::default();
         for s in 1..=8 {
-            f.add(DataPacket {
-                point: 0,
-                src: ip(s),
-                dst: ip(100),
-                bin: 0,
-                frame: 1,
-                bytes: 1500,
-                packets: 1,
-                ce: s == 1,
-            });
+            f.add(pkt(s, 100, 0, 1500, s == 1));
         }
         assert!(f.shares_bottleneck(0, ip(100), bin, link));
         assert!(!f.shares_bottleneck(0, ip(101), bin, link));
         let mut g = FanIn::default();
         for s in 1..=8 {
-            g.add(DataPacket {
-                point: 0,
-                src: ip(s),
-                dst: ip(100),
-                bin: 0,
-                frame: 1,
-                bytes: 3000,
-                packets: 1,
-                ce: false,
-            });
+            g.add(pkt(s, 100, 0, 3000, false));
         }
         assert!(!g.shares_bottleneck(0, ip(100), bin, link), "before the queue: each rate is the sender's");
         let mut h = FanIn::default();
         for s in 1..=3 {
-            h.add(DataPacket {
-                point: 0,
-                src: ip(s),
-                dst: ip(100),
-                bin: 0,
-                frame: 1,
-                bytes: 1500,
-                packets: 1,
-                ce: true,
-            });
+            h.add(pkt(s, 100, 0, 1500, true));
         }
         assert!(!h.shares_bottleneck(0, ip(100), bin, link), "three senders are no incast");
         // CE in any bin of the incast, not only the busiest, places the point past the queue.
@@ -695,8 +592,8 @@ fn incast_title(a: &crate::Analyzer, r: &IncastReport) -> String {
     )
 }
 
-/// A bin width as `10 µs`, `1 ms`, `250 ns`.
-fn width_text(ns: u64) -> String {
+/// A bin width as `10 µs`, `1 ms`, `250 ns` (how reports name `--bin`).
+pub fn width_text(ns: u64) -> String {
     if ns % 1_000_000 == 0 {
         format!("{} ms", ns / 1_000_000)
     } else if ns % 1_000 == 0 {

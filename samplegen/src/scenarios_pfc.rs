@@ -302,28 +302,24 @@ fn l2_host_and_peers(first_psn: u32) -> (Conn, Conn, Conn) {
     (ab, ac, ba)
 }
 
-fn pfc_l2_ignored(g: &mut Gen) -> Value {
-    let (mut ab, mut ac, mut ba) = l2_host_and_peers(110_000);
-    for _ in 0..4 {
-        g.write(&mut ab, 2048, true);
-        g.write(&mut ac, 2048, true);
-        g.write(&mut ba, 1024, true);
-        g.wait_us(5);
-    }
+/// A switch port pauses priority 3 and the station at the other end of the link sends `n`
+/// WRITEs through the pause anyway, alternately on `a` and `b` (each ACKed back, which the
+/// pause does not stop), then XON. Returns the case's answers (`pause_ignored`, the
+/// interval), naming `peer` as the link peer.
+fn send_through_pause(g: &mut Gen, a: &mut Conn, b: &mut Conn, n: u64, peer: [u8; 6], why: &str) -> Value {
     let pause_frame = g.frames.len() + 1;
     let t0 = g.t;
     g.pfc(TOR_MAC, 1 << 3, pause_prio3(), None);
-    g.event("pfc_pause", "the ToR port 02:00:00:00:00:fe pauses priority 3 towards 10.0.0.52".into());
+    g.event("pfc_pause", why.to_string());
     let mut refresh = t0 + REFRESH_NS;
     let (mut ignored, mut max_delay) = (0u64, 0i64);
     let mut evidence = Vec::new();
-    for i in 0..100 {
+    for i in 0..n {
         if g.t >= refresh {
             g.pfc(TOR_MAC, 1 << 3, pause_prio3(), None);
             refresh += REFRESH_NS;
         }
-        // The host sends on, alternately to its two peers, as if no pause had come.
-        let c = if i % 2 == 0 { &mut ab } else { &mut ac };
+        let c = if i % 2 == 0 { &mut *a } else { &mut *b };
         let (frame, ts, psn) = write_only(g, c, 64, true);
         if ts - t0 > ALLOWANCE_NS {
             ignored += 1;
@@ -332,13 +328,10 @@ fn pfc_l2_ignored(g: &mut Gen) -> Value {
                 evidence.push(frame);
             }
             if ignored == 1 {
-                g.event(
-                    "pause_ignored",
-                    format!("first WRITE from the paused host {} ns after the pause", ts - t0),
-                );
+                g.event("pause_ignored", format!("first WRITE through the pause {} ns after it", ts - t0));
             }
         }
-        // The peer's ACK comes back through the ToR (to the host: not paused).
+        // The peer's ACK comes back through the switch (to the station: not paused).
         g.wait_us(1);
         g.ack(c, psn);
         g.wait_ns(1000);
@@ -348,7 +341,7 @@ fn pfc_l2_ignored(g: &mut Gen) -> Value {
     g.event("pfc_xon", "XON: priority 3 resumes".into());
     json!({
         "allowance_ns": ALLOWANCE_NS,
-        "link_peer": mac_string(&ab.a.mac),
+        "link_peer": mac_string(&peer),
         "pause_ignored": [{
             "src_mac": mac_string(&TOR_MAC),
             "priority": 3,
@@ -363,11 +356,31 @@ fn pfc_l2_ignored(g: &mut Gen) -> Value {
             "priority": 3,
             "first_frame": pause_frame,
             "xon_frame": xon_frame,
-            "roce_towards": 100,
+            "roce_towards": n,
             "ignored": ignored,
         }],
         "pfc_deadlock": false,
     })
+}
+
+fn pfc_l2_ignored(g: &mut Gen) -> Value {
+    let (mut ab, mut ac, mut ba) = l2_host_and_peers(110_000);
+    for _ in 0..4 {
+        g.write(&mut ab, 2048, true);
+        g.write(&mut ac, 2048, true);
+        g.write(&mut ba, 1024, true);
+        g.wait_us(5);
+    }
+    // The host sends on, alternately to its two peers, as if no pause had come.
+    let host = ab.a.mac;
+    send_through_pause(
+        g,
+        &mut ab,
+        &mut ac,
+        100,
+        host,
+        "the ToR port 02:00:00:00:00:fe pauses priority 3 towards 10.0.0.52",
+    )
 }
 
 fn pfc_l2_honoured(g: &mut Gen) -> Value {
@@ -447,65 +460,20 @@ fn pfc_qinq_ignored(g: &mut Gen) -> Value {
         g.write(&mut ac, 2048, true);
         g.wait_us(5);
     }
-    let pause_frame = g.frames.len() + 1;
-    let t0 = g.t;
-    g.pfc(TOR_MAC, 1 << 3, pause_prio3(), None);
-    g.event("pfc_pause", "the far switch port pauses priority 3 on the trunk".into());
-    let mut refresh = t0 + REFRESH_NS;
-    let (mut ignored, mut max_delay) = (0u64, 0i64);
-    let mut evidence = Vec::new();
-    for i in 0..60 {
-        if g.t >= refresh {
-            g.pfc(TOR_MAC, 1 << 3, pause_prio3(), None);
-            refresh += REFRESH_NS;
-        }
-        let c = if i % 2 == 0 { &mut ab } else { &mut ac };
-        let (frame, ts, psn) = write_only(g, c, 64, true);
-        if ts - t0 > ALLOWANCE_NS {
-            ignored += 1;
-            max_delay = max_delay.max(ts - t0);
-            if evidence.len() < 3 {
-                evidence.push(frame);
-            }
-            if ignored == 1 {
-                g.event(
-                    "pause_ignored",
-                    format!("first WRITE on S-tag priority 3 {} ns after the pause", ts - t0),
-                );
-            }
-        }
-        g.wait_us(1);
-        g.ack(c, psn);
-        g.wait_ns(1000);
-    }
-    let xon_frame = g.frames.len() + 1;
-    g.pfc(TOR_MAC, 1 << 3, [0; 8], None);
-    g.event("pfc_xon", "XON: priority 3 resumes".into());
+    let mut answers = send_through_pause(
+        g,
+        &mut ab,
+        &mut ac,
+        60,
+        a.mac,
+        "the far switch port pauses priority 3 on the trunk",
+    );
     g.s_tag = None;
-    json!({
-        "allowance_ns": ALLOWANCE_NS,
-        "link_peer": mac_string(&a.mac),
-        "pause_ignored": [{
-            "src_mac": mac_string(&TOR_MAC),
-            "priority": 3,
-            "severity": "critical",
-            "pause_frame": pause_frame,
-            "frames": ignored,
-            "max_delay_ns": max_delay,
-            "first_frames": evidence,
-        }],
-        "intervals": [{
-            "src_mac": mac_string(&TOR_MAC),
-            "priority": 3,
-            "first_frame": pause_frame,
-            "xon_frame": xon_frame,
-            "roce_towards": 60,
-            "ignored": ignored,
-        }],
-        "pfc_deadlock": false,
-        // Read by the inner tag (--pcp-tag inner), the same frames are on priority 0.
-        "inner_priority": 0,
-    })
+    // Read by the inner tag (--pcp-tag inner), the same frames are on priority 0.
+    if let Some(o) = answers.as_object_mut() {
+        o.insert("inner_priority".into(), json!(0));
+    }
+    answers
 }
 
 fn truncated_length(g: &mut Gen) -> Value {

@@ -614,13 +614,7 @@ fn burst_lines(o: &mut String, sr: &StreamedReport<'_>) {
 
 /// A bin width as `10 µs`, `1 ms`.
 fn fmt_width(ns: u64) -> String {
-    if ns % 1_000_000 == 0 {
-        format!("{} ms", ns / 1_000_000)
-    } else if ns % 1_000 == 0 {
-        format!("{} µs", ns / 1_000)
-    } else {
-        format!("{ns} ns")
-    }
+    rocescope_analyzer::incast::width_text(ns)
 }
 
 /// The OVERLAY section: the VTEP pairs whose VXLAN or Geneve carries the fabric's traffic
