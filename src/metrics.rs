@@ -222,6 +222,8 @@ struct Slot {
     /// What earlier lives of the flow counted on this series (the analyzer stopped tracking
     /// it while idle; a flow with the same key may come back).
     carried: FlowValues,
+    /// Its UDP source port, once seen (its series stays, as the counters' do).
+    port: Option<u16>,
 }
 
 /// The exposition state: the flows with their own series, what retired flows left, and the
@@ -311,6 +313,11 @@ impl Exposition {
                     }
                 }
             });
+            for (id, port) in ports {
+                if let Some(slot) = self.named.get_mut(&id) {
+                    slot.port = Some(port);
+                }
+            }
             for (id, slot) in &self.named {
                 let mut own = slot.carried;
                 if let Some(v) = present.get(id) {
@@ -359,6 +366,8 @@ impl Exposition {
                 Kind::Gauge,
                 None,
             );
+            let mut ports: Vec<(FlowId, u16)> =
+                self.named.iter().filter_map(|(id, slot)| Some((id.clone(), slot.port?))).collect();
             ports.sort();
             for ((p, src, dst, qp), port) in ports {
                 let l =
@@ -717,7 +726,7 @@ impl Exposition {
         });
         for (_, (id, values)) in picked {
             let baseline = if first { [0.0; FLOW_COUNTERS.len()] } else { values };
-            self.named.insert(id, Slot { baseline, carried: [0.0; FLOW_COUNTERS.len()] });
+            self.named.insert(id, Slot { baseline, carried: [0.0; FLOW_COUNTERS.len()], port: None });
         }
     }
 
