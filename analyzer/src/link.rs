@@ -43,6 +43,9 @@ pub const STATION_MIN_FRAMES: u64 = 8;
 /// Bits of the set of (point, MAC)s that sent RoCE: 2^19 (64 KiB).
 pub const SENT_BITS: usize = 1 << 19;
 
+/// Bytes that set takes once the first RoCE frame arrives.
+pub const SENT_BYTES: usize = SENT_BITS / 8;
+
 /// Per (point, MAC): RoCE received on its first priority (where a host's RoCE almost always
 /// goes; the others in [`MacTraffic`]'s `more`).
 #[derive(Clone, Copy, Debug)]
