@@ -115,7 +115,7 @@ pub struct ManArgs {
 #[derive(Debug, Args, Clone)]
 pub struct DecoderOpts {
     /// UDP destination port that marks RoCEv2 (also used by the default capture filter).
-    #[arg(long, default_value_t = 4791, value_name = "PORT")]
+    #[arg(long, default_value_t = 4791, value_name = "PORT", value_parser = clap::value_parser!(u16).range(1..))]
     pub roce_port: u16,
     /// Read opcodes 0x40-0x5F as IBTA Reliable Datagram instead of Mellanox DC.
     #[arg(long)]
@@ -204,7 +204,7 @@ pub struct SourceArgs {
     #[arg(short = 's', long = "snaplen", value_name = "BYTES", value_parser = clap::value_parser!(u32).range(1..))]
     pub snaplen: Option<u32>,
     /// Kernel capture buffer size in KiB (as tcpdump's -B).
-    #[arg(short = 'B', long = "buffer-size", value_name = "KIB")]
+    #[arg(short = 'B', long = "buffer-size", value_name = "KIB", value_parser = clap::value_parser!(u32).range(1..))]
     pub buffer_kib: Option<u32>,
     /// Do not put the interface into promiscuous mode.
     #[arg(short = 'p', long = "no-promiscuous-mode")]
@@ -213,7 +213,7 @@ pub struct SourceArgs {
     #[arg(short = 'Z', long = "relinquish-privileges", value_name = "USER")]
     pub user: Option<String>,
     /// Stop after N frames.
-    #[arg(short = 'c', long = "count", value_name = "N")]
+    #[arg(short = 'c', long = "count", value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub count: Option<u64>,
     /// Stop after this many seconds.
     #[arg(long, value_name = "SECS", value_parser = number_in(0.0, 1e9, "a duration in seconds"))]
@@ -297,14 +297,15 @@ pub struct CaptureArgs {
     /// Write classic pcap (nanosecond) instead of pcapng.
     #[arg(long)]
     pub pcap: bool,
-    /// Start a new file after this many megabytes (1,000,000 bytes), as tcpdump -C.
-    #[arg(short = 'C', long = "file-size", value_name = "MB", value_parser = number_in(0.0, 1e9, "a file size in MB"))]
+    /// Start a new file after this many megabytes (1,000,000 bytes), as tcpdump -C; at least
+    /// 0.3, so that a file holds a frame of the largest snap length (262,144 bytes).
+    #[arg(short = 'C', long = "file-size", value_name = "MB", value_parser = parse_file_mb)]
     pub file_mb: Option<f64>,
     /// Start a new file every this many seconds, as tcpdump -G.
     #[arg(short = 'G', long = "rotate-seconds", value_name = "SECS", value_parser = number_in(0.0, 1e9, "a time in seconds"))]
     pub rotate_secs: Option<f64>,
     /// Keep only the newest N files (a ring buffer), as dumpcap -b files:N.
-    #[arg(short = 'W', long = "file-count", value_name = "N")]
+    #[arg(short = 'W', long = "file-count", value_name = "N", value_parser = parse_file_count)]
     pub keep_files: Option<usize>,
     /// Do not print a line per second of progress (the summary is always printed).
     #[arg(short = 'q', long)]
@@ -329,8 +330,9 @@ pub struct AnalysisOpts {
     /// interface speed takes precedence.
     #[arg(long, value_name = "SPEED", default_value = "100G", value_parser = parse_speed)]
     pub link_speed: u64,
-    /// Path MTU for READ PSN reservations (default: inferred from full-size packets).
-    #[arg(long, value_name = "BYTES")]
+    /// Path MTU for READ PSN reservations (default: inferred from full-size packets): an
+    /// InfiniBand MTU, 256, 512, 1024, 2048 or 4096.
+    #[arg(long, value_name = "BYTES", value_parser = parse_pmtu)]
     pub pmtu: Option<u32>,
     /// PFC storm detection window, in milliseconds.
     #[arg(long, value_name = "MS", default_value_t = 10.0, value_parser = number_in(0.0, 1e6, "a window in milliseconds"))]
@@ -564,7 +566,7 @@ pub struct ExportArgs {
     /// Stop tracking flows idle this long (capture time), so memory and report time stay
     /// bounded as QPs come and go; what they counted stays exported. Default: 600 live, off
     /// for files; 0: never.
-    #[arg(long, value_name = "SECS")]
+    #[arg(long, value_name = "SECS", value_parser = parse_idle_timeout)]
     pub flow_idle_timeout: Option<f64>,
     /// Also write every series as one NDJSON line per interval to FILE (appended; `-` for
     /// standard output), for log pipelines.
@@ -743,6 +745,45 @@ pub fn number_in(lo: f64, hi: f64, what: &'static str) -> impl Fn(&str) -> Resul
     move |s: &str| match s.trim().parse::<f64>() {
         Ok(v) if v.is_finite() && v > lo && v <= hi => Ok(v),
         _ => Err(format!("{s:?} is not {what} (a number above {lo} and at most {hi})")),
+    }
+}
+
+/// The path MTUs a RoCE QP can have (the InfiniBand MTUs): a value between them would make
+/// every READ's PSN reservation wrong, and 0 would silently turn READ tracking off.
+pub fn parse_pmtu(s: &str) -> Result<u32, String> {
+    match s.trim().parse::<u32>() {
+        Ok(v) if [256, 512, 1024, 2048, 4096].contains(&v) => Ok(v),
+        _ => Err(format!("{s:?} is not an InfiniBand path MTU (256, 512, 1024, 2048 or 4096)")),
+    }
+}
+
+/// The smallest `-C` in MB: a file must hold a frame of the largest snap length (262,144
+/// bytes and its record header), or every frame would get a file of its own.
+pub const MIN_FILE_MB: f64 = 0.3;
+
+/// Parse `-C`: megabytes, at least [`MIN_FILE_MB`].
+pub fn parse_file_mb(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && (MIN_FILE_MB..=1e9).contains(&v) => Ok(v),
+        _ => Err(format!(
+            "{s:?} is not a file size in MB of at least {MIN_FILE_MB} (a file must hold a frame of the largest snap length)"
+        )),
+    }
+}
+
+/// Parse `-W`: at least one file.
+pub fn parse_file_count(s: &str) -> Result<usize, String> {
+    match s.trim().parse::<usize>() {
+        Ok(v) if v >= 1 => Ok(v),
+        _ => Err(format!("{s:?} is not a number of files (1 or more)")),
+    }
+}
+
+/// Parse `--flow-idle-timeout`: seconds, 0 (never) or more.
+pub fn parse_idle_timeout(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && (0.0..=1e9).contains(&v) => Ok(v),
+        _ => Err(format!("{s:?} is not an idle time in seconds (0 for never, or more)")),
     }
 }
 

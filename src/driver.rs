@@ -15,6 +15,25 @@ use std::time::{Duration, Instant};
 
 /// Set by SIGINT/SIGTERM; a second signal, or one while the source is being opened
 /// ([`crate::signals::opening`]), ends the process at once (see [`crate::signals`]).
+/// The bytes of the capture files `read` together, when all are known (not standard input,
+/// not gzip, whose size is not the capture's): what the reading's progress is measured by.
+pub fn file_bytes(read: &[std::path::PathBuf]) -> Option<u64> {
+    read.iter()
+        .map(|p| {
+            (p.as_os_str() != "-" && p.extension().is_none_or(|e| e != "gz"))
+                .then(|| std::fs::metadata(p).ok())
+                .flatten()
+                .map(|m| m.len())
+        })
+        .sum::<Option<u64>>()
+        .filter(|_| !read.is_empty())
+}
+
+/// About what a record takes in a capture file: a 16-byte pcap record header and its data.
+pub fn record_cost(caplen: u32) -> u64 {
+    16 + u64::from(caplen)
+}
+
 pub fn install_signals() -> anyhow::Result<Arc<AtomicBool>> {
     crate::signals::install()
 }

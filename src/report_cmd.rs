@@ -192,6 +192,8 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
     // Frame numbers as the capture counts them (an sFlow datagram is one frame, whatever
     // it samples): what findings cite as evidence.
     let mut number = 0u64;
+    // About how much of the files was read, for a report a signal cut short.
+    let mut bytes_read = 0u64;
     let agreement = Agreement { count: threads, reach: AtomicU64::new(0), arrived: AtomicU32::new(0) };
     // With several shards a signal is acted on by all of them together (Agreement).
     let never = AtomicBool::new(false);
@@ -219,6 +221,7 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
                 if threads > 1 && !agreement.read(&stop, number, &mut agreed) {
                     return Ok(Flow::Stop);
                 }
+                bytes_read += driver::record_cost(rec.caplen);
                 if let Some(p) = packet {
                     analyzer.push_frame(number, rec, p, &opts);
                     if let Some(out) = &mut parquet {
@@ -239,6 +242,11 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
         (end, shards)
     });
     let end = end?;
+    // A signal that came while files were being read cut the report short (Ctrl-C on a live
+    // capture is how it ends: not an interruption).
+    let interrupted = (!args.source.read.is_empty() && stop.load(Ordering::SeqCst))
+        .then(crate::signals::received)
+        .flatten();
     if threads > 1 {
         let mut all = vec![analyzer];
         for a in shards {
@@ -247,11 +255,23 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
         analyzer = rocescope_analyzer::parallel::merge(all).context("parallel analysis")?;
     }
     analyzer.finish();
+    // The frames the analysis took (a frame read as a shard's signal came is not one).
+    let frames_analysed = analyzer.totals().frames;
     // The flows' entries are built as they are written: a million flows' entries never sit
     // in memory together.
     let mut streamed = analyzer.report_streamed();
     // A damaged or unreadable input is said in the document too, not only on stderr.
     streamed.report.input_errors = end.errors.clone();
+    if let Some(sig) = interrupted {
+        streamed.report.interrupted = true;
+        let total = driver::file_bytes(&args.source.read);
+        streamed.report.interrupted_at = Some(rocescope_analyzer::report::Interruption {
+            signal: if sig == signal_hook::consts::SIGTERM { "SIGTERM" } else { "SIGINT" },
+            frames_read: frames_analysed,
+            bytes_read: total.map(|t| bytes_read.min(t)),
+            bytes_total: total,
+        });
+    }
     streamed.report.capture = end.stats.map(|s| rocescope_analyzer::report::CaptureCounters {
         interface: opened.name.clone(),
         received: s.received,
@@ -316,6 +336,10 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
         let merged = opened.source.point_names().is_some();
         note!("rocescope: {}", driver::with_cover(e, merged, end.frames, "the report"));
         return Ok(ExitCode::from(1));
+    }
+    // Cut short by a signal: 128 + its number, as tcpdump and a shell say (130 for Ctrl-C).
+    if let Some(sig) = interrupted {
+        return Ok(ExitCode::from(u8::try_from(128 + sig).unwrap_or(130)));
     }
     if !violations {
         Ok(ExitCode::SUCCESS)

@@ -13,10 +13,21 @@ use std::sync::{Arc, LazyLock};
 /// Set while [`opening`] runs: a signal then ends the process at once.
 static OPENING: LazyLock<Arc<AtomicBool>> = LazyLock::new(|| Arc::new(AtomicBool::new(false)));
 
+/// Set by SIGINT and by SIGTERM (each its own): which signal asked to stop.
+static GOT: LazyLock<[Arc<AtomicBool>; 2]> =
+    LazyLock::new(|| [Arc::new(AtomicBool::new(false)), Arc::new(AtomicBool::new(false))]);
+
+/// The signal that asked the command to stop, if one did: its number (2 SIGINT, 15
+/// SIGTERM; SIGINT when both came).
+pub fn received() -> Option<i32> {
+    [SIGINT, SIGTERM].into_iter().zip(GOT.iter()).find(|(_, f)| f.load(Ordering::SeqCst)).map(|(s, _)| s)
+}
+
 /// Install the handlers; the flag they set asks the command to stop.
 pub fn install() -> anyhow::Result<Arc<AtomicBool>> {
     let flag = Arc::new(AtomicBool::new(false));
-    for sig in [SIGINT, SIGTERM] {
+    for (sig, got) in [SIGINT, SIGTERM].into_iter().zip(GOT.iter()) {
+        signal_hook::flag::register(sig, Arc::clone(got))?;
         let status = 128 + sig;
         // Handlers run in the order they were registered: the two checks see the state
         // from before this signal.

@@ -5,7 +5,7 @@
 //! renders, so a slow terminal never slows the capture.
 
 use crate::cli::TuiArgs;
-use crate::driver::{self, Flow};
+use crate::driver::{self, record_cost, Flow};
 use crate::output::{sflow, summary, verbose, Frame};
 use crate::report_cmd::analysis_config;
 use rocescope_analyzer::mirror::Session;
@@ -248,9 +248,6 @@ fn hex_dump(bytes: &[u8], out: &mut String) {
 
 /// Bytes a record takes in a classic pcap file (its header plus data): the basis of the
 /// progress estimate (pcapng blocks are a little larger, so it errs low, never past 100%).
-fn record_cost(caplen: u32) -> u64 {
-    16 + u64::from(caplen)
-}
 
 fn worker(
     args: &TuiArgs,
@@ -286,19 +283,7 @@ fn worker(
     let name =
         if opened.name == "-" { String::from("standard input") } else { escape(&opened.name).to_string() };
     // Offline progress from the file size, unless compressed or stdin.
-    let total_bytes = args
-        .source
-        .read
-        .iter()
-        .map(|p| {
-            (p.as_os_str() != "-" && p.extension().is_none_or(|e| e != "gz"))
-                .then(|| std::fs::metadata(p).ok())
-                .flatten()
-                .map(|m| m.len())
-        })
-        .sum::<Option<u64>>()
-        .filter(|_| !args.source.read.is_empty())
-        .map(|n| n.max(1));
+    let total_bytes = driver::file_bytes(&args.source.read).map(|n| n.max(1));
     let started = Instant::now();
     let st = RefCell::new(State {
         analyzer: Analyzer::new(cfg.clone()),

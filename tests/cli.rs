@@ -691,3 +691,51 @@ fn more_tunnel_ports_than_the_decoder_holds_are_refused() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("--vxlan-port 10008: at most 7 extra ports"), "{err}");
 }
+
+/// Numbers that would silently change a verdict or make a run absurd are usage errors
+/// (exit 2, naming the option): a path MTU that is not an InfiniBand MTU (`--pmtu 0` made
+/// the implied-NAK CRITICAL disappear), RoCE port 0, a file size too small for one frame
+/// (one file per packet), no frames, no files, no buffer, a negative idle time.
+#[test]
+fn numbers_that_would_change_verdicts_are_refused() {
+    let s = sample("read-implied-nak.pcap");
+    let file = s.to_str().unwrap();
+    let out = std::env::temp_dir().join(format!("rocescope-numbers-{}.pcapng", std::process::id()));
+    let w = out.to_str().unwrap();
+    let cases: [(&[&str], &str); 9] = [
+        (&["report", "-r", file, "--pmtu", "0"], "--pmtu"),
+        (&["report", "-r", file, "--pmtu", "1000"], "--pmtu"),
+        (&["report", "-r", file, "--roce-port", "0"], "--roce-port"),
+        (&["capture", "-r", file, "-w", w, "-C", "0.000001"], "--file-size"),
+        (&["capture", "-r", file, "-w", w, "-c", "0"], "--count"),
+        (&["capture", "-r", file, "-w", w, "-C", "1", "-W", "0"], "--file-count"),
+        (&["capture", "-r", file, "-w", w, "-B", "0"], "--buffer-size"),
+        (
+            &["export", "-r", file, "--no-http", "--push", "-", "--flow-idle-timeout=-5"],
+            "--flow-idle-timeout",
+        ),
+        (
+            &["export", "-r", file, "--no-http", "--push", "-", "--flow-idle-timeout=nan"],
+            "--flow-idle-timeout",
+        ),
+    ];
+    for (args, opt) in cases {
+        let o = run(args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(opt), "{args:?}: {err}");
+        assert!(!out.exists(), "{args:?} wrote {}", out.display());
+    }
+    // The values that are allowed still run: an IB MTU keeps the implied NAK.
+    let o = run(&["report", "-r", file, "--pmtu", "1024", "--json"]);
+    assert!(String::from_utf8_lossy(&o.stdout).contains("\"implied_nak\""));
+    let o = run(&["capture", "-r", file, "-w", w, "-C", "0.3", "-q"]);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    // Rotated files are named after the output (`NAME_00001_...`).
+    let stem = format!("rocescope-numbers-{}", std::process::id());
+    for e in std::fs::read_dir(std::env::temp_dir()).unwrap().flatten() {
+        if e.file_name().to_string_lossy().starts_with(&stem) {
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
+}

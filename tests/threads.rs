@@ -142,4 +142,28 @@ fn an_interrupted_parallel_report_covers_the_same_frames_in_every_shard() {
     let in_flows: u64 = v["flows"].as_array().unwrap().iter().map(|f| f["packets"].as_u64().unwrap()).sum();
     assert!(roce > 0 && roce < 3_000_000, "interrupted part-way: {roce}");
     assert_eq!(in_flows, roce, "the shards stopped at the same frame");
+    // The report says it is partial, how far it read, and the status is 130 as tcpdump's.
+    assert_eq!(out.status.code(), Some(130));
+    assert_eq!(v["interrupted"], true);
+    let at = &v["interrupted_at"];
+    assert_eq!(
+        (at["signal"].as_str(), at["frames_read"].as_u64()),
+        (Some("SIGINT"), v["summary"]["packets"].as_u64())
+    );
+    let (read, total) = (at["bytes_read"].as_u64().unwrap(), at["bytes_total"].as_u64().unwrap());
+    assert!(read > 0 && read < total, "{read} of {total}");
+    // The text report's first line says so (one thread).
+    let child = Command::new(env!("CARGO_BIN_EXE_rocescope"))
+        .args(["report", "--threads", "1", "-r"])
+        .arg(&path)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(700));
+    let _ = Command::new("kill").args(["-INT", &child.id().to_string()]).status();
+    let out = child.wait_with_output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.starts_with("INTERRUPTED by SIGINT after "), "{}", text.lines().next().unwrap_or(""));
+    assert!(text.lines().next().is_some_and(|l| l.contains("% of the input)") && l.contains("partial")));
+    assert_eq!(out.status.code(), Some(130));
 }

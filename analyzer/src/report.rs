@@ -58,6 +58,13 @@ pub struct Report {
     /// covers what was read before). Absent when there were none.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub input_errors: Vec<String>,
+    /// A signal (Ctrl-C) stopped the reading of files before their end: the report is
+    /// partial (set by the caller). Absent when false.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub interrupted: bool,
+    /// How far the reading got when it was interrupted. Absent when not interrupted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub interrupted_at: Option<Interruption>,
     /// The capture is sampled (`--sample-rate`, or sFlow): how, and what that changes.
     /// Absent when every packet was captured.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -69,6 +76,20 @@ pub struct Report {
     /// absent without it).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub counters: Option<crate::nic_counters::CountersReport>,
+}
+
+/// How far an interrupted report read its files.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct Interruption {
+    /// The signal: `SIGINT` or `SIGTERM`.
+    pub signal: &'static str,
+    /// Frames read.
+    pub frames_read: u64,
+    /// Bytes of the files read, about (record headers and data), when their sizes are known
+    /// (uncompressed files; not standard input).
+    pub bytes_read: Option<u64>,
+    /// Their sizes together.
+    pub bytes_total: Option<u64>,
 }
 
 /// What the sFlow datagrams of a capture held.
@@ -2620,6 +2641,8 @@ pub(crate) fn build_with(a: &Analyzer, detail: bool, with_flows: bool) -> (Repor
         sampled,
         counters: None,
         input_errors: Vec::new(),
+        interrupted: false,
+        interrupted_at: None,
         schema_version: SCHEMA_VERSION,
         summary: Summary {
             packets: t.packets,
@@ -2796,6 +2819,10 @@ struct ReportView<'r, 'a> {
     between: &'r [PointLoss],
     #[serde(skip_serializing_if = "<[String]>::is_empty")]
     input_errors: &'r [String],
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    interrupted: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    interrupted_at: Option<&'r Interruption>,
     #[serde(skip_serializing_if = "Option::is_none")]
     sampled: Option<&'r SampledReport>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -2823,6 +2850,8 @@ impl Serialize for StreamedReport<'_> {
             points: &r.points,
             between: &r.between,
             input_errors: &r.input_errors,
+            interrupted: r.interrupted,
+            interrupted_at: r.interrupted_at.as_ref(),
             sampled: r.sampled.as_ref(),
             sflow: r.sflow.as_ref(),
             counters: r.counters.as_ref(),

@@ -60,6 +60,19 @@ pub fn render(r: &StreamedReport<'_>, source: &str, max_connections: usize) -> S
 fn render_text(sr: &StreamedReport<'_>, source: &str, max_connections: usize) -> String {
     let r = &sr.report;
     let mut o = String::new();
+    if let Some(i) = &r.interrupted_at {
+        let share = match (i.bytes_read, i.bytes_total) {
+            (Some(b), Some(t)) if t > 0 => {
+                format!(" (about {:.0}% of the input)", b as f64 * 100.0 / t as f64)
+            }
+            _ => String::new(),
+        };
+        let _ = writeln!(
+            o,
+            "INTERRUPTED by {} after {} frames{share}: this report is partial, it covers only the frames read",
+            i.signal, i.frames_read
+        );
+    }
     let s = &r.summary;
     let start = s.start_ns.unwrap_or(0);
     let dur = s.end_ns.unwrap_or(start) - start;
