@@ -29,7 +29,8 @@ pub fn file_bytes(read: &[std::path::PathBuf]) -> Option<u64> {
         .filter(|_| !read.is_empty())
 }
 
-/// About what a record takes in a capture file: a 16-byte pcap record header and its data.
+/// Bytes a record takes in a classic pcap file (its 16-byte header plus data): the basis of
+/// progress estimates (pcapng blocks are a little larger, so they err low, never past 100%).
 pub fn record_cost(caplen: u32) -> u64 {
     16 + u64::from(caplen)
 }

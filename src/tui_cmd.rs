@@ -246,9 +246,6 @@ fn hex_dump(bytes: &[u8], out: &mut String) {
     }
 }
 
-/// Bytes a record takes in a classic pcap file (its header plus data): the basis of the
-/// progress estimate (pcapng blocks are a little larger, so it errs low, never past 100%).
-
 fn worker(
     args: &TuiArgs,
     mut cfg: Config,
