@@ -330,6 +330,12 @@ pub struct AnalysisOpts {
     /// interface speed takes precedence.
     #[arg(long, value_name = "SPEED", default_value = "100G", value_parser = parse_speed)]
     pub link_speed: u64,
+    /// Most flows tracked at once by the long-running modes (export, a live report, tui):
+    /// past it the least recently seen are evicted (counted, their packets and bytes kept as
+    /// totals), so memory stays bounded whoever sends. The default, 500,000, is a few hundred
+    /// MB. A file's report tracks every flow.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_FLOWS, value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_flows: u64,
     /// Path MTU for READ PSN reservations (default: inferred from full-size packets): an
     /// InfiniBand MTU, 256, 512, 1024, 2048 or 4096.
     #[arg(long, value_name = "BYTES", value_parser = parse_pmtu)]
@@ -747,6 +753,10 @@ pub fn number_in(lo: f64, hi: f64, what: &'static str) -> impl Fn(&str) -> Resul
         _ => Err(format!("{s:?} is not {what} (a number above {lo} and at most {hi})")),
     }
 }
+
+/// `--max-flows`' default: 500,000 flows (a quiet flow's state is under 1 kB, a busy one's
+/// a few: a few hundred MB in all; docs/reliability.md).
+pub const DEFAULT_MAX_FLOWS: u64 = 500_000;
 
 /// The path MTUs a RoCE QP can have (the InfiniBand MTUs): a value between them would make
 /// every READ's PSN reservation wrong, and 0 would silently turn READ tracking off.

@@ -68,6 +68,8 @@ struct Worker {
     live: bool,
     /// Flows idle this long (ns of capture time) are no longer tracked.
     idle_ns: Option<i64>,
+    /// Most flows tracked at once (`--max-flows`): the least recently seen go past it.
+    max_flows: usize,
     /// Frames read (an sFlow datagram is one frame): the number of the latest.
     frames: u64,
     /// NIC counters to set beside the capture (`--counters`).
@@ -76,6 +78,15 @@ struct Worker {
 }
 
 impl Worker {
+    /// Past `--max-flows`, the least recently seen flows go: what they counted stays
+    /// exported (in their own series or `other`), as for idle ones.
+    fn cap_flows(&mut self) {
+        if self.analyzer.flows().len() > self.max_flows {
+            let evicted = self.analyzer.evict_over(self.max_flows);
+            self.exposition.retire(&evicted);
+        }
+    }
+
     /// Publish when the refresh interval has passed; keep reporting under a tenth of the
     /// worker's time (a report over 100k flows takes a while).
     fn maybe_publish(&mut self, shared: &Mutex<Shared>, name: &str) {
@@ -204,6 +215,7 @@ pub fn run(args: &ExportArgs) -> anyhow::Result<ExitCode> {
         let stop = Arc::clone(&stop);
         let source = args.source.clone();
         let top = args.top_flows;
+        let max_flows = usize::try_from(args.analysis.max_flows).unwrap_or(usize::MAX);
         let name = name.clone();
         let merged = opened.source.point_names().is_some();
         std::thread::Builder::new().name("rocescope-export".into()).spawn(move || {
@@ -215,6 +227,7 @@ pub fn run(args: &ExportArgs) -> anyhow::Result<ExitCode> {
                 stats: None,
                 live,
                 idle_ns,
+                max_flows,
                 frames: 0,
                 counters,
             });
@@ -230,6 +243,7 @@ pub fn run(args: &ExportArgs) -> anyhow::Result<ExitCode> {
                     if let Some(p) = packet {
                         let n = w.frames;
                         w.analyzer.push_frame(n, rec, p, &opts);
+                        w.cap_flows();
                     }
                     w.maybe_publish(&shared, &name);
                     Ok(Flow::Continue)

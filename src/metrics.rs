@@ -474,6 +474,13 @@ impl Exposition {
             None,
             s.non_roce as f64,
         ));
+        fams.push(one(
+            "rocescope_flows_evicted",
+            "Flows no longer tracked: idle past --flow-idle-timeout, or the least recently seen past --max-flows (what they counted stays in their series or qp=\"other\").",
+            Kind::Counter,
+            None,
+            s.flows_evicted as f64,
+        ));
         let mut dups = Family::new(
             "rocescope_mirror_duplicates",
             "RoCE frames that were a mirror's second copy of a packet (left out of the analysis unless --keep-duplicates), per capture point.",

@@ -187,6 +187,8 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
         None => None,
     };
     let threads = shard_count(args, &cfg);
+    let live = args.source.read.is_empty();
+    let max_flows = usize::try_from(args.analysis.max_flows).unwrap_or(usize::MAX);
     let mut analyzer = Analyzer::new(cfg.clone());
     analyzer.set_shard(0, threads);
     // Frame numbers as the capture counts them (an sFlow datagram is one frame, whatever
@@ -226,6 +228,11 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
                     analyzer.push_frame(number, rec, p, &opts);
                     if let Some(out) = &mut parquet {
                         out.push(number, rec, p, &opts);
+                    }
+                    // A live report runs as long as it is let: past --max-flows the least
+                    // recently seen flows go (a file's report keeps every flow).
+                    if live && analyzer.flows().len() > max_flows {
+                        analyzer.evict_over(max_flows);
                     }
                 }
                 Ok(Flow::Continue)

@@ -277,6 +277,7 @@ fn worker(
     cfg.points = opened.point_names().iter().map(|p| escape(p).to_string()).collect();
     let merged = cfg.points.len() > 1;
     let live = opened.source.is_live();
+    let max_flows = usize::try_from(args.analysis.max_flows).unwrap_or(usize::MAX);
     let name =
         if opened.name == "-" { String::from("standard input") } else { escape(&opened.name).to_string() };
     // Offline progress from the file size, unless compressed or stdin.
@@ -411,6 +412,15 @@ fn worker(
                 let mut seen = Vec::new();
                 let roce_before = st.analyzer.totals().roce;
                 st.analyzer.push_frame_with(number, rec, p, &opts, |s| seen.push(s));
+                // Past --max-flows the least recently seen flows go; the flow numbers of the
+                // frames listed so far change with them, so those frames lose their link to
+                // a connection (the list keeps them).
+                if st.analyzer.flows().len() > max_flows {
+                    st.analyzer.evict_over(max_flows);
+                    for line in st.recent.iter_mut() {
+                        line.flow = None;
+                    }
+                }
                 let flow = (sampled.is_none() && st.analyzer.totals().roce > roce_before)
                     .then(|| st.analyzer.last_flow())
                     .flatten();

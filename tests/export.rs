@@ -1152,3 +1152,38 @@ fn a_damaged_input_is_named_once() {
     assert_eq!(err.matches("cut.pcap").count(), 1, "{err}");
     assert!(err.contains("capture is cut off"), "{err}");
 }
+
+/// Memory bounded whoever sends: past `--max-flows` the least recently seen flows go,
+/// counted (`rocescope_flows_evicted_total`), and what they counted stays exported: the
+/// frames and packets the flows' series add up to are those of a run without a cap. A file's
+/// report keeps every flow whatever the cap.
+#[test]
+fn the_flow_cap_bounds_the_flows_and_keeps_their_counts() {
+    let push = |extra: &[&str]| -> Value {
+        let o = Command::new(bin())
+            .args(["export", "--no-http", "--push", "-", "-r"])
+            .arg(sample("demo.pcap"))
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        serde_json::from_str(String::from_utf8(o.stdout).unwrap().lines().last().unwrap()).unwrap()
+    };
+    let all = push(&[]);
+    let capped = push(&["--max-flows", "8"]);
+    assert_eq!(common::pushed_sum(&all, "rocescope_flows_evicted_total"), 0.0);
+    assert!(common::pushed_sum(&capped, "rocescope_flows_evicted_total") > 20.0);
+    assert!(common::pushed_sum(&capped, "rocescope_flows") <= 8.0);
+    for fam in ["rocescope_flow_packets_total", "rocescope_flow_bytes_total"] {
+        assert_eq!(common::pushed_sum(&capped, fam), common::pushed_sum(&all, fam), "{fam}");
+    }
+    let o = Command::new(bin())
+        .args(["report", "--json", "--max-flows", "8", "-r"])
+        .arg(sample("demo.pcap"))
+        .output()
+        .unwrap();
+    let r: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!((r["summary"]["flows_evicted"].as_u64(), r["flows"].as_array().unwrap().len()), (Some(0), 37));
+    let o = Command::new(bin()).args(["export", "--max-flows", "0"]).output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+}

@@ -256,6 +256,13 @@ pub struct Totals {
     /// RoCE frames that were a mirror's second copy of a packet ([`dedup`]): not in `roce`
     /// nor in any other RoCE figure, unless [`Config::keep_duplicates`].
     pub duplicates: u64,
+    /// Flows no longer tracked: evicted when idle ([`Analyzer::evict_idle`]) or past the
+    /// flow cap ([`Analyzer::evict_over`]), with their packets and wire bytes.
+    pub flows_evicted: u64,
+    /// See `flows_evicted`.
+    pub evicted_packets: u64,
+    /// See `flows_evicted`.
+    pub evicted_bytes: u64,
     /// First malformed frames (evidence).
     pub malformed_frames: Vec<(u64, String)>,
 }
@@ -1522,6 +1529,64 @@ impl Analyzer {
             .iter()
             .map(|f| idle(f) && f.partner().and_then(|p| self.flows.get(p)).is_none_or(idle))
             .collect();
+        self.evict(&gone)
+    }
+
+    /// Keep at most `max_flows` flows, whoever sends (a long-running analysis fed by anyone
+    /// who can reach its port: `--max-flows`): past the cap, the least recently seen flows
+    /// are evicted, down to nine tenths of it, so the work of a cut is spread over a tenth
+    /// of the cap's new flows (amortised O(1) a flow). A flow and its partner go together,
+    /// by the later of their last packets. Returns the evicted flows' final figures (as
+    /// [`Analyzer::evict_idle`]); [`Totals::flows_evicted`] counts them, and their packets
+    /// and bytes.
+    pub fn evict_over(&mut self, max_flows: usize) -> Vec<report::FlowReport> {
+        let n = self.flows.len();
+        if n <= max_flows {
+            return Vec::new();
+        }
+        // A connection is as recent as its most recent direction.
+        let seen: Vec<i64> = self
+            .flows
+            .iter()
+            .map(|f| {
+                f.last_ts.max(f.partner().and_then(|p| self.flows.get(p)).map_or(i64::MIN, |p| p.last_ts))
+            })
+            .collect();
+        let keep = max_flows - max_flows / 10;
+        let mut order = seen.clone();
+        let cut = n - keep;
+        let (_, &mut threshold, _) = order.select_nth_unstable(cut.saturating_sub(1).min(n - 1));
+        // The oldest `cut` (ties at the threshold broken by position, oldest first).
+        let mut at_threshold = cut - seen.iter().filter(|&&t| t < threshold).count();
+        let gone: Vec<bool> = seen
+            .iter()
+            .map(|&t| {
+                if t < threshold {
+                    true
+                } else if t == threshold && at_threshold > 0 {
+                    at_threshold -= 1;
+                    true
+                } else {
+                    false
+                }
+            })
+            .collect();
+        // Partners go together: a flow kept keeps its partner.
+        let gone: Vec<bool> = self
+            .flows
+            .iter()
+            .enumerate()
+            .map(|(i, f)| {
+                gone.get(i).copied().unwrap_or(false)
+                    && f.partner().is_none_or(|p| gone.get(p).copied().unwrap_or(true))
+            })
+            .collect();
+        self.evict(&gone)
+    }
+
+    /// Stop tracking the flows `gone` marks: their final figures, and the flows left
+    /// renumbered (partners and audit hits follow).
+    fn evict(&mut self, gone: &[bool]) -> Vec<report::FlowReport> {
         if !gone.iter().any(|g| *g) {
             return Vec::new();
         }
@@ -1546,7 +1611,7 @@ impl Analyzer {
         let remap = |id: usize| map.get(id).copied().flatten();
         // CM pairing for connections gone: a returning QP number sets up anew.
         let gone_keys: rustc_hash::FxHashSet<FlowKey> =
-            self.flows.iter().zip(&gone).filter(|(_, g)| **g).map(|(f, _)| f.key).collect();
+            self.flows.iter().zip(gone).filter(|(_, g)| **g).map(|(f, _)| f.key).collect();
         self.cm_partner.retain(|k, _| !gone_keys.contains(k));
         self.cm_timeout.retain(|k, _| !gone_keys.contains(k));
         let old = std::mem::take(&mut self.flows);
@@ -1560,6 +1625,10 @@ impl Analyzer {
             })
             .collect();
         self.last = None;
+        let t = &mut self.totals;
+        t.flows_evicted += evicted.len() as u64;
+        t.evicted_packets += evicted.iter().map(|f| f.packets).sum::<u64>();
+        t.evicted_bytes += evicted.iter().map(|f| f.bytes).sum::<u64>();
         let audit = std::mem::take(&mut self.audit);
         for ((id, what, seen), (n, first)) in audit {
             let key = (id.and_then(remap), what, seen);
@@ -1696,6 +1765,62 @@ mod tests {
         let mut b = Analyzer::new(Config::default());
         b.push(&FrameMeta { number: 1, ts_ns: 7, len: 60, link_bps: None, point: 0 }, &p);
         assert_eq!(b.points()[0].packets, 1);
+    }
+
+    #[test]
+    fn past_the_flow_cap_the_least_recently_seen_flows_go() {
+        use rocescope_decoder::build::{ExtRepr, IbRepr, IcrcMode, IpRepr, RoceV2Frame};
+        use rocescope_decoder::BthRepr;
+        let mut a = Analyzer::new(Config::default());
+        let send = |a: &mut Analyzer, n: u64, host: u8| {
+            let ip = IpRepr::V4 {
+                src: [10, 0, 0, host].into(),
+                dst: [10, 0, 1, host].into(),
+                dscp: 26,
+                ecn: Ecn::Ect0,
+                ttl: 64,
+                id: 0,
+            };
+            let bth = BthRepr {
+                opcode: Opcode::RC_SEND_ONLY,
+                dest_qp: u32::from(host),
+                psn: n as u32,
+                ..Default::default()
+            };
+            let ib = IbRepr { bth, ext: ExtRepr::default(), payload: vec![0; 16], icrc: IcrcMode::Correct };
+            let data = RoceV2Frame::new([2, 0, 0, 0, 0, host], [2, 0, 0, 1, 0, host], ip, ib)
+                .build(OpcodeOptions::default());
+            let p = decode(LinkType::ETHERNET, &data, &DecodeOptions::default());
+            a.push(
+                &FrameMeta {
+                    number: n,
+                    ts_ns: n as i64 * 1000,
+                    len: data.len() as u32,
+                    link_bps: None,
+                    point: 0,
+                },
+                &p,
+            );
+        };
+        // 100 flows, one packet each; then flow 0 again: it is the most recent.
+        for h in 0..100u8 {
+            send(&mut a, u64::from(h) + 1, h);
+        }
+        send(&mut a, 101, 0);
+        assert!(a.evict_over(100).is_empty(), "at the cap: nothing goes");
+        let gone = a.evict_over(50);
+        // Down to nine tenths of the cap, the least recently seen first.
+        assert_eq!((a.flows().len(), gone.len()), (45, 55));
+        assert!(
+            gone.iter().all(|f| f.dest_qp != 0 && f.dest_qp <= 55),
+            "{:?}",
+            gone.iter().map(|f| f.dest_qp).collect::<Vec<_>>()
+        );
+        assert!(a.flows().iter().any(|f| f.key.dest_qp == 0));
+        let t = a.totals();
+        assert_eq!((t.flows_evicted, t.evicted_packets), (55, 55));
+        let r = a.report();
+        assert_eq!((r.summary.flows_evicted, r.flows.len()), (55, 45));
     }
 
     #[test]

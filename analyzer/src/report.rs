@@ -360,6 +360,13 @@ pub struct Summary {
     /// RoCE frames that were a mirror's second copy of a packet (crate::dedup): left out
     /// of `roce` and every other figure unless `config.keep_duplicates`.
     pub duplicates: u64,
+    /// Flows no longer tracked (idle, or past `--max-flows`): not in `flows`; their packets
+    /// and wire bytes are `evicted_packets` and `evicted_bytes`.
+    pub flows_evicted: u64,
+    /// See `flows_evicted`.
+    pub evicted_packets: u64,
+    /// See `flows_evicted`.
+    pub evicted_bytes: u64,
     /// Findings by severity.
     pub findings: SeverityCounts,
 }
@@ -2663,6 +2670,9 @@ pub(crate) fn build_with(a: &Analyzer, detail: bool, with_flows: bool) -> (Repor
             roce_bytes: t.roce_bytes,
             pmtu: a.pmtu(),
             duplicates: t.duplicates,
+            flows_evicted: t.flows_evicted,
+            evicted_packets: t.evicted_packets,
+            evicted_bytes: t.evicted_bytes,
             findings: counts,
         },
         findings,

@@ -91,6 +91,13 @@ fn render_text(sr: &StreamedReport<'_>, source: &str, max_connections: usize) ->
         s.icrc_bad,
         s.non_roce
     );
+    if s.flows_evicted > 0 {
+        let _ = writeln!(
+            o,
+            "  {} flow(s) no longer tracked (idle, or the least recently seen past --max-flows), with {} packets and {} bytes: not listed below",
+            s.flows_evicted, s.evicted_packets, s.evicted_bytes
+        );
+    }
     if s.duplicates > 0 {
         let _ = writeln!(
             o,
