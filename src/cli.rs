@@ -298,7 +298,7 @@ pub struct CaptureArgs {
     #[arg(long)]
     pub pcap: bool,
     /// Start a new file after this many megabytes (1,000,000 bytes), as tcpdump -C; at least
-    /// 0.3, so that a file holds a frame of the largest snap length (262,144 bytes).
+    /// 0.01, so that a file holds a jumbo frame (9,216 bytes) and its record header.
     #[arg(short = 'C', long = "file-size", value_name = "MB", value_parser = parse_file_mb)]
     pub file_mb: Option<f64>,
     /// Start a new file every this many seconds, as tcpdump -G.
@@ -767,16 +767,16 @@ pub fn parse_pmtu(s: &str) -> Result<u32, String> {
     }
 }
 
-/// The smallest `-C` in MB: a file must hold a frame of the largest snap length (262,144
-/// bytes and its record header), or every frame would get a file of its own.
-pub const MIN_FILE_MB: f64 = 0.3;
+/// The smallest `-C` in MB: 10,000 bytes, which hold a jumbo frame (9,216 bytes) and its
+/// record header; below that, frames would get a file each.
+pub const MIN_FILE_MB: f64 = 0.01;
 
 /// Parse `-C`: megabytes, at least [`MIN_FILE_MB`].
 pub fn parse_file_mb(s: &str) -> Result<f64, String> {
     match s.trim().parse::<f64>() {
         Ok(v) if v.is_finite() && (MIN_FILE_MB..=1e9).contains(&v) => Ok(v),
         _ => Err(format!(
-            "{s:?} is not a file size in MB of at least {MIN_FILE_MB} (a file must hold a frame of the largest snap length)"
+            "{s:?} is not a file size in MB of at least {MIN_FILE_MB} (a file must hold a jumbo frame)"
         )),
     }
 }
