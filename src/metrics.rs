@@ -774,6 +774,23 @@ impl Exposition {
     }
 }
 
+/// Label values with every terminal-unsafe character escaped as the text output escapes it
+/// (`\x1b`, `\u{202e}`: rocescope_capture::text::escape). Values are mostly addresses, so
+/// they are copied only when one needs it.
+fn safe_labels(labels: &Labels) -> Labels {
+    labels
+        .iter()
+        .map(|(k, v)| {
+            let v = if v.chars().any(rocescope_capture::text::is_unsafe) {
+                rocescope_capture::text::escape(v).to_string()
+            } else {
+                v.clone()
+            };
+            (*k, v)
+        })
+        .collect()
+}
+
 /// Encode families through prometheus-client (OpenMetrics or Prometheus text, as the
 /// encoder was made).
 pub fn encode(families: &[Family], mut enc: DescriptorEncoder<'_>) -> Result<(), std::fmt::Error> {
@@ -789,7 +806,10 @@ pub fn encode(families: &[Family], mut enc: DescriptorEncoder<'_>) -> Result<(),
         };
         let mut me = enc.encode_descriptor(f.name, f.help, unit.as_ref(), ty)?;
         for (labels, v) in &f.samples {
-            let fam = me.encode_family(labels)?;
+            // A label value (a capture file's name) keeps no control character raw: a
+            // terminal running `curl .../metrics` would act on it.
+            let labels = safe_labels(labels);
+            let fam = me.encode_family(&labels)?;
             // Whole numbers print as integers (`6`, not `6.0`).
             let int = (v.fract() == 0.0 && (0.0..9.0e15).contains(v)).then_some(*v as u64);
             match (f.kind, int) {
@@ -827,9 +847,9 @@ pub fn ndjson_line(families: &[Family], ts_unix: f64) -> String {
             metrics.push(Sample {
                 name: name.clone(),
                 kind: f.kind,
-                labels: labels
-                    .iter()
-                    .map(|(k, v)| ((*k).to_string(), serde_json::Value::from(v.clone())))
+                labels: safe_labels(labels)
+                    .into_iter()
+                    .map(|(k, v)| (k.to_string(), serde_json::Value::from(v)))
                     .collect(),
                 value: *v,
                 _p: std::marker::PhantomData,

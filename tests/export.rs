@@ -1187,3 +1187,41 @@ fn the_flow_cap_bounds_the_flows_and_keeps_their_counts() {
     let o = Command::new(bin()).args(["export", "--max-flows", "0"]).output().unwrap();
     assert_eq!(o.status.code(), Some(2));
 }
+
+/// A capture file named with terminal control characters (ESC, BEL, a bidi override) does
+/// not bring them raw into `/metrics` or the NDJSON lines: label values are escaped as the
+/// text output escapes names, so `curl .../metrics` in a terminal shows them, never acts.
+#[test]
+fn control_characters_in_names_never_reach_the_metrics_raw() {
+    let dir = tempfile::tempdir().unwrap();
+    let evil = dir.path().join("evil\u{1b}[31mred\u{7}\u{202e}.pcap");
+    std::fs::copy(sample("two-points-sender.pcap"), &evil).unwrap();
+    let other = dir.path().join("b.pcap");
+    std::fs::copy(sample("two-points-receiver.pcap"), &other).unwrap();
+    let raw = |text: &str| {
+        text.chars().any(|c| (c.is_control() && c != '\n') || ('\u{202a}'..='\u{202e}').contains(&c))
+    };
+    let o = Command::new(bin())
+        .args(["export", "--no-http", "--push", "-", "-r"])
+        .arg(&evil)
+        .arg(&other)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let line = String::from_utf8(o.stdout).unwrap();
+    // serde_json writes ESC and BEL as \u001b and \u0007; the rest must be escaped by us.
+    let v: Value = serde_json::from_str(line.lines().last().unwrap()).unwrap();
+    let labels: Vec<String> = v["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|m| m["labels"].as_object().unwrap().values().map(|x| x.as_str().unwrap_or("").to_string()))
+        .collect();
+    assert!(labels.iter().any(|l| l.starts_with("evil")), "{labels:?}");
+    assert!(labels.iter().all(|l| !raw(l)), "{:?}", labels.iter().find(|l| raw(l)));
+    let (_srv, port) = start_export(&["-r", path_str(&evil), "-r", path_str(&other)]);
+    let (status, body) = wait_http(port, "/metrics");
+    assert_eq!(status, 200);
+    assert!(body.contains("evil"), "{body}");
+    assert!(!raw(&body), "a raw control character in /metrics");
+}
