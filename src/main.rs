@@ -10,6 +10,7 @@ mod decode_cmd;
 mod docs_cmd;
 mod driver;
 mod export_cmd;
+mod input;
 mod interfaces_cmd;
 mod metrics;
 mod output;

@@ -29,8 +29,9 @@ pub fn analysis_config(
 ) -> anyhow::Result<Config> {
     let mut audit = match &a.baseline {
         Some(path) => {
-            let text = std::fs::read_to_string(path)
-                .with_context(|| format!("cannot read baseline {}", text::path(path)))?;
+            let bytes = crate::input::read_small(path, "baseline", crate::input::SMALL_FILE_LIMIT)?;
+            let text = String::from_utf8(bytes)
+                .with_context(|| format!("baseline {} is not UTF-8 text", text::path(path)))?;
             toml::from_str::<AuditConfig>(&text)
                 .with_context(|| format!("baseline {} is not valid", text::path(path)))?
         }
@@ -116,7 +117,7 @@ pub fn read_counters(
     let mut read = Vec::new();
     for path in files {
         let name = text::path(path).to_string();
-        let bytes = std::fs::read(path).with_context(|| format!("cannot read counter file {name}"))?;
+        let bytes = crate::input::read_small(path, "counter file", crate::input::SMALL_FILE_LIMIT)?;
         let body = String::from_utf8_lossy(&bytes);
         let snaps = nic_counters::parse(&body).map_err(|e| anyhow::anyhow!("counter file {name}: {e}"))?;
         read.push((name, snaps));

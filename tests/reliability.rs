@@ -423,3 +423,42 @@ fn nothing_prints_with_the_panicking_macros() {
     }
     assert!(found.is_empty(), "use crate::stdio (note!, out) instead:\n{}", found.join("\n"));
 }
+
+/// `--counters` and `--baseline` read regular files of at most 4 MiB: `/dev/zero`, a
+/// directory or a 5 MiB file is refused at once with a clear error (they were read until
+/// memory ran out), and a real counter file still reads.
+#[test]
+fn small_input_files_are_read_with_a_limit() {
+    let bin = env!("CARGO_BIN_EXE_rocescope");
+    let sample = common::root().join("samples/rc-normal.pcap");
+    let dir = tempfile::tempdir().unwrap();
+    let big = dir.path().join("big.txt");
+    std::fs::write(&big, vec![b'#'; 5 << 20]).unwrap();
+    for (opt, path, says) in [
+        ("--counters", std::path::Path::new("/dev/zero"), "not a regular file"),
+        ("--baseline", std::path::Path::new("/dev/zero"), "not a regular file"),
+        ("--counters", dir.path(), "not a regular file"),
+        ("--counters", big.as_path(), "more than the 4194304"),
+        ("--baseline", big.as_path(), "more than the 4194304"),
+    ] {
+        let o = std::process::Command::new(bin)
+            .args(["report", "-r"])
+            .arg(&sample)
+            .arg(opt)
+            .arg(path)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{opt} {}: {err}", path.display());
+        assert!(err.contains(says), "{opt} {}: {err}", path.display());
+    }
+    let counters = common::root().join("samples/counters/single.txt");
+    let o = std::process::Command::new(bin)
+        .args(["report", "-r"])
+        .arg(&sample)
+        .arg("--counters")
+        .arg(&counters)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+}
