@@ -1,7 +1,7 @@
 //! The command line, as plain data (clap derive).
 
 use clap::{Args, Parser, Subcommand};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Packet capture and RoCEv2 protocol analyzer.
 #[derive(Debug, Parser)]
@@ -79,6 +79,58 @@ impl Command {
             Command::Export(a) => Some(&a.source),
             Command::Interfaces(_) | Command::Completions(_) | Command::Man(_) => None,
         }
+    }
+
+    /// The files the command reads (`-r` captures, `--counters`, `--baseline`; not standard
+    /// input) and the files it writes (`capture -w`, `export --push`; not standard output).
+    fn files(&self) -> (Vec<&Path>, Vec<(&'static str, &Path)>) {
+        let mut inputs: Vec<&Path> = Vec::new();
+        if let Some(src) = self.source() {
+            inputs.extend(src.read.iter().map(PathBuf::as_path));
+        }
+        let mut outputs: Vec<(&'static str, &Path)> = Vec::new();
+        match self {
+            Command::Capture(a) => outputs.push(("-w", a.write.as_path())),
+            Command::Report(a) => {
+                inputs.extend(a.counters.iter().map(PathBuf::as_path));
+                inputs.extend(a.analysis.baseline.as_deref());
+            }
+            Command::Tui(a) => {
+                inputs.extend(a.counters.iter().map(PathBuf::as_path));
+                inputs.extend(a.analysis.baseline.as_deref());
+            }
+            Command::Export(a) => {
+                inputs.extend(a.counters.iter().map(PathBuf::as_path));
+                inputs.extend(a.analysis.baseline.as_deref());
+                outputs.extend(a.push.as_deref().map(|p| ("--push", p)));
+            }
+            _ => {}
+        }
+        inputs.retain(|p| p.as_os_str() != "-");
+        outputs.retain(|(_, p)| p.as_os_str() != "-");
+        (inputs, outputs)
+    }
+
+    /// An output that is also an input, compared by file identity (device and inode, links
+    /// followed: a symlink or a hard link to the input is the input): what to say, as a usage
+    /// error, before anything is opened or written. `capture -r F -w F` truncated F; `export
+    /// -r F --push F` appended NDJSON to the capture.
+    pub fn output_is_input(&self) -> Option<String> {
+        use std::os::unix::fs::MetadataExt;
+        let (inputs, outputs) = self.files();
+        let id = |p: &Path| std::fs::metadata(p).ok().map(|m| (m.dev(), m.ino()));
+        for (opt, out) in outputs {
+            // A file that does not exist yet cannot be an input.
+            let Some(o) = id(out) else { continue };
+            if let Some(input) = inputs.iter().find(|i| id(i) == Some(o)) {
+                return Some(format!(
+                    "{opt} {} is the input {} (the same file): rocescope never writes over what it reads; give another output",
+                    rocescope_capture::text::path(out),
+                    rocescope_capture::text::path(input)
+                ));
+            }
+        }
+        None
     }
 
     /// The command's decoder options, when it decodes.

@@ -36,6 +36,12 @@ fn main() -> ExitCode {
             return stdio::exit_status(stdio::clap_exit(&e));
         }
     }
+    // An output that is also an input: refused before anything is written.
+    if let Some(msg) = cli.command.as_ref().and_then(cli::Command::output_is_input) {
+        let mut cmd = <cli::Cli as clap::CommandFactory>::command();
+        let e = cmd.error(clap::error::ErrorKind::ArgumentConflict, msg);
+        return stdio::exit_status(stdio::clap_exit(&e));
+    }
     if cli.list_interfaces {
         return finish(interfaces_cmd::run(&cli::InterfacesArgs { json: false }));
     }

@@ -462,3 +462,47 @@ fn small_input_files_are_read_with_a_limit() {
         .unwrap();
     assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
 }
+
+/// An output that is also an input is refused before anything is written (by file identity:
+/// a symlink or a hard link to the input is the input), with status 2 and the input
+/// untouched: `capture -r F -w F` truncated F, `export -r F --push F` appended NDJSON to it.
+#[test]
+fn an_output_that_is_an_input_is_refused() {
+    let bin = env!("CARGO_BIN_EXE_rocescope");
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("in.pcap");
+    std::fs::copy(common::root().join("samples/rc-normal.pcap"), &f).unwrap();
+    let before = std::fs::read(&f).unwrap();
+    let link = dir.path().join("link.pcap");
+    std::os::unix::fs::symlink(&f, &link).unwrap();
+    let hard = dir.path().join("hard.pcap");
+    std::fs::hard_link(&f, &hard).unwrap();
+    let counters = dir.path().join("counters.txt");
+    std::fs::copy(common::root().join("samples/counters/single.txt"), &counters).unwrap();
+    let (fs, ls, hs, cs) =
+        (f.to_str().unwrap(), link.to_str().unwrap(), hard.to_str().unwrap(), counters.to_str().unwrap());
+    let cases: [&[&str]; 5] = [
+        &["capture", "-r", fs, "-w", fs],
+        &["capture", "-r", fs, "-w", hs],
+        &["capture", "-r", ls, "-w", fs],
+        &["export", "-r", fs, "--no-http", "--push", ls],
+        &["export", "-r", fs, "--no-http", "--push", cs, "--counters", cs],
+    ];
+    for args in cases {
+        let o = std::process::Command::new(bin).args(args).output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains("is the input") && err.contains("never writes over what it reads"),
+            "{args:?}: {err}"
+        );
+        assert_eq!(std::fs::read(&f).unwrap(), before, "{args:?} changed the input");
+    }
+    // Another file is fine.
+    let out = dir.path().join("out.pcapng");
+    let o = std::process::Command::new(bin)
+        .args(["capture", "-q", "-r", fs, "-w", out.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+}
