@@ -33,7 +33,12 @@ pub fn run(args: &DecodeArgs) -> anyhow::Result<ExitCode> {
     let filter = match &args.display_filter {
         Some(text) => match rocescope_tui::filter::PacketFilter::parse(text) {
             Ok(f) => f.map(|f| f.with_opcode_options(opts.opcode)),
-            Err(e) => return Ok(usage(&format!("display filter {text:?}: {e}"))),
+            Err(e) => {
+                // A pasted filter of thousands of characters is named by its start.
+                let shown: String = text.chars().take(80).collect();
+                let more = if text.chars().count() > 80 { "..." } else { "" };
+                return Ok(usage(&format!("display filter {shown:?}{more}: {e}")));
+            }
         },
         None => None,
     };

@@ -739,3 +739,19 @@ fn numbers_that_would_change_verdicts_are_refused() {
         }
     }
 }
+
+/// Display filters nested thousands deep are refused with a usage error (they overflowed
+/// the stack: status 134), named by their start.
+#[test]
+fn a_filter_nested_thousands_deep_is_a_usage_error() {
+    let s = sample("rc-normal.pcap");
+    for filter in
+        [format!("{}nak{}", "(".repeat(7_800), ")".repeat(7_800)), format!("{}nak", "!".repeat(15_000))]
+    {
+        let o = run(&["decode", "-r", s.to_str().unwrap(), "-Y", &filter]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert!(err.contains("nests deeper than 64") && err.contains("\"...: "), "{err}");
+        assert!(err.len() < 2_000, "the message names the filter by its start: {} bytes", err.len());
+    }
+}

@@ -391,6 +391,10 @@ impl Default for App {
     }
 }
 
+/// The longest filter the filter line takes: far more than a filter a person writes, short
+/// enough that the line re-read on every key stays cheap.
+pub const MAX_FILTER_CHARS: usize = 1024;
+
 impl App {
     /// Take a new snapshot (kept aside while frozen).
     pub fn update(&mut self, s: Snapshot) {
@@ -779,6 +783,12 @@ impl App {
             LineEdit::Right => self.filter_cursor = (cur + 1).min(len),
             LineEdit::Home => self.filter_cursor = 0,
             LineEdit::End => self.filter_cursor = len,
+            LineEdit::Insert(c) if !c.is_control() && len >= MAX_FILTER_CHARS => {
+                // A paste of thousands of characters stops at the limit: each key re-reads
+                // the line, which stays cheap (a 12,000-character paste froze the screen).
+                self.filter_error = Some(format!("a filter holds at most {MAX_FILTER_CHARS} characters"));
+                return;
+            }
             LineEdit::Insert(c) if !c.is_control() => {
                 let b = at(&self.filter_text, cur);
                 self.filter_text.insert(b, c);

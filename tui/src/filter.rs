@@ -302,9 +302,16 @@ fn elsewhere<V: Vocab>(name: &str, as_field: bool) -> Option<String> {
     Some(format!("{name:?} is a {ctx} {kind}, not valid for {}s ({})", V::WHAT, vocabulary::<V>()))
 }
 
+/// How deep parentheses and `not`s may nest: far beyond any filter a person writes, and far
+/// below what would exhaust the stack (a paste of thousands of `(` or `!` aborted the
+/// process: docs/reliability.md).
+pub const MAX_DEPTH: usize = 64;
+
 struct Parser<'a> {
     toks: Vec<Tok<'a>>,
     pos: usize,
+    /// Parentheses and `not`s open around the term being read.
+    depth: usize,
 }
 
 impl<'a> Parser<'a> {
@@ -343,7 +350,22 @@ impl<'a> Parser<'a> {
     }
 
     fn unary<V: Vocab>(&mut self, after: &str) -> Result<Expr<V>, String> {
-        match self.next() {
+        let t = self.next();
+        if matches!(t, Some(Tok::Not | Tok::Open)) {
+            self.depth += 1;
+            if self.depth > MAX_DEPTH {
+                return Err(format!("the filter nests deeper than {MAX_DEPTH} (parentheses and not)"));
+            }
+        }
+        let e = self.unary_of::<V>(t, after);
+        if matches!(t, Some(Tok::Not | Tok::Open)) {
+            self.depth -= 1;
+        }
+        e
+    }
+
+    fn unary_of<V: Vocab>(&mut self, t: Option<Tok<'a>>, after: &str) -> Result<Expr<V>, String> {
+        match t {
             None => Err(format!("empty term after {after}")),
             Some(Tok::Not) => Ok(Expr::Not(Box::new(self.unary::<V>("not")?))),
             Some(Tok::Open) => {
@@ -398,7 +420,7 @@ fn parse<V: Vocab>(text: &str) -> Result<Option<Expr<V>>, String> {
     if toks.is_empty() {
         return Ok(None);
     }
-    let mut p = Parser { toks, pos: 0 };
+    let mut p = Parser { toks, pos: 0, depth: 0 };
     let e = p.or::<V>("the start")?;
     match p.peek() {
         None => Ok(Some(e)),

@@ -739,3 +739,28 @@ fn congestion_screen_shows_the_fan_in() {
     let screen = render(&mut app, 160, 45);
     assert!(screen.contains("fan-in 16 → 10.0.0.100, past the queue"), "{screen}");
 }
+
+/// A paste of 12,000 characters into the filter line stops at the limit with a message (each
+/// key re-reads the line: a paste that long froze the screen), and filters that nest deeper
+/// than the parser allows are errors, not a stack overflow.
+#[test]
+fn a_huge_paste_into_the_filter_line_stops_at_its_limit() {
+    let mut app = app_with(snapshot("demo.pcap", AuditConfig::default()));
+    app.act(Action::Filter);
+    for _ in 0..12_000 {
+        app.filter_edit(LineEdit::Insert('('));
+    }
+    assert_eq!(app.filter_text.chars().count(), rocescope_tui::app::MAX_FILTER_CHARS);
+    assert!(
+        app.filter_error.as_deref().is_some_and(|e| e.contains("at most 1024")),
+        "{:?}",
+        app.filter_error
+    );
+    let _ = render(&mut app, 80, 24);
+    let deep = format!("{}nak{}", "(".repeat(100_000), ")".repeat(100_000));
+    let e = rocescope_tui::filter::Filter::parse(&deep).unwrap_err();
+    assert!(e.contains("nests deeper than 64"), "{e}");
+    let e = rocescope_tui::filter::Filter::parse(&format!("{}nak", "!".repeat(100_000))).unwrap_err();
+    assert!(e.contains("nests deeper than 64"), "{e}");
+    assert!(rocescope_tui::filter::Filter::parse(&format!("{}nak{}", "(".repeat(60), ")".repeat(60))).is_ok());
+}
