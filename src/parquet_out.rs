@@ -940,7 +940,9 @@ fn batch(cols: Vec<(Field, ArrayRef)>) -> (SchemaRef, Vec<ArrayRef>) {
 /// One table being written: a hidden temporary file until [`Table::commit`].
 struct Table {
     name: &'static str,
-    tmp: PathBuf,
+    /// Created exclusively (a planted file or symlink at its name makes the creation fail
+    /// rather than be followed) under a random name, removed when dropped uncommitted.
+    tmp: tempfile::TempPath,
     schema: SchemaRef,
     writer: Option<ArrowWriter<File>>,
     rows: u64,
@@ -948,8 +950,17 @@ struct Table {
 
 impl Table {
     fn create(dir: &Path, name: &'static str, stem: &str, schema: SchemaRef) -> anyhow::Result<Self> {
-        let tmp = dir.join(format!(".{name}-{stem}.{}.parquet.tmp", std::process::id()));
-        let file = File::create(&tmp).with_context(|| format!("cannot create {}", text::path(&tmp)))?;
+        remove_dead_leftovers(dir, name);
+        // `.TABLE-STEM.PID.RANDOM.parquet.tmp`: hidden from globs, its process named so a
+        // later run can tell a dead one's leftover from a running one's file.
+        let (file, tmp) = tempfile::Builder::new()
+            .prefix(&format!(".{name}-{stem}.{}.", std::process::id()))
+            .suffix(".parquet.tmp")
+            // As File::create would: the umask decides (tempfile's default is owner-only).
+            .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666))
+            .tempfile_in(dir)
+            .with_context(|| format!("cannot create a temporary file in {}", text::path(dir)))?
+            .into_parts();
         let mut props = WriterProperties::builder();
         // Columns whose values rarely repeat: a dictionary only costs time (a fifth of it,
         // interning every frame number and time) before the writer gives it up.
@@ -994,11 +1005,26 @@ impl Table {
     }
 }
 
-impl Drop for Table {
-    fn drop(&mut self) {
-        // A table never committed (an error, a failed run) leaves no file behind. A
-        // committed one has moved: removing the temporary name then finds nothing.
-        let _ = std::fs::remove_file(&self.tmp);
+/// Remove the temporary files of `table` that runs which died (killed, out of power) left in
+/// `dir`: `.TABLE-*.PID.*.parquet.tmp` whose process no longer runs. A running process's
+/// file is left alone; a symlink is removed as a link, never followed.
+fn remove_dead_leftovers(dir: &Path, table: &str) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let prefix = format!(".{table}-");
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let Some(name) = name.to_str() else { continue };
+        let Some(body) = name.strip_prefix(&prefix).and_then(|n| n.strip_suffix(".parquet.tmp")) else {
+            continue;
+        };
+        // STEM.PID.RANDOM: the pid is the part before the random one.
+        let mut parts = body.rsplitn(3, '.');
+        let (Some(_random), Some(pid)) = (parts.next(), parts.next()) else { continue };
+        let Ok(pid) = pid.parse::<u32>() else { continue };
+        let alive = pid == std::process::id() || Path::new("/proc").join(pid.to_string()).exists();
+        if !alive {
+            let _ = std::fs::remove_file(e.path());
+        }
     }
 }
 

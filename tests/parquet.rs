@@ -436,3 +436,44 @@ fn congestion_control_figures_reach_the_flow_table() {
     }
     assert!(reacting >= 1, "QP 0x122 reacts to its CNPs");
 }
+
+/// Temporary files cannot be redirected: they are created exclusively under random names, so
+/// a symlink planted at the name an earlier build used (`.TABLE-STEM.PID.parquet.tmp`, PID
+/// guessable) is never written through, and leftovers of runs that died (a PID no longer
+/// running) are removed on the next run, as links, never followed; a live run's are kept.
+#[test]
+fn temporary_files_are_created_exclusively_and_dead_leftovers_removed() {
+    let dir = tempfile::tempdir().unwrap();
+    let victim = dir.path().join("victim.txt");
+    std::fs::write(&victim, b"keep me").unwrap();
+    // What the old predictable names would be for the next few PIDs, and a dead run's
+    // leftovers (one a symlink to the victim), and a live run's file (this test's PID).
+    let next = std::process::id();
+    for pid in next..next + 200 {
+        for t in ["packets", "flows", "intervals"] {
+            let p = dir.path().join(format!(".{t}-rc-normal.{pid}.parquet.tmp"));
+            let _ = std::os::unix::fs::symlink(&victim, p);
+        }
+    }
+    let dead = dir.path().join(".flows-rc-normal.4000000.abc123.parquet.tmp");
+    std::os::unix::fs::symlink(&victim, &dead).unwrap();
+    let dead_file = dir.path().join(".packets-rc-normal.4000001.zz9.parquet.tmp");
+    std::fs::write(&dead_file, b"partial").unwrap();
+    let live = dir.path().join(format!(".packets-other.{next}.xyz.parquet.tmp"));
+    std::fs::write(&live, b"running").unwrap();
+    let (o, v) = report(dir.path(), "rc-normal.pcap");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(std::fs::read(&victim).unwrap(), b"keep me", "the victim was written through a symlink");
+    assert!(!dead.exists() && std::fs::symlink_metadata(&dead).is_err(), "a dead run's leftover link stays");
+    assert!(!dead_file.exists(), "a dead run's leftover stays");
+    assert!(live.exists(), "a running process's file was removed");
+    // The files are as File::create makes them (the umask decides), not owner-only.
+    use std::os::unix::fs::PermissionsExt;
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    let plain = dir.path().join("plain");
+    std::fs::File::create(&plain).unwrap();
+    assert_eq!(mode(&files(dir.path(), "flows-")[0]), mode(&plain));
+    let flows = files(dir.path(), "flows-");
+    assert_eq!(flows.len(), 1, "{flows:?}");
+    assert_eq!(rows(&read(&flows[0])), v["flows"].as_array().unwrap().len());
+}
