@@ -151,6 +151,8 @@ pub struct RunEnd {
     pub file_stats: Vec<FileStats>,
     /// Stopped by a signal.
     pub interrupted: bool,
+    /// Records with no captured byte passed over (not frames).
+    pub empty_records: u64,
     /// The source failed part-way (damaged file, capture error).
     pub source_error: Option<CaptureError>,
     /// Every input error, the first one included (merged files may fail one by one): for
@@ -302,6 +304,13 @@ pub fn pump(
     }
     end.stats = opened.source.stats();
     end.file_stats = opened.source.file_stats();
+    end.empty_records = opened.source.empty_records();
+    if end.empty_records > 0 && !opened.quiet {
+        crate::stdio::note!(
+            "rocescope: {} record(s) with no captured byte passed over: they hold nothing to decode and are not counted as frames (tshark numbers them as frames: frame numbers after the first differ)",
+            end.empty_records
+        );
+    }
     if !opened.quiet {
         for (name, n) in opened.source.out_of_order() {
             crate::stdio::note!(

@@ -270,6 +270,7 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
     let mut streamed = analyzer.report_streamed();
     // A damaged or unreadable input is said in the document too, not only on stderr.
     streamed.report.input_errors = end.errors.clone();
+    streamed.report.summary.empty_records = end.empty_records;
     if let Some(sig) = interrupted {
         streamed.report.interrupted = true;
         let total = driver::file_bytes(&args.source.read);

@@ -360,6 +360,9 @@ pub struct Summary {
     /// RoCE frames that were a mirror's second copy of a packet (crate::dedup): left out
     /// of `roce` and every other figure unless `config.keep_duplicates`.
     pub duplicates: u64,
+    /// Capture records with no captured byte, passed over by the reader (not frames, not in
+    /// `packets`; set by the caller).
+    pub empty_records: u64,
     /// Flows no longer tracked (idle, or past `--max-flows`): not in `flows`; their packets
     /// and wire bytes are `evicted_packets` and `evicted_bytes`.
     pub flows_evicted: u64,
@@ -2670,6 +2673,7 @@ pub(crate) fn build_with(a: &Analyzer, detail: bool, with_flows: bool) -> (Repor
             roce_bytes: t.roce_bytes,
             pmtu: a.pmtu(),
             duplicates: t.duplicates,
+            empty_records: 0,
             flows_evicted: t.flows_evicted,
             evicted_packets: t.evicted_packets,
             evicted_bytes: t.evicted_bytes,

@@ -212,6 +212,11 @@ impl Merged {
         &self.interfaces
     }
 
+    /// Records with no captured byte the files held, passed over (not frames).
+    pub fn empty_records(&self) -> u64 {
+        self.inputs.iter().filter_map(|i| i.reader.as_ref()).map(CaptureReader::empty_records).sum()
+    }
+
     /// The capture counters each file recorded (pcapng Interface Statistics Blocks read so
     /// far), by capture point; files without any are left out.
     pub fn file_stats(&self) -> Vec<FileStats> {

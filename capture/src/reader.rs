@@ -110,6 +110,8 @@ pub struct CaptureReader {
     interfaces: Vec<Interface>,
     buf: Vec<u8>,
     records: u64,
+    /// pcapng packet blocks with no captured byte, passed over (classic pcap's: `Classic`).
+    empty: u64,
     capacity: usize,
     /// pcapng sections begun (each restarts interface numbering).
     sections: u32,
@@ -263,6 +265,7 @@ impl CaptureReader {
             interfaces: Vec::new(),
             buf: Vec::new(),
             records: 0,
+            empty: 0,
             capacity: buffer,
             sections: 0,
             last_ts: 0,
@@ -406,6 +409,12 @@ impl CaptureReader {
     /// Interface Statistics Blocks not used (damaged, or naming an interface not described).
     pub fn damaged_stats(&self) -> u32 {
         self.damaged_stats
+    }
+
+    /// Records with no captured byte passed over so far: not frames, there is nothing in them
+    /// to decode (a capture of millions of them reads at the speed of its decompression).
+    pub fn empty_records(&self) -> u64 {
+        self.empty.saturating_add(self.classic.as_ref().map_or(0, |c| c.empty))
     }
 
     /// Records returned so far.
@@ -563,9 +572,21 @@ impl CaptureReader {
                                     let units = (u64::from(epb.ts_high) << 32) | u64::from(epb.ts_low);
                                     let ts = ifc.ts_ns(units);
                                     let data = epb.packet_data();
-                                    self.buf.clear();
-                                    self.buf.extend_from_slice(data);
-                                    Step::Packet(ts, data.len() as u32, epb.origlen, ifc.link_type, epb.if_id)
+                                    if data.is_empty() {
+                                        // No captured byte: not a frame (counted, passed over).
+                                        self.empty = self.empty.saturating_add(1);
+                                        Step::Skip
+                                    } else {
+                                        self.buf.clear();
+                                        self.buf.extend_from_slice(data);
+                                        Step::Packet(
+                                            ts,
+                                            data.len() as u32,
+                                            epb.origlen,
+                                            ifc.link_type,
+                                            epb.if_id,
+                                        )
+                                    }
                                 }
                                 None => Step::Corrupt(unknown_interface(epb.if_id, self.interfaces.len())),
                             }

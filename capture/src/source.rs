@@ -234,6 +234,16 @@ impl Source {
         }
     }
 
+    /// Records with no captured byte the files held, passed over (not frames): none for live
+    /// sources.
+    pub fn empty_records(&self) -> u64 {
+        match self {
+            Source::File(r) => r.empty_records(),
+            Source::Merged(m) => m.empty_records(),
+            _ => 0,
+        }
+    }
+
     /// The capture counters the files recorded (pcapng Interface Statistics Blocks read so
     /// far: read to the end first), by capture point; none for live sources.
     pub fn file_stats(&self) -> Vec<FileStats> {

@@ -91,6 +91,13 @@ fn render_text(sr: &StreamedReport<'_>, source: &str, max_connections: usize) ->
         s.icrc_bad,
         s.non_roce
     );
+    if s.empty_records > 0 {
+        let _ = writeln!(
+            o,
+            "  {} record(s) with no captured byte passed over: nothing in them to analyse, not counted as frames",
+            s.empty_records
+        );
+    }
     if s.flows_evicted > 0 {
         let _ = writeln!(
             o,
