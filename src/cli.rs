@@ -82,7 +82,9 @@ impl Command {
     }
 
     /// The files the command reads (`-r` captures, `--counters`, `--baseline`; not standard
-    /// input) and the files it writes (`capture -w`, `export --push`; not standard output).
+    /// input) and the files it writes (`capture -w`, `export --push`, `report --parquet`'s
+    /// directory; not standard output). A ring's files (`-w` with `-C`/`-G`) are created only
+    /// where nothing is yet (the capture writer), and `man --dir` reads nothing.
     fn files(&self) -> (Vec<&Path>, Vec<(&'static str, &Path)>) {
         let mut inputs: Vec<&Path> = Vec::new();
         if let Some(src) = self.source() {
@@ -94,6 +96,9 @@ impl Command {
             Command::Report(a) => {
                 inputs.extend(a.counters.iter().map(PathBuf::as_path));
                 inputs.extend(a.analysis.baseline.as_deref());
+                // The directory itself: its table files never replace a file that is not
+                // theirs (parquet_out's commit), so an input there is safe.
+                outputs.extend(a.parquet.as_deref().map(|p| ("--parquet", p)));
             }
             Command::Tui(a) => {
                 inputs.extend(a.counters.iter().map(PathBuf::as_path));

@@ -10,7 +10,6 @@ mod decode_cmd;
 mod docs_cmd;
 mod driver;
 mod export_cmd;
-mod input;
 mod interfaces_cmd;
 mod metrics;
 mod output;
@@ -18,6 +17,7 @@ mod parquet_out;
 mod report_cmd;
 mod signals;
 mod stdio;
+mod tmpfile;
 mod tui_cmd;
 
 use clap::Parser;

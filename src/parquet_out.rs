@@ -14,6 +14,7 @@
 //! holds the same capture (a rerun); otherwise the run takes the next free suffix (`-2`, ...)
 //! and says so. The columns: docs/parquet.md, which must change with this file.
 
+use crate::tmpfile::Temp;
 use anyhow::Context;
 use arrow_array::builder::{
     ArrayBuilder, BooleanBuilder, Float64Builder, Int64Builder, ListBuilder, StringBuilder,
@@ -940,9 +941,11 @@ fn batch(cols: Vec<(Field, ArrayRef)>) -> (SchemaRef, Vec<ArrayRef>) {
 /// One table being written: a hidden temporary file until [`Table::commit`].
 struct Table {
     name: &'static str,
-    /// Created exclusively (a planted file or symlink at its name makes the creation fail
-    /// rather than be followed) under a random name, removed when dropped uncommitted.
-    tmp: tempfile::TempPath,
+    /// Created exclusively under a random name and locked; removed when dropped uncommitted,
+    /// renamed by [`Temp::persist`] ([`crate::tmpfile`]).
+    temp: Option<Temp>,
+    /// Its name, for messages.
+    tmp: PathBuf,
     schema: SchemaRef,
     writer: Option<ArrowWriter<File>>,
     rows: u64,
@@ -950,17 +953,13 @@ struct Table {
 
 impl Table {
     fn create(dir: &Path, name: &'static str, stem: &str, schema: SchemaRef) -> anyhow::Result<Self> {
-        remove_dead_leftovers(dir, name);
+        crate::tmpfile::remove_dead_leftovers(dir, &format!("{name}-"), ".parquet.tmp");
         // `.TABLE-STEM.PID.RANDOM.parquet.tmp`: hidden from globs, its process named so a
         // later run can tell a dead one's leftover from a running one's file.
-        let (file, tmp) = tempfile::Builder::new()
-            .prefix(&format!(".{name}-{stem}.{}.", std::process::id()))
-            .suffix(".parquet.tmp")
-            // As File::create would: the umask decides (tempfile's default is owner-only).
-            .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666))
-            .tempfile_in(dir)
-            .with_context(|| format!("cannot create a temporary file in {}", text::path(dir)))?
-            .into_parts();
+        let temp = Temp::create(dir, &format!("{name}-{stem}"), ".parquet.tmp")
+            .with_context(|| format!("cannot create a temporary file in {}", text::path(dir)))?;
+        let tmp = temp.path.to_path_buf();
+        let file = temp.file.try_clone().with_context(|| format!("cannot write {}", text::path(&tmp)))?;
         let mut props = WriterProperties::builder();
         // Columns whose values rarely repeat: a dictionary only costs time (a fifth of it,
         // interning every frame number and time) before the writer gives it up.
@@ -979,7 +978,7 @@ impl Table {
         let writer = ArrowWriter::try_new(file, schema.clone(), Some(props))
             .map_err(io)
             .with_context(|| format!("cannot write {}", text::path(&tmp)))?;
-        Ok(Table { name, tmp, schema, writer: Some(writer), rows: 0 })
+        Ok(Table { name, temp: Some(temp), tmp, schema, writer: Some(writer), rows: 0 })
     }
 
     fn write(&mut self, arrays: Vec<ArrayRef>) -> anyhow::Result<()> {
@@ -1002,29 +1001,6 @@ impl Table {
             w.into_inner().map_err(io).with_context(|| format!("cannot write {}", text::path(&self.tmp)))?;
         file.sync_all().with_context(|| format!("cannot write {}", text::path(&self.tmp)))?;
         Ok(())
-    }
-}
-
-/// Remove the temporary files of `table` that runs which died (killed, out of power) left in
-/// `dir`: `.TABLE-*.PID.*.parquet.tmp` whose process no longer runs. A running process's
-/// file is left alone; a symlink is removed as a link, never followed.
-fn remove_dead_leftovers(dir: &Path, table: &str) {
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
-    let prefix = format!(".{table}-");
-    for e in entries.flatten() {
-        let name = e.file_name();
-        let Some(name) = name.to_str() else { continue };
-        let Some(body) = name.strip_prefix(&prefix).and_then(|n| n.strip_suffix(".parquet.tmp")) else {
-            continue;
-        };
-        // STEM.PID.RANDOM: the pid is the part before the random one.
-        let mut parts = body.rsplitn(3, '.');
-        let (Some(_random), Some(pid)) = (parts.next(), parts.next()) else { continue };
-        let Ok(pid) = pid.parse::<u32>() else { continue };
-        let alive = pid == std::process::id() || Path::new("/proc").join(pid.to_string()).exists();
-        if !alive {
-            let _ = std::fs::remove_file(e.path());
-        }
     }
 }
 
@@ -1199,7 +1175,7 @@ impl ParquetOut {
 
     /// Move the temporary files to their names: `TABLE-STEM-TIME.parquet`, or with `-2`,
     /// `-3`, ... when another capture's file holds the name.
-    fn commit(self, id: &str) -> anyhow::Result<Written> {
+    fn commit(mut self, id: &str) -> anyhow::Result<Written> {
         let time = self.first_ns.map_or_else(|| "empty".to_string(), |t| format!("{}Z", utc_name(t)));
         let base = format!("{}-{time}", self.stem);
         let mut n = 1u32;
@@ -1220,8 +1196,9 @@ impl ParquetOut {
             }
         };
         let mut files = Vec::with_capacity(3);
-        for (t, name) in self.tables.iter().zip(&names) {
-            if let Err(e) = std::fs::rename(&t.tmp, name) {
+        for (t, name) in self.tables.iter_mut().zip(&names) {
+            let renamed = t.temp.take().map_or(Ok(()), |temp| temp.persist(name));
+            if let Err(e) = renamed {
                 // All three or none: a set without its packets or flows would mislead a query.
                 for (done, _) in &files {
                     let _ = std::fs::remove_file(done);

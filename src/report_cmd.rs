@@ -13,7 +13,7 @@ use rocescope_analyzer::nic_counters::{self, CounterInput, Host};
 use rocescope_analyzer::nic_findings;
 use rocescope_analyzer::report::{Finding, Report, Severity, StreamedReport};
 use rocescope_analyzer::{Analyzer, AuditConfig, Config, Sampling, SamplingSource};
-use rocescope_capture::text;
+use rocescope_capture::{small_file, text};
 use rocescope_decoder::{DecodeOptions, Packet};
 use std::io::Write;
 use std::process::ExitCode;
@@ -29,7 +29,7 @@ pub fn analysis_config(
 ) -> anyhow::Result<Config> {
     let mut audit = match &a.baseline {
         Some(path) => {
-            let bytes = crate::input::read_small(path, "baseline", crate::input::SMALL_FILE_LIMIT)?;
+            let bytes = small_file::read_small(path, "baseline", small_file::SMALL_FILE_LIMIT)?;
             let text = String::from_utf8(bytes)
                 .with_context(|| format!("baseline {} is not UTF-8 text", text::path(path)))?;
             toml::from_str::<AuditConfig>(&text)
@@ -117,7 +117,7 @@ pub fn read_counters(
     let mut read = Vec::new();
     for path in files {
         let name = text::path(path).to_string();
-        let bytes = crate::input::read_small(path, "counter file", crate::input::SMALL_FILE_LIMIT)?;
+        let bytes = small_file::read_small(path, "counter file", small_file::SMALL_FILE_LIMIT)?;
         let body = String::from_utf8_lossy(&bytes);
         let snaps = nic_counters::parse(&body).map_err(|e| anyhow::anyhow!("counter file {name}: {e}"))?;
         read.push((name, snaps));

@@ -461,6 +461,65 @@ fn small_input_files_are_read_with_a_limit() {
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    // At the limit: a baseline of exactly 4 MiB (comments) is read; one byte more is not.
+    let limit = 4usize << 20;
+    let mut at = b"roce_dscp = 26\n".to_vec();
+    while at.len() < limit {
+        let line = b"# padding to the limit of a small input file\n";
+        at.extend_from_slice(&line[..line.len().min(limit - at.len())]);
+    }
+    at.truncate(limit - 1);
+    at.push(b'\n');
+    let at_limit = dir.path().join("at-limit.toml");
+    std::fs::write(&at_limit, &at).unwrap();
+    let over = dir.path().join("over-limit.toml");
+    at.push(b'\n');
+    std::fs::write(&over, &at).unwrap();
+    let run = |baseline: &Path| {
+        let o = Command::new(bin)
+            .args(["report", "-r"])
+            .arg(&sample)
+            .arg("--baseline")
+            .arg(baseline)
+            .output()
+            .unwrap();
+        (o.status.code(), text(&o.stderr))
+    };
+    let (code, err) = run(&at_limit);
+    assert!(matches!(code, Some(0 | 3)), "a baseline of exactly 4 MiB: {code:?} {err}");
+    let (code, err) = run(&over);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("holds 4194305 bytes, more than the 4194304 a baseline may have"), "{err}");
+}
+
+/// A FIFO given as a counter file or baseline is refused at once, neither opened (opening
+/// one waits for a writer) nor read (a writer could send forever).
+#[test]
+fn a_fifo_as_a_small_input_is_refused_without_waiting() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("counters.fifo");
+    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    for opt in ["--counters", "--baseline"] {
+        let mut child = bin()
+            .args(["report", "-r", &sample("rc-normal.pcap"), opt])
+            .arg(&fifo)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let start = Instant::now();
+        while child.try_wait().unwrap().is_none() && start.elapsed() < Duration::from_secs(20) {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        if child.try_wait().unwrap().is_none() {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{opt} FIFO: still waiting after 20 s");
+        }
+        let o = child.wait_with_output().unwrap();
+        assert_eq!(o.status.code(), Some(1), "{opt}: {}", text(&o.stderr));
+        assert!(text(&o.stderr).contains("is not a regular file"), "{opt}: {}", text(&o.stderr));
+    }
 }
 
 /// An output that is also an input is refused before anything is written (by file identity:
@@ -481,12 +540,17 @@ fn an_output_that_is_an_input_is_refused() {
     std::fs::copy(common::root().join("samples/counters/single.txt"), &counters).unwrap();
     let (fs, ls, hs, cs) =
         (f.to_str().unwrap(), link.to_str().unwrap(), hard.to_str().unwrap(), counters.to_str().unwrap());
-    let cases: [&[&str]; 5] = [
+    let cases: [&[&str]; 10] = [
         &["capture", "-r", fs, "-w", fs],
         &["capture", "-r", fs, "-w", hs],
         &["capture", "-r", ls, "-w", fs],
+        &["capture", "-r", fs, "-w", fs, "-C", "1", "-W", "2"],
         &["export", "-r", fs, "--no-http", "--push", ls],
         &["export", "-r", fs, "--no-http", "--push", cs, "--counters", cs],
+        &["report", "-r", fs, "--parquet", fs],
+        &["report", "-r", hs, "--parquet", ls],
+        &["report", "-r", fs, "--parquet", cs, "--counters", cs],
+        &["report", "-r", fs, "--json", "--parquet", hs, "--baseline", hs],
     ];
     for args in cases {
         let o = std::process::Command::new(bin).args(args).output().unwrap();
@@ -505,4 +569,103 @@ fn an_output_that_is_an_input_is_refused() {
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
+/// `report --parquet DIR` where DIR holds the names the tables would take, as links to the
+/// input capture (a hard link, a symlink): the input is never replaced or written through;
+/// the tables take the next free suffix and the run says so.
+#[test]
+fn parquet_tables_never_replace_an_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("rc-normal.pcap");
+    std::fs::copy(sample("rc-normal.pcap"), &input).unwrap();
+    let before = std::fs::read(&input).unwrap();
+    let out = dir.path().join("tables");
+    std::fs::create_dir(&out).unwrap();
+    let name = |t: &str| out.join(format!("{t}-rc-normal-20260101T000000Z.parquet"));
+    std::fs::hard_link(&input, name("flows")).unwrap();
+    std::os::unix::fs::symlink(&input, name("packets")).unwrap();
+    std::fs::hard_link(&input, name("intervals")).unwrap();
+    let o = bin().args(["report", "-q", "-r"]).arg(&input).arg("--parquet").arg(&out).output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert_eq!(std::fs::read(&input).unwrap(), before, "the input changed");
+    for t in ["flows", "packets", "intervals"] {
+        assert_eq!(std::fs::read(name(t)).unwrap(), before, "{t}: the link to the input changed");
+        let taken = out.join(format!("{t}-rc-normal-20260101T000000Z-2.parquet"));
+        assert!(std::fs::read(&taken).unwrap().starts_with(b"PAR1"), "{t}: no table at the next suffix");
+    }
+}
+
+/// A ring's file names can be guessed (`STEM_NNNNN_TIME.EXT`): a symlink planted at the next
+/// ones, pointing at a victim file, is not written through. The ring refuses to replace it
+/// (status 1, naming it) and the victim keeps its bytes (it held a pcapng before).
+#[test]
+fn ring_files_are_never_written_through_a_planted_link() {
+    let dir = tempfile::tempdir().unwrap();
+    let victim = dir.path().join("victim.txt");
+    std::fs::write(&victim, b"keep me").unwrap();
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
+    for t in now.saturating_sub(2)..now + 30 {
+        let (days, secs) = (t / 86_400, t % 86_400);
+        let (y, m, d) = civil_from_days(days);
+        let stamp = format!("{y:04}{m:02}{d:02}{:02}{:02}{:02}", secs / 3600, secs / 60 % 60, secs % 60);
+        std::os::unix::fs::symlink(&victim, dir.path().join(format!("ring_00001_{stamp}.pcapng"))).unwrap();
+    }
+    let o = bin()
+        .args(["capture", "-q", "-r", &sample("rc-normal.pcap"), "-C", "0.01", "-W", "3", "-w"])
+        .arg(dir.path().join("ring.pcapng"))
+        .output()
+        .unwrap();
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("cannot create the ring file") && err.contains("never replaces one"), "{err}");
+    assert_eq!(std::fs::read(&victim).unwrap(), b"keep me", "the ring wrote through a planted link");
+}
+
+/// Days since 1970-01-01 as a proleptic Gregorian (year, month, day) (Howard Hinnant's
+/// `civil_from_days`).
+fn civil_from_days(days: u64) -> (u64, u64, u64) {
+    let z = days + 719_468;
+    let era = z / 146_097;
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + u64::from(m <= 2);
+    (y, m, d)
+}
+
+/// `man --dir DIR` writes each page under a temporary name and renames it into place: a
+/// symlink planted at a page's name is replaced by the page, never written through, and a
+/// hard link's other name keeps its bytes. Leftovers of dead runs go.
+#[test]
+fn man_pages_are_never_written_through_a_planted_link() {
+    let dir = tempfile::tempdir().unwrap();
+    let victim = dir.path().join("victim.txt");
+    std::fs::write(&victim, b"keep me").unwrap();
+    let pages = dir.path().join("man");
+    std::fs::create_dir(&pages).unwrap();
+    std::os::unix::fs::symlink(&victim, pages.join("rocescope-report.1")).unwrap();
+    let kept = dir.path().join("kept.txt");
+    std::fs::write(&kept, b"mine").unwrap();
+    std::fs::hard_link(&kept, pages.join("rocescope.1")).unwrap();
+    let dead = pages.join(".rocescope-tui.1.2147483646.AbC123.tmp");
+    std::fs::write(&dead, b"partial").unwrap();
+    let o = bin().args(["man", "--dir"]).arg(&pages).output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert_eq!(std::fs::read(&victim).unwrap(), b"keep me", "the page was written through a symlink");
+    assert_eq!(std::fs::read(&kept).unwrap(), b"mine", "the page was written into a hard link");
+    let report = std::fs::symlink_metadata(pages.join("rocescope-report.1")).unwrap();
+    assert!(report.file_type().is_file(), "the link was not replaced");
+    let page = std::fs::read_to_string(pages.join("rocescope-report.1")).unwrap();
+    assert!(page.contains(".TH rocescope-report 1"), "{page}");
+    assert!(!dead.exists(), "a dead run's leftover stays");
+    let names: Vec<String> = std::fs::read_dir(&pages)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with('.'))
+        .collect();
+    assert!(names.is_empty(), "temporary files left: {names:?}");
 }

@@ -23,6 +23,13 @@ pub struct InterfaceInfo {
     pub roce_note: String,
 }
 
+/// A sysfs attribute's text (`None` when it cannot be read), read as every small file is:
+/// a regular file of at most [`SYSFS_LIMIT`](crate::small_file::SYSFS_LIMIT) bytes.
+pub(crate) fn sysfs(p: &Path) -> Option<String> {
+    let bytes = crate::small_file::read_small(p, "sysfs attribute", crate::small_file::SYSFS_LIMIT).ok()?;
+    String::from_utf8(bytes).ok()
+}
+
 fn read_dir_names(p: &Path) -> Vec<String> {
     std::fs::read_dir(p)
         .map(|rd| rd.filter_map(|e| e.ok().map(|e| e.file_name().to_string_lossy().to_string())).collect())
@@ -34,8 +41,8 @@ fn soft_roce_over(netdev: &str) -> Vec<String> {
     read_dir_names(Path::new("/sys/class/infiniband"))
         .into_iter()
         .filter(|dev| {
-            std::fs::read_to_string(Path::new("/sys/class/infiniband").join(dev).join("parent"))
-                .is_ok_and(|p| p.trim() == netdev)
+            sysfs(&Path::new("/sys/class/infiniband").join(dev).join("parent"))
+                .is_some_and(|p| p.trim() == netdev)
         })
         .collect()
 }

@@ -57,6 +57,7 @@ pub mod privileges;
 pub mod reader;
 pub mod sflow;
 pub mod sflow_listen;
+pub mod small_file;
 pub mod source;
 pub mod statistics;
 pub mod text;

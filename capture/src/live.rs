@@ -143,7 +143,7 @@ pub fn interface_names() -> Vec<String> {
 
 /// Whether `name` is administratively up, from sysfs (`None` when unknown).
 fn is_up(name: &str) -> Option<bool> {
-    let flags = std::fs::read_to_string(PathBuf::from("/sys/class/net").join(name).join("flags")).ok()?;
+    let flags = crate::interfaces::sysfs(&PathBuf::from("/sys/class/net").join(name).join("flags"))?;
     let v = u32::from_str_radix(flags.trim().trim_start_matches("0x"), 16).ok()?;
     Some(v & 1 != 0) // IFF_UP
 }
@@ -332,7 +332,7 @@ impl LiveCapture {
 /// Link speed from sysfs (Mb/s there), in bits per second, when the driver reports one.
 pub fn link_speed_bps(interface: &str) -> Option<u64> {
     let p = PathBuf::from("/sys/class/net").join(interface).join("speed");
-    let mbps: i64 = std::fs::read_to_string(p).ok()?.trim().parse().ok()?;
+    let mbps: i64 = crate::interfaces::sysfs(&p)?.trim().parse().ok()?;
     (mbps > 0).then(|| mbps as u64 * 1_000_000)
 }
 

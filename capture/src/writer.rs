@@ -219,9 +219,7 @@ impl CaptureSink {
             self.out = Out::Stdout(io::stdout());
         } else {
             let path = self.next_path();
-            let file = File::create(&path).map_err(|e| {
-                io::Error::new(e.kind(), format!("cannot create {}: {e}", crate::text::path(&path)))
-            })?;
+            let file = self.create_file(&path)?;
             self.out = Out::File(file);
             self.files.push_back((path, 0));
         }
@@ -267,6 +265,28 @@ impl CaptureSink {
             }
         }
         Ok(())
+    }
+
+    /// Create the next output file. `-w FILE` itself is opened as the user named it (a link
+    /// followed, a file there truncated, as tcpdump does). A ring's files have names anyone
+    /// can guess (`STEM_NNNNN_TIME.EXT`), so each is created only where nothing is yet
+    /// (`O_EXCL`): a symlink planted at the name is not followed and a file there, another
+    /// run's or an input's, is not overwritten (docs/reliability.md).
+    fn create_file(&self, path: &Path) -> io::Result<File> {
+        let name = crate::text::path(path);
+        if !self.opts.rotating() {
+            return File::create(path)
+                .map_err(|e| io::Error::new(e.kind(), format!("cannot create {name}: {e}")));
+        }
+        std::fs::OpenOptions::new().write(true).create_new(true).open(path).map_err(|e| {
+            let why = if e.kind() == io::ErrorKind::AlreadyExists {
+                "something is already there (a file or a link), and a ring file never replaces one"
+                    .to_string()
+            } else {
+                e.to_string()
+            };
+            io::Error::new(e.kind(), format!("cannot create the ring file {name}: {why}"))
+        })
     }
 
     /// The current output, as messages name it.
