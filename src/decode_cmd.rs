@@ -77,7 +77,7 @@ pub fn run(args: &DecodeArgs) -> anyhow::Result<ExitCode> {
         &stop,
         |rec, packet| {
             let Some(packet) = packet else { return Ok(Flow::Continue) };
-            n += 1;
+            n = rec.number_after(n);
             let t0 = *first_ts.get_or_insert(rec.ts_ns);
             // An sFlow datagram: its sampled headers are decoded and shown after it.
             let sampled = sflow::read(rec, packet, &opts, !args.no_sflow);
