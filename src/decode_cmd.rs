@@ -33,12 +33,7 @@ pub fn run(args: &DecodeArgs) -> anyhow::Result<ExitCode> {
     let filter = match &args.display_filter {
         Some(text) => match rocescope_tui::filter::PacketFilter::parse(text) {
             Ok(f) => f.map(|f| f.with_opcode_options(opts.opcode)),
-            Err(e) => {
-                // A pasted filter of thousands of characters is named by its start.
-                let shown: String = text.chars().take(80).collect();
-                let more = if text.chars().count() > 80 { "..." } else { "" };
-                return Ok(usage(&format!("display filter {shown:?}{more}: {e}")));
-            }
+            Err(e) => return Ok(usage(&format!("display filter {}: {e}", filter_name(text)))),
         },
         None => None,
     };
@@ -77,7 +72,7 @@ pub fn run(args: &DecodeArgs) -> anyhow::Result<ExitCode> {
         &stop,
         |rec, packet| {
             let Some(packet) = packet else { return Ok(Flow::Continue) };
-            n += 1;
+            n = rec.number_after(n);
             let t0 = *first_ts.get_or_insert(rec.ts_ns);
             // An sFlow datagram: its sampled headers are decoded and shown after it.
             let sampled = sflow::read(rec, packet, &opts, !args.no_sflow);
@@ -161,8 +156,10 @@ pub fn run(args: &DecodeArgs) -> anyhow::Result<ExitCode> {
     driver::report_stats(&escape(&opened.name).to_string(), &end);
     if args.quiet {
         match &args.display_filter {
-            Some(f) => note!("{n} frames read, {shown} matched the display filter {f:?}"),
-            None => note!("{n} frames read"),
+            Some(f) => {
+                note!("{} frames read, {shown} matched the display filter {}", end.frames, filter_name(f))
+            }
+            None => note!("{} frames read", end.frames),
         }
     }
     if let (OutputFormat::Json, Some(s)) = (format, end.stats) {
@@ -198,4 +195,12 @@ fn usage(msg: &str) -> ExitCode {
     cmd.build();
     let mut sub = cmd.find_subcommand("decode").cloned().unwrap_or(cmd);
     stdio::clap_exit(&sub.error(clap::error::ErrorKind::ValueValidation, msg))
+}
+
+/// A display filter as messages name it, quoted: a pasted filter of thousands of characters by
+/// its first 80.
+fn filter_name(text: &str) -> String {
+    let shown: String = text.chars().take(80).collect();
+    let more = if text.chars().count() > 80 { "..." } else { "" };
+    format!("{shown:?}{more}")
 }

@@ -307,7 +307,7 @@ pub fn pump(
     end.empty_records = opened.source.empty_records();
     if end.empty_records > 0 && !opened.quiet {
         crate::stdio::note!(
-            "rocescope: {} record(s) with no captured byte passed over: they hold nothing to decode and are not counted as frames (tshark numbers them as frames: frame numbers after the first differ)",
+            "rocescope: {} record(s) with no captured byte passed over: nothing in them to decode; frame numbers count them, as tshark's do",
             end.empty_records
         );
     }

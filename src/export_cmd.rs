@@ -70,7 +70,8 @@ struct Worker {
     idle_ns: Option<i64>,
     /// Most flows tracked at once (`--max-flows`): the least recently seen go past it.
     max_flows: usize,
-    /// Frames read (an sFlow datagram is one frame): the number of the latest.
+    /// The latest frame's number (an sFlow datagram is one frame; records with no captured
+    /// byte are numbered, as tshark numbers them).
     frames: u64,
     /// NIC counters to set beside the capture (`--counters`).
     counters:
@@ -239,7 +240,7 @@ pub fn run(args: &ExportArgs) -> anyhow::Result<ExitCode> {
                 &stop,
                 |rec, packet| {
                     let mut w = st.borrow_mut();
-                    w.frames += 1;
+                    w.frames = rec.number_after(w.frames);
                     if let Some(p) = packet {
                         let n = w.frames;
                         w.analyzer.push_frame(n, rec, p, &opts);

@@ -193,7 +193,8 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
     let mut analyzer = Analyzer::new(cfg.clone());
     analyzer.set_shard(0, threads);
     // Frame numbers as the capture counts them (an sFlow datagram is one frame, whatever
-    // it samples): what findings cite as evidence.
+    // it samples; a record with no captured byte, passed over by the reader, keeps its
+    // number, as in tshark): what findings cite as evidence.
     let mut number = 0u64;
     // About how much of the files was read, for a report a signal cut short.
     let mut bytes_read = 0u64;
@@ -220,7 +221,7 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
             driver::Decoding::All,
             pump_stop,
             |rec, packet| {
-                number += 1;
+                number = rec.number_after(number);
                 if threads > 1 && !agreement.read(&stop, number, &mut agreed) {
                     return Ok(Flow::Stop);
                 }
@@ -448,7 +449,7 @@ fn shard(
         driver::Decoding::Caller,
         &never,
         |rec, _| {
-            number += 1;
+            number = rec.number_after(number);
             if !agreement.read(stop, number, &mut agreed) {
                 return Ok(Flow::Stop);
             }

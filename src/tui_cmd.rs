@@ -207,6 +207,7 @@ fn tree_text(line: &FrameLine, opts: &DecodeOptions) -> String {
         link_bps: None,
         point: 0,
         data: &line.bytes,
+        empty_before: 0,
     };
     let packet = decode(rec.link_type, rec.data, opts);
     let frame = Frame { number: line.number, record: &rec, packet: &packet, rel_ns: 0, opts };
@@ -404,7 +405,7 @@ fn worker(
             st.wire_bytes += u64::from(rec.len);
             if let Some(p) = packet {
                 // Numbered as in the source, also after a clear restarted the analysis.
-                st.frame_no += 1;
+                st.frame_no = rec.number_after(st.frame_no);
                 let number = st.frame_no;
                 // An sFlow datagram (unless --no-sflow) is analysed by the headers it samples,
                 // each listed after it with its agent's capture point and its flow.
@@ -603,7 +604,8 @@ struct State {
     file_stats: Vec<rocescope_capture::FileStats>,
     /// Shown under the header: why a live capture may see nothing.
     notice: Option<String>,
-    /// Frames read from the source (frame numbers, kept across a clear).
+    /// The latest frame's number in the source (records with no captured byte numbered too,
+    /// as tshark numbers them; kept across a clear).
     frame_no: u64,
 }
 

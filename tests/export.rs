@@ -1188,16 +1188,20 @@ fn the_flow_cap_bounds_the_flows_and_keeps_their_counts() {
     assert_eq!(o.status.code(), Some(2));
 }
 
-/// A capture file named with terminal control characters (ESC, BEL, a bidi override) does
-/// not bring them raw into `/metrics` or the NDJSON lines: label values are escaped as the
-/// text output escapes names, so `curl .../metrics` in a terminal shows them, never acts.
+/// A capture file named with terminal control characters (ESC, BEL, CR, a line feed, DEL, the
+/// C1 CSI, a bidi override) and the exposition format's own specials (`"`, `\`) does not
+/// bring them raw into `/metrics` (Prometheus text and OpenMetrics) or the NDJSON lines: label
+/// values are escaped as the text output escapes names, so `curl .../metrics` in a terminal
+/// shows them, never acts, and the exposition still parses (promtool, where installed).
 #[test]
 fn control_characters_in_names_never_reach_the_metrics_raw() {
     let dir = tempfile::tempdir().unwrap();
-    let evil = dir.path().join("evil\u{1b}[31mred\u{7}\u{202e}.pcap");
+    let evil = dir.path().join("evil\u{1b}[31mred\u{7} \"q\" \\ a\nb\rc\u{7f}d\u{9b}e\u{202e}.pcap");
     std::fs::copy(sample("two-points-sender.pcap"), &evil).unwrap();
     let other = dir.path().join("b.pcap");
     std::fs::copy(sample("two-points-receiver.pcap"), &other).unwrap();
+    // Any control character but the line feed that ends a line, or a bidi override; in bytes:
+    // nothing below 0x20 but the line feed, no DEL, no C1 (U+0080..U+009F, 0xC2 0x80..0x9F).
     let raw = |text: &str| {
         text.chars().any(|c| (c.is_control() && c != '\n') || ('\u{202a}'..='\u{202e}').contains(&c))
     };
@@ -1209,6 +1213,7 @@ fn control_characters_in_names_never_reach_the_metrics_raw() {
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let line = String::from_utf8(o.stdout).unwrap();
+    assert!(!raw(&line), "a raw control character in the NDJSON");
     // serde_json writes ESC and BEL as \u001b and \u0007; the rest must be escaped by us.
     let v: Value = serde_json::from_str(line.lines().last().unwrap()).unwrap();
     let labels: Vec<String> = v["metrics"]
@@ -1217,11 +1222,37 @@ fn control_characters_in_names_never_reach_the_metrics_raw() {
         .iter()
         .flat_map(|m| m["labels"].as_object().unwrap().values().map(|x| x.as_str().unwrap_or("").to_string()))
         .collect();
-    assert!(labels.iter().any(|l| l.starts_with("evil")), "{labels:?}");
+    let shown = "evil\\x1b[31mred\\x07 \"q\" \\ a\\nb\\rc\\x7fd\\x9be\\u{202e}.pcap";
+    assert!(labels.iter().any(|l| l == shown), "{labels:?}");
     assert!(labels.iter().all(|l| !raw(l)), "{:?}", labels.iter().find(|l| raw(l)));
     let (_srv, port) = start_export(&["-r", path_str(&evil), "-r", path_str(&other)]);
-    let (status, body) = wait_http(port, "/metrics");
-    assert_eq!(status, 200);
-    assert!(body.contains("evil"), "{body}");
-    assert!(!raw(&body), "a raw control character in /metrics");
+    for accept in ["text/plain", "application/openmetrics-text; version=1.0.0"] {
+        let (status, body) = get(port, "/metrics", Some(accept)).unwrap();
+        assert_eq!(status, 200);
+        // The exposition format escapes the backslashes and quotes of the shown name.
+        assert!(body.contains(r#"point="evil\\x1b[31mred\\x07 \"q\" \\ a\\nb"#), "{body}");
+        assert!(!raw(&body), "a raw control character in /metrics ({accept})");
+        if accept == "text/plain" {
+            promtool_parses(&body);
+        }
+    }
+}
+
+/// `promtool check metrics` reads `body` without a parse error (its lint warnings, such as
+/// counters without `_total`, are not errors); skipped without promtool.
+fn promtool_parses(body: &str) {
+    let Ok(mut child) = Command::new("promtool")
+        .args(["check", "metrics"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+    else {
+        common::skip("promtool not installed (apt-get install prometheus)");
+        return;
+    };
+    child.stdin.take().unwrap().write_all(body.as_bytes()).unwrap();
+    let o = child.wait_with_output().unwrap();
+    let said = format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    assert!(!said.contains("error while linting") && !said.contains("parse"), "promtool: {said}");
 }

@@ -349,6 +349,7 @@ fn analyse(payload: &[u8]) {
         link_bps: None,
         point: 0,
         data: &frame,
+        empty_before: 0,
     };
     let opts = rocescope_decoder::DecodeOptions::default();
     let mut a = Analyzer::new(Config::default());

@@ -543,3 +543,109 @@ fn agrees_with_tshark_field_by_field() {
     let floor = if with_real { 100_000 } else { 5_000 };
     assert!(compared > floor, "only {compared} fields compared (expected more than {floor})");
 }
+
+/// `bytes` (a classic pcap or a little-endian pcapng) with records of no captured byte put in:
+/// three before the first record, one before every third after it, one (of wire length 60)
+/// at the end; each with the time of the record it precedes. Returns the bytes and how many
+/// were put in.
+fn with_empty_records(bytes: &[u8]) -> (Vec<u8>, u64) {
+    let u32_at = |at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap()) as usize;
+    let pcapng = bytes.starts_with(&[0x0a, 0x0d, 0x0d, 0x0a]);
+    let (mut at, mut out) = if pcapng { (0, Vec::new()) } else { (24, bytes[..24].to_vec()) };
+    let (mut records, mut inserted) = (0u64, 0u64);
+    let mut last = Vec::new();
+    while at < bytes.len() {
+        let (len, is_record) =
+            if pcapng { (u32_at(at + 4), u32_at(at) == 6) } else { (16 + u32_at(at + 8), true) };
+        if is_record {
+            // An Enhanced Packet Block of no data (interface and time of the next), or a
+            // classic record header of caplen 0 and len 0.
+            let empty = if pcapng {
+                [
+                    &6u32.to_le_bytes()[..],
+                    &32u32.to_le_bytes(),
+                    &bytes[at + 8..at + 20],
+                    &[0; 8],
+                    &32u32.to_le_bytes(),
+                ]
+                .concat()
+            } else {
+                [&bytes[at..at + 8], &[0u8; 8][..]].concat()
+            };
+            let n = match records {
+                0 => 3,
+                r if r % 3 == 0 => 1,
+                _ => 0,
+            };
+            for _ in 0..n {
+                out.extend_from_slice(&empty);
+            }
+            inserted += n;
+            records += 1;
+            last = empty;
+        }
+        out.extend_from_slice(&bytes[at..at + len]);
+        at += len;
+    }
+    // A trailing record cut to nothing (wire length 60).
+    let origlen = if pcapng { 24 } else { 12 };
+    last[origlen..origlen + 4].copy_from_slice(&60u32.to_le_bytes());
+    out.extend_from_slice(&last);
+    (out, inserted + 1)
+}
+
+/// Records with no captured byte are passed over by the reader but keep their numbers: the
+/// frames `decode` shows and the frames the report cites have tshark's numbers (tshark shows
+/// such a record as a frame of length 0), in classic pcap and pcapng alike.
+#[test]
+fn frame_numbers_count_records_with_no_captured_byte_as_tshark_does() {
+    if !tshark_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    for sample in ["samples/demo.pcap", "samples/capture/demo-isb.pcapng"] {
+        let original = common::root().join(sample);
+        let (bytes, inserted) = with_empty_records(&std::fs::read(&original).unwrap());
+        let path = dir.path().join(original.file_name().unwrap());
+        std::fs::write(&path, bytes).unwrap();
+        // tshark's numbers of the frames that hold bytes.
+        let o = Command::new("tshark")
+            .arg("-r")
+            .arg(&path)
+            .args(["-T", "fields", "-e", "frame.number", "-e", "frame.cap_len"])
+            .output()
+            .unwrap();
+        let rows: Vec<(u64, u64)> = String::from_utf8_lossy(&o.stdout)
+            .lines()
+            .map(|l| {
+                let (n, cap) = l.split_once('\t').unwrap();
+                (n.parse().unwrap(), cap.parse().unwrap())
+            })
+            .collect();
+        let theirs: Vec<u64> = rows.iter().filter(|r| r.1 > 0).map(|r| r.0).collect();
+        assert_eq!(
+            rows.len() as u64 - theirs.len() as u64,
+            inserted,
+            "{sample}: tshark shows them as frames"
+        );
+        let ours: Vec<u64> = rocescope_json(&path).iter().map(|f| f["frame"].as_u64().unwrap()).collect();
+        assert_eq!(ours, theirs, "{sample}");
+        // The report's frame numbers: each flow's first frame is the same frame, renumbered.
+        let report = |p: &Path| {
+            let o = Command::new(env!("CARGO_BIN_EXE_rocescope"))
+                .args(["report", "--json", "-r"])
+                .arg(p)
+                .output();
+            common::report_json(&o.unwrap().stdout)
+        };
+        let (before, after) = (report(&original), report(&path));
+        assert_eq!(after["summary"]["empty_records"], inserted, "{sample}");
+        assert_eq!(after["summary"]["packets"], before["summary"]["packets"], "{sample}");
+        let firsts = |v: &Value| -> Vec<u64> {
+            v["flows"].as_array().unwrap().iter().map(|f| f["first_frame"].as_u64().unwrap()).collect()
+        };
+        let renumbered: Vec<u64> = firsts(&before).iter().map(|n| theirs[*n as usize - 1]).collect();
+        assert!(!renumbered.is_empty() && renumbered != firsts(&before), "{sample}: {renumbered:?}");
+        assert_eq!(firsts(&after), renumbered, "{sample}");
+    }
+}

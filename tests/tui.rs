@@ -209,6 +209,39 @@ fn ctrl_u_clears_the_filter_line() {
     t.keys(&["q"]);
 }
 
+/// A 12,000-character paste into the filter line, as keys (tmux `paste-buffer`) and as a
+/// bracketed paste (`paste-buffer -p`): the Esc typed after it acts (the line's limit is
+/// tested in the `tui` crate: its message is past the edge of a 160-column screen). Before, the TUI parsed and drew after each key, and
+/// crossterm's edge-triggered reader left all but the first 1 KiB in the terminal until the
+/// next key: the Esc never acted.
+#[test]
+fn a_long_paste_into_the_filter_line_is_taken_and_the_next_key_acts() {
+    let sample = common::root().join("samples/nak-gobackn.pcap");
+    let cmd = format!("{} tui -r {}; sleep 30", bin(), sample.display());
+    let Some(t) = Tmux::start(&cmd) else { return };
+    t.wait_for("3 of 3");
+    let dir = tempfile::tempdir().unwrap();
+    let text = dir.path().join("paste.txt");
+    std::fs::write(&text, &"nak or ".repeat(2_000)[..12_000]).unwrap();
+    let tmux =
+        |args: &[&str]| assert!(Command::new("tmux").args(args).status().unwrap().success(), "{args:?}");
+    tmux(&["load-buffer", "-b", t.name(), text.to_str().unwrap()]);
+    for bracketed in [false, true] {
+        t.keys(&["/"]);
+        t.wait_for("/  valid");
+        let mut paste = vec!["paste-buffer", "-b", t.name(), "-t", t.name()];
+        if bracketed {
+            paste.push("-p");
+        }
+        tmux(&paste);
+        t.wait_for("/nak or nak or");
+        t.keys(&["Escape"]);
+        let s = t.wait_for("? keys");
+        assert!(s.contains("3 of 3"), "Esc went back to the filter before the paste:\n{s}");
+    }
+    t.keys(&["q"]);
+}
+
 #[test]
 fn sigterm_gives_the_terminal_back() {
     let sample = common::root().join("samples/nak-gobackn.pcap");

@@ -360,8 +360,8 @@ pub struct Summary {
     /// RoCE frames that were a mirror's second copy of a packet (crate::dedup): left out
     /// of `roce` and every other figure unless `config.keep_duplicates`.
     pub duplicates: u64,
-    /// Capture records with no captured byte, passed over by the reader (not frames, not in
-    /// `packets`; set by the caller).
+    /// Capture records with no captured byte, passed over by the reader (nothing to analyse,
+    /// not in `packets`; set by the caller). Frame numbers count them, as tshark's do.
     pub empty_records: u64,
     /// Flows no longer tracked (idle, or past `--max-flows`): not in `flows`; their packets
     /// and wire bytes are `evicted_packets` and `evicted_bytes`.

@@ -259,6 +259,7 @@ impl LiveCapture {
             link_bps: self.interface.speed_bps,
             point: 0,
             data: &self.buf,
+            empty_before: 0,
         }))
     }
 
@@ -294,6 +295,7 @@ impl LiveCapture {
                         link_bps,
                         point: 0,
                         data: p.data,
+                        empty_before: 0,
                     };
                     handled += 1;
                     go = f(&rec);

@@ -24,6 +24,8 @@ struct Pending {
     link_bps: Option<u64>,
     /// pcapng section it was read in.
     section: u32,
+    /// Empty records its file passed over just before it ([`Record::empty_before`]).
+    empty_before: u64,
     data: Vec<u8>,
 }
 
@@ -37,6 +39,7 @@ impl Default for Pending {
             interface: 0,
             link_bps: None,
             section: 0,
+            empty_before: 0,
             data: Vec::new(),
         }
     }
@@ -263,6 +266,7 @@ impl Merged {
                     slot.link_type = rec.link_type;
                     slot.interface = rec.interface;
                     slot.link_bps = rec.link_bps;
+                    slot.empty_before = rec.empty_before;
                     slot.data.extend_from_slice(rec.data);
                     slot.section = reader.sections();
                     if slot.ts_ns < input.last_ts {
@@ -313,6 +317,9 @@ impl Merged {
             link_bps: c.link_bps,
             point: u16::try_from(point).unwrap_or(u16::MAX),
             data: &c.data,
+            // A file's empty records are numbered just before its next record (mergecap places
+            // each by its own time: the same unless another file's record falls between).
+            empty_before: c.empty_before,
         })
     }
 }

@@ -98,6 +98,19 @@ pub struct Record<'a> {
     pub point: u16,
     /// The captured bytes.
     pub data: &'a [u8],
+    /// Records with no captured byte the reader passed over just before this one (0 but in
+    /// files that hold such records; never for live captures). tshark numbers them as frames,
+    /// so frame numbers count them too: [`Record::number_after`].
+    pub empty_before: u64,
+}
+
+impl Record<'_> {
+    /// This record's frame number, `previous` being the number of the record before it (0 at
+    /// the start): one more, plus the empty records passed over between them, so the numbers
+    /// are tshark's (which numbers a record with no captured byte as a frame of length 0).
+    pub fn number_after(&self, previous: u64) -> u64 {
+        previous.saturating_add(1).saturating_add(self.empty_before)
+    }
 }
 
 /// A streaming reader over a pcap or pcapng capture.
@@ -112,6 +125,9 @@ pub struct CaptureReader {
     records: u64,
     /// pcapng packet blocks with no captured byte, passed over (classic pcap's: `Classic`).
     empty: u64,
+    /// [`CaptureReader::empty_records`] when the last record was handed out: the empty
+    /// records since are the next record's [`Record::empty_before`].
+    empty_seen: u64,
     capacity: usize,
     /// pcapng sections begun (each restarts interface numbering).
     sections: u32,
@@ -266,6 +282,7 @@ impl CaptureReader {
             buf: Vec::new(),
             records: 0,
             empty: 0,
+            empty_seen: 0,
             capacity: buffer,
             sections: 0,
             last_ts: 0,
@@ -480,6 +497,7 @@ impl CaptureReader {
             self.done = true;
         }
         let meta = r?;
+        let empty_before = self.take_empty_before();
         // The interface blocks come in the stream: look the speed up per record, not at open.
         let speed = |i: u32| self.interfaces.get(i as usize).and_then(|ifc| ifc.speed_bps);
         Ok(meta.map(|(ts_ns, caplen, len, link_type, interface)| Record {
@@ -491,7 +509,16 @@ impl CaptureReader {
             link_bps: speed(interface),
             point: 0,
             data: &self.buf,
+            empty_before,
         }))
+    }
+
+    /// The empty records passed over since the last record handed out.
+    fn take_empty_before(&mut self) -> u64 {
+        let total = self.empty_records();
+        let since = total.saturating_sub(self.empty_seen);
+        self.empty_seen = total;
+        since
     }
 
     /// The next record of a classic pcap, borrowed from the read buffer.
@@ -511,6 +538,7 @@ impl CaptureReader {
         };
         self.records += 1;
         self.last_ts = at.ts_ns;
+        let empty_before = self.take_empty_before();
         let Some(c) = self.classic.as_ref() else { return Ok(None) };
         let data = c.buf.get(at.start..at.start + at.caplen as usize).unwrap_or(&[]);
         Ok(Some(Record {
@@ -522,6 +550,7 @@ impl CaptureReader {
             link_bps: None,
             point: 0,
             data,
+            empty_before,
         }))
     }
 

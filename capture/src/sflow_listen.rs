@@ -140,6 +140,7 @@ impl SflowListener {
             link_bps: None,
             point: 0,
             data: &self.frame,
+            empty_before: 0,
         }
     }
 }

@@ -635,6 +635,7 @@ mod tests {
             link_bps: None,
             point: 0,
             data: &data,
+            empty_before: 0,
         };
         for format in [FileFormat::PcapNg, FileFormat::Pcap] {
             // 5 kB files, keep 3: 40 records of 1 kB make about 9 files.
@@ -682,6 +683,7 @@ mod tests {
             link_bps: None,
             point: 0,
             data: &data,
+            empty_before: 0,
         };
         let path = dir.path().join("one.pcapng");
         let mut sink = CaptureSink::create(SinkOptions::new(&path, FileFormat::PcapNg), &[]).expect("sink");

@@ -592,10 +592,21 @@ fn records_with_no_captured_byte_are_counted_and_passed_over() {
     let path = dir.path().join("empty.pcap.gz");
     std::fs::write(&path, &gz).unwrap();
     let mut r = CaptureReader::open(&path).unwrap();
-    let mut frames = 0;
+    let (mut frames, mut numbers) = (0, Vec::new());
     while let Some(rec) = r.next_record().unwrap() {
         assert!(rec.caplen > 0);
         frames += 1;
+        numbers.push(rec.number_after(numbers.last().copied().unwrap_or(0)));
     }
     assert_eq!((frames, r.empty_records()), (2, 2_000_000));
+    // Numbered as tshark numbers them: the empty records count.
+    assert_eq!(numbers, [1, 2_000_002]);
+    // Through a merge too, each file's empty records before its next record.
+    let mut m = Merged::open(&[path.clone(), path]).unwrap();
+    let mut before = Vec::new();
+    while let Some(rec) = m.next_record() {
+        before.push((rec.point, rec.empty_before));
+    }
+    assert_eq!(before, [(0, 0), (0, 2_000_000), (1, 0), (1, 2_000_000)]);
+    assert_eq!(m.empty_records(), 4_000_000);
 }

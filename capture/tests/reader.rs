@@ -85,6 +85,7 @@ fn sink_rotates_by_size_and_time_and_keeps_the_newest() {
         link_bps: None,
         point: 0,
         data: &data,
+        empty_before: 0,
     };
 
     // By size: 5 kB files, keep 2.

@@ -94,7 +94,7 @@ fn render_text(sr: &StreamedReport<'_>, source: &str, max_connections: usize) ->
     if s.empty_records > 0 {
         let _ = writeln!(
             o,
-            "  {} record(s) with no captured byte passed over: nothing in them to analyse, not counted as frames",
+            "  {} record(s) with no captured byte passed over: nothing in them to analyse, not in the frames above (frame numbers count them, as tshark's do)",
             s.empty_records
         );
     }

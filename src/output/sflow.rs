@@ -126,6 +126,7 @@ pub fn read<'a>(
                 link_bps: None,
                 point: rec.point,
                 data: h.header,
+                empty_before: 0,
             };
             samples.push(Sample {
                 flow_sample: i + 1,

@@ -291,6 +291,8 @@ pub struct App {
     pub filter_cursor: usize,
     /// The filter (text and parsed) before editing began, for Esc.
     filter_before: Option<(String, Option<Filter>)>,
+    /// Times the filter line was parsed ([`App::filter_parses`]).
+    filter_parses: u64,
     /// Help overlay shown.
     pub help: bool,
     /// Leave at the next turn.
@@ -377,6 +379,7 @@ impl Default for App {
             editing_filter: false,
             filter_cursor: 0,
             filter_before: None,
+            filter_parses: 0,
             help: false,
             quit: false,
             clear_requested: false,
@@ -392,7 +395,7 @@ impl Default for App {
 }
 
 /// The longest filter the filter line takes: far more than a filter a person writes, short
-/// enough that the line re-read on every key stays cheap.
+/// enough that editing and parsing it stays cheap.
 pub const MAX_FILTER_CHARS: usize = 1024;
 
 impl App {
@@ -755,57 +758,105 @@ impl App {
     /// A key while editing the filter line: typing and shell-style line editing at the
     /// cursor, Enter to apply (refused while the text does not parse), Esc to cancel.
     pub fn filter_edit(&mut self, e: LineEdit) {
+        self.filter_edits([e]);
+    }
+
+    /// Keys typed into the filter line together (what arrived while the screen was drawn: a
+    /// paste comes as thousands of keys at once), the line parsed once after them rather than
+    /// after each (a parse per key of a 12,000-character paste froze the screen). Enter parses
+    /// what came before it first, to refuse a filter that does not parse. Keys after an Enter
+    /// or Esc that ended the editing are not filter keys: they are left alone.
+    pub fn filter_edits(&mut self, edits: impl IntoIterator<Item = LineEdit>) {
+        let (mut changed, mut full) = (false, false);
+        for e in edits {
+            if !self.editing_filter {
+                break;
+            }
+            match e {
+                LineEdit::Cancel => {
+                    // The filter shown while typing goes back to the one before.
+                    if let Some((text, filter)) = self.filter_before.take() {
+                        self.filter_text = text;
+                        self.filter = filter;
+                    }
+                    self.filter_error = None;
+                    self.editing_filter = false;
+                    return;
+                }
+                LineEdit::Apply => {
+                    if changed {
+                        self.parse_filter();
+                        changed = false;
+                    }
+                    // An invalid filter is not applied: keep editing, its error stays on screen.
+                    if self.filter_error.is_none() {
+                        self.editing_filter = false;
+                        self.filter_before = None;
+                        self.selected[0] = 0;
+                    }
+                }
+                LineEdit::Insert(c)
+                    if !c.is_control() && self.filter_text.chars().count() >= MAX_FILTER_CHARS =>
+                {
+                    full = true;
+                }
+                e => changed |= self.edit_filter_text(e),
+            }
+        }
+        if changed {
+            self.parse_filter();
+        }
+        if full {
+            // A longer paste stops at the limit, and says so.
+            self.filter_error = Some(format!("a filter holds at most {MAX_FILTER_CHARS} characters"));
+        }
+    }
+
+    /// Times the filter line has been parsed: once per batch of keys that changed it
+    /// ([`App::filter_edits`]), each parse linear in its length.
+    pub fn filter_parses(&self) -> u64 {
+        self.filter_parses
+    }
+
+    fn parse_filter(&mut self) {
+        self.filter_parses += 1;
+        match Filter::parse(&self.filter_text) {
+            Ok(f) => {
+                self.filter = f;
+                self.filter_error = None;
+            }
+            Err(e) => self.filter_error = Some(e),
+        }
+    }
+
+    /// One key's change to the filter text and cursor; whether the text changed.
+    fn edit_filter_text(&mut self, e: LineEdit) -> bool {
         let len = self.filter_text.chars().count();
         let cur = self.filter_cursor.min(len);
         // Byte offset of the `i`th character.
         let at = |s: &str, i: usize| s.char_indices().nth(i).map_or(s.len(), |(b, _)| b);
         match e {
-            LineEdit::Cancel => {
-                // The filter shown while typing goes back to the one before.
-                if let Some((text, filter)) = self.filter_before.take() {
-                    self.filter_text = text;
-                    self.filter = filter;
-                }
-                self.filter_error = None;
-                self.editing_filter = false;
-                return;
-            }
-            LineEdit::Apply => {
-                // An invalid filter is not applied: keep editing, its error stays on screen.
-                if self.filter_error.is_none() {
-                    self.editing_filter = false;
-                    self.filter_before = None;
-                    self.selected[0] = 0;
-                }
-                return;
-            }
             LineEdit::Left => self.filter_cursor = cur.saturating_sub(1),
             LineEdit::Right => self.filter_cursor = (cur + 1).min(len),
             LineEdit::Home => self.filter_cursor = 0,
             LineEdit::End => self.filter_cursor = len,
-            LineEdit::Insert(c) if !c.is_control() && len >= MAX_FILTER_CHARS => {
-                // A paste of thousands of characters stops at the limit: each key re-reads
-                // the line, which stays cheap (a 12,000-character paste froze the screen).
-                self.filter_error = Some(format!("a filter holds at most {MAX_FILTER_CHARS} characters"));
-                return;
-            }
             LineEdit::Insert(c) if !c.is_control() => {
                 let b = at(&self.filter_text, cur);
                 self.filter_text.insert(b, c);
                 self.filter_cursor = cur + 1;
+                return true;
             }
-            LineEdit::Insert(_) => {}
             LineEdit::Backspace if cur > 0 => {
                 let b = at(&self.filter_text, cur - 1);
                 self.filter_text.remove(b);
                 self.filter_cursor = cur - 1;
+                return true;
             }
-            LineEdit::Backspace => {}
             LineEdit::Delete if cur < len => {
                 let b = at(&self.filter_text, cur);
                 self.filter_text.remove(b);
+                return true;
             }
-            LineEdit::Delete => {}
             LineEdit::DeleteWord => {
                 // As a shell's Ctrl-W: the spaces before the cursor, then the word before them.
                 let chars: Vec<char> = self.filter_text.chars().take(cur).collect();
@@ -819,23 +870,25 @@ impl App {
                 let (a, b) = (at(&self.filter_text, start), at(&self.filter_text, cur));
                 self.filter_text.replace_range(a..b, "");
                 self.filter_cursor = start;
+                return a != b;
             }
             LineEdit::DeleteToStart => {
                 let b = at(&self.filter_text, cur);
                 self.filter_text.replace_range(..b, "");
                 self.filter_cursor = 0;
+                return b > 0;
             }
             LineEdit::DeleteToEnd => {
                 let b = at(&self.filter_text, cur);
                 self.filter_text.truncate(b);
+                return cur < len;
             }
+            LineEdit::Insert(_)
+            | LineEdit::Backspace
+            | LineEdit::Delete
+            | LineEdit::Apply
+            | LineEdit::Cancel => {}
         }
-        match Filter::parse(&self.filter_text) {
-            Ok(f) => {
-                self.filter = f;
-                self.filter_error = None;
-            }
-            Err(e) => self.filter_error = Some(e),
-        }
+        false
     }
 }

@@ -7,7 +7,8 @@ use crate::snapshot::Update;
 use crate::view::{self, TreeFn};
 use ratatui::backend::CrosstermBackend;
 use ratatui::crossterm::event::{
-    self, DisableMouseCapture, EnableMouseCapture, Event, KeyCode, KeyEventKind, KeyModifiers, MouseEventKind,
+    self, DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture, Event,
+    KeyCode, KeyEventKind, KeyModifiers, MouseEventKind,
 };
 use ratatui::crossterm::execute;
 use ratatui::crossterm::terminal::{
@@ -22,7 +23,7 @@ use std::time::Duration;
 
 fn restore() {
     let _ = disable_raw_mode();
-    let _ = execute!(io::stdout(), LeaveAlternateScreen, DisableMouseCapture);
+    let _ = execute!(io::stdout(), LeaveAlternateScreen, DisableMouseCapture, DisableBracketedPaste);
 }
 
 /// Restores the terminal when dropped, whatever happened.
@@ -72,6 +73,103 @@ pub fn line_edit(code: KeyCode, mods: KeyModifiers) -> Option<LineEdit> {
     })
 }
 
+/// Most events handled between two draws: a long burst still shows progress.
+const MAX_BURST: usize = 4096;
+
+/// Act on events read together. The keys typed into the filter line are applied as one
+/// batch (up to an Enter or Esc that ends the editing, or another kind of event), so the line
+/// is parsed once per batch ([`App::filter_edits`]), not once per key. A bracketed paste goes
+/// into the filter line while it is edited (line breaks and tabs as spaces) and is ignored
+/// otherwise: pasted text is not commands.
+fn handle_events(app: &mut App, events: impl IntoIterator<Item = Event>) {
+    let mut typed: Vec<LineEdit> = Vec::new();
+    for ev in events {
+        if app.quit {
+            break;
+        }
+        if app.editing_filter {
+            let edits = match &ev {
+                Event::Key(k)
+                    if k.kind != KeyEventKind::Release
+                        && !(k.modifiers.contains(KeyModifiers::CONTROL) && k.code == KeyCode::Char('c')) =>
+                {
+                    Some(line_edit(k.code, k.modifiers).into_iter().collect::<Vec<_>>())
+                }
+                Event::Paste(text) => Some(pasted(text).collect()),
+                _ => None,
+            };
+            if let Some(edits) = edits {
+                let ends = edits.iter().any(|e| matches!(e, LineEdit::Apply | LineEdit::Cancel));
+                typed.extend(edits);
+                if ends {
+                    app.filter_edits(typed.drain(..));
+                }
+                continue;
+            }
+        }
+        if !typed.is_empty() {
+            app.filter_edits(typed.drain(..));
+        }
+        handle_event(app, ev);
+    }
+    if !typed.is_empty() {
+        app.filter_edits(typed);
+    }
+}
+
+/// A pasted text as filter-line keys: a line break or tab is a space.
+fn pasted(text: &str) -> impl Iterator<Item = LineEdit> + '_ {
+    text.chars().map(|c| LineEdit::Insert(if matches!(c, '\n' | '\r' | '\t') { ' ' } else { c }))
+}
+
+/// One event outside the filter line's keys.
+fn handle_event(app: &mut App, ev: Event) {
+    match ev {
+        Event::Key(k) if k.kind != KeyEventKind::Release => {
+            let ctrl = k.modifiers.contains(KeyModifiers::CONTROL);
+            if ctrl && matches!(k.code, KeyCode::Char('c')) {
+                app.quit = true;
+                return;
+            }
+            let action = match k.code {
+                KeyCode::Char('f') if ctrl => Some(Action::PageDown),
+                KeyCode::Char('b') if ctrl => Some(Action::PageUp),
+                KeyCode::Char(c) => keys::for_char(c),
+                KeyCode::Up => keys::for_name("up"),
+                KeyCode::Down => keys::for_name("down"),
+                KeyCode::Enter => keys::for_name("enter"),
+                KeyCode::Esc => keys::for_name("esc"),
+                KeyCode::Tab => keys::for_name("tab"),
+                KeyCode::BackTab => keys::for_name("backtab"),
+                KeyCode::PageUp => keys::for_name("pgup"),
+                KeyCode::PageDown => keys::for_name("pgdn"),
+                KeyCode::Home => keys::for_name("home"),
+                KeyCode::End => keys::for_name("end"),
+                _ => None,
+            };
+            if let Some(a) = action {
+                app.act(a);
+            } else if app.help {
+                app.help = false;
+            }
+        }
+        Event::Mouse(m) => match m.kind {
+            MouseEventKind::ScrollDown => app.act(Action::Down),
+            MouseEventKind::ScrollUp => app.act(Action::Up),
+            // A click selects a row of the QPs list, the one table whose scroll offset the
+            // renderer records. Rows start below the header (3), tabs (1), border (1) and
+            // column titles (1).
+            MouseEventKind::Down(_)
+                if app.screen == Screen::Qps && app.detail.is_none() && !app.help && m.row >= 6 =>
+            {
+                app.select_qp_row(app.qps_offset.get() + usize::from(m.row - 6));
+            }
+            _ => {}
+        },
+        _ => {}
+    }
+}
+
 /// Run the UI until the user quits or `stop` is set from outside. `rx` brings snapshots; `stop`
 /// tells the worker to end;
 /// `clear` asks it to restart the analysis; `tree` decodes a frame for the packet view.
@@ -83,7 +181,8 @@ pub fn run(
 ) -> io::Result<()> {
     enable_raw_mode()?;
     let _guard = Guard;
-    execute!(io::stdout(), EnterAlternateScreen, EnableMouseCapture)?;
+    // Bracketed paste: a paste arrives as one event, not one key per character.
+    execute!(io::stdout(), EnterAlternateScreen, EnableMouseCapture, EnableBracketedPaste)?;
     let prev = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
         restore();
@@ -110,54 +209,17 @@ pub fn run(
         }
         terminal.draw(|f| view::draw(f, &mut app, tree))?;
         if event::poll(Duration::from_millis(200))? {
-            match event::read()? {
-                Event::Key(k) if k.kind != KeyEventKind::Release => {
-                    let ctrl = k.modifiers.contains(KeyModifiers::CONTROL);
-                    if ctrl && matches!(k.code, KeyCode::Char('c')) {
-                        app.quit = true;
-                    } else if app.editing_filter {
-                        if let Some(e) = line_edit(k.code, k.modifiers) {
-                            app.filter_edit(e);
-                        }
-                    } else {
-                        let action = match k.code {
-                            KeyCode::Char('f') if ctrl => Some(Action::PageDown),
-                            KeyCode::Char('b') if ctrl => Some(Action::PageUp),
-                            KeyCode::Char(c) => keys::for_char(c),
-                            KeyCode::Up => keys::for_name("up"),
-                            KeyCode::Down => keys::for_name("down"),
-                            KeyCode::Enter => keys::for_name("enter"),
-                            KeyCode::Esc => keys::for_name("esc"),
-                            KeyCode::Tab => keys::for_name("tab"),
-                            KeyCode::BackTab => keys::for_name("backtab"),
-                            KeyCode::PageUp => keys::for_name("pgup"),
-                            KeyCode::PageDown => keys::for_name("pgdn"),
-                            KeyCode::Home => keys::for_name("home"),
-                            KeyCode::End => keys::for_name("end"),
-                            _ => None,
-                        };
-                        if let Some(a) = action {
-                            app.act(a);
-                        } else if app.help {
-                            app.help = false;
-                        }
-                    }
-                }
-                Event::Mouse(m) => match m.kind {
-                    MouseEventKind::ScrollDown => app.act(Action::Down),
-                    MouseEventKind::ScrollUp => app.act(Action::Up),
-                    // A click selects a row of the QPs list, the one table whose scroll
-                    // offset the renderer records. Rows start below the header (3), tabs
-                    // (1), border (1) and column titles (1).
-                    MouseEventKind::Down(_)
-                        if app.screen == Screen::Qps && app.detail.is_none() && !app.help && m.row >= 6 =>
-                    {
-                        app.select_qp_row(app.qps_offset.get() + usize::from(m.row - 6));
-                    }
-                    _ => {}
-                },
-                _ => {}
+            // Whatever else has arrived is handled before the next draw: a paste where the
+            // terminal does not bracket it comes as thousands of keys, and a draw after each
+            // (with the filter parsed each time) froze the screen while the terminal's input
+            // queue filled.
+            // (A zero timeout would not see the events crossterm has read but not yet handed
+            // out: 1 ms, which costs nothing when they are there.)
+            let mut events = vec![event::read()?];
+            while events.len() < MAX_BURST && event::poll(Duration::from_millis(1))? {
+                events.push(event::read()?);
             }
+            handle_events(&mut app, events);
         }
         if app.clear_requested {
             clear.store(true, Ordering::Relaxed);
@@ -280,5 +342,74 @@ mod tests {
         let app = typed(&keys);
         assert_eq!(app.filter_text, "ip=fe80::1");
         assert!(app.filter.is_some());
+    }
+
+    fn key(code: KeyCode) -> Event {
+        Event::Key(ratatui::crossterm::event::KeyEvent::new(code, KeyModifiers::NONE))
+    }
+
+    /// A 12,000-character paste that arrives as keys (no bracketed paste) is read in bursts
+    /// and the filter line parsed once per burst, not once per key (1,024 parses before the
+    /// batching, up to 12,000 before the length limit: an 18 s freeze).
+    #[test]
+    fn a_pasted_burst_of_keys_parses_the_filter_once() {
+        let text: String = "nak or ".repeat(2_000).chars().take(12_000).collect();
+        let mut app = App::default();
+        app.act(Action::Filter);
+        handle_events(&mut app, text.chars().map(|c| key(KeyCode::Char(c))));
+        assert_eq!(app.filter_text.chars().count(), crate::app::MAX_FILTER_CHARS);
+        assert_eq!(app.filter_parses(), 1);
+        assert!(
+            app.filter_error.as_deref().is_some_and(|e| e.contains("at most 1024")),
+            "{:?}",
+            app.filter_error
+        );
+        // The same keys one at a time: the same line, a parse per key that changed it.
+        let mut one_by_one = App::default();
+        one_by_one.act(Action::Filter);
+        for c in text.chars() {
+            one_by_one.filter_edit(LineEdit::Insert(c));
+        }
+        assert_eq!(
+            (&one_by_one.filter_text, &one_by_one.filter_error),
+            (&app.filter_text, &app.filter_error)
+        );
+        assert_eq!(one_by_one.filter_parses(), crate::app::MAX_FILTER_CHARS as u64);
+    }
+
+    /// In one burst: `/`, a filter, Enter, then a key that is a command again. Enter parses
+    /// what came before it (an invalid filter is still refused); the keys after it act.
+    #[test]
+    fn keys_after_enter_in_a_burst_are_commands() {
+        let mut app = App::default();
+        let burst = "/nak>".chars().map(|c| key(KeyCode::Char(c))).chain([
+            key(KeyCode::Enter),
+            key(KeyCode::Backspace),
+            key(KeyCode::Enter),
+            key(KeyCode::Char('q')),
+        ]);
+        handle_events(&mut app, burst);
+        assert_eq!(app.filter_text, "nak");
+        assert!(app.filter.is_some() && app.filter_error.is_none() && !app.editing_filter);
+        assert!(app.quit, "q after the filter was applied quits");
+        assert_eq!(app.filter_parses(), 2, "once at each Enter");
+    }
+
+    /// A bracketed paste goes into the filter line whole (line breaks as spaces), parsed once;
+    /// outside the filter line it is not taken for commands.
+    #[test]
+    fn a_bracketed_paste_is_filter_text_or_nothing() {
+        let mut app = App::default();
+        handle_events(&mut app, [Event::Paste("q".into())]);
+        assert!(!app.quit && app.filter_text.is_empty());
+        app.act(Action::Filter);
+        handle_events(&mut app, [Event::Paste("nak\nor\tce>0".into()), key(KeyCode::Enter)]);
+        assert_eq!(app.filter_text, "nak or ce>0");
+        assert!(app.filter.is_some() && !app.editing_filter);
+        assert_eq!(app.filter_parses(), 1);
+        app.act(Action::Filter);
+        handle_events(&mut app, [Event::Paste("(".repeat(100_000))]);
+        assert_eq!(app.filter_text.chars().count(), crate::app::MAX_FILTER_CHARS);
+        assert_eq!(app.filter_parses(), 2);
     }
 }

@@ -740,8 +740,8 @@ fn congestion_screen_shows_the_fan_in() {
     assert!(screen.contains("fan-in 16 → 10.0.0.100, past the queue"), "{screen}");
 }
 
-/// A paste of 12,000 characters into the filter line stops at the limit with a message (each
-/// key re-reads the line: a paste that long froze the screen), and filters that nest deeper
+/// A paste of 12,000 characters into the filter line stops at the limit with a message (a
+/// paste that long, parsed after each key, froze the screen), and filters that nest deeper
 /// than the parser allows are errors, not a stack overflow.
 #[test]
 fn a_huge_paste_into_the_filter_line_stops_at_its_limit() {
