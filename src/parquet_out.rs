@@ -804,7 +804,7 @@ impl FlowCols {
         self.burst_ce.append_value(u64::from(b.ce_peak));
         let l = &f.latency;
         for (b, v) in self.latency.iter_mut().zip([&l.ack, &l.read, &l.nak_to_retransmit, &l.ce_to_cnp]) {
-            b.push(v.as_ref());
+            b.push(v.as_deref());
         }
         self.partner.append_option(f.partner.map(|p| p as u64));
         self.pairing.append_option(f.pairing);

@@ -34,6 +34,15 @@ const PULSE_EVERY: Duration = Duration::from_millis(250);
 /// flows a report takes tens of milliseconds, and the capture must keep up meanwhile.
 const REPORT_SHARE: u32 = 10;
 
+/// Past this many flows in the picture the UI holds, it gives up its tables before the
+/// worker builds the next ([`Update::Release`]): two pictures of half a million flows would
+/// hold two gigabytes at once (docs/reliability.md, issue 26).
+const RELEASE_OVER: usize = 100_000;
+
+/// How long the worker waits for the UI to answer [`Update::Release`] before trying again at
+/// the next snapshot (the UI answers within its 200 ms turn, plus the time to free).
+const RELEASE_WAIT: Duration = Duration::from_secs(10);
+
 /// Frames kept for the Packets screen.
 const RECENT_FRAMES: usize = 5000;
 
@@ -299,6 +308,7 @@ fn worker(
         file_stats: Vec::new(),
         notice: None,
         frame_no: 0,
+        shown_flows: 0,
     });
     let progress = |st: &State, done: bool| match (live, total_bytes) {
         (true, _) => None,
@@ -307,6 +317,11 @@ fn worker(
         (false, None) => None,
     };
     let publish = |st: &mut State, done: bool, error: Option<String>| {
+        if st.shown_flows > RELEASE_OVER && !released(tx, stop) {
+            // A frozen view keeps its picture: build none until it resumes.
+            st.last_full = Instant::now();
+            return Published::Deferred;
+        }
         let built = Instant::now();
         let mut report = st.analyzer.report();
         report.capture = st.stats.map(|s| CaptureCounters {
@@ -341,11 +356,12 @@ fn worker(
             rows: Some(rows),
         };
         st.last_full = Instant::now();
+        st.shown_flows = snap.report.flows.len();
         // A full channel means the UI is behind: hand the snapshot back; while capturing it
         // is dropped (the next is newer anyway), at the end it is sent again as it is.
         match tx.try_send(Update::Full(Box::new(snap))) {
-            Err(TrySendError::Full(s)) => Some(s),
-            _ => None,
+            Err(TrySendError::Full(s)) => Published::Unsent(s),
+            _ => Published::Sent,
         }
     };
     // Between two snapshots (seconds apart at a million connections), the header's figures.
@@ -504,10 +520,15 @@ fn worker(
     while !stop.load(Ordering::Relaxed) {
         if clear_if_asked(clear, &mut st, &cfg) {
             unsent = publish(&mut st, true, error.clone());
-        } else if let Some(s) = unsent.take() {
-            unsent = match tx.try_send(s) {
-                Err(TrySendError::Full(s)) => Some(s),
-                _ => None,
+        } else {
+            unsent = match unsent {
+                // The view was frozen: the final picture is built once it resumes.
+                Published::Deferred => publish(&mut st, true, error.clone()),
+                Published::Unsent(s) => match tx.try_send(s) {
+                    Err(TrySendError::Full(s)) => Published::Unsent(s),
+                    _ => Published::Sent,
+                },
+                Published::Sent => Published::Sent,
             };
         }
         std::thread::sleep(Duration::from_millis(100));
@@ -515,6 +536,43 @@ fn worker(
     // The UI has quit and the process is ending: freeing a million flows one by one would
     // hold the exit up for seconds.
     std::mem::forget(st);
+}
+
+/// What became of a picture ([`worker`]'s `publish`).
+enum Published {
+    /// On its way to the UI.
+    Sent,
+    /// Built, but the channel was full: to send again (at the end of a file).
+    Unsent(Update),
+    /// Not built: the UI keeps a frozen picture of many flows.
+    Deferred,
+}
+
+/// Ask the UI to give up its picture's tables before a large one is built ([`RELEASE_OVER`]),
+/// and wait for them to be freed: `false` when it keeps them (frozen), it is gone, or it
+/// does not answer in [`RELEASE_WAIT`].
+fn released(tx: &SyncSender<Update>, stop: &AtomicBool) -> bool {
+    let (reply, answer) = mpsc::sync_channel(1);
+    let mut msg = Update::Release(reply);
+    let asked = Instant::now();
+    loop {
+        match tx.try_send(msg) {
+            Ok(()) => break,
+            Err(TrySendError::Full(m)) if !stop.load(Ordering::Relaxed) && asked.elapsed() < RELEASE_WAIT => {
+                msg = m;
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            Err(_) => return false,
+        }
+    }
+    while asked.elapsed() < RELEASE_WAIT && !stop.load(Ordering::Relaxed) {
+        match answer.recv_timeout(Duration::from_millis(50)) {
+            Ok(yes) => return yes,
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+            Err(mpsc::RecvTimeoutError::Disconnected) => return false,
+        }
+    }
+    false
 }
 
 /// Restart the analysis when the user asked (`c`). A plain load first: the frame loop
@@ -607,6 +665,8 @@ struct State {
     /// The latest frame's number in the source (records with no captured byte numbered too,
     /// as tshark numbers them; kept across a clear).
     frame_no: u64,
+    /// Flows in the last picture sent: the UI holds it until the next.
+    shown_flows: usize,
 }
 
 #[cfg(test)]

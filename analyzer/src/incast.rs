@@ -48,6 +48,11 @@ pub const BEFORE_LINK_SHARE: f64 = 1.25;
 /// Senders named per busiest bin in the report.
 pub const NAMED_SENDERS: usize = 8;
 
+/// Receivers kept after their flows were evicted (`--max-flows`) for the incast they took:
+/// at most this many, the largest fan-ins ([`FanIn::retain`]). The same bound limits CM
+/// set-up state whose QPs never sent (at least this many entries, or one a flow kept).
+pub const MAX_ORPHANS: usize = 4096;
+
 /// Where the capture point sits relative to the queue the senders share.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -298,6 +303,57 @@ impl FanIn {
     }
 }
 
+impl FanIn {
+    /// Keep the receivers `keep` names (those that still have a flow, after an eviction),
+    /// and of the others the [`MAX_ORPHANS`] with the largest fan-in of at least
+    /// [`INCAST_MIN_SENDERS`] (an incast the report names though its flows are gone): the
+    /// rest go, so receivers stay bounded whoever sends.
+    pub fn retain(&mut self, keep: impl Fn(u16, IpAddr) -> bool) {
+        let fan_in = |r: &Rx| r.busy.as_ref().map_or(0, |b| b.best.fan_in).max(r.senders);
+        let mut orphans: Vec<(u32, usize)> = self
+            .rx
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| !keep(r.point, r.addr) && fan_in(r) >= INCAST_MIN_SENDERS)
+            .map(|(i, r)| (fan_in(r), i))
+            .collect();
+        orphans.sort_unstable_by(|a, b| b.cmp(a));
+        orphans.truncate(MAX_ORPHANS);
+        let mut kept_orphan = vec![false; self.rx.len()];
+        for (_, i) in orphans {
+            if let Some(k) = kept_orphan.get_mut(i) {
+                *k = true;
+            }
+        }
+        let mut i = 0;
+        self.rx.retain(|r| {
+            let k = keep(r.point, r.addr) || kept_orphan.get(i).copied().unwrap_or(false);
+            i += 1;
+            k
+        });
+        self.rx.shrink_to_fit();
+        self.index = HashTable::with_capacity(self.rx.len());
+        for (id, r) in self.rx.iter().enumerate() {
+            let Ok(id) = u32::try_from(id) else { break };
+            let rx = &self.rx;
+            self.index.insert_unique(rx_hash(r.point, r.addr), id, |&i| {
+                rx.get(i as usize).map_or(0, |r| rx_hash(r.point, r.addr))
+            });
+        }
+        self.last = None;
+    }
+
+    /// Receivers tracked.
+    pub fn len(&self) -> usize {
+        self.rx.len()
+    }
+
+    /// No receiver tracked.
+    pub fn is_empty(&self) -> bool {
+        self.rx.is_empty()
+    }
+}
+
 /// `bytes` over `bin_ns` in Gb/s.
 pub fn gbps(bytes: u64, bin_ns: u64) -> f64 {
     bytes as f64 * 8.0 / bin_ns.max(1) as f64
@@ -314,6 +370,28 @@ mod tests {
     /// A data packet from 10.0.0.`src` to 10.0.0.`dst` at point 0.
     fn pkt(src: u8, dst: u8, bin: i64, bytes: u64, ce: bool) -> DataPacket {
         DataPacket { point: 0, src: ip(src), dst: ip(dst), bin, frame: 1, bytes, packets: 1, ce }
+    }
+
+    #[test]
+    fn receivers_without_flows_go_but_the_largest_incasts_stay() {
+        let mut f = FanIn::default();
+        // Receiver 100: five senders in one bin; 101: one sender; 102: two.
+        for s in 1..=5 {
+            f.add(pkt(s, 100, 0, 1000, false));
+        }
+        f.add(pkt(1, 101, 0, 1000, false));
+        f.add(pkt(1, 102, 0, 1000, false));
+        f.add(pkt(2, 102, 0, 1000, false));
+        // Only 102 still has a flow: 100 stays for its incast, 101 goes.
+        f.retain(|_, a| a == ip(102));
+        assert_eq!(f.len(), 2);
+        let left: Vec<IpAddr> = f.busiest(1_000_000, 100_000_000_000).iter().map(|b| b.receiver).collect();
+        assert_eq!(left, [ip(100), ip(102)]);
+        // Found again through the rebuilt index, and filled on.
+        f.add(pkt(3, 102, 0, 1000, false));
+        assert_eq!(f.busiest(1_000_000, 100_000_000_000).get(1).map(|b| b.busiest.fan_in), Some(3));
+        f.retain(|_, _| false);
+        assert_eq!(f.len(), 1, "the incast stays, bounded by MAX_ORPHANS");
     }
 
     #[test]

@@ -1625,6 +1625,7 @@ impl Analyzer {
             })
             .collect();
         self.last = None;
+        self.prune_host_state();
         let t = &mut self.totals;
         t.flows_evicted += evicted.len() as u64;
         t.evicted_packets += evicted.iter().map(|f| f.packets).sum::<u64>();
@@ -1637,6 +1638,36 @@ impl Analyzer {
             e.1 = e.1.min(first);
         }
         evicted
+    }
+
+    /// After an eviction, the state kept per host or per connection set-up that no flow left
+    /// needs: otherwise a sender naming new addresses (random receivers, CM requests never
+    /// answered) grows it past `--max-flows`. Kept: the fan-in of receivers that still have
+    /// a flow and of the most notable others ([`incast::FanIn::retain`]), the last CNP
+    /// between two hosts that still have a flow, and CM state up to one entry per flow kept
+    /// (beyond that, set-ups whose QPs never sent, oldest tracking lost: their QPs, if they
+    /// come, are paired as any other).
+    fn prune_host_state(&mut self) {
+        let live: rustc_hash::FxHashSet<(u16, IpAddr, IpAddr)> =
+            self.flows.iter().map(|f| (f.key.point, f.key.src, f.key.dst)).collect();
+        let receivers: rustc_hash::FxHashSet<(u16, IpAddr)> = live.iter().map(|&(p, _, d)| (p, d)).collect();
+        self.fan_in.retain(|point, addr| receivers.contains(&(point, addr)));
+        self.cnp_hosts.retain(|k, _| live.contains(k));
+        let room = self.flows.len().max(incast::MAX_ORPHANS);
+        if self.cm_pending.len() > room {
+            self.cm_pending.clear();
+        }
+        let flows = &self.flows;
+        let orphan = |k: &FlowKey| flows.find(k).is_none();
+        if self.cm_timeout.keys().filter(|k| orphan(k)).count() > room {
+            self.cm_timeout.retain(|k, _| !orphan(k));
+        }
+        if self.cm_partner.keys().filter(|k| orphan(k)).count() > room {
+            self.cm_partner.retain(|k, _| !orphan(k));
+        }
+        self.cnp_hosts.shrink_to_fit();
+        self.cm_timeout.shrink_to_fit();
+        self.cm_partner.shrink_to_fit();
     }
 
     /// The input has ended: settle packets still waiting to be matched across capture
@@ -1817,6 +1848,8 @@ mod tests {
             gone.iter().map(|f| f.dest_qp).collect::<Vec<_>>()
         );
         assert!(a.flows().iter().any(|f| f.key.dest_qp == 0));
+        // Each flow had its own receiver: the fan-in state of the 55 gone goes with them.
+        assert_eq!(a.fan_in.len(), 45);
         let t = a.totals();
         assert_eq!((t.flows_evicted, t.evicted_packets), (55, 55));
         let r = a.report();

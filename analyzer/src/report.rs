@@ -775,17 +775,18 @@ pub struct Throughput {
     pub mean_gbps: f64,
 }
 
-/// Latency figures.
+/// Latency figures. Each summary is boxed: most flows have none, and a report over half a
+/// million flows keeps 200 bytes a flow less than with the summaries inline.
 #[derive(Clone, Debug, Serialize)]
 pub struct Latencies {
     /// AckReq request to the ACK covering it (on the requester's flow).
-    pub ack: Option<LatencySummary>,
+    pub ack: Option<Box<LatencySummary>>,
     /// READ request to its last response.
-    pub read: Option<LatencySummary>,
+    pub read: Option<Box<LatencySummary>>,
     /// NAK to the retransmission it triggered.
-    pub nak_to_retransmit: Option<LatencySummary>,
+    pub nak_to_retransmit: Option<Box<LatencySummary>>,
     /// CE mark to the next CNP for this flow.
-    pub ce_to_cnp: Option<LatencySummary>,
+    pub ce_to_cnp: Option<Box<LatencySummary>>,
 }
 
 /// A data sender's congestion control, seen from the CNPs it received and its rate around
@@ -900,7 +901,7 @@ pub struct FlowReport {
     /// Latencies.
     pub latency: Latencies,
     /// Congestion control (flows with CE marks or CNPs received; null otherwise).
-    pub cc: Option<CcReport>,
+    pub cc: Option<Box<CcReport>>,
     /// The other direction of the connection (index in `flows`).
     pub partner: Option<usize>,
     /// How it was paired: `cm`, `psn`, `address`.
@@ -1485,17 +1486,17 @@ pub(crate) fn flow_report(id: usize, f: &Flow, a: &Analyzer, detail: bool) -> Fl
             mean_gbps: rate.mean_gbps,
         },
         latency: Latencies {
-            ack: f.ack_latency().summary(),
-            read: f.latency().read.summary(),
-            nak_to_retransmit: f.latency().nak_to_retransmit.summary(),
-            ce_to_cnp: f.latency().ce_to_cnp.summary(),
+            ack: f.ack_latency().summary().map(Box::new),
+            read: f.latency().read.summary().map(Box::new),
+            nak_to_retransmit: f.latency().nak_to_retransmit.summary().map(Box::new),
+            ce_to_cnp: f.latency().ce_to_cnp.summary().map(Box::new),
         },
         cc: f.cc().map(|c| {
             let mut r = cc_report(c, &a.cfg.cc);
             if c.not_reacting() && cc_shares_bottleneck(f, a) {
                 r.reaction.not_judged = Some("incast");
             }
-            r
+            Box::new(r)
         }),
         partner: f.partner(),
         pairing: f.pairing.map(|p| p.name()),
@@ -2271,7 +2272,11 @@ pub(crate) fn build_with(a: &Analyzer, detail: bool, with_flows: bool) -> (Repor
     let t = &a.totals;
     let end = t.end_ns.unwrap_or(0);
     let mut flows: Vec<FlowReport> = if with_flows {
-        a.flows.iter().enumerate().map(|(i, f)| flow_report(i, f, a, detail)).collect()
+        // Sized once: a FlowReport is over a kilobyte, and growing by doubling would leave up
+        // to half of the largest allocation unused (300 MB at half a million flows).
+        let mut v = Vec::with_capacity(a.flows.len());
+        v.extend(a.flows.iter().enumerate().map(|(i, f)| flow_report(i, f, a, detail)));
+        v
     } else {
         Vec::new()
     };

@@ -196,8 +196,14 @@ fn main() -> ExitCode {
     if args.first().is_some_and(|a| a == "--bulk") {
         return bulk_main(args.get(1..).unwrap_or(&[]));
     }
+    if args.iter().any(|a| a == "-h" || a == "--help") {
+        usage();
+        return ExitCode::SUCCESS;
+    }
     let (check, dir) = match args.as_slice() {
         [] => (false, PathBuf::from("samples")),
+        // An unknown option is not a directory to write into.
+        [d] | [_, d] if d.starts_with('-') => return usage(),
         [d] if d != "--check" => (false, PathBuf::from(d)),
         [c, d] if c == "--check" => (true, PathBuf::from(d)),
         _ => return usage(),

@@ -256,6 +256,21 @@ pub enum LineEdit {
     Cancel,
 }
 
+/// The per-flow tables of a snapshot given up by [`App::release`].
+#[derive(Debug)]
+pub struct Released {
+    /// Its flows.
+    pub flows: Vec<rocescope_analyzer::report::FlowReport>,
+    /// Its connections.
+    pub connections: Vec<rocescope_analyzer::report::Connection>,
+    /// Its QPs rows.
+    pub rows: Option<Arc<Vec<QpRow>>>,
+}
+
+/// [`App::release`] refused: the view is frozen.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Frozen;
+
 /// The whole UI state.
 #[derive(Debug)]
 pub struct App {
@@ -279,6 +294,12 @@ pub struct App {
     pub shown: Option<Snapshot>,
     /// The newest snapshot while frozen.
     pub pending: Option<Snapshot>,
+    /// The tables of `shown` were given up for the next snapshot ([`App::release`]): the
+    /// QPs and Congestion screens say so, and keys that act on their rows wait for it.
+    pub updating: bool,
+    /// The open QP detail's first flow, kept across [`App::release`] so the detail reopens
+    /// on the same connection in the next snapshot.
+    anchor: Option<usize>,
     /// Display filter text, parsed filter, and its error.
     pub filter_text: String,
     /// The parsed filter.
@@ -373,6 +394,8 @@ impl Default for App {
             frozen: false,
             shown: None,
             pending: None,
+            updating: false,
+            anchor: None,
             filter_text: String::new(),
             filter: None,
             filter_error: None,
@@ -423,8 +446,10 @@ impl App {
     /// Put `s` on screen. Connection indices shift when flows pair up, so an open QP detail
     /// follows its first flow into the new report; selections are kept within the new rows.
     fn show(&mut self, s: Snapshot) {
-        let anchor =
-            self.detail.and_then(|d| self.shown.as_ref()?.report.connections.get(d)?.flows.first().copied());
+        let anchor = self.anchor.take().or_else(|| {
+            self.detail.and_then(|d| self.shown.as_ref()?.report.connections.get(d)?.flows.first().copied())
+        });
+        self.updating = false;
         self.detail = anchor.and_then(|f| s.report.connections.iter().position(|c| c.flows.contains(&f)));
         // The Congestion screen stays on its capture point when a new one starts charting.
         let point =
@@ -441,6 +466,36 @@ impl App {
         }
         self.generation += 1;
         self.clamp_selection();
+    }
+
+    /// The worker is about to build a snapshot of many flows: give up the per-flow tables of
+    /// the one shown (its flows, connections and rows, and the caches built on them), so the
+    /// old and the new picture are never in memory together (at half a million flows each
+    /// is about a gigabyte). The header, pauses, audit, findings and packet list stay on
+    /// screen; the QPs and Congestion screens say they are updating until the next snapshot.
+    /// What was given up is returned, to be freed off the UI thread.
+    ///
+    /// Refused (`Err`) while frozen: a frozen view holds its picture, and the worker builds
+    /// no large one until the view resumes.
+    pub fn release(&mut self) -> Result<Option<Released>, Frozen> {
+        if self.frozen {
+            return Err(Frozen);
+        }
+        let Some(s) = self.shown.as_mut() else { return Ok(None) };
+        if self.anchor.is_none() {
+            self.anchor = self.detail.and_then(|d| s.report.connections.get(d)?.flows.first().copied());
+        }
+        let big = Released {
+            flows: std::mem::take(&mut s.report.flows),
+            connections: std::mem::take(&mut s.report.connections),
+            rows: s.rows.take(),
+        };
+        self.row_cache.replace(None);
+        self.all_rows_cache.replace(None);
+        self.congestion_cache.replace(None);
+        self.generation += 1;
+        self.updating = true;
+        Ok(Some(big))
     }
 
     /// Select row `i` of the QPs list (a mouse click), kept within the rows.
@@ -600,7 +655,17 @@ impl App {
                 return;
             }
         }
-        self.clamp_selection();
+        if self.updating
+            && !matches!(a, Action::Quit | Action::Help | Action::Back | Action::Clear)
+            && !matches!(a, Action::NextScreen | Action::PrevScreen | Action::Screen(_))
+        {
+            // The rows are being rebuilt: a move or a sort now would act on an empty table
+            // and lose the selection.
+            return;
+        }
+        if !self.updating {
+            self.clamp_selection();
+        }
         let count = self.row_count();
         match a {
             Action::Quit => self.quit = true,
@@ -639,6 +704,8 @@ impl App {
                     self.packet_open = None;
                 } else if self.detail.is_some() {
                     self.detail = None;
+                    // Closed while updating: not reopened by the next picture either.
+                    self.anchor = None;
                 } else if self.screen == Screen::Packets && self.packet_flows.is_some() {
                     self.packet_flows = None;
                     self.selected[Screen::Packets.index()] = 0;
@@ -689,6 +756,7 @@ impl App {
     fn go(&mut self, s: Screen) {
         self.screen = s;
         self.detail = None;
+        self.anchor = None;
         self.packet_open = None;
     }
 

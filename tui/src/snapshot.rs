@@ -92,6 +92,10 @@ pub enum Update {
     /// Fresh header figures between two complete pictures: building a report over a
     /// million connections takes seconds, and the header must keep moving meanwhile.
     Pulse(Pulse),
+    /// The worker is about to build a snapshot of many flows: the UI gives up the tables of
+    /// the one it shows ([`crate::App::release`]) and answers `true` once they are freed, or
+    /// `false` when it keeps them (a frozen view: the worker then builds none).
+    Release(std::sync::mpsc::SyncSender<bool>),
 }
 
 /// The header's figures, cheap to take at any time (no report is built).

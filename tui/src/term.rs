@@ -170,6 +170,32 @@ fn handle_event(app: &mut App, ev: Event) {
     }
 }
 
+/// Answer the worker's [`Update::Release`]: the tables given up are freed on a thread of
+/// their own (a second or so at a million flows), which answers once they are gone, so the
+/// worker builds the next picture only then.
+fn release(app: &mut App, reply: std::sync::mpsc::SyncSender<bool>) {
+    match app.release() {
+        Ok(Some(big)) => {
+            let spawned = std::thread::Builder::new().name("rocescope-free".into()).spawn({
+                let reply = reply.clone();
+                move || {
+                    drop(big);
+                    let _ = reply.send(true);
+                }
+            });
+            if spawned.is_err() {
+                let _ = reply.send(true);
+            }
+        }
+        Ok(None) => {
+            let _ = reply.send(true);
+        }
+        Err(crate::app::Frozen) => {
+            let _ = reply.send(false);
+        }
+    }
+}
+
 /// Run the UI until the user quits or `stop` is set from outside. `rx` brings snapshots; `stop`
 /// tells the worker to end;
 /// `clear` asks it to restart the analysis; `tree` decodes a frame for the packet view.
@@ -196,6 +222,7 @@ pub fn run(
             match rx.try_recv() {
                 Ok(Update::Full(s)) => app.update(*s),
                 Ok(Update::Pulse(p)) => app.pulse(&p),
+                Ok(Update::Release(reply)) => release(&mut app, reply),
                 Err(TryRecvError::Empty) => break,
                 Err(TryRecvError::Disconnected) => {
                     // The worker is gone without saying why (it panicked): say so rather
@@ -248,6 +275,29 @@ pub fn run(
 mod tests {
     use super::*;
     use crate::keys::Action;
+
+    #[test]
+    fn a_release_is_answered_once_the_tables_are_freed_and_refused_while_frozen() {
+        let report = rocescope_analyzer::Analyzer::new(rocescope_analyzer::Config::default()).report();
+        let mut app = App::default();
+        let (tx, rx) = std::sync::mpsc::sync_channel(1);
+        // Nothing shown yet: nothing to give up.
+        release(&mut app, tx.clone());
+        assert_eq!(rx.recv_timeout(Duration::from_secs(5)), Ok(true));
+        app.update(crate::Snapshot::empty(report, "x.pcap", false));
+        release(&mut app, tx.clone());
+        assert_eq!(rx.recv_timeout(Duration::from_secs(5)), Ok(true));
+        assert!(app.updating);
+        app.update(crate::Snapshot::empty(
+            rocescope_analyzer::Analyzer::new(rocescope_analyzer::Config::default()).report(),
+            "x.pcap",
+            false,
+        ));
+        app.act(Action::Freeze);
+        release(&mut app, tx);
+        assert_eq!(rx.recv_timeout(Duration::from_secs(5)), Ok(false));
+        assert!(!app.updating);
+    }
 
     fn ctrl(c: char) -> Option<LineEdit> {
         line_edit(KeyCode::Char(c), KeyModifiers::CONTROL)

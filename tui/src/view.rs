@@ -71,6 +71,7 @@ pub fn draw(f: &mut Frame<'_>, app: &mut App, tree: TreeFn<'_>) {
         tabs,
     );
     match app.screen {
+        Screen::Qps | Screen::Congestion if app.updating => draw_updating(f, app, body),
         Screen::Qps if app.detail.is_some() => draw_detail(f, app, body),
         Screen::Qps => draw_qps(f, app, body),
         Screen::Packets => draw_packets(f, app, body, tree),
@@ -83,6 +84,19 @@ pub fn draw(f: &mut Frame<'_>, app: &mut App, tree: TreeFn<'_>) {
     if app.help {
         draw_help(f, area);
     }
+}
+
+/// The QPs and Congestion screens while the worker builds the next snapshot
+/// ([`App::release`]).
+fn draw_updating(f: &mut Frame<'_>, app: &App, area: Rect) {
+    let n = app.shown.as_ref().map_or(0, |s| s.report.summary.connections);
+    let text = format!(
+        "Updating: the next picture of {n} connections is being built. The last one was freed first, so that only one is held in memory; the other screens stay as they were."
+    );
+    f.render_widget(
+        Paragraph::new(text).wrap(Wrap { trim: true }).block(Block::bordered().title(" updating ")),
+        area,
+    );
 }
 
 fn draw_header(f: &mut Frame<'_>, app: &App, area: Rect) {
@@ -333,8 +347,8 @@ fn sport_text(fl: &rocescope_analyzer::report::FlowReport) -> String {
 
 /// The QP detail's text for one direction: its title and lines (unwrapped).
 fn detail_text(fl: &rocescope_analyzer::report::FlowReport) -> (String, Vec<String>) {
-    let lat = |l: &Option<rocescope_analyzer::stats::LatencySummary>| {
-        l.map_or("-".into(), |l| {
+    let lat = |l: &Option<Box<rocescope_analyzer::stats::LatencySummary>>| {
+        l.as_deref().map_or("-".into(), |l| {
             format!(
                 "p50 {:.1} us, p99 {:.1} us (n={})",
                 l.p50_ns as f64 / 1e3,
@@ -400,7 +414,10 @@ fn detail_text(fl: &rocescope_analyzer::report::FlowReport) -> (String, Vec<Stri
         Line::from(match &fl.cc {
             Some(cc) => format!(
                 "CE to CNP: {} | CNPs {} apart, {} too fast | rate fell {}/{}",
-                fl.latency.ce_to_cnp.map_or("-".into(), |l| format!("p50 {:.1} us", l.p50_ns as f64 / 1e3)),
+                fl.latency
+                    .ce_to_cnp
+                    .as_deref()
+                    .map_or("-".into(), |l| format!("p50 {:.1} us", l.p50_ns as f64 / 1e3)),
                 cc.cnp_interval.map_or("-".into(), |l| format!("p50 {:.1} us", l.p50_ns as f64 / 1e3)),
                 cc.cnp_too_fast,
                 cc.reaction.fell,

@@ -764,3 +764,54 @@ fn a_huge_paste_into_the_filter_line_stops_at_its_limit() {
     assert!(e.contains("nests deeper than 64"), "{e}");
     assert!(rocescope_tui::filter::Filter::parse(&format!("{}nak{}", "(".repeat(60), ")".repeat(60))).is_ok());
 }
+
+#[test]
+fn a_released_picture_says_it_is_updating_and_keeps_the_place() {
+    let s = snapshot("demo.pcap", AuditConfig::default());
+    let mut app = app_with(s.clone());
+    // Third row selected, then its detail opened.
+    app.act(Action::Down);
+    app.act(Action::Down);
+    let conn = app.rows().get(2).expect("a third row").conn;
+    app.act(Action::Enter);
+    assert_eq!(app.detail, Some(conn));
+    let first_flow = s.report.connections[conn].flows.first().copied();
+    let big = app.release().expect("not frozen").expect("a picture to give up");
+    assert_eq!(big.flows.len(), s.report.flows.len());
+    assert_eq!(big.connections.len(), s.report.connections.len());
+    let held = app.shown.as_ref().expect("the header stays");
+    assert!(held.report.flows.is_empty() && held.report.connections.is_empty() && held.rows.is_none());
+    assert!(app.updating);
+    // The QPs screen (its detail too) and the Congestion screen say so; the others draw.
+    let screen = render(&mut app, 160, 20);
+    assert!(screen.contains("Updating: the next picture of 21 connections"), "{screen}");
+    assert!(screen.contains("182 packets"), "the header stays: {screen}");
+    app.act(Action::Screen(6));
+    assert!(render(&mut app, 160, 20).contains("Updating"));
+    app.act(Action::Screen(5));
+    let screen = render(&mut app, 160, 20);
+    assert!(!screen.contains("Updating") && screen.contains("critical"), "{screen}");
+    // Keys that act on the rows wait; screens change.
+    app.act(Action::Screen(1));
+    for a in [Action::Back, Action::Down, Action::Bottom, Action::SortNext, Action::Freeze] {
+        app.act(a);
+    }
+    assert!(!app.frozen, "no freezing a picture being rebuilt");
+    // A new picture puts the selection where it was.
+    app.update(s.clone());
+    assert!(!app.updating);
+    assert_eq!(app.selected[0], 2);
+    assert_eq!(app.detail, None, "the detail left while updating stays closed");
+    // An open detail follows its first flow into the next picture.
+    app.act(Action::Enter);
+    assert_eq!(app.detail, Some(conn));
+    let _ = app.release();
+    app.update(s.clone());
+    let reopened =
+        app.detail.and_then(|d| app.shown.as_ref()?.report.connections.get(d)?.flows.first().copied());
+    assert_eq!(reopened, first_flow);
+    // A frozen view keeps its picture.
+    app.act(Action::Freeze);
+    assert!(app.release().is_err());
+    assert_eq!(app.shown.as_ref().map(|s| s.report.flows.len()), Some(s.report.flows.len()));
+}
