@@ -37,6 +37,7 @@ pub enum Command {
     /// List the interfaces libpcap can open and whether they can show RoCE.
     Interfaces(InterfacesArgs),
     /// Analyse a capture or an interface: findings, connections, PFC timelines, QoS audit.
+    #[command(after_long_help = REPORT_EXIT_STATUS)]
     Report(ReportArgs),
     /// Terminal UI over a file or an interface: QPs, packets, PFC, audit, findings.
     Tui(TuiArgs),
@@ -545,10 +546,18 @@ pub struct ReportArgs {
     /// Print one JSON document (schema in docs/report-json.md).
     #[arg(long)]
     pub json: bool,
-    /// Print nothing: the exit status says whether the QoS audit is clean (0) or found
-    /// violations (3); errors still go to standard error.
+    /// Print nothing: the exit status says how the run went (see --fail-on); errors still
+    /// go to standard error.
     #[arg(short = 'q', long, conflicts_with = "json")]
     pub quiet: bool,
+    /// What fails the run once the capture was analysed. `audit` (the default): status 3
+    /// when the QoS audit found violations of the expectations given (--expect-*,
+    /// --baseline; a pause on a priority no RoCE uses is reported but fails nothing without
+    /// them). `critical`: also status 4 when there is a CRITICAL finding; `warning`: status 4
+    /// for a WARNING or CRITICAL one. `never`: status 0 whatever was found. Could not read
+    /// is 1 and usage 2 whatever this says; a run cut short by a signal is 128 + its number.
+    #[arg(long, value_name = "LEVEL", value_enum, default_value_t = FailOn::Audit)]
+    pub fail_on: FailOn,
     /// Connections listed in the text report (the worst first).
     #[arg(long, value_name = "N", default_value_t = 50)]
     pub max_connections: usize,
@@ -584,6 +593,29 @@ pub struct ReportArgs {
     /// Decoder options.
     #[command(flatten)]
     pub decoder: DecoderOpts,
+}
+
+/// The exit status table of `report` (README "Exit status"), in `--help` and the man page.
+const REPORT_EXIT_STATUS: &str = "Exit status:
+  0        analysed; nothing failed the run (findings alone do not, unless --fail-on says so)
+  1        could not read: no such file, no permission, not a capture, a capture cut short
+  2        usage: an unknown option or a value out of range
+  3        the QoS audit found violations of the expectations given (--expect-*,
+           --lossless, --baseline), or saw no RoCE to check them on
+  4        --fail-on critical: a CRITICAL finding; --fail-on warning: a WARNING or CRITICAL one
+  130/143  cut short by SIGINT/SIGTERM: the report of the frames read, marked partial";
+
+/// What fails a `report` run (`--fail-on`): the exit status policy in README "Exit status".
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum FailOn {
+    /// A CRITICAL finding (status 4), and audit violations (status 3).
+    Critical,
+    /// A WARNING or CRITICAL finding (status 4), and audit violations (status 3).
+    Warning,
+    /// Audit violations of the expectations given (status 3).
+    Audit,
+    /// Nothing found fails the run.
+    Never,
 }
 
 /// `rocescope tui`.

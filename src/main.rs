@@ -84,6 +84,7 @@ fn main() -> ExitCode {
             source: cli.tui.source,
             json: false,
             quiet: false,
+            fail_on: cli::FailOn::Audit,
             max_connections: 50,
             parquet: None,
             threads: None,

@@ -1,9 +1,10 @@
 //! `rocescope report`: analyse a capture or an interface and print findings first, then the
-//! connections, the PFC timelines and the QoS audit (or one JSON document). Exit status 3
-//! when the audit found violations, so a change can be gated on it; an audit that saw no
-//! RoCE is one (`no_roce`): it checked nothing.
+//! connections, the PFC timelines and the QoS audit (or one JSON document). The exit status
+//! policy ([`analysed_status`], README "Exit status"): 3 when the audit found violations of
+//! the expectations given (an audit that saw no RoCE is one, `no_roce`: it checked
+//! nothing), 4 for findings at or above `--fail-on`, so a change can be gated on either.
 
-use crate::cli::{AnalysisOpts, ReportArgs};
+use crate::cli::{AnalysisOpts, FailOn, ReportArgs};
 use crate::driver::{self, Flow};
 use crate::output::report_text;
 use crate::parquet_out::ParquetOut;
@@ -19,8 +20,34 @@ use std::io::Write;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 
-/// Exit status when the audit found violations.
+/// Exit status when the audit found violations of the expectations given.
 pub const EXIT_VIOLATIONS: u8 = 3;
+
+/// Exit status when findings at or above the `--fail-on` level were found.
+pub const EXIT_FINDINGS: u8 = 4;
+
+/// The exit status of an analysed run (README "Exit status"): findings at or above the
+/// `--fail-on` level first (4), then violations of the expectations the user gave (3).
+/// A pause on a priority no RoCE uses is a violation the analyzer derives itself (no
+/// expectation named it): reported, but it fails the run only under a lossless-priority
+/// expectation that excludes that priority.
+pub fn analysed_status(report: &Report, audit: &AuditConfig, fail_on: FailOn) -> u8 {
+    let f = &report.summary.findings;
+    let findings = match fail_on {
+        FailOn::Critical => f.critical > 0,
+        FailOn::Warning => f.critical + f.warning > 0,
+        FailOn::Audit | FailOn::Never => false,
+    };
+    if findings {
+        return EXIT_FINDINGS;
+    }
+    let violations = report.audit.violations.iter().any(|v| v.of_expectation_given(audit));
+    if fail_on != FailOn::Never && violations {
+        EXIT_VIOLATIONS
+    } else {
+        0
+    }
+}
 
 /// The analysis configuration the options (and baseline file) select.
 pub fn analysis_config(
@@ -337,7 +364,7 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
         }
         None => {}
     }
-    let violations = !streamed.report.audit.violations.is_empty();
+    let status = analysed_status(&streamed.report, &cfg.audit, args.fail_on);
     // Freeing a million flows one by one takes seconds; the process is about to end.
     std::mem::forget(streamed);
     std::mem::forget(analyzer);
@@ -351,11 +378,7 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
     if let Some(sig) = interrupted {
         return Ok(ExitCode::from(u8::try_from(128 + sig).unwrap_or(130)));
     }
-    if !violations {
-        Ok(ExitCode::SUCCESS)
-    } else {
-        Ok(ExitCode::from(EXIT_VIOLATIONS))
-    }
+    Ok(ExitCode::from(status))
 }
 
 /// Shards of a parallel analysis (`--threads`, default the cores up to 4): one file only

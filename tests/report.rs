@@ -236,7 +236,9 @@ fn pfc_storm_xon_unused_priority_and_pause() {
     let unused = finding(&r, "pause_unused_priority");
     assert!(unused["title"].as_str().unwrap().contains("priority 5"));
     assert!(kinds(&r).contains(&"link_pause".to_string()));
-    assert_eq!(code, Some(3), "a pause on a priority RoCE does not use is an audit violation");
+    // Reported as a violation, but no expectation given names it: the run does not fail
+    // (README "Exit status"; tests/exit_status.rs for --lossless).
+    assert_eq!(code, Some(0), "a pause on a priority RoCE does not use is listed, not failed");
     let v = &r["audit"]["violations"][0];
     assert_eq!(
         (v["what"].as_str(), v["seen"].as_u64(), v["packets"].as_u64()),

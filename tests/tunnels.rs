@@ -50,7 +50,10 @@ fn finding_key(f: &Value) -> Value {
 fn every_ethernet_tunnel_gives_the_demo_report() {
     for audit in [&[][..], &AUDIT[..]] {
         let (demo, demo_rc) = report(&path("demo.pcap"), audit);
-        assert_eq!(demo_rc, Some(3), "the demo has violations (and audit findings)");
+        // Violations of the expectations given fail the run; without any, the demo's pause
+        // on an unused priority is listed but does not (README "Exit status").
+        let want = if audit.is_empty() { 0 } else { 3 };
+        assert_eq!(demo_rc, Some(want), "the demo has violations (and audit findings)");
         let files = ETHERNET.map(|e| format!("tunnels/demo-{e}.pcap"));
         for e in files.iter().cloned().chain(RESTORED.map(|r| format!("tunnels/{r}.pcap"))) {
             let (r, rc) = report(&path(&e), audit);
@@ -223,7 +226,7 @@ fn flow_view(f: &Value) -> Value {
 fn two_mirror_sessions_are_two_capture_points() {
     let (demo, _) = report(&path("demo.pcap"), &[]);
     let (r, rc) = report(&path("tunnels/two-sessions.pcap"), &[]);
-    assert_eq!(rc, Some(3));
+    assert_eq!(rc, Some(0), "violations listed, none of an expectation given");
     let points = r["points"].as_array().unwrap();
     assert_eq!(points.len(), 2, "{points:?}");
     for (i, p) in points.iter().enumerate() {

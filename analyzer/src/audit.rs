@@ -573,6 +573,25 @@ pub struct Violation {
     pub flow_index: Option<usize>,
 }
 
+impl Violation {
+    /// Whether an expectation the user gave (`audit`: --expect-*, --baseline) is what this
+    /// violates. A pause on a priority no RoCE uses is a violation the analyzer derives
+    /// itself: it counts only under a lossless-priority expectation that excludes the
+    /// priority. The exit status policy gates on these (README "Exit status").
+    pub fn of_expectation_given(&self, audit: &AuditConfig) -> bool {
+        match self.what {
+            "pause_priority" => {
+                let seen = match self.seen {
+                    serde_json_value::Value::Num(n) => u8::try_from(n).ok(),
+                    _ => None,
+                };
+                audit.lossless_priorities.as_ref().is_some_and(|l| seen.is_some_and(|p| !l.contains(&p)))
+            }
+            _ => true,
+        }
+    }
+}
+
 /// A tiny JSON-ish value so the analyzer needs no JSON crate: numbers, text or lists.
 pub mod serde_json_value {
     use serde::Serialize;

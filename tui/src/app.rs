@@ -294,6 +294,9 @@ pub struct App {
     pub shown: Option<Snapshot>,
     /// The newest snapshot while frozen.
     pub pending: Option<Snapshot>,
+    /// A one-line notice in the key bar's place (a key that did nothing, and why), until
+    /// the next key.
+    pub notice: Option<String>,
     /// The tables of `shown` were given up for the next snapshot ([`App::release`]): the
     /// QPs and Congestion screens say so, and keys that act on their rows wait for it.
     pub updating: bool,
@@ -396,6 +399,7 @@ impl Default for App {
             pending: None,
             updating: false,
             anchor: None,
+            notice: None,
             filter_text: String::new(),
             filter: None,
             filter_error: None,
@@ -416,6 +420,10 @@ impl Default for App {
         }
     }
 }
+
+/// What `c` says on a file instead of clearing it.
+pub const CLEAR_ON_A_FILE: &str =
+    "c clears live counters only: a file's analysis is kept (run again to re-read)";
 
 /// The longest filter the filter line takes: far more than a filter a person writes, short
 /// enough that editing and parsing it stays cheap.
@@ -649,6 +657,7 @@ impl App {
 
     /// Apply an action.
     pub fn act(&mut self, a: Action) {
+        self.notice = None;
         if self.help && a != Action::Quit {
             self.help = false;
             if a == Action::Help || a == Action::Back {
@@ -729,6 +738,11 @@ impl App {
                 self.editing_filter = true;
                 self.filter_cursor = self.filter_text.chars().count();
                 self.filter_before = Some((self.filter_text.clone(), self.filter.clone()));
+            }
+            Action::Clear if !self.shown.as_ref().is_some_and(|s| s.live) => {
+                // A file's analysis is not thrown away: there is no getting it back but
+                // reading the file again.
+                self.notice = Some(CLEAR_ON_A_FILE.into());
             }
             Action::Clear => {
                 // The analysis restarts: flow and frame indices will mean other things.

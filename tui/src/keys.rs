@@ -158,7 +158,7 @@ pub const KEYS: &[Binding] = &[
         chars: &['c'],
         names: &[],
         action: Action::Clear,
-        help: "clear counters (restart the analysis)",
+        help: "clear counters (a live capture; a file is kept)",
     },
     Binding {
         label: "v",

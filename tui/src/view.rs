@@ -219,12 +219,41 @@ fn draw_footer(f: &mut Frame<'_>, app: &App, area: Rect) {
         Line::from(vec![Span::raw(format!("/{}", app.filter_text)), state])
     } else if !app.filter_text.is_empty() {
         Line::from(format!("filter: {}   (/ to edit)   ? keys", app.filter_text))
+    } else if let Some(n) = &app.notice {
+        Line::from(Span::styled(n.clone(), health_style("warning")))
     } else {
-        Line::from(
-            "? keys  Tab screens  Enter open  Esc back  s/S sort  v flows  / filter  Space freeze  c clear  q quit",
-        )
+        let live = app.shown.as_ref().is_some_and(|s| s.live);
+        Line::from(key_bar(usize::from(area.width), live))
     };
     f.render_widget(Paragraph::new(line), area);
+}
+
+/// The key bar, most needed first: as many as fit in `width` columns (`q quit` and `? keys`
+/// always, so an 80-column terminal shows how to leave and where the rest is). `c clear`
+/// only live: a file is not cleared.
+fn key_bar(width: usize, live: bool) -> String {
+    const BAR: [&str; 10] = [
+        "q quit",
+        "? keys",
+        "Tab screens",
+        "Enter open",
+        "Esc back",
+        "/ filter",
+        "Space freeze",
+        "s/S sort",
+        "v flows",
+        "c clear",
+    ];
+    let mut out = String::new();
+    for k in BAR.iter().filter(|k| live || !k.starts_with("c ")) {
+        let sep = if out.is_empty() { "" } else { "  " };
+        if !out.is_empty() && out.len() + sep.len() + k.len() > width {
+            break;
+        }
+        out.push_str(sep);
+        out.push_str(k);
+    }
+    out
 }
 
 /// QPs columns: title, width, and whether a narrow terminal (under [`WIDE_QPS`] columns)
@@ -816,14 +845,17 @@ fn draw_audit(f: &mut Frame<'_>, app: &App, area: Rect) {
     let header = Row::new(vec!["where", "what", "expected", "seen", "packets", "first frame"])
         .style(Style::new().add_modifier(Modifier::BOLD));
     let sel = app.selected[3].min(a.violations.len().saturating_sub(1));
+    // The fixed columns take 58 of an 80-column terminal's 78; "where" the rest. (Lengths
+    // that cannot all be met leave the layout solver a choice it makes differently from
+    // run to run.)
     let table = Table::new(
         body,
         [
-            Constraint::Min(30),
-            Constraint::Length(15),
+            Constraint::Fill(1),
             Constraint::Length(14),
-            Constraint::Length(10),
-            Constraint::Length(8),
+            Constraint::Length(12),
+            Constraint::Length(9),
+            Constraint::Length(7),
             Constraint::Length(11),
         ],
     )

@@ -328,9 +328,13 @@ fn state_survives_shrinking_snapshots_and_clear() {
     app.update(big.clone());
     let now = app.detail.expect("still open");
     assert!(app.shown.as_ref().unwrap().report.connections[now].flows.contains(&first_flow));
-    // Clear: the detail and narrowed views close, selections go back to the top.
+    // Clear (live: a file is not cleared): the detail and narrowed views close, selections
+    // go back to the top.
     app.act(Action::Enter);
     assert!(app.packet_flows.is_some());
+    if let Some(s) = app.shown.as_mut() {
+        s.live = true;
+    }
     app.act(Action::Clear);
     assert!(app.clear_requested && app.detail.is_none() && app.packet_flows.is_none());
     assert_eq!(app.selected, [0; 6]);
@@ -814,4 +818,33 @@ fn a_released_picture_says_it_is_updating_and_keeps_the_place() {
     app.act(Action::Freeze);
     assert!(app.release().is_err());
     assert_eq!(app.shown.as_ref().map(|s| s.report.flows.len()), Some(s.report.flows.len()));
+}
+
+#[test]
+fn every_screen_fits_80x24_with_the_way_out_on_it() {
+    let mut app = app_with(snapshot("demo.pcap", AuditConfig::default()));
+    for (i, name) in ["qps", "packets", "pause", "audit", "findings", "congestion"].iter().enumerate() {
+        app.act(Action::Screen(i as u8 + 1));
+        let screen = render(&mut app, 80, 24);
+        assert!(screen.lines().last().is_some_and(|l| l.starts_with("q quit  ? keys")), "{screen}");
+        insta::assert_snapshot!(format!("at_80x24_{name}"), screen);
+    }
+    // The help lists every key, `q` first, and closes on any key.
+    app.act(Action::Screen(1));
+    app.act(Action::Help);
+    let screen = render(&mut app, 80, 24);
+    insta::assert_snapshot!("at_80x24_help", screen);
+    for key in ["q, Ctrl-C", "Tab, Shift-Tab", "? ", "/ "] {
+        assert!(screen.contains(key), "{key} missing from the help:\n{screen}");
+    }
+    // `c` on a file keeps the analysis and says why.
+    app.act(Action::Back);
+    let before = app.rows().len();
+    app.act(Action::Clear);
+    assert!(!app.clear_requested);
+    assert_eq!(app.rows().len(), before);
+    let screen = render(&mut app, 80, 24);
+    assert!(screen.contains("a file's analysis is kept"), "{screen}");
+    app.act(Action::Down);
+    assert!(app.notice.is_none(), "the notice goes with the next key");
 }

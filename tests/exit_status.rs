@@ -1,0 +1,91 @@
+//! The exit status policy (README "Exit status", `man rocescope-report`): one test per row.
+//! 0 analysed, 1 could not read, 2 usage, 3 violations of the expectations the user gave,
+//! 4 findings at or above `--fail-on`, 128 + a signal's number when cut short.
+
+mod common;
+
+use std::process::{Command, Output};
+
+fn report(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_rocescope")).arg("report").args(args).output().expect("run rocescope")
+}
+
+fn sample(name: &str) -> String {
+    common::root().join("samples").join(name).display().to_string()
+}
+
+fn status(args: &[&str]) -> Option<i32> {
+    report(args).status.code()
+}
+
+#[test]
+fn analysed_is_0_whatever_was_found_without_expectations() {
+    // Two CRITICAL findings (a NAK'd connection): analysed, status 0 by default.
+    let nak = sample("nak-gobackn.pcap");
+    assert_eq!(status(&["-q", "-r", &nak]), Some(0));
+    // The demo's pause on a priority no RoCE uses is reported as a violation, but no
+    // expectation the user gave names it: status 0 (it was 3).
+    let demo = sample("demo.pcap");
+    let o = report(&["--json", "-r", &demo]);
+    assert_eq!(o.status.code(), Some(0));
+    let r = common::report_json(&o.stdout);
+    let v = r["audit"]["violations"].as_array().expect("violations");
+    assert!(v.iter().any(|v| v["what"] == "pause_priority"), "still reported: {v:?}");
+}
+
+#[test]
+fn could_not_read_is_1() {
+    let o = report(&["-q", "-r", "/nonexistent/roce.pcap"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("/nonexistent/roce.pcap"));
+    // A capture cut short: what was read is analysed, and the run still says 1.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cut = dir.path().join("cut.pcap");
+    let bytes = std::fs::read(sample("demo.pcap")).expect("demo");
+    std::fs::write(&cut, &bytes[..bytes.len() / 2]).expect("write");
+    assert_eq!(status(&["-q", "-r", cut.to_str().unwrap(), "--fail-on", "never"]), Some(1));
+}
+
+#[test]
+fn usage_is_2() {
+    assert_eq!(status(&["-q", "-r", &sample("demo.pcap"), "--fail-on", "sometimes"]), Some(2));
+    assert_eq!(status(&["-q", "-r", &sample("demo.pcap"), "--expect-dscp", "64"]), Some(2));
+}
+
+#[test]
+fn violations_of_expectations_given_are_3() {
+    let demo = sample("demo.pcap");
+    assert_eq!(status(&["-q", "-r", &demo, "--expect-dscp", "26", "--expect-cnp-dscp", "48"]), Some(3));
+    // A pause on a priority the lossless list leaves out is the user's expectation.
+    let storm = sample("pfc-storm.pcap");
+    assert_eq!(status(&["-q", "-r", &storm, "--lossless", "3"]), Some(3));
+    // On a priority the list names (though no RoCE uses it): derived, not failed.
+    assert_eq!(status(&["-q", "-r", &storm, "--lossless", "3,5"]), Some(0));
+    // The same capture and expectations with nothing to violate.
+    let rc = sample("rc-normal.pcap");
+    assert_eq!(status(&["-q", "-r", &rc, "--expect-dscp", "26"]), Some(0));
+}
+
+#[test]
+fn findings_at_the_fail_on_level_are_4() {
+    let nak = sample("nak-gobackn.pcap"); // 2 critical, 0 warning
+    let rnr = sample("rnr.pcap"); // 0 critical, 1 warning
+    let rc = sample("rc-normal.pcap"); // nothing
+    assert_eq!(status(&["-q", "-r", &nak, "--fail-on", "critical"]), Some(4));
+    assert_eq!(status(&["-q", "-r", &nak, "--fail-on", "warning"]), Some(4));
+    assert_eq!(status(&["-q", "-r", &rnr, "--fail-on", "critical"]), Some(0));
+    assert_eq!(status(&["-q", "-r", &rnr, "--fail-on", "warning"]), Some(4));
+    assert_eq!(status(&["-q", "-r", &rc, "--fail-on", "warning"]), Some(0));
+    // Findings come before the audit: 4 where both apply (a violation is also a finding);
+    // the audit alone gives 3.
+    let demo = sample("demo.pcap");
+    assert_eq!(status(&["-q", "-r", &demo, "--expect-dscp", "26", "--fail-on", "critical"]), Some(4));
+    assert_eq!(status(&["-q", "-r", &demo, "--expect-dscp", "26"]), Some(3));
+}
+
+#[test]
+fn never_is_0_for_anything_analysed() {
+    let demo = sample("demo.pcap");
+    assert_eq!(status(&["-q", "-r", &demo, "--expect-dscp", "26", "--fail-on", "never"]), Some(0));
+    assert_eq!(status(&["-q", "-r", &sample("nak-gobackn.pcap"), "--fail-on", "never"]), Some(0));
+}
