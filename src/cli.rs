@@ -8,6 +8,8 @@ use std::path::{Path, PathBuf};
 #[command(
     name = "rocescope",
     version,
+    // `--version` only: `-V` is verbose in `decode`, as in tshark (whose `-v` is the version).
+    disable_version_flag = true,
     about,
     long_about = None,
     args_conflicts_with_subcommands = true,
@@ -19,6 +21,9 @@ pub struct Cli {
     /// What to do.
     #[command(subcommand)]
     pub command: Option<Command>,
+    /// Print version.
+    #[arg(long = "version", action = clap::ArgAction::Version)]
+    pub version: Option<bool>,
     /// List the interfaces libpcap can open, as tcpdump -D (`rocescope interfaces`).
     #[arg(short = 'D', long = "list-interfaces", exclusive = true)]
     pub list_interfaces: bool,
@@ -67,6 +72,18 @@ impl Command {
             Command::Export(_) => "export",
             Command::Completions(_) => "completions",
             Command::Man(_) => "man",
+        }
+    }
+
+    /// The packet source of a command that reads packets, to change.
+    pub fn source_mut(&mut self) -> Option<&mut SourceArgs> {
+        match self {
+            Command::Decode(a) => Some(&mut a.source),
+            Command::Capture(a) => Some(&mut a.source),
+            Command::Report(a) => Some(&mut a.source),
+            Command::Tui(a) => Some(&mut a.source),
+            Command::Export(a) => Some(&mut a.source),
+            Command::Interfaces(_) | Command::Completions(_) | Command::Man(_) => None,
         }
     }
 
@@ -242,6 +259,9 @@ pub struct SourceArgs {
         conflicts_with_all = ["interface", "sflow"]
     )]
     pub read: Vec<PathBuf>,
+    /// Capture files given without -r (`rocescope report roce.pcap`): read as -r reads them.
+    #[arg(value_name = "FILE")]
+    pub files: Vec<PathBuf>,
     /// Listen for sFlow v5 datagrams on this UDP address (e.g. 0.0.0.0:6343) and analyse
     /// the packet headers the agents sample, each scaled by its sampling rate, with each
     /// agent's interface a capture point (docs/verdicts.md "Sampled captures").
@@ -258,8 +278,8 @@ pub struct SourceArgs {
     /// Snap length in bytes: keep only the first BYTES of each frame (default: whole frames;
     /// 128 keeps the headers). Live, libpcap cuts the frames; from files, rocescope cuts them
     /// as it reads (as editcap -s), so a file can be analysed or written as a header-only
-    /// capture would see it.
-    #[arg(short = 's', long = "snaplen", value_name = "BYTES", value_parser = clap::value_parser!(u32).range(1..))]
+    /// capture would see it. `-s 0` is whole frames, as in tcpdump.
+    #[arg(short = 's', long = "snaplen", value_name = "BYTES", value_parser = parse_snaplen)]
     pub snaplen: Option<u32>,
     /// Kernel capture buffer size in KiB (as tcpdump's -B).
     #[arg(short = 'B', long = "buffer-size", value_name = "KIB", value_parser = clap::value_parser!(u32).range(1..))]
@@ -604,6 +624,36 @@ const REPORT_EXIT_STATUS: &str = "Exit status:
            --lossless, --baseline), or saw no RoCE to check them on
   4        --fail-on critical: a CRITICAL finding; --fail-on warning: a WARNING or CRITICAL one
   130/143  cut short by SIGINT/SIGTERM: the report of the frames read, marked partial";
+
+impl SourceArgs {
+    /// Take the files given without -r as inputs. With -i or --sflow they are an error
+    /// that says what a word after the options means elsewhere (tcpdump's capture filter).
+    pub fn take_files(&mut self) -> Result<(), String> {
+        if self.files.is_empty() {
+            return Ok(());
+        }
+        if self.interface.is_some() || self.sflow.is_some() {
+            let words: Vec<String> = self.files.iter().map(|f| f.display().to_string()).collect();
+            return Err(format!(
+                "unexpected `{}`: a word after the options is a capture file to read; a capture filter goes after -f (-f '{}')",
+                words.join(" "),
+                words.join(" ")
+            ));
+        }
+        self.read.append(&mut self.files);
+        Ok(())
+    }
+}
+
+/// `-s`: bytes kept of each frame; 0 is whole frames (tcpdump's and tshark's meaning), the
+/// default snap length.
+fn parse_snaplen(s: &str) -> Result<u32, String> {
+    match s.parse::<u32>() {
+        Ok(0) => Ok(crate::driver::DEFAULT_SNAPLEN),
+        Ok(n) => Ok(n),
+        Err(e) => Err(format!("{e}: a number of bytes (0 for whole frames)")),
+    }
+}
 
 /// What fails a `report` run (`--fail-on`): the exit status policy in README "Exit status".
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]

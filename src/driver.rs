@@ -43,7 +43,7 @@ pub fn install_signals() -> anyhow::Result<Arc<AtomicBool>> {
 /// RoCE link for a few milliseconds (libpcap's own default, 2 MiB, drops at replay speed).
 const DEFAULT_BUFFER: u32 = 64 << 20;
 /// Live snap length unless -s says otherwise: whole frames (as tcpdump).
-const DEFAULT_SNAPLEN: u32 = 262_144;
+pub const DEFAULT_SNAPLEN: u32 = 262_144;
 
 /// An open source and how to name it in messages.
 pub struct Opened {

@@ -24,11 +24,21 @@ use clap::Parser;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let cli = match cli::Cli::try_parse() {
+    let mut cli = match cli::Cli::try_parse() {
         Ok(cli) => cli,
         // Help, version, and usage errors; written by clap, their failures handled here.
         Err(e) => return stdio::exit_status(stdio::clap_exit(&e)),
     };
+    // Files given without -r are inputs, as tcpdump -r and tshark -r read them.
+    let source = match cli.command.as_mut() {
+        Some(c) => c.source_mut(),
+        None => Some(&mut cli.tui.source),
+    };
+    if let Some(Err(msg)) = source.map(cli::SourceArgs::take_files) {
+        let mut cmd = <cli::Cli as clap::CommandFactory>::command();
+        let e = cmd.error(clap::error::ErrorKind::UnknownArgument, msg);
+        return stdio::exit_status(stdio::clap_exit(&e));
+    }
     if let Some(d) = cli.command.as_ref().map_or(Some(&cli.tui.decoder), cli::Command::decoder) {
         if let Err(msg) = d.check() {
             let mut cmd = <cli::Cli as clap::CommandFactory>::command();

@@ -217,7 +217,10 @@ fn snap_length_applies_to_files() {
     let copy = common::decode_lines(&run(&["decode", "--json", "-r", w.to_str().unwrap()]).stdout);
     assert_eq!(copy.len(), whole.len());
     assert!(copy.iter().all(|f| f["caplen"].as_u64().unwrap() <= 96));
-    assert_eq!(run(&["decode", "-s", "0", "-r", &demo()]).status.code(), Some(2));
+    // -s 0 is whole frames, as in tcpdump and tshark.
+    let zero = common::decode_lines(&run(&["decode", "--json", "-s", "0", "-r", &demo()]).stdout);
+    assert_eq!(zero, whole);
+    assert_eq!(run(&["decode", "-s", "x", "-r", &demo()]).status.code(), Some(2));
     // A snap length that cuts into the extended headers: the frames are cut, not malformed,
     // and what decoded (the BTH) is still analysed.
     let o = run(&["decode", "-s", "60", "-c", "1", "-r", &demo()]);
@@ -283,4 +286,28 @@ fn a_terminal_gets_each_frame_as_it_comes() {
     let cmd = format!("sh -c '{bin} capture -r {} -w -; sleep 30'", rnr.display());
     let Some(t) = common::Tmux::start(&cmd) else { return };
     t.wait_for("writes a binary capture to standard output, which is a terminal");
+}
+
+#[test]
+fn tcpdump_habits_a_bare_file_version_and_no_roce() {
+    // A file given without -r is the input, for decode, report and the UI's report.
+    let with_r = run(&["report", "--json", "-r", &demo()]);
+    let bare = run(&["report", "--json", &demo()]);
+    assert_eq!(bare.status.code(), with_r.status.code());
+    assert_eq!(common::report_json(&bare.stdout)["summary"], common::report_json(&with_r.stdout)["summary"]);
+    assert_eq!(out(&run(&["decode", &demo(), "-c", "3"])), out(&run(&["decode", "-r", &demo(), "-c", "3"])));
+    assert_eq!(out(&run(&[&demo()])), out(&run(&["-r", &demo()])), "not a terminal: the report");
+    // With an interface, a word after the options is not a file: what it probably meant.
+    let o = run(&["decode", "-i", "lo", "udp", "port", "4791"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(err(&o).contains("a capture filter goes after -f"), "{}", err(&o));
+    // --version only: -V is decode's verbose.
+    let v = run(&["--version"]);
+    assert!(v.status.success() && out(&v).starts_with("rocescope "), "{}", out(&v));
+    assert_eq!(run(&["-V"]).status.code(), Some(2));
+    // A capture with no RoCE is not "clean": nothing was checked.
+    let none = common::root().join("samples/qos/no-roce.pcap");
+    let text = out(&run(&["report", "-r", none.to_str().unwrap()]));
+    assert!(text.contains("no RoCE seen: nothing to audit"), "{text}");
+    assert!(!text.contains("clean"), "{text}");
 }

@@ -239,7 +239,12 @@ fn render_text(sr: &StreamedReport<'_>, source: &str, max_connections: usize) ->
     if r.findings.is_empty() {
         // Pause frames that made no finding (obeyed, no storm, no deadlock) are not "no pauses".
         let pauses = if r.pfc.is_empty() { "no pauses" } else { "no pause problems" };
-        let _ = writeln!(o, "  none: no loss, no retransmissions, {pauses}, audit clean");
+        if s.roce == 0 {
+            // Nothing was analysed: "clean" would claim a check that never ran.
+            let _ = writeln!(o, "  none: no RoCE seen, so nothing was checked ({pauses})");
+        } else {
+            let _ = writeln!(o, "  none: no loss, no retransmissions, {pauses}, audit clean");
+        }
     }
     for f in &r.findings {
         let _ = writeln!(o, "  {}  {}", sev(f.severity), escape(&f.title));
@@ -432,7 +437,9 @@ fn render_text(sr: &StreamedReport<'_>, source: &str, max_connections: usize) ->
             format!("expected {}", exp.join(", "))
         }
     );
-    if r.audit.violations.is_empty() {
+    if r.audit.violations.is_empty() && r.summary.roce == 0 {
+        let _ = writeln!(o, "  no RoCE seen: nothing to audit");
+    } else if r.audit.violations.is_empty() {
         let _ = writeln!(o, "  clean");
     } else {
         for v in &r.audit.violations {

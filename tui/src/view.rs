@@ -803,7 +803,9 @@ fn draw_audit(f: &mut Frame<'_>, app: &App, area: Rect) {
     let Some(s) = &app.shown else { return };
     let a = &s.report.audit;
     if a.violations.is_empty() {
-        let text = if a.expected == Default::default() {
+        let text = if s.report.summary.roce == 0 {
+            "no RoCE seen: nothing to audit"
+        } else if a.expected == Default::default() {
             "no expectations given (report/tui --expect-dscp, --expect-cnp-dscp, --expect-pcp, --lossless, --expect-ecn or --baseline); no pause on an unused priority"
         } else {
             "clean: every packet carries the expected class"
