@@ -14,7 +14,22 @@ use std::time::Duration;
 pub fn run(args: &CaptureArgs) -> anyhow::Result<ExitCode> {
     let stop = driver::install_signals()?;
     let mut opts = args.decoder.decode_options();
-    opts.check_icrc = false; // only "is it RoCE" is needed here
+    // -Y: frames kept by the display filter, decoded whole (ICRC included: `icrc` is a
+    // filter word); without it, only "is it RoCE" is needed here.
+    let filter = match &args.display_filter {
+        Some(text) => match rocescope_tui::filter::PacketFilter::parse(text) {
+            Ok(f) => f.map(|f| f.with_opcode_options(opts.opcode)),
+            Err(e) => {
+                let mut cmd = <crate::cli::Cli as clap::CommandFactory>::command();
+                cmd.build();
+                let mut sub = cmd.find_subcommand("capture").cloned().unwrap_or(cmd);
+                let msg = format!("display filter {text:?}: {e}");
+                return Ok(crate::stdio::clap_exit(&sub.error(clap::error::ErrorKind::ValueValidation, msg)));
+            }
+        },
+        None => None,
+    };
+    opts.check_icrc = filter.is_some();
     let to_stdout = args.write.as_os_str() == "-";
     if to_stdout && std::io::IsTerminal::is_terminal(&std::io::stdout()) {
         anyhow::bail!(
@@ -50,13 +65,23 @@ pub fn run(args: &CaptureArgs) -> anyhow::Result<ExitCode> {
         &mut opened,
         &args.source,
         &opts,
-        driver::Decoding::UntilRoce,
+        if filter.is_some() { driver::Decoding::All } else { driver::Decoding::UntilRoce },
         &stop,
-        |rec, _packet| match sink.borrow_mut().write(rec) {
-            Ok(()) => Ok(Flow::Continue),
-            Err(e) => {
-                write_error = Some(e);
-                Ok(Flow::Stop)
+        |rec, packet| {
+            if let Some(f) = &filter {
+                let sampled = packet.and_then(|p| crate::output::sflow::read(rec, p, &opts, true));
+                let hit = packet.is_some_and(|p| f.matches_frame(p, u64::from(rec.len)))
+                    || sampled.as_ref().is_some_and(|d| d.any_sample(|p, len| f.matches_frame(p, len)));
+                if !hit {
+                    return Ok(Flow::Continue);
+                }
+            }
+            match sink.borrow_mut().write(rec) {
+                Ok(()) => Ok(Flow::Continue),
+                Err(e) => {
+                    write_error = Some(e);
+                    Ok(Flow::Stop)
+                }
             }
         },
         |stats| {

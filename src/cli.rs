@@ -111,6 +111,7 @@ impl Command {
         let mut outputs: Vec<(&'static str, &Path)> = Vec::new();
         match self {
             Command::Capture(a) => outputs.push(("-w", a.write.as_path())),
+            Command::Decode(a) => outputs.extend(a.write.as_deref().map(|p| ("-w", p))),
             Command::Report(a) => {
                 inputs.extend(a.counters.iter().map(PathBuf::as_path));
                 inputs.extend(a.analysis.baseline.as_deref());
@@ -344,6 +345,14 @@ pub struct DecodeArgs {
     /// Display filter: print only the frames that match (see below).
     #[arg(short = 'Y', long = "display-filter", value_name = "FILTER")]
     pub display_filter: Option<String>,
+    /// Write the frames shown (those -Y keeps; every frame without it) to FILE, pcapng
+    /// unless --pcap, as `tshark -r in -Y ... -w out` does; nothing is printed for them.
+    /// `-` writes to standard output.
+    #[arg(short = 'w', long = "write", value_name = "FILE")]
+    pub write: Option<PathBuf>,
+    /// With -w: write classic pcap instead of pcapng.
+    #[arg(long, requires = "write")]
+    pub pcap: bool,
     /// Print no frames; at the end, say on standard error how many were read and matched.
     #[arg(short = 'q', long)]
     pub quiet: bool,
@@ -372,6 +381,10 @@ pub struct CaptureArgs {
     /// Output file (pcapng unless --pcap); `-` writes to standard output.
     #[arg(short = 'w', long = "write", value_name = "FILE")]
     pub write: PathBuf,
+    /// Display filter (decode's -Y, the TUI's language): write only the frames it keeps, as
+    /// `tshark -r in -Y ... -w out` does. Every frame is decoded then.
+    #[arg(short = 'Y', long = "display-filter", value_name = "FILTER")]
+    pub display_filter: Option<String>,
     /// Write classic pcap (nanosecond) instead of pcapng.
     #[arg(long)]
     pub pcap: bool,

@@ -7,6 +7,7 @@ use crate::output::{fields::Fields, json, sflow, summary, verbose, Frame};
 use crate::stdio::{self, note};
 use anyhow::Context;
 use rocescope_capture::text::escape;
+use rocescope_capture::{CaptureSink, FileFormat, SinkOptions};
 use std::io::{self, BufWriter, Write};
 use std::process::ExitCode;
 
@@ -37,8 +38,36 @@ pub fn run(args: &DecodeArgs) -> anyhow::Result<ExitCode> {
         },
         None => None,
     };
+    let to_stdout = args.write.as_ref().is_some_and(|w| w.as_os_str() == "-");
+    if to_stdout && io::IsTerminal::is_terminal(&io::stdout()) {
+        anyhow::bail!(
+            "-w - writes a binary capture to standard output, which is a terminal: pipe it (| rocescope decode -r -) or redirect it (> matched.pcapng)"
+        );
+    }
     let stop = driver::install_signals()?;
     let mut opened = crate::signals::opening(|| driver::open(&args.source, &opts, true))?;
+    // -w: the frames shown go to a capture file instead of the terminal (tshark -w).
+    let sink = match &args.write {
+        Some(path) => {
+            let sink_opts = SinkOptions {
+                path: path.clone(),
+                format: if args.pcap { FileFormat::Pcap } else { FileFormat::PcapNg },
+                rotate_bytes: None,
+                rotate_every: None,
+                keep_files: None,
+            };
+            match CaptureSink::create(sink_opts, &opened.source.interfaces()) {
+                Ok(s) => Some(s),
+                Err(e) if to_stdout && e.raw_os_error().is_some() => {
+                    return Err(e).context("writing the capture to standard output")
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
+        None => None,
+    };
+    let mut sink = sink;
+    let mut write_error = None;
     let live = opened.source.is_live();
     // Each frame as it comes when someone watches: live, -l, or a terminal (tshark and
     // tcpdump do the same); a file or pipe gets 64 kB writes.
@@ -84,6 +113,15 @@ pub fn run(args: &DecodeArgs) -> anyhow::Result<ExitCode> {
                 }
             }
             shown += 1;
+            if let Some(s) = sink.as_mut() {
+                return match s.write(rec) {
+                    Ok(()) => Ok(Flow::Continue),
+                    Err(e) => {
+                        write_error = Some(e);
+                        Ok(Flow::Stop)
+                    }
+                };
+            }
             if args.quiet {
                 return Ok(Flow::Continue);
             }
@@ -154,7 +192,30 @@ pub fn run(args: &DecodeArgs) -> anyhow::Result<ExitCode> {
         }
     }
     driver::report_stats(&escape(&opened.name).to_string(), &end);
-    if args.quiet {
+    if let Some(s) = sink {
+        let failure = s.failure();
+        let (summary, finish) = s.finish(end.stats);
+        let to = match args.write.as_deref() {
+            Some(p) if !to_stdout => rocescope_capture::text::path(p).to_string(),
+            _ => "standard output".to_string(),
+        };
+        match &args.display_filter {
+            Some(f) => note!(
+                "{} of {} frames matched the display filter {}; written to {to}",
+                summary.written,
+                end.frames,
+                filter_name(f)
+            ),
+            None => note!("{} frames written to {to}", summary.written),
+        }
+        if let Some(e) = failure.or(write_error).or(finish.err()) {
+            if e.kind() != io::ErrorKind::BrokenPipe {
+                anyhow::bail!(
+                    "writing the capture failed: {e}; the file holds every frame up to the failure"
+                );
+            }
+        }
+    } else if args.quiet {
         match &args.display_filter {
             Some(f) => {
                 note!("{} frames read, {shown} matched the display filter {}", end.frames, filter_name(f))

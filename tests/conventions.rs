@@ -311,3 +311,52 @@ fn tcpdump_habits_a_bare_file_version_and_no_roce() {
     assert!(text.contains("no RoCE seen: nothing to audit"), "{text}");
     assert!(!text.contains("clean"), "{text}");
 }
+
+#[test]
+fn write_what_you_filtered_as_tshark_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let filter = "qp=0x31 or pfc or nak";
+    // What decode -Y shows, without the frame number (the written file numbers from 1).
+    let strip = |lines: Vec<serde_json::Value>| -> Vec<serde_json::Value> {
+        lines
+            .into_iter()
+            .map(|mut v| {
+                v.as_object_mut().map(|o| o.remove("frame"));
+                v
+            })
+            .collect()
+    };
+    let shown = strip(common::decode_lines(&run(&["decode", "--json", "-r", &demo(), "-Y", filter]).stdout));
+    assert!(shown.len() > 10, "{}", shown.len());
+    for (cmd, ext) in [("decode", "pcapng"), ("capture", "pcapng"), ("decode", "pcap")] {
+        let w = dir.path().join(format!("{cmd}.{ext}"));
+        let input = demo();
+        let mut args = vec![cmd, "-r", &input, "-Y", filter, "-w", w.to_str().unwrap()];
+        if ext == "pcap" {
+            args.push("--pcap");
+        }
+        let o = run(&args);
+        assert!(o.status.success(), "{cmd}: {}", err(&o));
+        assert_eq!(out(&o), "", "{cmd} -w prints no frame");
+        let back = strip(common::decode_lines(&run(&["decode", "--json", "-r", w.to_str().unwrap()]).stdout));
+        assert_eq!(back, shown, "{cmd} -w {ext}");
+    }
+    // The closing line says what was kept.
+    let w = dir.path().join("again.pcapng");
+    let o = run(&["decode", "-r", &demo(), "-Y", filter, "-w", w.to_str().unwrap()]);
+    assert!(
+        err(&o).contains(&format!("{} of 182 frames matched the display filter", shown.len())),
+        "{}",
+        err(&o)
+    );
+    // A filter that does not parse is a usage error before anything is written.
+    let bad = dir.path().join("bad.pcapng");
+    for cmd in ["decode", "capture"] {
+        let o = run(&[cmd, "-r", &demo(), "-Y", "((", "-w", bad.to_str().unwrap()]);
+        assert_eq!(o.status.code(), Some(2), "{cmd}: {}", err(&o));
+        assert!(!bad.exists(), "{cmd} wrote a file");
+    }
+    // The output may not be the input.
+    let o = run(&["decode", "-r", &demo(), "-w", &demo()]);
+    assert_eq!(o.status.code(), Some(2), "{}", err(&o));
+}
