@@ -307,8 +307,11 @@ pub struct SourceArgs {
 pub enum OutputFormat {
     /// One summary line per frame.
     Text,
-    /// One JSON object per frame (NDJSON; docs/decode-json.md).
+    /// One JSON array of the frames' objects, as tshark -T json writes an array
+    /// (docs/decode-json.md; the objects are ours, not tshark's layers).
     Json,
+    /// One JSON object per frame, a line each (NDJSON; docs/decode-json.md): --json.
+    Ndjson,
     /// The fields named by -e, separated by tabs (-E separator=, header=y).
     Fields,
 }
@@ -326,10 +329,12 @@ pub struct DecodeArgs {
     /// Print every field of every header, tree-style.
     #[arg(short = 'V', long = "verbose", conflicts_with_all = ["json", "format"])]
     pub verbose: bool,
-    /// Print one JSON object per frame (NDJSON; schema in docs/decode-json.md); as -T json.
+    /// Print one JSON object per frame (NDJSON; schema in docs/decode-json.md); as -T ndjson
+    /// (-T json writes them as one array).
     #[arg(long, conflicts_with = "format")]
     pub json: bool,
-    /// Output format: text (summary lines), json (NDJSON) or fields (-e), as tshark -T.
+    /// Output format: text (summary lines), json (one array), ndjson (a line per frame, as
+    /// --json) or fields (-e), as tshark -T.
     #[arg(short = 'T', long = "format", value_name = "FORMAT", value_enum)]
     pub format: Option<OutputFormat>,
     /// A field to print with -T fields: a key of the JSON output, dotted for nested ones

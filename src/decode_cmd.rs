@@ -8,6 +8,7 @@ use crate::stdio::{self, note};
 use anyhow::Context;
 use rocescope_capture::text::escape;
 use rocescope_capture::{CaptureSink, FileFormat, SinkOptions};
+use rocescope_tui::filter::FramePlace;
 use std::io::{self, BufWriter, Write};
 use std::process::ExitCode;
 
@@ -15,7 +16,7 @@ use std::process::ExitCode;
 pub fn run(args: &DecodeArgs) -> anyhow::Result<ExitCode> {
     let format = match (args.format, args.json) {
         (Some(f), _) => f,
-        (None, true) => OutputFormat::Json,
+        (None, true) => OutputFormat::Ndjson,
         (None, false) => OutputFormat::Text,
     };
     // Mistakes in -T/-e/-E/-Y are usage errors (exit status 2, clap's format), found
@@ -106,7 +107,8 @@ pub fn run(args: &DecodeArgs) -> anyhow::Result<ExitCode> {
             // An sFlow datagram: its sampled headers are decoded and shown after it.
             let sampled = sflow::read(rec, packet, &opts, !args.no_sflow);
             if let Some(f) = &filter {
-                let hit = f.matches_frame(packet, u64::from(rec.len))
+                let place = FramePlace { number: n, rel_ns: rec.ts_ns - t0 };
+                let hit = f.matches_at(packet, u64::from(rec.len), place)
                     || sampled.as_ref().is_some_and(|d| d.any_sample(|p, len| f.matches_frame(p, len)));
                 if !hit {
                     return Ok(Flow::Continue);
@@ -138,14 +140,30 @@ pub fn run(args: &DecodeArgs) -> anyhow::Result<ExitCode> {
                 if let (Some(p), Some(o)) = (point, v.as_object_mut()) {
                     o.insert("point".into(), p.as_str().into());
                 }
+                if let (true, Some(o)) = (f.wants_time_relative(), v.as_object_mut()) {
+                    let rel = rec.ts_ns - t0;
+                    let text = format!(
+                        "{}{}.{:09}",
+                        if rel < 0 { "-" } else { "" },
+                        rel.unsigned_abs() / 1_000_000_000,
+                        rel.unsigned_abs() % 1_000_000_000
+                    );
+                    o.insert(crate::output::fields::TIME_RELATIVE.into(), text.into());
+                }
                 f.line(&v, &mut scratch);
-            } else if format == OutputFormat::Json {
+            } else if matches!(format, OutputFormat::Json | OutputFormat::Ndjson) {
+                // -T json: one array, its objects separated by ",\n".
+                if format == OutputFormat::Json {
+                    scratch.push_str(if shown == 1 { "[\n" } else { ",\n" });
+                }
                 json::write(&frame, &mut scratch);
                 if let Some(d) = &sampled {
                     add_sflow_json(d, &opts, n, &mut scratch);
                 }
-                if let (Some(p), true) = (point_json.get(usize::from(rec.point)), scratch.starts_with('{')) {
-                    scratch.insert_str(1, p);
+                if let Some(p) = point_json.get(usize::from(rec.point)) {
+                    if let Some(at) = scratch.find('{') {
+                        scratch.insert_str(at + 1, p);
+                    }
                 }
             } else if args.verbose {
                 if let Some(p) = point {
@@ -169,7 +187,9 @@ pub fn run(args: &DecodeArgs) -> anyhow::Result<ExitCode> {
                     d.summary_lines(&opts, n, &mut scratch);
                 }
             }
-            scratch.push('\n');
+            if format != OutputFormat::Json {
+                scratch.push('\n');
+            }
             let res =
                 out.write_all(scratch.as_bytes())
                     .and_then(|()| if flush_each { out.flush() } else { Ok(()) });
@@ -184,6 +204,14 @@ pub fn run(args: &DecodeArgs) -> anyhow::Result<ExitCode> {
         },
         |_| Flow::Continue,
     )?;
+    if format == OutputFormat::Json && !pipe_closed && sink.is_none() && !args.quiet {
+        let end = if shown == 0 { "[]\n" } else { "\n]\n" };
+        if let Err(e) = out.write_all(end.as_bytes()) {
+            if e.kind() != io::ErrorKind::BrokenPipe {
+                return Err(e).context("writing output");
+            }
+        }
+    }
     if !pipe_closed {
         if let Err(e) = out.flush() {
             if e.kind() != io::ErrorKind::BrokenPipe {
@@ -223,7 +251,7 @@ pub fn run(args: &DecodeArgs) -> anyhow::Result<ExitCode> {
             None => note!("{} frames read", end.frames),
         }
     }
-    if let (OutputFormat::Json, Some(s)) = (format, end.stats) {
+    if let (OutputFormat::Json | OutputFormat::Ndjson, Some(s)) = (format, end.stats) {
         let doc = serde_json::json!({"capture": {"interface": opened.name, "frames": end.frames, "received": s.received,
             "kernel_dropped": s.kernel_dropped, "if_dropped": s.if_dropped}});
         note!("{}", stdio::json_safe(&doc.to_string()));

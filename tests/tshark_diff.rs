@@ -649,3 +649,90 @@ fn frame_numbers_count_records_with_no_captured_byte_as_tshark_does() {
         assert_eq!(firsts(&after), renumbered, "{sample}");
     }
 }
+
+/// Wireshark's field names work in `-Y` and `-e` as in tshark: over the samples that are
+/// neither tunnelled nor sFlow (tshark prints the outer and inner values of those) and the
+/// real RoCE captures, `decode -Y EXPR -T fields -e frame.number` lists the frames tshark
+/// lists, and `-T fields -e NAME` prints what tshark prints. Not compared, on purpose
+/// (docs/decode.md): FECN/BECN (no tshark field), `infiniband` on frames tshark reads as
+/// TFTP (a low UDP source port), native InfiniBand in ERF (not decoded).
+#[test]
+fn wireshark_field_names_select_and_print_as_tshark_does() {
+    if !tshark_available() {
+        return;
+    }
+    let mut files: Vec<PathBuf> = common::captures_in(&common::root().join("samples"))
+        .into_iter()
+        .filter(|p| !p.components().any(|c| matches!(c.as_os_str().to_str(), Some("tunnels" | "sflow"))))
+        .collect();
+    if let Some(real) = common::real_captures() {
+        let skip = ["ib2.pcap", "infiniband.pcap", "roce.pcap"];
+        files.extend(
+            common::captures_in(&real)
+                .into_iter()
+                .filter(|p| !skip.iter().any(|s| p.file_name().is_some_and(|n| n == *s))),
+        );
+    }
+    let filters = [
+        "infiniband.bth.psn > 105",
+        "infiniband.bth.destqp == 0x31",
+        "ip.dsfield.dscp == 26",
+        "ipv6.tclass.dscp == 26",
+        "ip.dsfield.ecn == 3",
+        "udp.srcport == 49200",
+        "infiniband.aeth.syndrome == 96",
+        "frame.number <= 10",
+        "frame.time_relative > 0.05",
+        "vlan.priority == 3",
+        "ip.src == 10.0.0.2 && infiniband.bth.opcode == 17",
+        "!(infiniband.bth.psn >= 100)",
+        "infiniband",
+        "ip.addr == 10.0.0.1",
+        "frame.len > 100",
+    ];
+    let fields = [
+        "frame.number",
+        "frame.time_relative",
+        "infiniband.bth.psn",
+        "infiniband.bth.destqp",
+        "infiniband.bth.opcode",
+        "infiniband.aeth.syndrome",
+        "ip.dsfield.dscp",
+        "ip.dsfield.ecn",
+        "ip.src",
+        "vlan.priority",
+        "udp.srcport",
+    ];
+    let lines = |o: std::process::Output| String::from_utf8_lossy(&o.stdout).into_owned();
+    let ours = |args: &[&str]| {
+        lines(Command::new(env!("CARGO_BIN_EXE_rocescope")).arg("decode").args(args).output().unwrap())
+    };
+    let theirs = |args: &[&str]| lines(Command::new("tshark").args(args).output().unwrap());
+    let mut compared = 0;
+    // Every filter over a few captures (a tshark run each), every field over all of them.
+    let few = [
+        "demo.pcap",
+        "nak-gobackn.pcap",
+        "ipv6.pcap",
+        "ecn-cnp.pcap",
+        "rnr.pcap",
+        "roce_capture_read-write-ecn.pcap",
+    ];
+    for f in &files {
+        let path = f.to_str().unwrap();
+        // Mellanox DC: tshark reads a DC ACK's RDETH as its AETH (docs/tshark-differences.md).
+        let dc = f.file_name().is_some_and(|n| n.to_string_lossy().starts_with("dc"));
+        let name = f.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        for y in filters.iter().filter(|_| few.contains(&name.as_str())) {
+            let args = ["-r", path, "-Y", y, "-T", "fields", "-e", "frame.number"];
+            assert_eq!(ours(&args), theirs(&args), "{path}: -Y {y:?}");
+            compared += 1;
+        }
+        let mut args = vec!["-r", path, "-T", "fields"];
+        for e in fields.iter().filter(|e| !(dc && e.contains("aeth"))) {
+            args.extend(["-e", e]);
+        }
+        assert_eq!(ours(&args), theirs(&args), "{path}: -e {fields:?}");
+    }
+    assert!(compared >= filters.len() * 5, "{compared}");
+}

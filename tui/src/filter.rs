@@ -114,8 +114,81 @@ pub const CONNECTION_FIELDS: &[&str] =
 /// Words of connection filters (they stand alone).
 pub const CONNECTION_WORDS: &[&str] = &["nak", "rnr", "ce", "loss", "cnp", "critical", "warning"];
 /// Fields of packet filters.
-pub const PACKET_FIELDS: &[&str] =
-    &["qp", "psn", "opcode", "ip", "src", "dst", "dscp", "ecn", "pcp", "vlan", "len"];
+pub const PACKET_FIELDS: &[&str] = &[
+    "qp", "psn", "opcode", "ip", "src", "dst", "dscp", "ecn", "pcp", "vlan", "len", "sport", "dport",
+    "syndrome", "frame", "time", "dscp4", "ecn4", "dscp6", "ecn6",
+];
+
+/// One field under its names: Wireshark's, the JSON output's (`decode -e`, docs/decode-json.md)
+/// and the display filter's short one. `-Y` and `-e` take any of them (docs/decode.md has the
+/// table); an empty name is one the field does not have there.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FieldName {
+    /// Wireshark's display filter name.
+    pub wireshark: &'static str,
+    /// The dotted JSON path (`-e`); empty for a filter-only field.
+    pub json: &'static str,
+    /// The display filter's name (a field, or a word for a flag); empty for `-e` only.
+    pub short: &'static str,
+}
+
+/// Every field known under more than one name.
+pub const FIELD_NAMES: &[FieldName] = &[
+    FieldName { wireshark: "frame.number", json: "frame", short: "frame" },
+    FieldName { wireshark: "frame.time_relative", json: "time_relative", short: "time" },
+    FieldName { wireshark: "frame.len", json: "len", short: "len" },
+    FieldName { wireshark: "frame.cap_len", json: "caplen", short: "" },
+    FieldName { wireshark: "eth.src", json: "eth.src", short: "" },
+    FieldName { wireshark: "eth.dst", json: "eth.dst", short: "" },
+    FieldName { wireshark: "vlan.id", json: "vlan.id", short: "vlan" },
+    FieldName { wireshark: "vlan.priority", json: "vlan.pcp", short: "pcp" },
+    FieldName { wireshark: "ip.src", json: "ip.src", short: "src" },
+    FieldName { wireshark: "ip.dst", json: "ip.dst", short: "dst" },
+    FieldName { wireshark: "ip.addr", json: "", short: "ip" },
+    FieldName { wireshark: "ipv6.src", json: "ip.src", short: "src" },
+    FieldName { wireshark: "ipv6.dst", json: "ip.dst", short: "dst" },
+    FieldName { wireshark: "ipv6.addr", json: "", short: "ip" },
+    FieldName { wireshark: "", json: "ip.dscp", short: "dscp" },
+    FieldName { wireshark: "", json: "ip.ecn", short: "ecn" },
+    FieldName { wireshark: "ip.dsfield.dscp", json: "ip.dscp", short: "dscp4" },
+    FieldName { wireshark: "ip.dsfield.ecn", json: "ip.ecn", short: "ecn4" },
+    FieldName { wireshark: "ipv6.tclass.dscp", json: "ip.dscp", short: "dscp6" },
+    FieldName { wireshark: "ipv6.tclass.ecn", json: "ip.ecn", short: "ecn6" },
+    FieldName { wireshark: "ip.ttl", json: "ip.ttl", short: "" },
+    FieldName { wireshark: "udp.srcport", json: "udp.sport", short: "sport" },
+    FieldName { wireshark: "udp.dstport", json: "udp.dport", short: "dport" },
+    FieldName { wireshark: "infiniband.bth.opcode", json: "bth.opcode", short: "opcode" },
+    FieldName { wireshark: "infiniband.bth.destqp", json: "bth.dqpn", short: "qp" },
+    FieldName { wireshark: "infiniband.bth.psn", json: "bth.psn", short: "psn" },
+    FieldName { wireshark: "infiniband.bth.pkey", json: "bth.pkey", short: "" },
+    FieldName { wireshark: "infiniband.bth.fecn", json: "bth.fecn", short: "fecn" },
+    FieldName { wireshark: "infiniband.bth.becn", json: "bth.becn", short: "becn" },
+    FieldName { wireshark: "infiniband.bth.ackreq", json: "bth.ackreq", short: "ackreq" },
+    FieldName { wireshark: "infiniband.aeth.syndrome", json: "aeth.syndrome", short: "syndrome" },
+    FieldName { wireshark: "infiniband.aeth.msn", json: "aeth.msn", short: "" },
+    FieldName { wireshark: "infiniband.reth.va", json: "reth.va", short: "" },
+    FieldName { wireshark: "infiniband.reth.r_key", json: "reth.rkey", short: "" },
+    FieldName { wireshark: "infiniband.reth.dma_length", json: "reth.dmalen", short: "" },
+    FieldName { wireshark: "infiniband.invariant.crc", json: "icrc.value", short: "" },
+];
+
+/// The display filter's name for `name` given under another (Wireshark's or the JSON's), if
+/// it has one.
+pub fn short_name(name: &str) -> Option<&'static str> {
+    FIELD_NAMES
+        .iter()
+        .find(|f| !f.short.is_empty() && ((!f.wireshark.is_empty() && f.wireshark == name) || f.json == name))
+        .map(|f| f.short)
+}
+
+/// The JSON path (`-e`) for `name` given under another (Wireshark's or the filter's), if it
+/// has one.
+pub fn json_name(name: &str) -> Option<&'static str> {
+    FIELD_NAMES
+        .iter()
+        .find(|f| !f.json.is_empty() && ((!f.wireshark.is_empty() && f.wireshark == name) || f.short == name))
+        .map(|f| f.json)
+}
 /// Words of packet filters.
 pub const PACKET_WORDS: &[&str] = &[
     "roce",
@@ -133,6 +206,7 @@ pub const PACKET_WORDS: &[&str] = &[
     "malformed",
     "pfc",
     "pause",
+    "infiniband",
 ];
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -279,6 +353,10 @@ trait Vocab: Sized {
     fn word(w: &str) -> Option<Self>;
     /// The term for a comparison (`f` lower-case, one of `FIELDS`).
     fn field(f: &str, op: Op, v: &str) -> Result<Self, String>;
+    /// This vocabulary's name for `name` given under another ([`FIELD_NAMES`]).
+    fn canonical(_name: &str) -> Option<&'static str> {
+        None
+    }
 }
 
 /// The contexts, for saying where a name from the other one belongs.
@@ -385,8 +463,10 @@ impl<'a> Parser<'a> {
     }
 
     fn term<V: Vocab>(&mut self, a: &str) -> Result<V, String> {
-        let name = a.to_ascii_lowercase();
-        let name = name.as_str();
+        let lower = a.to_ascii_lowercase();
+        // Wireshark's names and the JSON output's (`ip.dsfield.dscp`, `bth.psn`) are the
+        // short ones.
+        let name = V::canonical(&lower).unwrap_or(lower.as_str());
         if let Some(Tok::Op(op)) = self.peek() {
             self.pos += 1;
             let Some(Tok::Atom(v)) = self.next() else {
@@ -394,6 +474,11 @@ impl<'a> Parser<'a> {
             };
             if V::FIELDS.contains(&name) {
                 return V::field(name, op, v);
+            }
+            // A flag under a field's name (`infiniband.bth.fecn == 1`): the word.
+            if V::WORDS.contains(&name) && name != lower && op == Op::Eq && matches!(v, "1" | "true" | "True")
+            {
+                return V::word(name).ok_or_else(|| format!("unknown word {a:?}"));
             }
             if V::WORDS.contains(&name) {
                 return Err(format!(
@@ -597,6 +682,15 @@ enum PacketNum {
     Pcp,
     Vlan,
     Len,
+    Sport,
+    Dport,
+    Syndrome,
+    Frame,
+    Time,
+    Dscp4,
+    Dscp6,
+    Ecn4,
+    Ecn6,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -623,6 +717,8 @@ enum PacketWord {
     Malformed,
     Pfc,
     Pause,
+    /// Wireshark's `infiniband`: RoCE the dissector ran on, well-formed or not.
+    Infiniband,
 }
 
 /// The opcodes whose names contain a pattern, as a 256-bit set.
@@ -665,6 +761,10 @@ impl Vocab for PacketTerm {
     const WORDS: &'static [&'static str] = PACKET_WORDS;
     const EXAMPLE: &'static str = "qp=0x12, ip=10.0.0.3, psn>100, opcode=read_request, nak, ce, pfc";
 
+    fn canonical(name: &str) -> Option<&'static str> {
+        short_name(name)
+    }
+
     fn word(w: &str) -> Option<Self> {
         Some(PacketTerm::Word(match w {
             "roce" => PacketWord::Roce,
@@ -682,6 +782,7 @@ impl Vocab for PacketTerm {
             "malformed" => PacketWord::Malformed,
             "pfc" => PacketWord::Pfc,
             "pause" => PacketWord::Pause,
+            "infiniband" => PacketWord::Infiniband,
             _ => return None,
         }))
     }
@@ -714,6 +815,17 @@ impl Vocab for PacketTerm {
                 }
                 return Ok(PacketTerm::OpcodeName(pattern, op, set));
             }
+            "dscp4" | "dscp6" | "ecn4" | "ecn6" => {
+                // Wireshark's `ip.dsfield.*` (IPv4 only) and `ipv6.tclass.*` (IPv6 only).
+                let v4 = f.ends_with('4');
+                let num = match (f.starts_with("dscp"), v4) {
+                    (true, true) => PacketNum::Dscp4,
+                    (true, false) => PacketNum::Dscp6,
+                    (false, true) => PacketNum::Ecn4,
+                    (false, false) => PacketNum::Ecn6,
+                };
+                return Ok(PacketTerm::Num(num, op, need_number(v)?));
+            }
             "ecn" => {
                 let n = match v.to_ascii_lowercase().as_str() {
                     "not-ect" | "notect" | "not_ect" => 0.0,
@@ -733,6 +845,11 @@ impl Vocab for PacketTerm {
             "pcp" => PacketNum::Pcp,
             "vlan" => PacketNum::Vlan,
             "len" => PacketNum::Len,
+            "sport" => PacketNum::Sport,
+            "dport" => PacketNum::Dport,
+            "syndrome" => PacketNum::Syndrome,
+            "frame" => PacketNum::Frame,
+            "time" => PacketNum::Time,
             _ => return Err(format!("unknown field {f:?}")),
         };
         Ok(PacketTerm::Num(num, op, need_number(v)?))
@@ -757,7 +874,16 @@ fn traffic_class(p: &Packet<'_>) -> Option<u8> {
     }
 }
 
-fn packet_matches(t: &PacketTerm, p: &Packet<'_>, len: u64) -> bool {
+/// Where a frame sits in its capture, for `frame` and `time` terms.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FramePlace {
+    /// 1-based frame number.
+    pub number: u64,
+    /// Time since the capture's first frame, ns.
+    pub rel_ns: i64,
+}
+
+fn packet_matches(t: &PacketTerm, p: &Packet<'_>, len: u64, place: Option<FramePlace>) -> bool {
     let roce = p.roce.as_ref();
     let aeth = || roce.and_then(|r| r.ext.aeth).map(|a| a.kind());
     match t {
@@ -771,6 +897,17 @@ fn packet_matches(t: &PacketTerm, p: &Packet<'_>, len: u64) -> bool {
                 PacketNum::Ecn => traffic_class(p).map(|t| f64::from(t & 3)),
                 PacketNum::Pcp => p.vlans.pcp().map(f64::from),
                 PacketNum::Len => Some(len as f64),
+                PacketNum::Sport => p.udp.as_ref().map(|u| f64::from(u.source_port())),
+                PacketNum::Dport => p.udp.as_ref().map(|u| f64::from(u.destination_port())),
+                PacketNum::Syndrome => roce.and_then(|r| r.ext.aeth).map(|a| f64::from(a.syndrome())),
+                PacketNum::Frame => place.map(|f| f.number as f64),
+                PacketNum::Time => place.map(|f| f.rel_ns as f64 / 1e9),
+                PacketNum::Dscp4 | PacketNum::Ecn4 | PacketNum::Dscp6 | PacketNum::Ecn6 => {
+                    let want = if matches!(f, PacketNum::Dscp4 | PacketNum::Ecn4) { 4 } else { 6 };
+                    let tos = p.ip.as_ref().filter(|ip| ip.version() == want).map(|ip| ip.tos());
+                    let dscp = matches!(f, PacketNum::Dscp4 | PacketNum::Dscp6);
+                    tos.map(|t| f64::from(if dscp { t >> 2 } else { t & 3 }))
+                }
             };
             holds_opt(v, *op, *n)
         }
@@ -798,6 +935,7 @@ fn packet_matches(t: &PacketTerm, p: &Packet<'_>, len: u64) -> bool {
             PacketWord::Malformed => p.is_malformed_roce(),
             PacketWord::Pfc => matches!(p.mac_control, Some(MacControl::Pfc(_))),
             PacketWord::Pause => matches!(p.mac_control, Some(MacControl::Pause(_))),
+            PacketWord::Infiniband => roce.is_some() || p.is_malformed_roce(),
         },
     }
 }
@@ -833,7 +971,13 @@ impl PacketFilter {
     /// Whether `p` passes, `len` comparing `wire_len`: the frame's length on the wire (the
     /// capture record's original length), which a snap length may have cut `p.data` short of.
     pub fn matches_frame(&self, p: &Packet<'_>, wire_len: u64) -> bool {
-        self.0.eval(&|t| packet_matches(t, p, wire_len))
+        self.0.eval(&|t| packet_matches(t, p, wire_len, None))
+    }
+
+    /// As [`PacketFilter::matches_frame`], with the frame's number and time in its capture
+    /// for `frame` and `time` terms (which match nothing without them).
+    pub fn matches_at(&self, p: &Packet<'_>, wire_len: u64, place: FramePlace) -> bool {
+        self.0.eval(&|t| packet_matches(t, p, wire_len, Some(place)))
     }
 }
 
