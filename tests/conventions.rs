@@ -171,18 +171,29 @@ fn fields_output_like_tshark() {
             .unwrap_or_default();
         assert_eq!(row[4], pcps.join(","));
     }
-    let o = run(&["decode", "-T", "fields", "-e", "psn", "-r", &demo()]);
+    // The filter's name and Wireshark's are the same field (docs/decode.md).
+    let psn = |name: &str| out(&run(&["decode", "-T", "fields", "-e", name, "-r", &demo()]));
+    assert_eq!(psn("psn"), psn("bth.psn"));
+    assert_eq!(psn("infiniband.bth.psn"), psn("bth.psn"));
+    let o = run(&["decode", "-T", "fields", "-e", "seq", "-r", &demo()]);
     assert_eq!(o.status.code(), Some(2), "a usage error");
-    assert!(err(&o).contains("bth.psn"), "suggests the full name: {}", err(&o));
+    assert!(err(&o).contains("bth.psn"), "lists the names: {}", err(&o));
     let o = run(&["decode", "-T", "fields", "-r", &demo()]);
     assert!(err(&o).contains("-e FIELD"), "{}", err(&o));
     let o = run(&["decode", "-e", "frame", "-r", &demo()]);
     assert!(err(&o).contains("-T fields"), "{}", err(&o));
     assert_eq!(o.status.code(), Some(2));
-    // -T json is --json; -l and -n change nothing in what is printed.
-    let a = run(&["decode", "-T", "json", "-r", &demo()]);
+    // -T ndjson is --json; -l and -n change nothing in what is printed. -T json is one
+    // array of the same objects, as tshark's -T json is an array.
+    let a = run(&["decode", "-T", "ndjson", "-r", &demo()]);
     let b = run(&["decode", "--json", "-l", "-n", "-r", &demo()]);
     assert_eq!(a.stdout, b.stdout);
+    let arr: serde_json::Value =
+        serde_json::from_slice(&run(&["decode", "-T", "json", "-r", &demo()]).stdout)
+            .expect("-T json is one JSON document");
+    assert_eq!(arr.as_array().map(Vec::as_slice), Some(common::decode_lines(&b.stdout).as_slice()));
+    let none = run(&["decode", "-T", "json", "-Y", "qp=0xabcdef", "-r", &demo()]);
+    assert_eq!(out(&none), "[]\n");
     assert!(run(&["decode", "-T", "json", "--json", "-r", &demo()]).status.code() == Some(2));
 }
 

@@ -699,7 +699,6 @@ fn wireshark_field_names_select_and_print_as_tshark_does() {
         "infiniband.aeth.syndrome",
         "ip.dsfield.dscp",
         "ip.dsfield.ecn",
-        "ip.src",
         "vlan.priority",
         "udp.srcport",
     ];

@@ -56,8 +56,11 @@ enum View {
 }
 
 impl View {
+    /// The view for a field asked for as `name`. A Wireshark name that is also one of our
+    /// JSON paths (`ip.src`, `vlan.id`, `eth.src`) is ours: it keeps its documented meaning.
     fn of(name: &str) -> View {
-        let wireshark = rocescope_tui::filter::FIELD_NAMES.iter().any(|f| f.wireshark == name);
+        let wireshark =
+            rocescope_tui::filter::FIELD_NAMES.iter().any(|f| f.wireshark == name && f.json != name);
         match name {
             _ if !wireshark => View::Ours,
             "infiniband.bth.destqp" => View::QpHex,
@@ -279,7 +282,7 @@ mod names {
                 f.json.is_empty() || f.json == TIME_RELATIVE || known.iter().any(|k| k == f.json),
                 "{f:?}"
             );
-            if !f.json.is_empty() {
+            if !f.json.is_empty() && !f.wireshark.is_empty() {
                 let by_ws = Fields::new(&[f.wireshark.to_string()], &[]).expect(f.wireshark);
                 assert_eq!(by_ws.paths[0].join("."), f.json);
             }
