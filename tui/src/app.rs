@@ -1,7 +1,7 @@
 //! UI state and what each action does to it. No terminal here: tests drive it directly.
 
 use crate::congestion::{rank_qps, QpRanking, MAX_QP_ROWS};
-use crate::filter::{Filter, Row};
+use crate::filter::{Filter, FramePlace, PacketFilter, Row};
 use crate::keys::Action;
 use crate::snapshot::Snapshot;
 use rocescope_analyzer::report::{ConnFlows, Connection, Report, Word};
@@ -313,6 +313,15 @@ pub struct App {
     pub editing_filter: bool,
     /// Where the cursor is in `filter_text`, in characters.
     pub filter_cursor: usize,
+    /// The Packets screen's filter (decode's -Y language), its text while the line is not
+    /// editing it, and whether the line is editing it.
+    pub packet_filter: Option<PacketFilter>,
+    /// The packet filter's text (in `filter_text` while the line edits it).
+    pub packet_filter_text: String,
+    /// The line edits the packet filter (opened on the Packets screen).
+    pub editing_packets: bool,
+    /// The packet filter before editing began, for Esc.
+    packet_filter_before: Option<Option<PacketFilter>>,
     /// The filter (text and parsed) before editing began, for Esc.
     filter_before: Option<(String, Option<Filter>)>,
     /// Times the filter line was parsed ([`App::filter_parses`]).
@@ -406,6 +415,10 @@ impl Default for App {
             editing_filter: false,
             filter_cursor: 0,
             filter_before: None,
+            packet_filter: None,
+            packet_filter_text: String::new(),
+            editing_packets: false,
+            packet_filter_before: None,
             filter_parses: 0,
             help: false,
             quit: false,
@@ -643,9 +656,24 @@ impl App {
 
     /// Frames on the Packets screen (oldest first), narrowed to a QP when asked.
     pub fn packet_rows<'a>(&self, s: &'a Snapshot) -> Vec<&'a crate::FrameLine> {
+        let start = s.report.summary.start_ns.unwrap_or(0);
+        let opts = rocescope_decoder::DecodeOptions::default();
+        // The packet filter (`/` on this screen) reads each kept frame's bytes, decoded again.
+        let kept = |f: &crate::FrameLine| {
+            self.packet_filter.as_ref().is_none_or(|pf| {
+                let p = rocescope_decoder::decode(rocescope_decoder::LinkType(f.link_type), &f.bytes, &opts);
+                pf.matches_at(
+                    &p,
+                    u64::from(f.wire_len),
+                    FramePlace { number: f.number, rel_ns: f.ts_ns - start },
+                )
+            })
+        };
         match &self.packet_flows {
-            Some(flows) => s.frames.iter().filter(|f| f.flow.is_some_and(|x| flows.contains(&x))).collect(),
-            None => s.frames.iter().collect(),
+            Some(flows) => {
+                s.frames.iter().filter(|f| f.flow.is_some_and(|x| flows.contains(&x)) && kept(f)).collect()
+            }
+            None => s.frames.iter().filter(|f| kept(f)).collect(),
         }
     }
 
@@ -736,6 +764,13 @@ impl App {
             }
             Action::Filter => {
                 self.editing_filter = true;
+                // On the Packets screen the line edits the packet filter (decode's -Y): its
+                // text is in `filter_text` while the line is open.
+                self.editing_packets = self.screen == Screen::Packets;
+                if self.editing_packets {
+                    std::mem::swap(&mut self.filter_text, &mut self.packet_filter_text);
+                    self.packet_filter_before = Some(self.packet_filter.clone());
+                }
                 self.filter_cursor = self.filter_text.chars().count();
                 self.filter_before = Some((self.filter_text.clone(), self.filter.clone()));
             }
@@ -861,8 +896,11 @@ impl App {
                         self.filter_text = text;
                         self.filter = filter;
                     }
+                    if let Some(p) = self.packet_filter_before.take() {
+                        self.packet_filter = p;
+                    }
                     self.filter_error = None;
-                    self.editing_filter = false;
+                    self.end_filter_edit();
                     return;
                 }
                 LineEdit::Apply => {
@@ -872,9 +910,15 @@ impl App {
                     }
                     // An invalid filter is not applied: keep editing, its error stays on screen.
                     if self.filter_error.is_none() {
-                        self.editing_filter = false;
                         self.filter_before = None;
-                        self.selected[0] = 0;
+                        self.packet_filter_before = None;
+                        if self.editing_packets {
+                            // The newest matching frame, as the list opens.
+                            self.selected[Screen::Packets.index()] = usize::MAX;
+                        } else {
+                            self.selected[0] = 0;
+                        }
+                        self.end_filter_edit();
                     }
                 }
                 LineEdit::Insert(c)
@@ -900,8 +944,30 @@ impl App {
         self.filter_parses
     }
 
+    /// The filter line closes: a packet filter's text goes back to its place.
+    fn end_filter_edit(&mut self) {
+        self.editing_filter = false;
+        if self.editing_packets {
+            std::mem::swap(&mut self.filter_text, &mut self.packet_filter_text);
+            self.editing_packets = false;
+            let n = self.row_count();
+            let sel = self.sel();
+            *sel = (*sel).min(n.saturating_sub(1));
+        }
+    }
+
     fn parse_filter(&mut self) {
         self.filter_parses += 1;
+        if self.editing_packets {
+            match PacketFilter::parse(&self.filter_text) {
+                Ok(f) => {
+                    self.packet_filter = f;
+                    self.filter_error = None;
+                }
+                Err(e) => self.filter_error = Some(e),
+            }
+            return;
+        }
         match Filter::parse(&self.filter_text) {
             Ok(f) => {
                 self.filter = f;

@@ -151,7 +151,7 @@ pub const KEYS: &[Binding] = &[
         chars: &['/'],
         names: &[],
         action: Action::Filter,
-        help: "display filter: qp=0x12 and ce>0, not (nak or loss)",
+        help: "filter QPs (qp=0x12 and ce>0); on Packets, frames (nak)",
     },
     Binding {
         label: "c",

@@ -217,8 +217,10 @@ fn draw_footer(f: &mut Frame<'_>, app: &App, area: Rect) {
             f.set_cursor_position((x, area.y));
         }
         Line::from(vec![Span::raw(format!("/{}", app.filter_text)), state])
-    } else if !app.filter_text.is_empty() {
-        Line::from(format!("filter: {}   (/ to edit)   ? keys", app.filter_text))
+    } else if app.screen == Screen::Packets && !app.packet_filter_text.is_empty() {
+        Line::from(format!("packet filter: {}   (/ to edit)   q quit  ? keys", app.packet_filter_text))
+    } else if app.screen != Screen::Packets && !app.filter_text.is_empty() {
+        Line::from(format!("filter: {}   (/ to edit)   q quit  ? keys", app.filter_text))
     } else if let Some(n) = &app.notice {
         Line::from(Span::styled(n.clone(), health_style("warning")))
     } else {

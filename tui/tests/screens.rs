@@ -848,3 +848,44 @@ fn every_screen_fits_80x24_with_the_way_out_on_it() {
     app.act(Action::Down);
     assert!(app.notice.is_none(), "the notice goes with the next key");
 }
+
+#[test]
+fn slash_on_the_packets_screen_filters_packets() {
+    let mut app = app_with(snapshot("nak-gobackn.pcap", AuditConfig::default()));
+    let all = app.packet_rows(app.shown.as_ref().unwrap()).len();
+    app.act(Action::Screen(2));
+    app.act(Action::Filter);
+    assert!(app.editing_packets);
+    app.filter_edits("nak or infiniband.bth.psn == 105".chars().map(LineEdit::Insert));
+    assert_eq!(app.filter_error, None);
+    app.filter_edits([LineEdit::Apply]);
+    assert!(!app.editing_filter && !app.editing_packets);
+    let s = app.shown.clone().unwrap();
+    let rows = app.packet_rows(&s);
+    assert!(!rows.is_empty() && rows.len() < all, "{} of {all}", rows.len());
+    // The frames `decode -Y` shows for the same filter.
+    assert_eq!(rows.iter().map(|f| f.number).collect::<Vec<_>>(), [5, 6, 9]);
+    // The selection is on the newest match, the footer names the packet filter, and the
+    // connection filter is untouched.
+    assert_eq!(app.selected[1], rows.len() - 1);
+    let screen = render(&mut app, 160, 20);
+    assert!(screen.contains("packet filter: nak or infiniband.bth.psn == 105"), "{screen}");
+    assert!(app.filter.is_none() && app.filter_text.is_empty());
+    app.act(Action::Screen(1));
+    assert_eq!(app.rows().len(), s.report.connections.len());
+    // A packet-only name does not parse as a connection filter, and the other way round.
+    app.act(Action::Screen(2));
+    app.act(Action::Filter);
+    app.filter_edits([
+        LineEdit::Insert(' '),
+        LineEdit::Insert('a'),
+        LineEdit::Insert('n'),
+        LineEdit::Insert('d'),
+    ]);
+    app.filter_edits(" gaps>0".chars().map(LineEdit::Insert));
+    assert!(app.filter_error.as_deref().is_some_and(|e| e.contains("connection")), "{:?}", app.filter_error);
+    // Esc gives the filter back as it was.
+    app.filter_edits([LineEdit::Cancel]);
+    assert_eq!(app.packet_filter_text, "nak or infiniband.bth.psn == 105");
+    assert_eq!(app.packet_rows(&s).len(), rows.len());
+}
