@@ -646,9 +646,24 @@ const REPORT_EXIT_STATUS: &str = "Exit status:
 impl SourceArgs {
     /// Take the files given without -r as inputs. With -i or --sflow they are an error
     /// that says what a word after the options means elsewhere (tcpdump's capture filter).
-    pub fn take_files(&mut self) -> Result<(), String> {
+    /// At the top level (`top`), a word that is no file and looks like no path (no `.` or
+    /// `/`) is a mistyped command, said as such.
+    pub fn take_files(&mut self, top: bool) -> Result<(), String> {
         if self.files.is_empty() {
             return Ok(());
+        }
+        if top {
+            let commands =
+                ["decode", "capture", "interfaces", "report", "tui", "export", "completions", "man"];
+            for f in &self.files {
+                let word = f.to_string_lossy();
+                if !f.exists() && !word.contains(['.', '/']) && word != "-" {
+                    return Err(format!(
+                        "unrecognized subcommand '{word}' (the commands: {}; a capture file goes after -r)",
+                        commands.join(", ")
+                    ));
+                }
+            }
         }
         if self.interface.is_some() || self.sflow.is_some() {
             let words: Vec<String> = self.files.iter().map(|f| f.display().to_string()).collect();

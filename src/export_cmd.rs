@@ -19,8 +19,6 @@ use crate::metrics::{self, Exposition, Family};
 use crate::report_cmd::analysis_config;
 use crate::stdio::note;
 use anyhow::Context;
-use prometheus_client::collector::Collector;
-use prometheus_client::encoding::DescriptorEncoder;
 use rocescope_analyzer::report::CaptureCounters;
 use rocescope_analyzer::Analyzer;
 use rocescope_capture::text::{self, escape};
@@ -46,16 +44,6 @@ struct Shared {
     /// Writing a pushed line failed.
     push_failed: bool,
     updated: Option<Instant>,
-}
-
-/// The latest families, as a prometheus-client collector.
-#[derive(Debug)]
-struct Snapshot(Arc<Vec<Family>>);
-
-impl Collector for Snapshot {
-    fn encode(&self, encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
-        metrics::encode(&self.0, encoder)
-    }
 }
 
 /// The worker's analysis state.
@@ -424,15 +412,15 @@ fn push_loop(
 
 /// The HTTP server: hyper's HTTP/1.1 on the tokio runtime of the `rocescope-http` thread.
 mod http {
-    use super::{html_escape, Shared, Snapshot};
+    use super::{html_escape, Shared};
     use crate::cli::ExportArgs;
+    use crate::metrics;
     use crate::stdio::note;
     use http_body_util::Full;
     use hyper::body::{Bytes, Incoming};
     use hyper::header::{HeaderValue, ACCEPT, ALLOW, CONTENT_TYPE};
     use hyper::{Method, Request, Response, StatusCode};
     use hyper_util::rt::{TokioIo, TokioTimer};
-    use prometheus_client::registry::Registry;
     use std::collections::HashMap;
     use std::convert::Infallible;
     use std::future::Future;
@@ -1012,16 +1000,7 @@ mod http {
                 }
             }
         }
-        let mut registry = Registry::default();
-        registry.register_collector(Box::new(Snapshot(fams)));
-        let mut body = String::new();
-        let res = if openmetrics {
-            prometheus_client::encoding::text::encode(&mut body, &registry)
-        } else {
-            prometheus_client::encoding::prometheus_text::encode(&mut body, &registry)
-        };
-        res.ok()?;
-        let body = Bytes::from(body);
+        let body = Bytes::from(metrics::exposition_text(fams, openmetrics).ok()?);
         if let (Some(g), Ok(mut cache)) = (generation, ctx.cache.lock()) {
             cache[slot] = Some((g, body.clone()));
         }

@@ -11,16 +11,15 @@ mod docs_cmd;
 mod driver;
 mod export_cmd;
 mod interfaces_cmd;
-mod metrics;
 mod output;
-mod parquet_out;
 mod report_cmd;
 mod signals;
 mod stdio;
-mod tmpfile;
 mod tui_cmd;
 
 use clap::Parser;
+// The outputs live in their own library crate (rocescope-output), under their old names here.
+use rocescope_output::{metrics, parquet as parquet_out, tmpfile};
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
@@ -30,11 +29,12 @@ fn main() -> ExitCode {
         Err(e) => return stdio::exit_status(stdio::clap_exit(&e)),
     };
     // Files given without -r are inputs, as tcpdump -r and tshark -r read them.
+    let top = cli.command.is_none();
     let source = match cli.command.as_mut() {
         Some(c) => c.source_mut(),
         None => Some(&mut cli.tui.source),
     };
-    if let Some(Err(msg)) = source.map(cli::SourceArgs::take_files) {
+    if let Some(Err(msg)) = source.map(|s| s.take_files(top)) {
         let mut cmd = <cli::Cli as clap::CommandFactory>::command();
         let e = cmd.error(clap::error::ErrorKind::UnknownArgument, msg);
         return stdio::exit_status(stdio::clap_exit(&e));

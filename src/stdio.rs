@@ -73,27 +73,8 @@ pub fn safe_text(s: &str) -> String {
     out
 }
 
-/// Serialised JSON with every character [`rocescope_capture::text::is_unsafe`] calls unsafe
-/// written as a `\uXXXX` escape. serde escapes only U+0000..U+001F; DEL, the C1 controls
-/// (U+0080..U+009F, which some terminals obey) and the bidi overrides would reach the
-/// terminal raw. Such characters only occur inside strings (raw white space between tokens,
-/// which serde escapes inside them, stays), so the document reads back the same.
-pub fn json_safe(json: &str) -> std::borrow::Cow<'_, str> {
-    let unsafe_in_json = |c: char| rocescope_capture::text::is_unsafe(c) && !matches!(c, '\n' | '\r' | '\t');
-    if !json.contains(unsafe_in_json) {
-        return std::borrow::Cow::Borrowed(json);
-    }
-    let mut out = String::with_capacity(json.len() + 16);
-    for c in json.chars() {
-        if unsafe_in_json(c) {
-            // Every such character is in the Basic Multilingual Plane: one escape.
-            let _ = fmt::Write::write_fmt(&mut out, format_args!("\\u{:04x}", u32::from(c)));
-        } else {
-            out.push(c);
-        }
-    }
-    std::borrow::Cow::Owned(out)
-}
+/// Serialised JSON made terminal-safe (the output library's, `rocescope_output::json`).
+pub use rocescope_output::json::json_safe;
 
 /// How a write to standard output went.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -308,6 +308,10 @@ fn tcpdump_habits_a_bare_file_version_and_no_roce() {
     assert_eq!(common::report_json(&bare.stdout)["summary"], common::report_json(&with_r.stdout)["summary"]);
     assert_eq!(out(&run(&["decode", &demo(), "-c", "3"])), out(&run(&["decode", "-r", &demo(), "-c", "3"])));
     assert_eq!(out(&run(&[&demo()])), out(&run(&["-r", &demo()])), "not a terminal: the report");
+    // At the top level, a word that is neither a file nor a path is a mistyped command.
+    let o = run(&["raport", "-r", &demo()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(err(&o).contains("unrecognized subcommand 'raport'"), "{}", err(&o));
     // With an interface, a word after the options is not a file: what it probably meant.
     let o = run(&["decode", "-i", "lo", "udp", "port", "4791"]);
     assert_eq!(o.status.code(), Some(2));

@@ -3,7 +3,7 @@
 //! the sender's rate falls after each CNP.
 //!
 //! The state lives in a flow's cold part and is allocated on the flow's first CE mark or
-//! first CNP received ([`crate::flow::Flow::cc_mut`]); it is a fixed size (528 bytes)
+//! first CNP received (`Flow::cc_mut`); it is a fixed size (528 bytes)
 //! however long the flow runs.
 
 use crate::stats::Latency;

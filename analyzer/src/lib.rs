@@ -9,6 +9,35 @@
 //!
 //! Rules follow `shared/reference/roce-protocol.md` §1.7-1.11; PSN arithmetic is 24-bit
 //! modular everywhere.
+//!
+//! The analysis takes decoded packets, not devices: decode each frame with
+//! `rocescope-decoder` and push it with its capture facts ([`FrameMeta`]). Reading capture
+//! files is `rocescope-capture`'s job; its records go straight in with the optional
+//! **`capture` feature** (`features = ["capture"]`: [`FrameMeta::from_record`],
+//! `Analyzer::push_record`, `Analyzer::push_frame`), which this first example does not need:
+//!
+//! ```
+//! use rocescope_analyzer::{Analyzer, Config, FrameMeta};
+//! use rocescope_decoder::{decode, DecodeOptions, LinkType};
+//!
+//! let mut analyzer = Analyzer::new(Config::default());
+//! let opts = DecodeOptions::default();
+//! let frames: Vec<(i64, Vec<u8>)> = Vec::new(); // (capture time in ns, frame bytes)
+//! for (i, (ts_ns, bytes)) in frames.iter().enumerate() {
+//!     let packet = decode(LinkType::ETHERNET, bytes, &opts);
+//!     let meta = FrameMeta { number: i as u64 + 1, ts_ns: *ts_ns, len: bytes.len() as u32, link_bps: None, point: 0 };
+//!     // push_packet also reads sFlow datagrams (UDP 6343) as the headers they sample.
+//!     analyzer.push_packet(&meta, &packet, &opts);
+//! }
+//! analyzer.finish();
+//! let report = analyzer.report();
+//! // `flows`: one entry per direction (a QP's requests one way, its responses and ACKs the
+//! // other); `connections`: one per QP pair, its two flows paired.
+//! assert!(report.flows.is_empty() && report.connections.is_empty());
+//! ```
+//!
+//! With the `capture` feature, a file's records feed it directly (the README's example):
+//! `while let Some(rec) = reader.next_record()? { analyzer.push_record(&rec, &opts); }`.
 #![forbid(unsafe_code)]
 
 pub mod audit;
@@ -29,7 +58,6 @@ pub mod parallel;
 pub mod pfc;
 pub mod psn;
 pub mod report;
-#[cfg(feature = "capture")]
 pub mod sflow;
 pub mod stats;
 pub mod store;
@@ -353,7 +381,6 @@ pub struct Analyzer {
     /// Rates met in a sampled capture.
     sampling_seen: SamplingSeen,
     /// sFlow datagrams and their data sources.
-    #[cfg(feature = "capture")]
     sflow: sflow::SflowState,
     /// Mirror sessions and switch clocks.
     mirror: mirror::MirrorState,
@@ -430,7 +457,6 @@ impl Analyzer {
             audit_active,
             weight: 1,
             sampling_seen: SamplingSeen::default(),
-            #[cfg(feature = "capture")]
             sflow: sflow::SflowState::default(),
             mirror: mirror::MirrorState::default(),
             dedup: dedup::Dedup::default(),
@@ -452,13 +478,9 @@ impl Analyzer {
         self.matcher = None;
     }
 
-    /// What the sFlow datagrams held so far (`None` when none was met, and always without
-    /// feature `capture`).
+    /// What the sFlow datagrams held so far (`None` when none was met).
     pub fn sflow_summary(&self) -> Option<report::SflowReport> {
-        #[cfg(feature = "capture")]
-        return self.sflow.report();
-        #[cfg(not(feature = "capture"))]
-        None
+        self.sflow.report()
     }
 
     /// Rates met so far in a sampled capture.

@@ -119,7 +119,7 @@ impl Analyzer {
     ) -> bool {
         let Some((i, n)) = self.shard else { return false };
         // An sFlow datagram on the RoCE port is the sFlow reader's.
-        if i == 0 || (self.cfg.sflow && opts.roce_port == rocescope_capture::sflow::PORT) {
+        if i == 0 || (self.cfg.sflow && opts.roce_port == rocescope_decoder::sflow::PORT) {
             return false;
         }
         let Some(g) = rocescope_decoder::peek::roce_v2(rec.link_type, rec.data, opts.roce_port) else {

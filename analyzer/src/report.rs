@@ -26,9 +26,14 @@ pub struct Report {
     pub summary: Summary,
     /// What is wrong, worst first.
     pub findings: Vec<Finding>,
-    /// Per-flow figures (one direction of a QP each).
+    /// Per-flow figures: one entry per direction of a QP, keyed by (capture point, source,
+    /// destination, destination QP). A requester's flow carries its requests (SENDs,
+    /// WRITEs, READ requests) and its PSN analysis; the other direction's flow carries the
+    /// responses, ACKs and NAKs (and CNPs sent back). `summary.flows` counts these.
     pub flows: Vec<FlowReport>,
-    /// Flows paired into connections.
+    /// One entry per QP pair: the two flows of a connection paired (by CM exchange, else by
+    /// PSN matching), or one flow alone when the other direction was not seen.
+    /// `summary.connections` counts these.
     pub connections: Vec<Connection>,
     /// PFC and PAUSE per (source MAC, kind, priority).
     pub pfc: Vec<PauseReport>,
@@ -667,9 +672,13 @@ pub struct EcnCounts {
 pub struct PsnReport {
     /// Whether the flow carries RC/UC/XRC requests (PSN analysis applies).
     pub tracked: bool,
-    /// Gap events.
+    /// PSN gaps: times this flow's next packet skipped ahead of the expected PSN (24-bit,
+    /// modular), one per jump, however many PSNs it skipped. A gap is not yet a loss: it
+    /// is settled as network loss (`network_loss_gaps`: NAKed or resent), capture loss
+    /// (`capture_loss_gaps`: never NAKed nor resent) or reordering (filled late,
+    /// `out_of_order`).
     pub gaps: u64,
-    /// PSNs missing in them.
+    /// PSNs missing in those gaps, summed (a gap of 3 PSNs counts 3 here, 1 in `gaps`).
     pub missing: u64,
     /// Packets sent again.
     pub retransmits: u64,

@@ -1,4 +1,4 @@
-//! sFlow in the analysis (feature `capture`): a frame that is an sFlow v5 datagram (UDP to
+//! sFlow in the analysis: a frame that is an sFlow v5 datagram (UDP to
 //! port 6343) is not analysed as a frame; each raw packet header it samples is, counted as
 //! many times as its sampling rate, at the capture point of its agent and data source
 //! (ifIndex). The first datagram makes the analysis a sampled one
@@ -6,8 +6,7 @@
 
 use crate::report::{SflowReport, SflowSource};
 use crate::{Analyzer, FrameMeta, SamplingSource};
-use rocescope_capture::sflow::{self, HEADER_ETHERNET};
-use rocescope_capture::Record;
+use rocescope_decoder::sflow::{self, HEADER_ETHERNET};
 use rocescope_decoder::{decode, DecodeOptions, LinkType, Packet};
 use rustc_hash::FxHashMap;
 use std::net::IpAddr;
@@ -48,21 +47,20 @@ impl SflowState {
 }
 
 impl Analyzer {
-    /// Feed one frame read with `rocescope-capture` (already decoded as `p`), as frame
-    /// `number`: an sFlow datagram (UDP to port 6343, unless [`crate::Config::sflow`] is
-    /// off) gives its samples, each scaled by its sampling rate at its agent's capture
-    /// point; any other frame is fed as [`Analyzer::push`] does. Feature `capture`.
-    pub fn push_frame(&mut self, number: u64, rec: &Record<'_>, p: &Packet<'_>, opts: &DecodeOptions) {
-        self.push_frame_with(number, rec, p, opts, |_| {});
+    /// Feed one decoded frame: an sFlow datagram (UDP to port 6343, unless
+    /// [`crate::Config::sflow`] is off) gives its samples, each scaled by its sampling rate at
+    /// its agent's capture point (`opts` decodes the sampled headers); any other frame is fed
+    /// as [`Analyzer::push`] does.
+    pub fn push_packet(&mut self, meta: &FrameMeta, p: &Packet<'_>, opts: &DecodeOptions) {
+        self.push_packet_with(meta, p, opts, |_| {});
     }
 
-    /// [`Analyzer::push_frame`], telling `each` what became of every raw packet header of an
+    /// [`Analyzer::push_packet`], telling `each` what became of every raw packet header of an
     /// sFlow datagram, in datagram order (the TUI lists each sampled header with its capture
-    /// point and flow). Feature `capture`.
-    pub fn push_frame_with(
+    /// point and flow).
+    pub fn push_packet_with(
         &mut self,
-        number: u64,
-        rec: &Record<'_>,
+        meta: &FrameMeta,
         p: &Packet<'_>,
         opts: &DecodeOptions,
         mut each: impl FnMut(SampleSeen),
@@ -71,16 +69,42 @@ impl Analyzer {
         // told by its port there, not by walking the frame again per packet.
         if self.cfg.sflow && p.udp.as_ref().is_some_and(|u| u.destination_port() == sflow::PORT) {
             match sflow::parse(p.udp_payload) {
-                Ok(dg) => return self.push_sflow(number, rec.ts_ns, &dg, opts, &mut each),
+                Ok(dg) => return self.push_sflow(meta.number, meta.ts_ns, &dg, opts, &mut each),
                 Err(e) => {
                     let s = &mut self.sflow;
                     s.report.bad_datagrams += 1;
-                    s.report.first_error.get_or_insert_with(|| format!("frame {number}: {e}"));
+                    s.report.first_error.get_or_insert_with(|| format!("frame {}: {e}", meta.number));
                 }
             }
         }
-        let meta = FrameMeta::from_record(number, rec);
-        self.push(&meta, p);
+        self.push(meta, p);
+    }
+
+    /// [`Analyzer::push_packet`] for a record read with `rocescope-capture`, as frame
+    /// `number`. Feature `capture`.
+    #[cfg(feature = "capture")]
+    pub fn push_frame(
+        &mut self,
+        number: u64,
+        rec: &rocescope_capture::Record<'_>,
+        p: &Packet<'_>,
+        opts: &DecodeOptions,
+    ) {
+        self.push_packet(&FrameMeta::from_record(number, rec), p, opts);
+    }
+
+    /// [`Analyzer::push_packet_with`] for a record read with `rocescope-capture`, as frame
+    /// `number`. Feature `capture`.
+    #[cfg(feature = "capture")]
+    pub fn push_frame_with(
+        &mut self,
+        number: u64,
+        rec: &rocescope_capture::Record<'_>,
+        p: &Packet<'_>,
+        opts: &DecodeOptions,
+        each: impl FnMut(SampleSeen),
+    ) {
+        self.push_packet_with(&FrameMeta::from_record(number, rec), p, opts, each);
     }
 
     fn push_sflow(

@@ -9,7 +9,7 @@
 //! `Vec`s of ids one small allocation per pair, about 150 bytes a flow in all at 100k QPs
 //! (issue 13). Now it is about 14 bytes.
 //!
-//! A parallel analysis' merged store ([`FlowStore::from_shards`]) keeps each shard's flows
+//! A parallel analysis' merged store (`FlowStore::from_shards`) keeps each shard's flows
 //! where they are and numbers them through a table (4 bytes a flow): moving them into new
 //! chunks held two copies at once, in two threads' malloc arenas (20 MB more at 100k QPs).
 
@@ -243,7 +243,7 @@ impl FlowStore {
     }
 
     /// The flows, to change, in storage order: id order but in a merged store
-    /// ([`FlowStore::from_shards`]).
+    /// (`FlowStore::from_shards`).
     pub fn iter_mut(&mut self) -> impl DoubleEndedIterator<Item = &mut Flow> {
         self.chunks.iter_mut().flatten()
     }

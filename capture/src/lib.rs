@@ -55,7 +55,8 @@ pub mod ngwriter;
 #[cfg(feature = "live")]
 pub mod privileges;
 pub mod reader;
-pub mod sflow;
+/// sFlow v5 datagrams: the parser lives with the decoder (pure bytes to typed samples).
+pub use rocescope_decoder::sflow;
 pub mod sflow_listen;
 pub mod small_file;
 pub mod source;

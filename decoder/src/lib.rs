@@ -61,6 +61,7 @@ pub mod mac_control;
 pub mod opcode;
 pub mod packet;
 pub mod peek;
+pub mod sflow;
 pub mod tunnel;
 mod wire;
 

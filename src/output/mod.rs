@@ -1,7 +1,8 @@
 //! Output formats for decoded frames. Everything printed comes from numeric fields or
 //! fixed strings: bytes from the wire are never written raw to the terminal.
 
-pub mod exact;
+/// The report's JSON writer (the output library's).
+pub use rocescope_output::json as exact;
 pub mod fields;
 pub mod json;
 pub mod report_text;

@@ -3,8 +3,8 @@
 //! header it samples, each decoded as a captured frame would be, as tshark does.
 
 use super::{json, summary, verbose, Frame};
-use rocescope_capture::sflow::{self, SflowError};
 use rocescope_capture::Record;
+use rocescope_decoder::sflow::{self, SflowError};
 use rocescope_decoder::{decode, DecodeOptions, LinkType, Packet};
 use serde::Serialize;
 use std::fmt::Write;

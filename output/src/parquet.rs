@@ -1006,7 +1006,7 @@ impl Table {
 
 /// What the run wrote.
 pub struct Written {
-    /// The files, in [`TABLES`] order, with their row counts.
+    /// The files, in `TABLES` order, with their row counts.
     pub files: Vec<(PathBuf, u64)>,
     /// Another capture's files had the name this run's would have had.
     pub renamed: bool,

@@ -59,7 +59,7 @@ impl Formatter for ExactFormatter {
         CompactFormatter.end_object_key(w)
     }
 
-    /// Strings are also made terminal-safe here ([`crate::stdio::json_safe`]: DEL, C1 controls
+    /// Strings are also made terminal-safe here ([`json_safe`]: DEL, C1 controls
     /// and bidi overrides as `\uXXXX`), fragment by fragment, so the document can go to a
     /// plain buffered writer: a writer filtering every write on its way out, as before, cost
     /// more than serialising (a 33 MB report: 1.9 G instructions, 1.2 G now).
@@ -70,7 +70,7 @@ impl Formatter for ExactFormatter {
         // Only DEL and the lead bytes of U+0080..U+009F and U+2000..U+2FFF can start an
         // unsafe character: most fragments pass straight through.
         if memchr::memchr3(0x7f, 0xc2, 0xe2, fragment.as_bytes()).is_some() {
-            w.write_all(crate::stdio::json_safe(fragment).as_bytes())
+            w.write_all(json_safe(fragment).as_bytes())
         } else {
             w.write_all(fragment.as_bytes())
         }
@@ -130,6 +130,28 @@ pub fn to_vec<T: Serialize + ?Sized>(value: &T) -> serde_json::Result<Vec<u8>> {
     let mut v = Vec::with_capacity(256);
     to_writer(&mut v, value)?;
     Ok(v)
+}
+
+/// Serialised JSON with every character [`rocescope_capture::text::is_unsafe`] calls unsafe
+/// written as a `\uXXXX` escape. serde escapes only U+0000..U+001F; DEL, the C1 controls
+/// (U+0080..U+009F, which some terminals obey) and the bidi overrides would reach the
+/// terminal raw. Such characters only occur inside strings (raw white space between tokens,
+/// which serde escapes inside them, stays), so the document reads back the same.
+pub fn json_safe(json: &str) -> std::borrow::Cow<'_, str> {
+    let unsafe_in_json = |c: char| rocescope_capture::text::is_unsafe(c) && !matches!(c, '\n' | '\r' | '\t');
+    if !json.contains(unsafe_in_json) {
+        return std::borrow::Cow::Borrowed(json);
+    }
+    let mut out = String::with_capacity(json.len() + 16);
+    for c in json.chars() {
+        if unsafe_in_json(c) {
+            // Every such character is in the Basic Multilingual Plane: one escape.
+            let _ = std::fmt::Write::write_fmt(&mut out, format_args!("\\u{:04x}", u32::from(c)));
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
 }
 
 #[cfg(test)]

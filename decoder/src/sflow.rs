@@ -14,7 +14,7 @@
 //! counted, as the specification asks of a collector.
 //!
 //! ```
-//! use rocescope_capture::sflow;
+//! use rocescope_decoder::sflow;
 //!
 //! // A datagram from agent 192.0.2.1 with no samples.
 //! let mut d = Vec::new();

@@ -1,6 +1,7 @@
 //! The analysis as Prometheus metric families (docs/metrics.md), as plain data: built from a
 //! [`Report`] by [`Exposition::update`], then encoded for `/metrics` (OpenMetrics or the
-//! Prometheus text format, through `prometheus-client`) or as NDJSON lines.
+//! Prometheus text format, through `prometheus-client`: [`exposition_text`], or
+//! [`FamiliesCollector`] in a registry of your own) or as NDJSON lines ([`ndjson_line`]).
 //!
 //! Label sets are bounded: only N flows get their own series; the rest are summed into
 //! `qp="other"`, so the sum over a family's series equals the true total. A flow keeps its
@@ -262,7 +263,6 @@ impl Exposition {
 
     /// Rebuild the families from a new report. `flows`: include the per-flow families (a
     /// file being read leaves them out until its end, so its top N is exact).
-    #[cfg(test)]
     pub fn update(&mut self, r: &Report, flows: bool) {
         self.update_with(r, &|each: &mut dyn FnMut(&FlowReport)| r.flows.iter().for_each(each), flows);
     }
@@ -876,7 +876,7 @@ mod tests {
     /// Feed demo.pcap to an analyzer, calling `step` every `every` frames and at the end
     /// (with `true`).
     fn demo_in_steps(every: u64, mut step: impl FnMut(&mut Analyzer, bool)) {
-        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/demo.pcap");
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../samples/demo.pcap");
         let mut reader = CaptureReader::open(&path).unwrap();
         let opts = DecodeOptions::default();
         let mut a = Analyzer::new(Config { points: vec!["demo.pcap".into()], ..Config::default() });
@@ -961,7 +961,7 @@ mod tests {
 
     #[test]
     fn a_file_read_whole_gives_the_top_flows_their_whole_counts() {
-        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/demo.pcap");
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../samples/demo.pcap");
         let mut reader = CaptureReader::open(&path).unwrap();
         let mut a = Analyzer::new(Config { points: vec!["demo.pcap".into()], ..Config::default() });
         let mut n = 0;
@@ -1066,4 +1066,32 @@ mod tests {
         }
     }
     use prometheus_client::registry::Registry;
+}
+
+/// The families as a `prometheus-client` collector, to register beside a tool's own metrics
+/// (`registry.register_collector(Box::new(FamiliesCollector(families)))`).
+#[derive(Debug, Clone)]
+pub struct FamiliesCollector(pub std::sync::Arc<Vec<Family>>);
+
+impl prometheus_client::collector::Collector for FamiliesCollector {
+    fn encode(&self, encoder: DescriptorEncoder<'_>) -> Result<(), std::fmt::Error> {
+        encode(&self.0, encoder)
+    }
+}
+
+/// The families as a `/metrics` body: OpenMetrics (`openmetrics`, what Prometheus asks for
+/// first) or the Prometheus text format 0.0.4.
+pub fn exposition_text(
+    families: std::sync::Arc<Vec<Family>>,
+    openmetrics: bool,
+) -> Result<String, std::fmt::Error> {
+    let mut registry = prometheus_client::registry::Registry::default();
+    registry.register_collector(Box::new(FamiliesCollector(families)));
+    let mut body = String::new();
+    if openmetrics {
+        prometheus_client::encoding::text::encode(&mut body, &registry)?;
+    } else {
+        prometheus_client::encoding::prometheus_text::encode(&mut body, &registry)?;
+    }
+    Ok(body)
 }

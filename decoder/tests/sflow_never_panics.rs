@@ -2,7 +2,7 @@
 //! valid ones cut anywhere, and valid ones with any word replaced by any value.
 
 use proptest::prelude::*;
-use rocescope_capture::sflow::parse;
+use rocescope_decoder::sflow::parse;
 
 /// A valid datagram: agent 10.0.0.100, one flow sample (format 1) with one raw header.
 fn valid() -> Vec<u8> {
