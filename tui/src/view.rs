@@ -217,12 +217,12 @@ fn draw_footer(f: &mut Frame<'_>, app: &App, area: Rect) {
             f.set_cursor_position((x, area.y));
         }
         Line::from(vec![Span::raw(format!("/{}", app.filter_text)), state])
+    } else if let Some(n) = &app.notice {
+        Line::from(Span::styled(n.clone(), health_style("warning")))
     } else if app.screen == Screen::Packets && !app.packet_filter_text.is_empty() {
         Line::from(format!("packet filter: {}   (/ to edit)   q quit  ? keys", app.packet_filter_text))
     } else if app.screen != Screen::Packets && !app.filter_text.is_empty() {
         Line::from(format!("filter: {}   (/ to edit)   q quit  ? keys", app.filter_text))
-    } else if let Some(n) = &app.notice {
-        Line::from(Span::styled(n.clone(), health_style("warning")))
     } else {
         let live = app.shown.as_ref().is_some_and(|s| s.live);
         Line::from(key_bar(usize::from(area.width), live))
@@ -645,9 +645,14 @@ fn draw_packets(f: &mut Frame<'_>, app: &App, area: Rect, tree: TreeFn<'_>) {
     }
     let sel = app.selected[1].min(rows.len().saturating_sub(1));
     let body: Vec<Row<'_>> = rows.iter().map(|r| Row::new(vec![Cell::from(r.summary.clone())])).collect();
-    let title = match &app.packet_flows {
-        Some(_) => format!(" packets of the selected QP: {} (Esc: all) ", rows.len()),
-        None => format!(" packets: the last {} ", rows.len()),
+    let kept = s.frames.len();
+    let title = match (&app.packet_flows, app.packet_filter.is_some()) {
+        (Some(_), false) => format!(" packets of the selected QP: {} (Esc: all) ", rows.len()),
+        (Some(_), true) => {
+            format!(" packets of the selected QP matching the filter: {} (Esc: all) ", rows.len())
+        }
+        (None, true) => format!(" packets matching the filter: {} of the last {kept} ", rows.len()),
+        (None, false) => format!(" packets: the last {} ", rows.len()),
     };
     let table = Table::new(body, [Constraint::Min(10)])
         .block(Block::bordered().title(title))

@@ -870,6 +870,7 @@ fn slash_on_the_packets_screen_filters_packets() {
     assert_eq!(app.selected[1], rows.len() - 1);
     let screen = render(&mut app, 160, 20);
     assert!(screen.contains("packet filter: nak or infiniband.bth.psn == 105"), "{screen}");
+    assert!(screen.contains(&format!("packets matching the filter: 3 of the last {all}")), "{screen}");
     assert!(app.filter.is_none() && app.filter_text.is_empty());
     app.act(Action::Screen(1));
     assert_eq!(app.rows().len(), s.report.connections.len());
