@@ -66,3 +66,35 @@ if command -v valgrind >/dev/null; then
     printf '  %-40s %s instructions, %s per frame\n' "$bin" "$ir" "$(python3 -c "print(round($ir / 200000))")"
   done
 fi
+# Per-frame cost against what grows with a capture (issue 28): it must stay flat (within 20%)
+# as more hosts pause and more flows are tracked. Header-only frames; a PFC pause every
+# 1,000th frame from the next of N hosts in turn; 20 frames a QP (10 a flow) when the flows
+# grow, so the cost of meeting a new flow weighs the same. Instructions (valgrind, when
+# installed) and wall ns per frame (the fastest of three runs).
+echo "== per-frame cost, report --json --threads 1"
+printf '  %-30s %10s %14s %10s\n' case frames "instr/frame" "ns/frame"
+cost() {
+  local f=$1 label=$2 n=$3 ir="-" best=""
+  if command -v valgrind >/dev/null; then
+    ir=$(valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file=/dev/null \
+      ./target/release/rocescope report -r "$f" --json --threads 1 2>&1 >/dev/null | sed -n 's/.*I *refs: *\([0-9,]*\).*/\1/p' | tr -d ,)
+    ir=$((ir / n))
+  fi
+  for _ in 1 2 3; do
+    s=$(date +%s%N)
+    ./target/release/rocescope report -r "$f" --json --threads 1 >/dev/null
+    e=$(date +%s%N)
+    t=$(((e - s) / n))
+    if [ -z "$best" ] || [ "$t" -lt "$best" ]; then best=$t; fi
+  done
+  printf '  %-30s %10s %14s %10s\n' "$label" "$n" "$ir" "$best"
+}
+for h in 1 10 100 1000; do
+  ./target/release/rocescope-samplegen --bulk "$work/hosts$h.pcap" --packets 400000 --qps 1000 --snap 128 --pause-hosts "$h" >/dev/null
+  cost "$work/hosts$h.pcap" "$h pausing hosts, 2,000 flows" 400000
+done
+for q in 1000 10000 100000; do
+  n=$((q * 20))
+  ./target/release/rocescope-samplegen --bulk "$work/qps$q.pcap" --packets "$n" --qps "$q" --snap 128 --pause-hosts 10 >/dev/null
+  cost "$work/qps$q.pcap" "$((q * 2)) flows, 10 pausing hosts" "$n"
+done

@@ -359,6 +359,10 @@ pub struct Analyzer {
     cm_timeout: FxHashMap<FlowKey, i64>,
     cm_partner: FxHashMap<FlowKey, (FlowKey, Option<u32>)>,
     timelines: FxHashMap<TimelineKey, Timeline>,
+    /// The timelines with a pause under way: the only ones a RoCE frame can change (the
+    /// per-frame walk stays as short as the pauses in progress, whatever the number of hosts
+    /// that ever paused; issue 28).
+    paused: Vec<TimelineKey>,
     /// RoCE per (capture point, MAC), sent and received, per priority, and each point's
     /// station: which way traffic goes during pauses.
     macs: link::MacTraffic,
@@ -446,6 +450,7 @@ impl Analyzer {
             cm_partner: FxHashMap::default(),
             cm_timeout: FxHashMap::default(),
             timelines: FxHashMap::default(),
+            paused: Vec::new(),
             macs: link::MacTraffic::default(),
             fabric,
             priorities: vec![PriorityUse::default(); npoints * 8],
@@ -1083,17 +1088,30 @@ impl Analyzer {
         }
         // A pause stops the pausing MAC's link peer (reference §1.8; `link` module): the
         // frames sent to the pausing MAC where it takes part in RoCE here, else those the
-        // station at the other end of the link sends, to anyone.
-        for ((pt, mac, kind, pr), tl) in self.timelines.iter_mut() {
-            if *pt != point || (*kind == PauseKind::Pfc && *pr != prio) {
+        // station at the other end of the link sends, to anyone. Only the timelines with a
+        // pause under way are walked; one whose pause has ended leaves the list (a new
+        // pause frame puts it back).
+        let mut i = 0;
+        while let Some(&key) = self.paused.get(i) {
+            let (pt, mac, kind, pr) = key;
+            let Some(tl) = self.timelines.get_mut(&key) else {
+                self.paused.swap_remove(i);
+                continue;
+            };
+            if tl.pause_end().is_none_or(|end| ts >= end) {
+                self.paused.swap_remove(i);
                 continue;
             }
-            if src == *mac {
-                tl.pauser_sends = true;
+            i += 1;
+            if pt != point || (kind == PauseKind::Pfc && pr != prio) {
+                continue;
             }
-            let towards = if dst == *mac {
+            // Whether the pausing MAC has sent RoCE here so far (the MAC table counts every
+            // frame, paused or not).
+            tl.pauser_sends |= src == mac || self.macs.sends(point, mac);
+            let towards = if dst == mac {
                 pfc::Towards::Mac
-            } else if !tl.pauser_sends && self.macs.station(point, *mac) == Some(src) {
+            } else if !tl.pauser_sends && self.macs.station(point, mac) == Some(src) {
                 tl.peer = Some(src);
                 pfc::Towards::Peer
             } else {
@@ -1490,7 +1508,12 @@ impl Analyzer {
                 t.pauser_sends = sends;
                 t
             });
-            if let Some((s, e)) = tl.on_frame(meta.ts_ns, quanta, meta.number, &this.cfg.pfc, seen) {
+            let closed = tl.on_frame(meta.ts_ns, quanta, meta.number, &this.cfg.pfc, seen);
+            let key = (meta.point, src, kind, prio);
+            if tl.pause_end().is_some() && !this.paused.contains(&key) {
+                this.paused.push(key);
+            }
+            if let Some((s, e)) = closed {
                 let start = this.totals.start_ns.unwrap_or(s);
                 let prio = (kind == PauseKind::Pfc).then_some(prio);
                 this.fabric.add_pause(meta.point, prio, s - start, e - start);
@@ -1876,6 +1899,47 @@ mod tests {
         assert_eq!((t.flows_evicted, t.evicted_packets), (55, 55));
         let r = a.report();
         assert_eq!((r.summary.flows_evicted, r.flows.len()), (55, 45));
+    }
+
+    #[test]
+    fn only_pauses_under_way_are_walked_per_frame() {
+        use rocescope_decoder::build::{pfc_frame, ExtRepr, IbRepr, IcrcMode, IpRepr, RoceV2Frame};
+        use rocescope_decoder::mac_control::Pfc;
+        use rocescope_decoder::BthRepr;
+        let mut a = Analyzer::new(Config::default());
+        let push = |a: &mut Analyzer, n: u64, ts: i64, data: &[u8]| {
+            let p = decode(LinkType::ETHERNET, data, &DecodeOptions::default());
+            a.push(&FrameMeta { number: n, ts_ns: ts, len: data.len() as u32, link_bps: None, point: 0 }, &p);
+        };
+        let ip = IpRepr::V4 {
+            src: [10, 0, 0, 1].into(),
+            dst: [10, 0, 0, 2].into(),
+            dscp: 26,
+            ecn: Ecn::Ect0,
+            ttl: 64,
+            id: 0,
+        };
+        let bth = BthRepr { opcode: Opcode::RC_SEND_ONLY, dest_qp: 0x12, ..Default::default() };
+        let ib = IbRepr { bth, ext: ExtRepr::default(), payload: vec![0; 16], icrc: IcrcMode::Correct };
+        let data =
+            RoceV2Frame::new([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2], ip, ib).build(OpcodeOptions::default());
+        // 500 hosts pause priority 3 for 1,000 quanta (5.12 us at 100G), one after the other.
+        let pfc = Pfc { enable_vector: 1 << 3, quanta: [0, 0, 0, 1000, 0, 0, 0, 0], bad_dst: false };
+        let mut ts = 1_000_000_000;
+        for h in 0..500u16 {
+            let [hi, lo] = h.to_be_bytes();
+            push(&mut a, u64::from(h) * 2 + 1, ts, &pfc_frame([2, 0, 0, 9, hi, lo], None, &[], &pfc));
+            ts += 1_000;
+            push(&mut a, u64::from(h) * 2 + 2, ts, &data);
+            ts += 10_000;
+            // The pause before has ended by now: at most the one just begun is walked.
+            assert!(a.paused.len() <= 1, "{} timelines walked per frame", a.paused.len());
+        }
+        assert_eq!(a.timelines.len(), 500);
+        // Every RoCE frame sent during a pause still counts (the 500 pauses each saw one).
+        let r = a.report();
+        let during: u64 = r.pfc.iter().flat_map(|p| &p.intervals).map(|i| i.roce_during).sum();
+        assert_eq!(during, 500);
     }
 
     #[test]

@@ -257,6 +257,12 @@ impl Timeline {
         }
     }
 
+    /// When the pause under way ends (ns since the epoch), if one is: the analyzer walks only
+    /// these timelines per RoCE frame.
+    pub fn pause_end(&self) -> Option<i64> {
+        self.current.map(|c| c.end_ns)
+    }
+
     /// Whether the priority is paused at `ts`.
     pub fn paused_at(&self, ts: i64) -> bool {
         self.current.is_some_and(|c| ts < c.end_ns)

@@ -2308,8 +2308,10 @@ pub(crate) fn build_with(a: &Analyzer, detail: bool, with_flows: bool) -> (Repor
         // windows start at the point's first frame and end at its latest.
         let tl = tl.finish(point_end, &a.cfg.pfc);
         let to_mac = a.macs.to(point, mac);
-        let peer = if tl.pauser_sends { None } else { tl.peer.or_else(|| a.macs.station(point, mac)) };
-        let direction = match (tl.pauser_sends, peer) {
+        // The pausing MAC's RoCE is in the MAC table whether or not it was paused.
+        let pauser_sends = tl.pauser_sends || a.macs.sends(point, mac);
+        let peer = if pauser_sends { None } else { tl.peer.or_else(|| a.macs.station(point, mac)) };
+        let direction = match (pauser_sends, peer) {
             (true, _) => PauseDirection::ToPausingMac,
             (false, Some(_)) => PauseDirection::FromLinkPeer,
             (false, None) => PauseDirection::Unknown,

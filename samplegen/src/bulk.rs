@@ -21,6 +21,10 @@ pub struct Bulk {
     pub bad_icrc: bool,
     /// Leave out the ACKs (one packet per QP with `--msg-pkts 1`).
     pub no_acks: bool,
+    /// Hosts that send PFC pauses (priority 3, the data's): every 1,000th frame is a pause
+    /// of 1,000 quanta from the next of them in turn (0: none). The per-frame cost must not
+    /// grow with their number (issue 28).
+    pub pause_hosts: u32,
 }
 
 /// Write the capture; returns the number of frames.
@@ -33,6 +37,7 @@ pub fn write(path: &Path, b: &Bulk) -> io::Result<u64> {
     let mut n = 0u64;
     let msg_pkts = b.msg_pkts.max(1);
     let icrc = if b.bad_icrc { IcrcMode::Corrupt } else { IcrcMode::Correct };
+    let (mut next_pause, mut pauses) = (999u64, 0u64);
     'outer: loop {
         for q in 0..qps {
             let host = |i: u32| [10, (i >> 16) as u8, (i >> 8) as u8, i as u8];
@@ -86,6 +91,24 @@ pub fn write(path: &Path, b: &Bulk) -> io::Result<u64> {
                 n += 1;
                 if n >= b.packets {
                     break 'outer;
+                }
+                if b.pause_hosts > 0 && n >= next_pause {
+                    next_pause += 1000;
+                    let h = (pauses % u64::from(b.pause_hosts)) as u32;
+                    pauses += 1;
+                    let pfc = rocescope_decoder::mac_control::Pfc {
+                        enable_vector: 1 << 3,
+                        quanta: [0, 0, 0, 1000, 0, 0, 0, 0],
+                        bad_dst: false,
+                    };
+                    let mac = [2, 0, 0, 2, (h >> 8) as u8, h as u8];
+                    let data = rocescope_decoder::build::pfc_frame(mac, None, &[], &pfc);
+                    w.write(ts, &data, data.len() as u32)?;
+                    ts += 200;
+                    n += 1;
+                    if n >= b.packets {
+                        break 'outer;
+                    }
                 }
                 if i + 1 == msg_pkts && !b.no_acks {
                     let bth = BthRepr {

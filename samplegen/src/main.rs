@@ -144,7 +144,7 @@ fn outputs() -> Vec<(String, Vec<u8>)> {
 }
 
 fn usage() -> ExitCode {
-    eprintln!("usage: rocescope-samplegen [--check] [DIR]\n       rocescope-samplegen --bulk FILE [--packets N] [--qps N] [--payload BYTES] [--snap BYTES] [--msg-pkts N] [--bad-icrc] [--no-acks]");
+    eprintln!("usage: rocescope-samplegen [--check] [DIR]\n       rocescope-samplegen --bulk FILE [--packets N] [--qps N] [--payload BYTES] [--snap BYTES] [--msg-pkts N] [--bad-icrc] [--no-acks] [--pause-hosts N]");
     ExitCode::from(2)
 }
 
@@ -157,6 +157,7 @@ fn bulk_main(args: &[String]) -> ExitCode {
         msg_pkts: 4,
         bad_icrc: false,
         no_acks: false,
+        pause_hosts: 0,
     };
     let Some(path) = args.first() else { return usage() };
     let mut it = args.iter().skip(1);
@@ -173,6 +174,7 @@ fn bulk_main(args: &[String]) -> ExitCode {
             "--payload" => v.parse().map(|x| b.payload = x).is_ok(),
             "--snap" => v.parse().map(|x| b.snap = x).is_ok(),
             "--msg-pkts" => v.parse().map(|x| b.msg_pkts = x).is_ok(),
+            "--pause-hosts" => v.parse().map(|x| b.pause_hosts = x).is_ok(),
             _ => false,
         };
         if !ok {
