@@ -98,3 +98,7 @@ for q in 1000 10000 100000; do
   ./target/release/rocescope-samplegen --bulk "$work/qps$q.pcap" --packets "$n" --qps "$q" --snap 128 --pause-hosts 10 >/dev/null
   cost "$work/qps$q.pcap" "$((q * 2)) flows, 10 pausing hosts" "$n"
 done
+for p in 1 16 256; do
+  ./target/release/rocescope-samplegen --bulk "$work/points$p.pcap" --packets 400000 --qps 1000 --snap 160 --pause-hosts 10 --points "$p" >/dev/null
+  cost "$work/points$p.pcap" "$p capture points (VXLAN mirror)" 400000
+done

@@ -25,6 +25,34 @@ pub struct Bulk {
     /// of 1,000 quanta from the next of them in turn (0: none). The per-frame cost must not
     /// grow with their number (issue 28).
     pub pause_hosts: u32,
+    /// Capture points: with N > 0, every frame is mirrored in VXLAN (one way, so each VNI is
+    /// a mirror session, a capture point of its own), QP q and pausing host h in VNI q % N
+    /// and h % N. 0: plain frames.
+    pub points: u32,
+}
+
+/// `frame` as it goes on the wire: mirrored in VXLAN with VNI `vni % points` when `points`
+/// asks for capture points.
+fn mirrored(frame: Vec<u8>, points: u32, vni: u32) -> Vec<u8> {
+    if points == 0 {
+        return frame;
+    }
+    use rocescope_decoder::build::{Encapsulation, Outer, TunnelRepr};
+    let outer = Outer {
+        src_mac: [0x02, 0, 0, 0, 0xee, 0x01],
+        dst_mac: [0x02, 0, 0, 0, 0xee, 0x02],
+        vlans: Vec::new(),
+        ip: IpRepr::V4 {
+            src: [192, 168, 100, 1].into(),
+            dst: [192, 168, 100, 2].into(),
+            dscp: 0,
+            ecn: Ecn::NotEct,
+            ttl: 64,
+            id: 0,
+        },
+    };
+    let encap = Encapsulation::Vxlan { sport: 49152, dport: 4789, vni: 1 + vni % points };
+    TunnelRepr { outer, encap }.wrap(&frame).unwrap_or(frame)
 }
 
 /// Write the capture; returns the number of frames.
@@ -85,7 +113,7 @@ pub fn write(path: &Path, b: &Bulk) -> io::Result<u64> {
                     ip,
                     IbRepr { bth, ext, payload: vec![0xab; b.payload], icrc },
                 );
-                let data = f.build(OPTS);
+                let data = mirrored(f.build(OPTS), b.points, q);
                 w.write(ts, &data, data.len() as u32)?;
                 ts += 200;
                 n += 1;
@@ -102,7 +130,8 @@ pub fn write(path: &Path, b: &Bulk) -> io::Result<u64> {
                         bad_dst: false,
                     };
                     let mac = [2, 0, 0, 2, (h >> 8) as u8, h as u8];
-                    let data = rocescope_decoder::build::pfc_frame(mac, None, &[], &pfc);
+                    let data =
+                        mirrored(rocescope_decoder::build::pfc_frame(mac, None, &[], &pfc), b.points, h);
                     w.write(ts, &data, data.len() as u32)?;
                     ts += 200;
                     n += 1;
@@ -132,7 +161,7 @@ pub fn write(path: &Path, b: &Bulk) -> io::Result<u64> {
                         ip,
                         IbRepr { bth, ext, payload: Vec::new(), icrc },
                     );
-                    let data = f.build(OPTS);
+                    let data = mirrored(f.build(OPTS), b.points, q);
                     w.write(ts, &data, data.len() as u32)?;
                     ts += 200;
                     n += 1;

@@ -144,7 +144,7 @@ fn outputs() -> Vec<(String, Vec<u8>)> {
 }
 
 fn usage() -> ExitCode {
-    eprintln!("usage: rocescope-samplegen [--check] [DIR]\n       rocescope-samplegen --bulk FILE [--packets N] [--qps N] [--payload BYTES] [--snap BYTES] [--msg-pkts N] [--bad-icrc] [--no-acks] [--pause-hosts N]");
+    eprintln!("usage: rocescope-samplegen [--check] [DIR]\n       rocescope-samplegen --bulk FILE [--packets N] [--qps N] [--payload BYTES] [--snap BYTES] [--msg-pkts N] [--bad-icrc] [--no-acks] [--pause-hosts N] [--points N]");
     ExitCode::from(2)
 }
 
@@ -158,6 +158,7 @@ fn bulk_main(args: &[String]) -> ExitCode {
         bad_icrc: false,
         no_acks: false,
         pause_hosts: 0,
+        points: 0,
     };
     let Some(path) = args.first() else { return usage() };
     let mut it = args.iter().skip(1);
@@ -175,6 +176,7 @@ fn bulk_main(args: &[String]) -> ExitCode {
             "--snap" => v.parse().map(|x| b.snap = x).is_ok(),
             "--msg-pkts" => v.parse().map(|x| b.msg_pkts = x).is_ok(),
             "--pause-hosts" => v.parse().map(|x| b.pause_hosts = x).is_ok(),
+            "--points" => v.parse().map(|x| b.points = x).is_ok(),
             _ => false,
         };
         if !ok {
