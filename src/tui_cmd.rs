@@ -354,6 +354,7 @@ fn worker(
             error,
             notice: st.notice.clone(),
             rows: Some(rows),
+            decode: opts,
         };
         st.last_full = Instant::now();
         st.shown_flows = snap.report.flows.len();

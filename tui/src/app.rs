@@ -657,11 +657,12 @@ impl App {
     /// Frames on the Packets screen (oldest first), narrowed to a QP when asked.
     pub fn packet_rows<'a>(&self, s: &'a Snapshot) -> Vec<&'a crate::FrameLine> {
         let start = s.report.summary.start_ns.unwrap_or(0);
-        let opts = rocescope_decoder::DecodeOptions::default();
-        // The packet filter (`/` on this screen) reads each kept frame's bytes, decoded again.
+        // The packet filter (`/` on this screen) reads each kept frame's bytes, decoded again
+        // as the worker decoded them.
         let kept = |f: &crate::FrameLine| {
             self.packet_filter.as_ref().is_none_or(|pf| {
-                let p = rocescope_decoder::decode(rocescope_decoder::LinkType(f.link_type), &f.bytes, &opts);
+                let p =
+                    rocescope_decoder::decode(rocescope_decoder::LinkType(f.link_type), &f.bytes, &s.decode);
                 pf.matches_at(
                     &p,
                     u64::from(f.wire_len),
@@ -961,7 +962,9 @@ impl App {
         if self.editing_packets {
             match PacketFilter::parse(&self.filter_text) {
                 Ok(f) => {
-                    self.packet_filter = f;
+                    // Opcode names read as the worker reads opcodes (`--no-dc`).
+                    let opcode = self.shown.as_ref().map(|s| s.decode.opcode).unwrap_or_default();
+                    self.packet_filter = f.map(|f| f.with_opcode_options(opcode));
                     self.filter_error = None;
                 }
                 Err(e) => self.filter_error = Some(e),

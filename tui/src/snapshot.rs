@@ -60,6 +60,9 @@ pub struct Snapshot {
     /// The QPs rows of `report` (one per connection), built by the worker so that a million
     /// connections do not stall the UI thread; `None`: the UI builds them.
     pub rows: Option<Arc<Vec<QpRow>>>,
+    /// How the worker decodes (RoCE port, opcode reading): the Packets screen's filter
+    /// decodes the kept frames again the same way.
+    pub decode: rocescope_decoder::DecodeOptions,
 }
 
 impl Snapshot {
@@ -80,6 +83,7 @@ impl Snapshot {
             error: None,
             notice: None,
             rows: None,
+            decode: rocescope_decoder::DecodeOptions::default(),
         }
     }
 }

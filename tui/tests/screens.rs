@@ -890,3 +890,18 @@ fn slash_on_the_packets_screen_filters_packets() {
     assert_eq!(app.packet_filter_text, "nak or infiniband.bth.psn == 105");
     assert_eq!(app.packet_rows(&s).len(), rows.len());
 }
+
+#[test]
+fn the_packet_filter_decodes_as_the_worker_did() {
+    // Told that RoCE is on another UDP port, the worker would not have read these frames as
+    // RoCE: neither does the Packets screen's filter.
+    let mut s = snapshot("nak-gobackn.pcap", AuditConfig::default());
+    let mut app = app_with(s.clone());
+    app.act(Action::Screen(2));
+    app.act(Action::Filter);
+    app.filter_edits("nak".chars().map(LineEdit::Insert));
+    app.filter_edits([LineEdit::Apply]);
+    assert_eq!(app.packet_rows(&s).len(), 1);
+    s.decode.roce_port = 4792;
+    assert_eq!(app.packet_rows(&s).len(), 0);
+}
