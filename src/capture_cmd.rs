@@ -7,6 +7,7 @@ use crate::stdio::note;
 use anyhow::Context;
 use rocescope_capture::text::{self, escape};
 use rocescope_capture::{CaptureSink, FileFormat, SinkOptions, SinkSummary};
+use rocescope_tui::filter::FramePlace;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -16,19 +17,11 @@ pub fn run(args: &CaptureArgs) -> anyhow::Result<ExitCode> {
     let mut opts = args.decoder.decode_options();
     // -Y: frames kept by the display filter, decoded whole (ICRC included: `icrc` is a
     // filter word); without it, only "is it RoCE" is needed here.
-    let filter = match &args.display_filter {
-        Some(text) => match rocescope_tui::filter::PacketFilter::parse(text) {
-            Ok(f) => f.map(|f| f.with_opcode_options(opts.opcode)),
-            Err(e) => {
-                let mut cmd = <crate::cli::Cli as clap::CommandFactory>::command();
-                cmd.build();
-                let mut sub = cmd.find_subcommand("capture").cloned().unwrap_or(cmd);
-                let msg = format!("display filter {text:?}: {e}");
-                return Ok(crate::stdio::clap_exit(&sub.error(clap::error::ErrorKind::ValueValidation, msg)));
-            }
-        },
-        None => None,
-    };
+    let filter =
+        match crate::decode_cmd::display_filter("capture", args.display_filter.as_deref(), opts.opcode) {
+            Ok(f) => f,
+            Err(status) => return Ok(status),
+        };
     opts.check_icrc = filter.is_some();
     let to_stdout = args.write.as_os_str() == "-";
     if to_stdout && std::io::IsTerminal::is_terminal(&std::io::stdout()) {
@@ -61,6 +54,7 @@ pub fn run(args: &CaptureArgs) -> anyhow::Result<ExitCode> {
     let mut write_error = None;
     let quiet = args.quiet;
     let mut last_written = 0;
+    let (mut number, mut first_ts) = (0u64, None::<i64>);
     let end = driver::pump(
         &mut opened,
         &args.source,
@@ -69,9 +63,13 @@ pub fn run(args: &CaptureArgs) -> anyhow::Result<ExitCode> {
         &stop,
         |rec, packet| {
             if let Some(f) = &filter {
+                // Numbered and timed as decode numbers them, for `frame` and `time` terms.
+                number = rec.number_after(number);
+                let t0 = *first_ts.get_or_insert(rec.ts_ns);
+                let place = FramePlace { number, rel_ns: rec.ts_ns - t0 };
                 let sampled = packet.and_then(|p| crate::output::sflow::read(rec, p, &opts, true));
-                let hit = packet.is_some_and(|p| f.matches_frame(p, u64::from(rec.len)))
-                    || sampled.as_ref().is_some_and(|d| d.any_sample(|p, len| f.matches_frame(p, len)));
+                let hit = packet.is_some_and(|p| f.matches_at(p, u64::from(rec.len), place))
+                    || sampled.as_ref().is_some_and(|d| d.any_sample(|p, len| f.matches_at(p, len, place)));
                 if !hit {
                     return Ok(Flow::Continue);
                 }

@@ -653,8 +653,8 @@ impl SourceArgs {
             return Ok(());
         }
         if top {
-            let commands =
-                ["decode", "capture", "interfaces", "report", "tui", "export", "completions", "man"];
+            let cli = <Cli as clap::CommandFactory>::command();
+            let commands: Vec<&str> = cli.get_subcommands().map(clap::Command::get_name).collect();
             for f in &self.files {
                 let word = f.to_string_lossy();
                 if !f.exists() && !word.contains(['.', '/']) && word != "-" {

@@ -32,12 +32,9 @@ pub fn run(args: &DecodeArgs) -> anyhow::Result<ExitCode> {
         _ => None,
     };
     let opts = args.decoder.decode_options();
-    let filter = match &args.display_filter {
-        Some(text) => match rocescope_tui::filter::PacketFilter::parse(text) {
-            Ok(f) => f.map(|f| f.with_opcode_options(opts.opcode)),
-            Err(e) => return Ok(usage(&format!("display filter {}: {e}", filter_name(text)))),
-        },
-        None => None,
+    let filter = match display_filter("decode", args.display_filter.as_deref(), opts.opcode) {
+        Ok(f) => f,
+        Err(status) => return Ok(status),
     };
     let to_stdout = args.write.as_ref().is_some_and(|w| w.as_os_str() == "-");
     if to_stdout && io::IsTerminal::is_terminal(&io::stdout()) {
@@ -48,7 +45,7 @@ pub fn run(args: &DecodeArgs) -> anyhow::Result<ExitCode> {
     let stop = driver::install_signals()?;
     let mut opened = crate::signals::opening(|| driver::open(&args.source, &opts, true))?;
     // -w: the frames shown go to a capture file instead of the terminal (tshark -w).
-    let sink = match &args.write {
+    let mut sink = match &args.write {
         Some(path) => {
             let sink_opts = SinkOptions {
                 path: path.clone(),
@@ -67,7 +64,6 @@ pub fn run(args: &DecodeArgs) -> anyhow::Result<ExitCode> {
         }
         None => None,
     };
-    let mut sink = sink;
     let mut write_error = None;
     let live = opened.source.is_live();
     // Each frame as it comes when someone watches: live, -l, or a terminal (tshark and
@@ -109,7 +105,7 @@ pub fn run(args: &DecodeArgs) -> anyhow::Result<ExitCode> {
             if let Some(f) = &filter {
                 let place = FramePlace { number: n, rel_ns: rec.ts_ns - t0 };
                 let hit = f.matches_at(packet, u64::from(rec.len), place)
-                    || sampled.as_ref().is_some_and(|d| d.any_sample(|p, len| f.matches_frame(p, len)));
+                    || sampled.as_ref().is_some_and(|d| d.any_sample(|p, len| f.matches_at(p, len, place)));
                 if !hit {
                     return Ok(Flow::Continue);
                 }
@@ -141,13 +137,7 @@ pub fn run(args: &DecodeArgs) -> anyhow::Result<ExitCode> {
                     o.insert("point".into(), p.as_str().into());
                 }
                 if let (true, Some(o)) = (f.wants_time_relative(), v.as_object_mut()) {
-                    let rel = rec.ts_ns - t0;
-                    let text = format!(
-                        "{}{}.{:09}",
-                        if rel < 0 { "-" } else { "" },
-                        rel.unsigned_abs() / 1_000_000_000,
-                        rel.unsigned_abs() % 1_000_000_000
-                    );
+                    let text = crate::output::exact::epoch_secs(rec.ts_ns - t0);
                     o.insert(crate::output::fields::TIME_RELATIVE.into(), text.into());
                 }
                 f.line(&v, &mut scratch);
@@ -280,10 +270,30 @@ fn add_sflow_json(
 
 /// Say a usage error for `rocescope decode` as clap does; its exit status (2).
 fn usage(msg: &str) -> ExitCode {
+    usage_of("decode", msg)
+}
+
+/// Say a usage error for subcommand `command` as clap does; its exit status (2).
+fn usage_of(command: &str, msg: &str) -> ExitCode {
     let mut cmd = <crate::cli::Cli as clap::CommandFactory>::command();
     cmd.build();
-    let mut sub = cmd.find_subcommand("decode").cloned().unwrap_or(cmd);
+    let mut sub = cmd.find_subcommand(command).cloned().unwrap_or(cmd);
     stdio::clap_exit(&sub.error(clap::error::ErrorKind::ValueValidation, msg))
+}
+
+/// `-Y` of `command` (decode, capture) parsed, opcode names read as `opcode` says; a filter
+/// that does not parse is a usage error, said (naming a long filter by its start), with its
+/// status in `Err`.
+pub(crate) fn display_filter(
+    command: &str,
+    text: Option<&str>,
+    opcode: rocescope_decoder::OpcodeOptions,
+) -> Result<Option<rocescope_tui::filter::PacketFilter>, ExitCode> {
+    let Some(text) = text else { return Ok(None) };
+    match rocescope_tui::filter::PacketFilter::parse(text) {
+        Ok(f) => Ok(f.map(|f| f.with_opcode_options(opcode))),
+        Err(e) => Err(usage_of(command, &format!("display filter {}: {e}", filter_name(text)))),
+    }
 }
 
 /// A display filter as messages name it, quoted: a pasted filter of thousands of characters by

@@ -356,6 +356,19 @@ fn write_what_you_filtered_as_tshark_does() {
         let back = strip(common::decode_lines(&run(&["decode", "--json", "-r", w.to_str().unwrap()]).stdout));
         assert_eq!(back, shown, "{cmd} -w {ext}");
     }
+    // `frame` and `time` terms number and time the frames as decode does.
+    let w = dir.path().join("first.pcapng");
+    let o = run(&[
+        "capture",
+        "-r",
+        &demo(),
+        "-Y",
+        "frame.number <= 10 and frame.time_relative < 1",
+        "-w",
+        w.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", err(&o));
+    assert_eq!(common::decode_lines(&run(&["decode", "--json", "-r", w.to_str().unwrap()]).stdout).len(), 10);
     // The closing line says what was kept.
     let w = dir.path().join("again.pcapng");
     let o = run(&["decode", "-r", &demo(), "-Y", filter, "-w", w.to_str().unwrap()]);

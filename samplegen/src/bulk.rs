@@ -37,20 +37,9 @@ fn mirrored(frame: Vec<u8>, points: u32, vni: u32) -> Vec<u8> {
     if points == 0 {
         return frame;
     }
-    use rocescope_decoder::build::{Encapsulation, Outer, TunnelRepr};
-    let outer = Outer {
-        src_mac: [0x02, 0, 0, 0, 0xee, 0x01],
-        dst_mac: [0x02, 0, 0, 0, 0xee, 0x02],
-        vlans: Vec::new(),
-        ip: IpRepr::V4 {
-            src: [192, 168, 100, 1].into(),
-            dst: [192, 168, 100, 2].into(),
-            dscp: 0,
-            ecn: Ecn::NotEct,
-            ttl: 64,
-            id: 0,
-        },
-    };
+    use rocescope_decoder::build::{Encapsulation, TunnelRepr};
+    // The mirror's outer headers, as the tunnel samples have them.
+    let outer = crate::tunnels::outer();
     let encap = Encapsulation::Vxlan { sport: 49152, dport: 4789, vni: 1 + vni % points };
     TunnelRepr { outer, encap }.wrap(&frame).unwrap_or(frame)
 }

@@ -33,7 +33,7 @@ pub const VNI: u32 = 10_007;
 pub const ENCAPS: [&str; 10] =
     ["erspan1", "erspan2", "erspan3", "gretap", "gre", "vxlan", "geneve", "mpls-pw", "mpls-pw-cw", "mpls-ip"];
 
-fn outer() -> Outer {
+pub(crate) fn outer() -> Outer {
     Outer {
         src_mac: [0x02, 0, 0, 0, 0xee, 0x01],
         dst_mac: [0x02, 0, 0, 0, 0xee, 0x02],

@@ -177,10 +177,10 @@ impl Fields {
             }
             let mut values = Vec::new();
             let view = self.views.get(i).copied().unwrap_or(View::Ours);
-            let version = frame.get("ip").and_then(|ip| ip.get("version")).and_then(Value::as_u64);
+            let version = || frame.get("ip").and_then(|ip| ip.get("version")).and_then(Value::as_u64);
             match view {
-                View::Ipv4 if version != Some(4) => {}
-                View::Ipv6 if version != Some(6) => {}
+                View::Ipv4 if version() != Some(4) => {}
+                View::Ipv6 if version() != Some(6) => {}
                 View::Dot1q => {
                     // tshark's `vlan`: the 802.1Q (TPID 0x8100) tags only.
                     let tags = frame.get("vlan").and_then(Value::as_array).into_iter().flatten();
