@@ -61,7 +61,7 @@ pub fn run(args: &CaptureArgs) -> anyhow::Result<ExitCode> {
         &opts,
         if filter.is_some() { driver::Decoding::All } else { driver::Decoding::UntilRoce },
         &stop,
-        |rec, packet| {
+        |rec, packet, _| {
             if let Some(f) = &filter {
                 // Numbered and timed as decode numbers them, for `frame` and `time` terms.
                 number = rec.number_after(number);

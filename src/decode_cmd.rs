@@ -96,7 +96,7 @@ pub fn run(args: &DecodeArgs) -> anyhow::Result<ExitCode> {
         &opts,
         driver::Decoding::All,
         &stop,
-        |rec, packet| {
+        |rec, packet, _| {
             let Some(packet) = packet else { return Ok(Flow::Continue) };
             n = rec.number_after(n);
             let t0 = *first_ts.get_or_insert(rec.ts_ns);

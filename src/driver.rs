@@ -8,6 +8,7 @@ use rocescope_analyzer::report::{PointCaptureCounters, PointReport};
 use rocescope_capture::{
     interfaces, Batch, CaptureError, CaptureStats, FileStats, LiveOptions, Record, Source,
 };
+use rocescope_decoder::fast::Common;
 use rocescope_decoder::{DecodeOptions, Packet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -170,6 +171,10 @@ pub enum Decoding {
     /// None: the command decodes the frames it wants itself (the shards of a parallel
     /// report decode only their own frames).
     Caller,
+    /// The common RoCEv2 frame classified at fixed offsets
+    /// ([`rocescope_decoder::fast::classify`]) and handed over as such; every other frame
+    /// decoded in full (report: the fast path, issue 28).
+    Fast,
 }
 
 /// Frames per batch: one kernel block's worth for live captures.
@@ -183,7 +188,7 @@ pub fn pump(
     opts: &DecodeOptions,
     decoding: Decoding,
     stop: &AtomicBool,
-    mut each: impl FnMut(&Record<'_>, Option<&Packet<'_>>) -> anyhow::Result<Flow>,
+    mut each: impl FnMut(&Record<'_>, Option<&Packet<'_>>, Option<&Common>) -> anyhow::Result<Flow>,
     mut tick: impl FnMut(Option<CaptureStats>) -> Flow,
 ) -> anyhow::Result<RunEnd> {
     let live = opened.source.is_live();
@@ -261,20 +266,27 @@ pub fn pump(
             }
             end.frames += 1;
             let want = match decoding {
-                Decoding::All => true,
+                Decoding::All | Decoding::Fast => true,
                 Decoding::UntilRoce => end.roce == 0,
                 Decoding::Caller => false,
             };
-            let result = if want {
+            let common = match decoding {
+                Decoding::Fast => rocescope_decoder::fast::classify(rec.link_type, rec.data, opts),
+                _ => None,
+            };
+            let result = if let Some(c) = &common {
+                end.roce += 1;
+                each(rec, None, Some(c))
+            } else if want {
                 // Decoded where it stays: no copy of the packet per frame.
                 let mut p = Packet::empty(rec.data, rec.link_type);
                 p.decode_from(opts);
                 if p.roce.is_some() || p.mac_control.is_some() {
                     end.roce += 1;
                 }
-                each(rec, Some(&p))
+                each(rec, Some(&p), None)
             } else {
-                each(rec, None)
+                each(rec, None, None)
             };
             match result {
                 Ok(Flow::Continue) => true,

@@ -226,7 +226,7 @@ pub fn run(args: &ExportArgs) -> anyhow::Result<ExitCode> {
                 &opts,
                 driver::Decoding::All,
                 &stop,
-                |rec, packet| {
+                |rec, packet, _| {
                     let mut w = st.borrow_mut();
                     w.frames = rec.number_after(w.frames);
                     if let Some(p) = packet {

@@ -245,15 +245,26 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
             &mut opened,
             &args.source,
             &opts,
-            driver::Decoding::All,
+            // The common RoCEv2 frame goes through the fast path (classified at fixed
+            // offsets), unless Parquet wants every frame decoded.
+            if parquet.is_none() && analyzer.takes_common(&opts) {
+                driver::Decoding::Fast
+            } else {
+                driver::Decoding::All
+            },
             pump_stop,
-            |rec, packet| {
+            |rec, packet, common| {
                 number = rec.number_after(number);
                 if threads > 1 && !agreement.read(&stop, number, &mut agreed) {
                     return Ok(Flow::Stop);
                 }
                 bytes_read += driver::record_cost(rec.caplen);
-                if let Some(p) = packet {
+                if let Some(c) = common {
+                    analyzer.push_common_record(number, rec, c);
+                    if live && analyzer.flows().len() > max_flows {
+                        analyzer.evict_over(max_flows);
+                    }
+                } else if let Some(p) = packet {
                     analyzer.push_frame(number, rec, p, &opts);
                     if let Some(out) = &mut parquet {
                         out.push(number, rec, p, &opts);
@@ -471,7 +482,7 @@ fn shard(
         opts,
         driver::Decoding::Caller,
         &never,
-        |rec, _| {
+        |rec, _, _| {
             number = rec.number_after(number);
             if !agreement.read(stop, number, &mut agreed) {
                 return Ok(Flow::Stop);

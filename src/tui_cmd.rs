@@ -401,7 +401,7 @@ fn worker(
         &opts,
         driver::Decoding::All,
         stop,
-        |rec, packet| {
+        |rec, packet, _| {
             let mut st = st.borrow_mut();
             let st = &mut *st;
             clear_if_asked(clear, st, &cfg);

@@ -48,6 +48,7 @@ pub mod dedup;
 pub mod fabric;
 mod findings;
 pub mod flow;
+mod frame;
 pub mod incast;
 pub mod link;
 pub mod mirror;
@@ -689,6 +690,66 @@ impl Analyzer {
             mirrored = self.mirror_meta(meta, p, outer.is_some());
             &mirrored
         };
+        let multi = self.begin_frame(meta, rate);
+        let w = self.weight;
+        let t = &mut self.totals;
+        // A header the capture cut off (snap length: the record is shorter than the frame on
+        // the wire) is not a malformed frame: what decoded before it is analysed.
+        let cut = (meta.len as usize) > p.data.len()
+            && p.error.is_some_and(|e| matches!(e.kind, rocescope_decoder::ErrorKind::Truncated { .. }));
+        if cut && p.is_malformed_roce() && p.roce.is_none() {
+            t.icrc_truncated += w;
+            return;
+        }
+        if p.is_malformed_roce() && !cut {
+            t.malformed += w;
+            if t.malformed_frames.len() < 10 {
+                let why = p.error.map(|e| e.to_string()).unwrap_or_default();
+                t.malformed_frames.push((meta.number, why));
+            }
+            return;
+        }
+        if let Some(mc) = p.mac_control {
+            // Pause timelines are capture-wide state: of a parallel analysis, the first
+            // shard's are kept ([`parallel::merge`]); the others skip them.
+            if self.keeps_capture_state() {
+                self.on_mac_control(meta, p, mc);
+            }
+            return;
+        }
+        if p.roce.is_none() {
+            t.non_roce += w;
+            if let Some(u) = p.tunnel_undecoded {
+                t.tunnel_undecoded += w;
+                let reasons = &mut t.tunnel_undecoded_reasons;
+                if let Some((_, n)) = reasons.iter_mut().find(|(r, _)| *r == u.reason) {
+                    *n += w;
+                } else if reasons.len() < 8 {
+                    reasons.push((u.reason, w));
+                }
+            }
+            return;
+        }
+        let Some(v) = self.frame_of_packet(meta, p, outer.as_ref(), cut) else {
+            self.totals.non_roce += w;
+            return;
+        };
+        self.on_roce(meta, &v, multi);
+    }
+
+    /// Feed one common RoCEv2 frame classified at fixed offsets
+    /// ([`rocescope_decoder::fast::classify`]): what [`Analyzer::push_sampled`] does with
+    /// the same frame decoded in full, with `rate` as there (the fast path, issue 28).
+    pub fn push_common(&mut self, meta: &FrameMeta, c: &rocescope_decoder::fast::Common, rate: u32) {
+        self.pushed += 1;
+        let multi = self.begin_frame(meta, rate);
+        let v = self.frame_of_common(meta, c);
+        self.on_roce(meta, &v, multi);
+    }
+
+    /// The bookkeeping every frame gets first: its point, weight and the capture-wide
+    /// counts. Returns whether several capture points are counted.
+    fn begin_frame(&mut self, meta: &FrameMeta, rate: u32) -> bool {
         self.last_point = meta.point;
         let rate = rate.max(1);
         let w = u64::from(rate);
@@ -728,64 +789,30 @@ impl Analyzer {
         t.start_ns.get_or_insert(meta.ts_ns);
         // The latest time, not the last frame's: merged captures are not always in order.
         t.end_ns = Some(t.end_ns.map_or(meta.ts_ns, |e| e.max(meta.ts_ns)));
-        // A header the capture cut off (snap length: the record is shorter than the frame on
-        // the wire) is not a malformed frame: what decoded before it is analysed.
-        let cut = (meta.len as usize) > p.data.len()
-            && p.error.is_some_and(|e| matches!(e.kind, rocescope_decoder::ErrorKind::Truncated { .. }));
-        if cut && p.is_malformed_roce() && p.roce.is_none() {
-            t.icrc_truncated += w;
-            return;
-        }
-        if p.is_malformed_roce() && !cut {
-            t.malformed += w;
-            if t.malformed_frames.len() < 10 {
-                let why = p.error.map(|e| e.to_string()).unwrap_or_default();
-                t.malformed_frames.push((meta.number, why));
-            }
-            return;
-        }
-        if let Some(mc) = p.mac_control {
-            // Pause timelines are capture-wide state: of a parallel analysis, the first
-            // shard's are kept ([`parallel::merge`]); the others skip them.
-            if self.keeps_capture_state() {
-                self.on_mac_control(meta, p, mc);
-            }
-            return;
-        }
-        let Some(r) = &p.roce else {
-            t.non_roce += w;
-            if let Some(u) = p.tunnel_undecoded {
-                t.tunnel_undecoded += w;
-                let reasons = &mut t.tunnel_undecoded_reasons;
-                if let Some((_, n)) = reasons.iter_mut().find(|(r, _)| *r == u.reason) {
-                    *n += w;
-                } else if reasons.len() < 8 {
-                    reasons.push((u.reason, w));
-                }
-            }
-            return;
-        };
-        let Some((src, dst, dscp, ecn)) = ip_of(p) else {
-            t.non_roce += w;
-            return;
-        };
-        // The underlay marks an overlay frame's outer header (overlay module).
-        let ecn = if outer.is_some_and(|o| o.ecn == Ecn::Ce) { Ecn::Ce } else { ecn };
+        multi
+    }
+
+    /// The analysis of one RoCE packet `v`, however it was read.
+    fn on_roce(&mut self, meta: &FrameMeta, v: &frame::RoceFrame<'_>, multi: bool) {
+        let w = self.weight;
+        let point = usize::from(meta.point);
+        let (src, dst, dscp, ecn, prio) = (v.src, v.dst, v.dscp, v.ecn, v.prio);
+        let op = v.op;
         // A mirror's second copy of a packet (dedup module): counted, and left out of the
         // analysis unless kept.
-        if let Some(ip) = &p.ip {
+        if let Some(ip) = v.ip {
             let fp = dedup::Fingerprint {
                 point: meta.point,
                 src,
                 dst,
-                ident: ip.ident(),
-                dest_qp: r.bth.dest_qp(),
-                psn: r.bth.psn(),
-                opcode: r.bth.opcode().0,
-                len: u32::from(ip.len_field()),
-                icrc: r.icrc.value.unwrap_or(0),
+                ident: ip.ident,
+                dest_qp: v.dest_qp,
+                psn: v.psn,
+                opcode: op.0,
+                len: u32::from(ip.len_field),
+                icrc: v.icrc.value.unwrap_or(0),
             };
-            if let dedup::Copy::Yes { marked } = self.dedup.check(&fp, meta.ts_ns, ip.ttl(), ecn == Ecn::Ce) {
+            if let dedup::Copy::Yes { marked } = self.dedup.check(&fp, meta.ts_ns, ip.ttl, ecn == Ecn::Ce) {
                 self.totals.duplicates += w;
                 if multi {
                     if let Some(pt) = self.points.get_mut(point) {
@@ -794,41 +821,35 @@ impl Analyzer {
                 }
                 if !self.cfg.keep_duplicates {
                     if marked {
-                        let prio = self.frame_priority(p, dscp, outer.as_ref()).2;
-                        let key = FlowKey { src, dst, dest_qp: r.bth.dest_qp(), point: meta.point };
-                        self.on_marked_copy(meta, key, r.bth.psn(), prio);
+                        let key = FlowKey { src, dst, dest_qp: v.dest_qp, point: meta.point };
+                        self.on_marked_copy(meta, key, v.psn, prio);
                     }
                     return;
                 }
             }
         }
+        let wire = v.wire;
         let t = &mut self.totals;
         t.roce += w;
-        let (stripped_pcp, pcp, prio) = self.frame_priority(p, dscp, outer.as_ref());
-        // Wire bytes from the IP length, not the record's (reference §1.1, §1.11), with the
-        // 4 bytes of a tag the mirror stripped.
-        let wire = stats::wire_len(p, meta.len) + if stripped_pcp.is_some() { 4 } else { 0 };
-        let t = &mut self.totals;
         t.roce_bytes = t.roce_bytes.saturating_add(wire.saturating_mul(w));
         if multi {
             if let Some(pt) = self.points.get_mut(point) {
                 pt.roce += w;
             }
         }
-        if r.grh.is_some() {
+        let t = &mut self.totals;
+        if v.v1 {
             t.roce_v1 += w;
         }
-        match r.icrc.status {
+        match v.icrc.status {
             IcrcStatus::Invalid => t.icrc_bad += w,
             IcrcStatus::Truncated => t.icrc_truncated += w,
-            _ if cut => t.icrc_truncated += w,
+            _ if v.cut => t.icrc_truncated += w,
             _ => {}
         }
         let start = t.start_ns.unwrap_or(meta.ts_ns);
-        let bth = r.bth;
-        let op = bth.opcode();
-        let key = FlowKey { src, dst, dest_qp: bth.dest_qp(), point: meta.point };
-        if stripped_pcp.is_some() {
+        let key = FlowKey { src, dst, dest_qp: v.dest_qp, point: meta.point };
+        if v.stripped_pcp.is_some() {
             self.mirror.count_pcp(meta.point, w);
         }
         let is_cnp = op.is_cnp();
@@ -836,13 +857,7 @@ impl Analyzer {
             self.totals.cnps += w;
         }
         if self.keeps_capture_state() {
-            // The link's MACs: an overlay frame's outer ones (of the inner frame otherwise).
-            let macs = match (outer, p.link) {
-                (Some(o), _) => Some((o.src_mac, o.dst_mac)),
-                (None, rocescope_decoder::Link::Ethernet(e)) => Some((e.src(), e.dst())),
-                _ => None,
-            };
-            self.on_priority_traffic(meta, macs, prio);
+            self.on_priority_traffic(meta, v.macs, prio);
             self.fabric.add(fabric::Sample {
                 point: meta.point,
                 prio,
@@ -866,9 +881,9 @@ impl Analyzer {
                 });
             }
         }
-        if matches!(op.position(), Some(Position::First | Position::Middle)) && r.payload_len > 0 {
+        if matches!(op.position(), Some(Position::First | Position::Middle)) && v.payload_len > 0 {
             // A First/Middle packet is full-size: its payload is the path MTU.
-            self.pmtu_seen = self.pmtu_seen.max(mtu_class(r.payload_len));
+            self.pmtu_seen = self.pmtu_seen.max(mtu_class(v.payload_len));
         }
         // Everything above concerns the whole capture; what follows, the flows of this host
         // pair, which a shard of a parallel analysis keeps only when they are its own.
@@ -882,29 +897,28 @@ impl Analyzer {
             let named = matches!(op.transport(), Transport::Rc | Transport::Uc | Transport::Xrc)
                 && (op.is_request() || (op.is_response() && (0x0D..=0x10).contains(&op.operation())));
             if named {
-                m.seen(key, bth.psn(), op.0, meta);
+                m.seen(key, v.psn, op.0, meta);
             }
         }
-        let v1 = r.grh.is_some();
-        self.check_audit(id, meta.number, audit::Class::of(op), (dscp, pcp, prio), (!v1).then_some(ecn));
-        if let Some(o) = outer {
-            self.check_outer_dscp(id, meta.number, audit::Class::of(op), o.dscp);
+        self.check_audit(id, meta.number, audit::Class::of(op), (dscp, v.pcp, prio), (!v.v1).then_some(ecn));
+        if let Some(o) = v.outer_dscp {
+            self.check_outer_dscp(id, meta.number, audit::Class::of(op), o);
         }
         let Some(f) = self.flows.get_mut(id) else { return };
         f.last_ts = meta.ts_ns;
         f.packets = f.packets.saturating_add(w);
         f.bytes = f.bytes.saturating_add(wire.saturating_mul(w));
-        f.payload_bytes = f.payload_bytes.saturating_add((r.payload_len as u64).saturating_mul(w));
+        f.payload_bytes = f.payload_bytes.saturating_add((v.payload_len as u64).saturating_mul(w));
         f.opcodes.add_n(op, w);
         f.ecn[ecn as usize] += w;
         f.dscp_seen |= 1 << (dscp & 63);
-        if let Some(pc) = pcp {
+        if let Some(pc) = v.pcp {
             f.pcp_seen |= 1 << (pc & 7);
         }
         f.priority = Some(prio);
         // The ECMP entropy: the UDP source port the NIC set for the QP, and any change of it
         // (CNPs, sent by the notification point to this QP, carry the NP's own port).
-        if let Some(sport) = p.udp.as_ref().filter(|_| !is_cnp).map(|u| u.source_port()) {
+        if let Some(sport) = v.sport.filter(|_| !is_cnp) {
             match f.udp_sport_last {
                 None => f.udp_sport = sport,
                 Some(last) if last != sport => f.udp_sport_changes = f.udp_sport_changes.saturating_add(1),
@@ -916,21 +930,21 @@ impl Analyzer {
             f.dc |= self.cfg.opcode.dc;
         }
         f.bins.add_n(meta.ts_ns - start, wire.saturating_mul(w), w, ecn == Ecn::Ce);
-        if r.icrc.status == IcrcStatus::Invalid {
+        if v.icrc.status == IcrcStatus::Invalid {
             f.cold_mut().icrc_bad += w;
+            let icrc = v.icrc;
             f.note(EvidenceKind::IcrcBad, meta.number, meta.ts_ns, || {
                 format!(
                     "ICRC 0x{:08x}, computed 0x{:08x}",
-                    r.icrc.value.unwrap_or(0),
-                    r.icrc.computed.unwrap_or(0)
+                    icrc.value.unwrap_or(0),
+                    icrc.computed.unwrap_or(0)
                 )
             });
         }
         if is_cnp {
             f.cold_mut().cnps += w;
-            f.note(EvidenceKind::Cnp, meta.number, meta.ts_ns, || {
-                format!("CNP to QP 0x{:06x}", bth.dest_qp())
-            });
+            let qp = v.dest_qp;
+            f.note(EvidenceKind::Cnp, meta.number, meta.ts_ns, || format!("CNP to QP 0x{qp:06x}"));
             if let Some(data) = self.request_flow_for(id, None) {
                 if let Some(d) = self.flows.get_mut(data) {
                     d.cold_mut().cnps_received += w;
@@ -946,7 +960,7 @@ impl Analyzer {
             return;
         }
         if ecn == Ecn::Ce {
-            Self::on_ce(f, &self.cfg.cc, &self.cnp_hosts, meta, bth.psn());
+            Self::on_ce(f, &self.cfg.cc, &self.cnp_hosts, meta, v.psn);
         }
         if let Some(cc) = f.cc_if_any() {
             cc.on_packet(meta.ts_ns, wire.saturating_mul(w));
@@ -954,14 +968,14 @@ impl Analyzer {
         if matches!(op.position(), Some(Position::Last | Position::Only)) && op.operation() != 0x11 {
             f.messages += w;
         }
-        if matches!(op.position(), Some(Position::First | Position::Middle)) && r.payload_len > 0 {
+        if matches!(op.position(), Some(Position::First | Position::Middle)) && v.payload_len > 0 {
             // A First/Middle packet is full-size: its payload is the path MTU.
-            f.pmtu = f.pmtu.max(mtu_class(r.payload_len));
+            f.pmtu = f.pmtu.max(mtu_class(v.payload_len));
         }
         if op.is_request() {
-            self.on_request(id, meta, p);
+            self.on_request(id, meta, v);
         } else if op.is_response() {
-            self.on_response(id, meta, p);
+            self.on_response(id, meta, v);
         }
     }
 
@@ -1154,10 +1168,8 @@ impl Analyzer {
         }
     }
 
-    fn on_request(&mut self, id: usize, meta: &FrameMeta, p: &Packet<'_>) {
-        let Some(r) = &p.roce else { return };
-        let bth = r.bth;
-        let op = bth.opcode();
+    fn on_request(&mut self, id: usize, meta: &FrameMeta, v: &frame::RoceFrame<'_>) {
+        let op = v.op;
         // The connection's PMTU: configured, else from this flow's full-size packets or the
         // READ responses coming back, else from any flow.
         let pmtu = self.cfg.pmtu.unwrap_or_else(|| {
@@ -1171,11 +1183,8 @@ impl Analyzer {
             [own, back, self.pmtu_seen].into_iter().find(|m| *m > 0).unwrap_or(0)
         });
         // UD carries CM MADs to QP1: they pair connections.
-        if op.transport() == Transport::Ud
-            && bth.dest_qp() == 1
-            && r.ext.deth.is_some_and(|d| d.qkey() == 0x8001_0000)
-        {
-            self.on_cm(id, meta.point, r.payload);
+        if op.transport() == Transport::Ud && v.dest_qp == 1 && v.deth_qkey == Some(0x8001_0000) {
+            self.on_cm(id, meta.point, v.payload);
         }
         let mut psn_cfg =
             PsnConfig { reorder_ns: self.cfg.reorder_ns, min_ack_timeout_ns: self.cfg.min_ack_timeout_ns };
@@ -1192,7 +1201,7 @@ impl Analyzer {
         let span = if op.is_read_request() {
             // No RETH (the capture cut it) or no PMTU yet: the span is unknown and the next
             // request re-synchronises (span 0).
-            match (r.ext.reth.map(|h| h.dma_len()), pmtu) {
+            match (v.reth_dma_len, pmtu) {
                 (None, _) => 0,
                 (Some(0), _) => 1,
                 (_, 0) => 0,
@@ -1201,7 +1210,7 @@ impl Analyzer {
         } else {
             1
         };
-        let psn = bth.psn();
+        let psn = v.psn;
         // A READ request from inside an earlier READ's range that is still outstanding:
         // the requester saw that READ's responses out of sequence and asks again from here
         // (an implied NAK, reference §1.10).
@@ -1268,7 +1277,7 @@ impl Analyzer {
                 reads.outstanding.push_back((psn, last, meta.ts_ns));
             }
         }
-        if bth.ack_req() {
+        if v.ack_req {
             if f.outstanding_ackreq.len() == MAX_OUTSTANDING {
                 f.outstanding_ackreq.pop_front();
             } else if f.outstanding_ackreq.capacity() == 0 {
@@ -1308,18 +1317,15 @@ impl Analyzer {
         }
     }
 
-    fn on_response(&mut self, id: usize, meta: &FrameMeta, p: &Packet<'_>) {
-        let Some(r) = &p.roce else { return };
-        let bth = r.bth;
-        let op = bth.opcode();
-        let psn = bth.psn();
+    fn on_response(&mut self, id: usize, meta: &FrameMeta, v: &frame::RoceFrame<'_>) {
+        let (op, psn) = (v.op, v.psn);
         let target = self.request_flow_for(id, Some(psn));
         if (0x0D..=0x10).contains(&op.operation()) {
             self.on_read_response(target, psn, meta);
         }
         let Some(f) = self.flows.get_mut(id) else { return };
         f.responses += self.weight;
-        let Some(aeth) = r.ext.aeth.map(|a| a.repr()) else {
+        let Some(aeth) = v.aeth else {
             return; // READ Response Middle
         };
         let mut nak = None;

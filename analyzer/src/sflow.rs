@@ -93,6 +93,30 @@ impl Analyzer {
         self.push_packet(&FrameMeta::from_record(number, rec), p, opts);
     }
 
+    /// [`Analyzer::push_common`] for a record read with `rocescope-capture` whose frame
+    /// [`rocescope_decoder::fast::classify`] recognised, as frame `number`, at the configured
+    /// sampling rate (the fast path: no full decode). Feature `capture`.
+    ///
+    /// A frame to the sFlow port when the RoCE port is set to it is not a common frame for
+    /// an analysis that reads sFlow: classify only when [`Analyzer::takes_common`] says so.
+    #[cfg(feature = "capture")]
+    pub fn push_common_record(
+        &mut self,
+        number: u64,
+        rec: &rocescope_capture::Record<'_>,
+        c: &rocescope_decoder::fast::Common,
+    ) {
+        let rate = self.cfg.sampling.map_or(1, |s| s.rate);
+        self.push_common(&FrameMeta::from_record(number, rec), c, rate);
+    }
+
+    /// Whether frames [`rocescope_decoder::fast::classify`] recognises with `opts` may go
+    /// through [`Analyzer::push_common`]: always, except when sFlow datagrams are read and
+    /// the RoCE port is sFlow's (such frames are datagrams to [`Analyzer::push_packet`]).
+    pub fn takes_common(&self, opts: &DecodeOptions) -> bool {
+        !(self.cfg.sflow && opts.roce_port == sflow::PORT)
+    }
+
     /// [`Analyzer::push_packet_with`] for a record read with `rocescope-capture`, as frame
     /// `number`. Feature `capture`.
     #[cfg(feature = "capture")]

@@ -53,6 +53,7 @@ pub mod bth;
 pub mod build;
 pub mod error;
 pub mod ext;
+pub mod fast;
 pub mod grh;
 pub mod icrc;
 pub mod ip;

@@ -324,4 +324,46 @@ proptest! {
             }
         }
     }
+    /// The fast path's classifier (`fast::classify`) gives exactly what `fast::Common::of`
+    /// makes of the full decode, `None` included: built frames (opcodes biased to the
+    /// common ones, with and without VLAN tags and ICRC checking), every prefix, a flipped
+    /// byte, and arbitrary bytes after an Ethernet header.
+    #[test]
+    fn the_fast_classifier_agrees_with_the_decoder(ip in ip(), bth in bth(), ext in ext(), vlans in vlans(),
+                                          common in proptest::sample::select(vec![0x00u8, 0x01, 0x02, 0x03, 0x04, 0x06, 0x07, 0x08, 0x09, 0x0A, 0x0B,
+                                              0x0C, 0x0D, 0x0E, 0x0F, 0x10, 0x11, 0x12, 0x16, 0x24, 0x27, 0x2A, 0x64, 0x81]),
+                                          pick_common in any::<bool>(), check_icrc in any::<bool>(), dc in any::<bool>(),
+                                          payload in proptest::collection::vec(any::<u8>(), 0..64),
+                                          flip in any::<(usize, u8)>(), junk in proptest::collection::vec(any::<u8>(), 0..96)) {
+        let mut bth = bth;
+        if pick_common {
+            bth.opcode = Opcode(common);
+        }
+        let mut ext = ext;
+        if bth.opcode == Opcode::CNP {
+            ext.cnp = Some(Default::default());
+        }
+        let oo = OpcodeOptions { dc };
+        let mut f = RoceV2Frame::new([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2], ip, IbRepr { bth, ext, payload, icrc: IcrcMode::Correct });
+        f.vlans = vlans;
+        let built = f.build(oo);
+        let mut flipped = built.clone();
+        let n = flipped.len();
+        if let Some(b) = flipped.get_mut(flip.0 % n) {
+            *b ^= flip.1 | 1;
+        }
+        let mut raw = built.get(..14).unwrap_or(&[]).to_vec();
+        raw.extend_from_slice(&junk);
+        let opts = DecodeOptions { opcode: oo, check_icrc, ..DecodeOptions::default() };
+        let fast = rocescope_decoder::fast::classify(LinkType::ETHERNET, &built, &opts);
+        if pick_common && f.vlans.len() <= 1 && ![0x12, 0x16, 0x64].contains(&common) {
+            prop_assert!(fast.is_some(), "a built common frame is classified");
+        }
+        let cases = (0..=built.len()).map(|c| &built[..c]).chain([&flipped[..], &raw[..]]);
+        for bytes in cases {
+            let fast = rocescope_decoder::fast::classify(LinkType::ETHERNET, bytes, &opts);
+            let p = decode(LinkType::ETHERNET, bytes, &opts);
+            prop_assert_eq!(fast, rocescope_decoder::fast::Common::of(&p, &opts), "{}", hex::encode(bytes));
+        }
+    }
 }

@@ -27,6 +27,8 @@ fuzz_target!(|data: &[u8]| {
             assert_eq!(g.opcode, Some(r.bth.opcode().0));
         }
     }
+    // The fast path's classifier gives what the full decode does (fast module).
+    assert_eq!(rocescope_decoder::fast::classify(lt, frame, &opts), rocescope_decoder::fast::Common::of(&p, &opts));
     if let Some(e) = p.error {
         let _ = e.to_string();
     }

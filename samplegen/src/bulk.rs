@@ -29,6 +29,10 @@ pub struct Bulk {
     /// a mirror session, a capture point of its own), QP q and pausing host h in VNI q % N
     /// and h % N. 0: plain frames.
     pub points: u32,
+    /// The mixed traffic of the fast-path benchmark (issue 28, reference perf-design.md):
+    /// besides the WRITEs and their ACKs, every 50th frame a CNP to a data sender's QP and
+    /// every 200th a READ (request and its one response) the other way.
+    pub mixed: bool,
 }
 
 /// `frame` as it goes on the wire: mirrored in VXLAN with VNI `vni % points` when `points`
@@ -109,6 +113,16 @@ pub fn write(path: &Path, b: &Bulk) -> io::Result<u64> {
                 if n >= b.packets {
                     break 'outer;
                 }
+                if b.mixed {
+                    for data in mixed_frames(n, q, (src, dst), b) {
+                        w.write(ts, &data, data.len() as u32)?;
+                        ts += 200;
+                        n += 1;
+                        if n >= b.packets {
+                            break 'outer;
+                        }
+                    }
+                }
                 if b.pause_hosts > 0 && n >= next_pause {
                     next_pause += 1000;
                     let h = (pauses % u64::from(b.pause_hosts)) as u32;
@@ -163,4 +177,44 @@ pub fn write(path: &Path, b: &Bulk) -> io::Result<u64> {
     }
     w.finish()?;
     Ok(n)
+}
+
+/// The extra frames of `--mixed` after frame `n` (data of QP `q` between `hosts`): a CNP
+/// from the receiver to the sender's QP after every 50th frame, and after every 200th a
+/// one-packet READ from the receiver (its own QP, PSNs counted from `n`) and its response.
+fn mixed_frames(n: u64, q: u32, hosts: ([u8; 4], [u8; 4]), b: &Bulk) -> Vec<Vec<u8>> {
+    let (src, dst) = hosts;
+    let qpn = 0x1000 + q;
+    let mac = |side: u8| [2, 0, 0, side, (q >> 8) as u8, q as u8];
+    let frame = |from: u8, ip_src: [u8; 4], ip_dst: [u8; 4], bth: BthRepr, ext: ExtRepr, payload: usize| {
+        let ip =
+            IpRepr::V4 { src: ip_src.into(), dst: ip_dst.into(), dscp: 26, ecn: Ecn::Ect0, ttl: 64, id: 0 };
+        let ib = IbRepr { bth, ext, payload: vec![0xcd; payload], icrc: IcrcMode::Correct };
+        let f = RoceV2Frame::new(mac(from), mac(1 - from), ip, ib);
+        mirrored(f.build(OPTS), b.points, q)
+    };
+    let mut out = Vec::new();
+    if n % 50 == 0 {
+        // A CNP carries no PSN; its destination QP is the data sender's (reference §1.6).
+        let bth = BthRepr { opcode: Opcode::CNP, dest_qp: qpn + 0x10_0000, psn: 0, ..Default::default() };
+        out.push(frame(1, dst, src, bth, ExtRepr::default(), 16));
+    }
+    if n % 200 == 0 {
+        // The receiver reads back what it was written: its own QP toward the sender.
+        let psn = ((n / 200) as u32) & 0xFF_FFFF;
+        let len = b.payload as u32;
+        let reth = Some(RethRepr { va: 0x7f00_0000_0000, rkey: 7, dma_len: len });
+        let bth =
+            BthRepr { opcode: Opcode::RC_READ_REQUEST, dest_qp: qpn + 0x20_0000, psn, ..Default::default() };
+        out.push(frame(1, dst, src, bth, ExtRepr { reth, ..Default::default() }, 0));
+        let bth = BthRepr {
+            opcode: Opcode::RC_READ_RESPONSE_ONLY,
+            dest_qp: qpn + 0x30_0000,
+            psn,
+            ..Default::default()
+        };
+        let ext = ExtRepr { aeth: Some(AethRepr::ack(0)), ..Default::default() };
+        out.push(frame(0, src, dst, bth, ext, b.payload));
+    }
+    out
 }

@@ -144,7 +144,7 @@ fn outputs() -> Vec<(String, Vec<u8>)> {
 }
 
 fn usage() -> ExitCode {
-    eprintln!("usage: rocescope-samplegen [--check] [DIR]\n       rocescope-samplegen --bulk FILE [--packets N] [--qps N] [--payload BYTES] [--snap BYTES] [--msg-pkts N] [--bad-icrc] [--no-acks] [--pause-hosts N] [--points N]");
+    eprintln!("usage: rocescope-samplegen [--check] [DIR]\n       rocescope-samplegen --bulk FILE [--packets N] [--qps N] [--payload BYTES] [--snap BYTES] [--msg-pkts N] [--bad-icrc] [--no-acks] [--pause-hosts N] [--points N] [--mixed]");
     ExitCode::from(2)
 }
 
@@ -159,13 +159,15 @@ fn bulk_main(args: &[String]) -> ExitCode {
         no_acks: false,
         pause_hosts: 0,
         points: 0,
+        mixed: false,
     };
     let Some(path) = args.first() else { return usage() };
     let mut it = args.iter().skip(1);
     while let Some(flag) = it.next() {
-        if flag == "--bad-icrc" || flag == "--no-acks" {
+        if flag == "--bad-icrc" || flag == "--no-acks" || flag == "--mixed" {
             b.bad_icrc |= flag == "--bad-icrc";
             b.no_acks |= flag == "--no-acks";
+            b.mixed |= flag == "--mixed";
             continue;
         }
         let Some(v) = it.next() else { return usage() };

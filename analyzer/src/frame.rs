@@ -1,0 +1,155 @@
+//! One RoCE packet as the per-frame analysis takes it ([`RoceFrame`]), made either from the
+//! fast path's fixed-offset classification ([`rocescope_decoder::fast::Common`]) or from a
+//! full decode, so that both paths run the same analysis (issue 28;
+//! `reference/perf-design.md`).
+
+use crate::{overlay, stats, Analyzer, FrameMeta};
+use rocescope_decoder::ext::AethRepr;
+use rocescope_decoder::fast::Common;
+use rocescope_decoder::{Ecn, Icrc, Link, Opcode, Packet};
+use std::net::IpAddr;
+
+/// What the duplicate probe needs of an IP header ([`crate::dedup`]).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct IpSeen {
+    /// IPv4 identification or IPv6 flow label.
+    pub ident: u32,
+    /// TTL or hop limit.
+    pub ttl: u8,
+    /// The IP length field.
+    pub len_field: u16,
+}
+
+/// A RoCE packet, with what the capture and the analysis settings make of it (its
+/// priority, its bytes on the wire).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct RoceFrame<'p> {
+    pub src: IpAddr,
+    pub dst: IpAddr,
+    pub dscp: u8,
+    /// The ECN codepoint (an overlay frame's outer CE included).
+    pub ecn: Ecn,
+    /// The IP header's facts; `None` for RoCEv1.
+    pub ip: Option<IpSeen>,
+    /// The link's Ethernet source and destination (an overlay frame's outer ones).
+    pub macs: Option<([u8; 6], [u8; 6])>,
+    /// UDP source port (RoCEv2).
+    pub sport: Option<u16>,
+    /// The PCP of a tag a mirror stripped (ERSPAN COS).
+    pub stripped_pcp: Option<u8>,
+    /// The PCP the priority is read from, when tagged.
+    pub pcp: Option<u8>,
+    /// The priority a switch gives the frame.
+    pub prio: u8,
+    /// An overlay frame's outer DSCP.
+    pub outer_dscp: Option<u8>,
+    /// Bytes on the wire.
+    pub wire: u64,
+    pub op: Opcode,
+    pub dest_qp: u32,
+    pub psn: u32,
+    pub ack_req: bool,
+    pub reth_dma_len: Option<u32>,
+    pub aeth: Option<AethRepr>,
+    /// The DETH's Q_Key (UD).
+    pub deth_qkey: Option<u32>,
+    /// The captured payload (what CM MADs are read from).
+    pub payload: &'p [u8],
+    /// Payload bytes by the headers' lengths.
+    pub payload_len: usize,
+    pub icrc: Icrc,
+    /// The capture cut a header off (snap length).
+    pub cut: bool,
+    /// RoCEv1 (a GRH, no IP header).
+    pub v1: bool,
+}
+
+impl Analyzer {
+    /// A common frame classified at fixed offsets, meaning what the full decode would.
+    pub(crate) fn frame_of_common(&self, meta: &FrameMeta, c: &Common) -> RoceFrame<'static> {
+        let dscp = c.dscp();
+        RoceFrame {
+            src: c.src,
+            dst: c.dst,
+            dscp,
+            ecn: c.ecn(),
+            ip: Some(IpSeen { ident: c.ident, ttl: c.ttl, len_field: c.ip_len_field }),
+            macs: Some((c.src_mac, c.dst_mac)),
+            sport: Some(c.sport),
+            stripped_pcp: None,
+            pcp: c.pcp,
+            prio: self.cfg.audit.priority(dscp, c.pcp),
+            outer_dscp: None,
+            // Wire bytes from the IP length, not the record's (reference §1.1, §1.11).
+            wire: u64::from(c.declared_len.max(meta.len)),
+            op: c.opcode,
+            dest_qp: c.dest_qp,
+            psn: c.psn,
+            ack_req: c.ack_req,
+            reth_dma_len: c.reth_dma_len,
+            aeth: c.aeth,
+            deth_qkey: None,
+            payload: &[],
+            payload_len: c.payload_len as usize,
+            icrc: c.icrc,
+            cut: false,
+            v1: false,
+        }
+    }
+
+    /// A fully decoded RoCE packet `p` (with its overlay's `outer` headers, whether the
+    /// capture `cut` a header off): `None` when it has no RoCE or no addresses.
+    pub(crate) fn frame_of_packet<'p>(
+        &self,
+        meta: &FrameMeta,
+        p: &Packet<'p>,
+        outer: Option<&overlay::Outer>,
+        cut: bool,
+    ) -> Option<RoceFrame<'p>> {
+        let r = p.roce.as_ref()?;
+        let (src, dst, dscp, ecn) = crate::ip_of(p)?;
+        // The underlay marks an overlay frame's outer header (overlay module).
+        let ecn = if outer.is_some_and(|o| o.ecn == Ecn::Ce) { Ecn::Ce } else { ecn };
+        let (stripped_pcp, pcp, prio) = self.frame_priority(p, dscp, outer);
+        // Wire bytes from the IP length, not the record's (reference §1.1, §1.11), with the
+        // 4 bytes of a tag the mirror stripped.
+        let wire = stats::wire_len(p, meta.len) + if stripped_pcp.is_some() { 4 } else { 0 };
+        // The link's MACs: an overlay frame's outer ones (of the inner frame otherwise).
+        let macs = match (outer, p.link) {
+            (Some(o), _) => Some((o.src_mac, o.dst_mac)),
+            (None, Link::Ethernet(e)) => Some((e.src(), e.dst())),
+            _ => None,
+        };
+        let bth = r.bth;
+        Some(RoceFrame {
+            src,
+            dst,
+            dscp,
+            ecn,
+            ip: p.ip.as_ref().map(|ip| IpSeen {
+                ident: ip.ident(),
+                ttl: ip.ttl(),
+                len_field: ip.len_field(),
+            }),
+            macs,
+            sport: p.udp.as_ref().map(|u| u.source_port()),
+            stripped_pcp,
+            pcp,
+            prio,
+            outer_dscp: outer.map(|o| o.dscp),
+            wire,
+            op: bth.opcode(),
+            dest_qp: bth.dest_qp(),
+            psn: bth.psn(),
+            ack_req: bth.ack_req(),
+            reth_dma_len: r.ext.reth.map(|h| h.dma_len()),
+            aeth: r.ext.aeth.map(|a| a.repr()),
+            deth_qkey: r.ext.deth.map(|d| d.qkey()),
+            payload: r.payload,
+            payload_len: r.payload_len,
+            icrc: r.icrc,
+            cut,
+            v1: r.grh.is_some(),
+        })
+    }
+}

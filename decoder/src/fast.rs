@@ -1,0 +1,351 @@
+//! The fast path's classifier (issue 28; `reference/perf-design.md`): the common RoCEv2
+//! frame read at fixed offsets into a small [`Common`] value, without building a
+//! [`Packet`](crate::Packet).
+//!
+//! The common frame: Ethernet, at most one VLAN tag, an IPv4 header without options (not a
+//! fragment) or an IPv6 header whose next header is UDP, UDP to the RoCE port, an RC, UC or
+//! RoCEv2 CNP opcode whose extended headers are at most a RETH, an AETH and an ImmDt (the
+//! SENDs, WRITEs, READs, ACKs and CNPs of collective traffic), and every header whole in the
+//! record (the payload may be cut by a snap length). Anything else gets `None`, and the
+//! caller decodes the frame in full.
+//!
+//! The promise, property-tested against the decoder (`tests/never_panics.rs`) and asserted
+//! by the decoder's fuzz target: for any bytes, [`classify`] returns exactly what
+//! [`Common::of`] makes of [`crate::decode`]'s packet, `None` included.
+
+use crate::ext::AethRepr;
+use crate::icrc::{icrc_v2, Icrc, IcrcStatus};
+use crate::link::{ethertype, LinkType};
+use crate::opcode::{ExtKind, Opcode, OpcodeOptions, Transport};
+use crate::packet::{DecodeOptions, Link, Packet, RoceVersion};
+use crate::Ip;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+
+/// What the analysis needs of a common RoCEv2 frame: the fields a full decode would give,
+/// copied out (the value borrows nothing).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Common {
+    /// Ethernet source.
+    pub src_mac: [u8; 6],
+    /// Ethernet destination.
+    pub dst_mac: [u8; 6],
+    /// The PCP of the frame's one VLAN tag; `None` untagged.
+    pub pcp: Option<u8>,
+    /// IP source.
+    pub src: IpAddr,
+    /// IP destination.
+    pub dst: IpAddr,
+    /// The TOS or traffic-class byte (DSCP and ECN).
+    pub tos: u8,
+    /// TTL or hop limit.
+    pub ttl: u8,
+    /// IPv4 identification or IPv6 flow label ([`Ip::ident`]).
+    pub ident: u32,
+    /// IPv4 total length or IPv6 payload length, as the header states it.
+    pub ip_len_field: u16,
+    /// The frame's length by its headers: Ethernet and tag, plus the IP packet's declared
+    /// length (reference §1.1: lengths from the IP/UDP fields, never from the record).
+    pub declared_len: u32,
+    /// UDP source port (the ECMP entropy).
+    pub sport: u16,
+    /// BTH opcode.
+    pub opcode: Opcode,
+    /// BTH destination QP.
+    pub dest_qp: u32,
+    /// BTH PSN.
+    pub psn: u32,
+    /// BTH AckReq.
+    pub ack_req: bool,
+    /// The RETH's DMA length, for opcodes with a RETH.
+    pub reth_dma_len: Option<u32>,
+    /// The AETH, for opcodes with one.
+    pub aeth: Option<AethRepr>,
+    /// Payload bytes by the UDP length (captured or not).
+    pub payload_len: u32,
+    /// The ICRC verdict, as the decoder gives it.
+    pub icrc: Icrc,
+}
+
+/// Where the common opcodes' headers sit: one entry per opcode byte.
+#[derive(Clone, Copy, Debug, Default)]
+struct Shape {
+    /// A common opcode.
+    common: bool,
+    /// Bytes of extended headers after the BTH.
+    ext_len: u8,
+    /// Offset of the RETH after the BTH.
+    reth_at: Option<u8>,
+    /// Offset of the AETH after the BTH.
+    aeth_at: Option<u8>,
+}
+
+/// The 256 opcodes' shapes for `opts`, worked out once from the opcode table
+/// ([`Opcode::layout`]).
+fn shapes(opts: OpcodeOptions) -> &'static [Shape; 256] {
+    static TABLES: std::sync::OnceLock<[[Shape; 256]; 2]> = std::sync::OnceLock::new();
+    let t = TABLES.get_or_init(|| {
+        let mut t = [[Shape::default(); 256]; 2];
+        for (dc, table) in t.iter_mut().enumerate() {
+            for (op, slot) in table.iter_mut().enumerate() {
+                *slot = shape_of(Opcode(op as u8), OpcodeOptions { dc: dc == 1 });
+            }
+        }
+        t
+    });
+    &t[usize::from(opts.dc)]
+}
+
+fn shape_of(op: Opcode, opts: OpcodeOptions) -> Shape {
+    let layout = op.layout(opts);
+    let transport_ok = matches!(op.transport(), Transport::Rc | Transport::Uc) || op == Opcode::CNP;
+    let mut s = Shape { common: layout.known && transport_ok, ..Shape::default() };
+    let mut at = 0u8;
+    for kind in layout.headers.iter() {
+        match kind {
+            ExtKind::Reth => s.reth_at = Some(at),
+            ExtKind::Aeth => s.aeth_at = Some(at),
+            ExtKind::ImmDt | ExtKind::CnpBody => {}
+            _ => s.common = false,
+        }
+        at += kind.size() as u8;
+    }
+    s.ext_len = at;
+    s
+}
+
+/// The common frame's fields at fixed offsets, or `None` when the frame is not a common one
+/// (see the module's documentation). Never panics.
+#[inline]
+pub fn classify(link_type: LinkType, data: &[u8], opts: &DecodeOptions) -> Option<Common> {
+    if link_type != LinkType::ETHERNET {
+        return None;
+    }
+    let eth: &[u8; 14] = data.first_chunk()?;
+    let be16 = |at: usize| data.get(at..)?.first_chunk::<2>().map(|b| u16::from_be_bytes(*b));
+    let mut off = 14;
+    let mut etype = u16::from_be_bytes([eth[12], eth[13]]);
+    let mut pcp = None;
+    if ethertype::is_vlan(etype) {
+        let tci = be16(14)?;
+        pcp = Some((tci >> 13) as u8);
+        etype = be16(16)?;
+        off = 18;
+    }
+    let l2 = off;
+    let (src, dst, tos, ttl, ident, len_field, declared, ip_hdr) = match etype {
+        ethertype::IPV4 => {
+            let h: &[u8; 20] = data.get(off..)?.first_chunk()?;
+            let [vihl, tos, l0, l1, i0, i1, f0, f1, ttl, proto, _, _, s0, s1, s2, s3, d0, d1, d2, d3] = *h;
+            let total = u16::from_be_bytes([l0, l1]);
+            // Version 4 without options, UDP, not a fragment (neither MF nor an offset), and
+            // a total length that holds the header (else the decoder's error).
+            if vihl != 0x45 || proto != 17 || u16::from_be_bytes([f0, f1]) & 0x3FFF != 0 || total < 20 {
+                return None;
+            }
+            let (s, d) = (Ipv4Addr::new(s0, s1, s2, s3), Ipv4Addr::new(d0, d1, d2, d3));
+            let ident = u32::from(u16::from_be_bytes([i0, i1]));
+            (IpAddr::V4(s), IpAddr::V4(d), tos, ttl, ident, total, usize::from(total), &h[..])
+        }
+        ethertype::IPV6 => {
+            let h: &[u8; 40] = data.get(off..)?.first_chunk()?;
+            let (fixed, addrs) = h.split_first_chunk::<8>()?;
+            let (s, d) = addrs.split_first_chunk::<16>()?;
+            let d: &[u8; 16] = d.first_chunk()?;
+            let [v, c, f1, f2, l0, l1, next, hop] = *fixed;
+            if v >> 4 != 6 || next != 17 {
+                return None;
+            }
+            let tos = (v << 4) | (c >> 4);
+            let label = (u32::from(c & 0x0F) << 16) | (u32::from(f1) << 8) | u32::from(f2);
+            let plen = u16::from_be_bytes([l0, l1]);
+            let (s, d) = (Ipv6Addr::from(*s), Ipv6Addr::from(*d));
+            (IpAddr::V6(s), IpAddr::V6(d), tos, hop, label, plen, 40 + usize::from(plen), &h[..])
+        }
+        _ => return None,
+    };
+    let uoff = off + ip_hdr.len();
+    let udp: &[u8; 8] = data.get(uoff..)?.first_chunk()?;
+    let [s0, s1, d0, d1, l0, l1, _, _] = *udp;
+    let ulen = usize::from(u16::from_be_bytes([l0, l1]));
+    if u16::from_be_bytes([d0, d1]) != opts.roce_port || ulen < 8 || uoff + ulen > off + declared {
+        return None;
+    }
+    let start = uoff + 8;
+    let end = uoff + ulen;
+    let truncated = data.len() < end;
+    let ib = data.get(start..end.min(data.len()))?;
+    let bth: &[u8; 12] = ib.first_chunk()?;
+    let op = Opcode(bth[0]);
+    let shape = shapes(opts.opcode).get(usize::from(bth[0])).copied().unwrap_or_default();
+    let rel = 12 + usize::from(shape.ext_len);
+    if !shape.common || ib.len() < rel {
+        return None;
+    }
+    let ext = ib.get(12..rel)?;
+    let reth_dma_len = match shape.reth_at {
+        Some(at) => Some(be32(ext, usize::from(at) + 12)?),
+        None => None,
+    };
+    let aeth = match shape.aeth_at {
+        Some(at) => {
+            let w = be32(ext, usize::from(at))?;
+            Some(AethRepr { syndrome: (w >> 24) as u8, msn: w & 0xFF_FFFF })
+        }
+        None => None,
+    };
+    let pad = usize::from((bth[1] >> 4) & 0x03);
+    let declared_ib = ulen - 8;
+    if declared_ib < rel + 4 + pad {
+        return None;
+    }
+    let payload_len = declared_ib - rel - 4 - pad;
+    let icrc = if truncated {
+        Icrc { value: None, computed: None, status: IcrcStatus::Truncated }
+    } else {
+        let crc_at = declared_ib - 4;
+        let stored = ib.get(crc_at..crc_at + 4)?.first_chunk::<4>().map(|b| u32::from_le_bytes(*b));
+        match (stored, opts.check_icrc) {
+            (Some(v), true) => {
+                let c = icrc_v2(ip_hdr, udp, ib.get(..crc_at)?);
+                Icrc {
+                    value: Some(v),
+                    computed: Some(c),
+                    status: if c == v { IcrcStatus::Valid } else { IcrcStatus::Invalid },
+                }
+            }
+            (v, _) => Icrc { value: v, computed: None, status: IcrcStatus::NotApplicable },
+        }
+    };
+    let mac = |at: usize| eth.get(at..at + 6).and_then(|m| m.first_chunk::<6>()).copied();
+    Some(Common {
+        src_mac: mac(6)?,
+        dst_mac: mac(0)?,
+        pcp,
+        src,
+        dst,
+        tos,
+        ttl,
+        ident,
+        ip_len_field: len_field,
+        declared_len: (l2 + declared) as u32,
+        sport: u16::from_be_bytes([s0, s1]),
+        opcode: op,
+        dest_qp: u32::from_be_bytes([0, bth[5], bth[6], bth[7]]),
+        psn: u32::from_be_bytes([0, bth[9], bth[10], bth[11]]),
+        ack_req: bth[8] & 0x80 != 0,
+        reth_dma_len,
+        aeth,
+        payload_len: payload_len as u32,
+        icrc,
+    })
+}
+
+fn be32(b: &[u8], at: usize) -> Option<u32> {
+    b.get(at..)?.first_chunk::<4>().map(|x| u32::from_be_bytes(*x))
+}
+
+impl Common {
+    /// What [`classify`] gives for the frame `p` was decoded from: the common frame's
+    /// fields from a full decode, or `None` when it is not a common frame. The fast path's
+    /// specification, and what a caller holding a decoded packet feeds a fast-path consumer.
+    pub fn of(p: &Packet<'_>, opts: &DecodeOptions) -> Option<Common> {
+        let Link::Ethernet(eth) = p.link else { return None };
+        let r = p.roce.as_ref()?;
+        if !p.tunnels.is_empty() || p.vlans.len() > 1 || p.error.is_some() || r.version != RoceVersion::V2 {
+            return None;
+        }
+        let ip = p.ip.as_ref()?;
+        if matches!(ip, Ip::V4(_)) && ip.header().len() != 20 {
+            return None;
+        }
+        let op = r.bth.opcode();
+        if !shapes(opts.opcode).get(usize::from(op.0)).is_some_and(|s| s.common) {
+            return None;
+        }
+        let udp = p.udp.as_ref()?;
+        Some(Common {
+            src_mac: eth.src(),
+            dst_mac: eth.dst(),
+            pcp: p.vlans.as_slice().first().map(|t| t.pcp),
+            src: ip.src(),
+            dst: ip.dst(),
+            tos: ip.tos(),
+            ttl: ip.ttl(),
+            ident: ip.ident(),
+            ip_len_field: ip.len_field(),
+            declared_len: (14 + 4 * p.vlans.len() + ip.declared_len()) as u32,
+            sport: udp.source_port(),
+            opcode: op,
+            dest_qp: r.bth.dest_qp(),
+            psn: r.bth.psn(),
+            ack_req: r.bth.ack_req(),
+            reth_dma_len: r.ext.reth.map(|h| h.dma_len()),
+            aeth: r.ext.aeth.map(|a| a.repr()),
+            payload_len: r.payload_len as u32,
+            icrc: r.icrc,
+        })
+    }
+
+    /// The DSCP (the TOS byte's upper six bits).
+    pub const fn dscp(&self) -> u8 {
+        self.tos >> 2
+    }
+
+    /// The ECN codepoint.
+    pub const fn ecn(&self) -> crate::Ecn {
+        crate::Ecn::from_bits(self.tos)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::build::{ExtRepr, IbRepr, IcrcMode, IpRepr, RoceV2Frame};
+    use crate::ext::RethRepr;
+    use crate::{decode, BthRepr, Ecn};
+
+    fn frame(op: Opcode, ext: ExtRepr, payload: usize) -> Vec<u8> {
+        let ip = IpRepr::V4 {
+            src: Ipv4Addr::new(10, 0, 0, 1),
+            dst: Ipv4Addr::new(10, 0, 0, 2),
+            dscp: 26,
+            ecn: Ecn::Ce,
+            ttl: 63,
+            id: 0x1234,
+        };
+        let bth = BthRepr { opcode: op, dest_qp: 0x12, psn: 0xFF_FFFE, ack_req: true, ..Default::default() };
+        let ib = IbRepr { bth, ext, payload: vec![7; payload], icrc: IcrcMode::Correct };
+        RoceV2Frame::new([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2], ip, ib).build(OpcodeOptions::default())
+    }
+
+    #[test]
+    fn a_write_first_reads_at_fixed_offsets_as_the_decoder_reads_it() {
+        let reth = Some(RethRepr { va: 1, rkey: 2, dma_len: 4096 });
+        let f = frame(Opcode::RC_WRITE_FIRST, ExtRepr { reth, ..Default::default() }, 1024);
+        let opts = DecodeOptions::default();
+        let c = classify(LinkType::ETHERNET, &f, &opts).expect("a common frame");
+        assert_eq!(Some(c), Common::of(&decode(LinkType::ETHERNET, &f, &opts), &opts));
+        assert_eq!((c.dest_qp, c.psn, c.ack_req, c.reth_dma_len), (0x12, 0xFF_FFFE, true, Some(4096)));
+        assert_eq!((c.dscp(), c.ecn(), c.ttl, c.ident, c.payload_len), (26, Ecn::Ce, 63, 0x1234, 1024));
+        assert_eq!(c.icrc.status, IcrcStatus::Valid);
+        // Cut after its headers (a 128-byte snap length): still common, ICRC truncated.
+        let cut = classify(LinkType::ETHERNET, &f[..128], &opts).expect("headers whole");
+        assert_eq!(cut.icrc.status, IcrcStatus::Truncated);
+        assert_eq!(cut.payload_len, 1024);
+        // Cut inside the RETH: the full decoder's business.
+        assert_eq!(classify(LinkType::ETHERNET, &f[..60], &opts), None);
+    }
+
+    #[test]
+    fn uncommon_opcodes_go_to_the_full_decoder() {
+        let opts = DecodeOptions::default();
+        for op in [Opcode::UD_SEND_ONLY, Opcode::RC_COMPARE_SWAP, Opcode(0x80), Opcode(0xA0), Opcode(0x1F)] {
+            let f = frame(op, ExtRepr::default(), 0);
+            assert_eq!(classify(LinkType::ETHERNET, &f, &opts), None, "{op:?}");
+        }
+        let ack =
+            frame(Opcode::RC_ACKNOWLEDGE, ExtRepr { aeth: Some(AethRepr::ack(5)), ..Default::default() }, 0);
+        let c = classify(LinkType::ETHERNET, &ack, &opts).expect("an ACK is common");
+        assert_eq!(c.aeth, Some(AethRepr::ack(5)));
+    }
+}
