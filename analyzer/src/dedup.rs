@@ -145,6 +145,53 @@ impl Dedup {
     }
 }
 
+impl crate::Analyzer {
+    /// Whether RoCE frame `v` is a mirror's second copy of a packet to leave out of the
+    /// analysis: counted as a duplicate, and a CE mark it shows that the first copy did not
+    /// goes to the packet's flow (`--keep-duplicates` keeps copies in).
+    pub(crate) fn mirror_copy(
+        &mut self,
+        meta: &crate::FrameMeta,
+        v: &crate::frame::RoceFrame<'_>,
+        multi: bool,
+    ) -> bool {
+        let w = self.weight;
+        let point = usize::from(meta.point);
+        let (src, dst, ecn, prio) = (v.src, v.dst, v.ecn, v.prio);
+        if let Some(ip) = v.ip {
+            let fp = Fingerprint {
+                point: meta.point,
+                src,
+                dst,
+                ident: ip.ident,
+                dest_qp: v.dest_qp,
+                psn: v.psn,
+                opcode: v.op.0,
+                len: u32::from(ip.len_field),
+                icrc: v.icrc.value.unwrap_or(0),
+            };
+            if let Copy::Yes { marked } =
+                self.dedup.check(&fp, meta.ts_ns, ip.ttl, ecn == rocescope_decoder::Ecn::Ce)
+            {
+                self.totals.duplicates += w;
+                if multi {
+                    if let Some(pt) = self.points.get_mut(point) {
+                        pt.duplicates += w;
+                    }
+                }
+                if !self.cfg.keep_duplicates {
+                    if marked {
+                        let key = crate::FlowKey { src, dst, dest_qp: v.dest_qp, point: meta.point };
+                        self.on_marked_copy(meta, key, v.psn, prio);
+                    }
+                    return true;
+                }
+            }
+        }
+        false
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

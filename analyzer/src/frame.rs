@@ -3,10 +3,11 @@
 //! full decode, so that both paths run the same analysis (issue 28;
 //! `reference/perf-design.md`).
 
+use crate::flow::EvidenceKind;
 use crate::{overlay, stats, Analyzer, FrameMeta};
 use rocescope_decoder::ext::AethRepr;
 use rocescope_decoder::fast::Common;
-use rocescope_decoder::{Ecn, Icrc, Link, Opcode, Packet};
+use rocescope_decoder::{Ecn, Icrc, IcrcStatus, Link, Opcode, Packet};
 use std::net::IpAddr;
 
 /// What the duplicate probe needs of an IP header ([`crate::dedup`]).
@@ -151,5 +152,53 @@ impl Analyzer {
             cut,
             v1: r.grh.is_some(),
         })
+    }
+}
+
+impl Analyzer {
+    /// The per-flow counters RoCE frame `v` adds to its flow `id` (`start` is the capture's
+    /// first time): packets, bytes, opcodes, ECN and marks seen, the UDP source port, the
+    /// bins, a bad ICRC.
+    pub(crate) fn count_in_flow(&mut self, id: usize, meta: &FrameMeta, v: &RoceFrame<'_>, start: i64) {
+        let w = self.weight;
+        let (wire, op, ecn, dscp, prio, is_cnp) = (v.wire, v.op, v.ecn, v.dscp, v.prio, v.op.is_cnp());
+        let dc = self.cfg.opcode.dc;
+        let Some(f) = self.flows.get_mut(id) else { return };
+        f.last_ts = meta.ts_ns;
+        f.packets = f.packets.saturating_add(w);
+        f.bytes = f.bytes.saturating_add(wire.saturating_mul(w));
+        f.payload_bytes = f.payload_bytes.saturating_add((v.payload_len as u64).saturating_mul(w));
+        f.opcodes.add_n(op, w);
+        f.ecn[ecn as usize] += w;
+        f.dscp_seen |= 1 << (dscp & 63);
+        if let Some(pc) = v.pcp {
+            f.pcp_seen |= 1 << (pc & 7);
+        }
+        f.priority = Some(prio);
+        // The ECMP entropy: the UDP source port the NIC set for the QP, and any change of it
+        // (CNPs, sent by the notification point to this QP, carry the NP's own port).
+        if let Some(sport) = v.sport.filter(|_| !is_cnp) {
+            match f.udp_sport_last {
+                None => f.udp_sport = sport,
+                Some(last) if last != sport => f.udp_sport_changes = f.udp_sport_changes.saturating_add(1),
+                Some(_) => {}
+            }
+            f.udp_sport_last = Some(sport);
+        }
+        if op.0 & 0xE0 == 0x40 {
+            f.dc |= dc;
+        }
+        f.bins.add_n(meta.ts_ns - start, wire.saturating_mul(w), w, ecn == Ecn::Ce);
+        if v.icrc.status == IcrcStatus::Invalid {
+            f.cold_mut().icrc_bad += w;
+            let icrc = v.icrc;
+            f.note(EvidenceKind::IcrcBad, meta.number, meta.ts_ns, || {
+                format!(
+                    "ICRC 0x{:08x}, computed 0x{:08x}",
+                    icrc.value.unwrap_or(0),
+                    icrc.computed.unwrap_or(0)
+                )
+            });
+        }
     }
 }

@@ -41,8 +41,10 @@
 #![forbid(unsafe_code)]
 
 pub mod audit;
+mod capture_wide;
 pub mod cc;
 pub mod cm;
+mod congestion;
 pub mod crosspoint;
 pub mod dedup;
 pub mod fabric;
@@ -56,12 +58,15 @@ pub mod nic_counters;
 pub mod nic_findings;
 pub mod overlay;
 pub mod parallel;
+mod pauses;
 pub mod pfc;
 pub mod psn;
+mod qos;
 pub mod report;
 pub mod sflow;
 pub mod stats;
 pub mod store;
+mod transport;
 
 /// The README's examples, compiled (and run, where they need no file) as doc tests.
 #[cfg(all(doctest, feature = "capture"))]
@@ -74,11 +79,10 @@ pub use flow::{Flow, FlowKey, Pairing};
 pub use pfc::{PauseKind, PfcConfig};
 pub use report::Report;
 
-use flow::{EvidenceKind, MAX_OUTSTANDING};
+use flow::MAX_OUTSTANDING;
 use pfc::Timeline;
-use psn::{psn_diff, Cause, PsnConfig, Resolution, Verdict};
-use rocescope_decoder::ext::{AethKind, NakCode};
-use rocescope_decoder::{Ecn, IcrcStatus, MacControl, Opcode, OpcodeOptions, Packet, Position, Transport};
+use psn::PsnConfig;
+use rocescope_decoder::{Ecn, IcrcStatus, Opcode, OpcodeOptions, Packet, Position, Transport};
 use rustc_hash::FxHashMap;
 use std::net::IpAddr;
 
@@ -577,54 +581,6 @@ impl Analyzer {
         id
     }
 
-    fn link(&mut self, a: usize, b: usize, how: Pairing) {
-        if let Some(f) = self.flows.get_mut(a) {
-            f.set_partner(Some(b));
-            f.pairing = Some(how);
-        }
-        if let Some(f) = self.flows.get_mut(b) {
-            f.set_partner(Some(a));
-            f.pairing = Some(how);
-        }
-    }
-
-    /// The request flow a response (or CNP) in flow `id` is about: its partner, else the one
-    /// reverse flow whose request PSNs cover `psn`, else the only reverse flow.
-    fn request_flow_for(&mut self, id: usize, psn: Option<u32>) -> Option<usize> {
-        let f = self.flows.get(id)?;
-        if let Some(p) = f.partner() {
-            return Some(p);
-        }
-        let key = f.key;
-        let unpaired = |c: &usize| self.flows.get(*c).is_some_and(|f| f.partner().is_none());
-        let reverse = self.flows.pair(key.point, key.dst, key.src);
-        let mut best: Option<(i32, usize)> = None;
-        let mut count = 0;
-        let mut only = None;
-        for c in reverse.filter(|c| unpaired(c)) {
-            count += 1;
-            only = Some(c);
-            let (Some(q), Some(h)) = (psn, self.flows.get(c).and_then(|f| f.psn.highest())) else {
-                continue;
-            };
-            let d = psn_diff(q, h);
-            if d <= 0 && d > -(1 << 20) && best.is_none_or(|(bd, _)| -d < -bd) {
-                best = Some((d, c));
-            }
-        }
-        if let Some((_, c)) = best {
-            self.link(id, c, Pairing::Psn);
-            return Some(c);
-        }
-        match (count, only) {
-            (1, Some(c)) => {
-                self.link(id, c, Pairing::Address);
-                Some(c)
-            }
-            _ => None,
-        }
-    }
-
     /// Feed one decoded frame. Frames go in capture order, numbered from 1 (the numbers
     /// are what findings cite as evidence).
     ///
@@ -800,33 +756,8 @@ impl Analyzer {
         let op = v.op;
         // A mirror's second copy of a packet (dedup module): counted, and left out of the
         // analysis unless kept.
-        if let Some(ip) = v.ip {
-            let fp = dedup::Fingerprint {
-                point: meta.point,
-                src,
-                dst,
-                ident: ip.ident,
-                dest_qp: v.dest_qp,
-                psn: v.psn,
-                opcode: op.0,
-                len: u32::from(ip.len_field),
-                icrc: v.icrc.value.unwrap_or(0),
-            };
-            if let dedup::Copy::Yes { marked } = self.dedup.check(&fp, meta.ts_ns, ip.ttl, ecn == Ecn::Ce) {
-                self.totals.duplicates += w;
-                if multi {
-                    if let Some(pt) = self.points.get_mut(point) {
-                        pt.duplicates += w;
-                    }
-                }
-                if !self.cfg.keep_duplicates {
-                    if marked {
-                        let key = FlowKey { src, dst, dest_qp: v.dest_qp, point: meta.point };
-                        self.on_marked_copy(meta, key, v.psn, prio);
-                    }
-                    return;
-                }
-            }
+        if self.mirror_copy(meta, v, multi) {
+            return;
         }
         let wire = v.wire;
         let t = &mut self.totals;
@@ -857,29 +788,7 @@ impl Analyzer {
             self.totals.cnps += w;
         }
         if self.keeps_capture_state() {
-            self.on_priority_traffic(meta, v.macs, prio);
-            self.fabric.add(fabric::Sample {
-                point: meta.point,
-                prio,
-                offset_ns: meta.ts_ns - start,
-                bytes: wire.saturating_mul(w),
-                packets: w,
-                ce: ecn == Ecn::Ce,
-                cnp: is_cnp,
-            });
-            if audit::Class::of(op) == audit::Class::Data {
-                let bin = (meta.ts_ns - start).max(0) / (self.cfg.bin_ns.max(1) as i64);
-                self.fan_in.add(incast::DataPacket {
-                    point: meta.point,
-                    src,
-                    dst,
-                    bin,
-                    frame: meta.number,
-                    bytes: wire.saturating_mul(w),
-                    packets: w,
-                    ce: ecn == Ecn::Ce,
-                });
-            }
+            self.capture_wide_pass(meta, v, start);
         }
         if matches!(op.position(), Some(Position::First | Position::Middle)) && v.payload_len > 0 {
             // A First/Middle packet is full-size: its payload is the path MTU.
@@ -904,61 +813,12 @@ impl Analyzer {
         if let Some(o) = v.outer_dscp {
             self.check_outer_dscp(id, meta.number, audit::Class::of(op), o);
         }
-        let Some(f) = self.flows.get_mut(id) else { return };
-        f.last_ts = meta.ts_ns;
-        f.packets = f.packets.saturating_add(w);
-        f.bytes = f.bytes.saturating_add(wire.saturating_mul(w));
-        f.payload_bytes = f.payload_bytes.saturating_add((v.payload_len as u64).saturating_mul(w));
-        f.opcodes.add_n(op, w);
-        f.ecn[ecn as usize] += w;
-        f.dscp_seen |= 1 << (dscp & 63);
-        if let Some(pc) = v.pcp {
-            f.pcp_seen |= 1 << (pc & 7);
-        }
-        f.priority = Some(prio);
-        // The ECMP entropy: the UDP source port the NIC set for the QP, and any change of it
-        // (CNPs, sent by the notification point to this QP, carry the NP's own port).
-        if let Some(sport) = v.sport.filter(|_| !is_cnp) {
-            match f.udp_sport_last {
-                None => f.udp_sport = sport,
-                Some(last) if last != sport => f.udp_sport_changes = f.udp_sport_changes.saturating_add(1),
-                Some(_) => {}
-            }
-            f.udp_sport_last = Some(sport);
-        }
-        if op.0 & 0xE0 == 0x40 {
-            f.dc |= self.cfg.opcode.dc;
-        }
-        f.bins.add_n(meta.ts_ns - start, wire.saturating_mul(w), w, ecn == Ecn::Ce);
-        if v.icrc.status == IcrcStatus::Invalid {
-            f.cold_mut().icrc_bad += w;
-            let icrc = v.icrc;
-            f.note(EvidenceKind::IcrcBad, meta.number, meta.ts_ns, || {
-                format!(
-                    "ICRC 0x{:08x}, computed 0x{:08x}",
-                    icrc.value.unwrap_or(0),
-                    icrc.computed.unwrap_or(0)
-                )
-            });
-        }
+        self.count_in_flow(id, meta, v, start);
         if is_cnp {
-            f.cold_mut().cnps += w;
-            let qp = v.dest_qp;
-            f.note(EvidenceKind::Cnp, meta.number, meta.ts_ns, || format!("CNP to QP 0x{qp:06x}"));
-            if let Some(data) = self.request_flow_for(id, None) {
-                if let Some(d) = self.flows.get_mut(data) {
-                    d.cold_mut().cnps_received += w;
-                    if let Some(ce) = d.cold_mut().ce_pending.take() {
-                        d.latency_mut().ce_to_cnp.add(meta.ts_ns - ce);
-                    }
-                    d.cc_mut(&self.cfg.cc).on_cnp(meta.ts_ns, meta.number, &self.cfg.cc);
-                    d.bins.add_cnps(meta.ts_ns - start, w);
-                    let hosts = (d.key.point, d.key.src, d.key.dst);
-                    self.cnp_hosts.insert(hosts, meta.ts_ns);
-                }
-            }
+            self.on_cnp(id, meta, v.dest_qp, start);
             return;
         }
+        let Some(f) = self.flows.get_mut(id) else { return };
         if ecn == Ecn::Ce {
             Self::on_ce(f, &self.cfg.cc, &self.cnp_hosts, meta, v.psn);
         }
@@ -977,75 +837,6 @@ impl Analyzer {
         } else if op.is_response() {
             self.on_response(id, meta, v);
         }
-    }
-
-    /// A CE-marked packet of flow `f` (frame `meta`, PSN `psn`): the CE to CNP delay starts,
-    /// the evidence and congestion-control state take it.
-    fn on_ce(
-        f: &mut Flow,
-        cc_cfg: &CcConfig,
-        cnp_hosts: &FxHashMap<(u16, IpAddr, IpAddr), i64>,
-        meta: &FrameMeta,
-        psn: u32,
-    ) {
-        let key = f.key;
-        f.cold_mut().ce_pending.get_or_insert(meta.ts_ns);
-        f.note(EvidenceKind::Ce, meta.number, meta.ts_ns, || format!("CE mark, PSN {psn}"));
-        let cc = f.cc_mut(cc_cfg);
-        cc.on_ce(meta.ts_ns, meta.number);
-        // A CNP to this host from the NP's host since the run began: the NP answers (pacing
-        // per host pair or port), this QP's marks are covered.
-        if let (Some(start), false) = (cc.run_start(), cc.run_host_answered) {
-            if cnp_hosts.get(&(key.point, key.src, key.dst)).is_some_and(|&t| t >= start) {
-                cc.run_host_answered = true;
-            }
-        }
-    }
-
-    /// The priority a switch gives frame `p` with `dscp`: its PCP (a QinQ frame's from the
-    /// tag `--pcp-tag` names, the outer one by default: IEEE 802.1ad; or the COS of an
-    /// ERSPAN header that says the mirror stripped its tag) or its DSCP through the map, by
-    /// the trust mode (reference §1.9; [`AuditConfig::priority`]); an overlay frame's from its
-    /// `outer` headers. Pause timelines, the lossless check and deadlock hints all compare
-    /// this one. Returns (the stripped tag's PCP, the PCP, the priority).
-    fn frame_priority(
-        &self,
-        p: &Packet<'_>,
-        dscp: u8,
-        outer: Option<&overlay::Outer>,
-    ) -> (Option<u8>, Option<u8>, u8) {
-        // An overlay frame is classified by the underlay on its outer headers.
-        if let Some(o) = outer {
-            return (None, o.pcp, self.cfg.audit.priority(o.dscp, o.pcp));
-        }
-        let stripped_pcp =
-            (self.cfg.erspan_cos && !p.tunnels.is_empty()).then(|| mirror::erspan_pcp(p)).flatten();
-        let pcp = self.cfg.audit.pcp_tag.pcp(p.vlans.as_slice()).or(stripped_pcp);
-        (stripped_pcp, pcp, self.cfg.audit.priority(dscp, pcp))
-    }
-
-    /// A mirror's second copy of a packet carries CE where its first copy did not: the
-    /// switch marked it between the two mirror ports (dedup module). The packet, counted
-    /// once already, counts as CE-marked: its flow's ECN counts move it to CE, and its bins,
-    /// the fabric series and congestion control take the mark, with no packet added.
-    fn on_marked_copy(&mut self, meta: &FrameMeta, key: FlowKey, psn: u32, prio: u8) {
-        let w = self.weight;
-        let start = self.totals.start_ns.unwrap_or(meta.ts_ns);
-        if self.keeps_capture_state() {
-            self.fabric.add_ce(meta.point, prio, meta.ts_ns - start, w);
-        }
-        if !self.owns(key.src, key.dst) {
-            return;
-        }
-        let Some(id) = self.flows.find(&key) else { return };
-        let Some(f) = self.flows.get_mut(id) else { return };
-        // The first copy's codepoint (ECT(0) or ECT(1); Not-ECT cannot be marked) gives way.
-        if let Some(from) = [Ecn::Ect0 as usize, Ecn::Ect1 as usize].into_iter().find(|&i| f.ecn[i] >= w) {
-            f.ecn[from] -= w;
-            f.ecn[Ecn::Ce as usize] += w;
-        }
-        f.bins.add_ce(meta.ts_ns - start, w);
-        Self::on_ce(f, &self.cfg.cc, &self.cnp_hosts, meta, psn);
     }
 
     /// Decode a record read with `rocescope-capture` and feed it, numbered after the frames
@@ -1084,463 +875,6 @@ impl Analyzer {
         let meta = FrameMeta::from_record(self.totals.frames + 1, rec);
         self.push(&meta, &packet);
         packet
-    }
-
-    /// A RoCE frame on priority `prio` between Ethernet `macs` (source, destination: the
-    /// link's): count it for the priority and its MACs, and give it to the pause timelines
-    /// at its capture point that it concerns.
-    fn on_priority_traffic(&mut self, meta: &FrameMeta, macs: Option<([u8; 6], [u8; 6])>, prio: u8) {
-        let (point, ts) = (meta.point, meta.ts_ns);
-        if let Some(u) = self.priorities.get_mut(usize::from(point) * 8 + usize::from(prio & 7)) {
-            u.packets = u.packets.saturating_add(self.weight);
-            u.first_ts.get_or_insert(ts);
-        }
-        let Some((src, dst)) = macs else { return };
-        self.macs.add(point, src, dst, prio);
-        if self.timelines.is_empty() {
-            return;
-        }
-        // A pause stops the pausing MAC's link peer (reference §1.8; `link` module): the
-        // frames sent to the pausing MAC where it takes part in RoCE here, else those the
-        // station at the other end of the link sends, to anyone. Only the timelines with a
-        // pause under way are walked; one whose pause has ended leaves the list (a new
-        // pause frame puts it back).
-        let mut i = 0;
-        while let Some(&key) = self.paused.get(i) {
-            let (pt, mac, kind, pr) = key;
-            let Some(tl) = self.timelines.get_mut(&key) else {
-                self.paused.swap_remove(i);
-                continue;
-            };
-            if tl.pause_end().is_none_or(|end| ts >= end) {
-                self.paused.swap_remove(i);
-                continue;
-            }
-            i += 1;
-            if pt != point || (kind == PauseKind::Pfc && pr != prio) {
-                continue;
-            }
-            // Whether the pausing MAC has sent RoCE here so far (the MAC table counts every
-            // frame, paused or not).
-            tl.pauser_sends |= src == mac || self.macs.sends(point, mac);
-            let towards = if dst == mac {
-                pfc::Towards::Mac
-            } else if !tl.pauser_sends && self.macs.station(point, mac) == Some(src) {
-                tl.peer = Some(src);
-                pfc::Towards::Peer
-            } else {
-                pfc::Towards::No
-            };
-            tl.on_roce(ts, meta.number, towards, &self.cfg.pfc);
-        }
-    }
-
-    /// The audit of an overlay packet's outer DSCP (`--expect-outer-dscp`): its data must
-    /// carry one of the expected values, which the underlay classifies on (overlay module).
-    fn check_outer_dscp(&mut self, id: usize, frame: u64, class: audit::Class, dscp: u8) {
-        let Some(allowed) = &self.cfg.audit.outer_dscp else { return };
-        if class != audit::Class::Data || allowed.contains(&dscp) {
-            return;
-        }
-        let e = self.audit.entry((Some(id), "outer_dscp", dscp)).or_insert((0, frame));
-        e.0 = e.0.saturating_add(self.weight);
-    }
-
-    /// The audit's verdicts on one packet of flow `id` (reference §1.7, §1.9; the rules are
-    /// in [`AuditConfig::check`]): `marks` is its (DSCP, PCP when tagged, priority); `ecn` is
-    /// `None` for RoCEv1, which has no IP ECN field.
-    fn check_audit(
-        &mut self,
-        id: usize,
-        frame: u64,
-        class: audit::Class,
-        marks: (u8, Option<u8>, u8),
-        ecn: Option<Ecn>,
-    ) {
-        if !self.audit_active {
-            return;
-        }
-        let (dscp, pcp, prio) = marks;
-        let hits = self.cfg.audit.check(class, dscp, pcp, prio, ecn);
-        for (what, seen) in hits.into_iter().flatten() {
-            let e = self.audit.entry((Some(id), what, seen)).or_insert((0, frame));
-            e.0 = e.0.saturating_add(self.weight);
-        }
-    }
-
-    fn on_request(&mut self, id: usize, meta: &FrameMeta, v: &frame::RoceFrame<'_>) {
-        let op = v.op;
-        // The connection's PMTU: configured, else from this flow's full-size packets or the
-        // READ responses coming back, else from any flow.
-        let pmtu = self.cfg.pmtu.unwrap_or_else(|| {
-            let own = self.flows.get(id).map_or(0, |f| f.pmtu);
-            let back = self
-                .flows
-                .get(id)
-                .and_then(|f| f.partner())
-                .and_then(|p| self.flows.get(p))
-                .map_or(0, |p| p.pmtu);
-            [own, back, self.pmtu_seen].into_iter().find(|m| *m > 0).unwrap_or(0)
-        });
-        // UD carries CM MADs to QP1: they pair connections.
-        if op.transport() == Transport::Ud && v.dest_qp == 1 && v.deth_qkey == Some(0x8001_0000) {
-            self.on_cm(id, meta.point, v.payload);
-        }
-        let mut psn_cfg =
-            PsnConfig { reorder_ns: self.cfg.reorder_ns, min_ack_timeout_ns: self.cfg.min_ack_timeout_ns };
-        let Some(f) = self.flows.get_mut(id) else { return };
-        f.requests += self.weight;
-        if !matches!(op.transport(), Transport::Rc | Transport::Uc | Transport::Xrc) {
-            return;
-        }
-        f.tracked = true;
-        f.uc |= op.transport() == Transport::Uc;
-        if let Some(t) = f.cold().cm_ack_timeout_ns {
-            psn_cfg.min_ack_timeout_ns = t;
-        }
-        let span = if op.is_read_request() {
-            // No RETH (the capture cut it) or no PMTU yet: the span is unknown and the next
-            // request re-synchronises (span 0).
-            match (v.reth_dma_len, pmtu) {
-                (None, _) => 0,
-                (Some(0), _) => 1,
-                (_, 0) => 0,
-                (Some(l), m) => l.div_ceil(m),
-            }
-        } else {
-            1
-        };
-        let psn = v.psn;
-        // A READ request from inside an earlier READ's range that is still outstanding:
-        // the requester saw that READ's responses out of sequence and asks again from here
-        // (an implied NAK, reference §1.10).
-        // From its first PSN, it is a re-issue only once some of its responses were seen
-        // (else the READ itself may have been lost: the ACK timeout's business).
-        let reads = f.reads();
-        let resp_next = reads.resp_next;
-        let in_gap =
-            reads.gap.is_some_and(|(first, last)| psn_diff(psn, first) >= 0 && psn_diff(psn, last) <= 0);
-        let reissue = op.is_read_request()
-            && (in_gap
-                || reads.outstanding.iter().any(|&(first, last, _)| {
-                    psn_diff(psn, first) >= 0
-                        && psn_diff(psn, last) <= 0
-                        && (psn != first || resp_next != Some(first))
-                }));
-        // An implied NAK needs a later response that showed the requester the gap: seen here
-        // (`in_gap`), or beyond this point, which a re-issue sooner than the ACK timeout
-        // shows. A re-issue after the ACK timeout with no gap in sight is the tail of the
-        // READ (its Last or Only response) lost: only the timer told the requester, a
-        // timeout (mlx5 `local_ack_timeout_err`, reference §1.10).
-        let tail_timeout = reissue && !in_gap && f.psn.timed_out(meta.ts_ns, &psn_cfg);
-        let implied = reissue && !tail_timeout;
-        let (verdict, resolved) = f.psn.on_request(psn, span, meta.number, meta.ts_ns, implied, &psn_cfg);
-        if tail_timeout && matches!(verdict, Verdict::Retransmit { cause: Cause::Timeout, .. }) {
-            f.reads_mut().tail_timeouts += 1;
-        }
-        if let Some(r) = resolved {
-            Self::note_resolution(f, r);
-        }
-        match verdict {
-            Verdict::Gap { missing } => f.note(EvidenceKind::Gap, meta.number, meta.ts_ns, || {
-                format!("PSN {psn} arrived; {missing} PSN(s) before it missing")
-            }),
-            Verdict::Retransmit { cause, burst_start, .. } => {
-                f.bins.mark_resent();
-                if burst_start {
-                    if let (Cause::Nak | Cause::SpuriousNak, Some(t)) = (cause, f.take_nak_ts()) {
-                        f.latency_mut().nak_to_retransmit.add(meta.ts_ns - t);
-                    }
-                    f.note(evidence_of_cause(cause), meta.number, meta.ts_ns, || resend_text(psn, cause, op));
-                }
-            }
-            Verdict::Filler | Verdict::First | Verdict::InOrder => {}
-        }
-        if reissue {
-            // The re-issued READ asks from `psn` to the end of the READ it continues.
-            let reads = f.reads_mut();
-            for r in reads.outstanding.iter_mut() {
-                if psn_diff(psn, r.0) >= 0 && psn_diff(psn, r.1) <= 0 {
-                    r.0 = psn;
-                }
-            }
-            reads.resp_next = Some(psn);
-            reads.gap = None;
-            if !reads.outstanding.iter().any(|r| psn_diff(psn, r.0) >= 0 && psn_diff(psn, r.1) <= 0) {
-                // The READ it continues had all its responses go by: wait for them again.
-                let last = psn::psn_add(psn, span.max(1) - 1);
-                // Capped as every other outstanding READ (re-issued READs were not: a QP that
-                // kept re-issuing grew without bound).
-                if reads.outstanding.len() == MAX_OUTSTANDING {
-                    reads.outstanding.pop_front();
-                }
-                reads.outstanding.push_back((psn, last, meta.ts_ns));
-            }
-        }
-        if v.ack_req {
-            if f.outstanding_ackreq.len() == MAX_OUTSTANDING {
-                f.outstanding_ackreq.pop_front();
-            } else if f.outstanding_ackreq.capacity() == 0 {
-                // One to start: most flows have one AckReq outstanding at a time (a
-                // `VecDeque` starts at four, 48 bytes more for each of 100k QPs).
-                f.outstanding_ackreq.reserve_exact(1);
-            }
-            f.outstanding_ackreq.push_back((psn, meta.ts_ns));
-        }
-        if op.is_read_request() && !reissue {
-            let reads = f.reads_mut();
-            if reads.outstanding.len() == MAX_OUTSTANDING {
-                reads.outstanding.pop_front();
-            }
-            reads.outstanding.push_back((psn, psn::psn_add(psn, span.max(1) - 1), meta.ts_ns));
-            reads.resp_next.get_or_insert(psn);
-        }
-    }
-
-    /// Evidence for a run of gap fillers once it is known what they were.
-    fn note_resolution(f: &mut Flow, r: Resolution) {
-        match r {
-            Resolution::Late { frame, ts_ns, psn, packets, late_ns } => {
-                f.note(EvidenceKind::OutOfOrder, frame, ts_ns, || {
-                    let more =
-                        if packets > 1 { format!(" (and {} after it)", packets - 1) } else { String::new() };
-                    format!("PSN {psn}{more} arrived {} after later PSNs, not resent", us(late_ns))
-                })
-            }
-            Resolution::Resent { frame, ts_ns, psn, cause } => {
-                f.bins.mark_resent();
-                if let (Cause::Nak | Cause::SpuriousNak, Some(t)) = (cause, f.take_nak_ts()) {
-                    f.latency_mut().nak_to_retransmit.add(ts_ns - t);
-                }
-                f.note(evidence_of_cause(cause), frame, ts_ns, || resend_text(psn, cause, Opcode(0)))
-            }
-        }
-    }
-
-    fn on_response(&mut self, id: usize, meta: &FrameMeta, v: &frame::RoceFrame<'_>) {
-        let (op, psn) = (v.op, v.psn);
-        let target = self.request_flow_for(id, Some(psn));
-        if (0x0D..=0x10).contains(&op.operation()) {
-            self.on_read_response(target, psn, meta);
-        }
-        let Some(f) = self.flows.get_mut(id) else { return };
-        f.responses += self.weight;
-        let Some(aeth) = v.aeth else {
-            return; // READ Response Middle
-        };
-        let mut nak = None;
-        match aeth.kind() {
-            AethKind::Ack => {
-                if op.is_ack() {
-                    f.acks += self.weight;
-                }
-            }
-            AethKind::Nak => {
-                let code = aeth.nak_code().map_or(5, |c| usize::from(c.0.min(5)));
-                if let Some(n) = f.cold_mut().naks.get_mut(code) {
-                    *n += 1;
-                }
-                let name = aeth.nak_code().map_or("reserved", NakCode::name);
-                f.note(EvidenceKind::Nak, meta.number, meta.ts_ns, || format!("NAK {name}, PSN {psn}"));
-                if aeth.nak_code() == Some(NakCode::PSN_SEQUENCE_ERROR) {
-                    nak = Some(false);
-                }
-            }
-            AethKind::RnrNak => {
-                f.cold_mut().rnr += 1;
-                let us = aeth.rnr_timer_us().unwrap_or(0);
-                f.cold_mut().rnr_timer_us =
-                    Some(f.cold().rnr_timer_us.map_or((us, us), |(a, b)| (a.min(us), b.max(us))));
-                f.note(EvidenceKind::Rnr, meta.number, meta.ts_ns, || {
-                    format!("RNR NAK, PSN {psn}, timer {us} us")
-                });
-                nak = Some(true);
-            }
-            AethKind::Reserved => {}
-        }
-        let Some(t) = target.and_then(|t| self.flows.get_mut(t)) else { return };
-        if let Some(rnr) = nak {
-            t.psn.on_nak(psn, rnr);
-            t.cold_mut().last_nak_ts = Some(meta.ts_ns);
-            return;
-        }
-        if aeth.kind() != AethKind::Ack {
-            return;
-        }
-        // Everything up to `psn` is acknowledged.
-        while let Some(&(q, ts)) = t.outstanding_ackreq.front() {
-            if psn_diff(q, psn) > 0 {
-                break;
-            }
-            t.outstanding_ackreq.pop_front();
-            t.ack_latency_mut().add(meta.ts_ns - ts);
-        }
-        if matches!(op.position(), Some(Position::Last | Position::Only)) && op.operation() != 0x11 {
-            while let Some(&(_, last, ts)) = t.reads().outstanding.front() {
-                if psn_diff(last, psn) > 0 {
-                    break;
-                }
-                t.reads_mut().outstanding.pop_front();
-                if last == psn {
-                    t.latency_mut().read.add(meta.ts_ns - ts);
-                }
-            }
-        }
-    }
-
-    /// A READ response with PSN `psn` for the requester flow `target`: note a gap in the
-    /// responses of the READ under way (the evidence of an implied NAK to come).
-    fn on_read_response(&mut self, target: Option<usize>, psn: u32, meta: &FrameMeta) {
-        let Some(t) = target.and_then(|t| self.flows.get_mut(t)) else { return };
-        let Some(next) = t.reads().resp_next else { return };
-        let d = psn_diff(psn, next);
-        if d > 0 && d < 1 << 16 {
-            let reads = t.reads_mut();
-            reads.read_response_gaps += 1;
-            // The requester drops the responses after the gap and will ask again from its
-            // first missing PSN, even once the READ's last response has gone by.
-            let last = reads
-                .outstanding
-                .iter()
-                .find(|r| psn_diff(psn, r.0) >= 0 && psn_diff(psn, r.1) <= 0)
-                .map_or(psn, |r| r.1);
-            reads.gap = Some((next, last));
-            t.note(EvidenceKind::ReadResponseGap, meta.number, meta.ts_ns, || {
-                format!("READ response PSN {psn} arrived; {d} response(s) before it missing")
-            });
-        }
-        if d >= 0 {
-            // The READ this response ends is complete: the next one's first PSN is due.
-            let reads = t.reads_mut();
-            let ends = reads.outstanding.front().is_some_and(|&(_, last, _)| last == psn);
-            reads.resp_next =
-                if ends { reads.outstanding.get(1).map(|r| r.0) } else { Some(psn::psn_add(psn, 1)) };
-        }
-    }
-
-    fn on_cm(&mut self, id: usize, point: u16, mad: &[u8]) {
-        let Some(m) = cm::parse(mad) else { return };
-        let Some(sender) = self.flows.get(id).map(|f| f.key.src) else { return };
-        match m.attribute {
-            cm::ATTR_REQ => {
-                self.cm_pending.insert(
-                    (point, m.transaction_id),
-                    (sender, m.local_qpn, m.starting_psn, m.local_ack_timeout),
-                );
-            }
-            cm::ATTR_REP => {
-                let Some((req_ip, req_qpn, req_psn, ack_timeout)) =
-                    self.cm_pending.remove(&(point, m.transaction_id))
-                else {
-                    return;
-                };
-                // Flows: requester -> responder (dest QP = REP's local QPN) and back.
-                let fwd = FlowKey { src: req_ip, dst: sender, dest_qp: m.local_qpn, point };
-                let back = FlowKey { src: sender, dst: req_ip, dest_qp: req_qpn, point };
-                // In the captures checked, each side sends from the PSN the other's CM
-                // message gave (write.pcap), so record them crosswise.
-                self.cm_partner.insert(fwd, (back, Some(m.starting_psn)));
-                self.cm_partner.insert(back, (fwd, Some(req_psn)));
-                if let (Some(a), Some(b)) = (self.flows.find(&fwd), self.flows.find(&back)) {
-                    self.link(a, b, Pairing::Cm);
-                }
-                // A new connection: flows that already existed start a new PSN stream.
-                for k in [fwd, back] {
-                    if let Some(f) = self.flows.find(&k).and_then(|i| self.flows.get_mut(i)) {
-                        if f.psn.requests > 0 {
-                            f.psn.restart();
-                        }
-                        f.cold_mut().cm_start_psn = self.cm_partner.get(&k).and_then(|(_, p)| *p);
-                    }
-                }
-                // The requester's ACK timeout (its REQ's local ACK timeout) bounds how soon
-                // it resends; the responder's is derived from the same path, so both
-                // directions use it.
-                if let Some(t) = ack_timeout.filter(|t| *t > 0) {
-                    let ns = psn::ack_timeout_ns(t);
-                    for k in [fwd, back] {
-                        self.cm_timeout.insert(k, ns);
-                        if let Some(f) = self.flows.find(&k).and_then(|i| self.flows.get_mut(i)) {
-                            f.cold_mut().cm_ack_timeout_ns = Some(ns);
-                        }
-                    }
-                }
-            }
-            _ => {}
-        }
-    }
-
-    fn on_mac_control(&mut self, meta: &FrameMeta, p: &Packet<'_>, mc: MacControl) {
-        let src = match p.link {
-            rocescope_decoder::Link::Ethernet(e) => e.src(),
-            _ => [0; 6],
-        };
-        let link_bps = meta.link_bps.unwrap_or(self.cfg.link_speed_bps);
-        // The point's first frame: the start of the timeline's per-second windows.
-        let origin = match self.points.as_slice() {
-            [_] => self.totals.start_ns,
-            more => more.get(usize::from(meta.point)).and_then(|p| p.start_ns),
-        }
-        .unwrap_or(meta.ts_ns);
-        let apply = |kind: PauseKind, prio: u8, quanta: u16, this: &mut Self| {
-            // What the paused priority carried before this frame (802.3x PAUSE: every
-            // priority), to anyone and to the pausing MAC itself.
-            let at = usize::from(meta.point) * 8;
-            // The traffic the pause stops: to the pausing MAC, or from its link peer when the
-            // pausing MAC sends no RoCE here (`link` module).
-            let sends = this.macs.sends(meta.point, src);
-            let mut stopped = this.macs.to(meta.point, src);
-            if !sends {
-                if let Some(peer) = this.macs.station(meta.point, src) {
-                    let sent = this.macs.station_sent(meta.point, peer);
-                    for (p, n) in stopped.iter_mut().enumerate() {
-                        *n += u64::from(sent >> p & 1);
-                    }
-                }
-            }
-            let used = this.priorities.get(at..at + 8).unwrap_or(&[]);
-            let seen = match kind {
-                PauseKind::Pfc => pfc::SeenBefore {
-                    towards: stopped.get(usize::from(prio & 7)).is_some_and(|n| *n > 0),
-                    any: used.get(usize::from(prio & 7)).is_some_and(|u| u.packets > 0),
-                },
-                PauseKind::Pause => pfc::SeenBefore {
-                    towards: stopped.iter().any(|n| *n > 0),
-                    any: used.iter().any(|u| u.packets > 0),
-                },
-            };
-            let tl = this.timelines.entry((meta.point, src, kind, prio)).or_insert_with(|| {
-                let mut t = Timeline::new(link_bps, meta.number, origin);
-                t.pauser_sends = sends;
-                t
-            });
-            let closed = tl.on_frame(meta.ts_ns, quanta, meta.number, &this.cfg.pfc, seen);
-            let key = (meta.point, src, kind, prio);
-            if tl.pause_end().is_some() && !this.paused.contains(&key) {
-                this.paused.push(key);
-            }
-            if let Some((s, e)) = closed {
-                let start = this.totals.start_ns.unwrap_or(s);
-                let prio = (kind == PauseKind::Pfc).then_some(prio);
-                this.fabric.add_pause(meta.point, prio, s - start, e - start);
-            }
-        };
-        match mc {
-            MacControl::Pfc(pfc) => {
-                self.totals.pfc_frames += self.weight;
-                for prio in 0..8u8 {
-                    if pfc.enabled(prio) {
-                        let q = pfc.quanta.get(usize::from(prio)).copied().unwrap_or(0);
-                        apply(PauseKind::Pfc, prio, q, self);
-                    }
-                }
-            }
-            MacControl::Pause(pause) => {
-                self.totals.pause_frames += self.weight;
-                apply(PauseKind::Pause, 0, pause.quanta, self);
-            }
-            MacControl::Other { .. } => self.totals.non_roce += self.weight,
-        }
     }
 
     /// The fabric-wide series ([`fabric`]) with the pauses still open counted to where the
@@ -1790,35 +1124,6 @@ impl Analyzer {
 
     pub(crate) fn audit_hits(&self) -> &FxHashMap<AuditKey, (u64, u64)> {
         &self.audit
-    }
-}
-
-/// The evidence kind of a resend by its cause.
-fn evidence_of_cause(cause: Cause) -> EvidenceKind {
-    match cause {
-        Cause::Nak => EvidenceKind::RetransmitNak,
-        Cause::SpuriousNak => EvidenceKind::RetransmitSpurious,
-        Cause::ImpliedNak => EvidenceKind::RetransmitImplied,
-        Cause::Timeout => EvidenceKind::RetransmitTimeout,
-        Cause::Unknown => EvidenceKind::RetransmitUnknown,
-    }
-}
-
-/// What a resend burst's first packet shows.
-fn resend_text(psn: u32, cause: Cause, op: Opcode) -> String {
-    match cause {
-        Cause::ImpliedNak => format!("READ re-issued from PSN {psn} (implied NAK)"),
-        _ if op.is_read_request() => format!("READ request PSN {psn} sent again"),
-        _ => format!("PSN {psn} sent again"),
-    }
-}
-
-/// A duration in µs (below 10 ms) or ms, for evidence text.
-fn us(ns: i64) -> String {
-    if ns < 10_000_000 {
-        format!("{:.1} µs", ns as f64 / 1e3)
-    } else {
-        format!("{:.3} ms", ns as f64 / 1e6)
     }
 }
 

@@ -83,7 +83,7 @@ struct Shape {
 /// ([`Opcode::layout`]).
 fn shapes(opts: OpcodeOptions) -> &'static [Shape; 256] {
     static TABLES: std::sync::OnceLock<[[Shape; 256]; 2]> = std::sync::OnceLock::new();
-    let t = TABLES.get_or_init(|| {
+    let [plain, dc] = TABLES.get_or_init(|| {
         let mut t = [[Shape::default(); 256]; 2];
         for (dc, table) in t.iter_mut().enumerate() {
             for (op, slot) in table.iter_mut().enumerate() {
@@ -92,7 +92,11 @@ fn shapes(opts: OpcodeOptions) -> &'static [Shape; 256] {
         }
         t
     });
-    &t[usize::from(opts.dc)]
+    if opts.dc {
+        dc
+    } else {
+        plain
+    }
 }
 
 fn shape_of(op: Opcode, opts: OpcodeOptions) -> Shape {

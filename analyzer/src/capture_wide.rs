@@ -1,0 +1,40 @@
+//! The capture-wide pass: what every RoCE frame adds to the figures of the whole capture
+//! rather than of its flow: the use of its priority and MACs and the pauses under way
+//! (pauses module), the fabric series per priority (fabric module) and the senders per
+//! receiver (incast module). Of a parallel analysis, only the first shard runs it
+//! ([`crate::parallel`]).
+
+use crate::{audit, fabric, frame::RoceFrame, incast, Analyzer, FrameMeta};
+use rocescope_decoder::Ecn;
+
+impl Analyzer {
+    /// Frame `v` (`meta`; `start` is the capture's first time) for the capture-wide figures.
+    pub(crate) fn capture_wide_pass(&mut self, meta: &FrameMeta, v: &RoceFrame<'_>, start: i64) {
+        let w = self.weight;
+        let bytes = v.wire.saturating_mul(w);
+        let ce = v.ecn == Ecn::Ce;
+        self.on_priority_traffic(meta, v.macs, v.prio);
+        self.fabric.add(fabric::Sample {
+            point: meta.point,
+            prio: v.prio,
+            offset_ns: meta.ts_ns - start,
+            bytes,
+            packets: w,
+            ce,
+            cnp: v.op.is_cnp(),
+        });
+        if audit::Class::of(v.op) == audit::Class::Data {
+            let bin = (meta.ts_ns - start).max(0) / (self.cfg.bin_ns.max(1) as i64);
+            self.fan_in.add(incast::DataPacket {
+                point: meta.point,
+                src: v.src,
+                dst: v.dst,
+                bin,
+                frame: meta.number,
+                bytes,
+                packets: w,
+                ce,
+            });
+        }
+    }
+}

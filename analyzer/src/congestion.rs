@@ -1,0 +1,80 @@
+//! The congestion pass: CE marks (and marks a mirror's second copy shows), the CE to CNP
+//! delay and per-QP congestion-control state (cc module; reference §1.6).
+
+use crate::flow::{EvidenceKind, Flow, FlowKey};
+use crate::{cc::CcConfig, Analyzer, FrameMeta};
+use rocescope_decoder::Ecn;
+use rustc_hash::FxHashMap;
+use std::net::IpAddr;
+
+impl Analyzer {
+    /// A CE-marked packet of flow `f` (frame `meta`, PSN `psn`): the CE to CNP delay starts,
+    /// the evidence and congestion-control state take it.
+    pub(crate) fn on_ce(
+        f: &mut Flow,
+        cc_cfg: &CcConfig,
+        cnp_hosts: &FxHashMap<(u16, IpAddr, IpAddr), i64>,
+        meta: &FrameMeta,
+        psn: u32,
+    ) {
+        let key = f.key;
+        f.cold_mut().ce_pending.get_or_insert(meta.ts_ns);
+        f.note(EvidenceKind::Ce, meta.number, meta.ts_ns, || format!("CE mark, PSN {psn}"));
+        let cc = f.cc_mut(cc_cfg);
+        cc.on_ce(meta.ts_ns, meta.number);
+        // A CNP to this host from the NP's host since the run began: the NP answers (pacing
+        // per host pair or port), this QP's marks are covered.
+        if let (Some(start), false) = (cc.run_start(), cc.run_host_answered) {
+            if cnp_hosts.get(&(key.point, key.src, key.dst)).is_some_and(|&t| t >= start) {
+                cc.run_host_answered = true;
+            }
+        }
+    }
+
+    /// A mirror's second copy of a packet carries CE where its first copy did not: the
+    /// switch marked it between the two mirror ports (dedup module). The packet, counted
+    /// once already, counts as CE-marked: its flow's ECN counts move it to CE, and its bins,
+    /// the fabric series and congestion control take the mark, with no packet added.
+    pub(crate) fn on_marked_copy(&mut self, meta: &FrameMeta, key: FlowKey, psn: u32, prio: u8) {
+        let w = self.weight;
+        let start = self.totals.start_ns.unwrap_or(meta.ts_ns);
+        if self.keeps_capture_state() {
+            self.fabric.add_ce(meta.point, prio, meta.ts_ns - start, w);
+        }
+        if !self.owns(key.src, key.dst) {
+            return;
+        }
+        let Some(id) = self.flows.find(&key) else { return };
+        let Some(f) = self.flows.get_mut(id) else { return };
+        // The first copy's codepoint (ECT(0) or ECT(1); Not-ECT cannot be marked) gives way.
+        if let Some(from) = [Ecn::Ect0 as usize, Ecn::Ect1 as usize].into_iter().find(|&i| f.ecn[i] >= w) {
+            f.ecn[from] -= w;
+            f.ecn[Ecn::Ce as usize] += w;
+        }
+        f.bins.add_ce(meta.ts_ns - start, w);
+        Self::on_ce(f, &self.cfg.cc, &self.cnp_hosts, meta, psn);
+    }
+}
+
+impl Analyzer {
+    /// A CNP in flow `id` to QP `qp` (frame `meta`; `start` is the capture's first time):
+    /// counted and noted on the flow, and on the data flow it answers (its CE to CNP delay,
+    /// its congestion control, its bins), and remembered per host pair (an NP pacing CNPs
+    /// per host pair answers one QP's marks with a CNP to another).
+    pub(crate) fn on_cnp(&mut self, id: usize, meta: &FrameMeta, qp: u32, start: i64) {
+        let w = self.weight;
+        let Some(f) = self.flows.get_mut(id) else { return };
+        f.cold_mut().cnps += w;
+        f.note(EvidenceKind::Cnp, meta.number, meta.ts_ns, || format!("CNP to QP 0x{qp:06x}"));
+        let Some(data) = self.request_flow_for(id, None) else { return };
+        let Some(d) = self.flows.get_mut(data) else { return };
+        d.cold_mut().cnps_received += w;
+        if let Some(ce) = d.cold_mut().ce_pending.take() {
+            d.latency_mut().ce_to_cnp.add(meta.ts_ns - ce);
+        }
+        d.cc_mut(&self.cfg.cc).on_cnp(meta.ts_ns, meta.number, &self.cfg.cc);
+        d.bins.add_cnps(meta.ts_ns - start, w);
+        let hosts = (d.key.point, d.key.src, d.key.dst);
+        self.cnp_hosts.insert(hosts, meta.ts_ns);
+    }
+}

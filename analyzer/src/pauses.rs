@@ -1,0 +1,136 @@
+//! The pause pass: PFC and 802.3x PAUSE frames open and close pause timelines; a RoCE
+//! frame is counted per priority and MAC, and walks only the timelines with a pause under
+//! way (reference §1.8; issue 28: no per-frame cost that grows with the pausing hosts).
+
+use crate::pfc::{PauseKind, Timeline};
+use crate::{pfc, Analyzer, FrameMeta};
+use rocescope_decoder::{MacControl, Packet};
+
+impl Analyzer {
+    /// A RoCE frame on priority `prio` between Ethernet `macs` (source, destination: the
+    /// link's): count it for the priority and its MACs, and give it to the pause timelines
+    /// at its capture point that it concerns.
+    pub(crate) fn on_priority_traffic(
+        &mut self,
+        meta: &FrameMeta,
+        macs: Option<([u8; 6], [u8; 6])>,
+        prio: u8,
+    ) {
+        let (point, ts) = (meta.point, meta.ts_ns);
+        if let Some(u) = self.priorities.get_mut(usize::from(point) * 8 + usize::from(prio & 7)) {
+            u.packets = u.packets.saturating_add(self.weight);
+            u.first_ts.get_or_insert(ts);
+        }
+        let Some((src, dst)) = macs else { return };
+        self.macs.add(point, src, dst, prio);
+        if self.timelines.is_empty() {
+            return;
+        }
+        // A pause stops the pausing MAC's link peer (reference §1.8; `link` module): the
+        // frames sent to the pausing MAC where it takes part in RoCE here, else those the
+        // station at the other end of the link sends, to anyone. Only the timelines with a
+        // pause under way are walked; one whose pause has ended leaves the list (a new
+        // pause frame puts it back).
+        let mut i = 0;
+        while let Some(&key) = self.paused.get(i) {
+            let (pt, mac, kind, pr) = key;
+            let Some(tl) = self.timelines.get_mut(&key) else {
+                self.paused.swap_remove(i);
+                continue;
+            };
+            if tl.pause_end().is_none_or(|end| ts >= end) {
+                self.paused.swap_remove(i);
+                continue;
+            }
+            i += 1;
+            if pt != point || (kind == PauseKind::Pfc && pr != prio) {
+                continue;
+            }
+            // Whether the pausing MAC has sent RoCE here so far (the MAC table counts every
+            // frame, paused or not).
+            tl.pauser_sends |= src == mac || self.macs.sends(point, mac);
+            let towards = if dst == mac {
+                pfc::Towards::Mac
+            } else if !tl.pauser_sends && self.macs.station(point, mac) == Some(src) {
+                tl.peer = Some(src);
+                pfc::Towards::Peer
+            } else {
+                pfc::Towards::No
+            };
+            tl.on_roce(ts, meta.number, towards, &self.cfg.pfc);
+        }
+    }
+
+    pub(crate) fn on_mac_control(&mut self, meta: &FrameMeta, p: &Packet<'_>, mc: MacControl) {
+        let src = match p.link {
+            rocescope_decoder::Link::Ethernet(e) => e.src(),
+            _ => [0; 6],
+        };
+        let link_bps = meta.link_bps.unwrap_or(self.cfg.link_speed_bps);
+        // The point's first frame: the start of the timeline's per-second windows.
+        let origin = match self.points.as_slice() {
+            [_] => self.totals.start_ns,
+            more => more.get(usize::from(meta.point)).and_then(|p| p.start_ns),
+        }
+        .unwrap_or(meta.ts_ns);
+        let apply = |kind: PauseKind, prio: u8, quanta: u16, this: &mut Self| {
+            // What the paused priority carried before this frame (802.3x PAUSE: every
+            // priority), to anyone and to the pausing MAC itself.
+            let at = usize::from(meta.point) * 8;
+            // The traffic the pause stops: to the pausing MAC, or from its link peer when the
+            // pausing MAC sends no RoCE here (`link` module).
+            let sends = this.macs.sends(meta.point, src);
+            let mut stopped = this.macs.to(meta.point, src);
+            if !sends {
+                if let Some(peer) = this.macs.station(meta.point, src) {
+                    let sent = this.macs.station_sent(meta.point, peer);
+                    for (p, n) in stopped.iter_mut().enumerate() {
+                        *n += u64::from(sent >> p & 1);
+                    }
+                }
+            }
+            let used = this.priorities.get(at..at + 8).unwrap_or(&[]);
+            let seen = match kind {
+                PauseKind::Pfc => pfc::SeenBefore {
+                    towards: stopped.get(usize::from(prio & 7)).is_some_and(|n| *n > 0),
+                    any: used.get(usize::from(prio & 7)).is_some_and(|u| u.packets > 0),
+                },
+                PauseKind::Pause => pfc::SeenBefore {
+                    towards: stopped.iter().any(|n| *n > 0),
+                    any: used.iter().any(|u| u.packets > 0),
+                },
+            };
+            let tl = this.timelines.entry((meta.point, src, kind, prio)).or_insert_with(|| {
+                let mut t = Timeline::new(link_bps, meta.number, origin);
+                t.pauser_sends = sends;
+                t
+            });
+            let closed = tl.on_frame(meta.ts_ns, quanta, meta.number, &this.cfg.pfc, seen);
+            let key = (meta.point, src, kind, prio);
+            if tl.pause_end().is_some() && !this.paused.contains(&key) {
+                this.paused.push(key);
+            }
+            if let Some((s, e)) = closed {
+                let start = this.totals.start_ns.unwrap_or(s);
+                let prio = (kind == PauseKind::Pfc).then_some(prio);
+                this.fabric.add_pause(meta.point, prio, s - start, e - start);
+            }
+        };
+        match mc {
+            MacControl::Pfc(pfc) => {
+                self.totals.pfc_frames += self.weight;
+                for prio in 0..8u8 {
+                    if pfc.enabled(prio) {
+                        let q = pfc.quanta.get(usize::from(prio)).copied().unwrap_or(0);
+                        apply(PauseKind::Pfc, prio, q, self);
+                    }
+                }
+            }
+            MacControl::Pause(pause) => {
+                self.totals.pause_frames += self.weight;
+                apply(PauseKind::Pause, 0, pause.quanta, self);
+            }
+            MacControl::Other { .. } => self.totals.non_roce += self.weight,
+        }
+    }
+}

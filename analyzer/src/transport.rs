@@ -1,0 +1,392 @@
+//! The transport pass: requests and responses of a flow against its PSN tracker (gaps,
+//! resends by cause, late packets, READ PSN reservation and implied NAKs, ACK and READ
+//! latency, NAK and RNR), the pairing of a QP's two directions, and CM set-ups (reference
+//! §1.10, §1.4). Called for every request and response, by the fast path and the full
+//! decode alike (frame module).
+
+use crate::flow::{EvidenceKind, Flow, FlowKey, Pairing};
+use crate::psn::{psn_diff, Cause, PsnConfig, Resolution, Verdict};
+use crate::{cm, frame, psn, Analyzer, FrameMeta, MAX_OUTSTANDING};
+use rocescope_decoder::ext::{AethKind, NakCode};
+use rocescope_decoder::{Opcode, Position, Transport};
+
+impl Analyzer {
+    pub(crate) fn link(&mut self, a: usize, b: usize, how: Pairing) {
+        if let Some(f) = self.flows.get_mut(a) {
+            f.set_partner(Some(b));
+            f.pairing = Some(how);
+        }
+        if let Some(f) = self.flows.get_mut(b) {
+            f.set_partner(Some(a));
+            f.pairing = Some(how);
+        }
+    }
+
+    /// The request flow a response (or CNP) in flow `id` is about: its partner, else the one
+    /// reverse flow whose request PSNs cover `psn`, else the only reverse flow.
+    pub(crate) fn request_flow_for(&mut self, id: usize, psn: Option<u32>) -> Option<usize> {
+        let f = self.flows.get(id)?;
+        if let Some(p) = f.partner() {
+            return Some(p);
+        }
+        let key = f.key;
+        let unpaired = |c: &usize| self.flows.get(*c).is_some_and(|f| f.partner().is_none());
+        let reverse = self.flows.pair(key.point, key.dst, key.src);
+        let mut best: Option<(i32, usize)> = None;
+        let mut count = 0;
+        let mut only = None;
+        for c in reverse.filter(|c| unpaired(c)) {
+            count += 1;
+            only = Some(c);
+            let (Some(q), Some(h)) = (psn, self.flows.get(c).and_then(|f| f.psn.highest())) else {
+                continue;
+            };
+            let d = psn_diff(q, h);
+            if d <= 0 && d > -(1 << 20) && best.is_none_or(|(bd, _)| -d < -bd) {
+                best = Some((d, c));
+            }
+        }
+        if let Some((_, c)) = best {
+            self.link(id, c, Pairing::Psn);
+            return Some(c);
+        }
+        match (count, only) {
+            (1, Some(c)) => {
+                self.link(id, c, Pairing::Address);
+                Some(c)
+            }
+            _ => None,
+        }
+    }
+
+    pub(crate) fn on_request(&mut self, id: usize, meta: &FrameMeta, v: &frame::RoceFrame<'_>) {
+        let op = v.op;
+        // The connection's PMTU: configured, else from this flow's full-size packets or the
+        // READ responses coming back, else from any flow.
+        let pmtu = self.cfg.pmtu.unwrap_or_else(|| {
+            let own = self.flows.get(id).map_or(0, |f| f.pmtu);
+            let back = self
+                .flows
+                .get(id)
+                .and_then(|f| f.partner())
+                .and_then(|p| self.flows.get(p))
+                .map_or(0, |p| p.pmtu);
+            [own, back, self.pmtu_seen].into_iter().find(|m| *m > 0).unwrap_or(0)
+        });
+        // UD carries CM MADs to QP1: they pair connections.
+        if op.transport() == Transport::Ud && v.dest_qp == 1 && v.deth_qkey == Some(0x8001_0000) {
+            self.on_cm(id, meta.point, v.payload);
+        }
+        let mut psn_cfg =
+            PsnConfig { reorder_ns: self.cfg.reorder_ns, min_ack_timeout_ns: self.cfg.min_ack_timeout_ns };
+        let Some(f) = self.flows.get_mut(id) else { return };
+        f.requests += self.weight;
+        if !matches!(op.transport(), Transport::Rc | Transport::Uc | Transport::Xrc) {
+            return;
+        }
+        f.tracked = true;
+        f.uc |= op.transport() == Transport::Uc;
+        if let Some(t) = f.cold().cm_ack_timeout_ns {
+            psn_cfg.min_ack_timeout_ns = t;
+        }
+        let span = if op.is_read_request() {
+            // No RETH (the capture cut it) or no PMTU yet: the span is unknown and the next
+            // request re-synchronises (span 0).
+            match (v.reth_dma_len, pmtu) {
+                (None, _) => 0,
+                (Some(0), _) => 1,
+                (_, 0) => 0,
+                (Some(l), m) => l.div_ceil(m),
+            }
+        } else {
+            1
+        };
+        let psn = v.psn;
+        // A READ request from inside an earlier READ's range that is still outstanding:
+        // the requester saw that READ's responses out of sequence and asks again from here
+        // (an implied NAK, reference §1.10).
+        // From its first PSN, it is a re-issue only once some of its responses were seen
+        // (else the READ itself may have been lost: the ACK timeout's business).
+        let reads = f.reads();
+        let resp_next = reads.resp_next;
+        let in_gap =
+            reads.gap.is_some_and(|(first, last)| psn_diff(psn, first) >= 0 && psn_diff(psn, last) <= 0);
+        let reissue = op.is_read_request()
+            && (in_gap
+                || reads.outstanding.iter().any(|&(first, last, _)| {
+                    psn_diff(psn, first) >= 0
+                        && psn_diff(psn, last) <= 0
+                        && (psn != first || resp_next != Some(first))
+                }));
+        // An implied NAK needs a later response that showed the requester the gap: seen here
+        // (`in_gap`), or beyond this point, which a re-issue sooner than the ACK timeout
+        // shows. A re-issue after the ACK timeout with no gap in sight is the tail of the
+        // READ (its Last or Only response) lost: only the timer told the requester, a
+        // timeout (mlx5 `local_ack_timeout_err`, reference §1.10).
+        let tail_timeout = reissue && !in_gap && f.psn.timed_out(meta.ts_ns, &psn_cfg);
+        let implied = reissue && !tail_timeout;
+        let (verdict, resolved) = f.psn.on_request(psn, span, meta.number, meta.ts_ns, implied, &psn_cfg);
+        if tail_timeout && matches!(verdict, Verdict::Retransmit { cause: Cause::Timeout, .. }) {
+            f.reads_mut().tail_timeouts += 1;
+        }
+        if let Some(r) = resolved {
+            Self::note_resolution(f, r);
+        }
+        match verdict {
+            Verdict::Gap { missing } => f.note(EvidenceKind::Gap, meta.number, meta.ts_ns, || {
+                format!("PSN {psn} arrived; {missing} PSN(s) before it missing")
+            }),
+            Verdict::Retransmit { cause, burst_start, .. } => {
+                f.bins.mark_resent();
+                if burst_start {
+                    if let (Cause::Nak | Cause::SpuriousNak, Some(t)) = (cause, f.take_nak_ts()) {
+                        f.latency_mut().nak_to_retransmit.add(meta.ts_ns - t);
+                    }
+                    f.note(evidence_of_cause(cause), meta.number, meta.ts_ns, || resend_text(psn, cause, op));
+                }
+            }
+            Verdict::Filler | Verdict::First | Verdict::InOrder => {}
+        }
+        if reissue {
+            // The re-issued READ asks from `psn` to the end of the READ it continues.
+            let reads = f.reads_mut();
+            for r in reads.outstanding.iter_mut() {
+                if psn_diff(psn, r.0) >= 0 && psn_diff(psn, r.1) <= 0 {
+                    r.0 = psn;
+                }
+            }
+            reads.resp_next = Some(psn);
+            reads.gap = None;
+            if !reads.outstanding.iter().any(|r| psn_diff(psn, r.0) >= 0 && psn_diff(psn, r.1) <= 0) {
+                // The READ it continues had all its responses go by: wait for them again.
+                let last = psn::psn_add(psn, span.max(1) - 1);
+                // Capped as every other outstanding READ (re-issued READs were not: a QP that
+                // kept re-issuing grew without bound).
+                if reads.outstanding.len() == MAX_OUTSTANDING {
+                    reads.outstanding.pop_front();
+                }
+                reads.outstanding.push_back((psn, last, meta.ts_ns));
+            }
+        }
+        if v.ack_req {
+            if f.outstanding_ackreq.len() == MAX_OUTSTANDING {
+                f.outstanding_ackreq.pop_front();
+            } else if f.outstanding_ackreq.capacity() == 0 {
+                // One to start: most flows have one AckReq outstanding at a time (a
+                // `VecDeque` starts at four, 48 bytes more for each of 100k QPs).
+                f.outstanding_ackreq.reserve_exact(1);
+            }
+            f.outstanding_ackreq.push_back((psn, meta.ts_ns));
+        }
+        if op.is_read_request() && !reissue {
+            let reads = f.reads_mut();
+            if reads.outstanding.len() == MAX_OUTSTANDING {
+                reads.outstanding.pop_front();
+            }
+            reads.outstanding.push_back((psn, psn::psn_add(psn, span.max(1) - 1), meta.ts_ns));
+            reads.resp_next.get_or_insert(psn);
+        }
+    }
+
+    /// Evidence for a run of gap fillers once it is known what they were.
+    pub(crate) fn note_resolution(f: &mut Flow, r: Resolution) {
+        match r {
+            Resolution::Late { frame, ts_ns, psn, packets, late_ns } => {
+                f.note(EvidenceKind::OutOfOrder, frame, ts_ns, || {
+                    let more =
+                        if packets > 1 { format!(" (and {} after it)", packets - 1) } else { String::new() };
+                    format!("PSN {psn}{more} arrived {} after later PSNs, not resent", us(late_ns))
+                })
+            }
+            Resolution::Resent { frame, ts_ns, psn, cause } => {
+                f.bins.mark_resent();
+                if let (Cause::Nak | Cause::SpuriousNak, Some(t)) = (cause, f.take_nak_ts()) {
+                    f.latency_mut().nak_to_retransmit.add(ts_ns - t);
+                }
+                f.note(evidence_of_cause(cause), frame, ts_ns, || resend_text(psn, cause, Opcode(0)))
+            }
+        }
+    }
+
+    pub(crate) fn on_response(&mut self, id: usize, meta: &FrameMeta, v: &frame::RoceFrame<'_>) {
+        let (op, psn) = (v.op, v.psn);
+        let target = self.request_flow_for(id, Some(psn));
+        if (0x0D..=0x10).contains(&op.operation()) {
+            self.on_read_response(target, psn, meta);
+        }
+        let Some(f) = self.flows.get_mut(id) else { return };
+        f.responses += self.weight;
+        let Some(aeth) = v.aeth else {
+            return; // READ Response Middle
+        };
+        let mut nak = None;
+        match aeth.kind() {
+            AethKind::Ack => {
+                if op.is_ack() {
+                    f.acks += self.weight;
+                }
+            }
+            AethKind::Nak => {
+                let code = aeth.nak_code().map_or(5, |c| usize::from(c.0.min(5)));
+                if let Some(n) = f.cold_mut().naks.get_mut(code) {
+                    *n += 1;
+                }
+                let name = aeth.nak_code().map_or("reserved", NakCode::name);
+                f.note(EvidenceKind::Nak, meta.number, meta.ts_ns, || format!("NAK {name}, PSN {psn}"));
+                if aeth.nak_code() == Some(NakCode::PSN_SEQUENCE_ERROR) {
+                    nak = Some(false);
+                }
+            }
+            AethKind::RnrNak => {
+                f.cold_mut().rnr += 1;
+                let us = aeth.rnr_timer_us().unwrap_or(0);
+                f.cold_mut().rnr_timer_us =
+                    Some(f.cold().rnr_timer_us.map_or((us, us), |(a, b)| (a.min(us), b.max(us))));
+                f.note(EvidenceKind::Rnr, meta.number, meta.ts_ns, || {
+                    format!("RNR NAK, PSN {psn}, timer {us} us")
+                });
+                nak = Some(true);
+            }
+            AethKind::Reserved => {}
+        }
+        let Some(t) = target.and_then(|t| self.flows.get_mut(t)) else { return };
+        if let Some(rnr) = nak {
+            t.psn.on_nak(psn, rnr);
+            t.cold_mut().last_nak_ts = Some(meta.ts_ns);
+            return;
+        }
+        if aeth.kind() != AethKind::Ack {
+            return;
+        }
+        // Everything up to `psn` is acknowledged.
+        while let Some(&(q, ts)) = t.outstanding_ackreq.front() {
+            if psn_diff(q, psn) > 0 {
+                break;
+            }
+            t.outstanding_ackreq.pop_front();
+            t.ack_latency_mut().add(meta.ts_ns - ts);
+        }
+        if matches!(op.position(), Some(Position::Last | Position::Only)) && op.operation() != 0x11 {
+            while let Some(&(_, last, ts)) = t.reads().outstanding.front() {
+                if psn_diff(last, psn) > 0 {
+                    break;
+                }
+                t.reads_mut().outstanding.pop_front();
+                if last == psn {
+                    t.latency_mut().read.add(meta.ts_ns - ts);
+                }
+            }
+        }
+    }
+
+    /// A READ response with PSN `psn` for the requester flow `target`: note a gap in the
+    /// responses of the READ under way (the evidence of an implied NAK to come).
+    pub(crate) fn on_read_response(&mut self, target: Option<usize>, psn: u32, meta: &FrameMeta) {
+        let Some(t) = target.and_then(|t| self.flows.get_mut(t)) else { return };
+        let Some(next) = t.reads().resp_next else { return };
+        let d = psn_diff(psn, next);
+        if d > 0 && d < 1 << 16 {
+            let reads = t.reads_mut();
+            reads.read_response_gaps += 1;
+            // The requester drops the responses after the gap and will ask again from its
+            // first missing PSN, even once the READ's last response has gone by.
+            let last = reads
+                .outstanding
+                .iter()
+                .find(|r| psn_diff(psn, r.0) >= 0 && psn_diff(psn, r.1) <= 0)
+                .map_or(psn, |r| r.1);
+            reads.gap = Some((next, last));
+            t.note(EvidenceKind::ReadResponseGap, meta.number, meta.ts_ns, || {
+                format!("READ response PSN {psn} arrived; {d} response(s) before it missing")
+            });
+        }
+        if d >= 0 {
+            // The READ this response ends is complete: the next one's first PSN is due.
+            let reads = t.reads_mut();
+            let ends = reads.outstanding.front().is_some_and(|&(_, last, _)| last == psn);
+            reads.resp_next =
+                if ends { reads.outstanding.get(1).map(|r| r.0) } else { Some(psn::psn_add(psn, 1)) };
+        }
+    }
+
+    pub(crate) fn on_cm(&mut self, id: usize, point: u16, mad: &[u8]) {
+        let Some(m) = cm::parse(mad) else { return };
+        let Some(sender) = self.flows.get(id).map(|f| f.key.src) else { return };
+        match m.attribute {
+            cm::ATTR_REQ => {
+                self.cm_pending.insert(
+                    (point, m.transaction_id),
+                    (sender, m.local_qpn, m.starting_psn, m.local_ack_timeout),
+                );
+            }
+            cm::ATTR_REP => {
+                let Some((req_ip, req_qpn, req_psn, ack_timeout)) =
+                    self.cm_pending.remove(&(point, m.transaction_id))
+                else {
+                    return;
+                };
+                // Flows: requester -> responder (dest QP = REP's local QPN) and back.
+                let fwd = FlowKey { src: req_ip, dst: sender, dest_qp: m.local_qpn, point };
+                let back = FlowKey { src: sender, dst: req_ip, dest_qp: req_qpn, point };
+                // In the captures checked, each side sends from the PSN the other's CM
+                // message gave (write.pcap), so record them crosswise.
+                self.cm_partner.insert(fwd, (back, Some(m.starting_psn)));
+                self.cm_partner.insert(back, (fwd, Some(req_psn)));
+                if let (Some(a), Some(b)) = (self.flows.find(&fwd), self.flows.find(&back)) {
+                    self.link(a, b, Pairing::Cm);
+                }
+                // A new connection: flows that already existed start a new PSN stream.
+                for k in [fwd, back] {
+                    if let Some(f) = self.flows.find(&k).and_then(|i| self.flows.get_mut(i)) {
+                        if f.psn.requests > 0 {
+                            f.psn.restart();
+                        }
+                        f.cold_mut().cm_start_psn = self.cm_partner.get(&k).and_then(|(_, p)| *p);
+                    }
+                }
+                // The requester's ACK timeout (its REQ's local ACK timeout) bounds how soon
+                // it resends; the responder's is derived from the same path, so both
+                // directions use it.
+                if let Some(t) = ack_timeout.filter(|t| *t > 0) {
+                    let ns = psn::ack_timeout_ns(t);
+                    for k in [fwd, back] {
+                        self.cm_timeout.insert(k, ns);
+                        if let Some(f) = self.flows.find(&k).and_then(|i| self.flows.get_mut(i)) {
+                            f.cold_mut().cm_ack_timeout_ns = Some(ns);
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The evidence kind of a resend by its cause.
+fn evidence_of_cause(cause: Cause) -> EvidenceKind {
+    match cause {
+        Cause::Nak => EvidenceKind::RetransmitNak,
+        Cause::SpuriousNak => EvidenceKind::RetransmitSpurious,
+        Cause::ImpliedNak => EvidenceKind::RetransmitImplied,
+        Cause::Timeout => EvidenceKind::RetransmitTimeout,
+        Cause::Unknown => EvidenceKind::RetransmitUnknown,
+    }
+}
+
+/// What a resend burst's first packet shows.
+fn resend_text(psn: u32, cause: Cause, op: Opcode) -> String {
+    match cause {
+        Cause::ImpliedNak => format!("READ re-issued from PSN {psn} (implied NAK)"),
+        _ if op.is_read_request() => format!("READ request PSN {psn} sent again"),
+        _ => format!("PSN {psn} sent again"),
+    }
+}
+
+/// A duration in µs (below 10 ms) or ms, for evidence text.
+fn us(ns: i64) -> String {
+    if ns < 10_000_000 {
+        format!("{:.1} µs", ns as f64 / 1e3)
+    } else {
+        format!("{:.3} ms", ns as f64 / 1e6)
+    }
+}
