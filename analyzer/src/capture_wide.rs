@@ -21,9 +21,9 @@ impl Analyzer {
             bytes,
             packets: w,
             ce,
-            cnp: v.op.is_cnp(),
+            cnp: v.info.cnp,
         });
-        if audit::Class::of(v.op) == audit::Class::Data {
+        if v.info.class == audit::Class::Data {
             let bin = (meta.ts_ns - start).max(0) / (self.cfg.bin_ns.max(1) as i64);
             self.fan_in.add(incast::DataPacket {
                 point: meta.point,

@@ -4,10 +4,10 @@
 //! `reference/perf-design.md`).
 
 use crate::flow::EvidenceKind;
-use crate::{overlay, stats, Analyzer, FrameMeta};
+use crate::{audit, overlay, stats, Analyzer, FrameMeta};
 use rocescope_decoder::ext::AethRepr;
 use rocescope_decoder::fast::Common;
-use rocescope_decoder::{Ecn, Icrc, IcrcStatus, Link, Opcode, Packet};
+use rocescope_decoder::{Ecn, Icrc, IcrcStatus, Link, Opcode, Packet, Position, Transport};
 use std::net::IpAddr;
 
 /// What the duplicate probe needs of an IP header ([`crate::dedup`]).
@@ -47,6 +47,8 @@ pub(crate) struct RoceFrame<'p> {
     /// Bytes on the wire.
     pub wire: u64,
     pub op: Opcode,
+    /// What the analysis asks of the opcode.
+    pub info: OpInfo,
     pub dest_qp: u32,
     pub psn: u32,
     pub ack_req: bool,
@@ -63,6 +65,62 @@ pub(crate) struct RoceFrame<'p> {
     pub cut: bool,
     /// RoCEv1 (a GRH, no IP header).
     pub v1: bool,
+}
+
+/// What the per-frame analysis asks of an opcode, worked out once per opcode byte
+/// ([`op_info`]): one table load per frame instead of the opcode predicates in turn
+/// (issue 28).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct OpInfo {
+    pub transport: Transport,
+    /// A request ([`Opcode::is_request`]).
+    pub request: bool,
+    /// A response ([`Opcode::is_response`]).
+    pub response: bool,
+    /// A READ request.
+    pub read_request: bool,
+    /// An Acknowledge.
+    pub ack: bool,
+    /// A CNP.
+    pub cnp: bool,
+    /// A READ response (First, Middle, Last or Only).
+    pub read_response: bool,
+    /// First or Middle: a full-size packet (its payload is the path MTU).
+    pub full_size: bool,
+    /// Ends a message (Last or Only, not an Acknowledge).
+    pub ends_message: bool,
+    /// Named by a PSN across capture points: an RC, UC or XRC request or READ response.
+    pub named: bool,
+    /// The audit's class.
+    pub class: audit::Class,
+}
+
+/// [`OpInfo`] of `op`, from a 256-entry table built at first use.
+pub(crate) fn op_info(op: Opcode) -> OpInfo {
+    static TABLE: std::sync::OnceLock<[OpInfo; 256]> = std::sync::OnceLock::new();
+    let t = TABLE.get_or_init(|| std::array::from_fn(|i| OpInfo::compute(Opcode(i as u8))));
+    t.get(usize::from(op.0)).copied().unwrap_or_else(|| OpInfo::compute(op))
+}
+
+impl OpInfo {
+    fn compute(op: Opcode) -> OpInfo {
+        let position = op.position();
+        let read_response = op.is_response() && (0x0D..=0x10).contains(&op.operation());
+        OpInfo {
+            transport: op.transport(),
+            request: op.is_request(),
+            response: op.is_response(),
+            read_request: op.is_read_request(),
+            ack: op.is_ack(),
+            cnp: op.is_cnp(),
+            read_response,
+            full_size: matches!(position, Some(Position::First | Position::Middle)),
+            ends_message: matches!(position, Some(Position::Last | Position::Only)) && op.operation() != 0x11,
+            named: matches!(op.transport(), Transport::Rc | Transport::Uc | Transport::Xrc)
+                && (op.is_request() || read_response),
+            class: audit::Class::of(op),
+        }
+    }
 }
 
 impl Analyzer {
@@ -84,6 +142,7 @@ impl Analyzer {
             // Wire bytes from the IP length, not the record's (reference §1.1, §1.11).
             wire: u64::from(c.declared_len.max(meta.len)),
             op: c.opcode,
+            info: op_info(c.opcode),
             dest_qp: c.dest_qp,
             psn: c.psn,
             ack_req: c.ack_req,
@@ -140,6 +199,7 @@ impl Analyzer {
             outer_dscp: outer.map(|o| o.dscp),
             wire,
             op: bth.opcode(),
+            info: op_info(bth.opcode()),
             dest_qp: bth.dest_qp(),
             psn: bth.psn(),
             ack_req: bth.ack_req(),
@@ -161,7 +221,7 @@ impl Analyzer {
     /// bins, a bad ICRC.
     pub(crate) fn count_in_flow(&mut self, id: usize, meta: &FrameMeta, v: &RoceFrame<'_>, start: i64) {
         let w = self.weight;
-        let (wire, op, ecn, dscp, prio, is_cnp) = (v.wire, v.op, v.ecn, v.dscp, v.prio, v.op.is_cnp());
+        let (wire, op, ecn, dscp, prio, is_cnp) = (v.wire, v.op, v.ecn, v.dscp, v.prio, v.info.cnp);
         let dc = self.cfg.opcode.dc;
         let Some(f) = self.flows.get_mut(id) else { return };
         f.last_ts = meta.ts_ns;
@@ -200,5 +260,25 @@ impl Analyzer {
                 )
             });
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_opcode_table_says_what_the_opcode_predicates_say() {
+        for b in 0..=255u8 {
+            let op = Opcode(b);
+            let i = op_info(op);
+            assert_eq!(i, OpInfo::compute(op));
+            assert_eq!((i.request, i.response, i.cnp), (op.is_request(), op.is_response(), op.is_cnp()));
+            assert_eq!(i.class, audit::Class::of(op));
+        }
+        let w = op_info(Opcode::RC_WRITE_MIDDLE);
+        assert!(w.full_size && !w.ends_message && w.named && w.request);
+        let ack = op_info(Opcode::RC_ACKNOWLEDGE);
+        assert!(ack.ack && ack.response && !ack.ends_message && !ack.named);
     }
 }

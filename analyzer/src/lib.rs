@@ -82,7 +82,7 @@ pub use report::Report;
 use flow::MAX_OUTSTANDING;
 use pfc::Timeline;
 use psn::PsnConfig;
-use rocescope_decoder::{Ecn, IcrcStatus, Opcode, OpcodeOptions, Packet, Position, Transport};
+use rocescope_decoder::{Ecn, IcrcStatus, Opcode, OpcodeOptions, Packet};
 use rustc_hash::FxHashMap;
 use std::net::IpAddr;
 
@@ -783,14 +783,14 @@ impl Analyzer {
         if v.stripped_pcp.is_some() {
             self.mirror.count_pcp(meta.point, w);
         }
-        let is_cnp = op.is_cnp();
+        let is_cnp = v.info.cnp;
         if is_cnp {
             self.totals.cnps += w;
         }
         if self.keeps_capture_state() {
             self.capture_wide_pass(meta, v, start);
         }
-        if matches!(op.position(), Some(Position::First | Position::Middle)) && v.payload_len > 0 {
+        if v.info.full_size && v.payload_len > 0 {
             // A First/Middle packet is full-size: its payload is the path MTU.
             self.pmtu_seen = self.pmtu_seen.max(mtu_class(v.payload_len));
         }
@@ -803,15 +803,13 @@ impl Analyzer {
         // Across capture points, only packets a PSN names: connected requests and READ
         // responses (ACKs repeat PSNs, CNPs carry none).
         if let Some(m) = &mut self.matcher {
-            let named = matches!(op.transport(), Transport::Rc | Transport::Uc | Transport::Xrc)
-                && (op.is_request() || (op.is_response() && (0x0D..=0x10).contains(&op.operation())));
-            if named {
+            if v.info.named {
                 m.seen(key, v.psn, op.0, meta);
             }
         }
-        self.check_audit(id, meta.number, audit::Class::of(op), (dscp, v.pcp, prio), (!v.v1).then_some(ecn));
+        self.check_audit(id, meta.number, v.info.class, (dscp, v.pcp, prio), (!v.v1).then_some(ecn));
         if let Some(o) = v.outer_dscp {
-            self.check_outer_dscp(id, meta.number, audit::Class::of(op), o);
+            self.check_outer_dscp(id, meta.number, v.info.class, o);
         }
         self.count_in_flow(id, meta, v, start);
         if is_cnp {
@@ -825,16 +823,16 @@ impl Analyzer {
         if let Some(cc) = f.cc_if_any() {
             cc.on_packet(meta.ts_ns, wire.saturating_mul(w));
         }
-        if matches!(op.position(), Some(Position::Last | Position::Only)) && op.operation() != 0x11 {
+        if v.info.ends_message {
             f.messages += w;
         }
-        if matches!(op.position(), Some(Position::First | Position::Middle)) && v.payload_len > 0 {
+        if v.info.full_size && v.payload_len > 0 {
             // A First/Middle packet is full-size: its payload is the path MTU.
             f.pmtu = f.pmtu.max(mtu_class(v.payload_len));
         }
-        if op.is_request() {
+        if v.info.request {
             self.on_request(id, meta, v);
-        } else if op.is_response() {
+        } else if v.info.response {
             self.on_response(id, meta, v);
         }
     }

@@ -8,7 +8,7 @@ use crate::flow::{EvidenceKind, Flow, FlowKey, Pairing};
 use crate::psn::{psn_diff, Cause, PsnConfig, Resolution, Verdict};
 use crate::{cm, frame, psn, Analyzer, FrameMeta, MAX_OUTSTANDING};
 use rocescope_decoder::ext::{AethKind, NakCode};
-use rocescope_decoder::{Opcode, Position, Transport};
+use rocescope_decoder::{Opcode, Transport};
 
 impl Analyzer {
     pub(crate) fn link(&mut self, a: usize, b: usize, how: Pairing) {
@@ -74,22 +74,22 @@ impl Analyzer {
             [own, back, self.pmtu_seen].into_iter().find(|m| *m > 0).unwrap_or(0)
         });
         // UD carries CM MADs to QP1: they pair connections.
-        if op.transport() == Transport::Ud && v.dest_qp == 1 && v.deth_qkey == Some(0x8001_0000) {
+        if v.info.transport == Transport::Ud && v.dest_qp == 1 && v.deth_qkey == Some(0x8001_0000) {
             self.on_cm(id, meta.point, v.payload);
         }
         let mut psn_cfg =
             PsnConfig { reorder_ns: self.cfg.reorder_ns, min_ack_timeout_ns: self.cfg.min_ack_timeout_ns };
         let Some(f) = self.flows.get_mut(id) else { return };
         f.requests += self.weight;
-        if !matches!(op.transport(), Transport::Rc | Transport::Uc | Transport::Xrc) {
+        if !matches!(v.info.transport, Transport::Rc | Transport::Uc | Transport::Xrc) {
             return;
         }
         f.tracked = true;
-        f.uc |= op.transport() == Transport::Uc;
+        f.uc |= v.info.transport == Transport::Uc;
         if let Some(t) = f.cold().cm_ack_timeout_ns {
             psn_cfg.min_ack_timeout_ns = t;
         }
-        let span = if op.is_read_request() {
+        let span = if v.info.read_request {
             // No RETH (the capture cut it) or no PMTU yet: the span is unknown and the next
             // request re-synchronises (span 0).
             match (v.reth_dma_len, pmtu) {
@@ -111,7 +111,7 @@ impl Analyzer {
         let resp_next = reads.resp_next;
         let in_gap =
             reads.gap.is_some_and(|(first, last)| psn_diff(psn, first) >= 0 && psn_diff(psn, last) <= 0);
-        let reissue = op.is_read_request()
+        let reissue = v.info.read_request
             && (in_gap
                 || reads.outstanding.iter().any(|&(first, last, _)| {
                     psn_diff(psn, first) >= 0
@@ -178,7 +178,7 @@ impl Analyzer {
             }
             f.outstanding_ackreq.push_back((psn, meta.ts_ns));
         }
-        if op.is_read_request() && !reissue {
+        if v.info.read_request && !reissue {
             let reads = f.reads_mut();
             if reads.outstanding.len() == MAX_OUTSTANDING {
                 reads.outstanding.pop_front();
@@ -209,9 +209,9 @@ impl Analyzer {
     }
 
     pub(crate) fn on_response(&mut self, id: usize, meta: &FrameMeta, v: &frame::RoceFrame<'_>) {
-        let (op, psn) = (v.op, v.psn);
+        let psn = v.psn;
         let target = self.request_flow_for(id, Some(psn));
-        if (0x0D..=0x10).contains(&op.operation()) {
+        if v.info.read_response {
             self.on_read_response(target, psn, meta);
         }
         let Some(f) = self.flows.get_mut(id) else { return };
@@ -222,7 +222,7 @@ impl Analyzer {
         let mut nak = None;
         match aeth.kind() {
             AethKind::Ack => {
-                if op.is_ack() {
+                if v.info.ack {
                     f.acks += self.weight;
                 }
             }
@@ -266,7 +266,7 @@ impl Analyzer {
             t.outstanding_ackreq.pop_front();
             t.ack_latency_mut().add(meta.ts_ns - ts);
         }
-        if matches!(op.position(), Some(Position::Last | Position::Only)) && op.operation() != 0x11 {
+        if v.info.ends_message {
             while let Some(&(_, last, ts)) = t.reads().outstanding.front() {
                 if psn_diff(last, psn) > 0 {
                     break;
