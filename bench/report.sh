@@ -1,7 +1,12 @@
 #!/usr/bin/env bash
 # Report benchmark: `rocescope report` against a bare libpcap read loop over the
-# same header-only captures (128-byte snap, RDMA WRITEs over 1,000 QPs), 1 M and 10 M
-# frames, one core; peak memory of report at both sizes; tshark -T fields on the 1 M file.
+# same header-only captures (128-byte snap), 1 M and 10 M frames, one core; peak memory of
+# report at both sizes; tshark -T fields on the 1 M file. Two captures (issue 28,
+# reference perf-design.md): `bulk`, RDMA WRITEs over 1,000 QPs with an ACK per message;
+# `mixed`, WRITE First/Middle/Last over 1,024 QPs with an ACK every 4th packet, a CNP every
+# 50th, a READ pair every 200th and a PFC pause every 1,000th from one of 128 hosts
+# (`rocescope-samplegen --bulk --mixed`). Each runs `report --threads 1` pinned to one core
+# and `report --threads 2` on both, side by side with the loop in one hyperfine run.
 # Beside them, the floors under the report: rocescope's own reader handing over every record
 # (read_floor read), and the same decoding every frame as the report does (read_floor decode).
 # Needs hyperfine (Debian package) and, for the tshark line, tshark.
@@ -23,23 +28,27 @@ command -v hyperfine >/dev/null || { echo "install hyperfine (apt-get install hy
 cargo build --release -q -p rocescope -p rocescope-samplegen
 cargo build --release -q -p rocescope-capture --example pcap_read_loop --example read_floor
 for n in "$small" "$large"; do
-  ./target/release/rocescope-samplegen --bulk "$work/$n.pcap" --packets "$n" --qps 1000 --payload 1024 --snap 128 >/dev/null
+  ./target/release/rocescope-samplegen --bulk "$work/bulk$n.pcap" --packets "$n" --qps 1000 --payload 1024 --snap 128 >/dev/null
+  ./target/release/rocescope-samplegen --bulk "$work/mixed$n.pcap" --packets "$n" --qps 1024 --msg-pkts 3 --payload 1024 \
+    --snap 128 --pause-hosts 128 --mixed >/dev/null
 done
 # One thread on one core: the default --threads (one per core) would share the one core.
 echo "$(nproc) cores; one core used by each run (taskset -c 1, report --threads 1)"
 for n in "$small" "$large"; do
-  f="$work/$n.pcap"
+for kind in bulk mixed; do
+  f="$work/$kind$n.pcap"
   cat "$f" >/dev/null # page cache
-  echo "== $n frames ($(du -h "$f" | cut -f1))"
+  echo "== $kind, $n frames ($(du -h "$f" | cut -f1))"
   hyperfine -N -w 1 -r 10 --export-json "$work/hf.json" \
     "taskset -c 1 ./target/release/examples/pcap_read_loop $f" \
     "taskset -c 1 ./target/release/examples/read_floor read $f" \
     "taskset -c 1 ./target/release/examples/read_floor decode $f" \
-    "taskset -c 1 ./target/release/rocescope report -r $f --json --threads 1" >/dev/null 2>&1
+    "taskset -c 1 ./target/release/rocescope report -r $f --json --threads 1" \
+    "./target/release/rocescope report -r $f --json --threads 2" >/dev/null 2>&1
   python3 - "$work/hf.json" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))["results"]
-names = ["libpcap read loop", "rocescope reader", "reader + decode", "rocescope report"]
+names = ["libpcap read loop", "rocescope reader", "reader + decode", "report --threads 1", "report --threads 2"]
 loop, mloop = min(r[0]["times"]), r[0]["median"]
 for name, x in zip(names, r):
     lo, med = min(x["times"]), x["median"]
@@ -48,8 +57,9 @@ for name, x in zip(names, r):
 PY
   /usr/bin/time -f "  report peak RSS: %M KB" ./target/release/rocescope report -r "$f" --json --threads 1 >/dev/null
 done
+done
 if command -v tshark >/dev/null; then
-  f="$work/$small.pcap"
+  f="$work/bulk$small.pcap"
   s=$(date +%s.%N)
   tshark -r "$f" -n -T fields -e frame.number -e ip.src -e ip.dst -e infiniband.bth.opcode -e infiniband.bth.destqp \
     -e infiniband.bth.psn -e ip.dsfield.ecn >/dev/null 2>&1
@@ -57,13 +67,17 @@ if command -v tshark >/dev/null; then
   echo "== tshark -T fields (7 fields) on $small frames: $(python3 -c "print(f'{$e - $s:.2f} s')")"
 fi
 if command -v valgrind >/dev/null; then
-  f="$work/ir.pcap"
-  ./target/release/rocescope-samplegen --bulk "$f" --packets 200000 --qps 1000 --payload 1024 --snap 128 >/dev/null
-  echo "== instructions per frame, report --json --threads 1, 200,000 frames (valgrind)"
-  for bin in ./target/release/rocescope ${ROCESCOPE_BASE:-}; do
-    ir=$(valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file=/dev/null \
-      "$bin" report -r "$f" --json --threads 1 2>&1 >/dev/null | sed -n 's/.*I *refs: *\([0-9,]*\).*/\1/p' | tr -d ,)
-    printf '  %-40s %s instructions, %s per frame\n' "$bin" "$ir" "$(python3 -c "print(round($ir / 200000))")"
+  ./target/release/rocescope-samplegen --bulk "$work/irbulk.pcap" --packets 200000 --qps 1000 --payload 1024 --snap 128 >/dev/null
+  ./target/release/rocescope-samplegen --bulk "$work/irmixed.pcap" --packets 200000 --qps 1024 --msg-pkts 3 --payload 1024 \
+    --snap 128 --pause-hosts 128 --mixed >/dev/null
+  for kind in bulk mixed; do
+    f="$work/ir$kind.pcap"
+    echo "== instructions per frame, report --json --threads 1, 200,000 $kind frames (valgrind)"
+    for bin in ./target/release/rocescope ${ROCESCOPE_BASE:-}; do
+      ir=$(valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file=/dev/null \
+        "$bin" report -r "$f" --json --threads 1 2>&1 >/dev/null | sed -n 's/.*I *refs: *\([0-9,]*\).*/\1/p' | tr -d ,)
+      printf '  %-40s %s instructions, %s per frame\n' "$bin" "$ir" "$(python3 -c "print(round($ir / 200000))")"
+    done
   done
 fi
 # Per-frame cost against what grows with a capture (issue 28): it must stay flat (within 20%)
