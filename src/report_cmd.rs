@@ -472,6 +472,7 @@ fn shard(
     };
     // The first shard says what there is to say about the input.
     opened.quiet = true;
+    let fast = a.takes_common(opts);
     let mut number = 0u64;
     let mut agreed = None;
     let never = AtomicBool::new(false);
@@ -489,6 +490,11 @@ fn shard(
             }
             if a.is_others(rec, opts) {
                 a.skip_record(rec);
+            } else if let Some(c) =
+                fast.then(|| rocescope_decoder::fast::classify(rec.link_type, rec.data, opts)).flatten()
+            {
+                // Its own common frames through the fast path, as the first shard's.
+                a.push_common_record(number, rec, &c);
             } else {
                 let mut p = Packet::empty(rec.data, rec.link_type);
                 p.decode_from(opts);

@@ -49,7 +49,10 @@ fn settings() -> Vec<(Config, DecodeOptions)> {
     };
     vec![
         (Config::default(), DecodeOptions::default()),
-        (Config { audit, ..Config::default() }, DecodeOptions { check_icrc: false, ..DecodeOptions::default() }),
+        (
+            Config { audit, ..Config::default() },
+            DecodeOptions { check_icrc: false, ..DecodeOptions::default() },
+        ),
     ]
 }
 
