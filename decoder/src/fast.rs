@@ -1,6 +1,6 @@
 //! The fast path's classifier (issue 28; `reference/perf-design.md`): the common RoCEv2
 //! frame read at fixed offsets into a small [`Common`] value, without building a
-//! [`Packet`](crate::Packet).
+//! [`Packet`].
 //!
 //! The common frame: Ethernet, at most one VLAN tag, an IPv4 header without options (not a
 //! fragment) or an IPv6 header whose next header is UDP, UDP to the RoCE port, an RC, UC or
