@@ -69,7 +69,14 @@ impl Formatter for ExactFormatter {
         }
         // Only DEL and the lead bytes of U+0080..U+009F and U+2000..U+2FFF can start an
         // unsafe character: most fragments pass straight through.
-        if memchr::memchr3(0x7f, 0xc2, 0xe2, fragment.as_bytes()).is_some() {
+        // Keys and most values are short: a plain scan beats memchr's set-up there.
+        let b = fragment.as_bytes();
+        let unsafe_start = if b.len() < 64 {
+            b.iter().any(|&c| c == 0x7f || c == 0xc2 || c == 0xe2)
+        } else {
+            memchr::memchr3(0x7f, 0xc2, 0xe2, b).is_some()
+        };
+        if unsafe_start {
             w.write_all(json_safe(fragment).as_bytes())
         } else {
             w.write_all(fragment.as_bytes())
