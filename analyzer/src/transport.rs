@@ -61,9 +61,14 @@ impl Analyzer {
 
     pub(crate) fn on_request(&mut self, id: usize, meta: &FrameMeta, v: &frame::RoceFrame<'_>) {
         let op = v.op;
-        // The connection's PMTU: configured, else from this flow's full-size packets or the
-        // READ responses coming back, else from any flow.
-        let pmtu = self.cfg.pmtu.unwrap_or_else(|| {
+        // The connection's PMTU (what a READ's PSN span is measured with; no other request
+        // needs it): configured, else from this flow's full-size packets or the READ
+        // responses coming back, else from any flow.
+        let pmtu = if !v.info.read_request {
+            0
+        } else if let Some(m) = self.cfg.pmtu {
+            m
+        } else {
             let own = self.flows.get(id).map_or(0, |f| f.pmtu);
             let back = self
                 .flows
@@ -72,7 +77,7 @@ impl Analyzer {
                 .and_then(|p| self.flows.get(p))
                 .map_or(0, |p| p.pmtu);
             [own, back, self.pmtu_seen].into_iter().find(|m| *m > 0).unwrap_or(0)
-        });
+        };
         // UD carries CM MADs to QP1: they pair connections.
         if v.info.transport == Transport::Ud && v.dest_qp == 1 && v.deth_qkey == Some(0x8001_0000) {
             self.on_cm(id, meta.point, v.payload);
