@@ -220,16 +220,26 @@ pub fn run(args: &ExportArgs) -> anyhow::Result<ExitCode> {
                 frames: 0,
                 counters,
             });
+            // The common RoCEv2 frame through the fast path (issue 28).
+            let decoding = if st.borrow().analyzer.takes_common(&opts) {
+                driver::Decoding::Fast
+            } else {
+                driver::Decoding::All
+            };
             let result = driver::pump(
                 &mut opened,
                 &source,
                 &opts,
-                driver::Decoding::All,
+                decoding,
                 &stop,
-                |rec, packet, _| {
+                |rec, packet, common| {
                     let mut w = st.borrow_mut();
                     w.frames = rec.number_after(w.frames);
-                    if let Some(p) = packet {
+                    if let Some(c) = common {
+                        let n = w.frames;
+                        w.analyzer.push_common_record(n, rec, c);
+                        w.cap_flows();
+                    } else if let Some(p) = packet {
                         let n = w.frames;
                         w.analyzer.push_frame(n, rec, p, &opts);
                         w.cap_flows();
