@@ -1,0 +1,1496 @@
+//! The report: whole-capture summary, findings worst first, per-flow figures, connections,
+//! PFC/PAUSE timelines and the QoS audit. Serialises to the JSON documented in
+//! `docs/report-json.md`.
+
+use crate::audit::serde_json_value::Value;
+use crate::audit::{AuditConfig, FlowRef, Violation};
+use crate::findings::FindingSink;
+use crate::flow::{EvidenceKind, Flow};
+use crate::pfc::{Interval, PauseKind, PfcConfig, Storm, Timeline, IGNORED_CRITICAL_FRAMES};
+use crate::stats::{rates, LatencySummary, Rate, Series};
+use crate::Analyzer;
+use rocescope_decoder::link::mac_string;
+use serde::Serialize;
+
+mod capture;
+mod connections;
+mod flows;
+mod pauses;
+mod points;
+mod qos;
+mod streamed;
+
+pub(crate) use flows::flow_report;
+use flows::{flow_findings, flow_ref, one_direction_finding, qp_name};
+use points::{at_point, point_losses};
+use qos::{qos_findings, roce_priorities};
+pub use streamed::StreamedReport;
+
+/// The version of the report's JSON schema (`docs/report.schema.json`). It changes only when
+/// a field is removed or renamed or changes its type or meaning; fields are added without a
+/// change, so consumers must ignore fields they do not know (docs/report-json.md).
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// Everything the analyzer found.
+#[derive(Clone, Debug, Serialize)]
+pub struct Report {
+    /// [`SCHEMA_VERSION`]: the first key of the JSON document.
+    pub schema_version: u32,
+    /// Whole-capture counters.
+    pub summary: Summary,
+    /// What is wrong, worst first.
+    pub findings: Vec<Finding>,
+    /// Per-flow figures: one entry per direction of a QP, keyed by (capture point, source,
+    /// destination, destination QP). A requester's flow carries its requests (SENDs,
+    /// WRITEs, READ requests) and its PSN analysis; the other direction's flow carries the
+    /// responses, ACKs and NAKs (and CNPs sent back). `summary.flows` counts these.
+    pub flows: Vec<FlowReport>,
+    /// One entry per QP pair: the two flows of a connection paired (by CM exchange, else by
+    /// PSN matching), or one flow alone when the other direction was not seen.
+    /// `summary.connections` counts these.
+    pub connections: Vec<Connection>,
+    /// PFC and PAUSE per (source MAC, kind, priority).
+    pub pfc: Vec<PauseReport>,
+    /// Per capture point and priority: throughput, CE marks, CNPs and paused time on one
+    /// time axis, with the busiest bins at the `--bin` resolution.
+    pub timeline: crate::fabric::FabricReport,
+    /// The receivers with the most senders at once (fan-in), busiest first (crate::incast).
+    pub incast: Vec<crate::incast::IncastReport>,
+    /// VXLAN/Geneve VTEP pairs carrying the fabric's traffic (crate::overlay). Absent when
+    /// there is none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub overlay: Vec<crate::overlay::VtepPairReport>,
+    /// The QoS audit.
+    pub audit: AuditReport,
+    /// Settings the analysis used.
+    pub config: ConfigReport,
+    /// Capture counters of a live run (set by the caller; absent for files).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub capture: Option<CaptureCounters>,
+    /// The capture points (one per merged capture; one for a single source). Flows and
+    /// pause timelines name theirs by index.
+    pub points: Vec<PointReport>,
+    /// Packets of a flow seen at one capture point and never at another that was capturing
+    /// the flow at the time (several merged captures only).
+    pub between: Vec<PointLoss>,
+    /// Inputs that failed part-way or could not be read (set by the caller; the report
+    /// covers what was read before). Absent when there were none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub input_errors: Vec<String>,
+    /// A signal (Ctrl-C) stopped the reading of files before their end: the report is
+    /// partial (set by the caller). Absent when false.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub interrupted: bool,
+    /// How far the reading got when it was interrupted. Absent when not interrupted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub interrupted_at: Option<Interruption>,
+    /// The capture is sampled (`--sample-rate`, or sFlow): how, and what that changes.
+    /// Absent when every packet was captured.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sampled: Option<SampledReport>,
+    /// The sFlow datagrams read (absent when there were none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sflow: Option<SflowReport>,
+    /// The NIC's counters beside the capture's figures (`--counters`; set by the caller,
+    /// absent without it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub counters: Option<crate::nic_counters::CountersReport>,
+}
+
+/// How far an interrupted report read its files.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct Interruption {
+    /// The signal: `SIGINT` or `SIGTERM`.
+    pub signal: &'static str,
+    /// Frames read.
+    pub frames_read: u64,
+    /// Bytes of the files read, about (record headers and data), when their sizes are known
+    /// (uncompressed files; not standard input).
+    pub bytes_read: Option<u64>,
+    /// Their sizes together.
+    pub bytes_total: Option<u64>,
+}
+
+/// What the sFlow datagrams of a capture held.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct SflowReport {
+    /// sFlow v5 datagrams read.
+    pub datagrams: u64,
+    /// Flow samples (formats 1 and 3) in them.
+    pub flow_samples: u64,
+    /// Raw Ethernet packet headers analysed.
+    pub headers: u64,
+    /// Counter samples and samples of other formats, skipped.
+    pub skipped_samples: u64,
+    /// Flow records other than Ethernet raw headers (extended records, other protocols),
+    /// skipped.
+    pub skipped_records: u64,
+    /// Datagrams to the sFlow port that could not be read (analysed as ordinary frames).
+    pub bad_datagrams: u64,
+    /// Why the first of those could not be read, with its frame number.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first_error: Option<String>,
+    /// Each data source (agent and interface) in the order first seen.
+    pub sources: Vec<SflowSource>,
+}
+
+/// One sFlow data source: an agent's interface, a capture point of the analysis.
+#[derive(Clone, Debug, Serialize)]
+pub struct SflowSource {
+    /// The agent address the datagrams give.
+    pub agent: String,
+    /// Sub-agent id.
+    pub sub_agent: u32,
+    /// Data source type (0: ifIndex).
+    pub source_type: u32,
+    /// Data source index (the ifIndex for type 0).
+    pub if_index: u32,
+    /// Capture point (index into `points`).
+    pub point: u16,
+    /// Flow samples received.
+    pub samples: u64,
+    /// Sampling rate of its latest sample (one in N).
+    pub sampling_rate: u32,
+    /// Samples the agent says it dropped (its latest count).
+    pub drops: u32,
+    /// Samples missing by the sample sequence numbers (datagrams lost on the way to the
+    /// collector, or dropped by the agent).
+    pub sequence_gaps: u64,
+}
+
+/// A sampled capture (docs/verdicts.md "Sampled captures"): packet and byte counters are
+/// estimates (each sampled packet counted as many times as its sampling rate), and the
+/// verdicts that need every packet are off.
+#[derive(Clone, Debug, Serialize)]
+pub struct SampledReport {
+    /// `flag` (`--sample-rate N`) or `sflow` (the rates sFlow agents sent).
+    pub source: crate::SamplingSource,
+    /// The sampling rate (one packet in N) when one rate applies to every packet; `null`
+    /// when sFlow agents used several (see `rate_min`, `rate_max`).
+    pub rate: Option<u32>,
+    /// Smallest rate met (the configured one before any packet).
+    pub rate_min: u32,
+    /// Largest rate met.
+    pub rate_max: u32,
+    /// Packets actually seen (samples), unscaled; `summary.packets` is the estimate.
+    pub samples: u64,
+    /// Always false: PSN-gap loss, resend causes, reordering, one-way connections, CE
+    /// without CNP, PFC storms and deadlock hints, matching across capture points and
+    /// pauses on priorities no RoCE uses are not judged on a sampled capture.
+    pub loss_verdicts: bool,
+    /// Findings of those kinds the analysis would have made, not made.
+    pub suppressed_findings: u64,
+    /// Latencies (ACK, READ, NAK to resend, CE to CNP) are measured between sampled
+    /// packets only, so each is an upper bound of the real one: true.
+    pub latency_upper_bound: bool,
+}
+
+/// One capture point.
+#[derive(Clone, Debug, Serialize)]
+pub struct PointReport {
+    /// Its name (capture file name, or interface).
+    pub name: String,
+    /// Frames.
+    pub packets: u64,
+    /// RoCE frames.
+    pub roce: u64,
+    /// Mirror duplicates at this point (crate::dedup). Absent when 0.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub duplicates: u64,
+    /// First frame time.
+    pub start_ns: Option<i64>,
+    /// Latest frame time.
+    pub end_ns: Option<i64>,
+    /// The mirror session this point stands for (`ERSPAN session 7`, `VXLAN VNI 10007`),
+    /// when a tunnel named one (crate::mirror).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session: Option<String>,
+    /// The switch clock that timed this point's frames (ERSPAN III), when one did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub clock: Option<PointClock>,
+    /// RoCE packets whose PCP came from their ERSPAN header's COS (the frame was untagged).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub pcp_from_erspan: u64,
+    /// Frames whose ERSPAN III timestamp could not be used (zero, the user-defined
+    /// granularity, nanoseconds past a second): they kept their capture time.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub switch_stamps_unused: u64,
+    /// Its packets were matched against the other points' (merged captures; not points
+    /// found while reading: mirror sessions, sFlow sources). Absent when false.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub matched: bool,
+    /// The capture's own counters at this point, as its pcapng file recorded them (its
+    /// Interface Statistics Blocks): what the capture received and dropped. Absent when the
+    /// file holds none. The caller fills it in (the analyzer sees frames, not blocks).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub capture_counters: Option<PointCaptureCounters>,
+}
+
+/// The capture counters a capture point's pcapng file recorded: its interfaces' last usable
+/// Interface Statistics Blocks added up (docs/report-json.md). Each count is the sum over the
+/// interfaces that gave it, null when none did: an absent option is unknown, not zero.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct PointCaptureCounters {
+    /// Where they come from: `pcapng` (Interface Statistics Blocks).
+    pub source: &'static str,
+    /// The interfaces whose counters these are (`if_name`, or `interface N`).
+    pub interfaces: Vec<String>,
+    /// `isb_ifrecv`: packets received from the interfaces.
+    pub received: Option<u64>,
+    /// `isb_ifdrop`: packets dropped by the interface (dumpcap writes the kernel's and its
+    /// own drops here too).
+    pub if_dropped: Option<u64>,
+    /// `isb_osdrop`: packets dropped by the operating system.
+    pub os_dropped: Option<u64>,
+    /// The drops known: `if_dropped` + `os_dropped`; null when neither is.
+    pub dropped: Option<u64>,
+    /// Interface Statistics Blocks set aside (damaged, or naming an interface not
+    /// described). Absent when none.
+    #[serde(skip_serializing_if = "is_zero_u32")]
+    pub damaged_blocks: u32,
+    /// An interface's later block counted less than an earlier one (the last was kept).
+    /// Absent when false.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub went_backwards: bool,
+}
+
+fn is_zero_u32(n: &u32) -> bool {
+    *n == 0
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// A switch clock that timed a capture point's frames (crate::mirror: the ERSPAN III
+/// timestamps, anchored to the capture clock).
+#[derive(Clone, Debug, Serialize)]
+pub struct PointClock {
+    /// Where the times come from: `erspan3`.
+    pub source: String,
+    /// The timestamps' unit: `100us`, `100ns` or `IEEE 1588`.
+    pub granularity: String,
+    /// The platform subheader carried the upper bits (else the field was unwrapped).
+    pub upper_bits: bool,
+    /// Frames timed by it.
+    pub frames: u64,
+    /// Times it was anchored again (the switch clock departed from the capture clock by
+    /// more than a collector queue and clock drift explain: crate::mirror).
+    pub steps: u64,
+    /// Largest difference between the capture clock's and the switch clock's advance (ns):
+    /// how much the mirror's path and the collector moved frames in time.
+    pub max_departure_ns: i64,
+    /// The session fell back to the capture clock: its switch clock needed anchoring again
+    /// more than [`crate::mirror::MAX_CLOCK_STEPS`] times. Absent when it did not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fallback: Option<ClockFallback>,
+}
+
+/// Where a session's switch clock was given up for the capture clock (crate::mirror).
+#[derive(Clone, Debug, Serialize)]
+pub struct ClockFallback {
+    /// Why: `steps` (re-anchored more than [`crate::mirror::MAX_CLOCK_STEPS`] times).
+    pub reason: &'static str,
+    /// The frame from which on the session's frames keep their capture time (the one that
+    /// would have re-anchored the clock once more).
+    pub frame: u64,
+    /// Its capture time.
+    pub ts_ns: i64,
+    /// How far the switch clock had departed from the capture clock at that frame (ns,
+    /// signed: positive when the capture clock had advanced more).
+    pub departure_ns: i64,
+    /// Frames that kept their capture time from then on (that frame included).
+    pub frames: u64,
+}
+
+/// Packets of one flow lost between two capture points.
+#[derive(Clone, Debug, Serialize)]
+pub struct PointLoss {
+    /// Source address.
+    pub src: String,
+    /// Destination address.
+    pub dst: String,
+    /// Destination QP.
+    pub dest_qp: u32,
+    /// The point that saw them (index into `points`).
+    pub from: u16,
+    /// The point that did not.
+    pub to: u16,
+    /// Packets.
+    pub packets: u64,
+    /// First such packet (frame number, at `from`).
+    pub first_frame: u64,
+    /// Its time.
+    pub first_ns: i64,
+    /// The flow at `from` (index into `flows`).
+    pub flow: Option<usize>,
+}
+
+/// libpcap's counters for a live capture.
+#[derive(Clone, Debug, Serialize)]
+pub struct CaptureCounters {
+    /// Interface.
+    pub interface: String,
+    /// Packets the filter accepted.
+    pub received: u64,
+    /// Dropped by the kernel (buffer full).
+    pub kernel_dropped: u64,
+    /// Dropped by the interface or driver.
+    pub if_dropped: u64,
+}
+
+/// Whole-capture counters.
+#[derive(Clone, Debug, Serialize)]
+pub struct Summary {
+    /// Frames.
+    pub packets: u64,
+    /// RoCE frames that decoded completely (v1 and v2).
+    pub roce: u64,
+    /// Of those, RoCEv1.
+    pub roce_v1: u64,
+    /// Frames that are neither RoCE nor MAC Control.
+    pub non_roce: u64,
+    /// Frames to the RoCE port that did not decode as RoCE.
+    pub malformed: u64,
+    /// Frames in a tunnel the decoder recognised but did not unwrap (also in `non_roce`).
+    pub tunnel_undecoded: u64,
+    /// Invalid ICRCs.
+    pub icrc_bad: u64,
+    /// ICRCs not checkable because the capture cut the frame.
+    pub icrc_truncated: u64,
+    /// PFC frames.
+    pub pfc_frames: u64,
+    /// 802.3x PAUSE frames.
+    pub pause_frames: u64,
+    /// CNPs.
+    pub cnps: u64,
+    /// First frame time (ns since the epoch).
+    pub start_ns: Option<i64>,
+    /// Last frame time.
+    pub end_ns: Option<i64>,
+    /// Flows.
+    pub flows: u64,
+    /// Connections (paired or not).
+    pub connections: u64,
+    /// Wire bytes of RoCE frames.
+    pub roce_bytes: u64,
+    /// Path MTU used for READ reservations (configured or inferred; 0 unknown).
+    pub pmtu: u32,
+    /// RoCE frames that were a mirror's second copy of a packet (crate::dedup): left out
+    /// of `roce` and every other figure unless `config.keep_duplicates`.
+    pub duplicates: u64,
+    /// Capture records with no captured byte, passed over by the reader (nothing to analyse,
+    /// not in `packets`; set by the caller). Frame numbers count them, as tshark's do.
+    pub empty_records: u64,
+    /// Flows no longer tracked (idle, or past `--max-flows`): not in `flows`; their packets
+    /// and wire bytes are `evicted_packets` and `evicted_bytes`.
+    pub flows_evicted: u64,
+    /// See `flows_evicted`.
+    pub evicted_packets: u64,
+    /// See `flows_evicted`.
+    pub evicted_bytes: u64,
+    /// Findings by severity.
+    pub findings: SeverityCounts,
+}
+
+/// Findings per severity.
+#[derive(Clone, Copy, Debug, Default, Serialize)]
+pub struct SeverityCounts {
+    /// Critical.
+    pub critical: u64,
+    /// Warning.
+    pub warning: u64,
+    /// Info.
+    pub info: u64,
+}
+
+/// How bad a finding is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    /// Hurts training now (loss, timeouts, storms, wrong class).
+    Critical,
+    /// Worth a look.
+    Warning,
+    /// Context.
+    Info,
+}
+
+/// A frame that supports a finding.
+#[derive(Clone, Debug, Serialize)]
+pub struct EvidenceRef {
+    /// Frame number.
+    pub frame: u64,
+    /// Its time.
+    pub ts_ns: i64,
+    /// What it shows.
+    pub what: String,
+}
+
+/// What a finding is about: its machine-readable `kind` in the JSON report.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FindingKind {
+    /// Packets of a flow lost in the network: PSN gaps answered by NAK or resends.
+    NetworkLoss,
+    /// Resends with no NAK pending: the requester waited out its ACK timeout.
+    TimeoutRetransmit,
+    /// PSN gaps never NAKed or resent: probably lost by the capture, not the network.
+    CaptureLoss,
+    /// Packets that arrived late but within the reorder window.
+    OutOfOrder,
+    /// NAKs other than PSN sequence errors (access, operational, invalid request).
+    NakError,
+    /// Mellanox DC NAK-like syndromes (part of the DCT handshake).
+    DcNak,
+    /// Receiver-not-ready NAKs and the retries after them.
+    Rnr,
+    /// ECN-CE marked packets that no CNP answered.
+    CeWithoutCnp,
+    /// ECN-CE marks answered by CNPs: congestion control at work.
+    Congestion,
+    /// CNPs to one QP closer together than the configured NP pacing (`--cnp-pacing-us`).
+    CnpTooFast,
+    /// The sender's rate did not fall after most of the CNPs it received.
+    CcNotReacting,
+    /// Many senders to one receiver at once (fan-in) with CE marks or pauses during it.
+    Incast,
+    /// Frames whose ICRC does not match.
+    IcrcBad,
+    /// A MAC paused a priority for most of its storm windows.
+    PfcStorm,
+    /// A long continuous pause while the priority's RoCE towards the pausing side stopped.
+    PfcDeadlock,
+    /// RoCE kept arriving at a MAC on the priority it was pausing, beyond the response
+    /// allowance: the peer ignores the pause (PFC off for that priority on the peer, or a
+    /// priority mapping mismatch).
+    PauseIgnored,
+    /// 802.3x PAUSE frames (the whole link).
+    LinkPause,
+    /// Pauses on a priority no RoCE uses, or not a lossless one.
+    PauseUnusedPriority,
+    /// RoCE, CNPs or ACKs on a DSCP/PCP/ECN the expectations do not allow, or RoCE data on a
+    /// priority that is not lossless.
+    QosViolation,
+    /// RoCE without a VLAN tag (so no PCP) while a PCP is expected.
+    PcpUntagged,
+    /// Audit expectations given, but no RoCE in the capture to check them on.
+    AuditNoRoce,
+    /// Frames to the RoCE port that did not decode as RoCE.
+    Malformed,
+    /// Frames the capture cut before their ICRC.
+    Truncated,
+    /// A capture with no RoCE in it.
+    NoRoce,
+    /// Capture points whose clocks never tied, or beyond the compared ones.
+    PointsUnmatched,
+    /// Packets one capture point saw and another, capturing the flow, never did.
+    LostBetweenPoints,
+    /// Resends with no NAK in the capture, sooner than an ACK timeout: cause not visible.
+    ResendUnexplained,
+    /// READs re-issued after their responses came out of sequence: READ responses lost.
+    ImpliedNak,
+    /// NAKs for packets that arrived late: go-back-N provoked by reordering.
+    SpuriousNak,
+    /// PSN gaps on UC QPs, which never resend: lost messages.
+    UcLoss,
+    /// Connections whose other direction (ACKs, NAKs, responses) is not in the capture.
+    OneDirection,
+    /// Frames in a tunnel the decoder recognised but did not unwrap: RoCE inside, if any,
+    /// was not analysed.
+    TunnelNotDecoded,
+    /// The NIC's counters (`--counters`) and the capture disagree beyond what capture loss
+    /// explains: the NIC counted pauses, CNPs or NAKs the capture never saw, or fewer than
+    /// the capture shows for it.
+    CountersDisagree,
+    /// The NIC's PFC counters (`--counters`) moved on a priority no RoCE of the host travels
+    /// on, and on none that it does: one side pauses one priority, RoCE travels on another.
+    PfcPriorityMismatch,
+}
+
+impl FindingKind {
+    /// Every kind, in the order the JSON schema lists them.
+    pub const ALL: &'static [FindingKind] = &[
+        FindingKind::NetworkLoss,
+        FindingKind::TimeoutRetransmit,
+        FindingKind::CaptureLoss,
+        FindingKind::OutOfOrder,
+        FindingKind::NakError,
+        FindingKind::DcNak,
+        FindingKind::Rnr,
+        FindingKind::CeWithoutCnp,
+        FindingKind::Congestion,
+        FindingKind::IcrcBad,
+        FindingKind::PfcStorm,
+        FindingKind::PfcDeadlock,
+        FindingKind::PauseIgnored,
+        FindingKind::LinkPause,
+        FindingKind::PauseUnusedPriority,
+        FindingKind::QosViolation,
+        FindingKind::PcpUntagged,
+        FindingKind::AuditNoRoce,
+        FindingKind::Malformed,
+        FindingKind::Truncated,
+        FindingKind::NoRoce,
+        FindingKind::PointsUnmatched,
+        FindingKind::LostBetweenPoints,
+        FindingKind::ResendUnexplained,
+        FindingKind::ImpliedNak,
+        FindingKind::SpuriousNak,
+        FindingKind::UcLoss,
+        FindingKind::OneDirection,
+        FindingKind::TunnelNotDecoded,
+        FindingKind::CountersDisagree,
+        FindingKind::PfcPriorityMismatch,
+        FindingKind::CnpTooFast,
+        FindingKind::CcNotReacting,
+        FindingKind::Incast,
+    ];
+
+    /// The JSON name (`network_loss`, `pfc_storm`, ...).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FindingKind::NetworkLoss => "network_loss",
+            FindingKind::TimeoutRetransmit => "timeout_retransmit",
+            FindingKind::CaptureLoss => "capture_loss",
+            FindingKind::OutOfOrder => "out_of_order",
+            FindingKind::NakError => "nak_error",
+            FindingKind::DcNak => "dc_nak",
+            FindingKind::Rnr => "rnr",
+            FindingKind::CeWithoutCnp => "ce_without_cnp",
+            FindingKind::Congestion => "congestion",
+            FindingKind::IcrcBad => "icrc_bad",
+            FindingKind::PfcStorm => "pfc_storm",
+            FindingKind::PfcDeadlock => "pfc_deadlock",
+            FindingKind::PauseIgnored => "pause_ignored",
+            FindingKind::LinkPause => "link_pause",
+            FindingKind::PauseUnusedPriority => "pause_unused_priority",
+            FindingKind::QosViolation => "qos_violation",
+            FindingKind::PcpUntagged => "pcp_untagged",
+            FindingKind::AuditNoRoce => "audit_no_roce",
+            FindingKind::Malformed => "malformed",
+            FindingKind::Truncated => "truncated",
+            FindingKind::NoRoce => "no_roce",
+            FindingKind::PointsUnmatched => "points_unmatched",
+            FindingKind::LostBetweenPoints => "lost_between_points",
+            FindingKind::ResendUnexplained => "resend_unexplained",
+            FindingKind::ImpliedNak => "implied_nak",
+            FindingKind::SpuriousNak => "spurious_nak",
+            FindingKind::UcLoss => "uc_loss",
+            FindingKind::OneDirection => "one_direction",
+            FindingKind::TunnelNotDecoded => "tunnel_not_decoded",
+            FindingKind::CountersDisagree => "counters_disagree",
+            FindingKind::PfcPriorityMismatch => "pfc_priority_mismatch",
+            FindingKind::CnpTooFast => "cnp_too_fast",
+            FindingKind::CcNotReacting => "cc_not_reacting",
+            FindingKind::Incast => "incast",
+        }
+    }
+
+    /// Whether the verdict needs every packet of the capture: it rests on a packet being
+    /// absent (a PSN gap, no CNP, no reverse direction, no RoCE on a priority) or on the
+    /// order of consecutive packets (resend causes, reordering, continuous pauses). Such
+    /// findings are not made on a sampled capture (docs/verdicts.md "Sampled captures").
+    pub fn needs_every_packet(self) -> bool {
+        matches!(
+            self,
+            FindingKind::NetworkLoss
+                | FindingKind::TimeoutRetransmit
+                | FindingKind::CaptureLoss
+                | FindingKind::OutOfOrder
+                | FindingKind::CeWithoutCnp
+                | FindingKind::PfcStorm
+                | FindingKind::PfcDeadlock
+                | FindingKind::PointsUnmatched
+                | FindingKind::LostBetweenPoints
+                | FindingKind::ResendUnexplained
+                | FindingKind::ImpliedNak
+                | FindingKind::SpuriousNak
+                | FindingKind::UcLoss
+                | FindingKind::OneDirection
+                | FindingKind::CnpTooFast
+                | FindingKind::CcNotReacting
+        )
+    }
+}
+
+impl std::fmt::Display for FindingKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl PartialEq<&str> for FindingKind {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+/// One finding.
+#[derive(Clone, Debug, Serialize)]
+pub struct Finding {
+    /// Severity.
+    pub severity: Severity,
+    /// Machine-readable kind (e.g. `network_loss`, `pfc_storm`).
+    pub kind: FindingKind,
+    /// What is wrong and where, in a sentence.
+    pub title: String,
+    /// The flow (index into `flows`), when it is about one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub flow: Option<usize>,
+    /// The source MAC and priority, for pause findings.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub src_mac: Option<String>,
+    /// Priority, for pause findings.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub priority: Option<u8>,
+    /// Frames that show it.
+    pub evidence: Vec<EvidenceRef>,
+    /// How much it weighs (packets or frames affected), for ordering.
+    pub weight: u64,
+    /// A summary of this many findings of its kind that are not listed one by one (more
+    /// than `Config::findings_per_kind` of them): its weight is theirs summed, its severity
+    /// the worst of theirs, its evidence the heaviest of them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub folded: Option<u64>,
+}
+
+/// Opcode count.
+#[derive(Clone, Debug, Serialize)]
+pub struct OpcodeCount {
+    /// Opcode value.
+    pub opcode: u8,
+    /// Its name.
+    pub name: &'static str,
+    /// Packets.
+    pub packets: u64,
+}
+
+/// ECN codepoint counts.
+#[derive(Clone, Debug, Serialize)]
+pub struct EcnCounts {
+    /// Not-ECT.
+    pub not_ect: u64,
+    /// ECT(0).
+    pub ect0: u64,
+    /// ECT(1).
+    pub ect1: u64,
+    /// CE.
+    pub ce: u64,
+    /// CE / packets.
+    pub ce_fraction: f64,
+}
+
+/// Request PSN stream analysis.
+#[derive(Clone, Debug, Serialize)]
+pub struct PsnReport {
+    /// Whether the flow carries RC/UC/XRC requests (PSN analysis applies).
+    pub tracked: bool,
+    /// PSN gaps: times this flow's next packet skipped ahead of the expected PSN (24-bit,
+    /// modular), one per jump, however many PSNs it skipped. A gap is not yet a loss: it
+    /// is settled as network loss (`network_loss_gaps`: NAKed or resent), capture loss
+    /// (`capture_loss_gaps`: never NAKed nor resent) or reordering (filled late,
+    /// `out_of_order`).
+    pub gaps: u64,
+    /// PSNs missing in those gaps, summed (a gap of 3 PSNs counts 3 here, 1 in `gaps`).
+    pub missing: u64,
+    /// Packets sent again.
+    pub retransmits: u64,
+    /// Of those, after a NAK or RNR NAK (spurious NAKs included).
+    pub retransmits_nak: u64,
+    /// Of those, with no NAK pending and at least the ACK timeout after the original.
+    pub retransmits_timeout: u64,
+    /// Of the NAK-triggered ones, retries after an RNR NAK.
+    pub retransmits_rnr: u64,
+    /// Of the NAK-triggered ones, after a NAK for a packet that arrived late (needless).
+    pub retransmits_spurious: u64,
+    /// READ requests re-issued after their responses came out of sequence (implied NAK).
+    pub retransmits_implied: u64,
+    /// Resends with no NAK in the capture, sooner than the ACK timeout: cause not visible.
+    pub retransmits_unknown: u64,
+    /// Packets seen twice.
+    pub duplicates: u64,
+    /// Packets that arrived after later PSNs and were not resent (reordering).
+    pub out_of_order: u64,
+    /// Of those, later than the reorder window.
+    pub late_beyond_window: u64,
+    /// How late the latest of them was (after the gap it filled was seen), ns.
+    pub max_late_ns: i64,
+    /// Sequence-error NAKs for packets that then arrived late (reordering, not loss).
+    pub spurious_naks: u64,
+    /// Gaps in this flow's READ responses.
+    pub read_response_gaps: u64,
+    /// READs re-issued after the ACK timeout with no response gap in sight: their last
+    /// response was lost (counted in `retransmits_timeout` too).
+    pub read_tail_timeouts: u64,
+    /// The longest the requester sent nothing new before a timeout resend: the stall its
+    /// ACK timeout cost (0 without timeouts).
+    pub timeout_stall_ns: i64,
+    /// Gaps explained by a NAK or a retransmission.
+    pub network_loss_gaps: u64,
+    /// Gaps never NAKed or resent: probable capture loss.
+    pub capture_loss_gaps: u64,
+    /// Restarts at an unrelated PSN (new connection on the same QP number, CM exchange).
+    pub resyncs: u64,
+    /// Packets lost in the network, counted per packet: the PSNs missing in the gaps here
+    /// that were NAKed or resent, plus one per go-back-N after a sequence-error NAK for a
+    /// PSN this point had seen (`lost_beyond_point`; a lower bound: a NAK names the first
+    /// of the packets lost).
+    pub network_loss_packets: u64,
+    /// Of those, lost beyond this capture point (one per such NAK).
+    pub lost_beyond_point: u64,
+    /// Packets go-back-N resent after a sequence-error NAK that this point had seen before
+    /// (all of a burst but its first): they reached the responder out of sequence.
+    pub resent_out_of_sequence: u64,
+    /// ACK timer expirations: resend bursts after the ACK timeout (`retransmits_timeout`
+    /// counts their packets).
+    pub timeout_events: u64,
+    /// Implied NAKs: READ re-issue bursts (`retransmits_implied` counts the READs).
+    pub implied_nak_events: u64,
+}
+
+/// NAKs by code.
+#[derive(Clone, Debug, Serialize)]
+pub struct NakCounts {
+    /// PSN sequence error.
+    pub psn_seq_err: u64,
+    /// Invalid request.
+    pub invalid_request: u64,
+    /// Remote access error.
+    pub remote_access: u64,
+    /// Remote operational error.
+    pub remote_operational: u64,
+    /// Invalid RD request.
+    pub invalid_rd: u64,
+    /// Reserved codes.
+    pub other: u64,
+    /// RNR NAKs.
+    pub rnr: u64,
+    /// RNR timers asked for, microseconds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rnr_timer_us_min: Option<u32>,
+    /// Largest RNR timer asked for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rnr_timer_us_max: Option<u32>,
+}
+
+/// Throughput over time.
+#[derive(Clone, Debug, Serialize)]
+pub struct Throughput {
+    /// Bin width.
+    pub bin_ns: u64,
+    /// Wire bytes per bin, from the capture start.
+    pub bins: Vec<u64>,
+    /// Packets per bin (same bins).
+    pub packets: Vec<u64>,
+    /// ECN-CE marked packets per bin (same bins): the CE rate over time.
+    pub ce: Vec<u64>,
+    /// Retransmitted request packets per bin (same bins): when the flow was recovering.
+    pub resent: Vec<u64>,
+    /// CNPs this (data) flow's sender received per bin (same bins): the CNP rate over time.
+    pub cnps: Vec<u64>,
+    /// The busiest bins at the `--bin` width, however wide `bin_ns` grew.
+    pub burst: crate::stats::Burst,
+    /// The busiest window (a bin; the capture's last, partial bin joins the one before it).
+    pub peak_gbps: f64,
+    /// Over the windows from the flow's first to its last: the same basis as `peak_gbps`,
+    /// which is never below it (see [`crate::stats::rates`]).
+    pub mean_gbps: f64,
+}
+
+/// Latency figures. Each summary is boxed: most flows have none, and a report over half a
+/// million flows keeps 200 bytes a flow less than with the summaries inline.
+#[derive(Clone, Debug, Serialize)]
+pub struct Latencies {
+    /// AckReq request to the ACK covering it (on the requester's flow).
+    pub ack: Option<Box<LatencySummary>>,
+    /// READ request to its last response.
+    pub read: Option<Box<LatencySummary>>,
+    /// NAK to the retransmission it triggered.
+    pub nak_to_retransmit: Option<Box<LatencySummary>>,
+    /// CE mark to the next CNP for this flow.
+    pub ce_to_cnp: Option<Box<LatencySummary>>,
+}
+
+/// A data sender's congestion control, seen from the CNPs it received and its rate around
+/// them (docs/verdicts.md "Congestion control").
+#[derive(Clone, Debug, Serialize)]
+pub struct CcReport {
+    /// Time between consecutive CNPs received.
+    pub cnp_interval: Option<LatencySummary>,
+    /// The pacing they are compared with (`--cnp-pacing-us`), ns.
+    pub cnp_pacing_ns: i64,
+    /// Intervals shorter than the pacing.
+    pub cnp_too_fast: u64,
+    /// Runs of CE-marked packets with no CNP back (at least 10 over two pacing intervals).
+    pub ce_runs_without_cnp: u64,
+    /// The longest of them.
+    pub longest_ce_run_without_cnp: Option<CeRunReport>,
+    /// The sender's rate before and after each CNP.
+    pub reaction: CcReaction,
+}
+
+/// A run of CE-marked packets with no CNP back.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct CeRunReport {
+    /// Its first CE-marked frame.
+    pub first_frame: u64,
+    /// Its first CE mark's time.
+    pub first_ns: i64,
+    /// Its last CE mark's time.
+    pub last_ns: i64,
+    /// CE-marked packets in it.
+    pub packets: u64,
+}
+
+/// The sender's rate over a window before each CNP and over one after it.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct CcReaction {
+    /// Window length (`--cc-window-us`), ns.
+    pub window_ns: i64,
+    /// Delay from the CNP to the window after it (`--cc-delay-us`), ns.
+    pub delay_ns: i64,
+    /// CNPs whose rate before and after were compared.
+    pub evaluated: u64,
+    /// Of those, followed by a fall (after below 0.9 × before).
+    pub fell: u64,
+    /// CNPs not compared: fewer than 4 packets in the window before, the flow not seen for a
+    /// whole window before, more than 4 windows open at once, or the window after not over.
+    pub not_evaluated: u64,
+    /// Mean of the rate after over the rate before, over the evaluated CNPs.
+    pub mean_ratio: Option<f64>,
+    /// Why no verdict on the reaction is given for this flow although its figures would
+    /// make one (`incast`: it is one of many senders to a receiver, seen past the queue
+    /// they share, where its rate is its share of the drain rate). Absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub not_judged: Option<&'static str>,
+}
+
+/// One flow.
+#[derive(Clone, Debug, Serialize)]
+pub struct FlowReport {
+    /// Capture point (index into `Report::points`).
+    pub point: u16,
+    /// Index in `flows`.
+    pub id: usize,
+    /// Source address.
+    pub src: String,
+    /// Destination address.
+    pub dst: String,
+    /// Destination QP.
+    pub dest_qp: u32,
+    /// First frame.
+    pub first_frame: u64,
+    /// First packet time.
+    pub first_ns: i64,
+    /// Last packet time.
+    pub last_ns: i64,
+    /// Priority (PCP, else DSCP >> 3).
+    pub priority: Option<u8>,
+    /// Packets.
+    pub packets: u64,
+    /// Wire bytes.
+    pub bytes: u64,
+    /// IB payload bytes.
+    pub payload_bytes: u64,
+    /// Messages (Last/Only packets, ACKs excluded).
+    pub messages: u64,
+    /// Request packets.
+    pub requests: u64,
+    /// Response packets.
+    pub responses: u64,
+    /// Packets per opcode.
+    pub opcodes: Vec<OpcodeCount>,
+    /// ECN codepoints.
+    pub ecn: EcnCounts,
+    /// PSN analysis.
+    pub psn: PsnReport,
+    /// NAKs this flow carries.
+    pub naks: NakCounts,
+    /// Positive ACKs (Acknowledge packets) this flow carries.
+    pub acks: u64,
+    /// CNPs this flow carries (its destination QP is a data sender's).
+    pub cnps: u64,
+    /// CNPs answering this flow's data, through the pairing.
+    pub cnps_received: u64,
+    /// Invalid ICRCs.
+    pub icrc_bad: u64,
+    /// DSCP values seen.
+    pub dscp: Vec<u8>,
+    /// PCP values seen on tagged packets.
+    pub pcp: Vec<u8>,
+    /// Throughput.
+    pub throughput: Throughput,
+    /// Latencies.
+    pub latency: Latencies,
+    /// Congestion control (flows with CE marks or CNPs received; null otherwise).
+    pub cc: Option<Box<CcReport>>,
+    /// The other direction of the connection (index in `flows`).
+    pub partner: Option<usize>,
+    /// How it was paired: `cm`, `psn`, `address`.
+    pub pairing: Option<&'static str>,
+    /// Starting PSN from the CM exchange, when captured.
+    pub cm_start_psn: Option<u32>,
+    /// The connection's ACK timeout from its CM REQ (local ACK timeout), when captured, ns.
+    pub ack_timeout_ns: Option<i64>,
+    /// Path MTU implied by this flow's full-size packets (0 unknown).
+    pub pmtu: u32,
+    /// The UDP source port of its first RoCEv2 packet: the ECMP entropy its NIC set for the
+    /// QP (`None` for RoCEv1).
+    pub udp_src_port: Option<u16>,
+    /// How many times the port changed from one packet to the next (a NIC moving the QP to
+    /// another path).
+    pub udp_src_port_changes: u16,
+    /// The port of its latest packet, when it changed.
+    pub udp_src_port_last: Option<u16>,
+    /// Its worst finding (folded ones included): critical, warning, info or ok.
+    pub health: &'static str,
+}
+
+/// One of a few fixed words of the report (a connection's health and pairing), held in one
+/// byte: reads and prints as its text, is written as a JSON string. Two `&'static str`
+/// took 32 bytes of every connection (issue 13).
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Word(u8);
+
+#[cfg(test)]
+mod word_tests {
+    use super::Word;
+
+    #[test]
+    fn words_read_print_and_serialise_as_their_text() {
+        for w in ["ok", "info", "warning", "critical", "none", "cm", "psn", "address"] {
+            assert_eq!(Word::new(w).as_str(), w);
+            assert_eq!(Word::new(w), w);
+            assert_eq!(serde_json::to_string(&Word::new(w)).unwrap(), format!("\"{w}\""));
+        }
+        assert_eq!(Word::new("other"), "none");
+        assert_eq!(format!("[{:<8}]", Word::new("cm")), "[cm      ]");
+    }
+}
+
+impl Word {
+    const WORDS: [&'static str; 8] = ["ok", "info", "warning", "critical", "none", "cm", "psn", "address"];
+
+    /// The word for `text` when it is one of the report's fixed words ("ok", "info",
+    /// "warning", "critical", "none", "cm", "psn", "address"); else "none".
+    pub fn new(text: &str) -> Word {
+        Word(Self::WORDS.iter().position(|w| *w == text).map_or(4, |i| i as u8))
+    }
+
+    /// Its text.
+    pub fn as_str(self) -> &'static str {
+        Self::WORDS.get(usize::from(self.0)).copied().unwrap_or("none")
+    }
+}
+
+impl std::ops::Deref for Word {
+    type Target = str;
+    fn deref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl std::fmt::Display for Word {
+    /// Padded as a `str` is (`{:<8}`).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.pad(self.as_str())
+    }
+}
+
+impl std::fmt::Debug for Word {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:?}", self.as_str())
+    }
+}
+
+impl PartialEq<&str> for Word {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+impl Serialize for Word {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+/// A connection's flow indices, one or two, held inline (a `Vec` per connection was one
+/// allocation each: 3 MB at 100k connections, issue 13). Reads as a slice; written as a list.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ConnFlows {
+    ids: [usize; 2],
+    len: u8,
+}
+
+impl ConnFlows {
+    /// A flow whose other direction was not seen.
+    pub fn one(a: usize) -> Self {
+        ConnFlows { ids: [a, a], len: 1 }
+    }
+
+    /// Both directions: `a` to `b`'s flow, then its reverse.
+    pub fn two(a: usize, b: usize) -> Self {
+        ConnFlows { ids: [a, b], len: 2 }
+    }
+}
+
+impl std::ops::Deref for ConnFlows {
+    type Target = [usize];
+    fn deref(&self) -> &[usize] {
+        self.ids.get(..usize::from(self.len)).unwrap_or(&[])
+    }
+}
+
+impl<'a> IntoIterator for &'a ConnFlows {
+    type Item = &'a usize;
+    type IntoIter = std::slice::Iter<'a, usize>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
+
+impl Serialize for ConnFlows {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.iter())
+    }
+}
+
+/// Two directions of one QP connection (or one direction whose partner was not seen).
+#[derive(Clone, Debug, Serialize)]
+pub struct Connection {
+    /// Capture point (index into `Report::points`).
+    pub point: u16,
+    /// One end (written as text, "10.0.0.1"; held as an address, with no allocation: a
+    /// report of 100k connections held 6 MB of address strings).
+    pub a: std::net::IpAddr,
+    /// The other.
+    pub b: std::net::IpAddr,
+    /// QP of `a` (the destination QP of the b-to-a flow), when known.
+    pub a_qpn: Option<u32>,
+    /// QP of `b`.
+    pub b_qpn: u32,
+    /// Flow indices: a-to-b, then b-to-a when paired.
+    pub flows: ConnFlows,
+    /// `cm`, `psn`, `address` or `none`.
+    pub pairing: Word,
+    /// Packets both ways.
+    pub packets: u64,
+    /// Wire bytes both ways.
+    pub bytes: u64,
+    /// Worst finding on its flows: `critical`, `warning`, `info` or `ok`.
+    pub health: Word,
+}
+
+/// A connection's figures summed over its directions: what a one-line view of it (the text
+/// report's table, the UI's QPs row) shows.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ConnectionTotals {
+    /// Packets.
+    pub packets: u64,
+    /// Wire bytes.
+    pub bytes: u64,
+    /// First and last packet, ns since the epoch.
+    pub first_ns: i64,
+    /// Last packet.
+    pub last_ns: i64,
+    /// Messages.
+    pub messages: u64,
+    /// PSN gaps.
+    pub gaps: u64,
+    /// Retransmissions of any cause.
+    pub retransmits: u64,
+    /// NAK-driven retransmissions.
+    pub retransmits_nak: u64,
+    /// Timeout retransmissions.
+    pub retransmits_timeout: u64,
+    /// NAKs of every code but RNR.
+    pub naks: u64,
+    /// RNR NAKs.
+    pub rnr: u64,
+    /// CE-marked packets.
+    pub ce: u64,
+    /// CNPs sent.
+    pub cnps: u64,
+    /// The busiest window of both directions together (see [`crate::stats::rates`]).
+    pub peak_gbps: f64,
+    /// Both directions over the windows from the connection's first to its last: the same
+    /// basis as `peak_gbps`, never above it. Read it with [`ConnectionTotals::mean_gbps`].
+    pub mean_gbps_windows: f64,
+    /// Sum of the directions' last-bin rates.
+    pub now_gbps: f64,
+    /// DSCP values seen, sorted.
+    pub dscp: Vec<u8>,
+    /// PCP values seen, sorted.
+    pub pcp: Vec<u8>,
+    /// The UDP source port (ECMP entropy) of each direction: (sender, port of its first
+    /// RoCEv2 packet), RoCEv1 directions left out.
+    pub udp_src_ports: Vec<(String, u16)>,
+}
+
+impl ConnectionTotals {
+    /// CE-marked share of the packets, in percent.
+    pub fn ce_percent(&self) -> f64 {
+        if self.packets > 0 {
+            self.ce as f64 * 100.0 / self.packets as f64
+        } else {
+            0.0
+        }
+    }
+
+    /// Mean Gb/s over the windows the connection spans, on the same basis as `peak_gbps`
+    /// (so never above it).
+    pub fn mean_gbps(&self) -> f64 {
+        self.mean_gbps_windows
+    }
+}
+
+impl Report {
+    /// Packets the capture itself dropped, as far as it recorded them: a live run's libpcap
+    /// counters (`capture`) and every point's pcapng statistics (`points[].capture_counters`).
+    /// Findings may reflect capture loss when it is not zero.
+    pub fn capture_dropped(&self) -> u64 {
+        let live = self.capture.as_ref().map_or(0, |c| c.kernel_dropped.saturating_add(c.if_dropped));
+        self.points
+            .iter()
+            .filter_map(|p| p.capture_counters.as_ref().and_then(|c| c.dropped))
+            .fold(live, u64::saturating_add)
+    }
+
+    /// Sum `c`'s directions.
+    pub fn connection_totals(&self, c: &Connection) -> ConnectionTotals {
+        let flows: Vec<&FlowReport> = c.flows.iter().filter_map(|i| self.flows.get(*i)).collect();
+        self.totals_of(&flows)
+    }
+
+    /// The totals of a connection whose flows are `flows`.
+    fn totals_of(&self, flows: &[&FlowReport]) -> ConnectionTotals {
+        let sum = |g: &dyn Fn(&FlowReport) -> u64| flows.iter().map(|f| g(f)).sum::<u64>();
+        let sorted = |g: &dyn Fn(&FlowReport) -> &[u8]| {
+            let mut v: Vec<u8> = flows.iter().flat_map(|f| g(f).iter().copied()).collect();
+            v.sort_unstable();
+            v.dedup();
+            v
+        };
+        // Both directions' bins together, over the capture's span; a report without the
+        // series (`Analyzer::report_counters`) gives the busier direction's figures.
+        let capture_ns =
+            self.summary.end_ns.zip(self.summary.start_ns).map_or(0, |(e, s)| (e - s).max(0) as u64);
+        let series: Vec<Series<'_>> = flows
+            .iter()
+            .map(|f| Series {
+                width_ns: f.throughput.bin_ns,
+                bytes: &f.throughput.bins,
+                packets: &f.throughput.packets,
+            })
+            .collect();
+        let rate = if flows.iter().any(|f| f.bytes > 0 && f.throughput.bins.is_empty()) {
+            flows
+                .iter()
+                .max_by_key(|f| f.bytes)
+                .map(|f| Rate { mean_gbps: f.throughput.mean_gbps, peak_gbps: f.throughput.peak_gbps })
+                .unwrap_or_default()
+        } else {
+            rates(&series, capture_ns)
+        };
+        ConnectionTotals {
+            packets: sum(&|f| f.packets),
+            bytes: sum(&|f| f.bytes),
+            first_ns: flows.iter().map(|f| f.first_ns).min().unwrap_or(0),
+            last_ns: flows.iter().map(|f| f.last_ns).max().unwrap_or(0),
+            messages: sum(&|f| f.messages),
+            gaps: sum(&|f| f.psn.gaps),
+            retransmits: sum(&|f| f.psn.retransmits),
+            retransmits_nak: sum(&|f| f.psn.retransmits_nak),
+            retransmits_timeout: sum(&|f| f.psn.retransmits_timeout),
+            naks: sum(&|f| {
+                f.naks.psn_seq_err
+                    + f.naks.invalid_request
+                    + f.naks.remote_access
+                    + f.naks.remote_operational
+                    + f.naks.invalid_rd
+                    + f.naks.other
+            }),
+            rnr: sum(&|f| f.naks.rnr),
+            ce: sum(&|f| f.ecn.ce),
+            cnps: sum(&|f| f.cnps),
+            peak_gbps: rate.peak_gbps,
+            mean_gbps_windows: rate.mean_gbps,
+            now_gbps: flows
+                .iter()
+                .map(|f| {
+                    f.throughput.bins.last().copied().unwrap_or(0) as f64 * 8.0
+                        / f.throughput.bin_ns.max(1) as f64
+                })
+                .sum(),
+            dscp: sorted(&|f| &f.dscp),
+            pcp: sorted(&|f| &f.pcp),
+            udp_src_ports: flows.iter().filter_map(|f| Some((f.src.clone(), f.udp_src_port?))).collect(),
+        }
+    }
+}
+
+/// Which RoCE frames a pausing MAC's pauses stop, as judged at its capture point (PFC is hop
+/// by hop: a pause stops the pausing MAC's link peer; `crate::link`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PauseDirection {
+    /// The pausing MAC sends RoCE here (a host, or a switch's routed port whose MAC is
+    /// every frame's next hop): the frames sent to it.
+    ToPausingMac,
+    /// It sends none (a switch port in an L2 fabric): the frames its link peer, the
+    /// capture point's station, sends to anyone (and any sent to it).
+    FromLinkPeer,
+    /// It sends none and the link peer cannot be told (one conversation, or a capture point
+    /// on several links): only frames sent to it, of which there may be none.
+    Unknown,
+}
+
+/// One PFC or PAUSE timeline.
+#[derive(Clone, Debug, Serialize)]
+pub struct PauseReport {
+    /// Capture point (index into `Report::points`).
+    pub point: u16,
+    /// Source MAC.
+    pub src_mac: String,
+    /// `pfc` or `pause`.
+    pub kind: PauseKind,
+    /// Priority (0 for 802.3x PAUSE, which stops the whole link).
+    pub priority: u8,
+    /// Frames with non-zero quanta.
+    pub pause_frames: u64,
+    /// XON frames (quanta 0).
+    pub xon_frames: u64,
+    /// Sum of quanta.
+    pub quanta_total: u64,
+    /// Paused time.
+    pub paused_ns: i64,
+    /// Paused microseconds per second of capture (the unit of mlx5 and switch counters).
+    pub pause_us_per_s: f64,
+    /// Most paused microseconds in any one second.
+    pub max_pause_us_per_s: f64,
+    /// Link speed used for quanta.
+    pub link_bps: u64,
+    /// Paused intervals (the first 512).
+    pub intervals: Vec<Interval>,
+    /// Intervals not listed.
+    pub intervals_dropped: u64,
+    /// Storm runs.
+    pub storms: Vec<Storm>,
+    /// The longest pause during which the RoCE traffic towards the pausing side stopped
+    /// (all RoCE on the priority when none was ever sent to `src_mac`).
+    pub deadlock_hint: Option<Interval>,
+    /// RoCE packets on this priority in the capture.
+    pub roce_packets_on_priority: u64,
+    /// First frame.
+    pub first_frame: u64,
+    /// RoCE packets to `src_mac` on this priority at this capture point (802.3x PAUSE: on
+    /// any priority), in the whole capture. Zero: the pausing MAC receives no RoCE here (a
+    /// switch port in an L2 fabric, or a one-way capture), so which traffic its pauses
+    /// stop cannot be told.
+    pub roce_to_mac: u64,
+    /// Which frames the pauses were judged on (docs/verdicts.md "PFC and PAUSE").
+    pub direction: PauseDirection,
+    /// The station at the other end of the link, whose frames the pauses stop, when
+    /// `src_mac` sends no RoCE at this point (a switch port in an L2 fabric): the one MAC in
+    /// nearly every RoCE frame here. `None` otherwise, or when it cannot be told.
+    pub link_peer: Option<String>,
+    /// RoCE packets the pauses stop (to `src_mac`, or from `link_peer`) on the paused
+    /// priority that arrived while it was paused, more than `config.pause_allowance_ns`
+    /// after the pause took effect.
+    pub ignored_frames: u64,
+    /// Of those, the ones `link_peer` sent.
+    pub ignored_from_peer: u64,
+    /// How long after its pause took effect the latest of them arrived (0 when none).
+    pub ignored_max_delay_ns: i64,
+}
+
+/// A duration in µs with one decimal (below 10 ms), else ms.
+fn us_text(ns: i64) -> String {
+    if ns < 10_000_000 {
+        format!("{:.1} µs", ns as f64 / 1e3)
+    } else {
+        format!("{:.3} ms", ns as f64 / 1e6)
+    }
+}
+
+/// The QoS audit.
+#[derive(Clone, Debug, Serialize)]
+pub struct AuditReport {
+    /// Expectations given.
+    pub expected: AuditConfig,
+    /// Differences found.
+    pub violations: Vec<Violation>,
+}
+
+/// Settings used.
+#[derive(Clone, Debug, Serialize)]
+pub struct ConfigReport {
+    /// Link speed for pause quanta when the capture gives none.
+    pub link_speed_bps: u64,
+    /// Storm window.
+    pub storm_window_ns: i64,
+    /// Storm threshold (paused fraction).
+    pub storm_threshold: f64,
+    /// Deadlock hint threshold.
+    pub deadlock_ns: i64,
+    /// How long after a pause took effect RoCE to the pausing MAC may still arrive
+    /// (`--pause-allowance-us`); later frames ignored the pause.
+    pub pause_allowance_ns: i64,
+    /// Mirror duplicates analysed as packets of their own (`--keep-duplicates`).
+    pub keep_duplicates: bool,
+}
+
+fn bits(mask: u64) -> Vec<u8> {
+    (0..64u8).filter(|b| mask & (1 << b) != 0).collect()
+}
+
+/// The name of a worst severity (`ok` for none).
+fn health_name(s: Option<Severity>) -> &'static str {
+    match s {
+        Some(Severity::Critical) => "critical",
+        Some(Severity::Warning) => "warning",
+        Some(Severity::Info) => "info",
+        None => "ok",
+    }
+}
+
+/// How long the capture has lasted: the span the throughput bins cover.
+fn capture_ns(a: &Analyzer) -> u64 {
+    let t = &a.totals;
+    t.end_ns.zip(t.start_ns).map_or(0, |(e, s)| (e - s).max(0) as u64)
+}
+
+fn plural(n: u64, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+fn ms(ns: u64) -> String {
+    format!("{:.3} ms", ns as f64 / 1e6)
+}
+
+/// A duration as µs (below 10 ms) or ms.
+fn us(ns: i64) -> String {
+    if ns < 10_000_000 {
+        format!("{:.1} µs", ns as f64 / 1e3)
+    } else {
+        format!("{:.3} ms", ns as f64 / 1e6)
+    }
+}
+
+pub(crate) fn build(a: &Analyzer, detail: bool) -> Report {
+    build_with(a, detail, true).0
+}
+
+/// The report, with its per-flow entries or without them (`flows` left empty: they are
+/// built one at a time by [`StreamedReport`]), and every flow's worst finding.
+pub(crate) fn build_with(a: &Analyzer, detail: bool, with_flows: bool) -> (Report, Vec<Option<Severity>>) {
+    let t = &a.totals;
+    let mut flows: Vec<FlowReport> = if with_flows {
+        // Sized once: a FlowReport is over a kilobyte, and growing by doubling would leave up
+        // to half of the largest allocation unused (300 MB at half a million flows).
+        let mut v = Vec::with_capacity(a.flows.len());
+        v.extend(a.flows.iter().enumerate().map(|(i, f)| flow_report(i, f, a, detail)));
+        v
+    } else {
+        Vec::new()
+    };
+
+    let mut findings = FindingSink::new(a.flows.len(), a.cfg.findings_per_kind);
+    findings.set_sampled(a.cfg.sampling.is_some());
+    let mut violations = Vec::new();
+    let points = a.points();
+    let pfc = pauses::pause_reports(a, &points, &mut findings, &mut violations);
+
+    let incast = crate::incast::report(a, &pfc, &mut findings);
+
+    qos::audit_violations(a, &mut violations);
+
+    for (i, f) in a.flows.iter().enumerate() {
+        flow_findings(i, f, a, &mut findings);
+    }
+    one_direction_finding(a, &mut findings);
+    qos_findings(&violations, &mut findings, a);
+    capture::capture_findings(t, &mut findings);
+    let between = point_losses(a, &mut findings);
+    // Every flow's worst finding and the severity counts include the folded findings.
+    let counts = findings.counts();
+    let suppressed = findings.suppressed();
+    let flow_worst = findings.flow_worst().to_vec();
+    let findings = findings.finish(|i| a.flows.get(i).map_or_else(|| format!("flow {i}"), |f| qp_name(f, a)));
+
+    for (f, w) in flows.iter_mut().zip(&flow_worst) {
+        f.health = health_name(*w);
+    }
+    let connections = connections::connections(a, &flow_worst);
+
+    let sampled = a.cfg.sampling.map(|cfg| {
+        let seen = a.sampling_seen();
+        let (lo, hi) = if seen.samples == 0 { (cfg.rate, cfg.rate) } else { (seen.rate_min, seen.rate_max) };
+        SampledReport {
+            source: cfg.source,
+            rate: (lo == hi).then_some(lo),
+            rate_min: lo,
+            rate_max: hi,
+            samples: seen.samples,
+            loss_verdicts: false,
+            suppressed_findings: suppressed,
+            latency_upper_bound: true,
+        }
+    });
+    let report = Report {
+        sflow: a.sflow_summary(),
+        sampled,
+        counters: None,
+        input_errors: Vec::new(),
+        interrupted: false,
+        interrupted_at: None,
+        schema_version: SCHEMA_VERSION,
+        summary: Summary {
+            packets: t.packets,
+            roce: t.roce,
+            roce_v1: t.roce_v1,
+            non_roce: t.non_roce,
+            malformed: t.malformed,
+            tunnel_undecoded: t.tunnel_undecoded,
+            icrc_bad: t.icrc_bad,
+            icrc_truncated: t.icrc_truncated,
+            pfc_frames: t.pfc_frames,
+            pause_frames: t.pause_frames,
+            cnps: t.cnps,
+            start_ns: t.start_ns,
+            end_ns: t.end_ns,
+            flows: a.flows.len() as u64,
+            connections: connections.len() as u64,
+            roce_bytes: t.roce_bytes,
+            pmtu: a.pmtu(),
+            duplicates: t.duplicates,
+            empty_records: 0,
+            flows_evicted: t.flows_evicted,
+            evicted_packets: t.evicted_packets,
+            evicted_bytes: t.evicted_bytes,
+            findings: counts,
+        },
+        findings,
+        flows,
+        connections,
+        pfc,
+        timeline: a.fabric_report(),
+        incast,
+        overlay: a.overlay.report(),
+        audit: AuditReport { expected: a.cfg.audit.clone(), violations },
+        config: ConfigReport {
+            link_speed_bps: a.cfg.link_speed_bps,
+            storm_window_ns: a.cfg.pfc.storm_window_ns,
+            storm_threshold: a.cfg.pfc.storm_threshold,
+            deadlock_ns: a.cfg.pfc.deadlock_ns,
+            pause_allowance_ns: a.cfg.pfc.pause_allowance_ns,
+            keep_duplicates: a.cfg.keep_duplicates,
+        },
+        capture: None,
+        points: points::point_reports(a, points),
+        between,
+    };
+    (report, flow_worst)
+}

@@ -1,0 +1,154 @@
+//! A report whose per-flow entries are built as they are written.
+
+use super::*;
+
+/// A report whose per-flow entries are built one at a time, as they are written
+/// ([`Analyzer::report_streamed`]): a million flows' entries never sit in memory together.
+/// It serialises to the same JSON as the [`Report`] [`Analyzer::report`] gives.
+pub struct StreamedReport<'a> {
+    /// Everything but the per-flow entries (`flows` is empty).
+    pub report: Report,
+    analyzer: &'a Analyzer,
+    worst: Vec<Option<Severity>>,
+}
+
+impl<'a> StreamedReport<'a> {
+    pub(crate) fn new(analyzer: &'a Analyzer) -> Self {
+        let (report, worst) = build_with(analyzer, true, false);
+        StreamedReport { report, analyzer, worst }
+    }
+
+    /// Number of flows.
+    pub fn flow_count(&self) -> usize {
+        self.analyzer.flows.len()
+    }
+
+    /// The entry of flow `id`, as `Report::flows[id]` would hold it.
+    pub fn flow(&self, id: usize) -> Option<FlowReport> {
+        let f = self.analyzer.flows.get(id)?;
+        let mut r = flow_report(id, f, self.analyzer, true);
+        r.health = health_name(self.worst.get(id).copied().flatten());
+        Some(r)
+    }
+
+    /// The entry of flow `id` without its throughput series, as
+    /// [`Analyzer::report_counters`] gives it (what an exporter needs).
+    pub fn flow_counters(&self, id: usize) -> Option<FlowReport> {
+        let f = self.analyzer.flows.get(id)?;
+        let mut r = flow_report(id, f, self.analyzer, false);
+        r.health = health_name(self.worst.get(id).copied().flatten());
+        Some(r)
+    }
+
+    /// The flows that received CNPs (their `cc` is set), in flow order.
+    pub fn cnp_receivers(&self) -> impl Iterator<Item = usize> + '_ {
+        self.analyzer
+            .flows
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| f.cc().is_some() && f.cold().cnps_received > 0)
+            .map(|(i, _)| i)
+    }
+
+    /// The `n` flows with the busiest bin at the `--bin` width, busiest first (ties in flow
+    /// order), with their entries: what a microburst list shows. Ranked from each flow's
+    /// [`crate::stats::Burst`] alone, so only the `n` entries are built.
+    pub fn top_bursts(&self, n: usize) -> Vec<FlowReport> {
+        let mut ranked: Vec<(u64, usize)> = self
+            .analyzer
+            .flows
+            .iter()
+            .enumerate()
+            .map(|(i, f)| (f.bins.burst().peak_gbps.to_bits(), i))
+            .filter(|(g, _)| f64::from_bits(*g) > 0.0)
+            .collect();
+        // Non-negative floats order as their bits do.
+        ranked.sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+        ranked.into_iter().take(n).filter_map(|(_, i)| self.flow(i)).collect()
+    }
+
+    /// Totals of a connection, as [`Report::connection_totals`] gives them.
+    pub fn connection_totals(&self, c: &Connection) -> ConnectionTotals {
+        let flows: Vec<FlowReport> = c.flows.iter().filter_map(|i| self.flow(*i)).collect();
+        let refs: Vec<&FlowReport> = flows.iter().collect();
+        self.report.totals_of(&refs)
+    }
+}
+
+/// The flows of a [`StreamedReport`], serialised one by one.
+struct LazyFlows<'r, 'a>(&'r StreamedReport<'a>);
+
+impl Serialize for LazyFlows<'_, '_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeSeq;
+        let mut seq = s.serialize_seq(Some(self.0.flow_count()))?;
+        for id in 0..self.0.flow_count() {
+            if let Some(f) = self.0.flow(id) {
+                seq.serialize_element(&f)?;
+            }
+        }
+        seq.end()
+    }
+}
+
+/// [`Report`]'s fields in its order, with the flows built as they are written.
+#[derive(Serialize)]
+struct ReportView<'r, 'a> {
+    schema_version: u32,
+    summary: &'r Summary,
+    findings: &'r [Finding],
+    flows: LazyFlows<'r, 'a>,
+    connections: &'r [Connection],
+    pfc: &'r [PauseReport],
+    timeline: &'r crate::fabric::FabricReport,
+    incast: &'r [crate::incast::IncastReport],
+    #[serde(skip_serializing_if = "<[crate::overlay::VtepPairReport]>::is_empty")]
+    overlay: &'r [crate::overlay::VtepPairReport],
+    audit: &'r AuditReport,
+    config: &'r ConfigReport,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    capture: Option<&'r CaptureCounters>,
+    points: &'r [PointReport],
+    between: &'r [PointLoss],
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    input_errors: &'r [String],
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    interrupted: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    interrupted_at: Option<&'r Interruption>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    sampled: Option<&'r SampledReport>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    sflow: Option<&'r SflowReport>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    counters: Option<&'r crate::nic_counters::CountersReport>,
+}
+
+impl Serialize for StreamedReport<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let r = &self.report;
+        ReportView {
+            schema_version: r.schema_version,
+            summary: &r.summary,
+            findings: &r.findings,
+            flows: LazyFlows(self),
+            connections: &r.connections,
+            pfc: &r.pfc,
+            timeline: &r.timeline,
+            incast: &r.incast,
+            overlay: &r.overlay,
+            audit: &r.audit,
+            config: &r.config,
+            capture: r.capture.as_ref(),
+            points: &r.points,
+            between: &r.between,
+            input_errors: &r.input_errors,
+            interrupted: r.interrupted,
+            interrupted_at: r.interrupted_at.as_ref(),
+            sampled: r.sampled.as_ref(),
+            sflow: r.sflow.as_ref(),
+            counters: r.counters.as_ref(),
+        }
+        .serialize(s)
+    }
+}
