@@ -27,6 +27,7 @@ command -v hyperfine >/dev/null || { echo "install hyperfine (apt-get install hy
 
 cargo build --release -q -p rocescope -p rocescope-samplegen
 cargo build --release -q -p rocescope-capture --example pcap_read_loop --example read_floor
+cargo build --release -q -p rocescope-analyzer --features capture --example stages
 for n in "$small" "$large"; do
   ./target/release/rocescope-samplegen --bulk "$work/bulk$n.pcap" --packets "$n" --qps 1000 --payload 1024 --snap 128 >/dev/null
   ./target/release/rocescope-samplegen --bulk "$work/mixed$n.pcap" --packets "$n" --qps 1024 --msg-pkts 3 --payload 1024 \
@@ -57,6 +58,29 @@ for name, x in zip(names, r):
 PY
   /usr/bin/time -f "  report peak RSS: %M KB" ./target/release/rocescope report -r "$f" --json --threads 1 >/dev/null
 done
+done
+# Where the time goes (analyzer/examples/stages.rs): the records read and classified, then
+# also the capture-wide figures, then also the flows, each against the libpcap loop.
+for kind in bulk mixed; do
+  f="$work/$kind$small.pcap"
+  echo "== stages, $kind, $small frames (one core)"
+  hyperfine -N -w 1 -r 10 --export-json "$work/hf.json" \
+    "taskset -c 1 ./target/release/examples/pcap_read_loop $f" \
+    "taskset -c 1 ./target/release/examples/stages classify $f" \
+    "taskset -c 1 ./target/release/examples/stages capture-wide $f" \
+    "taskset -c 1 ./target/release/examples/stages all $f" >/dev/null 2>&1
+  python3 - "$work/hf.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))["results"]
+names = ["libpcap read loop", "read + classify", "+ capture-wide", "+ flows"]
+loop = r[0]["median"]
+prev = None
+for name, x in zip(names, r):
+    med = x["median"]
+    step = "" if prev is None or name == names[1] else f", this stage {(med - prev)*1e3:4.0f} ms"
+    print(f"  {name:18s} median {med*1e3:5.0f} ms: {med/loop:.2f}x the libpcap loop{step}")
+    prev = med
+PY
 done
 if command -v tshark >/dev/null; then
   f="$work/bulk$small.pcap"
