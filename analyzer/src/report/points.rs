@@ -21,41 +21,33 @@ pub(super) fn point_losses(a: &Analyzer, findings: &mut FindingSink) -> Vec<Poin
     let Some(m) = a.matcher() else { return Vec::new() };
     let mut out = Vec::new();
     for (x, y) in m.untied_pairs() {
-        findings.push(Finding {
-            severity: Severity::Info,
-            kind: FindingKind::PointsUnmatched,
-            title: format!(
+        findings.push(Finding::about_capture(
+            Severity::Info,
+            FindingKind::PointsUnmatched,
+            format!(
                 "{} and {} captured the same flows, but no packet was seen at both within --match-window-ms ({} ms): their clocks are further apart than that, so losses between them are not counted (raise the window)",
                 point_name(a, x),
                 point_name(a, y),
                 a.cfg.match_window_ns / 1_000_000
             ),
-            flow: None,
-            src_mac: None,
-            priority: None,
-            evidence: Vec::new(),
-            weight: 0,
-            folded: None,
-        });
+            Vec::new(),
+            0,
+        ));
     }
     if a.cfg.points.len() > m.points() {
-        findings.push(Finding {
-            severity: Severity::Info,
-            kind: FindingKind::PointsUnmatched,
-            title: format!(
+        findings.push(Finding::about_capture(
+            Severity::Info,
+            FindingKind::PointsUnmatched,
+            format!(
                 "{} capture points: only the first {} are compared for packets lost between them; from {} on, each keeps its own view (matching takes the first {} points of merged captures, and none found while reading)",
                 a.cfg.points.len(),
                 m.points(),
                 point_name(a, u16::try_from(m.points()).unwrap_or(u16::MAX)),
                 crate::crosspoint::MAX_POINTS,
             ),
-            flow: None,
-            src_mac: None,
-            priority: None,
-            evidence: Vec::new(),
-            weight: 0,
-            folded: None,
-        });
+            Vec::new(),
+            0,
+        ));
     }
     for (key, from, to, lost) in m.losses() {
         let flow = a.flows.find(&key.at(from));
