@@ -19,7 +19,7 @@ use crate::link::{ethertype, LinkType};
 use crate::opcode::{ExtKind, Opcode, OpcodeOptions, Transport};
 use crate::packet::{DecodeOptions, Link, Packet, RoceVersion};
 use crate::Ip;
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use std::net::{IpAddr, Ipv4Addr};
 
 /// What the analysis needs of a common RoCEv2 frame: the fields a full decode would give,
 /// copied out (the value borrows nothing).
@@ -151,18 +151,11 @@ pub fn classify(link_type: LinkType, data: &[u8], opts: &DecodeOptions) -> Optio
             (IpAddr::V4(s), IpAddr::V4(d), tos, ttl, ident, total, usize::from(total), &h[..])
         }
         ethertype::IPV6 => {
+            let ([v, c, f1, f2, l0, l1, _, hop], s, d) = crate::peek::ipv6_udp(data, off)?;
             let h: &[u8; 40] = data.get(off..)?.first_chunk()?;
-            let (fixed, addrs) = h.split_first_chunk::<8>()?;
-            let (s, d) = addrs.split_first_chunk::<16>()?;
-            let d: &[u8; 16] = d.first_chunk()?;
-            let [v, c, f1, f2, l0, l1, next, hop] = *fixed;
-            if v >> 4 != 6 || next != 17 {
-                return None;
-            }
             let tos = (v << 4) | (c >> 4);
             let label = (u32::from(c & 0x0F) << 16) | (u32::from(f1) << 8) | u32::from(f2);
             let plen = u16::from_be_bytes([l0, l1]);
-            let (s, d) = (Ipv6Addr::from(*s), Ipv6Addr::from(*d));
             (IpAddr::V6(s), IpAddr::V6(d), tos, hop, label, plen, 40 + usize::from(plen), &h[..])
         }
         _ => return None,
