@@ -235,15 +235,13 @@ pub fn run(args: &ExportArgs) -> anyhow::Result<ExitCode> {
                 |rec, packet, common| {
                     let mut w = st.borrow_mut();
                     w.frames = rec.number_after(w.frames);
-                    if let Some(c) = common {
-                        let n = w.frames;
-                        w.analyzer.push_common_record(n, rec, c);
-                        w.cap_flows();
-                    } else if let Some(p) = packet {
-                        let n = w.frames;
-                        w.analyzer.push_frame(n, rec, p, &opts);
-                        w.cap_flows();
+                    let n = w.frames;
+                    match (common, packet) {
+                        (Some(c), _) => w.analyzer.push_common_record(n, rec, c),
+                        (None, Some(p)) => w.analyzer.push_frame(n, rec, p, &opts),
+                        (None, None) => {}
                     }
+                    w.cap_flows();
                     w.maybe_publish(&shared, &name);
                     Ok(Flow::Continue)
                 },

@@ -259,21 +259,20 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
                     return Ok(Flow::Stop);
                 }
                 bytes_read += driver::record_cost(rec.caplen);
-                if let Some(c) = common {
-                    analyzer.push_common_record(number, rec, c);
-                    if live && analyzer.flows().len() > max_flows {
-                        analyzer.evict_over(max_flows);
+                match (common, packet) {
+                    (Some(c), _) => analyzer.push_common_record(number, rec, c),
+                    (None, Some(p)) => {
+                        analyzer.push_frame(number, rec, p, &opts);
+                        if let Some(out) = &mut parquet {
+                            out.push(number, rec, p, &opts);
+                        }
                     }
-                } else if let Some(p) = packet {
-                    analyzer.push_frame(number, rec, p, &opts);
-                    if let Some(out) = &mut parquet {
-                        out.push(number, rec, p, &opts);
-                    }
-                    // A live report runs as long as it is let: past --max-flows the least
-                    // recently seen flows go (a file's report keeps every flow).
-                    if live && analyzer.flows().len() > max_flows {
-                        analyzer.evict_over(max_flows);
-                    }
+                    (None, None) => return Ok(Flow::Continue),
+                }
+                // A live report runs as long as it is let: past --max-flows the least
+                // recently seen flows go (a file's report keeps every flow).
+                if live && analyzer.flows().len() > max_flows {
+                    analyzer.evict_over(max_flows);
                 }
                 Ok(Flow::Continue)
             },
