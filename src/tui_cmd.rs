@@ -480,7 +480,7 @@ fn worker(
                         "{:>6} {:>14} sFlow 1-in-{} | ",
                         number,
                         crate::output::rel_time(rel_ns),
-                        s.sampling_rate
+                        s.info.sampling_rate
                     );
                     sflow::sample_body(s, &opts, number, &mut line.summary);
                     line.fill(number, &s.record, seen.and_then(|x| x.flow));

@@ -146,24 +146,24 @@ impl Analyzer {
         for s in &dg.samples {
             self.sflow.report.flow_samples += 1;
             self.sflow.report.skipped_records += u64::from(s.other_records);
-            let key = (dg.agent, dg.sub_agent, s.source_type, s.source_index);
+            let key = (dg.agent, dg.sub_agent, s.info.source_type, s.info.source_index);
             let (point, at) = self.sflow_point(key);
             let st = &mut self.sflow;
             if let Some(src) = st.report.sources.get_mut(at) {
                 src.samples += 1;
-                src.sampling_rate = s.sampling_rate;
-                src.drops = s.drops;
+                src.sampling_rate = s.info.sampling_rate;
+                src.drops = s.info.drops;
             }
             if let Some(last) = st.last_seq.get_mut(at) {
                 if let Some(prev) = *last {
-                    let d = s.sequence.wrapping_sub(prev);
+                    let d = s.info.sequence.wrapping_sub(prev);
                     if d > 1 && d < 1 << 31 {
                         if let Some(src) = st.report.sources.get_mut(at) {
                             src.sequence_gaps += u64::from(d - 1);
                         }
                     }
                 }
-                *last = Some(s.sequence);
+                *last = Some(s.info.sequence);
             }
             for h in &s.headers {
                 let seen = SampleSeen { index, point, flow: None, analysed: false };
@@ -178,7 +178,7 @@ impl Analyzer {
                 let len = h.frame_length.saturating_sub(h.stripped).max(h.header.len() as u32);
                 let meta = FrameMeta { number, ts_ns, len, link_bps: None, point };
                 let roce_before = self.totals.roce;
-                self.push_sampled(&meta, &p, s.sampling_rate);
+                self.push_sampled(&meta, &p, s.info.sampling_rate);
                 let flow = (self.totals.roce > roce_before).then(|| self.last_flow()).flatten();
                 each(SampleSeen { flow, analysed: true, ..seen });
             }

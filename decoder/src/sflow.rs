@@ -117,9 +117,10 @@ pub struct Datagram<'a> {
     pub other_samples: u32,
 }
 
-/// A flow sample (format 1) or expanded flow sample (format 3).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct FlowSample<'a> {
+/// A flow sample's own fields (format 1, or 3: expanded), without its records: what a
+/// sampled header is reported with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FlowSampleInfo {
     /// From an expanded flow sample (format 3).
     pub expanded: bool,
     /// Sample sequence number (per data source).
@@ -138,6 +139,25 @@ pub struct FlowSample<'a> {
     pub input: u32,
     /// Output interface, as `input`.
     pub output: u32,
+}
+
+impl FlowSampleInfo {
+    /// The data source in words: `ifIndex 7`, `VLAN 100`, `entPhysical 3`, `source 9:5`.
+    pub fn source(&self) -> String {
+        match self.source_type {
+            0 => format!("ifIndex {}", self.source_index),
+            1 => format!("VLAN {}", self.source_index),
+            2 => format!("entPhysical {}", self.source_index),
+            t => format!("source {t}:{}", self.source_index),
+        }
+    }
+}
+
+/// A flow sample (format 1) or expanded flow sample (format 3).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FlowSample<'a> {
+    /// Its own fields.
+    pub info: FlowSampleInfo,
     /// Raw packet header records.
     pub headers: Vec<SampledHeader<'a>>,
     /// Records of other formats (extended switch, router, ...), skipped.
@@ -279,7 +299,7 @@ fn flow_sample<'a>(c: &Cursor<'a>, i: &'a [u8], expanded: bool) -> Result<FlowSa
         (i, inp, out)
     };
     let (mut i, n) = c.count(i, "flow records")?;
-    let mut s = FlowSample {
+    let info = FlowSampleInfo {
         expanded,
         sequence,
         source_type,
@@ -289,9 +309,8 @@ fn flow_sample<'a>(c: &Cursor<'a>, i: &'a [u8], expanded: bool) -> Result<FlowSa
         drops,
         input,
         output,
-        headers: Vec::new(),
-        other_records: 0,
     };
+    let mut s = FlowSample { info, headers: Vec::new(), other_records: 0 };
     for _ in 0..n {
         let (rest, (format, body)) = c.item(i, "flow record")?;
         if format == 1 {
@@ -355,9 +374,11 @@ mod tests {
             assert_eq!(dg.agent, IpAddr::V4(Ipv4Addr::new(10, 0, 0, 100)));
             assert_eq!((dg.sequence, dg.uptime_ms, dg.counter_samples, dg.other_samples), (42, 5000, 1, 0));
             let s = &dg.samples[0];
-            assert_eq!(s.expanded, expanded);
-            assert_eq!((s.sequence, s.source_type, s.source_index), (9, 0, 3));
-            assert_eq!((s.sampling_rate, s.sample_pool, s.drops, s.input, s.output), (4, 400, 0, 3, 7));
+            let i = s.info;
+            assert_eq!(i.expanded, expanded);
+            assert_eq!((i.sequence, i.source_type, i.source_index), (9, 0, 3));
+            assert_eq!((i.sampling_rate, i.sample_pool, i.drops, i.input, i.output), (4, 400, 0, 3, 7));
+            assert_eq!(i.source(), "ifIndex 3");
             assert_eq!(s.other_records, 1);
             assert_eq!(
                 s.headers,

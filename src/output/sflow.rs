@@ -44,24 +44,8 @@ pub struct Header {
 pub struct Sample<'a> {
     /// 1-based index of its flow sample in the datagram.
     pub flow_sample: usize,
-    /// An expanded flow sample (format 3).
-    pub expanded: bool,
-    /// The flow sample's sequence number.
-    pub sequence: u32,
-    /// Data source type (0 ifIndex, 1 VLAN, 2 entPhysicalEntry).
-    pub source_type: u32,
-    /// Data source index.
-    pub source_index: u32,
-    /// One packet in this many was sampled.
-    pub sampling_rate: u32,
-    /// Packets that could have been sampled.
-    pub sample_pool: u32,
-    /// Samples dropped by the agent.
-    pub drops: u32,
-    /// Input interface.
-    pub input: u32,
-    /// Output interface.
-    pub output: u32,
+    /// Its flow sample's own fields (sequence, source, rate, pool, drops, interfaces).
+    pub info: sflow::FlowSampleInfo,
     /// Header protocol (1 Ethernet, 11 IPv4, 12 IPv6).
     pub protocol: u32,
     /// Length of the sampled packet (as the agent counts it).
@@ -73,18 +57,6 @@ pub struct Sample<'a> {
     pub record: Record<'a>,
     /// The header decoded; `None` for a header protocol rocescope does not decode.
     pub packet: Option<Packet<'a>>,
-}
-
-impl Sample<'_> {
-    /// `ifIndex 7`, `VLAN 100`, `entPhysical 3`, `source 9:5`.
-    pub fn source(&self) -> String {
-        match self.source_type {
-            0 => format!("ifIndex {}", self.source_index),
-            1 => format!("VLAN {}", self.source_index),
-            2 => format!("entPhysical {}", self.source_index),
-            t => format!("source {t}:{}", self.source_index),
-        }
-    }
 }
 
 /// The link type a raw packet header of `protocol` is decoded as.
@@ -130,15 +102,7 @@ pub fn read<'a>(
             };
             samples.push(Sample {
                 flow_sample: i + 1,
-                expanded: s.expanded,
-                sequence: s.sequence,
-                source_type: s.source_type,
-                source_index: s.source_index,
-                sampling_rate: s.sampling_rate,
-                sample_pool: s.sample_pool,
-                drops: s.drops,
-                input: s.input,
-                output: s.output,
+                info: s.info,
                 protocol: h.protocol,
                 frame_length: h.frame_length,
                 stripped: h.stripped,
@@ -198,7 +162,8 @@ impl Datagram<'_> {
         let n = self.samples.len();
         for (i, s) in self.samples.iter().enumerate() {
             out.push('\n');
-            let _ = write!(out, "    sample {}/{n} {} 1-in-{}: ", i + 1, s.source(), s.sampling_rate);
+            let _ =
+                write!(out, "    sample {}/{n} {} 1-in-{}: ", i + 1, s.info.source(), s.info.sampling_rate);
             sample_body(s, opts, number, out);
         }
     }
@@ -233,14 +198,14 @@ impl Datagram<'_> {
                 "    Sample {}/{n} (flow sample {}{}), Sequence: {}, Source: {}, Sampling rate: 1 in {}, Sample pool: {}, Drops: {}, Input: {}, Output: {}",
                 i + 1,
                 s.flow_sample,
-                if s.expanded { ", expanded" } else { "" },
-                s.sequence,
-                s.source(),
-                s.sampling_rate,
-                s.sample_pool,
-                s.drops,
-                s.input,
-                s.output
+                if s.info.expanded { ", expanded" } else { "" },
+                s.info.sequence,
+                s.info.source(),
+                s.info.sampling_rate,
+                s.info.sample_pool,
+                s.info.drops,
+                s.info.input,
+                s.info.output
             );
             let _ = writeln!(
                 out,
@@ -292,15 +257,15 @@ impl Datagram<'_> {
             }
             let j = SampleJ {
                 flow_sample: s.flow_sample,
-                expanded: s.expanded,
-                sequence: s.sequence,
-                source_type: s.source_type,
-                source_index: s.source_index,
-                sampling_rate: s.sampling_rate,
-                sample_pool: s.sample_pool,
-                drops: s.drops,
-                input: s.input,
-                output: s.output,
+                expanded: s.info.expanded,
+                sequence: s.info.sequence,
+                source_type: s.info.source_type,
+                source_index: s.info.source_index,
+                sampling_rate: s.info.sampling_rate,
+                sample_pool: s.info.sample_pool,
+                drops: s.info.drops,
+                input: s.info.input,
+                output: s.info.output,
                 protocol: s.protocol,
                 frame_length: s.frame_length,
                 stripped: s.stripped,
