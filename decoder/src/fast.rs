@@ -151,8 +151,7 @@ pub fn classify(link_type: LinkType, data: &[u8], opts: &DecodeOptions) -> Optio
             (IpAddr::V4(s), IpAddr::V4(d), tos, ttl, ident, total, usize::from(total), &h[..])
         }
         ethertype::IPV6 => {
-            let ([v, c, f1, f2, l0, l1, _, hop], s, d) = crate::peek::ipv6_udp(data, off)?;
-            let h: &[u8; 40] = data.get(off..)?.first_chunk()?;
+            let (h, [v, c, f1, f2, l0, l1, _, hop], s, d) = crate::peek::ipv6_udp(data, off)?;
             let tos = (v << 4) | (c >> 4);
             let label = (u32::from(c & 0x0F) << 16) | (u32::from(f1) << 8) | u32::from(f2);
             let plen = u16::from_be_bytes([l0, l1]);

@@ -59,7 +59,7 @@ pub fn roce_v2(link_type: LinkType, data: &[u8], roce_port: u16) -> Option<Glanc
             (IpAddr::V4(src), IpAddr::V4(dst), off + ihl)
         }
         ethertype::IPV6 => {
-            let (_, s, d) = ipv6_udp(data, off)?;
+            let (_, _, s, d) = ipv6_udp(data, off)?;
             (IpAddr::V6(s), IpAddr::V6(d), off + 40)
         }
         _ => return None,
@@ -72,10 +72,10 @@ pub fn roce_v2(link_type: LinkType, data: &[u8], roce_port: u16) -> Option<Glanc
     Some(Glance { src, dst, udp_len: be16(udp + 4)?, opcode: data.get(udp + 8).copied() })
 }
 
-/// The IPv6 header at `off` when it is version 6 with UDP next: its first eight bytes (version,
-/// traffic class, flow label, payload length, next header, hop limit), source and destination.
-/// Shared by the glance and the fast path's classifier (`fast`).
-pub(crate) fn ipv6_udp(data: &[u8], off: usize) -> Option<([u8; 8], Ipv6Addr, Ipv6Addr)> {
+/// The IPv6 header at `off` when it is version 6 with UDP next: the whole header, its first
+/// eight bytes (version, traffic class, flow label, payload length, next header, hop limit),
+/// source and destination. Shared by the glance and the fast path's classifier (`fast`).
+pub(crate) fn ipv6_udp(data: &[u8], off: usize) -> Option<(&[u8; 40], [u8; 8], Ipv6Addr, Ipv6Addr)> {
     let h: &[u8; 40] = data.get(off..)?.first_chunk()?;
     let (fixed, addrs) = h.split_first_chunk::<8>()?;
     let (s, d) = addrs.split_first_chunk::<16>()?;
@@ -83,5 +83,5 @@ pub(crate) fn ipv6_udp(data: &[u8], off: usize) -> Option<([u8; 8], Ipv6Addr, Ip
     if fixed[0] >> 4 != 6 || fixed[6] != 17 {
         return None;
     }
-    Some((*fixed, Ipv6Addr::from(*s), Ipv6Addr::from(*d)))
+    Some((h, *fixed, Ipv6Addr::from(*s), Ipv6Addr::from(*d)))
 }
