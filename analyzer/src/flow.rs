@@ -141,19 +141,13 @@ pub struct FlowCold {
     pub cnps_received: u64,
     /// Packets with an invalid ICRC.
     pub icrc_bad: u64,
-    /// NAKs by code: PSN sequence error, invalid request, remote access, remote
-    /// operational, invalid RD request, other.
-    pub naks: [u64; 6],
-    /// RNR NAKs.
-    pub rnr: u64,
-    /// RNR timers asked for, microseconds (min, max).
-    pub rnr_timer_us: Option<(u32, u32)>,
+    /// NAKs and RNR NAKs ([`Flow::naks`]), allocated on the first: most flows with an
+    /// event (a CE mark, a CNP, a bad ICRC) have none (80 bytes off each of them).
+    naks: Option<Box<Naks>>,
     /// Starting PSN from CM, when captured.
     pub cm_start_psn: Option<u32>,
     /// The connection's ACK timeout from its CM REQ (local ACK timeout), when captured.
     pub cm_ack_timeout_ns: Option<i64>,
-    /// When the last NAK for this flow's requests arrived (for NAK-to-resend latency).
-    pub(crate) last_nak_ts: Option<i64>,
     /// The first few frames of each kind of event.
     pub evidence: Vec<(EvidenceKind, Evidence)>,
     /// Congestion-control state, allocated on the flow's first CE mark or first CNP
@@ -164,6 +158,23 @@ pub struct FlowCold {
     /// READ state ([`Flow::reads`]).
     reads: Option<Box<Reads>>,
 }
+
+/// A flow's NAKs and RNR NAKs (allocated on its first: [`Flow::naks`]).
+#[derive(Clone, Debug, Default)]
+pub struct Naks {
+    /// NAKs by code: PSN sequence error, invalid request, remote access, remote
+    /// operational, invalid RD request, other.
+    pub by_code: [u64; 6],
+    /// RNR NAKs.
+    pub rnr: u64,
+    /// RNR timers asked for, microseconds (min, max).
+    pub rnr_timer_us: Option<(u32, u32)>,
+    /// When the last NAK for this flow's requests arrived (for NAK-to-resend latency).
+    pub(crate) last_nak_ts: Option<i64>,
+}
+
+/// What a flow without NAKs reads as its NAKs.
+static NO_NAKS: Naks = Naks { by_code: [0; 6], rnr: 0, rnr_timer_us: None, last_nak_ts: None };
 
 /// A flow's READ requests and responses (allocated on its first READ: [`Flow::reads`]).
 #[derive(Clone, Debug, Default)]
@@ -197,12 +208,9 @@ static NO_EVENTS: FlowCold = FlowCold {
     cnps: 0,
     cnps_received: 0,
     icrc_bad: 0,
-    naks: [0; 6],
-    rnr: 0,
-    rnr_timer_us: None,
+    naks: None,
     cm_start_psn: None,
     cm_ack_timeout_ns: None,
-    last_nak_ts: None,
     evidence: Vec::new(),
     cc: None,
     latency: None,
@@ -306,6 +314,8 @@ pub struct Flow {
     pub uc: bool,
     /// Carries Mellanox DC packets (opcodes 0x40-0x5F read as DC).
     pub dc: bool,
+    /// How it was paired with the reverse flow (with the other one-byte fields: no padding).
+    pub pairing: Option<Pairing>,
     /// Path MTU implied by this flow's full-size First/Middle packets (0 unknown).
     pub pmtu: u32,
     /// The UDP source port of its first RoCEv2 packet: the ECMP entropy its NIC set for the
@@ -343,8 +353,6 @@ pub struct Flow {
     /// The analyzer's packet count when the flow was created (orders the flows of merged
     /// shards as one analysis would have: `parallel`).
     pub(crate) first_seq: u64,
-    /// How it was paired with the reverse flow.
-    pub pairing: Option<Pairing>,
 }
 
 impl Flow {
@@ -444,7 +452,17 @@ impl Flow {
 
     /// The time of the NAK a resend answers, taken (no allocation when there is none).
     pub(crate) fn take_nak_ts(&mut self) -> Option<i64> {
-        self.cold.as_mut().and_then(|c| c.last_nak_ts.take())
+        self.cold.as_mut().and_then(|c| c.naks.as_mut()).and_then(|n| n.last_nak_ts.take())
+    }
+
+    /// Its NAKs and RNR NAKs (all zero, and no allocation, until its first).
+    pub fn naks(&self) -> &Naks {
+        self.cold.as_deref().and_then(|c| c.naks.as_deref()).unwrap_or(&NO_NAKS)
+    }
+
+    /// Its NAKs, to count one: allocated (with the cold part) on the first.
+    pub(crate) fn naks_mut(&mut self) -> &mut Naks {
+        self.cold_mut().naks.get_or_insert_with(Box::default)
     }
 
     /// Its READ state (empty, and no allocation, until its first READ).
@@ -476,7 +494,7 @@ impl Flow {
 
     /// Total NAKs (all codes).
     pub fn nak_total(&self) -> u64 {
-        self.cold().naks.iter().sum()
+        self.naks().by_code.iter().sum()
     }
 
     /// CE fraction of the flow's packets.

@@ -26,6 +26,7 @@
 //! scan of that receiver's senders in the bin; state per receiver, fan-in counted up to
 //! [`MAX_SENDERS`] a bin.
 
+use crate::chunked::Chunked;
 use hashbrown::HashTable;
 use rustc_hash::FxHashMap;
 use serde::Serialize;
@@ -114,19 +115,33 @@ struct Busy {
     incast_max_bytes: u64,
 }
 
-/// One receiver at one capture point: about 100 bytes, the senders of the bin being filled
-/// as 32-bit hashes (the first inline), the busiest bin only once it had two senders.
+/// The bin a receiver is filling: a [`Busiest`] but its fan-in, which `Rx::senders` counts.
+#[derive(Clone, Copy, Debug, Default)]
+struct Cur {
+    bin: i64,
+    bytes: u64,
+    packets: u64,
+    ce: u64,
+    first_frame: u64,
+}
+
+/// One receiver at one capture point: 88 bytes, the senders of the bin being filled as
+/// 32-bit hashes (the first inline, the others boxed: most bins have one sender), the
+/// busiest bin only once it had two senders.
 #[derive(Clone, Debug)]
 struct Rx {
     point: u16,
     addr: IpAddr,
-    /// The bin being filled (`fan_in` unused: `senders` counts).
-    cur: Busiest,
+    /// The bin being filled.
+    cur: Cur,
     /// The first sender of the bin being filled (a hash), and how many distinct ones.
     first: u32,
     senders: u32,
-    /// The further distinct senders of the bin (hashes; up to [`MAX_SENDERS`] in all).
-    more: Vec<u32>,
+    /// The further distinct senders of the bin (hashes; up to [`MAX_SENDERS`] in all),
+    /// allocated on a bin's second sender and kept (emptied) for the next bins. Boxed: 8
+    /// bytes in every receiver, where a `Vec` took 24 (a million receivers, 16 MB).
+    #[allow(clippy::box_collection)]
+    more: Option<Box<Vec<u32>>>,
     busy: Option<Box<Busy>>,
 }
 
@@ -153,14 +168,24 @@ impl Rx {
                 busy.incast_max_bytes = busy.incast_max_bytes.max(self.cur.bytes);
             }
             let rank = |b: &Busiest| (b.fan_in, b.ce > 0, b.bytes);
-            let cur = Busiest { fan_in, ..self.cur };
+            let c = self.cur;
+            let cur = Busiest {
+                fan_in,
+                bin: c.bin,
+                bytes: c.bytes,
+                packets: c.packets,
+                ce: c.ce,
+                first_frame: c.first_frame,
+            };
             if rank(&cur) > rank(&busy.best) {
                 busy.best = cur;
             }
         }
-        self.cur = Busiest::default();
+        self.cur = Cur::default();
         self.senders = 0;
-        self.more.clear();
+        if let Some(m) = self.more.as_deref_mut() {
+            m.clear();
+        }
     }
 
     /// A sender of the bin being filled.
@@ -169,9 +194,12 @@ impl Rx {
         if self.senders == 0 {
             self.first = h;
             self.senders = 1;
-        } else if h != self.first && !self.more.contains(&h) && (self.senders as usize) < MAX_SENDERS {
-            self.more.push(h);
-            self.senders += 1;
+        } else if h != self.first && (self.senders as usize) < MAX_SENDERS {
+            let more = self.more.get_or_insert_with(Box::default);
+            if !more.contains(&h) {
+                more.push(h);
+                self.senders += 1;
+            }
         }
     }
 
@@ -197,7 +225,7 @@ impl Rx {
 pub struct FanIn {
     /// Receivers by (point, address): ids into `rx` (4 bytes each).
     index: HashTable<u32>,
-    rx: Vec<Rx>,
+    rx: Chunked<Rx>,
     last: Option<usize>,
 }
 
@@ -235,10 +263,10 @@ impl FanIn {
                 self.rx.push(Rx {
                     point: d.point,
                     addr: d.dst,
-                    cur: Busiest { bin: d.bin, ..Busiest::default() },
+                    cur: Cur { bin: d.bin, ..Cur::default() },
                     first: 0,
                     senders: 0,
-                    more: Vec::new(),
+                    more: None,
                     busy: None,
                 });
                 let rx = &self.rx;
@@ -331,7 +359,6 @@ impl FanIn {
             i += 1;
             k
         });
-        self.rx.shrink_to_fit();
         self.index = HashTable::with_capacity(self.rx.len());
         for (id, r) in self.rx.iter().enumerate() {
             let Ok(id) = u32::try_from(id) else { break };

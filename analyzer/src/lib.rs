@@ -43,6 +43,7 @@
 pub mod audit;
 mod capture_wide;
 pub mod cc;
+mod chunked;
 pub mod cm;
 mod congestion;
 pub mod crosspoint;

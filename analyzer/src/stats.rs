@@ -187,7 +187,7 @@ pub struct Bins {
     first: u32,
     /// The bin being filled, by index at the `--bin` width.
     fine_idx: u64,
-    fine: [u64; FIGURES],
+    fine: Fine,
     /// The busiest `--bin` bin by bytes: (index, bytes).
     peak_bytes: (u64, u64),
     /// The `--bin` bin with most CE marks: (index, CE packets, packets).
@@ -196,6 +196,48 @@ pub struct Bins {
 
 /// Figures per bin.
 const FIGURES: usize = 5;
+
+/// The `--bin` bin being filled: its bytes, and its other figures as 32-bit counts (one
+/// flow's packets in one `--bin` bin; saturating), 24 bytes where five `u64`s took 40. The
+/// series it spills into keeps 64-bit figures: its bins widen with the capture.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Fine {
+    bytes: u64,
+    counts: [u32; FIGURES - 1],
+}
+
+impl Fine {
+    fn is_empty(&self) -> bool {
+        *self == Fine::default()
+    }
+
+    /// Figure `k` ([`BYTES`], [`PACKETS`], ...).
+    fn get(&self, k: usize) -> u64 {
+        match k.checked_sub(1) {
+            None => self.bytes,
+            Some(i) => self.counts.get(i).map_or(0, |c| u64::from(*c)),
+        }
+    }
+
+    fn add(&mut self, v: [u64; FIGURES]) {
+        let [bytes, rest @ ..] = v;
+        self.bytes = self.bytes.wrapping_add(bytes);
+        for (c, x) in self.counts.iter_mut().zip(rest) {
+            *c = c.saturating_add(u32::try_from(x).unwrap_or(u32::MAX));
+        }
+    }
+
+    /// One more of figure `k` (not the bytes).
+    fn add_one(&mut self, k: usize) {
+        if let Some(c) = k.checked_sub(1).and_then(|i| self.counts.get_mut(i)) {
+            *c = c.saturating_add(1);
+        }
+    }
+
+    fn to_array(self) -> [u64; FIGURES] {
+        std::array::from_fn(|k| self.get(k))
+    }
+}
 /// Index of each figure in a bin.
 const BYTES: usize = 0;
 const PACKETS: usize = 1;
@@ -230,7 +272,7 @@ impl Bins {
             bins: Vec::new(),
             first: 0,
             fine_idx: 0,
-            fine: [0; FIGURES],
+            fine: Fine::default(),
             peak_bytes: (0, 0),
             peak_ce: (0, 0, 0),
         }
@@ -277,7 +319,7 @@ impl Bins {
         let base = self.base_ns();
         if off.wrapping_sub(self.fine_idx.wrapping_mul(base)) >= base {
             let fi = off / base;
-            if fi < self.fine_idx && self.fine != [0; FIGURES] {
+            if fi < self.fine_idx && !self.fine.is_empty() {
                 // Older than the bin being filled: the series only.
                 self.spill(fi, v);
                 return;
@@ -285,17 +327,15 @@ impl Bins {
             self.close_fine();
             self.fine_idx = fi;
         }
-        for (x, y) in self.fine.iter_mut().zip(v) {
-            *x = x.wrapping_add(y);
-        }
+        self.fine.add(v);
     }
 
     /// Fold the bin being filled into the peaks and the series, and empty it.
     fn close_fine(&mut self) {
-        if self.fine == [0; FIGURES] {
+        if self.fine.is_empty() {
             return;
         }
-        let (i, f) = (self.fine_idx, self.fine);
+        let (i, f) = (self.fine_idx, self.fine.to_array());
         if f[BYTES] > self.peak_bytes.1 {
             self.peak_bytes = (i, f[BYTES]);
         }
@@ -304,7 +344,7 @@ impl Bins {
             self.peak_ce = (i, ce, u32::try_from(f[PACKETS]).unwrap_or(u32::MAX));
         }
         self.spill(i, f);
-        self.fine = [0; FIGURES];
+        self.fine = Fine::default();
     }
 
     /// Add `v` to the series bin holding `--bin` bin `fine_idx`, widening as needed.
@@ -364,7 +404,7 @@ impl Bins {
     /// Bin width (with the bin being filled spilled: it may widen the series).
     pub fn width_ns(&self) -> u64 {
         let mut d = self.doublings;
-        if self.fine != [0; FIGURES] {
+        if !self.fine.is_empty() {
             while d < 63 && (self.fine_idx >> d) as usize >= MAX_BINS {
                 d += 1;
             }
@@ -382,18 +422,18 @@ impl Bins {
     /// One figure per bin, the bin being filled included.
     fn series(&self, k: usize) -> Vec<u64> {
         let idx = (self.fine_idx >> self.doublings) as usize;
-        if self.fine != [0; FIGURES] && idx >= MAX_BINS {
+        if !self.fine.is_empty() && idx >= MAX_BINS {
             // Spilling it widens the series: settle a copy.
             return self.settled().series(k);
         }
         let mut v: Vec<u64> = vec![0; if self.bins.is_empty() { 0 } else { self.first as usize }];
         v.extend(self.bins.iter().map(|b| b[k]));
-        if self.fine != [0; FIGURES] {
+        if !self.fine.is_empty() {
             if v.len() <= idx {
                 v.resize(idx + 1, 0);
             }
             if let Some(b) = v.get_mut(idx) {
-                *b += self.fine[k];
+                *b += self.fine.get(k);
             }
         }
         v
@@ -416,7 +456,7 @@ impl Bins {
 
     /// Mark the packet just added as a retransmission (it is in the bin being filled).
     pub fn mark_resent(&mut self) {
-        self.fine[RESENT] += 1;
+        self.fine.add_one(RESENT);
     }
 
     /// Retransmitted packets per bin.
@@ -440,7 +480,7 @@ impl Bins {
     /// bin being filled included).
     pub fn burst(&self) -> Burst {
         let (mut bytes, mut ce) = (self.peak_bytes, self.peak_ce);
-        let (i, f) = (self.fine_idx, self.fine);
+        let (i, f) = (self.fine_idx, self.fine.to_array());
         if f[BYTES] > bytes.1 {
             bytes = (i, f[BYTES]);
         }

@@ -233,7 +233,7 @@ impl Analyzer {
             }
             AethKind::Nak => {
                 let code = aeth.nak_code().map_or(5, |c| usize::from(c.0.min(5)));
-                if let Some(n) = f.cold_mut().naks.get_mut(code) {
+                if let Some(n) = f.naks_mut().by_code.get_mut(code) {
                     *n += 1;
                 }
                 let name = aeth.nak_code().map_or("reserved", NakCode::name);
@@ -243,10 +243,10 @@ impl Analyzer {
                 }
             }
             AethKind::RnrNak => {
-                f.cold_mut().rnr += 1;
                 let us = aeth.rnr_timer_us().unwrap_or(0);
-                f.cold_mut().rnr_timer_us =
-                    Some(f.cold().rnr_timer_us.map_or((us, us), |(a, b)| (a.min(us), b.max(us))));
+                let n = f.naks_mut();
+                n.rnr += 1;
+                n.rnr_timer_us = Some(n.rnr_timer_us.map_or((us, us), |(a, b)| (a.min(us), b.max(us))));
                 f.note(EvidenceKind::Rnr, meta.number, meta.ts_ns, || {
                     format!("RNR NAK, PSN {psn}, timer {us} us")
                 });
@@ -257,7 +257,7 @@ impl Analyzer {
         let Some(t) = target.and_then(|t| self.flows.get_mut(t)) else { return };
         if let Some(rnr) = nak {
             t.psn.on_nak(psn, rnr);
-            t.cold_mut().last_nak_ts = Some(meta.ts_ns);
+            t.naks_mut().last_nak_ts = Some(meta.ts_ns);
             return;
         }
         if aeth.kind() != AethKind::Ack {

@@ -67,15 +67,15 @@ pub(crate) fn flow_report(id: usize, f: &Flow, a: &Analyzer, detail: bool) -> Fl
             implied_nak_events: f.psn.stats().implied_bursts,
         },
         naks: NakCounts {
-            psn_seq_err: f.cold().naks[0],
-            invalid_request: f.cold().naks[1],
-            remote_access: f.cold().naks[2],
-            remote_operational: f.cold().naks[3],
-            invalid_rd: f.cold().naks[4],
-            other: f.cold().naks[5],
-            rnr: f.cold().rnr,
-            rnr_timer_us_min: f.cold().rnr_timer_us.map(|t| t.0),
-            rnr_timer_us_max: f.cold().rnr_timer_us.map(|t| t.1),
+            psn_seq_err: f.naks().by_code[0],
+            invalid_request: f.naks().by_code[1],
+            remote_access: f.naks().by_code[2],
+            remote_operational: f.naks().by_code[3],
+            invalid_rd: f.naks().by_code[4],
+            other: f.naks().by_code[5],
+            rnr: f.naks().rnr,
+            rnr_timer_us_min: f.naks().rnr_timer_us.map(|t| t.0),
+            rnr_timer_us_max: f.naks().rnr_timer_us.map(|t| t.1),
         },
         acks: f.acks,
         cnps: f.cold().cnps,
@@ -504,7 +504,7 @@ fn nak_findings(
 ) {
     // On Mellanox DC, NAK code 4 ("invalid RD request" in IBTA RD terms) answers DC
     // connection setup (dc-small2.pcap frame 1 precedes the DC connect); report, not alarm.
-    let dc_setup = if f.dc { f.cold().naks[4] } else { 0 };
+    let dc_setup = if f.dc { f.naks().by_code[4] } else { 0 };
     if dc_setup > 0 {
         push(
             Severity::Info,
@@ -518,7 +518,7 @@ fn nak_findings(
             dc_setup,
         );
     }
-    let bad_naks: u64 = f.cold().naks[1..].iter().sum::<u64>() - dc_setup;
+    let bad_naks: u64 = f.naks().by_code[1..].iter().sum::<u64>() - dc_setup;
     if bad_naks > 0 {
         let names = [
             "invalid request",
@@ -527,7 +527,7 @@ fn nak_findings(
             "invalid RD request",
             "reserved code",
         ];
-        let list: Vec<String> = f.cold().naks[1..]
+        let list: Vec<String> = f.naks().by_code[1..]
             .iter()
             .zip(names)
             .filter(|(n, _)| **n > 0)
@@ -541,8 +541,8 @@ fn nak_findings(
             bad_naks * 10,
         );
     }
-    if f.cold().rnr > 0 {
-        let (lo, hi) = f.cold().rnr_timer_us.unwrap_or((0, 0));
+    if f.naks().rnr > 0 {
+        let (lo, hi) = f.naks().rnr_timer_us.unwrap_or((0, 0));
         let retries = partner.map_or(0, |pf| pf.psn.stats().retransmits_rnr);
         push(
             Severity::Warning,
@@ -550,7 +550,7 @@ fn nak_findings(
             format!(
                 "{}: {} (receiver not ready: no receive posted), timer {}-{} us, {} by the sender; not loss",
                 qp_name(f, a),
-                plural(f.cold().rnr, "RNR NAK", "RNR NAKs"),
+                plural(f.naks().rnr, "RNR NAK", "RNR NAKs"),
                 lo,
                 hi,
                 plural(retries, "retry", "retries")
@@ -563,7 +563,7 @@ fn nak_findings(
                 }
                 e
             },
-            f.cold().rnr,
+            f.naks().rnr,
         );
     }
 }
