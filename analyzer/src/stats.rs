@@ -223,7 +223,10 @@ impl Fine {
         let [bytes, rest @ ..] = v;
         self.bytes = self.bytes.wrapping_add(bytes);
         for (c, x) in self.counts.iter_mut().zip(rest) {
-            *c = c.saturating_add(u32::try_from(x).unwrap_or(u32::MAX));
+            if x != 0 {
+                // Most figures of most packets are 0 (no CE mark, no resend, no CNP).
+                *c = c.saturating_add(u32::try_from(x).unwrap_or(u32::MAX));
+            }
         }
     }
 
