@@ -2,6 +2,7 @@
 
 use crate::cc::{CcConfig, CcState};
 use crate::psn::LazyPsn;
+use crate::runs::{Run, RunState, Runs};
 use crate::stats::{Bins, Latency};
 use rocescope_decoder::Opcode;
 use std::collections::VecDeque;
@@ -157,6 +158,8 @@ pub struct FlowCold {
     latency: Option<Box<FlowLatency>>,
     /// READ state ([`Flow::reads`]).
     reads: Option<Box<Reads>>,
+    /// Its closed bursts of data ([`Flow::runs`]).
+    runs: Option<Box<Runs>>,
 }
 
 /// A flow's NAKs and RNR NAKs (allocated on its first: [`Flow::naks`]).
@@ -215,6 +218,7 @@ static NO_EVENTS: FlowCold = FlowCold {
     cc: None,
     latency: None,
     reads: None,
+    runs: None,
 };
 
 /// What a flow without latency samples reads as its figures.
@@ -332,6 +336,8 @@ pub struct Flow {
     partner: u32,
     /// Throughput bins.
     pub bins: Bins,
+    /// The burst of data under way (`crate::runs`; its bytes 0 before the first).
+    pub(crate) run: RunState,
     /// Packets per opcode.
     pub opcodes: OpcodeCounts,
     /// The request PSN stream.
@@ -373,6 +379,7 @@ impl Flow {
             pcp_seen: 0,
             psn: LazyPsn::default(),
             bins: Bins::new(bin_ns),
+            run: RunState::default(),
             partner: u32::MAX,
             priority: None,
             tracked: false,
@@ -463,6 +470,27 @@ impl Flow {
     /// Its NAKs, to count one: allocated (with the cold part) on the first.
     pub(crate) fn naks_mut(&mut self) -> &mut Naks {
         self.cold_mut().naks.get_or_insert_with(Box::default)
+    }
+
+    /// Its bursts of data, in time order: the closed ones kept, then the one under way when
+    /// it is large enough to keep (`crate::runs`).
+    pub fn runs(&self) -> impl Iterator<Item = Run> + '_ {
+        let closed = self.cold.as_deref().and_then(|c| c.runs.as_deref()).map_or(&[][..], Runs::list);
+        closed.iter().copied().chain(self.run.kept().then_some(self.run))
+    }
+
+    /// Its bursts merged because it had too many to keep (0 for most flows).
+    pub fn runs_merged(&self) -> u32 {
+        self.cold.as_deref().and_then(|c| c.runs.as_deref()).map_or(0, |r| r.merged)
+    }
+
+    /// A data packet (a request or a READ response) at `ts_ns`: the burst under way grows,
+    /// or closes and is kept (allocating the cold part) when it was large enough.
+    #[inline]
+    pub(crate) fn data_packet(&mut self, ts_ns: i64, frame: u64, bytes: u64) {
+        if let Some(closed) = self.run.extend(ts_ns, frame, bytes) {
+            self.cold_mut().runs.get_or_insert_with(Box::default).push(closed);
+        }
     }
 
     /// Its READ state (empty, and no allocation, until its first READ).

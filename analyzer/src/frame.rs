@@ -249,6 +249,9 @@ impl Analyzer {
             f.dc |= dc;
         }
         f.bins.add_n(meta.ts_ns - start, wire.saturating_mul(w), w, ecn == Ecn::Ce);
+        if v.info.class == audit::Class::Data {
+            f.data_packet(meta.ts_ns, meta.number, wire.saturating_mul(w));
+        }
         if v.icrc.status == IcrcStatus::Invalid {
             f.cold_mut().icrc_bad += w;
             let icrc = v.icrc;

@@ -64,6 +64,8 @@ pub mod pfc;
 pub mod psn;
 mod qos;
 pub mod report;
+pub mod rhythm;
+pub mod runs;
 pub mod sflow;
 pub mod stats;
 pub mod store;

@@ -10,6 +10,7 @@ mod fabric;
 mod scenarios;
 mod scenarios_pfc;
 mod scenarios_qos;
+mod scenarios_rhythm;
 mod scenarios_sflow;
 mod scenarios_transport;
 mod tunnels;

@@ -28,6 +28,7 @@ pub const TRANSPORT: &[Scenario] = &[
     ("incast", "16 senders to one receiver at 10 Gb/s, captured on the receiver's link past the congested queue: CE marks and a CNP to each sender every 90 us; each sender's rate there is its share of the drain rate, whatever it does, so no per-flow cc_not_reacting verdict (analyse with --link-speed 10G --bin 10us)", incast),
     ("mirror-duplicates", "A SPAN of both ports of a routed path: every packet twice, 1.5 us apart, TTL one lower (two egress copies CE-marked); one packet lost beyond the switch, NAKed and resent by go-back-N with new IP identifications; a CNP: 1 loss and 2 resends, not 60", mirror_duplicates),
     ("nak-beyond", "Captured at the requester's link: 5 packets lost beyond the capture point, each NAKed by the responder and resent by go-back-N with the 2 after it (5 packets lost, 10 reached the responder out of sequence), and a WRITE of 3 packets lost whole, resent after the ACK timeout (one timeout, 3 packets)", nak_beyond),
+    ("rhythm-straggler", "A ring AllReduce over six hosts, an iteration every 10 ms (a few µs of jitter): every host WRITEs 60 packets to the next in each; 10.0.0.66 sends at less than half the others' rate and finishes 3 ms after them every time: a straggler", crate::scenarios_rhythm::rhythm_straggler),
 ];
 
 /// A request with an explicit PSN, leaving the connection's next PSN as it was.

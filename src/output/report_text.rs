@@ -318,6 +318,7 @@ fn render_text(sr: &StreamedReport<'_>, source: &str, max_connections: usize) ->
 
     cc_lines(&mut o, sr, max_connections);
     fan_in_lines(&mut o, r);
+    rhythm_lines(&mut o, r);
     burst_lines(&mut o, sr);
 
     let _ = writeln!(o, "\nPFC / PAUSE ({} timelines)", r.pfc.len());
@@ -691,6 +692,73 @@ fn sports(
         t.udp_src_ports.iter().find(|(s, _)| *s == h).map_or("-".to_string(), |(_, p)| p.to_string())
     };
     format!("{}/{}", of(c.a), of(c.b))
+}
+
+/// The ITERATIONS section: each capture point's training rhythm and who finishes last
+/// (docs/verdicts.md "Iteration rhythm and stragglers").
+fn rhythm_lines(o: &mut String, r: &rocescope_analyzer::Report) {
+    let ms = |ns: i64| format!("{:.1} ms", ns as f64 / 1e6);
+    let pct = |x: f64| format!("{:.0}%", x * 100.0);
+    for rh in &r.rhythm {
+        let at = r.points.get(usize::from(rh.point)).filter(|_| r.points.len() > 1);
+        let _ = writeln!(
+            o,
+            "\nITERATIONS{} (the training job's rhythm, read from the bursts of data)",
+            at.map_or(String::new(), |p| format!(" at {}", escape(&p.name)))
+        );
+        let _ = writeln!(
+            o,
+            "  one every {} (autocorrelation {:.2}); {} whole iterations, {} hosts sending; busy {} of each \
+             (median {}, longest {}); peak {:.2} Gb/s",
+            ms(rh.period_ns),
+            rh.strength,
+            rh.iterations,
+            rh.hosts,
+            pct(rh.busy_share_mean),
+            ms(rh.busy_ns_median),
+            ms(rh.busy_ns_max),
+            rh.peak_gbps
+        );
+        let share = |what: &str, s: Option<f64>, none: &str| {
+            s.map_or(format!("{what}: {none}"), |x| {
+                format!("{what}: {} in the first quarter of the bursts", pct(x))
+            })
+        };
+        let _ = writeln!(
+            o,
+            "  {}; {}{}",
+            share("CE marks", rh.ce_at_start, "none placed (none in the bursts, or fabric bins too coarse)"),
+            share("paused time", rh.pause_at_start, "none in the bursts"),
+            if rh.herd {
+                ": they cluster at the starts (every GPU starting at once: a thundering herd)"
+            } else {
+                ""
+            }
+        );
+        let strip: String = rh
+            .iteration_list
+            .iter()
+            .map(|it| {
+                let share = (it.busy_end_ns - it.busy_start_ns) as f64 / rh.period_ns.max(1) as f64;
+                let cells = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
+                let k = ((share * 8.0) as usize).min(7);
+                cells.get(k).copied().unwrap_or('█')
+            })
+            .collect();
+        let _ = writeln!(o, "  busy share per iteration: {strip}");
+        for s in rh.stragglers.iter().take(3) {
+            let _ = writeln!(
+                o,
+                "  last to finish: {} in {} of {} iterations, by {} at the median ({} of the busy part){}",
+                s.host,
+                s.last_in,
+                s.of,
+                ms(s.median_margin_ns),
+                pct(s.margin_share),
+                if s.verdict { ": a straggler" } else { "" }
+            );
+        }
+    }
 }
 
 /// Receivers listed in the FAN-IN section.

@@ -18,6 +18,7 @@ mod flows;
 mod pauses;
 mod points;
 mod qos;
+mod rhythm;
 mod streamed;
 
 pub(crate) use flows::flow_report;
@@ -56,6 +57,10 @@ pub struct Report {
     pub timeline: crate::fabric::FabricReport,
     /// The receivers with the most senders at once (fan-in), busiest first (crate::incast).
     pub incast: Vec<crate::incast::IncastReport>,
+    /// The training iteration's rhythm and its stragglers, per capture point that has one
+    /// (crate::rhythm; absent when none has).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub rhythm: Vec<crate::rhythm::RhythmReport>,
     /// VXLAN/Geneve VTEP pairs carrying the fabric's traffic (crate::overlay). Absent when
     /// there is none.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -455,6 +460,8 @@ pub enum FindingKind {
     CcNotReacting,
     /// Many senders to one receiver at once (fan-in) with CE marks or pauses during it.
     Incast,
+    /// One host finishes its data last in most training iterations (crate::rhythm).
+    Straggler,
     /// Frames whose ICRC does not match.
     IcrcBad,
     /// A MAC paused a priority for most of its storm windows.
@@ -545,6 +552,7 @@ impl FindingKind {
         FindingKind::CnpTooFast,
         FindingKind::CcNotReacting,
         FindingKind::Incast,
+        FindingKind::Straggler,
     ];
 
     /// The JSON name (`network_loss`, `pfc_storm`, ...).
@@ -584,6 +592,7 @@ impl FindingKind {
             FindingKind::CnpTooFast => "cnp_too_fast",
             FindingKind::CcNotReacting => "cc_not_reacting",
             FindingKind::Incast => "incast",
+            FindingKind::Straggler => "straggler",
         }
     }
 
@@ -610,6 +619,7 @@ impl FindingKind {
                 | FindingKind::OneDirection
                 | FindingKind::CnpTooFast
                 | FindingKind::CcNotReacting
+                | FindingKind::Straggler
         )
     }
 }
@@ -1404,6 +1414,8 @@ pub(crate) fn build_with(a: &Analyzer, detail: bool, with_flows: bool) -> (Repor
     let pfc = pauses::pause_reports(a, &points, &mut findings, &mut violations);
 
     let incast = crate::incast::report(a, &pfc, &mut findings);
+    let timeline = a.fabric_report();
+    let rhythm = rhythm::rhythm(a, &pfc, &timeline, &mut findings);
 
     qos::audit_violations(a, &mut violations);
 
@@ -1476,8 +1488,9 @@ pub(crate) fn build_with(a: &Analyzer, detail: bool, with_flows: bool) -> (Repor
         flows,
         connections,
         pfc,
-        timeline: a.fabric_report(),
+        timeline,
         incast,
+        rhythm,
         overlay: a.overlay.report(),
         audit: AuditReport { expected: a.cfg.audit.clone(), violations },
         config: ConfigReport {
