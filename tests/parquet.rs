@@ -437,6 +437,29 @@ fn congestion_control_figures_reach_the_flow_table() {
     assert!(reacting >= 1, "QP 0x122 reacts to its CNPs");
 }
 
+/// The training rhythm reaches the flow table: each flow's bursts, and the iterations its
+/// burst ended (the straggler's QP every time).
+#[test]
+fn bursts_and_the_iterations_a_flow_ended_reach_the_flow_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("pq");
+    let (o, v) = report(&out, "rhythm-straggler.pcap");
+    assert!(o.status.code().is_some_and(|c| c == 0 || c == 4), "{}", String::from_utf8_lossy(&o.stderr));
+    let [flows] = files(&out, "flows-").try_into().unwrap();
+    let f = read(&flows);
+    let (id, bursts, last) = (uints(&f, "id"), uints(&f, "bursts"), uints(&f, "iterations_last"));
+    let jf = v["flows"].as_array().unwrap();
+    for (i, fid) in id.iter().enumerate() {
+        let j = &jf[fid.unwrap() as usize];
+        assert_eq!(bursts[i], j["bursts"].as_u64());
+        // Every data flow sent eight bursts; the ACK flows none.
+        let data = j["requests"].as_u64().unwrap() > 0;
+        assert_eq!(bursts[i], Some(if data { 8 } else { 0 }), "{j:#}");
+        let straggler = j["dest_qp"] == 0x605;
+        assert_eq!(last[i], Some(if straggler { 6 } else { 0 }), "{j:#}");
+    }
+}
+
 /// Temporary files cannot be redirected: they are created exclusively under random names, so
 /// a symlink planted at the name an earlier build used (`.TABLE-STEM.PID.parquet.tmp`, PID
 /// guessable) is never written through, and leftovers of runs that died (a PID no longer

@@ -151,6 +151,18 @@ pub struct RhythmReport {
     pub iteration_list: Vec<Iteration>,
     /// Hosts last in two or more iterations, most often first.
     pub stragglers: Vec<Straggler>,
+    /// Every flow whose burst ended an iteration, with how many (all iterations, not only
+    /// the listed ones), by flow index.
+    pub last_flows: Vec<LastFlow>,
+}
+
+/// A flow whose burst ended one or more iterations.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct LastFlow {
+    /// Index into the report's flows.
+    pub flow: usize,
+    /// Iterations it ended.
+    pub iterations: u64,
 }
 
 /// The autocorrelation of `series` (its mean removed, normalised to 1 at lag 0) for lags
@@ -405,6 +417,7 @@ fn point_rhythm(
         pause_at_start,
         herd: ce_at_start.is_some_and(|s| s >= twice) || pause_at_start.is_some_and(|s| s >= twice),
         stragglers: stragglers(&iters, busy_ns_median),
+        last_flows: last_flows(&iters),
         iteration_list: iters.into_iter().take(ITERATIONS_LISTED).collect(),
     })
 }
@@ -444,6 +457,14 @@ fn iteration(pr: &PointRuns, lo: i64, period_ns: i64, series: &[f64], t0: i64, w
         last_frame,
         margin_ns,
     })
+}
+
+fn last_flows(iters: &[Iteration]) -> Vec<LastFlow> {
+    let mut m: BTreeMap<usize, u64> = BTreeMap::new();
+    for i in iters {
+        *m.entry(i.last_flow).or_default() += 1;
+    }
+    m.into_iter().map(|(flow, iterations)| LastFlow { flow, iterations }).collect()
 }
 
 fn median(v: &[i64]) -> i64 {

@@ -510,6 +510,7 @@ impl Exposition {
                 .push((vec![("point", point), ("receiver", i.receiver.clone())], f64::from(i.fan_in)));
         }
         fams.push(fan_in);
+        fams.extend(rhythm_families(r));
         let mut audit = Family::new(
             "rocescope_audit_violations",
             "Packets (or pause frames) that broke the QoS baseline, by kind.",
@@ -857,6 +858,47 @@ pub fn ndjson_line(families: &[Family], ts_unix: f64) -> String {
         }
     }
     serde_json::to_string(&Line { ts: ts_unix, metrics }).unwrap_or_default()
+}
+
+/// The training rhythm's series (docs/verdicts.md "Iteration rhythm and stragglers"): per
+/// capture point that has one, its period, whole iterations and mean busy share, and per host
+/// last in two or more iterations, how many.
+fn rhythm_families(r: &Report) -> Vec<Family> {
+    let point = |p: u16| r.points.get(usize::from(p)).map_or_else(|| p.to_string(), |x| x.name.clone());
+    let mut period = Family::new(
+        "rocescope_iteration_period_seconds",
+        "The training job's iteration period at the capture point, read from the bursts of data (none without a rhythm).",
+        Kind::Gauge,
+        None,
+    );
+    let mut iterations = Family::new(
+        "rocescope_iterations",
+        "Whole iterations (periods) of the rhythm in the capture so far.",
+        Kind::Gauge,
+        None,
+    );
+    let mut busy = Family::new(
+        "rocescope_iteration_busy_share",
+        "Mean share of an iteration from its first burst's start to its last burst's end.",
+        Kind::Gauge,
+        None,
+    );
+    let mut last = Family::new(
+        "rocescope_straggler_iterations",
+        "Iterations a host finished its data last in, by more than 1 ms and 10% of the busy part (hosts last in two or more).",
+        Kind::Gauge,
+        None,
+    );
+    for rh in &r.rhythm {
+        let p = point(rh.point);
+        period.samples.push((vec![("point", p.clone())], rh.period_ns as f64 / 1e9));
+        iterations.samples.push((vec![("point", p.clone())], rh.iterations as f64));
+        busy.samples.push((vec![("point", p.clone())], rh.busy_share_mean));
+        for s in &rh.stragglers {
+            last.samples.push((vec![("point", p.clone()), ("host", s.host.to_string())], s.last_in as f64));
+        }
+    }
+    vec![period, iterations, busy, last]
 }
 
 #[cfg(test)]

@@ -555,6 +555,8 @@ struct FlowCols {
     pmtu: UInt32Builder,
     udp_src_port: UInt16Builder,
     udp_src_port_changes: UInt16Builder,
+    bursts: UInt64Builder,
+    iterations_last: UInt64Builder,
     health: StringBuilder,
     /// `cc` (null for a flow that saw no CE mark and received no CNP).
     cc_cnp_interval_p50_ns: UInt64Builder,
@@ -645,6 +647,8 @@ impl FlowCols {
             pmtu: UInt32Builder::new(),
             udp_src_port: UInt16Builder::new(),
             udp_src_port_changes: UInt16Builder::new(),
+            bursts: UInt64Builder::new(),
+            iterations_last: UInt64Builder::new(),
             health: StringBuilder::new(),
             cc_cnp_interval_p50_ns: UInt64Builder::new(),
             cc_cnp_too_fast: UInt64Builder::new(),
@@ -714,6 +718,8 @@ impl FlowCols {
         col(&mut c, "pmtu", false, &mut self.pmtu);
         col(&mut c, "udp_src_port", true, &mut self.udp_src_port);
         col(&mut c, "udp_src_port_changes", false, &mut self.udp_src_port_changes);
+        col(&mut c, "bursts", false, &mut self.bursts);
+        col(&mut c, "iterations_last", false, &mut self.iterations_last);
         col(&mut c, "health", false, &mut self.health);
         col(&mut c, "cc_cnp_interval_p50_ns", true, &mut self.cc_cnp_interval_p50_ns);
         col(&mut c, "cc_cnp_too_fast", true, &mut self.cc_cnp_too_fast);
@@ -724,7 +730,9 @@ impl FlowCols {
         c
     }
 
-    fn push(&mut self, capture: &str, point: &str, f: &FlowReport) {
+    /// One flow's row; `iterations_last`: the training iterations its burst ended
+    /// (`Report::rhythm`).
+    fn push(&mut self, capture: &str, point: &str, f: &FlowReport, iterations_last: u64) {
         self.capture.append_value(capture);
         self.point.append_value(point);
         self.id.append_value(f.id as u64);
@@ -813,6 +821,8 @@ impl FlowCols {
         self.pmtu.append_value(f.pmtu);
         self.udp_src_port.append_option(f.udp_src_port);
         self.udp_src_port_changes.append_value(f.udp_src_port_changes);
+        self.bursts.append_value(f.bursts);
+        self.iterations_last.append_value(iterations_last);
         self.health.append_value(f.health);
         let cc = f.cc.as_ref();
         self.cc_cnp_interval_p50_ns.append_option(cc.and_then(|c| c.cnp_interval).map(|l| l.p50_ns));
@@ -1148,11 +1158,15 @@ impl ParquetOut {
         let origin = report.summary.start_ns.unwrap_or(0);
         let mut flows = FlowCols::new();
         let mut intervals = IntervalCols::new();
+        let mut last: std::collections::BTreeMap<usize, u64> = std::collections::BTreeMap::new();
+        for l in report.rhythm.iter().flat_map(|r| &r.last_flows) {
+            *last.entry(l.flow).or_default() += l.iterations;
+        }
         // One flow's entry at a time, as the JSON report is written.
         for f in (0..streamed.flow_count()).filter_map(|i| streamed.flow(i)) {
             let f = &f;
             let pt = point(f.point);
-            flows.push(&self.capture, &pt, f);
+            flows.push(&self.capture, &pt, f, last.get(&f.id).copied().unwrap_or(0));
             if flows.len() >= BATCH_ROWS {
                 self.tables[1].write(batch(flows.finish()).1)?;
             }

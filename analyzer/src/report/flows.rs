@@ -115,6 +115,7 @@ pub(crate) fn flow_report(id: usize, f: &Flow, a: &Analyzer, detail: bool) -> Fl
         udp_src_port: f.udp_sport_last.map(|_| f.udp_sport),
         udp_src_port_changes: f.udp_sport_changes,
         udp_src_port_last: f.udp_sport_last.filter(|_| f.udp_sport_changes > 0),
+        bursts: f.runs().count() as u64 + u64::from(f.runs_merged()),
         health: "ok",
     }
 }

@@ -953,6 +953,9 @@ pub struct FlowReport {
     pub udp_src_port_changes: u16,
     /// The port of its latest packet, when it changed.
     pub udp_src_port_last: Option<u16>,
+    /// Its bursts of data: runs of data packets with no gap over 1 ms, of 16 KiB or more
+    /// (crate::runs; what the iteration rhythm is read from).
+    pub bursts: u64,
     /// Its worst finding (folded ones included): critical, warning, info or ok.
     pub health: &'static str,
 }
