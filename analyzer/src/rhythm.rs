@@ -517,7 +517,8 @@ fn stragglers(iters: &[Iteration], busy_median: i64) -> Vec<Straggler> {
     out
 }
 
-/// The shares of CE marks and paused time in the first quarter of the busy parts.
+/// The shares of CE marks and paused time in the first quarter of the busy parts, from the
+/// point's fabric series (CE per bin, all priorities) and its pause intervals.
 fn herd(
     point: u16,
     iters: &[Iteration],
@@ -525,7 +526,36 @@ fn herd(
     fabric: &FabricReport,
     cap_start: i64,
 ) -> (Option<f64>, Option<f64>) {
-    let starts: Vec<(i64, i64, i64)> = iters
+    let ce = fabric.points.iter().find(|p| p.point == point).map(|p| {
+        let mut per_bin: Vec<u64> = Vec::new();
+        for pr in &p.priorities {
+            if per_bin.len() < pr.ce.len() {
+                per_bin.resize(pr.ce.len(), 0);
+            }
+            for (x, c) in per_bin.iter_mut().zip(&pr.ce) {
+                *x += c;
+            }
+        }
+        (p.bin_ns as i64, per_bin)
+    });
+    let pauses = pfc
+        .iter()
+        .filter(|r| r.point == point)
+        .flat_map(|r| r.intervals.iter())
+        .map(|i| (i.start_ns, i.end_ns));
+    herd_shares(iters, ce.as_ref().map(|(w, v)| (*w, v.as_slice())), pauses, cap_start)
+}
+
+/// [`herd`] on plain figures: CE marks per bin of `w` ns from `cap_start`, and paused
+/// intervals (start, end).
+fn herd_shares(
+    iters: &[Iteration],
+    ce: Option<(i64, &[u64])>,
+    pauses: impl Iterator<Item = (i64, i64)>,
+    cap_start: i64,
+) -> (Option<f64>, Option<f64>) {
+    // Per busy part: (start, end of its first quarter, end).
+    let parts: Vec<(i64, i64, i64)> = iters
         .iter()
         .map(|i| {
             let q = ((i.busy_end_ns - i.busy_start_ns) as f64 * HERD_START_SHARE) as i64;
@@ -533,32 +563,29 @@ fn herd(
         })
         .collect();
     let share = |first: f64, all: f64| (all > 0.0).then(|| first / all);
-    // CE: fabric bins whose start falls in a first quarter or a busy part (bins must be at
-    // most half a quarter wide to tell).
-    let ce = fabric.points.iter().find(|p| p.point == point).and_then(|p| {
-        let w = p.bin_ns as i64;
-        let quarter_min = starts.iter().map(|s| s.1 - s.0).min().unwrap_or(0);
+    // CE: bins whose start falls in a busy part; bins must be at most half the shortest
+    // first quarter to place a mark in it.
+    let ce = ce.and_then(|(w, bins)| {
+        let quarter_min = parts.iter().map(|s| s.1 - s.0).min().unwrap_or(0);
         if w <= 0 || 2 * w > quarter_min {
             return None;
         }
         let (mut first, mut all) = (0.0, 0.0);
-        for pr in &p.priorities {
-            for (k, ce) in pr.ce.iter().enumerate().filter(|(_, c)| **c > 0) {
-                let t = cap_start + k as i64 * w;
-                if let Some(s) = starts.iter().find(|s| t >= s.0 && t <= s.2) {
-                    all += *ce as f64;
-                    if t < s.1 {
-                        first += *ce as f64;
-                    }
+        for (k, n) in bins.iter().enumerate().filter(|(_, n)| **n > 0) {
+            let t = cap_start + k as i64 * w;
+            if let Some(s) = parts.iter().find(|s| t >= s.0 && t <= s.2) {
+                all += *n as f64;
+                if t < s.1 {
+                    first += *n as f64;
                 }
             }
         }
         share(first, all)
     });
     let (mut first, mut all) = (0.0, 0.0);
-    for iv in pfc.iter().filter(|r| r.point == point).flat_map(|r| r.intervals.iter()) {
-        for s in &starts {
-            let overlap = |lo: i64, hi: i64| (iv.end_ns.min(hi) - iv.start_ns.max(lo)).max(0) as f64;
+    for (ps, pe) in pauses {
+        for s in &parts {
+            let overlap = |lo: i64, hi: i64| (pe.min(hi) - ps.max(lo)).max(0) as f64;
             all += overlap(s.0, s.2);
             first += overlap(s.0, s.1);
         }
@@ -662,6 +689,31 @@ mod tests {
             last_frame: 1,
             margin_ns,
         }
+    }
+
+    #[test]
+    fn marks_and_pauses_at_the_bursts_starts_are_a_herd() {
+        // Two busy parts of 40 ms (first quarters 10 ms), at 0 and 100 ms.
+        let mut a = it(1, 0, 4);
+        let mut b = it(1, 0, 4);
+        (a.busy_start_ns, a.busy_end_ns, b.busy_start_ns, b.busy_end_ns) =
+            (0, 40_000_000, 100_000_000, 140_000_000);
+        let iters = [a, b];
+        // 1 ms bins: 30 marks in the first quarters, 10 later, 50 outside the busy parts.
+        let mut ce = vec![0u64; 200];
+        ce[2] = 20;
+        ce[105] = 10;
+        ce[30] = 10;
+        ce[60] = 50;
+        // Paused 8 ms at each start, 2 ms at 35 ms; 30 ms outside.
+        let pauses =
+            [(0, 8_000_000), (100_000_000, 108_000_000), (35_000_000, 37_000_000), (50_000_000, 80_000_000)];
+        let (c, p) = herd_shares(&iters, Some((1_000_000, &ce)), pauses.into_iter(), 0);
+        assert_eq!(c, Some(0.75));
+        assert_eq!(p, Some(16.0 / 18.0));
+        // Bins too coarse for a 10 ms quarter: CE not placed; no pause in the busy parts: none.
+        let (c, p) = herd_shares(&iters, Some((6_000_000, &ce)), [(50_000_000, 80_000_000)].into_iter(), 0);
+        assert_eq!((c, p), (None, None));
     }
 
     #[test]
