@@ -24,12 +24,21 @@ pub enum Screen {
     Findings,
     /// CE, CNP and pause rates per priority and per QP on one time axis.
     Congestion,
+    /// The job's shape: the iteration rhythm, who finishes last, elephants and ECMP.
+    Fabric,
 }
 
 impl Screen {
     /// Tab order.
-    pub const ALL: [Screen; 6] =
-        [Screen::Qps, Screen::Packets, Screen::Pause, Screen::Audit, Screen::Findings, Screen::Congestion];
+    pub const ALL: [Screen; 7] = [
+        Screen::Qps,
+        Screen::Packets,
+        Screen::Pause,
+        Screen::Audit,
+        Screen::Findings,
+        Screen::Congestion,
+        Screen::Fabric,
+    ];
 
     /// Tab title.
     pub fn title(self) -> &'static str {
@@ -40,6 +49,7 @@ impl Screen {
             Screen::Audit => "4 Audit",
             Screen::Findings => "5 Findings",
             Screen::Congestion => "6 Congestion",
+            Screen::Fabric => "7 Fabric",
         }
     }
 
@@ -283,7 +293,7 @@ pub struct App {
     /// Packets shown only for these flows (from a QP detail), else all.
     pub packet_flows: Option<Vec<usize>>,
     /// Selected row per screen (in [`Screen::ALL`] order).
-    pub selected: [usize; 6],
+    pub selected: [usize; 7],
     /// Congestion screen: the capture point shown (index into `Report::timeline.points`).
     pub point: usize,
     /// Sort column and whether reversed.
@@ -400,7 +410,7 @@ impl Default for App {
             detail: None,
             packet_open: None,
             packet_flows: None,
-            selected: [0; 6],
+            selected: [0; 7],
             point: 0,
             sort: (Column::Health, false),
             frozen: false,
@@ -540,6 +550,7 @@ impl App {
             s.report.audit.violations.len(),
             s.report.findings.len(),
             congestion,
+            crate::fabric::rows(&s.report, self.point).len(),
         ];
         for (sel, n) in self.selected.iter_mut().zip(counts) {
             *sel = (*sel).min(n.saturating_sub(1));
@@ -631,7 +642,13 @@ impl App {
             Screen::Audit => s.report.audit.violations.len(),
             Screen::Findings => s.report.findings.len(),
             Screen::Congestion => self.congestion_rows().len(),
+            Screen::Fabric => crate::fabric::rows(&s.report, self.point).len(),
         }
+    }
+
+    /// The selected row of the screen shown.
+    pub fn selected_row(&self) -> usize {
+        self.selected.get(self.screen.index()).copied().unwrap_or(0)
     }
 
     /// The Congestion screen's QPs at the point shown: the most marked first (see
@@ -786,14 +803,17 @@ impl App {
                 self.detail = None;
                 self.packet_flows = None;
                 self.packet_open = None;
-                self.selected = [0; 6];
+                self.selected = [0; 7];
                 self.point = 0;
             }
-            Action::PrevPoint | Action::NextPoint if self.screen == Screen::Congestion => {
+            Action::PrevPoint | Action::NextPoint
+                if matches!(self.screen, Screen::Congestion | Screen::Fabric) =>
+            {
                 let n = self.shown.as_ref().map_or(0, |s| s.report.timeline.points.len()).max(1);
                 self.point =
                     if a == Action::NextPoint { (self.point + 1) % n } else { (self.point + n - 1) % n };
                 self.selected[Screen::Congestion.index()] = 0;
+                self.selected[Screen::Fabric.index()] = 0;
             }
             Action::PrevPoint | Action::NextPoint => {}
             Action::ToggleFlows => {
@@ -863,6 +883,16 @@ impl App {
                 let Some(flow) = rows.flows.get(self.selected[Screen::Congestion.index()]).copied() else {
                     return;
                 };
+                let conn = s.report.connections.iter().position(|c| c.flows.contains(&flow));
+                if conn.is_some() {
+                    self.screen = Screen::Qps;
+                    self.detail = conn;
+                }
+            }
+            Screen::Fabric => {
+                // A host's row: the connection of its QP that ended last most often.
+                let rows = crate::fabric::rows(&s.report, self.point);
+                let Some(flow) = rows.get(self.selected[Screen::Fabric.index()]).copied() else { return };
                 let conn = s.report.connections.iter().position(|c| c.flows.contains(&flow));
                 if conn.is_some() {
                     self.screen = Screen::Qps;

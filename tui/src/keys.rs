@@ -86,13 +86,13 @@ pub const KEYS: &[Binding] = &[
         action: Action::PrevScreen,
         help: "previous screen",
     },
-    // The screens: one help line for the six (the others' labels are empty).
+    // The screens: one help line for the seven (the others' labels are empty).
     Binding {
-        label: "1-6",
+        label: "1-7",
         chars: &['1'],
         names: &[],
         action: Action::Screen(1),
-        help: "screens: QPs, Packets, Pause, Audit, Findings, Congestion",
+        help: "screens: QPs, Packets, Pause, Audit, Findings, Congestion, Fabric",
     },
     Binding { label: "", chars: &['2'], names: &[], action: Action::Screen(2), help: "Packets" },
     Binding {
@@ -110,6 +110,13 @@ pub const KEYS: &[Binding] = &[
         names: &[],
         action: Action::Screen(6),
         help: "Congestion (CE, CNP, pause per priority and QP)",
+    },
+    Binding {
+        label: "",
+        chars: &['7'],
+        names: &[],
+        action: Action::Screen(7),
+        help: "Fabric (iterations, stragglers, elephants, ECMP)",
     },
     Binding { label: "k, Up", chars: &['k'], names: &["up"], action: Action::Up, help: "move up" },
     Binding { label: "j, Down", chars: &['j'], names: &["down"], action: Action::Down, help: "move down" },
@@ -172,7 +179,7 @@ pub const KEYS: &[Binding] = &[
         chars: &['['],
         names: &[],
         action: Action::PrevPoint,
-        help: "Congestion: previous / next capture point",
+        help: "Congestion, Fabric: previous / next capture point",
     },
     Binding { label: "", chars: &[']'], names: &[], action: Action::NextPoint, help: "next capture point" },
     Binding { label: "?", chars: &['?'], names: &[], action: Action::Help, help: "this help" },

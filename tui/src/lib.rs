@@ -9,6 +9,7 @@
 
 pub mod app;
 pub mod congestion;
+pub mod fabric;
 pub mod filter;
 pub mod keys;
 pub mod snapshot;

@@ -79,6 +79,7 @@ pub fn draw(f: &mut Frame<'_>, app: &mut App, tree: TreeFn<'_>) {
         Screen::Audit => draw_audit(f, app, body),
         Screen::Findings => draw_findings(f, app, body),
         Screen::Congestion => crate::congestion::draw(f, app, body),
+        Screen::Fabric => crate::fabric::draw(f, app, body),
     }
     draw_footer(f, app, footer);
     if app.help {

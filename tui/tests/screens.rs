@@ -337,7 +337,7 @@ fn state_survives_shrinking_snapshots_and_clear() {
     }
     app.act(Action::Clear);
     assert!(app.clear_requested && app.detail.is_none() && app.packet_flows.is_none());
-    assert_eq!(app.selected, [0; 6]);
+    assert_eq!(app.selected, [0; 7]);
     // A click below the last row selects the last row.
     let mut app = app_with(small);
     app.select_qp_row(1000);
@@ -605,9 +605,11 @@ fn congestion_screen_on_demo() {
     insta::assert_snapshot!("congestion_demo_80x24", screen);
     assert!(screen.contains("prio 3: 132 pkts") && screen.contains("10.0.0.5 → 10.0.0.6"), "{screen}");
     app.act(Action::NextScreen);
+    assert_eq!(app.screen, Screen::Fabric);
+    app.act(Action::NextScreen);
     assert_eq!(app.screen, Screen::Qps, "Tab wraps to QPs");
     app.act(Action::PrevScreen);
-    assert_eq!(app.screen, Screen::Congestion);
+    assert_eq!(app.screen, Screen::Fabric);
     for (w, h) in TINY {
         let _ = render(&mut app, w, h);
     }
@@ -820,10 +822,49 @@ fn a_released_picture_says_it_is_updating_and_keeps_the_place() {
     assert_eq!(app.shown.as_ref().map(|s| s.report.flows.len()), Some(s.report.flows.len()));
 }
 
+/// The Fabric screen (`7`): the rhythm of a synchronised job as a strip, the host that
+/// finishes last every time in red, Enter on it opens its QP.
+#[test]
+fn fabric_screen_shows_the_iterations_and_the_straggler() {
+    let mut app = app_with(snapshot("rhythm-straggler.pcap", AuditConfig::default()));
+    app.act(Action::Screen(7));
+    assert_eq!(app.screen, Screen::Fabric);
+    let screen = render(&mut app, 160, 45);
+    insta::assert_snapshot!("fabric_rhythm_straggler", screen);
+    for text in [
+        "one iteration every 10.0 ms (autocorrelation 0.87): 6 whole, 6 hosts sending",
+        "busy 47% of each (median 4.7 ms, longest 4.7 ms)",
+        "busy share per iteration: ▄▄▄▄▄▄",
+        "> 10.0.0.66",
+        "last in   6 of 6   by 3.0 ms at the median (62% of the busy part), QP 0x605: a straggler",
+    ] {
+        assert!(screen.contains(text), "{text}:\n{screen}");
+    }
+    let screen = render(&mut app, 80, 24);
+    insta::assert_snapshot!("fabric_rhythm_straggler_80x24", screen);
+    for (w, h) in TINY {
+        let _ = render(&mut app, w, h);
+    }
+    // Enter: the straggler's connection, on the QPs screen.
+    app.act(Action::Enter);
+    assert_eq!(app.screen, Screen::Qps);
+    let shown = app.shown.clone().expect("a snapshot");
+    let conn = app.detail.and_then(|c| shown.report.connections.get(c)).expect("a QP detail");
+    assert!(conn.flows.iter().any(|f| shown.report.flows[*f].dest_qp == 0x605), "{conn:?}");
+    // A capture without a rhythm says what the screen needs.
+    let mut app = app_with(snapshot("demo.pcap", AuditConfig::default()));
+    app.act(Action::Screen(7));
+    let screen = render(&mut app, 160, 45);
+    assert!(screen.contains("no training rhythm here"), "{screen}");
+    assert_eq!(app.row_count(), 0);
+}
+
 #[test]
 fn every_screen_fits_80x24_with_the_way_out_on_it() {
     let mut app = app_with(snapshot("demo.pcap", AuditConfig::default()));
-    for (i, name) in ["qps", "packets", "pause", "audit", "findings", "congestion"].iter().enumerate() {
+    for (i, name) in
+        ["qps", "packets", "pause", "audit", "findings", "congestion", "fabric"].iter().enumerate()
+    {
         app.act(Action::Screen(i as u8 + 1));
         let screen = render(&mut app, 80, 24);
         assert!(screen.lines().last().is_some_and(|l| l.starts_with("q quit  ? keys")), "{screen}");
