@@ -303,8 +303,8 @@ fn prometheus_scrapes_the_exporter_with_the_shipped_config() {
         return;
     }
     // The two-point pair (a loss between them), the demo (every other scenario: storms,
-    // NAKs, CNPs, audit) with NIC counters for its host 10.0.0.5, and the congestion-control
-    // sample, so every dashboard panel has data.
+    // NAKs, CNPs, audit) with NIC counters for its host 10.0.0.5, the congestion-control
+    // sample and the synchronised job with a straggler, so every dashboard panel has data.
     let counters = [sample("counters/agree-before.txt"), sample("counters/agree-after.txt")];
     let (_exp, port) = start_export(&[
         "-r",
@@ -315,6 +315,8 @@ fn prometheus_scrapes_the_exporter_with_the_shipped_config() {
         sample("demo.pcap").to_str().unwrap(),
         "-r",
         sample("cc-reaction.pcap").to_str().unwrap(),
+        "-r",
+        sample("rhythm-straggler.pcap").to_str().unwrap(),
         "--expect-dscp",
         "26",
         "--counters",
