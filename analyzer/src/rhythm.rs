@@ -97,6 +97,29 @@ pub struct Iteration {
     pub margin_ns: i64,
 }
 
+impl Iteration {
+    /// Its busy part: first burst start to last burst end, ns.
+    pub fn busy_ns(&self) -> i64 {
+        self.busy_end_ns - self.busy_start_ns
+    }
+}
+
+impl RhythmReport {
+    /// An iteration's busy part over the period (0 to 1).
+    pub fn busy_share(&self, it: &Iteration) -> f64 {
+        it.busy_ns() as f64 / self.period_ns.max(1) as f64
+    }
+}
+
+/// Cell heights of an iteration strip (text report and TUI), by busy share in eighths.
+pub const STRIP_CELLS: [char; 8] = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
+
+/// The strip cell for a busy share.
+pub fn strip_cell(share: f64) -> char {
+    let k = ((share * 8.0) as usize).min(STRIP_CELLS.len() - 1);
+    STRIP_CELLS.get(k).copied().unwrap_or('█')
+}
+
 /// A host that finished last in at least two iterations.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Straggler {
@@ -342,10 +365,42 @@ pub fn report(a: &Analyzer, pfc: &[PauseReport], fabric: &FabricReport) -> Vec<R
         .collect()
 }
 
+/// A point's runs sorted by start, with the longest run's length: the runs overlapping a
+/// window are found by a binary search, not a scan of every run for every window.
+struct RunIndex<'a> {
+    sorted: Vec<&'a (usize, Run)>,
+    longest: i64,
+}
+
+impl<'a> RunIndex<'a> {
+    fn new(runs: &'a [(usize, Run)]) -> Self {
+        let mut sorted: Vec<&(usize, Run)> = runs.iter().collect();
+        sorted.sort_by_key(|(_, r)| r.start_ns);
+        let longest = runs.iter().map(|(_, r)| r.end_ns.saturating_sub(r.start_ns)).max().unwrap_or(0);
+        RunIndex { sorted, longest }
+    }
+
+    /// The runs overlapping [lo, hi).
+    fn overlapping(&self, lo: i64, hi: i64) -> impl Iterator<Item = &'a (usize, Run)> + '_ {
+        let from = self.sorted.partition_point(|(_, r)| r.start_ns < lo.saturating_sub(self.longest));
+        self.sorted
+            .get(from..)
+            .unwrap_or(&[])
+            .iter()
+            .copied()
+            .take_while(move |(_, r)| r.start_ns < hi)
+            .filter(move |(_, r)| r.end_ns >= lo)
+    }
+}
+
 /// The busy part of one window, per flow: (first start, last end, last frame, bytes).
-fn window_flows(runs: &[(usize, Run)], lo: i64, hi: i64) -> BTreeMap<usize, (i64, i64, u64, u64)> {
+fn window_flows<'a>(
+    runs: impl Iterator<Item = &'a (usize, Run)>,
+    lo: i64,
+    hi: i64,
+) -> BTreeMap<usize, (i64, i64, u64, u64)> {
     let mut m: BTreeMap<usize, (i64, i64, u64, u64)> = BTreeMap::new();
-    for (f, r) in runs.iter().filter(|(_, r)| r.end_ns >= lo && r.start_ns < hi) {
+    for (f, r) in runs {
         let span = (r.end_ns - r.start_ns + 1).max(1);
         let inside = (r.end_ns.min(hi - 1) - r.start_ns.max(lo) + 1).max(0);
         let bytes = (r.bytes as f64 * inside as f64 / span as f64) as u64;
@@ -370,7 +425,7 @@ fn point_rhythm(
 ) -> Option<RhythmReport> {
     let t0 = pr.runs.iter().map(|(_, r)| r.start_ns).min()?;
     let t1 = pr.runs.iter().map(|(_, r)| r.end_ns).max()?;
-    let dur = t1 - t0 + 1;
+    let dur = t1.saturating_sub(t0).saturating_add(1);
     let n = ((dur / MIN_BIN_NS) as usize).clamp(1, SERIES_BINS);
     let w = (dur + n as i64 - 1) / n as i64;
     let series = series_of(&pr.runs, t0, w, n);
@@ -380,25 +435,28 @@ fn point_rhythm(
         return None;
     }
     let phase = quiet_phase(&series, lag.round() as usize) as i64 * w;
-    // Window starts: t0 + phase + j × period, whole inside the capture.
-    let mut start = t0 + phase;
-    while start - period_ns >= cap_start {
+    // Window starts: t0 + phase + j × period, whole inside the capture. Only windows that
+    // can hold a burst are walked: a capture whose span a stray timestamp stretches to years
+    // still has as many windows as its bursts' span.
+    let mut start = t0.saturating_add(phase);
+    while start.saturating_sub(period_ns) >= cap_start.max(t0.saturating_sub(period_ns)) {
         start -= period_ns;
     }
     while start < cap_start {
-        start += period_ns;
+        start = start.saturating_add(period_ns);
     }
+    let index = RunIndex::new(&pr.runs);
     let mut iters = Vec::new();
-    while start + period_ns <= cap_end + 1 {
-        if let Some(it) = iteration(pr, start, period_ns, &series, t0, w) {
+    while start.saturating_add(period_ns) <= cap_end.saturating_add(1) && start <= t1 {
+        if let Some(it) = iteration(pr, &index, start, period_ns, &series, t0, w) {
             iters.push(it);
         }
-        start += period_ns;
+        start = start.saturating_add(period_ns);
     }
     if iters.len() < MIN_ITERATIONS {
         return None;
     }
-    let busy: Vec<i64> = iters.iter().map(|i| i.busy_end_ns - i.busy_start_ns).collect();
+    let busy: Vec<i64> = iters.iter().map(Iteration::busy_ns).collect();
     let busy_ns_median = median(&busy);
     let (ce_at_start, pause_at_start) = herd(point, &iters, pfc, fabric, cap_start);
     let twice = 2.0 * HERD_START_SHARE;
@@ -423,9 +481,17 @@ fn point_rhythm(
 }
 
 /// One window's iteration: its busy part and who finished last (`None` when no data).
-fn iteration(pr: &PointRuns, lo: i64, period_ns: i64, series: &[f64], t0: i64, w: i64) -> Option<Iteration> {
+fn iteration(
+    pr: &PointRuns,
+    index: &RunIndex<'_>,
+    lo: i64,
+    period_ns: i64,
+    series: &[f64],
+    t0: i64,
+    w: i64,
+) -> Option<Iteration> {
     let hi = lo + period_ns;
-    let flows = window_flows(&pr.runs, lo, hi);
+    let flows = window_flows(index.overlapping(lo, hi), lo, hi);
     let busy_start = flows.values().map(|x| x.0).min()?;
     let busy_end = flows.values().map(|x| x.1).max()?;
     // Per host: its last end, and the flow and frame that made it.
@@ -475,7 +541,7 @@ fn median(v: &[i64]) -> i64 {
 
 /// The margin an iteration's last host must have over the next to count as straggling.
 fn margin_needed(it: &Iteration) -> i64 {
-    let busy = it.busy_end_ns - it.busy_start_ns;
+    let busy = it.busy_ns();
     STRAGGLER_MIN_MARGIN_NS.max((busy as f64 * STRAGGLER_MARGIN_OF_BURST) as i64)
 }
 
@@ -558,7 +624,7 @@ fn herd_shares(
     let parts: Vec<(i64, i64, i64)> = iters
         .iter()
         .map(|i| {
-            let q = ((i.busy_end_ns - i.busy_start_ns) as f64 * HERD_START_SHARE) as i64;
+            let q = (i.busy_ns() as f64 * HERD_START_SHARE) as i64;
             (i.busy_start_ns, i.busy_start_ns + q, i.busy_end_ns)
         })
         .collect();
@@ -689,6 +755,33 @@ mod tests {
             last_frame: 1,
             margin_ns,
         }
+    }
+
+    /// Eight 10 ms iterations of three hosts (host 3 ends 2 ms late); a capture span that a
+    /// stray timestamp stretches to years gives the same answer, at once.
+    #[test]
+    fn a_stray_timestamp_does_not_stretch_the_windows() {
+        let mut runs = Vec::new();
+        let mut host = BTreeMap::new();
+        for f in 0..3usize {
+            host.insert(f, (IpAddr::from([10, 0, 0, f as u8 + 1]), 0x100 + f as u32));
+            for k in 0..8i64 {
+                let start = 1_000_000_000 + k * 10_000_000;
+                let end = start + 3_000_000 + if f == 2 { 2_000_000 } else { 0 };
+                runs.push((f, Run { start_ns: start, end_ns: end, end_frame: 1, bytes: 1 << 20 }));
+            }
+        }
+        let pr = PointRuns { runs, host };
+        let fabric = FabricReport::default();
+        let normal = point_rhythm(0, &pr, (1_000_000_000, 1_080_000_000), &[], &fabric).expect("a rhythm");
+        assert!((normal.period_ns - 10_000_000).abs() < 50_000, "{}", normal.period_ns);
+        assert!(normal
+            .stragglers
+            .first()
+            .is_some_and(|s| s.host == IpAddr::from([10, 0, 0, 3]) && s.verdict));
+        let stray = point_rhythm(0, &pr, (0, i64::MAX / 2), &[], &fabric).expect("a rhythm");
+        assert_eq!(stray.iterations, normal.iterations + 1, "the first burst's window is whole now");
+        assert_eq!(stray.period_ns, normal.period_ns);
     }
 
     #[test]

@@ -738,12 +738,7 @@ fn rhythm_lines(o: &mut String, r: &rocescope_analyzer::Report) {
         let strip: String = rh
             .iteration_list
             .iter()
-            .map(|it| {
-                let share = (it.busy_end_ns - it.busy_start_ns) as f64 / rh.period_ns.max(1) as f64;
-                let cells = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
-                let k = ((share * 8.0) as usize).min(7);
-                cells.get(k).copied().unwrap_or('█')
-            })
+            .map(|it| rocescope_analyzer::rhythm::strip_cell(rh.busy_share(it)))
             .collect();
         let _ = writeln!(o, "  busy share per iteration: {strip}");
         for s in rh.stragglers.iter().take(3) {

@@ -13,9 +13,6 @@ use ratatui::Frame;
 use rocescope_analyzer::report::Report;
 use rocescope_analyzer::rhythm::RhythmReport;
 
-/// Cell heights of the iteration strip, by busy share in eighths.
-const CELLS: [char; 8] = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
-
 /// The capture point shown: the one the Congestion screen shows (`[` and `]` on either).
 pub fn point_of(r: &Report, app_point: usize) -> Option<u16> {
     r.timeline.points.get(app_point).map(|p| p.point).or_else(|| r.rhythm.first().map(|x| x.point))
@@ -46,9 +43,7 @@ fn strip(rh: &RhythmReport, width: usize) -> Line<'static> {
         .iter()
         .skip(skip)
         .map(|it| {
-            let share = (it.busy_end_ns - it.busy_start_ns) as f64 / rh.period_ns.max(1) as f64;
-            let k = ((share * 8.0) as usize).min(CELLS.len() - 1);
-            let c = CELLS.get(k).copied().unwrap_or('█');
+            let c = rocescope_analyzer::rhythm::strip_cell(rh.busy_share(it));
             let style = if Some(it.last_host) == straggler {
                 Style::new().fg(Color::Red)
             } else {
