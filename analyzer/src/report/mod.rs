@@ -14,6 +14,7 @@ use serde::Serialize;
 
 mod capture;
 mod connections;
+mod ecmp;
 mod flows;
 mod pauses;
 mod points;
@@ -56,6 +57,11 @@ pub struct Report {
     pub timeline: crate::fabric::FabricReport,
     /// The receivers with the most senders at once (fan-in), busiest first (crate::incast).
     pub incast: Vec<crate::incast::IncastReport>,
+    /// ECMP entropy per host pair and source host, and where ECMP puts the data flows
+    /// (predicted with `--ecmp-paths`, measured with `--uplinks`; crate::ecmp).
+    pub ecmp: crate::ecmp::EcmpReport,
+    /// The data flows with the most bytes (crate::ecmp).
+    pub elephants: crate::ecmp::ElephantsReport,
     /// VXLAN/Geneve VTEP pairs carrying the fabric's traffic (crate::overlay). Absent when
     /// there is none.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -455,6 +461,12 @@ pub enum FindingKind {
     CcNotReacting,
     /// Many senders to one receiver at once (fan-in) with CE marks or pauses during it.
     Incast,
+    /// Several busy QPs of one host pair share a UDP source port: ECMP cannot spread them
+    /// (crate::ecmp).
+    EcmpLowEntropy,
+    /// The busiest ECMP path or uplink carries well over the mean, with elephants colliding
+    /// on it: measured at the uplinks, or predicted by a modelled hash (crate::ecmp).
+    EcmpImbalance,
     /// Frames whose ICRC does not match.
     IcrcBad,
     /// A MAC paused a priority for most of its storm windows.
@@ -545,6 +557,8 @@ impl FindingKind {
         FindingKind::CnpTooFast,
         FindingKind::CcNotReacting,
         FindingKind::Incast,
+        FindingKind::EcmpLowEntropy,
+        FindingKind::EcmpImbalance,
     ];
 
     /// The JSON name (`network_loss`, `pfc_storm`, ...).
@@ -584,6 +598,8 @@ impl FindingKind {
             FindingKind::CnpTooFast => "cnp_too_fast",
             FindingKind::CcNotReacting => "cc_not_reacting",
             FindingKind::Incast => "incast",
+            FindingKind::EcmpLowEntropy => "ecmp_low_entropy",
+            FindingKind::EcmpImbalance => "ecmp_imbalance",
         }
     }
 
@@ -1404,6 +1420,8 @@ pub(crate) fn build_with(a: &Analyzer, detail: bool, with_flows: bool) -> (Repor
     let pfc = pauses::pause_reports(a, &points, &mut findings, &mut violations);
 
     let incast = crate::incast::report(a, &pfc, &mut findings);
+    let timeline = a.fabric_report();
+    let (ecmp, elephants) = ecmp::ecmp(a, &timeline, &mut findings);
 
     qos::audit_violations(a, &mut violations);
 
@@ -1476,8 +1494,10 @@ pub(crate) fn build_with(a: &Analyzer, detail: bool, with_flows: bool) -> (Repor
         flows,
         connections,
         pfc,
-        timeline: a.fabric_report(),
+        timeline,
         incast,
+        ecmp,
+        elephants,
         overlay: a.overlay.report(),
         audit: AuditReport { expected: a.cfg.audit.clone(), violations },
         config: ConfigReport {

@@ -102,6 +102,8 @@ struct ReportView<'r, 'a> {
     pfc: &'r [PauseReport],
     timeline: &'r crate::fabric::FabricReport,
     incast: &'r [crate::incast::IncastReport],
+    ecmp: &'r crate::ecmp::EcmpReport,
+    elephants: &'r crate::ecmp::ElephantsReport,
     #[serde(skip_serializing_if = "<[crate::overlay::VtepPairReport]>::is_empty")]
     overlay: &'r [crate::overlay::VtepPairReport],
     audit: &'r AuditReport,
@@ -136,6 +138,8 @@ impl Serialize for StreamedReport<'_> {
             pfc: &r.pfc,
             timeline: &r.timeline,
             incast: &r.incast,
+            ecmp: &r.ecmp,
+            elephants: &r.elephants,
             overlay: &r.overlay,
             audit: &r.audit,
             config: &r.config,
