@@ -318,8 +318,12 @@ pub fn entropy_bits(weights: impl IntoIterator<Item = u64> + Clone) -> f64 {
             -p * p.log2()
         })
         .sum();
-    // -0.0 and rounding just below 0 for one weight.
-    h.max(0.0)
+    // One weight gives -0.0 (and rounding may give a hair below 0): none of it is entropy.
+    if h > 0.0 {
+        h
+    } else {
+        0.0
+    }
 }
 
 /// The ECMP section of the report (`ecmp` in the JSON).
@@ -737,6 +741,7 @@ mod tests {
     fn entropy_is_in_bits_of_the_weights() {
         assert_eq!(entropy_bits(Vec::<u64>::new()), 0.0);
         assert_eq!(entropy_bits([5u64]), 0.0);
+        assert!(entropy_bits([5u64]).is_sign_positive(), "0, not -0, in the report");
         assert!((entropy_bits([1u64, 1]) - 1.0).abs() < 1e-12);
         assert!((entropy_bits([3u64; 8]) - 3.0).abs() < 1e-12);
         // Zero weights add nothing; unequal weights give less than log2(n).

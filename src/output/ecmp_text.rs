@@ -43,23 +43,24 @@ pub fn ecmp_lines(o: &mut String, sr: &StreamedReport<'_>) {
         return;
     }
     let multi = r.points.len() > 1;
-    elephant_lines(o, &r.elephants, multi);
+    elephant_lines(o, r, multi);
     entropy_lines(o, e, multi, r);
     path_lines(o, sr, multi);
     uplink_lines(o, sr);
 }
 
-fn elephant_lines(o: &mut String, el: &ElephantsReport, multi: bool) {
+fn elephant_lines(o: &mut String, r: &Report, multi: bool) {
+    let el: &ElephantsReport = &r.elephants;
     let _ = writeln!(
         o,
-        "\nELEPHANTS ({} data flows, {}; the top {} carry {:.1}%, {} flow(s) carry {:.0}%; busy: {} or more)",
+        "\nELEPHANTS ({} data flows, {}; the top {} carry {:.1}%, {} flow(s) carry {:.0}%; busy: {} MiB or more)",
         el.data_flows,
         size(el.data_bytes),
         el.top.len(),
         el.top_share * 100.0,
         el.flows_for_share,
         el.share * 100.0,
-        size(BUSY_MIN_BYTES)
+        BUSY_MIN_BYTES >> 20
     );
     for x in el.top.iter().take(LINES) {
         let _ = writeln!(
@@ -68,7 +69,10 @@ fn elephant_lines(o: &mut String, el: &ElephantsReport, multi: bool) {
             x.src,
             x.dst,
             x.dest_qp,
-            if multi { format!(" (point {})", x.point) } else { String::new() },
+            match r.points.get(usize::from(x.point)) {
+                Some(p) if multi => format!(" at {}", escape(&p.name)),
+                _ => String::new(),
+            },
             size(x.bytes),
             x.share * 100.0,
             x.udp_src_port.map_or("- (RoCEv1)".to_string(), |p| p.to_string())
@@ -92,7 +96,7 @@ fn entropy_lines(o: &mut String, e: &EcmpReport, multi: bool, r: &Report) {
         };
         let _ = writeln!(
             o,
-            "  {at}{} → {}: {} QPs ({} busy) on {} port(s), {} QPs on {}: {:.2} bits of {:.2}",
+            "  {at}{} → {}: {} QPs ({} busy) on {} port(s), {} on port {}: {:.2} bits of {:.2}",
             p.src,
             p.dst,
             p.qps,

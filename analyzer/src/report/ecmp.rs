@@ -432,9 +432,10 @@ fn low_entropy_finding(a: &Analyzer, s: &SharedPort) -> Finding {
     )
 }
 
-fn names(a: &Analyzer, ids: &[usize]) -> String {
+/// The first three of `ids` by name, and how many more of `total` there are.
+fn names(a: &Analyzer, ids: &[usize], total: u64) -> String {
     let n: Vec<String> = ids.iter().take(3).map(|i| qp_text(a, *i)).collect();
-    let more = ids.len().saturating_sub(3);
+    let more = total.saturating_sub(n.len() as u64);
     if more > 0 {
         format!("{} and {more} more", n.join(", "))
     } else {
@@ -451,7 +452,7 @@ fn measured_finding(a: &Analyzer, u: &UplinkReport, l: &UplinkLoad) -> Finding {
         u.uplinks.len(),
         l.share * 100.0,
         l.busy_flows,
-        names(a, &l.elephants),
+        names(a, &l.elephants, l.busy_flows),
         if idle > 0 { format!(", while {idle} uplink(s) carried almost nothing") } else { String::new() },
     );
     let evidence = first_frames(a, l.elephants.iter().copied(), |f| {
@@ -468,7 +469,7 @@ fn predicted_finding(a: &Analyzer, p: &PathPrediction, c: &crate::ecmp::Collisio
         c.path,
         p.max_over_mean,
         c.busy_flows,
-        names(a, &c.elephants),
+        names(a, &c.elephants, c.busy_flows),
         p.key,
         p.hash
     );
@@ -511,4 +512,44 @@ pub(super) fn ecmp(
         (None, None) => {}
     }
     (report, elephants(a))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn d(host: u64, dst: u64, port: u16, id: u32) -> Data {
+        Data { host, dst, bytes: 1, id, port, changed: false }
+    }
+
+    #[test]
+    fn runs_split_colliding_fingerprints_by_the_exact_key() {
+        // Flows 0-2 and 3-4 are two hosts (exact keys 10 and 20) whose fingerprints
+        // collide (7), sorted by fingerprint then port: interleaved.
+        let exact = |x: &Data| Some(if x.id < 3 { 10u8 } else { 20 });
+        let mut v =
+            vec![d(7, 1, 1, 0), d(7, 1, 1, 3), d(7, 1, 2, 1), d(7, 1, 2, 4), d(7, 1, 3, 2), d(9, 1, 1, 5)];
+        let r = runs(
+            &mut v,
+            |x| x.host,
+            |x| if x.id == 5 { Some(30) } else { exact(x) },
+            |x| (x.dst, x.port, x.id),
+        );
+        let groups: Vec<Vec<u32>> =
+            r.iter().map(|g| v.get(g.clone()).unwrap().iter().map(|x| x.id).collect()).collect();
+        assert_eq!(groups, [vec![0, 1, 2], vec![3, 4], vec![5]]);
+        // Without a collision the order stays as sorted.
+        let mut v = vec![d(1, 1, 5, 0), d(1, 2, 1, 1), d(2, 1, 1, 2)];
+        let r = runs(&mut v, |x| x.host, |x| Some(x.host), |x| (x.dst, x.port, x.id));
+        assert_eq!(r, [0..2, 2..3]);
+        assert_eq!(v.first().map(|x| x.id), Some(0));
+    }
+
+    #[test]
+    fn ports_add_up_bytes_qps_and_busy_qps() {
+        let mut a = d(1, 1, 49152, 0);
+        a.bytes = BUSY_MIN_BYTES;
+        let v = [a, d(1, 1, 49153, 1), d(1, 1, 49152, 2)];
+        assert_eq!(port_bytes(&v), [(49152, BUSY_MIN_BYTES + 1, 2, 1), (49153, 1, 1, 0)]);
+    }
 }
