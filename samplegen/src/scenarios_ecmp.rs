@@ -94,7 +94,7 @@ fn low_entropy(g: &mut Gen) -> Value {
 }
 
 /// One uplink's capture: `elephants` WRITEs of 1 MiB at once, and a 4 kB SEND (a mouse).
-fn uplink(g: &mut Gen, elephants: &[(u8, u8)], mouse: (u8, u8)) {
+fn uplink(g: &mut Gen, elephants: &[HostPair], mouse: HostPair) {
     g.snap = Some(SNAP);
     let mut conns: Vec<Conn> = elephants
         .iter()
@@ -111,8 +111,11 @@ fn uplink(g: &mut Gen, elephants: &[(u8, u8)], mouse: (u8, u8)) {
     g.send(&mut m, 4096);
 }
 
-/// The uplinks: (elephants (source, destination host), the mouse).
-const UPLINKS: [(&[(u8, u8)], (u8, u8)); 4] =
+/// Traffic between two hosts (10.0.0.N numbers): a source and a destination.
+type HostPair = (u8, u8);
+
+/// The uplinks: (elephants, the mouse).
+const UPLINKS: [(&[HostPair], HostPair); 4] =
     [(&[(11, 21), (12, 22)], (15, 25)), (&[(13, 23)], (16, 26)), (&[(14, 24)], (17, 27)), (&[], (18, 28))];
 
 /// Every file of `samples/ecmp/`.
