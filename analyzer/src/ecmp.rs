@@ -430,6 +430,10 @@ pub struct PathPrediction {
     pub idle_paths: u32,
     /// Paths that two or more busy flows share, the most bytes first.
     pub collisions: Vec<Collision>,
+    /// Each placed flow's path, by flow index (ascending): for the Parquet flow table, not
+    /// in the JSON (which gives each path's load and its colliding elephants).
+    #[serde(skip)]
+    pub placed: Vec<(usize, u16)>,
 }
 
 /// One path's predicted load.
@@ -586,8 +590,11 @@ pub fn predict(flows: &[Placed], hash: &EcmpHash, paths: u16, points: Vec<u16>) 
     let mut loads: Vec<PathLoad> =
         (0..n).map(|path| PathLoad { path, bytes: 0, flows: 0, busy_flows: 0, share: 0.0 }).collect();
     let mut busy: Vec<Vec<(u64, usize)>> = vec![Vec::new(); usize::from(n)];
+    let mut placed = Vec::with_capacity(flows.len());
     for f in flows {
-        let p = usize::from(hash.path(&f.key, n));
+        let path = hash.path(&f.key, n);
+        placed.push((f.flow, path));
+        let p = usize::from(path);
         if let Some(l) = loads.get_mut(p) {
             l.bytes += f.bytes;
             l.flows += 1;
@@ -633,6 +640,10 @@ pub fn predict(flows: &[Placed], hash: &EcmpHash, paths: u16, points: Vec<u16>) 
         busiest,
         loads,
         collisions,
+        placed: {
+            placed.sort_unstable();
+            placed
+        },
     }
 }
 
