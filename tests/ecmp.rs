@@ -308,3 +308,24 @@ fn no_real_capture_gets_an_ecmp_finding() {
         }
     }
 }
+
+/// A QP captured at two points (its sender's and its receiver's) is one flow on the wire:
+/// one elephant and one placed flow, kept where it was seen with the most bytes.
+#[test]
+fn a_qp_seen_at_two_points_is_one_elephant_and_placed_once() {
+    let root = common::root().join("samples");
+    let (tx, rx) = (root.join("two-points-sender.pcap"), root.join("two-points-receiver.pcap"));
+    let r = report(&["-r", tx.to_str().unwrap(), "-r", rx.to_str().unwrap(), "--ecmp-paths", "4"]);
+    let data: Vec<&Value> =
+        r["flows"].as_array().unwrap().iter().filter(|f| f["payload_bytes"].as_u64() > Some(0)).collect();
+    assert_eq!(data.len(), 2, "the QP's data flow at each point");
+    let most = data.iter().max_by_key(|f| f["bytes"].as_u64()).unwrap();
+    let el = &r["elephants"];
+    assert_eq!(el["data_flows"], 1);
+    assert_eq!(el["top"].as_array().map(Vec::len), Some(1));
+    assert_eq!(
+        (el["top"][0]["point"].clone(), el["top"][0]["bytes"].clone()),
+        (most["point"].clone(), most["bytes"].clone())
+    );
+    assert_eq!(r["ecmp"]["prediction"]["flows"], 1);
+}

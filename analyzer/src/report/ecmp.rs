@@ -16,6 +16,7 @@ use crate::ecmp::{
     LOW_ENTROPY_MIN_QPS, NAMED, ROCE_PORT, TOP_ELEPHANTS,
 };
 use crate::fabric::FabricReport;
+use std::collections::HashMap;
 use std::hash::BuildHasher;
 use std::net::IpAddr;
 use std::ops::Range;
@@ -219,13 +220,31 @@ fn entropy(a: &Analyzer, report: &mut EcmpReport) -> Vec<SharedPort> {
 }
 
 /// Data flows ranked by bytes (RoCEv1 included).
+/// Of the flows `ids`, one per QP (source, destination, destination QP): a QP captured at
+/// several points (a sender's capture and a receiver's) is one flow on the wire, kept where
+/// it was seen with the most bytes (the first on a tie). With one point, `ids` as they are.
+fn once_per_qp(a: &Analyzer, ids: impl Iterator<Item = usize>) -> Vec<usize> {
+    if a.points().len() <= 1 {
+        return ids.collect();
+    }
+    let mut best: HashMap<(IpAddr, IpAddr, u32), usize> = HashMap::new();
+    for i in ids {
+        let Some(f) = a.flows.get(i) else { continue };
+        let e = best.entry((f.key.src, f.key.dst, f.key.dest_qp)).or_insert(i);
+        if a.flows.get(*e).is_some_and(|g| f.bytes > g.bytes) {
+            *e = i;
+        }
+    }
+    let mut v: Vec<usize> = best.into_values().collect();
+    v.sort_unstable();
+    v
+}
+
 fn elephants(a: &Analyzer) -> ElephantsReport {
-    let mut v: Vec<(u64, u32)> = a
-        .flows
-        .iter()
-        .enumerate()
-        .filter(|(_, f)| f.payload_bytes > 0)
-        .map(|(i, f)| (f.bytes, u32::try_from(i).unwrap_or(u32::MAX)))
+    let data = a.flows.iter().enumerate().filter(|(_, f)| f.payload_bytes > 0).map(|(i, _)| i);
+    let mut v: Vec<(u64, u32)> = once_per_qp(a, data)
+        .into_iter()
+        .filter_map(|i| Some((a.flows.get(i)?.bytes, u32::try_from(i).unwrap_or(u32::MAX))))
         .collect();
     v.sort_unstable_by(|x, y| y.0.cmp(&x.0).then(x.1.cmp(&y.1)));
     let total: u64 = v.iter().map(|x| x.0).sum();
@@ -355,13 +374,18 @@ fn uplinks(a: &Analyzer, timeline: &FabricReport, points: &[u16], unmatched: Vec
     }
 }
 
-/// The RoCEv2 data flows at `points` (every point when empty) placed by the configured hash.
+/// The RoCEv2 data flows at `points` (every point when empty) placed by the configured hash,
+/// each QP once (`once_per_qp`).
 fn prediction(a: &Analyzer, paths: u16, points: &[u16]) -> PathPrediction {
-    let flows: Vec<Placed> = a
+    let ids = a
         .flows
         .iter()
         .enumerate()
         .filter(|(_, f)| is_ecmp_data(f) && (points.is_empty() || points.contains(&f.key.point)))
+        .map(|(i, _)| i);
+    let flows: Vec<Placed> = once_per_qp(a, ids)
+        .into_iter()
+        .filter_map(|i| Some((i, a.flows.get(i)?)))
         .map(|(i, f)| Placed {
             flow: i,
             key: HashKey {
