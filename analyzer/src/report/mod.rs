@@ -773,6 +773,25 @@ pub struct PsnReport {
     pub timeout_events: u64,
     /// Implied NAKs: READ re-issue bursts (`retransmits_implied` counts the READs).
     pub implied_nak_events: u64,
+    /// Passes of resends with no NAK before them (timeouts, and resends of unknown cause):
+    /// a resend burst, or the part of one that goes back to a PSN it already resent (a
+    /// timer that fired again). What the NCCL_IB_TIMEOUT check reads (crate::nccl).
+    pub resend_gaps: u64,
+    /// The shortest time such a pass waited since the flow last sent anything new or began
+    /// its previous pass, ns (null without one).
+    pub resend_gap_min_ns: Option<i64>,
+    /// The longest (null without one).
+    pub resend_gap_max_ns: Option<i64>,
+    /// The frame that began the pass after the longest gap (null without one).
+    pub resend_gap_max_frame: Option<u64>,
+    /// The most passes of resends from one PSN with no new packet in between (RNR retries
+    /// left out): the retries of the QP's retry count one PSN took. 0 without resends.
+    pub retries_max: u32,
+    /// From the flow's last new packet before those passes to the last of them, ns (0
+    /// without).
+    pub retries_span_ns: i64,
+    /// The frame of the last of those passes (null without resends).
+    pub retries_frame: Option<u64>,
 }
 
 /// NAKs by code.
