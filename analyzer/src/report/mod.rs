@@ -106,6 +106,10 @@ pub struct Report {
     /// absent without it).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub counters: Option<crate::nic_counters::CountersReport>,
+    /// The job's NCCL settings against the wire (`--nccl-env`; set by the caller through
+    /// [`crate::nccl::attach`], absent without it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nccl: Option<crate::nccl::NcclCheck>,
 }
 
 /// How far an interrupted report read its files.
@@ -525,6 +529,8 @@ pub enum FindingKind {
     /// The NIC's PFC counters (`--counters`) moved on a priority no RoCE of the host travels
     /// on, and on none that it does: one side pauses one priority, RoCE travels on another.
     PfcPriorityMismatch,
+    /// An `NCCL_IB_*` setting (`--nccl-env`) that the wire contradicts (crate::nccl).
+    NcclEnvMismatch,
 }
 
 impl FindingKind {
@@ -567,6 +573,7 @@ impl FindingKind {
         FindingKind::Straggler,
         FindingKind::EcmpLowEntropy,
         FindingKind::EcmpImbalance,
+        FindingKind::NcclEnvMismatch,
     ];
 
     /// The JSON name (`network_loss`, `pfc_storm`, ...).
@@ -609,6 +616,7 @@ impl FindingKind {
             FindingKind::Straggler => "straggler",
             FindingKind::EcmpLowEntropy => "ecmp_low_entropy",
             FindingKind::EcmpImbalance => "ecmp_imbalance",
+            FindingKind::NcclEnvMismatch => "nccl_env_mismatch",
         }
     }
 
@@ -1494,6 +1502,7 @@ pub(crate) fn build_with(a: &Analyzer, detail: bool, with_flows: bool) -> (Repor
         sflow: a.sflow_summary(),
         sampled,
         counters: None,
+        nccl: None,
         input_errors: Vec::new(),
         interrupted: false,
         interrupted_at: None,
