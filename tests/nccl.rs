@@ -135,6 +135,20 @@ fn mismatch_findings_name_variable_value_wire_and_the_value_that_would_match() {
     assert!(resends.iter().any(|fr| fr + 1 == ev), "evidence frame {ev}, resends at {resends:?} (0-based)");
     let rc = f.iter().find(|x| x["title"].as_str().unwrap().starts_with("NCCL_IB_RETRY_CNT")).unwrap();
     assert_eq!(rc["evidence"][0]["frame"].as_u64(), resends.last().map(|fr| fr + 1), "the last resend");
+    // The flow's resend figures the checks read (flows[].psn).
+    let resent: Vec<&Value> = r["flows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["psn"]["retransmits"].as_u64() > Some(0))
+        .collect();
+    assert_eq!(resent.len(), 1, "one flow resends");
+    let p = &resent[0]["psn"];
+    assert_eq!((p["resend_gaps"].as_u64(), p["retries_max"].as_u64()), (Some(3), Some(3)));
+    assert_eq!(p["resend_gap_min_ns"], p["resend_gap_max_ns"]);
+    let gap = p["resend_gap_max_ns"].as_i64().unwrap();
+    assert!((75_000_000..75_010_000).contains(&gap), "{gap}");
+    assert_eq!(p["retries_span_ns"].as_i64(), Some(3 * gap));
     // Counted in the summary.
     for sev in ["warning", "info"] {
         let listed = r["findings"].as_array().unwrap().iter().filter(|x| x["severity"] == sev).count() as u64;

@@ -237,14 +237,32 @@ fn dscp_rule(
         .map(|f| f.evidence(format!("{}: DSCP {}", w.flow_name(f), list(f.dscp))))
         .collect();
     let why = format!(
-        "{} of the {} carrying requests, from {}, are on DSCP {} (not {expected}; the host may force the DSCP: MLNX_OFED's tc/1/traffic_class, Force DSCP)",
+        "{} of the {} carrying requests, from {}, are on DSCP {would} (not {expected}; the host may force the DSCP: MLNX_OFED's tc/1/traffic_class, Force DSCP){}",
         m.wrong.len(),
         plural(flows.len() as u64, "flow", "flows"),
         hosts(&m.wrong),
-        list(m.wrong.iter().fold(0, |a, f| a | f.dscp) & !(1u64 << (expected & 63))),
+        others(&m.wrong, would, |f| f.dscp, "DSCP"),
     );
     let value = ((i64::from(would) << 2) | (low & 3)).to_string();
     minority(c, m.wrong.len(), flows.len(), severity, why, value, &m.wrong)
+}
+
+/// The marks of `flows` other than `main`, on how many of them: `; DSCP 48 also on 1 of
+/// them` (empty when none).
+fn others(flows: &[&FlowFacts], main: u8, of: impl Fn(&FlowFacts) -> u64, kind: &str) -> String {
+    let mut n: BTreeMap<u8, u64> = BTreeMap::new();
+    for f in flows {
+        let set = of(f);
+        for b in (0..64u8).filter(|b| *b != main && set & (1 << b) != 0) {
+            *n.entry(b).or_default() += 1;
+        }
+    }
+    let parts: Vec<String> = n.iter().map(|(b, c)| format!("{kind} {b} also on {c}")).collect();
+    if parts.is_empty() {
+        String::new()
+    } else {
+        format!("; {} of them", parts.join(", "))
+    }
 }
 
 /// The source hosts of `flows`: `10.0.0.1, 10.0.0.2` (the first four, then how many more).
@@ -389,11 +407,11 @@ fn sl(env: &NcclEnv, w: &Wire<'_>) -> VarCheck {
         .map(|f| f.evidence(format!("{}: PCP {}", w.flow_name(f), list(u64::from(f.pcp)))))
         .collect();
     let why = format!(
-        "{} of the {} tagged flows carrying requests, from {}, are on PCP {} (not {pcp}; a NIC set to trust DSCP may set the PCP from the DSCP instead)",
+        "{} of the {} tagged flows carrying requests, from {}, are on PCP {would} (not {pcp}; a NIC set to trust DSCP may set the PCP from the DSCP instead){}",
         m.wrong.len(),
         flows.len(),
         hosts(&m.wrong),
-        list(m.wrong.iter().fold(0, |a, f| a | u64::from(f.pcp)) & !(1u64 << pcp))
+        others(&m.wrong, would, |f| u64::from(f.pcp), "PCP"),
     );
     minority(c, m.wrong.len(), flows.len(), Severity::Warning, why, would.to_string(), &m.wrong)
 }
@@ -890,4 +908,362 @@ fn qps_per_connection(env: &NcclEnv, w: &Wire<'_>) -> VarCheck {
         plural(pairs.len() as u64, "host pair", "host pairs")
     );
     c.mismatch(Severity::Warning, why, g.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::nccl::env::parse;
+    use crate::nccl::Verdict;
+    use crate::report::{ConnFlows, Connection, Report, SampledReport, Word};
+
+    fn empty() -> Report {
+        crate::Analyzer::new(crate::Config::default()).report()
+    }
+
+    /// A flow carrying requests from host `s` to host `d` (10.0.0.s), on the DSCPs of `dscp`.
+    fn flow(id: usize, s: u8, d: u8, dscp: &[u8]) -> FlowFacts {
+        FlowFacts {
+            id,
+            point: 0,
+            src: Some(IpAddr::from([10, 0, 0, s])),
+            dst: Some(IpAddr::from([10, 0, 0, d])),
+            payload_bytes: 4096,
+            pure: false,
+            dscp: dscp.iter().fold(0, |m, b| m | 1 << b),
+            pcp: 0,
+            ecn: [0, 0, 10, 0],
+            priority: Some(3),
+            v2: true,
+            first_frame: 1 + id as u64,
+            first_ns: 0,
+            partner: None,
+            resend_gaps: 0,
+            gap_min: None,
+            gap_max: None,
+            gap_max_frame: None,
+            retries: 0,
+            retries_span: 0,
+            retries_frame: None,
+        }
+    }
+
+    fn wire(report: &Report, flows: Vec<FlowFacts>) -> Wire<'_> {
+        let qps = flows.iter().map(|f| 0x100 + f.id as u32).collect();
+        let all = flows.len() as u64;
+        Wire { report, flows, qps, all_flows: all }
+    }
+
+    fn env(text: &str) -> NcclEnv {
+        parse(text).unwrap()
+    }
+
+    fn get<'a>(all: &'a [VarCheck], name: &str) -> &'a VarCheck {
+        all.iter().find(|v| v.name == name).unwrap_or_else(|| panic!("{name}: {all:#?}"))
+    }
+
+    /// (verdict, would_match, severity) of `name`.
+    fn verdict(e: &str, w: &Wire<'_>, name: &str) -> (Verdict, Option<String>, Option<Severity>) {
+        let checks = all(&env(e), w);
+        let v = get(&checks, name);
+        (v.verdict, v.would_match.clone(), v.severity)
+    }
+
+    #[test]
+    fn tc_is_the_dscp_shifted_left_by_two_and_a_mismatch_names_the_value_that_fits() {
+        let r = empty();
+        let w = wire(&r, vec![flow(0, 1, 2, &[26]), flow(1, 2, 1, &[26]), flow(2, 2, 3, &[26])]);
+        for ok in ["NCCL_IB_TC=106", "NCCL_IB_TC=104", "NCCL_IB_TC=0x68", "NCCL_IB_TC=0x16a"] {
+            assert_eq!(verdict(ok, &w, "NCCL_IB_TC").0, Verdict::Match, "{ok}");
+        }
+        let checks = all(&env("NCCL_IB_TC=0x16a"), &w);
+        assert!(get(&checks, "NCCL_IB_TC")
+            .sets
+            .contains("does not fit the 8-bit traffic class, whose field keeps 106"));
+        assert_eq!(
+            verdict("NCCL_IB_TC=96", &w, "NCCL_IB_TC"),
+            (Verdict::Mismatch, Some("104".into()), Some(Severity::Warning))
+        );
+        // The file's low bits are kept in the value that would match.
+        assert_eq!(verdict("NCCL_IB_TC=98", &w, "NCCL_IB_TC").1.as_deref(), Some("106"));
+        // Unset: NCCL's 0, which the application or the host may override: info.
+        assert_eq!(
+            verdict("NCCL_DEBUG=INFO", &w, "NCCL_IB_TC"),
+            (Verdict::Mismatch, Some("104".into()), Some(Severity::Info))
+        );
+        assert_eq!(verdict("NCCL_IB_TC=-1", &w, "NCCL_IB_TC").0, Verdict::NotChecked);
+        let none = wire(&r, vec![]);
+        assert_eq!(verdict("NCCL_IB_TC=106", &none, "NCCL_IB_TC").0, Verdict::NotChecked);
+    }
+
+    #[test]
+    fn tc_marks_other_classes_on_acks_and_cnps_are_not_judged_but_a_pure_request_flow_is() {
+        let r = empty();
+        // A flow with ACKs and a CNP on DSCP 48 beside its requests on 26: not judged on 48.
+        let w = wire(&r, vec![flow(0, 1, 2, &[26, 48]), flow(1, 2, 1, &[26])]);
+        let checks = all(&env("NCCL_IB_TC=104"), &w);
+        let tc = get(&checks, "NCCL_IB_TC");
+        assert_eq!(tc.verdict, Verdict::Match);
+        assert!(
+            tc.reason.as_deref().is_some_and(|r| r.contains("1 flow also carries other DSCPs beside 26")),
+            "{tc:?}"
+        );
+        // Every packet a request: its other DSCP is its requests'.
+        let mut pure = flow(0, 1, 2, &[26, 24]);
+        pure.pure = true;
+        let w = wire(&r, vec![pure, flow(1, 2, 1, &[24])]);
+        assert_eq!(verdict("NCCL_IB_TC=104", &w, "NCCL_IB_TC").0, Verdict::Mismatch);
+    }
+
+    #[test]
+    fn a_minority_of_flows_off_the_setting_is_info_for_their_hosts_only() {
+        let r = empty();
+        let w = wire(&r, vec![flow(0, 1, 2, &[26]), flow(1, 2, 1, &[26]), flow(2, 9, 1, &[0])]);
+        let checks = all(&env("NCCL_IB_TC=106"), &w);
+        let tc = get(&checks, "NCCL_IB_TC");
+        assert_eq!((tc.verdict, tc.severity), (Verdict::Mismatch, Some(Severity::Info)));
+        assert_eq!(tc.would_match.as_deref(), Some("2 (for 10.0.0.9 only)"));
+        assert!(tc
+            .reason
+            .as_deref()
+            .is_some_and(|r| r.contains("1 of the 3 flows") && r.contains("other traffic")));
+        assert_eq!(tc.evidence.len(), 1);
+        assert_eq!(tc.evidence.first().map(|e| e.frame), Some(3));
+    }
+
+    #[test]
+    fn fifo_tc_is_the_lighter_directions_class_and_takes_it_from_tc() {
+        let r = empty();
+        let mut data = flow(0, 1, 2, &[26]);
+        data.partner = Some(1);
+        let mut cts = flow(1, 2, 1, &[46]);
+        cts.partner = Some(0);
+        cts.payload_bytes = 64;
+        let w = wire(&r, vec![data, cts]);
+        let e = "# nccl 2.24\nNCCL_IB_TC=106\nNCCL_IB_FIFO_TC=184\n";
+        assert_eq!(verdict(e, &w, "NCCL_IB_FIFO_TC").0, Verdict::Match);
+        assert_eq!(verdict(e, &w, "NCCL_IB_TC").0, Verdict::Match, "the CTS side is FIFO_TC's");
+        let e = "# nccl 2.24\nNCCL_IB_TC=106\nNCCL_IB_FIFO_TC=104\n";
+        assert_eq!(verdict(e, &w, "NCCL_IB_FIFO_TC").1.as_deref(), Some("184"));
+        assert_eq!(
+            verdict("# nccl 2.21\nNCCL_IB_FIFO_TC=184\n", &w, "NCCL_IB_FIFO_TC").0,
+            Verdict::NotChecked
+        );
+        assert_eq!(
+            verdict("# nccl 2.23\nNCCL_IB_FIFO_TC=184\n", &w, "NCCL_IB_FIFO_TC").0,
+            Verdict::NotChecked
+        );
+        // Without FIFO_TC both directions are TC's.
+        assert_eq!(verdict("NCCL_IB_TC=106\n", &w, "NCCL_IB_TC").0, Verdict::Mismatch);
+    }
+
+    #[test]
+    fn sl_is_the_pcp_of_tagged_frames_only() {
+        let r = empty();
+        let w = wire(&r, vec![flow(0, 1, 2, &[26])]);
+        let checks = all(&env("NCCL_IB_SL=3"), &w);
+        let sl = get(&checks, "NCCL_IB_SL");
+        assert_eq!(sl.verdict, Verdict::NotChecked);
+        assert!(sl.reason.as_deref().is_some_and(|r| r.contains("no VLAN tag")));
+        let mut tagged = flow(0, 1, 2, &[26]);
+        tagged.pcp = 1 << 3;
+        let w = wire(&r, vec![tagged]);
+        assert_eq!(verdict("NCCL_IB_SL=3", &w, "NCCL_IB_SL").0, Verdict::Match);
+        assert_eq!(verdict("NCCL_IB_SL=11", &w, "NCCL_IB_SL").0, Verdict::Match, "SL & 7");
+        assert_eq!(verdict("NCCL_IB_SL=5", &w, "NCCL_IB_SL").1.as_deref(), Some("3"));
+        // Unset SL is not listed (its default says nothing the wire can contradict).
+        assert!(all(&env("NCCL_IB_TC=106"), &w).iter().all(|v| v.name != "NCCL_IB_SL"));
+    }
+
+    fn resending(gap_ms: i64, retries: u32, span_ms: i64) -> FlowFacts {
+        let mut f = flow(0, 1, 2, &[26]);
+        f.resend_gaps = u64::from(retries);
+        f.gap_min = Some(gap_ms * 1_000_000);
+        f.gap_max = Some(gap_ms * 1_000_000);
+        f.gap_max_frame = Some(40);
+        f.retries = retries;
+        f.retries_span = span_ms * 1_000_000;
+        f.retries_frame = Some(50);
+        f
+    }
+
+    #[test]
+    fn timeout_is_contradicted_only_by_a_gap_beyond_four_timeouts() {
+        let r = empty();
+        let none = wire(&r, vec![flow(0, 1, 2, &[26])]);
+        assert_eq!(verdict("NCCL_IB_TIMEOUT=14", &none, "NCCL_IB_TIMEOUT").0, Verdict::NotChecked);
+        let w = wire(&r, vec![resending(75, 3, 225)]);
+        assert_eq!(verdict("NCCL_IB_TIMEOUT=14", &w, "NCCL_IB_TIMEOUT").0, Verdict::Match);
+        // 16.8 ms × 4 = 67.1 ms < 75 ms: the timeout that fits is 14 (67.1 ms ≤ 75 ms).
+        let (v, would, sev) = verdict("NCCL_IB_TIMEOUT=12", &w, "NCCL_IB_TIMEOUT");
+        assert_eq!((v, would.as_deref(), sev), (Verdict::Mismatch, Some("14"), Some(Severity::Warning)));
+        let checks = all(&env("NCCL_IB_TIMEOUT=12"), &w);
+        assert_eq!(get(&checks, "NCCL_IB_TIMEOUT").evidence.first().map(|e| e.frame), Some(40));
+        // 13 is 33.6 ms: 75 ms is within 4 of them.
+        assert_eq!(verdict("NCCL_IB_TIMEOUT=13", &w, "NCCL_IB_TIMEOUT").0, Verdict::Match);
+        // Early resends (adaptive retransmission) are normal.
+        let early = wire(&r, vec![resending(2, 1, 2)]);
+        let checks = all(&env("NCCL_IB_TIMEOUT=20"), &early);
+        let t = get(&checks, "NCCL_IB_TIMEOUT");
+        assert_eq!(t.verdict, Verdict::Match);
+        assert!(t.reason.as_deref().is_some_and(|r| r.contains("adaptive retransmission")), "{t:?}");
+        // Infinite: the capture cannot tell.
+        for inf in ["NCCL_IB_TIMEOUT=0", "NCCL_IB_TIMEOUT=32"] {
+            let checks = all(&env(inf), &w);
+            let t = get(&checks, "NCCL_IB_TIMEOUT");
+            assert_eq!(t.verdict, Verdict::NotChecked, "{inf}");
+            assert!(t.sets.starts_with("an infinite ACK timeout"), "{t:?}");
+        }
+        // Unset: the version's default; unknown, the longest (20: 4.29 s).
+        assert_eq!(verdict("# nccl 2.12\nNCCL_DEBUG=1\n", &w, "NCCL_IB_TIMEOUT").0, Verdict::Match);
+        let slow = wire(&r, vec![resending(300, 1, 300)]);
+        assert_eq!(verdict("# nccl 2.12\nNCCL_DEBUG=1\n", &slow, "NCCL_IB_TIMEOUT").1.as_deref(), Some("16"));
+        assert_eq!(verdict("# nccl 2.14\nNCCL_DEBUG=1\n", &slow, "NCCL_IB_TIMEOUT").0, Verdict::Match);
+        assert_eq!(verdict("NCCL_DEBUG=1\n", &slow, "NCCL_IB_TIMEOUT").0, Verdict::Match);
+        // A sampled capture: not checked.
+        let mut sampled = empty();
+        sampled.sampled = Some(SampledReport {
+            source: crate::SamplingSource::Flag,
+            rate: Some(100),
+            rate_min: 100,
+            rate_max: 100,
+            samples: 0,
+            loss_verdicts: false,
+            suppressed_findings: 0,
+            latency_upper_bound: true,
+        });
+        let ws = wire(&sampled, vec![resending(75, 3, 225)]);
+        assert_eq!(verdict("NCCL_IB_TIMEOUT=12", &ws, "NCCL_IB_TIMEOUT").0, Verdict::NotChecked);
+        assert_eq!(verdict("NCCL_IB_RETRY_CNT=2", &ws, "NCCL_IB_RETRY_CNT").0, Verdict::NotChecked);
+    }
+
+    #[test]
+    fn retries_beyond_the_count_contradict_it_only_past_the_whole_budget() {
+        let r = empty();
+        let w = wire(&r, vec![resending(75, 3, 225)]);
+        assert_eq!(verdict("NCCL_IB_RETRY_CNT=7", &w, "NCCL_IB_RETRY_CNT").0, Verdict::Match);
+        assert_eq!(verdict("NCCL_IB_RETRY_CNT=3", &w, "NCCL_IB_RETRY_CNT").0, Verdict::Match);
+        // 2 × 16.8 ms < 225 ms.
+        let (v, would, _) = verdict("NCCL_IB_TIMEOUT=12\nNCCL_IB_RETRY_CNT=2\n", &w, "NCCL_IB_RETRY_CNT");
+        assert_eq!((v, would.as_deref()), (Verdict::Mismatch, Some("3")));
+        // 2 × 4.29 s > 225 ms: adaptive retransmission within the budget.
+        let checks = all(&env("NCCL_IB_TIMEOUT=20\nNCCL_IB_RETRY_CNT=2\n"), &w);
+        let rc = get(&checks, "NCCL_IB_RETRY_CNT");
+        assert_eq!(rc.verdict, Verdict::Match);
+        assert!(rc.reason.as_deref().is_some_and(|r| r.contains("adaptive retransmission")));
+        let many = wire(&r, vec![resending(75, 9, 675)]);
+        let would = verdict("NCCL_IB_TIMEOUT=12\nNCCL_IB_RETRY_CNT=2\n", &many, "NCCL_IB_RETRY_CNT").1;
+        assert!(would.is_some_and(|w| w.starts_with("7 (the most there is")));
+        assert_eq!(verdict("NCCL_IB_RETRY_CNT=9", &w, "NCCL_IB_RETRY_CNT").0, Verdict::NotChecked);
+        let quiet = wire(&r, vec![flow(0, 1, 2, &[26])]);
+        assert_eq!(verdict("NCCL_IB_RETRY_CNT=2", &quiet, "NCCL_IB_RETRY_CNT").0, Verdict::NotChecked);
+    }
+
+    #[test]
+    fn the_gid_index_is_read_on_a_typical_table_and_auto_selection_on_its_preferences() {
+        let r = empty();
+        let w = wire(&r, vec![flow(0, 1, 2, &[26]), flow(1, 2, 1, &[26])]);
+        assert_eq!(verdict("NCCL_IB_GID_INDEX=3", &w, "NCCL_IB_GID_INDEX").0, Verdict::Match);
+        let (v, would, sev) = verdict("NCCL_IB_GID_INDEX=0", &w, "NCCL_IB_GID_INDEX");
+        assert_eq!((v, sev), (Verdict::Mismatch, Some(Severity::Info)));
+        assert!(would.is_some_and(|x| x.starts_with("3 (on a typical table")));
+        assert_eq!(verdict("NCCL_IB_GID_INDEX=5", &w, "NCCL_IB_GID_INDEX").0, Verdict::NotChecked);
+        // Unset: index 0 before 2.21, auto-selection after; unknown: either fits.
+        assert_eq!(verdict("# nccl 2.20\nNCCL_DEBUG=1\n", &w, "NCCL_IB_GID_INDEX").0, Verdict::Mismatch);
+        assert_eq!(verdict("# nccl 2.21\nNCCL_DEBUG=1\n", &w, "NCCL_IB_GID_INDEX").0, Verdict::Match);
+        assert_eq!(verdict("NCCL_DEBUG=1\n", &w, "NCCL_IB_GID_INDEX").0, Verdict::Match);
+        let mut v1 = flow(0, 1, 2, &[26]);
+        v1.v2 = false;
+        v1.src = "fe80::1".parse().ok();
+        let old = wire(&r, vec![v1]);
+        assert_eq!(
+            verdict("NCCL_DEBUG=1\n", &old, "NCCL_IB_GID_INDEX").0,
+            Verdict::Match,
+            "index 0 before 2.21"
+        );
+        assert_eq!(verdict("# nccl 2.22\nNCCL_DEBUG=1\n", &old, "NCCL_IB_GID_INDEX").0, Verdict::Mismatch);
+        // The auto-selection's parts a variable sets are that variable's.
+        let e = "# nccl 2.22\nNCCL_IB_ROCE_VERSION_NUM=1\n";
+        assert_eq!(verdict(e, &w, "NCCL_IB_ROCE_VERSION_NUM").1.as_deref(), Some("2"));
+        assert_eq!(verdict(e, &w, "NCCL_IB_GID_INDEX").0, Verdict::Match, "the family is AF_INET");
+        let e = "# nccl 2.22\nNCCL_IB_ADDR_FAMILY=AF_INET6\n";
+        assert_eq!(verdict(e, &w, "NCCL_IB_ADDR_FAMILY").1.as_deref(), Some("AF_INET"));
+        let e = "NCCL_IB_ROCE_VERSION_NUM=2\nNCCL_IB_ADDR_FAMILY=AF_INET\n";
+        assert_eq!(verdict(e, &w, "NCCL_IB_GID_INDEX").0, Verdict::NotChecked);
+        assert_eq!(verdict(e, &w, "NCCL_IB_ROCE_VERSION_NUM").0, Verdict::Match);
+        let e = "NCCL_IB_GID_INDEX=3\nNCCL_IB_ROCE_VERSION_NUM=1\n";
+        assert_eq!(verdict(e, &w, "NCCL_IB_ROCE_VERSION_NUM").0, Verdict::NotChecked, "no auto-selection");
+    }
+
+    fn connect(r: &mut Report, a: u8, b: u8, ids: (usize, usize)) {
+        r.connections.push(Connection {
+            point: 0,
+            a: IpAddr::from([10, 0, 0, a]),
+            b: IpAddr::from([10, 0, 0, b]),
+            a_qpn: Some(1),
+            b_qpn: 2,
+            flows: ConnFlows::two(ids.0, ids.1),
+            pairing: Word::new("psn"),
+            packets: 10,
+            bytes: 1000,
+            health: Word::new("ok"),
+        });
+    }
+
+    #[test]
+    fn qp_pairs_per_host_pair_are_a_multiple_of_qps_per_connection() {
+        let mut r = empty();
+        let mut flows = Vec::new();
+        // Two QP pairs between .1 and .2 (one each way), four between .2 and .3.
+        for (a, b, n) in [(1u8, 2u8, 2usize), (3, 2, 4)] {
+            for q in 0..n {
+                let id = flows.len();
+                flows.push(flow(id, a, b, &[26]));
+                flows.push(flow(id + 1, b, a, &[26]));
+                let (x, y) = if q % 2 == 0 { (a, b) } else { (b, a) };
+                connect(&mut r, x, y, (id, id + 1));
+            }
+        }
+        // A connection whose flows carry no requests is not counted.
+        connect(&mut r, 1, 2, (900, 901));
+        let w = wire(&r, flows);
+        assert_eq!(
+            verdict("NCCL_IB_QPS_PER_CONNECTION=2", &w, "NCCL_IB_QPS_PER_CONNECTION").0,
+            Verdict::Match
+        );
+        assert_eq!(verdict("NCCL_DEBUG=1", &w, "NCCL_IB_QPS_PER_CONNECTION").0, Verdict::Match);
+        let checks = all(&env("NCCL_IB_QPS_PER_CONNECTION=4"), &w);
+        let q = get(&checks, "NCCL_IB_QPS_PER_CONNECTION");
+        assert_eq!((q.verdict, q.would_match.as_deref()), (Verdict::Mismatch, Some("2")));
+        assert_eq!(q.wire, "QP pairs carrying requests per host pair: 2 on 1 pair, 4 on 1 pair");
+        assert!(q.reason.as_deref().is_some_and(|r| r.starts_with("1 of 2 host pairs")), "{q:?}");
+        assert_eq!(
+            verdict("NCCL_IB_QPS_PER_CONNECTION=200", &w, "NCCL_IB_QPS_PER_CONNECTION").0,
+            Verdict::NotChecked
+        );
+    }
+
+    #[test]
+    fn other_variables_are_listed_not_checked_with_what_they_set() {
+        let r = empty();
+        let w = wire(&r, vec![flow(0, 1, 2, &[26])]);
+        let checks = all(&env("NCCL_IB_HCA=mlx5_0\nNCCL_IB_FANCY=1\n"), &w);
+        let names: Vec<&str> = checks.iter().map(|v| v.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "NCCL_IB_TC",
+                "NCCL_IB_TIMEOUT",
+                "NCCL_IB_RETRY_CNT",
+                "NCCL_IB_GID_INDEX",
+                "NCCL_IB_QPS_PER_CONNECTION",
+                "NCCL_IB_HCA",
+                "NCCL_IB_FANCY"
+            ]
+        );
+        for v in checks.iter().skip(5) {
+            assert_eq!(v.verdict, Verdict::NotChecked);
+            assert!(!v.sets.is_empty() && v.reason.is_some(), "{v:?}");
+        }
+    }
 }
