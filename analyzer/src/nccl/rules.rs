@@ -640,8 +640,8 @@ fn kinds_text(k: &BTreeMap<Kind, u64>) -> String {
 /// The GID index of a kind on a typical table, as a value that would match.
 fn typical_would(k: Kind) -> String {
     k.typical_index().map_or_else(
-        || format!("the index of a {} GID (show_gids)", k.text()),
-        |n| format!("{n} (on a typical table; show_gids names the index of a {} GID)", k.text()),
+        || format!("the index that gives {} (show_gids)", k.text()),
+        |n| format!("{n} (on a typical table; show_gids names the index that gives {})", k.text()),
     )
 }
 
@@ -894,6 +894,15 @@ fn qps_per_connection(env: &NcclEnv, w: &Wire<'_>) -> VarCheck {
         return c.matched((q > 1).then(|| format!("every host pair has a multiple of {q}")));
     }
     let g = counts.iter().copied().fold(0, gcd).max(1);
+    // Any divisor of the counts fits too (more channels, fewer QPs each): the largest within
+    // NCCL's 1-128 first.
+    let fits: Vec<u64> = (1..=g.min(128)).rev().filter(|d| g % d == 0).collect();
+    let would = match fits.as_slice() {
+        [] | [_] => "1".to_string(),
+        [top, rest @ ..] => {
+            format!("{top} (or {})", rest.iter().map(u64::to_string).collect::<Vec<_>>().join(", "))
+        }
+    };
     c.evidence = odd
         .iter()
         .take(3)
@@ -903,11 +912,12 @@ fn qps_per_connection(env: &NcclEnv, w: &Wire<'_>) -> VarCheck {
         })
         .collect();
     let why = format!(
-        "{} of {} have a number of QP pairs that is no multiple of {q} (QPs idle through the capture are not seen)",
+        "{} of {} {} a number of QP pairs that is no multiple of {q} (QPs idle through the capture are not seen)",
         odd.len(),
-        plural(pairs.len() as u64, "host pair", "host pairs")
+        plural(pairs.len() as u64, "host pair", "host pairs"),
+        if odd.len() == 1 { "has" } else { "have" }
     );
-    c.mismatch(Severity::Warning, why, g.to_string())
+    c.mismatch(Severity::Warning, why, would)
 }
 
 #[cfg(test)]
@@ -1234,9 +1244,34 @@ mod tests {
         assert_eq!(verdict("NCCL_DEBUG=1", &w, "NCCL_IB_QPS_PER_CONNECTION").0, Verdict::Match);
         let checks = all(&env("NCCL_IB_QPS_PER_CONNECTION=4"), &w);
         let q = get(&checks, "NCCL_IB_QPS_PER_CONNECTION");
-        assert_eq!((q.verdict, q.would_match.as_deref()), (Verdict::Mismatch, Some("2")));
+        assert_eq!((q.verdict, q.would_match.as_deref()), (Verdict::Mismatch, Some("2 (or 1)")));
         assert_eq!(q.wire, "QP pairs carrying requests per host pair: 2 on 1 pair, 4 on 1 pair");
-        assert!(q.reason.as_deref().is_some_and(|r| r.starts_with("1 of 2 host pairs")), "{q:?}");
+        assert!(
+            q.reason.as_deref().is_some_and(|r| r.starts_with("1 of 2 host pairs has a number")),
+            "{q:?}"
+        );
+        // A prime count: only itself and 1 divide it.
+        let mut r23 = empty();
+        let mut f23 = Vec::new();
+        for k in 0..23 {
+            f23.push(flow(2 * k, 1, 2, &[26]));
+            f23.push(flow(2 * k + 1, 2, 1, &[26]));
+            connect(&mut r23, 1, 2, (2 * k, 2 * k + 1));
+        }
+        let w23 = wire(&r23, f23);
+        let would = verdict("NCCL_IB_QPS_PER_CONNECTION=2", &w23, "NCCL_IB_QPS_PER_CONNECTION").1;
+        assert_eq!(would.as_deref(), Some("23 (or 1)"));
+        // A count above 128: its largest divisor within 1-128 first.
+        let mut r = empty();
+        let mut f = Vec::new();
+        for k in 0..256 {
+            f.push(flow(2 * k, 1, 2, &[26]));
+            f.push(flow(2 * k + 1, 2, 1, &[26]));
+            connect(&mut r, 1, 2, (2 * k, 2 * k + 1));
+        }
+        let w = wire(&r, f);
+        let would = verdict("NCCL_IB_QPS_PER_CONNECTION=3", &w, "NCCL_IB_QPS_PER_CONNECTION").1;
+        assert_eq!(would.as_deref(), Some("128 (or 64, 32, 16, 8, 4, 2, 1)"));
         assert_eq!(
             verdict("NCCL_IB_QPS_PER_CONNECTION=200", &w, "NCCL_IB_QPS_PER_CONNECTION").0,
             Verdict::NotChecked
