@@ -682,7 +682,8 @@ fn parse_nccl_version(s: &str) -> Result<rocescope_analyzer::nccl::NcclVersion, 
 /// The exit status table of `report` (README "Exit status"), in `--help` and the man page.
 const REPORT_EXIT_STATUS: &str = "Exit status:
   0        analysed; nothing failed the run (findings alone do not, unless --fail-on says so)
-  1        could not read: no such file, no permission, not a capture, a capture cut short
+  1        could not read: no such file, no permission, not a capture, a capture cut short,
+           a --counters or --nccl-env file that is not one (the error names the line)
   2        usage: an unknown option or a value out of range
   3        the QoS audit found violations of the expectations given (--expect-*,
            --lossless, --baseline), or saw no RoCE to check them on

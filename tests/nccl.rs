@@ -288,3 +288,43 @@ fn real_captures_give_reasoned_verdicts() {
         }
     }
 }
+
+/// The library's check on a report that holds its flows (`rocescope_analyzer::nccl::check`,
+/// what `compare` and `export` call) gives the section the streamed `report` gives.
+#[test]
+fn the_library_check_on_a_whole_report_is_the_commands() {
+    use rocescope_analyzer::{nccl, Analyzer, Config};
+    let opts = rocescope_decoder::DecodeOptions::default();
+    let mut a = Analyzer::new(Config { points: vec!["nccl-job.pcap".into()], ..Config::default() });
+    let path = sample("nccl-job.pcap");
+    let mut rd = rocescope_capture::CaptureReader::open(&path).unwrap();
+    let mut n = 0;
+    while let Some(rec) = rd.next_record().unwrap() {
+        n = rec.number_after(n);
+        let p = rocescope_decoder::decode(rec.link_type, rec.data, &opts);
+        a.push_frame(n, &rec, &p, &opts);
+    }
+    a.finish();
+    let mut rep = a.report();
+    let env = nccl::parse(&std::fs::read_to_string(sample("nccl-job.mismatch.env")).unwrap()).unwrap();
+    let mut check = nccl::check(&env, &rep);
+    check.file = Some(sample("nccl-job.mismatch.env").display().to_string());
+    let warnings = rep.summary.findings.warning;
+    nccl::attach(&mut rep, check);
+    assert_eq!(rep.summary.findings.warning, warnings + 4);
+    let lib = serde_json::to_value(&rep.nccl).unwrap();
+    let (mut cmd, _) = report("nccl-job.mismatch.env", &[]);
+    // The command's JSON adds each time's decimal twin (`ts`).
+    fn untwin(v: &mut Value) {
+        match v {
+            Value::Object(m) => {
+                m.remove("ts");
+                m.values_mut().for_each(untwin);
+            }
+            Value::Array(a) => a.iter_mut().for_each(untwin),
+            _ => {}
+        }
+    }
+    untwin(&mut cmd);
+    assert_eq!(lib, cmd["nccl"]);
+}
