@@ -114,6 +114,7 @@ impl Command {
             Command::Decode(a) => outputs.extend(a.write.as_deref().map(|p| ("-w", p))),
             Command::Report(a) => {
                 inputs.extend(a.counters.iter().map(PathBuf::as_path));
+                inputs.extend(a.nccl_env.as_deref());
                 inputs.extend(a.analysis.baseline.as_deref());
                 // The directory itself: its table files never replace a file that is not
                 // theirs (parquet_out's commit), so an input there is safe.
@@ -651,6 +652,19 @@ pub struct ReportArgs {
     /// capture's figures are the whole capture's, directions not told apart.
     #[arg(long, value_name = "ADDR,...", requires = "counters")]
     pub counters_host: Vec<String>,
+    /// The job's NCCL environment, checked against the wire (an NCCL section, and a
+    /// `nccl_env_mismatch` finding per NCCL_IB_* variable the capture contradicts, with the
+    /// value that would match): `env | grep NCCL`, `export -p` or shell lines
+    /// (`export NCCL_IB_TC=106`), `/proc/PID/environ`, or an nccl.conf. A `# nccl 2.23`
+    /// comment in it gives the NCCL version (for the defaults). docs/verdicts.md "NCCL
+    /// settings against the wire".
+    #[arg(long, value_name = "FILE")]
+    pub nccl_env: Option<PathBuf>,
+    /// The NCCL version the job ran (2.23, 2.23.4), for the defaults of the variables the
+    /// environment leaves unset (NCCL_IB_TIMEOUT 14/18/20, NCCL_IB_GID_INDEX 0 or auto);
+    /// overrides a version comment in the file.
+    #[arg(long, value_name = "X.Y[.Z]", requires = "nccl_env", value_parser = parse_nccl_version)]
+    pub nccl_version: Option<rocescope_analyzer::nccl::NcclVersion>,
     /// Analysis settings.
     #[command(flatten)]
     pub analysis: AnalysisOpts,
@@ -659,10 +673,17 @@ pub struct ReportArgs {
     pub decoder: DecoderOpts,
 }
 
+/// `--nccl-version`: `2.23`, `2.23.4`.
+fn parse_nccl_version(s: &str) -> Result<rocescope_analyzer::nccl::NcclVersion, String> {
+    rocescope_analyzer::nccl::NcclVersion::parse(s)
+        .ok_or_else(|| format!("`{s}` is not an NCCL version (MAJOR.MINOR[.PATCH], e.g. 2.23.4)"))
+}
+
 /// The exit status table of `report` (README "Exit status"), in `--help` and the man page.
 const REPORT_EXIT_STATUS: &str = "Exit status:
   0        analysed; nothing failed the run (findings alone do not, unless --fail-on says so)
-  1        could not read: no such file, no permission, not a capture, a capture cut short
+  1        could not read: no such file, no permission, not a capture, a capture cut short,
+           a --counters or --nccl-env file that is not one (the error names the line)
   2        usage: an unknown option or a value out of range
   3        the QoS audit found violations of the expectations given (--expect-*,
            --lossless, --baseline), or saw no RoCE to check them on

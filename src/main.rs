@@ -100,6 +100,8 @@ fn main() -> ExitCode {
             threads: None,
             counters: cli.tui.counters,
             counters_host: cli.tui.counters_host,
+            nccl_env: None,
+            nccl_version: None,
             analysis: cli.tui.analysis,
             decoder: cli.tui.decoder,
         }),

@@ -10,6 +10,7 @@ use crate::output::report_text;
 use crate::parquet_out::ParquetOut;
 use crate::stdio::note;
 use anyhow::Context;
+use rocescope_analyzer::nccl;
 use rocescope_analyzer::nic_counters::{self, CounterInput, Host};
 use rocescope_analyzer::nic_findings;
 use rocescope_analyzer::report::{Finding, Report, Severity, StreamedReport};
@@ -216,12 +217,40 @@ fn attach(report: &mut Report, counters: nic_counters::CountersReport, findings:
     report.counters = Some(counters);
 }
 
+/// Read the `--nccl-env` file (before any frame is read: a bad file is an error at once,
+/// naming the file and the line), with `--nccl-version` over the file's version comment.
+/// `None` without the option.
+pub fn read_nccl_env(
+    path: Option<&std::path::Path>,
+    version: Option<nccl::NcclVersion>,
+) -> anyhow::Result<Option<(nccl::NcclEnv, String)>> {
+    let Some(path) = path else { return Ok(None) };
+    let name = text::path(path).to_string();
+    let bytes = small_file::read_small(path, "NCCL environment file", small_file::SMALL_FILE_LIMIT)?;
+    let body = String::from_utf8_lossy(&bytes);
+    let mut env = nccl::parse(&body).map_err(|e| anyhow::anyhow!("NCCL environment file {name}: {e}"))?;
+    if version.is_some() {
+        env.version = version;
+    }
+    Ok(Some((env, name)))
+}
+
+/// Check the NCCL environment against the report: its `nccl` section, and a finding per
+/// variable the wire contradicts among the others, counted in the summary.
+pub fn add_nccl(streamed: &mut StreamedReport<'_>, env: &nccl::NcclEnv, file: &str) {
+    let flows = (0..streamed.flow_count()).filter_map(|id| streamed.flow_counters(id));
+    let mut check = nccl::check_flows(env, &streamed.report, flows);
+    check.file = Some(file.to_string());
+    nccl::attach(&mut streamed.report, check);
+}
+
 /// Run the command.
 pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
     let stop = driver::install_signals()?;
     let opts = args.decoder.decode_options();
     let mut cfg = analysis_config(&args.analysis, &opts)?;
     let counters = read_counters(&args.counters, &args.counters_host)?;
+    let nccl_env = read_nccl_env(args.nccl_env.as_deref(), args.nccl_version)?;
     let mut opened = crate::signals::opening(|| driver::open(&args.source, &opts, false))?;
     cfg.points = opened.point_names();
     check_uplinks(&cfg)?;
@@ -357,6 +386,9 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
     driver::attach_file_stats(&mut streamed.report.points, &end.file_stats);
     if let Some((input, host)) = &counters {
         add_counters(&mut streamed, input, host);
+    }
+    if let Some((env, file)) = &nccl_env {
+        add_nccl(&mut streamed, env, file);
     }
     // The files are complete (and named) before the report is printed; a failure is said
     // after it, and makes the exit status 1.

@@ -56,6 +56,7 @@ mod frame;
 pub mod incast;
 pub mod link;
 pub mod mirror;
+pub mod nccl;
 pub mod nic_counters;
 pub mod nic_findings;
 pub mod overlay;

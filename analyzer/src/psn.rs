@@ -162,6 +162,16 @@ static NO_EVENTS: PsnStats = PsnStats {
     resent_out_of_sequence: 0,
     lost_here: 0,
     timeout_stall_ns: 0,
+    resend_gaps: 0,
+    resend_gap_min_ns: 0,
+    resend_gap_max_ns: 0,
+    resend_gap_max_frame: 0,
+    last_burst: None,
+    last_resent: None,
+    retry_run: 0,
+    retries_max: 0,
+    retries_max_span_ns: 0,
+    retries_max_frame: 0,
 };
 
 /// Event counters of one request stream (allocated on its first event:
@@ -227,6 +237,75 @@ pub struct PsnStats {
     /// requester stalled waiting out its ACK timeout (a lower bound: the lost packet may
     /// have been sent a little after the flow's last new one).
     pub timeout_stall_ns: i64,
+    /// Passes of resends with no NAK or implied NAK before them (timeouts, and resends of
+    /// unknown cause): what the requester's ACK timer, or a NIC's adaptive retransmission,
+    /// did (the NCCL_IB_TIMEOUT check, crate::nccl). A pass is a resend burst, or a part
+    /// of one that goes back to a PSN it already resent (a timer that fired again: the
+    /// counters above count such a burst once). Each pass's gap is the time since the flow
+    /// last sent anything new or began its previous pass.
+    pub resend_gaps: u64,
+    /// The shortest of those gaps (0 while there is none: see `resend_gaps`).
+    pub resend_gap_min_ns: i64,
+    /// The longest.
+    pub resend_gap_max_ns: i64,
+    /// The frame that began the pass after the longest gap.
+    pub resend_gap_max_frame: u64,
+    /// The previous pass of resends: (its first PSN, its time), for the retry runs.
+    pub(crate) last_burst: Option<(u32, i64)>,
+    /// The PSN last resent: a resend at or before it begins another pass.
+    pub(crate) last_resent: Option<u32>,
+    /// Passes of the current run: passes (RNR retries left out) that began at the same PSN
+    /// with no new packet sent in between.
+    pub(crate) retry_run: u32,
+    /// The longest such run: how many times one PSN was sent again without progress (each
+    /// pass costs the QP one retry of its retry count, IB Local ACK timeout or
+    /// NAK-sequence retries alike; the NCCL_IB_RETRY_CNT check, crate::nccl).
+    pub retries_max: u32,
+    /// Its span: from the flow's last new packet before it to its last resend.
+    pub retries_max_span_ns: i64,
+    /// The frame of its last resend.
+    pub retries_max_frame: u64,
+}
+
+impl PsnStats {
+    /// A pass of resends began at PSN `at.0` (frame `at.1`, time `at.2`); the flow last
+    /// sent a new packet at `last_new`. Measures the gap a pass with no NAK before it
+    /// waited, and the runs of passes from one PSN with no progress between them (RNR
+    /// retries, which count against the RNR retry count instead, left out). Only resends
+    /// come here: the common path is untouched.
+    fn note_pass(&mut self, cause: Cause, rnr: bool, last_new: i64, at: (u32, u64, i64)) {
+        let (psn, frame, ts) = at;
+        let since = self.last_burst.map_or(last_new, |(_, t)| t.max(last_new));
+        if matches!(cause, Cause::Timeout | Cause::Unknown) {
+            let gap = ts - since;
+            self.resend_gaps += 1;
+            let first = self.resend_gaps == 1;
+            if first || gap < self.resend_gap_min_ns {
+                self.resend_gap_min_ns = gap;
+            }
+            if first || gap > self.resend_gap_max_ns {
+                self.resend_gap_max_ns = gap;
+                self.resend_gap_max_frame = frame;
+            }
+        }
+        if rnr {
+            return;
+        }
+        // The same PSN again, and nothing new sent since the previous pass: one more retry.
+        let again = self.last_burst.is_some_and(|(p, t)| p == psn && last_new <= t);
+        self.retry_run = if again { self.retry_run.saturating_add(1) } else { 1 };
+        self.last_burst = Some((psn, ts));
+        if self.retry_run > self.retries_max {
+            self.retries_max = self.retry_run;
+            self.retries_max_span_ns = ts - last_new;
+            self.retries_max_frame = frame;
+        }
+    }
+
+    /// The shortest gap before a resend with no NAK, when there was one.
+    pub fn resend_gap_min(&self) -> Option<i64> {
+        (self.resend_gaps > 0).then_some(self.resend_gap_min_ns)
+    }
 }
 
 /// A run of gap fillers waiting for the next packet to tell late arrival from resend.
@@ -514,6 +593,10 @@ impl PsnTracker {
             self.nak_pending = None;
             self.burst = Some((f.cause, f.rnr));
             self.count_burst(f.cause, f.rnr, false);
+            let last_new = self.last_new_ts;
+            let st = self.stats_mut();
+            st.note_pass(f.cause, f.rnr, last_new, (f.first, f.frame, f.ts_ns));
+            st.last_resent = Some(psn_add(f.first, f.packets.saturating_sub(1)));
             for k in 0..f.packets {
                 self.count_resend(f.cause, f.rnr, false);
                 self.explain(psn_add(f.first, k));
@@ -731,6 +814,14 @@ impl PsnTracker {
                 c
             }
         };
+        // A pass of resends begins with a burst, or where a burst goes back to a PSN it
+        // already resent (the same PSN again after another timeout: one more retry).
+        let back = self.stats().last_resent.is_some_and(|p| psn_diff(psn, p) <= 0);
+        if burst_start || back {
+            let last_new = self.last_new_ts;
+            self.stats_mut().note_pass(cause, rnr, last_new, (psn, frame, ts_ns));
+        }
+        self.stats_mut().last_resent = Some(psn);
         if burst_start {
             self.count_burst(cause, rnr, true);
         } else if cause == Cause::Nak && !rnr {
@@ -900,6 +991,41 @@ mod tests {
         feed(&mut t, &[(1, late), (2, late + 1), (3, late + 2)]);
         let s = t.stats();
         assert_eq!((s.retransmits_timeout, s.timeout_bursts, s.lost_beyond), (3, 1, 0));
+    }
+
+    #[test]
+    fn resend_gaps_count_from_the_last_send_and_retries_of_one_psn_make_a_run() {
+        // PSN 1..3 sent, then PSN 1 resent three times 75 ms apart (ACK timeouts), then
+        // progress, then one early resend of PSN 4 (2 ms: adaptive retransmission).
+        let mut t = PsnTracker::new();
+        feed(&mut t, &[(1, 0), (2, 1_000), (3, 2_000)]);
+        let gap = 75_000_000;
+        for k in 1..=3 {
+            feed(&mut t, &[(1, 2_000 + k * gap)]);
+        }
+        let s = t.stats();
+        assert_eq!((s.resend_gaps, s.resend_gap_min(), s.resend_gap_max_ns), (3, Some(gap), gap));
+        assert_eq!((s.retries_max, s.retries_max_span_ns), (3, 3 * gap));
+        let t0 = 2_000 + 3 * gap;
+        feed(&mut t, &[(4, t0 + 10), (4, t0 + 2_000_010), (5, t0 + 2_000_020)]);
+        let s = t.stats();
+        assert_eq!((s.resend_gaps, s.resend_gap_min(), s.resend_gap_max_ns), (4, Some(2_000_000), gap));
+        assert_eq!(s.retries_max, 3, "a new PSN starts a new run");
+        // A resend after a NAK is a retry, but no timer's gap.
+        let mut t = PsnTracker::new();
+        feed(&mut t, &[(1, 0), (2, 10)]);
+        t.on_nak(1, false);
+        feed(&mut t, &[(1, 20)]);
+        t.on_nak(1, false);
+        feed(&mut t, &[(1, 30)]);
+        let s = t.stats();
+        assert_eq!((s.resend_gaps, s.resend_gap_min(), s.retries_max), (0, None, 2));
+        // RNR retries count against the RNR retry count, not this one.
+        let mut t = PsnTracker::new();
+        feed(&mut t, &[(1, 0)]);
+        t.on_nak(1, true);
+        feed(&mut t, &[(1, 20)]);
+        assert_eq!(t.stats().retries_max, 0);
     }
 
     #[test]

@@ -3,13 +3,15 @@
 //! `--check DIR` regenerates in memory and fails if any file on disk differs.
 //! `samples/tunnels/` holds the demo wrapped in each mirror or overlay encapsulation;
 //! `samples/capture/` the demo in a pcapng that records the capture's drops; `samples/ecmp/`
-//! the ECMP cases (one host pair on one UDP port, a leaf's four uplinks as four captures).
+//! the ECMP cases (one host pair on one UDP port, a leaf's four uplinks as four captures);
+//! `samples/nccl/` an NCCL job's capture with the environment files it is checked against.
 
 mod bulk;
 mod capture_stats;
 mod fabric;
 mod scenarios;
 mod scenarios_ecmp;
+mod scenarios_nccl;
 mod scenarios_pfc;
 mod scenarios_qos;
 mod scenarios_rhythm;
@@ -144,6 +146,7 @@ fn outputs() -> Vec<(String, Vec<u8>)> {
     files.extend(scenarios_pfc::outputs());
     files.extend(scenarios_qos::outputs());
     files.extend(scenarios_ecmp::outputs());
+    files.extend(scenarios_nccl::outputs());
     files
 }
 

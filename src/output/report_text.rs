@@ -473,6 +473,13 @@ fn render_text(sr: &StreamedReport<'_>, source: &str, max_connections: usize) ->
             let _ = writeln!(o, "{}", escape(line));
         }
     }
+    if let Some(c) = &r.nccl {
+        // Values and the file name come from the outside world: escaped.
+        let _ = writeln!(o);
+        for line in rocescope_analyzer::nccl::check::render_text(c).lines() {
+            let _ = writeln!(o, "{}", escape(line));
+        }
+    }
     o
 }
 

@@ -65,6 +65,13 @@ pub(crate) fn flow_report(id: usize, f: &Flow, a: &Analyzer, detail: bool) -> Fl
             resent_out_of_sequence: f.psn.stats().resent_out_of_sequence,
             timeout_events: f.psn.stats().timeout_bursts,
             implied_nak_events: f.psn.stats().implied_bursts,
+            resend_gaps: f.psn.stats().resend_gaps,
+            resend_gap_min_ns: f.psn.stats().resend_gap_min(),
+            resend_gap_max_ns: f.psn.stats().resend_gap_min().map(|_| f.psn.stats().resend_gap_max_ns),
+            resend_gap_max_frame: f.psn.stats().resend_gap_min().map(|_| f.psn.stats().resend_gap_max_frame),
+            retries_max: f.psn.stats().retries_max,
+            retries_span_ns: f.psn.stats().retries_max_span_ns,
+            retries_frame: (f.psn.stats().retries_max > 0).then_some(f.psn.stats().retries_max_frame),
         },
         naks: NakCounts {
             psn_seq_err: f.naks().by_code[0],

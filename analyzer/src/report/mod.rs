@@ -106,6 +106,10 @@ pub struct Report {
     /// absent without it).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub counters: Option<crate::nic_counters::CountersReport>,
+    /// The job's NCCL settings against the wire (`--nccl-env`; set by the caller through
+    /// [`crate::nccl::attach`], absent without it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nccl: Option<crate::nccl::NcclCheck>,
 }
 
 /// How far an interrupted report read its files.
@@ -525,6 +529,8 @@ pub enum FindingKind {
     /// The NIC's PFC counters (`--counters`) moved on a priority no RoCE of the host travels
     /// on, and on none that it does: one side pauses one priority, RoCE travels on another.
     PfcPriorityMismatch,
+    /// An `NCCL_IB_*` setting (`--nccl-env`) that the wire contradicts (crate::nccl).
+    NcclEnvMismatch,
 }
 
 impl FindingKind {
@@ -567,6 +573,7 @@ impl FindingKind {
         FindingKind::Straggler,
         FindingKind::EcmpLowEntropy,
         FindingKind::EcmpImbalance,
+        FindingKind::NcclEnvMismatch,
     ];
 
     /// The JSON name (`network_loss`, `pfc_storm`, ...).
@@ -609,6 +616,7 @@ impl FindingKind {
             FindingKind::Straggler => "straggler",
             FindingKind::EcmpLowEntropy => "ecmp_low_entropy",
             FindingKind::EcmpImbalance => "ecmp_imbalance",
+            FindingKind::NcclEnvMismatch => "nccl_env_mismatch",
         }
     }
 
@@ -773,6 +781,25 @@ pub struct PsnReport {
     pub timeout_events: u64,
     /// Implied NAKs: READ re-issue bursts (`retransmits_implied` counts the READs).
     pub implied_nak_events: u64,
+    /// Passes of resends with no NAK before them (timeouts, and resends of unknown cause):
+    /// a resend burst, or the part of one that goes back to a PSN it already resent (a
+    /// timer that fired again). What the NCCL_IB_TIMEOUT check reads (crate::nccl).
+    pub resend_gaps: u64,
+    /// The shortest time such a pass waited since the flow last sent anything new or began
+    /// its previous pass, ns (null without one).
+    pub resend_gap_min_ns: Option<i64>,
+    /// The longest (null without one).
+    pub resend_gap_max_ns: Option<i64>,
+    /// The frame that began the pass after the longest gap (null without one).
+    pub resend_gap_max_frame: Option<u64>,
+    /// The most passes of resends from one PSN with no new packet in between (RNR retries
+    /// left out): the retries of the QP's retry count one PSN took. 0 without resends.
+    pub retries_max: u32,
+    /// From the flow's last new packet before those passes to the last of them, ns (0
+    /// without).
+    pub retries_span_ns: i64,
+    /// The frame of the last of those passes (null without resends).
+    pub retries_frame: Option<u64>,
 }
 
 /// NAKs by code.
@@ -1475,6 +1502,7 @@ pub(crate) fn build_with(a: &Analyzer, detail: bool, with_flows: bool) -> (Repor
         sflow: a.sflow_summary(),
         sampled,
         counters: None,
+        nccl: None,
         input_errors: Vec::new(),
         interrupted: false,
         interrupted_at: None,

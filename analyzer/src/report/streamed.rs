@@ -126,6 +126,8 @@ struct ReportView<'r, 'a> {
     sflow: Option<&'r SflowReport>,
     #[serde(skip_serializing_if = "Option::is_none")]
     counters: Option<&'r crate::nic_counters::CountersReport>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    nccl: Option<&'r crate::nccl::NcclCheck>,
 }
 
 impl Serialize for StreamedReport<'_> {
@@ -155,6 +157,7 @@ impl Serialize for StreamedReport<'_> {
             sampled: r.sampled.as_ref(),
             sflow: r.sflow.as_ref(),
             counters: r.counters.as_ref(),
+            nccl: r.nccl.as_ref(),
         }
         .serialize(s)
     }
