@@ -8,6 +8,7 @@ mod bulk;
 mod capture_stats;
 mod fabric;
 mod scenarios;
+mod scenarios_compare;
 mod scenarios_pfc;
 mod scenarios_qos;
 mod scenarios_rhythm;
@@ -141,6 +142,7 @@ fn outputs() -> Vec<(String, Vec<u8>)> {
     files.push(("two-points-receiver.pcap".into(), receiver));
     files.extend(scenarios_pfc::outputs());
     files.extend(scenarios_qos::outputs());
+    files.extend(scenarios_compare::outputs());
     files
 }
 

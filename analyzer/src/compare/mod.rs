@@ -331,7 +331,7 @@ impl Comparison {
         }
         let mut verdicts = Vec::new();
         for ((b, a), pc) in pairs.iter().zip(&points) {
-            verdicts::point_verdicts(b, a, pc, before, after, limits, &mut verdicts);
+            verdicts::point_verdicts(b, a, pc, (before, after), limits, &mut verdicts);
         }
         verdicts::side_verdicts(before, after, &unmatched, &mut verdicts);
         verdicts::order(&mut verdicts);

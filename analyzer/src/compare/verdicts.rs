@@ -85,6 +85,15 @@ fn dur(ns: f64) -> String {
     }
 }
 
+/// Two rates in Gb/s, or in Mb/s when both are below 1 Gb/s.
+fn gbps(b: f64, a: f64) -> String {
+    if b < 1.0 && a < 1.0 {
+        format!("{:.1} → {:.1} Mb/s", b * 1e3, a * 1e3)
+    } else {
+        format!("{b:.2} → {a:.2} Gb/s")
+    }
+}
+
 fn num(x: f64) -> String {
     if x >= 100.0 || x == x.trunc() {
         format!("{x:.0}")
@@ -137,11 +146,11 @@ pub fn point_verdicts(
     b: &PointProfile,
     a: &PointProfile,
     pc: &PointComparison,
-    before: &Profile,
-    after: &Profile,
+    sides: (&Profile, &Profile),
     limits: &Limits,
     out: &mut Vec<Verdict>,
 ) {
+    let (before, after) = sides;
     let mut cx = Ctx { point: &a.name, out };
     let judge_loss = !before.sampled && !after.sampled;
     for p in pc.priorities.iter().filter(|p| p.sides == "both") {
@@ -237,18 +246,7 @@ pub fn point_verdicts(
             }
         }
         if judge_loss {
-            loss_verdicts(&mut cx, pr, &p.rows, a, pb.network_loss, limits);
-        }
-        // Timeouts.
-        if let Some(x) = r("timeouts").filter(|x| x.rose()) {
-            let (b0, a0) = (pb.timeouts, pa.timeouts);
-            let title = if b0 == 0 {
-                format!("ACK timeouts appeared on priority {pr}: {a0} after, none before")
-            } else {
-                format!("ACK timeouts on priority {pr} {} ({b0} → {a0})", rose_words(a0 as f64 / b0 as f64))
-            };
-            let _ = x;
-            cx.say(Severity::Critical, "timeouts_rose", title, Some(pr), vec!["timeouts"], a0);
+            transport_verdicts(&mut cx, pr, &p.rows, a, (pb.network_loss, pb.timeouts, pa.timeouts), limits);
         }
         // Latency.
         for (metric, what) in [
@@ -287,16 +285,26 @@ pub fn point_verdicts(
                     Severity::Warning,
                     "throughput_fell",
                     format!(
-                        "throughput on priority {pr} fell {:.0}% ({:.2} → {:.2} Gb/s)",
+                        "throughput on priority {pr} fell {:.0}% ({})",
                         (b0 - a0) / b0 * 100.0,
-                        b0,
-                        a0
+                        gbps(b0, a0)
                     ),
                     Some(pr),
                     vec!["throughput_gbps"],
                     pb.bytes,
                 );
             }
+        }
+    }
+    // A priority only after (traffic moved there): its loss, resends and timeouts against
+    // the whole point's before.
+    if judge_loss {
+        let total = point_total(b);
+        for p in pc.priorities.iter().filter(|p| p.sides == "after") {
+            let Some(pa) = a.priority(p.priority) else { continue };
+            let rows = super::rows::priority_rows(Some(&total), b.span_ns, Some(pa), a.span_ns);
+            let counts = (total.network_loss, total.timeouts, pa.timeouts);
+            transport_verdicts(&mut cx, p.priority, &rows, a, counts, limits);
         }
     }
     marks_verdicts(&mut cx, b, a, limits);
@@ -339,6 +347,40 @@ fn ect_share(m: &ClassMarks) -> f64 {
     } else {
         (e0 + e1 + ce) as f64 / all as f64
     }
+}
+
+/// A point's loss, resends and timeouts over all its priorities.
+fn point_total(p: &PointProfile) -> super::profile::PriorityProfile {
+    let mut t = super::profile::PriorityProfile::default();
+    for x in &p.priorities {
+        t.data_packets = t.data_packets.saturating_add(x.data_packets);
+        t.network_loss = t.network_loss.saturating_add(x.network_loss);
+        t.resends = t.resends.saturating_add(x.resends);
+        t.timeouts = t.timeouts.saturating_add(x.timeouts);
+    }
+    t
+}
+
+/// Loss, resends and timeouts at one priority; `counts` are (lost before, timeouts before,
+/// timeouts after).
+fn transport_verdicts(
+    cx: &mut Ctx<'_>,
+    pr: u8,
+    rows: &[Row],
+    a: &PointProfile,
+    counts: (u64, u64, u64),
+    limits: &Limits,
+) {
+    let (lost_before, b0, a0) = counts;
+    if row(rows, "timeouts").is_some_and(Row::rose) {
+        let title = if b0 == 0 {
+            format!("ACK timeouts appeared on priority {pr}: {a0} after, none before")
+        } else {
+            format!("ACK timeouts on priority {pr} {} ({b0} → {a0})", rose_words(a0 as f64 / b0 as f64))
+        };
+        cx.say(Severity::Critical, "timeouts_rose", title, Some(pr), vec!["timeouts"], a0);
+    }
+    loss_verdicts(cx, pr, rows, a, lost_before, limits);
 }
 
 /// Loss and resends at one priority.
@@ -422,29 +464,35 @@ fn marks_verdicts(cx: &mut Ctx<'_>, b: &PointProfile, a: &PointProfile, limits: 
     // Data DSCP.
     if let Some((gone, new)) = moved(&b.marks.data, &a.marks.data, m, false) {
         let qps: Vec<_> = a.qp.iter().filter(|q| q.dscp.iter().any(|d| new.contains(d))).collect();
-        let prios_before: Vec<u8> = b.qp.iter().filter_map(|q| q.priority).collect();
-        let mut prios_after: Vec<u8> =
-            qps.iter().filter_map(|q| q.priority).filter(|p| !prios_before.contains(p)).collect();
-        prios_after.sort_unstable();
-        prios_after.dedup();
-        let n = qps.len();
-        let mut title = if gone.is_empty() {
-            format!("RoCE data now also on DSCP {} on {n} QP{}", values(&new), if n == 1 { "" } else { "s" })
-        } else {
-            format!(
-                "RoCE data moved from DSCP {} to {} on {n} QP{}",
-                values(&gone),
-                values(&new),
-                if n == 1 { "" } else { "s" }
-            )
+        // The same QPs before, when their numbers survived the change: where they were.
+        let same: Vec<_> = qps.iter().filter_map(|q| b.qp.iter().find(|x| x.qp == q.qp)).collect();
+        let sorted = |mut v: Vec<u8>| {
+            v.sort_unstable();
+            v.dedup();
+            v
         };
+        let was =
+            sorted(same.iter().flat_map(|x| x.dscp.iter().copied()).filter(|d| !new.contains(d)).collect());
+        let from = if was.is_empty() { gone } else { was };
+        let prios_before = sorted(if same.is_empty() {
+            b.qp.iter().filter_map(|q| q.priority).collect()
+        } else {
+            same.iter().filter_map(|q| q.priority).collect()
+        });
+        let prios_after =
+            sorted(qps.iter().filter_map(|q| q.priority).filter(|p| !prios_before.contains(p)).collect());
+        let n = qps.len();
+        let on = format!("on {n} QP{}", if n == 1 { "" } else { "s" });
+        let mut title = if from.is_empty() {
+            format!("RoCE data now also on DSCP {} {on}", values(&new))
+        } else {
+            format!("RoCE data moved from DSCP {} to {} {on}", values(&from), values(&new))
+        };
+        // A new priority: the data left its class (lossless, ECN-marked) for another.
         let sev = if prios_after.is_empty() {
             Severity::Warning
         } else {
-            let mut pb: Vec<u8> = prios_before.clone();
-            pb.sort_unstable();
-            pb.dedup();
-            title.push_str(&format!(" (priority {} → {})", values(&pb), values(&prios_after)));
+            title.push_str(&format!(" (priority {} → {})", values(&prios_before), values(&prios_after)));
             Severity::Critical
         };
         cx.say(sev, "dscp_moved", title, None, vec!["data.dscp"], n as u64);
@@ -512,26 +560,31 @@ fn marks_verdicts(cx: &mut Ctx<'_>, b: &PointProfile, a: &PointProfile, limits: 
 
 /// The values of a class that left and arrived: (gone, new), when something arrived and
 /// both sides carried the class. A value counts where its share carries at least `min` of
-/// the class's packets; one still possible on the other side (among a flow's several) is
-/// not gone, nor new.
+/// the class's packets. A value is new when flows carrying it alone do (or, when no flow of
+/// the class carries one value alone, any flow) and no flow before could have carried it;
+/// gone when flows carrying it alone did before and none after could: a flow with several
+/// values (ACKs and CNPs on one QP, each on its own DSCP) cannot say which class had which.
 fn moved(b: &ClassMarks, a: &ClassMarks, min: f64, pcp: bool) -> Option<(Vec<u8>, Vec<u8>)> {
     if b.packets == 0 || a.packets == 0 {
         return None;
     }
     let (sb, sa) = (sets(b, pcp), sets(a, pcp));
-    let changed = |from: &[(Vec<u8>, u64)], total: u64, other: &[(Vec<u8>, u64)]| -> Vec<u8> {
-        let mut out: Vec<u8> = from
-            .iter()
-            .filter(|(_, n)| *n as f64 >= min * total as f64)
-            .flat_map(|(v, _)| v.iter().copied())
+    let changed = |from: &[(Vec<u8>, u64)], total: u64, other: &[(Vec<u8>, u64)], or_any: bool| {
+        let big: Vec<&Vec<u8>> =
+            from.iter().filter(|(_, n)| *n as f64 >= min * total as f64).map(|(v, _)| v).collect();
+        let exact: Vec<&Vec<u8>> = big.iter().copied().filter(|v| v.len() == 1).collect();
+        let pool = if exact.is_empty() && or_any { big } else { exact };
+        let mut out: Vec<u8> = pool
+            .into_iter()
+            .flat_map(|v| v.iter().copied())
             .filter(|x| !other.iter().any(|(v, _)| v.contains(x)))
             .collect();
         out.sort_unstable();
         out.dedup();
         out
     };
-    let gone = changed(&sb, b.packets, &sa);
-    let new = changed(&sa, a.packets, &sb);
+    let gone = changed(&sb, b.packets, &sa, false);
+    let new = changed(&sa, a.packets, &sb, true);
     (!new.is_empty()).then_some((gone, new))
 }
 
