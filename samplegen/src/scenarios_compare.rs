@@ -200,8 +200,9 @@ fn dscp_remark(g: &mut Gen, after: bool) -> Value {
                 write_losing(g, c);
                 continue;
             }
-            // The switch still marks priority 3; priority 0 has no ECN marking.
-            let ce = c.dscp == DATA_DSCP && writes % CE_EVERY == 0;
+            // The switch still marks priority 3, priority 0 not at all (one write in 21, so
+            // that the marks go round the five QPs).
+            let ce = c.dscp == DATA_DSCP && writes % (CE_EVERY + 1) == 0;
             write(g, c, ce, cnp_dscp);
         }
         while slot <= g.t {

@@ -8,12 +8,13 @@ use crate::report::Severity;
 
 /// The rules in the order they are listed among verdicts of one severity.
 const ORDER: &[&str] = &[
+    // Causes before their effects: a class turned off or left comes before the loss it brings.
     "ecn_stopped",
+    "dscp_moved",
+    "ecn_capable_stopped",
+    "pcp_moved",
     "loss_rose",
     "timeouts_rose",
-    "ecn_capable_stopped",
-    "dscp_moved",
-    "pcp_moved",
     "cnp_dscp_moved",
     "latency_rose",
     "throughput_fell",
@@ -603,12 +604,13 @@ pub fn side_verdicts(before: &Profile, after: &Profile, unmatched: &[Unmatched],
                 weight: 0,
             });
         }
-        if p.sampled {
+        // Sampling on one side only: what the other side's figures are compared with.
+        if p.sampled && before.sampled != after.sampled {
             out.push(Verdict {
                 severity: Severity::Info,
                 kind: "side_sampled",
                 title: format!(
-                    "the {side} capture is sampled: counts are estimates, loss and resends are not compared"
+                    "only the {side} capture is sampled: its counts are estimates, loss and resends are not compared"
                 ),
                 point: None,
                 priority: None,
