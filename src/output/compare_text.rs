@@ -267,6 +267,19 @@ fn ecn(m: &ClassMarks) -> String {
         .join(" ")
 }
 
+/// The values a class carried, without their counts (what a `*` compares).
+fn values_of(m: &ClassMarks, what: &str) -> Vec<Vec<u8>> {
+    let mut v: Vec<Vec<u8>> = match what {
+        "DSCP" => m.dscp.iter().map(|s| s.values.clone()).collect(),
+        "PCP" => m.pcp.iter().map(|s| s.values.clone()).collect(),
+        _ => {
+            (0..4u8).filter(|i| m.ecn.get(usize::from(*i)).is_some_and(|n| *n > 0)).map(|i| vec![i]).collect()
+        }
+    };
+    v.sort();
+    v
+}
+
 fn marks(o: &mut String, class: &str, m: &MarksPair) {
     if m.before.packets == 0 && m.after.packets == 0 {
         return;
@@ -280,7 +293,8 @@ fn marks(o: &mut String, class: &str, m: &MarksPair) {
         if class != "data" && what == "ECN" {
             continue;
         }
-        let mark = if b != a { "*" } else { " " };
+        // `*`: the values differ (not only their counts).
+        let mark = if values_of(&m.before, what) != values_of(&m.after, what) { "*" } else { " " };
         let _ = writeln!(o, "  {mark} {:<22}{:<36}{}", format!("{class} {what}"), b, a);
     }
 }
