@@ -372,3 +372,6 @@ impl Comparison {
         level.is_some_and(|l| self.verdicts.iter().any(|v| v.severity <= l))
     }
 }
+
+#[cfg(test)]
+mod tests;
