@@ -672,7 +672,7 @@ pub struct CompareArgs {
     #[arg(short = 'q', long, conflicts_with = "json")]
     pub quiet: bool,
     /// The change gate: `warning` (the default: status 5 for a WARNING or CRITICAL
-    /// verdict), `critical` (a CRITICAL one), `never`; and the thresholds that make a
+    /// verdict), `critical` (a CRITICAL one), `info` (any), `never`; and the thresholds that make a
     /// change a verdict, NAME=VALUE: throughput-drop=20%, latency-rise=1.5, loss-ppm=10,
     /// resend-ppm=1000, congestion-rise=4, pause-min=1000 (µs/s), mark-share=1%.
     /// Comma-separated or repeated: `--fail-on critical,latency-rise=2`.

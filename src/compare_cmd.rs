@@ -150,6 +150,10 @@ pub fn read_side(files: &[PathBuf], args: &CompareArgs) -> anyhow::Result<Side> 
 /// Whether a file's first byte that is not white space is `{`.
 fn looks_like_json(path: &Path) -> anyhow::Result<bool> {
     use std::io::Read;
+    // Standard input is a capture, as `report -r -` reads it.
+    if path.as_os_str() == "-" {
+        return Ok(false);
+    }
     let mut f = std::fs::File::open(path).with_context(|| format!("cannot open {}", text::path(path)))?;
     let mut head = [0u8; 64];
     let n = f.read(&mut head).with_context(|| format!("cannot read {}", text::path(path)))?;
@@ -218,6 +222,9 @@ fn capture_facts(files: &[PathBuf], args: &CompareArgs) -> anyhow::Result<Report
         anyhow::bail!("{e}: a damaged capture is not compared");
     }
     analyzer.finish();
+    // The report as `report` builds it. Whatever a later option adds to the report
+    // (`--nccl-env`'s findings, say) is to be added here, before the facts are taken: the
+    // findings of every kind reach the comparison's FINDINGS table without more.
     let mut report = analyzer.report();
     report.input_errors = end.errors;
     ReportFacts::from_report(&report).map_err(|e| anyhow::anyhow!(e))
