@@ -571,6 +571,32 @@ pub struct AnalysisOpts {
     /// Baseline file (TOML) with the expected values; flags override it.
     #[arg(long, value_name = "FILE")]
     pub baseline: Option<PathBuf>,
+    /// Predict how a switch's ECMP spreads the RoCEv2 data flows over N equal-cost paths:
+    /// each path's bytes, the busiest over the mean, the elephants that collide (an info
+    /// finding `ecmp_imbalance` when they make the busiest path over 1.5x the mean). A
+    /// prediction: it holds only if the switch hashes as --ecmp-hash does. With --uplinks it
+    /// defaults to the number of uplinks. docs/verdicts.md "ECMP".
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(2..=1024))]
+    pub ecmp_paths: Option<u16>,
+    /// The switch hash the prediction models: crc16 (BISYNC), crc16-ccitt, crc32-lo,
+    /// crc32-hi (CRC-32C halves), crc32-eth-lo, crc32-eth-hi, crc32-koopman-lo,
+    /// crc32-koopman-hi, xor16, xor8, or eecmp (crc32-lo over the 5-tuple and the RoCE
+    /// destination QP, as switches hash it through UDF fields); `,seed=S` sets the seed
+    /// (decimal or 0x-hex), `,qp` adds the destination QP to any of them.
+    #[arg(long, value_name = "NAME[,seed=S][,qp]", default_value = "crc32-lo", value_parser = parse_ecmp_hash)]
+    pub ecmp_hash: rocescope_analyzer::ecmp::EcmpHash,
+    /// The capture points that are one switch's ECMP uplinks, comma-separated (a point's
+    /// name as the report shows it, e.g. up1.pcap for `-r up1.pcap`, or without the
+    /// extension): the bytes each carried, over time and in all, beside the prediction;
+    /// a warning `ecmp_imbalance` when the busiest carried over 1.5x the mean with two or
+    /// more elephants (docs/verdicts.md "ECMP").
+    #[arg(long, value_name = "POINT,POINT", value_delimiter = ',')]
+    pub uplinks: Vec<String>,
+}
+
+/// `--ecmp-hash NAME[,seed=S][,qp]`.
+fn parse_ecmp_hash(s: &str) -> Result<rocescope_analyzer::ecmp::EcmpHash, String> {
+    s.parse()
 }
 
 /// `rocescope report`.

@@ -164,6 +164,7 @@ pub fn run(args: &ExportArgs) -> anyhow::Result<ExitCode> {
     };
     let mut opened = crate::signals::opening(|| driver::open(&args.source, &opts, true))?;
     cfg.points = opened.point_names();
+    crate::report_cmd::check_uplinks(&cfg)?;
     let live = opened.source.is_live();
     let name = opened.name.clone();
     let idle_ns = match args.flow_idle_timeout {

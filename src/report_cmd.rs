@@ -123,7 +123,35 @@ pub fn analysis_config(
     cfg.mirror_sessions = !a.one_point_per_capture;
     cfg.switch_clock = !a.capture_clock;
     cfg.erspan_cos = !a.no_erspan_cos;
+    cfg.ecmp = rocescope_analyzer::ecmp::EcmpConfig {
+        paths: a.ecmp_paths,
+        hash: a.ecmp_hash,
+        uplinks: a.uplinks.iter().map(|u| u.trim().to_string()).filter(|u| !u.is_empty()).collect(),
+    };
     Ok(cfg)
+}
+
+/// `--uplinks` names that none of the merged captures' points has: an error before any
+/// frame is read (a single capture's points may be mirror sessions found while reading, so
+/// its names are checked in the report, `ecmp.uplinks.unmatched`).
+pub fn check_uplinks(cfg: &Config) -> anyhow::Result<()> {
+    if cfg.points.len() < 2 {
+        return Ok(());
+    }
+    let unknown: Vec<&String> = cfg
+        .ecmp
+        .uplinks
+        .iter()
+        .filter(|u| !cfg.points.iter().any(|p| rocescope_analyzer::ecmp::names_point(u, p)))
+        .collect();
+    if let Some(u) = unknown.first() {
+        anyhow::bail!(
+            "--uplinks: no capture point is named {:?} (the points are {})",
+            text::escape(u).to_string(),
+            cfg.points.iter().map(|p| text::escape(p).to_string()).collect::<Vec<_>>().join(", ")
+        );
+    }
+    Ok(())
 }
 
 /// Read the `--counters` files (before any frame is read: a bad file is an error at once,
@@ -196,6 +224,7 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
     let counters = read_counters(&args.counters, &args.counters_host)?;
     let mut opened = crate::signals::opening(|| driver::open(&args.source, &opts, false))?;
     cfg.points = opened.point_names();
+    check_uplinks(&cfg)?;
     // Before any frame is read: an unwritable directory is an error at once.
     let mut parquet = match &args.parquet {
         Some(dir) => {

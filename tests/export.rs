@@ -304,7 +304,8 @@ fn prometheus_scrapes_the_exporter_with_the_shipped_config() {
     }
     // The two-point pair (a loss between them), the demo (every other scenario: storms,
     // NAKs, CNPs, audit) with NIC counters for its host 10.0.0.5, the congestion-control
-    // sample and the synchronised job with a straggler, so every dashboard panel has data.
+    // sample, the synchronised job with a straggler and two uplinks of a leaf, so every
+    // dashboard panel has data.
     let counters = [sample("counters/agree-before.txt"), sample("counters/agree-after.txt")];
     let (_exp, port) = start_export(&[
         "-r",
@@ -317,6 +318,12 @@ fn prometheus_scrapes_the_exporter_with_the_shipped_config() {
         sample("cc-reaction.pcap").to_str().unwrap(),
         "-r",
         sample("rhythm-straggler.pcap").to_str().unwrap(),
+        "-r",
+        sample("ecmp/uplink1.pcap").to_str().unwrap(),
+        "-r",
+        sample("ecmp/uplink2.pcap").to_str().unwrap(),
+        "--uplinks",
+        "uplink1,uplink2",
         "--expect-dscp",
         "26",
         "--counters",
@@ -391,6 +398,122 @@ fn prometheus_scrapes_the_exporter_with_the_shipped_config() {
     // Files have no libpcap counters, and a file's figures do not move, so the CE share (CE
     // rate over a packet rate guarded by > 0) has nothing to divide; everything else has data.
     assert_eq!(empty, ["CE-marked packets per flow (top 10)", "Capture drops"], "panels without data");
+}
+
+/// The Fabric shape row shows the report's figures: the rhythm and its straggler, each host
+/// pair's ECMP entropy, the imbalance predicted and measured, each uplink's share, and the
+/// elephants' concentration.
+#[test]
+fn fabric_shape_panels_show_the_report_figures_in_prometheus() {
+    if !have_prometheus() {
+        common::skip("prometheus not installed (apt-get install prometheus)");
+        return;
+    }
+    let files: Vec<PathBuf> = ["rhythm-straggler.pcap", "ecmp/low-entropy.pcap"]
+        .into_iter()
+        .map(sample)
+        .chain((1..=4).map(|i| sample(&format!("ecmp/uplink{i}.pcap"))))
+        .collect();
+    let extra = ["--uplinks", "uplink1,uplink2,uplink3,uplink4", "--ecmp-paths", "4"];
+    let mut args: Vec<&str> = files.iter().flat_map(|f| ["-r", path_str(f)]).collect();
+    args.extend(extra);
+    let (_exp, port) = start_export(&args);
+    let refs: Vec<&Path> = files.iter().map(PathBuf::as_path).collect();
+    let r = report_json_with(&refs, &extra);
+    let prom = Prometheus::start(port);
+    prom.wait_first_scrape();
+    prom.wait_second_scrape();
+    let dash = dashboard();
+    let mut results: BTreeMap<(String, String), Vec<Value>> = BTreeMap::new();
+    let panels = panels_in_row(&dash, "Fabric shape (iterations, stragglers, ECMP)");
+    assert_eq!(panels.len(), 5, "the Fabric shape row's panels");
+    for p in panels {
+        let title = p["title"].as_str().unwrap().to_string();
+        for t in p["targets"].as_array().into_iter().flatten() {
+            let q = as_grafana_sends(t["expr"].as_str().unwrap());
+            let (code, v, body) = prom.ask(&q);
+            assert_eq!((code, v["status"].as_str()), (200, Some("success")), "{title}: {q}: {body}");
+            let result = v["data"]["result"].as_array().cloned().unwrap_or_default();
+            assert!(!result.is_empty(), "{title} ({}): no data for {q}", t["refId"]);
+            results.insert((title.clone(), t["refId"].as_str().unwrap().to_string()), result);
+        }
+    }
+    let result = |title: &str, refid: &str| -> &[Value] {
+        results
+            .get(&(title.to_string(), refid.to_string()))
+            .unwrap_or_else(|| panic!("no query {title} {refid}"))
+    };
+    let points: Vec<&str> =
+        r["points"].as_array().unwrap().iter().map(|p| p["name"].as_str().unwrap()).collect();
+    let point = |v: &Value| points[v["point"].as_u64().unwrap() as usize].to_string();
+    let one = |k: Vec<String>, v: f64| BTreeMap::from([(k, v)]);
+    // The rhythm: one, at the straggler sample's point, with its straggler.
+    let rh = &r["rhythm"][0];
+    assert_eq!(r["rhythm"].as_array().map(Vec::len), Some(1), "one rhythm");
+    let rp = point(rh);
+    let title = "Iteration period and busy share";
+    let period = rh["period_ns"].as_f64().unwrap() / 1e9;
+    assert_close(&by_labels(result(title, "A"), &["point"]), &one(vec![rp.clone()], period), "period");
+    let busy = rh["busy_share_mean"].as_f64().unwrap();
+    assert_close(&by_labels(result(title, "B"), &["point"]), &one(vec![rp.clone()], busy), "busy share");
+    let title = "Iterations each host finished last (stragglers)";
+    let want: BTreeMap<Vec<String>, f64> = rh["stragglers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| (vec![rp.clone(), s["host"].as_str().unwrap().to_string()], s["last_in"].as_f64().unwrap()))
+        .collect();
+    assert!(!want.is_empty());
+    assert_close(&by_labels(result(title, "A"), &["point", "host"]), &want, "last in");
+    // Entropy per host pair, and the most the QPs could give.
+    let pairs = r["ecmp"]["host_pairs"].as_array().unwrap();
+    let per_pair = |k: &str| -> BTreeMap<Vec<String>, f64> {
+        pairs
+            .iter()
+            .map(|p| {
+                let key = vec![
+                    point(p),
+                    p["src"].as_str().unwrap().to_string(),
+                    p["dst"].as_str().unwrap().to_string(),
+                ];
+                (key, p[k].as_f64().unwrap())
+            })
+            .collect()
+    };
+    let want = per_pair("entropy_bits");
+    assert!(want.values().any(|&e| e == 0.0) && want.values().any(|&e| e >= 3.0), "{want:?}");
+    let title = "ECMP entropy per host pair (bits)";
+    assert_close(&by_labels(result(title, "A"), &["point", "src", "dst"]), &want, "entropy");
+    assert_close(
+        &by_labels(result(title, "B"), &["point", "src", "dst"]),
+        &per_pair("qp_entropy_bits"),
+        "QPs' entropy",
+    );
+    // The imbalance, predicted and measured, and each uplink's share.
+    let title = "ECMP imbalance: busiest path or uplink over the mean";
+    let want = BTreeMap::from([
+        (vec!["measured".to_string()], r["ecmp"]["uplinks"]["max_over_mean"].as_f64().unwrap()),
+        (vec!["predicted".to_string()], r["ecmp"]["prediction"]["max_over_mean"].as_f64().unwrap()),
+    ]);
+    assert_close(&by_labels(result(title, "A"), &["source"]), &want, "imbalance");
+    let want: BTreeMap<Vec<String>, f64> = r["ecmp"]["uplinks"]["uplinks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| (vec![point(u)], u["share"].as_f64().unwrap()))
+        .collect();
+    assert_eq!(want.len(), 4);
+    assert_close(&by_labels(result(title, "B"), &["point"]), &want, "uplink shares");
+    // The elephants.
+    let title = "Elephants: how concentrated the bytes are";
+    let el = &r["elephants"];
+    assert_close(
+        &by_labels(result(title, "A"), &[]),
+        &one(vec![], el["top_share"].as_f64().unwrap()),
+        "top share",
+    );
+    let n = el["flows_for_share"].as_f64().unwrap();
+    assert_close(&by_labels(result(title, "B"), &[]), &one(vec![], n), "flows for 80%");
 }
 
 /// Per instant-query sample: its labels (those named) and value.

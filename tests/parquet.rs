@@ -460,6 +460,54 @@ fn bursts_and_the_iterations_a_flow_ended_reach_the_flow_table() {
     }
 }
 
+/// The ECMP picture reaches the flow table: each elephant's rank, and the path the modelled
+/// hash puts each data flow on (per path, the flows the JSON counts; the host pair that
+/// shares one source port all on the overloaded path).
+#[test]
+fn elephant_ranks_and_predicted_paths_reach_the_flow_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("pq");
+    let o = bin()
+        .args(["report", "--json", "--parquet", out.to_str().unwrap(), "--ecmp-paths", "4"])
+        .args(["-r", &sample("ecmp/low-entropy.pcap")])
+        .output()
+        .expect("run rocescope");
+    assert!(matches!(o.status.code(), Some(0 | 3)), "{}", String::from_utf8_lossy(&o.stderr));
+    let v = common::report_json(&o.stdout);
+    let [flows] = files(&out, "flows-").try_into().unwrap();
+    let f = read(&flows);
+    let (id, rank, path) = (uints(&f, "id"), uints(&f, "elephant_rank"), uints(&f, "ecmp_path"));
+    let ranked: Vec<(u64, u64)> =
+        id.iter().zip(&rank).filter_map(|(i, r)| Some((r.as_ref().copied()?, i.unwrap()))).collect();
+    let mut ranked = ranked;
+    ranked.sort_unstable();
+    let top: Vec<(u64, u64)> = v["elephants"]["top"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .enumerate()
+        .map(|(i, e)| (i as u64 + 1, e["flow"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(ranked, top, "ranks as the JSON's elephants");
+    let p = &v["ecmp"]["prediction"];
+    let loads = p["loads"].as_array().unwrap();
+    for l in loads {
+        let n = path.iter().filter(|x| **x == l["path"].as_u64()).count();
+        assert_eq!(Some(n as u64), l["flows"].as_u64(), "path {}", l["path"]);
+    }
+    let jf = v["flows"].as_array().unwrap();
+    let busiest = p["busiest"].as_u64();
+    for (i, fid) in id.iter().enumerate() {
+        let j = &jf[fid.unwrap() as usize];
+        if j["udp_src_port"] == 49152 && j["payload_bytes"].as_u64() > Some(0) {
+            assert_eq!(path[i], busiest, "{j:#}");
+        }
+        if j["payload_bytes"] == 0 {
+            assert_eq!(path[i], None, "only data flows are placed: {j:#}");
+        }
+    }
+}
+
 /// Temporary files cannot be redirected: they are created exclusively under random names, so
 /// a symlink planted at the name an earlier build used (`.TABLE-STEM.PID.parquet.tmp`, PID
 /// guessable) is never written through, and leftovers of runs that died (a PID no longer

@@ -49,6 +49,7 @@ pub mod compare;
 mod congestion;
 pub mod crosspoint;
 pub mod dedup;
+pub mod ecmp;
 pub mod fabric;
 mod findings;
 pub mod flow;
@@ -148,6 +149,9 @@ pub struct Config {
     /// Analyse the second copies of packets a mirror put in the capture twice as packets of
     /// their own (`--keep-duplicates`); by default they are counted and dropped ([`dedup`]).
     pub keep_duplicates: bool,
+    /// ECMP prediction and uplinks (`--ecmp-paths`, `--ecmp-hash`, `--uplinks`;
+    /// docs/verdicts.md "ECMP"): read at report time only.
+    pub ecmp: ecmp::EcmpConfig,
 }
 
 /// How a capture is sampled.
@@ -212,6 +216,7 @@ impl Default for Config {
             erspan_cos: true,
             cc: CcConfig::default(),
             keep_duplicates: false,
+            ecmp: ecmp::EcmpConfig::default(),
         }
     }
 }

@@ -511,6 +511,7 @@ impl Exposition {
         }
         fams.push(fan_in);
         fams.extend(rhythm_families(r));
+        fams.extend(ecmp_families(r));
         let mut audit = Family::new(
             "rocescope_audit_violations",
             "Packets (or pause frames) that broke the QoS baseline, by kind.",
@@ -899,6 +900,69 @@ fn rhythm_families(r: &Report) -> Vec<Family> {
         }
     }
     vec![period, iterations, busy, last]
+}
+
+/// The ECMP picture's series (docs/verdicts.md "ECMP"): the entropy of each listed host
+/// pair's bytes over its UDP source ports beside the most its QPs could give, the busiest
+/// path or uplink over the mean (predicted with `--ecmp-paths`, measured with `--uplinks`),
+/// each uplink's share, and how concentrated the bytes are in the elephants.
+fn ecmp_families(r: &Report) -> Vec<Family> {
+    let point = |p: u16| r.points.get(usize::from(p)).map_or_else(|| p.to_string(), |x| x.name.clone());
+    let mut entropy = Family::new(
+        "rocescope_ecmp_entropy_bits",
+        "Entropy of a host pair's RoCE data bytes over its UDP source ports (host pairs with two or more data QPs).",
+        Kind::Gauge,
+        None,
+    );
+    let mut qp_entropy = Family::new(
+        "rocescope_ecmp_qp_entropy_bits",
+        "The same over the pair's QPs: the most its source ports could give.",
+        Kind::Gauge,
+        None,
+    );
+    let mut imbalance = Family::new(
+        "rocescope_ecmp_max_over_mean",
+        "The busiest ECMP path or uplink's bytes over the mean: predicted by the modelled hash, or measured at the uplinks.",
+        Kind::Gauge,
+        None,
+    );
+    let mut uplink = Family::new(
+        "rocescope_uplink_share",
+        "An uplink's share of the RoCE bytes the uplinks carried (--uplinks).",
+        Kind::Gauge,
+        None,
+    );
+    let mut top_share = Family::new(
+        "rocescope_elephants_top_share",
+        "Share of the RoCE data bytes the 10 largest data flows carry.",
+        Kind::Gauge,
+        None,
+    );
+    let mut for_share = Family::new(
+        "rocescope_elephants_flows_for_share",
+        "The fewest data flows that carry 80% of the data bytes.",
+        Kind::Gauge,
+        None,
+    );
+    for h in &r.ecmp.host_pairs {
+        let l = vec![("point", point(h.point)), ("src", h.src.to_string()), ("dst", h.dst.to_string())];
+        entropy.samples.push((l.clone(), h.entropy_bits));
+        qp_entropy.samples.push((l, h.qp_entropy_bits));
+    }
+    if let Some(p) = &r.ecmp.prediction {
+        imbalance.samples.push((vec![("source", "predicted".to_string())], p.max_over_mean));
+    }
+    if let Some(u) = &r.ecmp.uplinks {
+        imbalance.samples.push((vec![("source", "measured".to_string())], u.max_over_mean));
+        for l in &u.uplinks {
+            uplink.samples.push((vec![("point", point(l.point))], l.share));
+        }
+    }
+    if r.elephants.data_flows > 0 {
+        top_share.samples.push((Vec::new(), r.elephants.top_share));
+        for_share.samples.push((Vec::new(), r.elephants.flows_for_share as f64));
+    }
+    vec![entropy, qp_entropy, imbalance, uplink, top_share, for_share]
 }
 
 #[cfg(test)]

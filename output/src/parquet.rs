@@ -69,6 +69,40 @@ const UNIQUE: [&str; 12] = [
 const TABLES: [&str; 3] = ["packets", "flows", "intervals"];
 
 /// Append the column `name` (the builder's contents, which it then forgets) to `out`.
+/// What the fabric's shape says of one flow: the training iterations its burst ended, its
+/// rank among the elephants (1 the largest), the ECMP path the modelled hash puts it on.
+#[derive(Clone, Copy, Default)]
+struct FlowShape {
+    iterations_last: u64,
+    elephant_rank: Option<u32>,
+    ecmp_path: Option<u16>,
+}
+
+/// [`FlowShape`] of every flow that has one, by flow index.
+struct FlowShapes(std::collections::BTreeMap<usize, FlowShape>);
+
+impl FlowShape {
+    fn of(report: &rocescope_analyzer::report::Report) -> FlowShapes {
+        let mut m: std::collections::BTreeMap<usize, FlowShape> = std::collections::BTreeMap::new();
+        for l in report.rhythm.iter().flat_map(|r| &r.last_flows) {
+            m.entry(l.flow).or_default().iterations_last += l.iterations;
+        }
+        for (rank, e) in (1u32..).zip(&report.elephants.top) {
+            m.entry(e.flow).or_default().elephant_rank = Some(rank);
+        }
+        for (flow, path) in report.ecmp.prediction.iter().flat_map(|p| &p.placed) {
+            m.entry(*flow).or_default().ecmp_path = Some(*path);
+        }
+        FlowShapes(m)
+    }
+}
+
+impl FlowShapes {
+    fn get(&self, flow: usize) -> FlowShape {
+        self.0.get(&flow).copied().unwrap_or_default()
+    }
+}
+
 fn col(out: &mut Vec<(Field, ArrayRef)>, name: &str, nullable: bool, b: &mut dyn ArrayBuilder) {
     let a = b.finish();
     out.push((Field::new(name, a.data_type().clone(), nullable), a));
@@ -557,6 +591,8 @@ struct FlowCols {
     udp_src_port_changes: UInt16Builder,
     bursts: UInt64Builder,
     iterations_last: UInt64Builder,
+    elephant_rank: UInt32Builder,
+    ecmp_path: UInt16Builder,
     health: StringBuilder,
     /// `cc` (null for a flow that saw no CE mark and received no CNP).
     cc_cnp_interval_p50_ns: UInt64Builder,
@@ -651,6 +687,8 @@ impl FlowCols {
             udp_src_port_changes: UInt16Builder::new(),
             bursts: UInt64Builder::new(),
             iterations_last: UInt64Builder::new(),
+            elephant_rank: UInt32Builder::new(),
+            ecmp_path: UInt16Builder::new(),
             health: StringBuilder::new(),
             cc_cnp_interval_p50_ns: UInt64Builder::new(),
             cc_cnp_too_fast: UInt64Builder::new(),
@@ -722,6 +760,8 @@ impl FlowCols {
         col(&mut c, "udp_src_port_changes", false, &mut self.udp_src_port_changes);
         col(&mut c, "bursts", false, &mut self.bursts);
         col(&mut c, "iterations_last", false, &mut self.iterations_last);
+        col(&mut c, "elephant_rank", true, &mut self.elephant_rank);
+        col(&mut c, "ecmp_path", true, &mut self.ecmp_path);
         col(&mut c, "health", false, &mut self.health);
         col(&mut c, "cc_cnp_interval_p50_ns", true, &mut self.cc_cnp_interval_p50_ns);
         col(&mut c, "cc_cnp_too_fast", true, &mut self.cc_cnp_too_fast);
@@ -732,9 +772,9 @@ impl FlowCols {
         c
     }
 
-    /// One flow's row; `iterations_last`: the training iterations its burst ended
-    /// (`Report::rhythm`).
-    fn push(&mut self, capture: &str, point: &str, f: &FlowReport, iterations_last: u64) {
+    /// One flow's row, with what the fabric's shape says of it (`Report::rhythm`,
+    /// `Report::elephants`, `Report::ecmp`).
+    fn push(&mut self, capture: &str, point: &str, f: &FlowReport, shape: &FlowShape) {
         self.capture.append_value(capture);
         self.point.append_value(point);
         self.id.append_value(f.id as u64);
@@ -826,7 +866,9 @@ impl FlowCols {
         self.udp_src_port.append_option(f.udp_src_port);
         self.udp_src_port_changes.append_value(f.udp_src_port_changes);
         self.bursts.append_value(f.bursts);
-        self.iterations_last.append_value(iterations_last);
+        self.iterations_last.append_value(shape.iterations_last);
+        self.elephant_rank.append_option(shape.elephant_rank);
+        self.ecmp_path.append_option(shape.ecmp_path);
         self.health.append_value(f.health);
         let cc = f.cc.as_ref();
         self.cc_cnp_interval_p50_ns.append_option(cc.and_then(|c| c.cnp_interval).map(|l| l.p50_ns));
@@ -1162,15 +1204,12 @@ impl ParquetOut {
         let origin = report.summary.start_ns.unwrap_or(0);
         let mut flows = FlowCols::new();
         let mut intervals = IntervalCols::new();
-        let mut last: std::collections::BTreeMap<usize, u64> = std::collections::BTreeMap::new();
-        for l in report.rhythm.iter().flat_map(|r| &r.last_flows) {
-            *last.entry(l.flow).or_default() += l.iterations;
-        }
+        let shapes = FlowShape::of(report);
         // One flow's entry at a time, as the JSON report is written.
         for f in (0..streamed.flow_count()).filter_map(|i| streamed.flow(i)) {
             let f = &f;
             let pt = point(f.point);
-            flows.push(&self.capture, &pt, f, last.get(&f.id).copied().unwrap_or(0));
+            flows.push(&self.capture, &pt, f, &shapes.get(f.id));
             if flows.len() >= BATCH_ROWS {
                 self.tables[1].write(batch(flows.finish()).1)?;
             }

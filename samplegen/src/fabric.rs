@@ -188,6 +188,9 @@ pub struct Gen {
     pub ip_ids: Option<BTreeMap<IpAddr, u16>>,
     /// How far the clock moves after each frame (default 800 ns).
     pub frame_gap_ns: Option<i64>,
+    /// While set, RoCE frames are kept to this many bytes, as a capture with a snap length
+    /// keeps them (a frame's own snap, when given, wins).
+    pub snap: Option<usize>,
 }
 
 pub const OPTS: OpcodeOptions = OpcodeOptions { dc: true };
@@ -286,7 +289,7 @@ impl Gen {
             f.vlans.insert(0, VlanTag { tpid: 0x88A8, pcp, dei: false, vid });
         }
         f.sport = sport;
-        self.roce_frame(&f, snap);
+        self.roce_frame(&f, snap.or(self.snap));
     }
 
     /// Emit a built RoCEv2 frame and account for it (flows keyed by its IP header).

@@ -2,13 +2,15 @@
 //! `NAME.expected.json` with what a decoder and an analyzer must find in it.
 //! `--check DIR` regenerates in memory and fails if any file on disk differs.
 //! `samples/tunnels/` holds the demo wrapped in each mirror or overlay encapsulation;
-//! `samples/capture/` the demo in a pcapng that records the capture's drops.
+//! `samples/capture/` the demo in a pcapng that records the capture's drops; `samples/ecmp/`
+//! the ECMP cases (one host pair on one UDP port, a leaf's four uplinks as four captures).
 
 mod bulk;
 mod capture_stats;
 mod fabric;
 mod scenarios;
 mod scenarios_compare;
+mod scenarios_ecmp;
 mod scenarios_pfc;
 mod scenarios_qos;
 mod scenarios_rhythm;
@@ -143,6 +145,7 @@ fn outputs() -> Vec<(String, Vec<u8>)> {
     files.extend(scenarios_pfc::outputs());
     files.extend(scenarios_qos::outputs());
     files.extend(scenarios_compare::outputs());
+    files.extend(scenarios_ecmp::outputs());
     files
 }
 

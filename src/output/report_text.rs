@@ -319,6 +319,7 @@ fn render_text(sr: &StreamedReport<'_>, source: &str, max_connections: usize) ->
     cc_lines(&mut o, sr, max_connections);
     fan_in_lines(&mut o, r);
     rhythm_lines(&mut o, r);
+    super::ecmp_text::ecmp_lines(&mut o, sr);
     burst_lines(&mut o, sr);
 
     let _ = writeln!(o, "\nPFC / PAUSE ({} timelines)", r.pfc.len());

@@ -24,9 +24,13 @@ pub fn rhythm_at(r: &Report, app_point: usize) -> Option<&RhythmReport> {
     r.rhythm.iter().find(|x| x.point == p)
 }
 
-/// The screen's rows, in order: the flows of the hosts that finished last (stragglers first).
+/// The screen's rows, in order: the flows of the hosts that finished last (stragglers first),
+/// then the elephant flows (most bytes first, every capture point).
 pub fn rows(r: &Report, app_point: usize) -> Vec<usize> {
-    rhythm_at(r, app_point).map(|rh| rh.stragglers.iter().map(|s| s.flow).collect()).unwrap_or_default()
+    let mut rows: Vec<usize> =
+        rhythm_at(r, app_point).map(|rh| rh.stragglers.iter().map(|s| s.flow).collect()).unwrap_or_default();
+    rows.extend(r.elephants.top.iter().map(|e| e.flow));
+    rows
 }
 
 fn ms(ns: i64) -> String {
@@ -111,29 +115,38 @@ pub(crate) fn draw(f: &mut Frame<'_>, app: &App, area: Rect) {
     };
     let header =
         if n_points > 1 { format!("point {}/{n_points}: {name} ([ ] next)", app.point + 1) } else { name };
-    let Some(rh) = rhythm_at(r, app.point) else {
-        let text = vec![
-            Line::from(header),
+    let rhythm = rhythm_at(r, app.point);
+    let lines = match rhythm {
+        Some(rh) => rhythm_lines(r, rh, inner),
+        None => vec![
             Line::from("no training rhythm here: no bursts of data repeating at a period, three times or more."),
-            Line::from(
-                "This screen shows a job's iterations (the period of its bursts, each one's busy share), the \
-                 hosts that finish last, and the elephant flows. A rhythm needs bursts of at least 16 KiB \
-                 per QP with idle gaps over 1 ms between them, and three whole periods in the capture.",
+            Line::styled(
+                "(a rhythm needs bursts of 16 KiB or more per QP, idle gaps over 1 ms between them, and three \
+                 whole periods in the capture)",
+                Style::new().add_modifier(Modifier::DIM),
             ),
-        ];
-        f.render_widget(
-            Paragraph::new(text).block(Block::bordered().title(" Fabric ")).wrap(Wrap { trim: true }),
-            area,
-        );
-        return;
+        ],
     };
-    let lines = rhythm_lines(r, rh, inner);
     let h = u16::try_from(lines.len() + 2).unwrap_or(u16::MAX).min(area.height.saturating_sub(4).max(3));
-    let [top, strip_area, rest] =
-        Layout::vertical([Constraint::Length(1), Constraint::Length(h), Constraint::Min(0)]).areas(area);
+    let last_h =
+        rhythm.map_or(0, |rh| u16::try_from(rh.stragglers.len().max(1) + 2).unwrap_or(u16::MAX).min(8));
+    let [top, strip_area, last_area, rest] = Layout::vertical([
+        Constraint::Length(1),
+        Constraint::Length(h),
+        Constraint::Length(last_h),
+        Constraint::Min(0),
+    ])
+    .areas(area);
     f.render_widget(Paragraph::new(header), top);
-    f.render_widget(Paragraph::new(lines).block(Block::bordered().title(" iterations ")), strip_area);
-    draw_last(f, app, r, rh, rest);
+    f.render_widget(
+        Paragraph::new(lines).block(Block::bordered().title(" iterations ")).wrap(Wrap { trim: true }),
+        strip_area,
+    );
+    if let Some(rh) = rhythm {
+        draw_last(f, app, r, rh, last_area);
+    }
+    let offset = rhythm.map_or(0, |rh| rh.stragglers.len());
+    crate::fabric_ecmp::draw(f, app, r, offset, rest);
 }
 
 /// Who finished last: one row per host last in two or more iterations (its QP is the row's

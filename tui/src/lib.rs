@@ -10,6 +10,7 @@
 pub mod app;
 pub mod congestion;
 pub mod fabric;
+mod fabric_ecmp;
 pub mod filter;
 pub mod keys;
 pub mod snapshot;

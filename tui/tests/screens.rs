@@ -856,7 +856,48 @@ fn fabric_screen_shows_the_iterations_and_the_straggler() {
     app.act(Action::Screen(7));
     let screen = render(&mut app, 160, 45);
     assert!(screen.contains("no training rhythm here"), "{screen}");
-    assert_eq!(app.row_count(), 0);
+    // Its rows are then the elephants alone.
+    let top = app.shown.as_ref().map(|s| s.report.elephants.top.len());
+    assert_eq!(Some(app.row_count()), top);
+}
+
+/// The Fabric screen's elephants and ECMP: a host pair whose busy QPs share one UDP source
+/// port in red, the prediction over four paths with its busiest path, the elephants that
+/// share it in red; Enter on an elephant opens its QP.
+#[test]
+fn fabric_screen_shows_the_elephants_and_where_ecmp_puts_them() {
+    let ecmp = rocescope_analyzer::ecmp::EcmpConfig { paths: Some(4), ..Default::default() };
+    let mut app = app_with(snapshot_with("ecmp/low-entropy.pcap", Config { ecmp, ..Config::default() }));
+    app.act(Action::Screen(7));
+    let screen = render(&mut app, 160, 45);
+    insta::assert_snapshot!("fabric_ecmp_low_entropy", screen);
+    let shown = app.shown.clone().expect("a snapshot");
+    let r = &shown.report;
+    let p = r.ecmp.prediction.as_ref().expect("a prediction");
+    let pair = r.ecmp.host_pairs.first().expect("a host pair");
+    for text in [
+        format!(
+            "{} → {}: {} QPs ({} busy) on 1 port(s), {} on port {}",
+            pair.src, pair.dst, pair.qps, pair.busy_qps, pair.top_port_qps, pair.top_port
+        ),
+        ": ECMP cannot spread them".to_string(),
+        format!("busiest path {} at {:.2}x the mean", p.busiest, p.max_over_mean),
+        format!("on the overloaded path {} (predicted)", p.busiest),
+    ] {
+        assert!(screen.contains(&text), "{text}:\n{screen}");
+    }
+    assert_eq!(app.row_count(), r.elephants.top.len(), "no rhythm: the elephants are the rows");
+    let _ = render(&mut app, 80, 24);
+    for (w, h) in TINY {
+        let _ = render(&mut app, w, h);
+    }
+    // Enter on the second elephant: its connection.
+    app.act(Action::Down);
+    app.act(Action::Enter);
+    assert_eq!(app.screen, Screen::Qps);
+    let second = r.elephants.top.get(1).expect("two elephants").flow;
+    let conn = app.detail.and_then(|c| r.connections.get(c)).expect("a QP detail");
+    assert!(conn.flows.contains(&second), "{conn:?}");
 }
 
 #[test]

@@ -14,6 +14,7 @@ use serde::Serialize;
 
 mod capture;
 mod connections;
+mod ecmp;
 mod flows;
 mod pauses;
 mod points;
@@ -61,6 +62,11 @@ pub struct Report {
     /// (crate::rhythm; absent when none has).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub rhythm: Vec<crate::rhythm::RhythmReport>,
+    /// ECMP entropy per host pair and source host, and where ECMP puts the data flows
+    /// (predicted with `--ecmp-paths`, measured with `--uplinks`; crate::ecmp).
+    pub ecmp: crate::ecmp::EcmpReport,
+    /// The data flows with the most bytes (crate::ecmp).
+    pub elephants: crate::ecmp::ElephantsReport,
     /// VXLAN/Geneve VTEP pairs carrying the fabric's traffic (crate::overlay). Absent when
     /// there is none.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -462,6 +468,12 @@ pub enum FindingKind {
     Incast,
     /// One host finishes its data last in most training iterations (crate::rhythm).
     Straggler,
+    /// Several busy QPs of one host pair share a UDP source port: ECMP cannot spread them
+    /// (crate::ecmp).
+    EcmpLowEntropy,
+    /// The busiest ECMP path or uplink carries well over the mean, with elephants colliding
+    /// on it: measured at the uplinks, or predicted by a modelled hash (crate::ecmp).
+    EcmpImbalance,
     /// Frames whose ICRC does not match.
     IcrcBad,
     /// A MAC paused a priority for most of its storm windows.
@@ -553,6 +565,8 @@ impl FindingKind {
         FindingKind::CcNotReacting,
         FindingKind::Incast,
         FindingKind::Straggler,
+        FindingKind::EcmpLowEntropy,
+        FindingKind::EcmpImbalance,
     ];
 
     /// The JSON name (`network_loss`, `pfc_storm`, ...).
@@ -593,6 +607,8 @@ impl FindingKind {
             FindingKind::CcNotReacting => "cc_not_reacting",
             FindingKind::Incast => "incast",
             FindingKind::Straggler => "straggler",
+            FindingKind::EcmpLowEntropy => "ecmp_low_entropy",
+            FindingKind::EcmpImbalance => "ecmp_imbalance",
         }
     }
 
@@ -1419,6 +1435,7 @@ pub(crate) fn build_with(a: &Analyzer, detail: bool, with_flows: bool) -> (Repor
     let incast = crate::incast::report(a, &pfc, &mut findings);
     let timeline = a.fabric_report();
     let rhythm = rhythm::rhythm(a, &pfc, &timeline, &mut findings);
+    let (ecmp, elephants) = ecmp::ecmp(a, &timeline, &mut findings);
 
     qos::audit_violations(a, &mut violations);
 
@@ -1494,6 +1511,8 @@ pub(crate) fn build_with(a: &Analyzer, detail: bool, with_flows: bool) -> (Repor
         timeline,
         incast,
         rhythm,
+        ecmp,
+        elephants,
         overlay: a.overlay.report(),
         audit: AuditReport { expected: a.cfg.audit.clone(), violations },
         config: ConfigReport {

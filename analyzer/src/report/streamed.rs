@@ -104,6 +104,8 @@ struct ReportView<'r, 'a> {
     incast: &'r [crate::incast::IncastReport],
     #[serde(skip_serializing_if = "<[crate::rhythm::RhythmReport]>::is_empty")]
     rhythm: &'r [crate::rhythm::RhythmReport],
+    ecmp: &'r crate::ecmp::EcmpReport,
+    elephants: &'r crate::ecmp::ElephantsReport,
     #[serde(skip_serializing_if = "<[crate::overlay::VtepPairReport]>::is_empty")]
     overlay: &'r [crate::overlay::VtepPairReport],
     audit: &'r AuditReport,
@@ -139,6 +141,8 @@ impl Serialize for StreamedReport<'_> {
             timeline: &r.timeline,
             incast: &r.incast,
             rhythm: &r.rhythm,
+            ecmp: &r.ecmp,
+            elephants: &r.elephants,
             overlay: &r.overlay,
             audit: &r.audit,
             config: &r.config,

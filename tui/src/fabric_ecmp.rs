@@ -1,0 +1,207 @@
+//! The Fabric screen's lower part: the elephant flows (its rows: Enter opens one), the ECMP
+//! entropy of the host pairs with busy QPs, and where ECMP puts the flows: predicted with
+//! `--ecmp-paths`, measured at the capture points `--uplinks` names (docs/verdicts.md
+//! "ECMP").
+
+use crate::app::App;
+use ratatui::layout::Rect;
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::Line;
+use ratatui::widgets::{Block, Paragraph};
+use ratatui::Frame;
+use rocescope_analyzer::ecmp::{
+    measured_imbalance, predicted_imbalance, PathPrediction, UplinkReport, IMBALANCE_RATIO,
+    LOW_ENTROPY_MIN_QPS,
+};
+use rocescope_analyzer::report::Report;
+
+/// Host pairs listed.
+const PAIRS: usize = 4;
+/// Paths or uplinks drawn as bars.
+const BARS: usize = 8;
+/// A bar's cells at 100%.
+const BAR_CELLS: usize = 20;
+
+/// Bytes as `1.06 MB`, `812 kB`.
+fn size(b: u64) -> String {
+    if b >= 1_000_000 {
+        format!("{:.2} MB", b as f64 / 1e6)
+    } else {
+        format!("{:.0} kB", b as f64 / 1e3)
+    }
+}
+
+/// A share as a bar of [`BAR_CELLS`], scaled to the largest share shown (`max`).
+fn bar(share: f64, max: f64) -> String {
+    let full = if max > 0.0 { (share / max * BAR_CELLS as f64).round() as usize } else { 0 };
+    let full = full.min(BAR_CELLS);
+    format!("{}{}", "█".repeat(full), "░".repeat(BAR_CELLS - full))
+}
+
+/// The overloaded path `flow` is predicted on: the busiest, when it makes `ecmp_imbalance`
+/// (rocescope_analyzer::ecmp::predicted_imbalance).
+fn collision_of(p: Option<&PathPrediction>, flow: usize) -> Option<u16> {
+    predicted_imbalance(p?).filter(|c| c.elephants.contains(&flow)).map(|c| c.path)
+}
+
+/// The overloaded uplink `flow` was measured on, when it makes `ecmp_imbalance`.
+fn uplink_of(u: Option<&UplinkReport>, flow: usize) -> Option<&str> {
+    measured_imbalance(u?).filter(|l| l.elephants.contains(&flow)).map(|l| l.name.as_str())
+}
+
+fn elephant_lines(r: &Report, offset: usize, selected: usize, lines: &mut Vec<Line<'static>>) {
+    let el = &r.elephants;
+    if el.data_flows == 0 {
+        lines.push(Line::from("no data flows: nothing for ECMP to spread"));
+        return;
+    }
+    lines.push(Line::from(format!(
+        "{} data flows, {}: the top {} carry {:.1}%, {} carry {:.0}% of the bytes",
+        el.data_flows,
+        size(el.data_bytes),
+        el.top.len(),
+        el.top_share * 100.0,
+        el.flows_for_share,
+        el.share * 100.0
+    )));
+    let multi = r.points.len() > 1;
+    for (i, x) in el.top.iter().enumerate() {
+        let sel = offset + i == selected;
+        let at = match r.points.get(usize::from(x.point)) {
+            Some(p) if multi => format!(" at {}", p.name),
+            _ => String::new(),
+        };
+        // Measured first: where the uplinks saw it beats where a modelled hash puts it.
+        let path = uplink_of(r.ecmp.uplinks.as_ref(), x.flow)
+            .map(|u| format!("  on the overloaded uplink {u}"))
+            .or_else(|| {
+                collision_of(r.ecmp.prediction.as_ref(), x.flow)
+                    .map(|p| format!("  on the overloaded path {p} (predicted)"))
+            });
+        let text = format!(
+            "{} {:<15} → {:<15} QP 0x{:06x} {:>10} {:>5.1}%  port {}{at}{}",
+            if sel { '>' } else { ' ' },
+            x.src.to_string(),
+            x.dst.to_string(),
+            x.dest_qp,
+            size(x.bytes),
+            x.share * 100.0,
+            x.udp_src_port.map_or("- (RoCEv1)".to_string(), |p| p.to_string()),
+            path.as_deref().unwrap_or("")
+        );
+        let mut style = if path.is_some() { Style::new().fg(Color::Red) } else { Style::new() };
+        if sel {
+            style = style.add_modifier(Modifier::REVERSED);
+        }
+        lines.push(Line::styled(text, style));
+    }
+}
+
+fn entropy_lines(r: &Report, lines: &mut Vec<Line<'static>>) {
+    let pairs: Vec<_> = r.ecmp.host_pairs.iter().filter(|p| p.busy_qps >= 2).take(PAIRS).collect();
+    if pairs.is_empty() {
+        return;
+    }
+    lines.push(Line::styled(
+        "ECMP entropy (host pairs with busy QPs)",
+        Style::new().add_modifier(Modifier::BOLD),
+    ));
+    for p in pairs {
+        let low = p.top_port_busy_qps >= LOW_ENTROPY_MIN_QPS;
+        let text = format!(
+            "  {} → {}: {} QPs ({} busy) on {} port(s), {} on port {}: {:.2} bits of {:.2}{}",
+            p.src,
+            p.dst,
+            p.qps,
+            p.busy_qps,
+            p.ports,
+            p.top_port_qps,
+            p.top_port,
+            p.entropy_bits,
+            p.qp_entropy_bits,
+            if low { ": ECMP cannot spread them" } else { "" }
+        );
+        lines.push(Line::styled(text, if low { Style::new().fg(Color::Red) } else { Style::new() }));
+    }
+}
+
+fn prediction_lines(p: &PathPrediction, lines: &mut Vec<Line<'static>>) {
+    let over = p.max_over_mean > IMBALANCE_RATIO;
+    lines.push(Line::styled(
+        format!(
+            "predicted: {} over the {}, {} paths: busiest path {} at {:.2}x the mean, {} idle",
+            p.hash, p.key, p.paths, p.busiest, p.max_over_mean, p.idle_paths
+        ),
+        if over {
+            Style::new().fg(Color::Red).add_modifier(Modifier::BOLD)
+        } else {
+            Style::new().add_modifier(Modifier::BOLD)
+        },
+    ));
+    let max = p.loads.iter().map(|l| l.share).fold(0.0f64, f64::max);
+    for l in p.loads.iter().take(BARS) {
+        lines.push(Line::from(format!(
+            "  path {:<4} {} {:>5.1}%  {} flow(s), {} busy",
+            l.path,
+            bar(l.share, max),
+            l.share * 100.0,
+            l.flows,
+            l.busy_flows
+        )));
+    }
+    if p.loads.len() > BARS {
+        lines.push(Line::from(format!("  ... {} more paths (report --json for all)", p.loads.len() - BARS)));
+    }
+}
+
+fn uplink_lines(u: &UplinkReport, lines: &mut Vec<Line<'static>>) {
+    let over = u.max_over_mean > IMBALANCE_RATIO;
+    lines.push(Line::styled(
+        format!("measured at the uplinks: the busiest carries {:.2}x the mean", u.max_over_mean),
+        if over {
+            Style::new().fg(Color::Red).add_modifier(Modifier::BOLD)
+        } else {
+            Style::new().add_modifier(Modifier::BOLD)
+        },
+    ));
+    let max = u.uplinks.iter().map(|l| l.share).fold(0.0f64, f64::max);
+    for l in u.uplinks.iter().take(BARS) {
+        lines.push(Line::from(format!(
+            "  {:<20} {} {:>5.1}%  {} busy flow(s)",
+            l.name,
+            bar(l.share, max),
+            l.share * 100.0,
+            l.busy_flows
+        )));
+    }
+    for n in &u.unmatched {
+        lines.push(Line::styled(
+            format!("  {n}: no capture point has this name"),
+            Style::new().fg(Color::Yellow),
+        ));
+    }
+}
+
+/// Draw the elephants and the ECMP picture into `area`; the elephants are the screen's rows
+/// from `offset` on (the stragglers' come first).
+pub(crate) fn draw(f: &mut Frame<'_>, app: &App, r: &Report, offset: usize, area: Rect) {
+    let mut lines: Vec<Line<'static>> = Vec::new();
+    elephant_lines(r, offset, app.selected_row(), &mut lines);
+    entropy_lines(r, &mut lines);
+    if let Some(p) = &r.ecmp.prediction {
+        prediction_lines(p, &mut lines);
+    }
+    if let Some(u) = &r.ecmp.uplinks {
+        uplink_lines(u, &mut lines);
+    }
+    if r.ecmp.prediction.is_none() && r.ecmp.uplinks.is_none() && r.elephants.busy_flows > 0 {
+        lines.push(Line::styled(
+            "(--ecmp-paths N predicts where a switch's hash puts them; --uplinks A,B,... measures it)",
+            Style::new().add_modifier(Modifier::DIM),
+        ));
+    }
+    f.render_widget(
+        Paragraph::new(lines).block(Block::bordered().title(" elephants and ECMP; Enter: QP detail ")),
+        area,
+    );
+}
