@@ -48,6 +48,9 @@ pub enum Command {
     Tui(TuiArgs),
     /// Serve the analysis as Prometheus metrics (/metrics, /healthz), or push NDJSON.
     Export(ExportArgs),
+    /// Compare two captures (before and after a change): figures side by side, verdicts, a gate.
+    #[command(after_long_help = COMPARE_EXIT_STATUS)]
+    Compare(CompareArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     #[command(
         after_help = "bash:  rocescope completions bash > ~/.local/share/bash-completion/completions/rocescope\n\
@@ -70,6 +73,7 @@ impl Command {
             Command::Report(_) => "report",
             Command::Tui(_) => "tui",
             Command::Export(_) => "export",
+            Command::Compare(_) => "compare",
             Command::Completions(_) => "completions",
             Command::Man(_) => "man",
         }
@@ -83,7 +87,7 @@ impl Command {
             Command::Report(a) => Some(&mut a.source),
             Command::Tui(a) => Some(&mut a.source),
             Command::Export(a) => Some(&mut a.source),
-            Command::Interfaces(_) | Command::Completions(_) | Command::Man(_) => None,
+            Command::Interfaces(_) | Command::Completions(_) | Command::Man(_) | Command::Compare(_) => None,
         }
     }
 
@@ -95,7 +99,7 @@ impl Command {
             Command::Report(a) => Some(&a.source),
             Command::Tui(a) => Some(&a.source),
             Command::Export(a) => Some(&a.source),
-            Command::Interfaces(_) | Command::Completions(_) | Command::Man(_) => None,
+            Command::Interfaces(_) | Command::Completions(_) | Command::Man(_) | Command::Compare(_) => None,
         }
     }
 
@@ -166,6 +170,7 @@ impl Command {
             Command::Report(a) => Some(&a.decoder),
             Command::Tui(a) => Some(&a.decoder),
             Command::Export(a) => Some(&a.decoder),
+            Command::Compare(a) => Some(&a.decoder),
             Command::Interfaces(_) | Command::Completions(_) | Command::Man(_) => None,
         }
     }
@@ -689,6 +694,107 @@ const REPORT_EXIT_STATUS: &str = "Exit status:
            --lossless, --baseline), or saw no RoCE to check them on
   4        --fail-on critical: a CRITICAL finding; --fail-on warning: a WARNING or CRITICAL one
   130/143  cut short by SIGINT/SIGTERM: the report of the frames read, marked partial";
+
+/// `rocescope compare`.
+#[derive(Debug, Args)]
+#[command(after_help = "Each side is a capture (pcap, pcapng; several files are merged, each a capture \
+                        point, as `report -r a -r b`), a `report --json` document or a `report --parquet` \
+                        directory. Capture points pair by name (one on each side pair whatever their \
+                        names); what is on one side only is listed. Every rule, threshold and how noise \
+                        is judged: docs/verdicts.md \"Change verdicts\"; the JSON: docs/compare-json.md.")]
+pub struct CompareArgs {
+    /// BEFORE and AFTER, one file or directory each (or use --before/--after).
+    #[arg(value_name = "SIDE")]
+    pub sides: Vec<PathBuf>,
+    /// The side before the change, as one or several files (`--before a.pcap b.pcap`).
+    #[arg(long, value_name = "FILE", num_args = 1.., action = clap::ArgAction::Append, requires = "after")]
+    pub before: Vec<PathBuf>,
+    /// The side after the change, as one or several files.
+    #[arg(long, value_name = "FILE", num_args = 1.., action = clap::ArgAction::Append, requires = "before")]
+    pub after: Vec<PathBuf>,
+    /// Print one JSON document (schema in docs/compare-json.md).
+    #[arg(long)]
+    pub json: bool,
+    /// Print nothing: the exit status says whether the change passed the gate.
+    #[arg(short = 'q', long, conflicts_with = "json")]
+    pub quiet: bool,
+    /// The change gate: `warning` (the default: status 5 for a WARNING or CRITICAL
+    /// verdict), `critical` (a CRITICAL one), `info` (any), `never`; and the thresholds that make a
+    /// change a verdict, NAME=VALUE: throughput-drop=20%, latency-rise=1.5, loss-ppm=10,
+    /// resend-ppm=1000, congestion-rise=4, pause-min=1000 (µs/s), mark-share=1%.
+    /// Comma-separated or repeated: `--fail-on critical,latency-rise=2`.
+    #[arg(long, value_name = "LEVEL|NAME=VALUE", value_delimiter = ',', action = clap::ArgAction::Append)]
+    pub fail_on: Vec<String>,
+    /// The job's NCCL environment, checked against each side that is a capture (as `report
+    /// --nccl-env` does): each NCCL_IB_* variable's verdict before and after, a WARNING when
+    /// one that matched the wire before no longer does. A report document keeps the check
+    /// it was made with. docs/verdicts.md "NCCL settings against the wire".
+    #[arg(long, value_name = "FILE")]
+    pub nccl_env: Option<PathBuf>,
+    /// The NCCL version the job ran (2.23, 2.23.4), for the defaults of unset variables.
+    #[arg(long, value_name = "X.Y[.Z]", requires = "nccl_env", value_parser = parse_nccl_version)]
+    pub nccl_version: Option<rocescope_analyzer::nccl::NcclVersion>,
+    /// Analysis settings (for the sides that are captures).
+    #[command(flatten)]
+    pub analysis: AnalysisOpts,
+    /// Decoder options (for the sides that are captures).
+    #[command(flatten)]
+    pub decoder: DecoderOpts,
+}
+
+/// The exit status table of `compare`, in `--help` and the man page.
+const COMPARE_EXIT_STATUS: &str = "Exit status:
+  0  compared; no verdict at or above --fail-on (identical captures: no change)
+  1  could not read a side: no such file, not a capture, a report or a Parquet directory,
+     a capture cut short; or a --nccl-env file that is not one (the error names the line)
+  2  usage: two sides are needed (BEFORE AFTER, or --before F... --after F...), an unknown
+     option, level or threshold
+  5  the change gate failed: a verdict at or above --fail-on (warning by default)";
+
+impl CompareArgs {
+    /// The two sides' files, or what is wrong with how they were given.
+    pub fn sides(&self) -> Result<(Vec<PathBuf>, Vec<PathBuf>), String> {
+        match (self.sides.as_slice(), self.before.is_empty()) {
+            ([b, a], true) => Ok((vec![b.clone()], vec![a.clone()])),
+            ([], false) => Ok((self.before.clone(), self.after.clone())),
+            ([], true) => Err("give two sides: BEFORE AFTER, or --before FILE... --after FILE...".into()),
+            (s, true) => Err(format!(
+                "give two sides, BEFORE and AFTER ({} given); several files per side go after --before and --after",
+                s.len()
+            )),
+            (_, false) => Err("give the sides either as BEFORE AFTER or with --before/--after, not both".into()),
+        }
+    }
+
+    /// The gate level (`None`: never) and the thresholds `--fail-on` gives.
+    pub fn gate(
+        &self,
+    ) -> Result<(Option<rocescope_analyzer::report::Severity>, rocescope_analyzer::compare::Limits), String>
+    {
+        use rocescope_analyzer::report::Severity;
+        let mut level = Some(Severity::Warning);
+        let mut limits = rocescope_analyzer::compare::Limits::default();
+        for item in self.fail_on.iter().map(|s| s.trim()).filter(|s| !s.is_empty()) {
+            match item.split_once('=') {
+                Some((name, value)) => limits.set(name.trim(), value)?,
+                None => {
+                    level = match item {
+                        "critical" => Some(Severity::Critical),
+                        "warning" => Some(Severity::Warning),
+                        "info" => Some(Severity::Info),
+                        "never" => None,
+                        _ => {
+                            return Err(format!(
+                                "--fail-on {item:?}: a level (critical, warning, info, never) or NAME=VALUE"
+                            ))
+                        }
+                    }
+                }
+            }
+        }
+        Ok((level, limits))
+    }
+}
 
 impl SourceArgs {
     /// Take the files given without -r as inputs. With -i or --sflow they are an error

@@ -6,6 +6,7 @@
 
 mod capture_cmd;
 mod cli;
+mod compare_cmd;
 mod decode_cmd;
 mod docs_cmd;
 mod driver;
@@ -51,6 +52,16 @@ fn main() -> ExitCode {
         let mut cmd = <cli::Cli as clap::CommandFactory>::command();
         let e = cmd.error(clap::error::ErrorKind::ArgumentConflict, msg);
         return stdio::exit_status(stdio::clap_exit(&e));
+    }
+    // `compare`: two sides and a gate that reads, or a usage error.
+    if let Some(cli::Command::Compare(a)) = &cli.command {
+        if let Err(msg) = a.sides().and_then(|_| a.gate().map(|_| ())) {
+            let mut cmd = <cli::Cli as clap::CommandFactory>::command();
+            cmd.build();
+            let mut sub = cmd.find_subcommand("compare").cloned().unwrap_or(cmd);
+            let e = sub.error(clap::error::ErrorKind::ValueValidation, msg);
+            return stdio::exit_status(stdio::clap_exit(&e));
+        }
     }
     if cli.list_interfaces {
         return finish(interfaces_cmd::run(&cli::InterfacesArgs { json: false }));
@@ -111,6 +122,7 @@ fn main() -> ExitCode {
         Some(cli::Command::Report(args)) => report_cmd::run(&args),
         Some(cli::Command::Tui(args)) => tui_cmd::run(&args),
         Some(cli::Command::Export(args)) => export_cmd::run(&args),
+        Some(cli::Command::Compare(args)) => compare_cmd::run(&args),
         Some(cli::Command::Completions(args)) => docs_cmd::completions(&args),
         Some(cli::Command::Man(args)) => docs_cmd::man(&args),
     };

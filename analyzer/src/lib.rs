@@ -45,6 +45,7 @@ mod capture_wide;
 pub mod cc;
 mod chunked;
 pub mod cm;
+pub mod compare;
 mod congestion;
 pub mod crosspoint;
 pub mod dedup;

@@ -37,4 +37,5 @@
 pub mod json;
 pub mod metrics;
 pub mod parquet;
+pub mod parquet_read;
 pub mod tmpfile;

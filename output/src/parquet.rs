@@ -563,7 +563,7 @@ struct FlowCols {
     ecn: [UInt64Builder; 4],
     ecn_ce_fraction: Float64Builder,
     psn_tracked: BooleanBuilder,
-    psn: [UInt64Builder; 17],
+    psn: [UInt64Builder; 19],
     psn_max_late_ns: Int64Builder,
     naks: [UInt64Builder; 7],
     naks_rnr_timer_us_min: UInt32Builder,
@@ -604,7 +604,7 @@ struct FlowCols {
 }
 
 const ECN_NAMES: [&str; 4] = ["ecn_not_ect", "ecn_ect0", "ecn_ect1", "ecn_ce"];
-const PSN_NAMES: [&str; 17] = [
+const PSN_NAMES: [&str; 19] = [
     "psn_gaps",
     "psn_missing",
     "psn_retransmits",
@@ -622,6 +622,8 @@ const PSN_NAMES: [&str; 17] = [
     "psn_network_loss_gaps",
     "psn_capture_loss_gaps",
     "psn_resyncs",
+    "psn_network_loss_packets",
+    "psn_timeout_events",
 ];
 const NAK_NAMES: [&str; 7] = [
     "naks_psn_seq_err",
@@ -814,6 +816,8 @@ impl FlowCols {
             s.network_loss_gaps,
             s.capture_loss_gaps,
             s.resyncs,
+            s.network_loss_packets,
+            s.timeout_events,
         ];
         for (b, v) in self.psn.iter_mut().zip(psn) {
             b.append_value(v);

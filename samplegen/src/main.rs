@@ -10,6 +10,7 @@ mod bulk;
 mod capture_stats;
 mod fabric;
 mod scenarios;
+mod scenarios_compare;
 mod scenarios_ecmp;
 mod scenarios_nccl;
 mod scenarios_pfc;
@@ -145,6 +146,7 @@ fn outputs() -> Vec<(String, Vec<u8>)> {
     files.push(("two-points-receiver.pcap".into(), receiver));
     files.extend(scenarios_pfc::outputs());
     files.extend(scenarios_qos::outputs());
+    files.extend(scenarios_compare::outputs());
     files.extend(scenarios_ecmp::outputs());
     files.extend(scenarios_nccl::outputs());
     files

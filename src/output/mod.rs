@@ -3,6 +3,7 @@
 
 /// The report's JSON writer (the output library's).
 pub use rocescope_output::json as exact;
+pub mod compare_text;
 pub mod ecmp_text;
 pub mod fields;
 pub mod json;

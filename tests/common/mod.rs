@@ -328,6 +328,19 @@ pub fn report_json(stdout: &[u8]) -> serde_json::Value {
     v
 }
 
+/// Parse `rocescope compare --json` output, checking it against `docs/compare.schema.json`
+/// (strictly).
+pub fn compare_json(stdout: &[u8]) -> serde_json::Value {
+    static V: std::sync::OnceLock<jsonschema::Validator> = std::sync::OnceLock::new();
+    let validator = V.get_or_init(|| strict_validator("compare.schema.json"));
+    let v: serde_json::Value = serde_json::from_slice(stdout)
+        .unwrap_or_else(|e| panic!("compare JSON: {e}: {}", String::from_utf8_lossy(stdout)));
+    let errors: Vec<String> =
+        validator.iter_errors(&v).map(|e| format!("{e} at {}", e.instance_path())).collect();
+    assert!(errors.is_empty(), "does not match docs/compare.schema.json:\n{}", errors.join("\n"));
+    v
+}
+
 /// Parse `rocescope decode --json` output, checking every line against
 /// `docs/decode.schema.json` (strictly) and the time rule.
 pub fn decode_lines(stdout: &[u8]) -> Vec<serde_json::Value> {

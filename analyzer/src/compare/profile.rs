@@ -1,0 +1,379 @@
+//! A capture's profile: per capture point and priority, the figures a change is judged on
+//! (throughput, CE fraction, CNPs, paused time, loss and resends, timeouts, ACK and READ
+//! latency, QPs), and per capture point the DSCP/PCP/ECN marks of data, ACK/NAKs and CNPs
+//! and each QP's facts (docs/compare-json.md). Built from a report's facts
+//! ([`crate::compare::ReportFacts`]).
+
+use super::facts::{FlowFacts, LatencyStat, ReportFacts, TimelinePoint};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// A capture's profile.
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct Profile {
+    /// Per capture point, in the report's order.
+    pub points: Vec<PointProfile>,
+    /// The capture was sampled: packet counts are estimates and loss is not judged.
+    pub sampled: bool,
+    /// The report covers part of its input (a damaged file, or a signal).
+    pub partial: bool,
+    /// Findings of the report per kind (folded ones counted as the findings they stand for);
+    /// `None` when the side does not say (a Parquet directory holds no findings).
+    pub findings: Option<BTreeMap<String, u64>>,
+    /// The NCCL settings checked against this side, when they were (`--nccl-env`).
+    pub nccl: Option<Vec<super::facts::NcclVarFacts>>,
+}
+
+/// One capture point's profile.
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct PointProfile {
+    /// Its name.
+    pub name: String,
+    /// From its first frame to its last, ns.
+    pub span_ns: u64,
+    /// The path MTU most of its data travelled with (the flows' full-size packets; 0
+    /// unknown).
+    pub pmtu: u32,
+    /// QPs that sent data here (data flows: one direction of a QP).
+    pub qps: u64,
+    /// Connections (QP pairs) here.
+    pub connections: u64,
+    /// Per priority that carried RoCE or was paused, in order.
+    pub priorities: Vec<PriorityProfile>,
+    /// The marks of data, ACK/NAKs and CNPs.
+    pub marks: Marks,
+    /// Each data flow's facts.
+    pub qp: Vec<QpFact>,
+}
+
+/// One priority at one capture point.
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct PriorityProfile {
+    /// The priority (PCP, or DSCP through the map, as the report gave it).
+    pub priority: u8,
+    /// RoCE wire bytes at this priority.
+    pub bytes: u64,
+    /// RoCE packets at this priority.
+    pub packets: u64,
+    /// Of those, ECN-CE marked.
+    pub ce: u64,
+    /// CNPs answering data at this priority (a CNP counts at the priority of the data flow
+    /// its pairing names, else at its own flow's).
+    pub cnps: u64,
+    /// PFC paused time, summed over the pausing MACs, ns.
+    pub pause_ns: u64,
+    /// Data packets of PSN-tracked flows (the base of loss and resends per million).
+    pub data_packets: u64,
+    /// Packets lost in the network.
+    pub network_loss: u64,
+    /// Request packets sent again.
+    pub resends: u64,
+    /// ACK timer expirations.
+    pub timeouts: u64,
+    /// ACK latency over the priority's flows (see [`pool`]).
+    pub ack: Option<LatencyStat>,
+    /// READ latency.
+    pub read: Option<LatencyStat>,
+    /// Data flows (QPs sending data).
+    pub qps: u64,
+    /// Throughput per whole bin of the point's series, Gb/s (the noise of the mean).
+    #[serde(skip)]
+    pub gbps_bins: Vec<f64>,
+    /// Paused µs per second per whole bin.
+    #[serde(skip)]
+    pub pause_bins: Vec<f64>,
+}
+
+/// A data flow's facts.
+#[derive(Clone, Debug, Default, Serialize, PartialEq, Eq)]
+pub struct QpFact {
+    /// `SRC > DST QP 0xNN`: the flow's key without its capture point.
+    pub qp: String,
+    /// Its priority.
+    pub priority: Option<u8>,
+    /// Data packets.
+    pub data_packets: u64,
+    /// DSCP values its packets carried.
+    pub dscp: Vec<u8>,
+    /// PCP values (empty: untagged).
+    pub pcp: Vec<u8>,
+    /// Packets lost in the network.
+    pub network_loss: u64,
+    /// Packets sent again.
+    pub resends: u64,
+}
+
+/// The marks of each class at a capture point.
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct Marks {
+    /// Data: requests and READ/atomic responses.
+    pub data: ClassMarks,
+    /// ACK/NAKs.
+    pub ack: ClassMarks,
+    /// CNPs.
+    pub cnp: ClassMarks,
+}
+
+/// One class's marks.
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct ClassMarks {
+    /// Packets.
+    pub packets: u64,
+    /// Packets per DSCP.
+    pub dscp: Vec<Share>,
+    /// Packets per PCP (an empty `values`: untagged).
+    pub pcp: Vec<Share>,
+    /// Packets per ECN codepoint: Not-ECT, ECT(0), ECT(1), CE (the codepoints of the flows
+    /// whose packets are mostly of this class).
+    pub ecn: [u64; 4],
+}
+
+/// Packets of one class on one value (or, when a flow carried several, on one of those).
+#[derive(Clone, Debug, Default, Serialize, PartialEq, Eq)]
+pub struct Share {
+    /// The value; several when a flow's packets carried several and the report does not
+    /// say how many each (its packets are counted here, not split).
+    pub values: Vec<u8>,
+    /// Packets.
+    pub packets: u64,
+    /// Flows (one direction of a QP) that contributed.
+    pub flows: u64,
+}
+
+impl ClassMarks {
+    fn add(&mut self, packets: u64, dscp: &[u8], pcp: &[u8]) {
+        if packets == 0 {
+            return;
+        }
+        self.packets = self.packets.saturating_add(packets);
+        for (list, values) in [(&mut self.dscp, dscp), (&mut self.pcp, pcp)] {
+            match list.iter_mut().find(|s| s.values == values) {
+                Some(s) => {
+                    s.packets = s.packets.saturating_add(packets);
+                    s.flows += 1;
+                }
+                None => list.push(Share { values: values.to_vec(), packets, flows: 1 }),
+            }
+        }
+    }
+
+    fn sort(&mut self) {
+        for list in [&mut self.dscp, &mut self.pcp] {
+            list.sort_by(|a, b| b.packets.cmp(&a.packets).then_with(|| a.values.cmp(&b.values)));
+        }
+    }
+
+    /// Whether `value` is among the values packets of this class carried (exactly or as one
+    /// of a flow's several).
+    pub fn dscp_possible(&self, value: u8) -> bool {
+        self.dscp.iter().any(|s| s.values.contains(&value))
+    }
+
+    /// Packets known to carry `value` (flows with that value alone).
+    pub fn dscp_exact(&self, value: u8) -> u64 {
+        self.dscp.iter().filter(|s| s.values == [value]).map(|s| s.packets).sum()
+    }
+
+    /// Every DSCP value this class carried.
+    pub fn dscp_values(&self) -> Vec<u8> {
+        let mut v: Vec<u8> = self.dscp.iter().flat_map(|s| s.values.iter().copied()).collect();
+        v.sort_unstable();
+        v.dedup();
+        v
+    }
+}
+
+/// The pooled latency of several flows: samples summed, each percentile the samples'
+/// weighted percentile of the flows' own (exact for one flow; for many, the percentile of
+/// the flows' percentiles, weighted by their samples: docs/verdicts.md "Change verdicts").
+pub fn pool(stats: &[LatencyStat]) -> Option<LatencyStat> {
+    let count: u64 = stats.iter().map(|s| s.count).sum();
+    if count == 0 {
+        return None;
+    }
+    let pct = |q: f64, f: fn(&LatencyStat) -> u64| -> u64 {
+        let mut v: Vec<(u64, u64)> = stats.iter().filter(|s| s.count > 0).map(|s| (f(s), s.count)).collect();
+        v.sort_unstable();
+        let want = q * count as f64;
+        let mut acc = 0u64;
+        for (value, n) in &v {
+            acc += n;
+            if acc as f64 >= want {
+                return *value;
+            }
+        }
+        v.last().map_or(0, |x| x.0)
+    };
+    Some(LatencyStat { count, p50_ns: pct(0.5, |s| s.p50_ns), p99_ns: pct(0.99, |s| s.p99_ns) })
+}
+
+/// The bins of a point's series that lie wholly inside its span: (first, last) indices.
+fn whole_bins(tl: &TimelinePoint, origin: i64, start: i64, end: i64) -> Option<(usize, usize)> {
+    let w = i64::try_from(tl.bin_ns).ok().filter(|w| *w > 0)?;
+    let (s, e) = (start - origin, end - origin);
+    // The first bin starting at or after the point's first frame; the last ending by its
+    // last (a bin whose end is the last frame's time is whole enough).
+    let first = (s + w - 1).div_euclid(w);
+    let last = (e + 1).div_euclid(w) - 1;
+    (last >= first && first >= 0).then_some((first as usize, last as usize))
+}
+
+impl Profile {
+    /// The profile of a report's facts.
+    pub fn from_facts(r: &ReportFacts) -> Profile {
+        let mut findings = BTreeMap::new();
+        for f in &r.findings {
+            *findings.entry(f.kind.clone()).or_insert(0u64) += f.folded.unwrap_or(1);
+        }
+        let points = r.points.iter().enumerate().map(|(i, p)| point_profile(r, i, p)).collect();
+        Profile {
+            points,
+            sampled: r.sampled.is_some(),
+            partial: r.interrupted || !r.input_errors.is_empty(),
+            findings: Some(findings),
+            nccl: r.nccl.as_ref().map(|n| n.variables.clone()),
+        }
+    }
+
+    /// The point named `name`.
+    pub fn point(&self, name: &str) -> Option<&PointProfile> {
+        self.points.iter().find(|p| p.name == name)
+    }
+}
+
+impl PointProfile {
+    /// The priority `p`'s profile.
+    pub fn priority(&self, p: u8) -> Option<&PriorityProfile> {
+        self.priorities.iter().find(|x| x.priority == p)
+    }
+}
+
+/// Priority `p`'s entry, made when first met.
+fn slot(m: &mut BTreeMap<u8, PriorityProfile>, p: u8) -> &mut PriorityProfile {
+    m.entry(p).or_insert_with(|| PriorityProfile { priority: p, ..Default::default() })
+}
+
+fn qp_name(f: &FlowFacts) -> String {
+    format!("{} > {} QP {:#x}", f.src, f.dst, f.dest_qp)
+}
+
+fn point_profile(r: &ReportFacts, index: usize, p: &super::facts::PointFacts) -> PointProfile {
+    let here = |f: &&FlowFacts| usize::from(f.point) == index;
+    let flows: Vec<(usize, &FlowFacts)> = r.flows.iter().enumerate().filter(|(_, f)| here(f)).collect();
+    let span_ns = p.end_ns.zip(p.start_ns).map_or(0, |(e, s)| (e - s).max(0) as u64);
+    let mut prios: BTreeMap<u8, PriorityProfile> = BTreeMap::new();
+    // The series: bytes, packets, CE and paused time per priority.
+    let origin = r.summary.start_ns.unwrap_or(0);
+    if let Some(tl) = r.timeline.points.iter().find(|t| usize::from(t.point) == index) {
+        let bins = p.start_ns.zip(p.end_ns).and_then(|(s, e)| whole_bins(tl, origin, s, e));
+        for s in &tl.priorities {
+            let x = slot(&mut prios, s.priority);
+            x.bytes = s.bytes.iter().sum();
+            x.packets = s.packets.iter().sum();
+            x.ce = s.ce.iter().sum();
+            x.pause_ns = s.pause_ns.iter().sum();
+            if let Some((a, b)) = bins {
+                let w = tl.bin_ns as f64;
+                x.gbps_bins =
+                    (a..=b).map(|i| s.bytes.get(i).copied().unwrap_or(0) as f64 * 8.0 / w).collect();
+                x.pause_bins =
+                    (a..=b).map(|i| s.pause_ns.get(i).copied().unwrap_or(0) as f64 * 1e6 / w).collect();
+            }
+        }
+    }
+
+    // Per flow: loss, resends, timeouts, latency, QPs, CNPs at the data's priority.
+    let mut ack: BTreeMap<u8, Vec<LatencyStat>> = BTreeMap::new();
+    let mut read: BTreeMap<u8, Vec<LatencyStat>> = BTreeMap::new();
+    let mut marks = Marks::default();
+    let mut qp = Vec::new();
+    let mut pmtu: BTreeMap<u32, u64> = BTreeMap::new();
+    for (_, f) in &flows {
+        let pr = f.priority.unwrap_or(0) & 7;
+        let data = f.data_packets();
+        let x = slot(&mut prios, pr);
+        if f.psn.tracked {
+            x.data_packets = x.data_packets.saturating_add(f.requests);
+            x.network_loss = x.network_loss.saturating_add(f.psn.network_loss_packets);
+            x.resends = x.resends.saturating_add(f.psn.retransmits);
+            x.timeouts = x.timeouts.saturating_add(f.psn.timeout_events);
+        }
+        if data > 0 {
+            x.qps += 1;
+            qp.push(QpFact {
+                qp: qp_name(f),
+                priority: f.priority,
+                data_packets: data,
+                dscp: f.dscp.clone(),
+                pcp: f.pcp.clone(),
+                network_loss: f.psn.network_loss_packets,
+                resends: f.psn.retransmits,
+            });
+            if f.pmtu > 0 {
+                *pmtu.entry(f.pmtu).or_insert(0) += data;
+            }
+        }
+        ack.entry(pr).or_default().extend(f.latency.ack);
+        read.entry(pr).or_default().extend(f.latency.read);
+        // A CNP answers the data of the flow its pairing names.
+        if f.cnps > 0 {
+            let answered = f
+                .partner
+                .and_then(|d| r.flows.get(d))
+                .filter(|d| d.cnps_received > 0 && usize::from(d.point) == index)
+                .map_or(pr, |d| d.priority.unwrap_or(0) & 7);
+            let y = slot(&mut prios, answered);
+            y.cnps = y.cnps.saturating_add(f.cnps);
+        }
+        // Marks by class; a flow's ECN counts go to the class most of its packets are.
+        let (acks, cnps) = (f.ack_packets(), f.cnps);
+        marks.data.add(data, &f.dscp, &f.pcp);
+        marks.ack.add(acks, &f.dscp, &f.pcp);
+        marks.cnp.add(cnps, &f.dscp, &f.pcp);
+        let main = if data >= acks && data >= cnps && data > 0 {
+            &mut marks.data
+        } else if acks >= cnps && acks > 0 {
+            &mut marks.ack
+        } else {
+            &mut marks.cnp
+        };
+        for (slot, n) in main.ecn.iter_mut().zip([f.ecn.not_ect, f.ecn.ect0, f.ecn.ect1, f.ecn.ce]) {
+            *slot = slot.saturating_add(n);
+        }
+    }
+    for m in [&mut marks.data, &mut marks.ack, &mut marks.cnp] {
+        m.sort();
+    }
+    for x in prios.values_mut() {
+        x.ack = ack.get(&x.priority).and_then(|v| pool(v));
+        x.read = read.get(&x.priority).and_then(|v| pool(v));
+    }
+    qp.sort_by(|a, b| a.qp.cmp(&b.qp));
+    let connections = r.connections.iter().filter(|c| usize::from(c.point) == index).count() as u64;
+    PointProfile {
+        name: p.name.clone(),
+        span_ns,
+        // The MTU most data went with; ties to the larger.
+        pmtu: pmtu.iter().max_by_key(|(m, n)| (**n, **m)).map_or(0, |(m, _)| *m),
+        qps: qp.len() as u64,
+        connections,
+        priorities: prios.into_values().collect(),
+        marks,
+        qp,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pooled_latency() {
+        let one = LatencyStat { count: 10, p50_ns: 5_000, p99_ns: 9_000 };
+        assert_eq!(pool(&[one]), Some(one));
+        let slow = LatencyStat { count: 90, p50_ns: 20_000, p99_ns: 40_000 };
+        let p = pool(&[one, slow]).unwrap();
+        assert_eq!((p.count, p.p50_ns, p.p99_ns), (100, 20_000, 40_000));
+        assert_eq!(pool(&[]), None);
+    }
+}

@@ -1,0 +1,166 @@
+//! Side-by-side rows: each figure before and after, its change, and whether the change is
+//! beyond the noise the two captures allow ([`super::noise`]).
+
+use super::facts::LatencyStat;
+use super::noise::{self, Interval};
+use super::profile::{PointProfile, PriorityProfile};
+use serde::Serialize;
+
+/// One figure on both sides.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Row {
+    /// The figure: `throughput_gbps`, `ce_fraction`, `cnps_per_s`, `pause_us_per_s`,
+    /// `loss_per_million`, `resends_per_million`, `timeouts`, `ack_p50_ns`, `ack_p99_ns`,
+    /// `read_p50_ns`, `read_p99_ns`, `qps` (per priority); `qps`, `connections`, `pmtu` (per
+    /// capture point).
+    pub metric: &'static str,
+    /// Before (null: not measurable there, e.g. no sample).
+    pub before: Option<f64>,
+    /// After.
+    pub after: Option<f64>,
+    /// After − before.
+    pub change: Option<f64>,
+    /// After / before (null when before is 0 or either is null).
+    pub ratio: Option<f64>,
+    /// Whether the change is beyond noise; null when it cannot be told (too few samples or
+    /// bins, or a side without the figure).
+    pub beyond_noise: Option<bool>,
+    /// How noise is judged: `wilson`, `poisson`, `series`, `samples` or `exact`.
+    pub noise: &'static str,
+    /// Before's 95% interval, in the figure's unit (absent when not computed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub before_interval: Option<Interval>,
+    /// After's 95% interval.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub after_interval: Option<Interval>,
+}
+
+impl Row {
+    fn new(metric: &'static str, noise: &'static str, before: Option<f64>, after: Option<f64>) -> Row {
+        let change = before.zip(after).map(|(b, a)| a - b);
+        let ratio = before.zip(after).and_then(|(b, a)| (b > 0.0).then(|| a / b));
+        Row {
+            metric,
+            before,
+            after,
+            change,
+            ratio,
+            beyond_noise: None,
+            noise,
+            before_interval: None,
+            after_interval: None,
+        }
+    }
+
+    /// A figure whose value is exact: any change is a change.
+    fn exact(metric: &'static str, before: Option<f64>, after: Option<f64>) -> Row {
+        let mut r = Row::new(metric, "exact", before, after);
+        r.beyond_noise = r.change.map(|c| c != 0.0);
+        r
+    }
+
+    /// A figure with an interval on each side: beyond noise when they do not overlap.
+    fn with_intervals(
+        metric: &'static str,
+        noise: &'static str,
+        before: Option<f64>,
+        after: Option<f64>,
+        ib: Option<Interval>,
+        ia: Option<Interval>,
+    ) -> Row {
+        let mut r = Row::new(metric, noise, before, after);
+        r.beyond_noise = ib.zip(ia).map(|(b, a)| b.apart(&a));
+        r.before_interval = ib;
+        r.after_interval = ia;
+        r
+    }
+
+    /// Whether the change is beyond noise and the figure rose.
+    pub fn rose(&self) -> bool {
+        self.beyond_noise == Some(true) && self.change.is_some_and(|c| c > 0.0)
+    }
+
+    /// Whether the change is beyond noise and the figure fell.
+    pub fn fell(&self) -> bool {
+        self.beyond_noise == Some(true) && self.change.is_some_and(|c| c < 0.0)
+    }
+}
+
+fn secs(ns: u64) -> f64 {
+    ns as f64 / 1e9
+}
+
+/// A share of `n` with its Wilson interval, scaled by `k` (1 for a fraction, 1e6 per million).
+fn share(k: u64, n: u64, scale: f64) -> (Option<f64>, Option<Interval>) {
+    ((n > 0).then(|| k as f64 / n as f64 * scale), noise::wilson(k, n).map(|i| i.scaled(scale)))
+}
+
+/// A rate per second with its Poisson interval.
+fn per_s(k: u64, span_ns: u64) -> (Option<f64>, Option<Interval>) {
+    let s = secs(span_ns);
+    ((s > 0.0).then(|| k as f64 / s), noise::poisson_rate(k, s))
+}
+
+/// A level over time (`total` over the span, scaled by `k`) with its series interval.
+fn level(total: f64, span_ns: u64, bins: &[f64]) -> (Option<f64>, Option<Interval>) {
+    let s = secs(span_ns);
+    ((s > 0.0).then(|| total / s), noise::series_mean(bins))
+}
+
+/// The rows of one priority present on one side or both.
+pub fn priority_rows(
+    b: Option<&PriorityProfile>,
+    bs: u64,
+    a: Option<&PriorityProfile>,
+    as_: u64,
+) -> Vec<Row> {
+    type Measure = fn(&PriorityProfile, u64) -> (Option<f64>, Option<Interval>);
+    let both = |m: Measure| (b.map_or((None, None), |p| m(p, bs)), a.map_or((None, None), |p| m(p, as_)));
+    let interval_rows: [(&'static str, &'static str, Measure); 7] = [
+        ("throughput_gbps", "series", |p, s| level(p.bytes as f64 * 8.0 / 1e9, s, &p.gbps_bins)),
+        ("ce_fraction", "wilson", |p, _| share(p.ce, p.packets, 1.0)),
+        ("cnps_per_s", "poisson", |p, s| per_s(p.cnps, s)),
+        ("pause_us_per_s", "series", |p, s| level(p.pause_ns as f64 / 1e3, s, &p.pause_bins)),
+        ("loss_per_million", "wilson", |p, _| share(p.network_loss, p.data_packets, 1e6)),
+        ("resends_per_million", "wilson", |p, _| share(p.resends, p.data_packets, 1e6)),
+        ("timeouts", "poisson", |p, s| (Some(p.timeouts as f64), noise::poisson_rate(p.timeouts, secs(s)))),
+    ];
+    let mut rows: Vec<Row> = interval_rows
+        .iter()
+        .map(|(metric, how, m)| {
+            let ((vb, ib), (va, ia)) = both(*m);
+            Row::with_intervals(metric, how, vb, va, ib, ia)
+        })
+        .collect();
+    // Timeouts are shown as counts but judged as rates: the spans may differ.
+    type Lat = fn(&PriorityProfile) -> Option<LatencyStat>;
+    let lat: [(&'static str, Lat, bool); 4] = [
+        ("ack_p50_ns", |p| p.ack, false),
+        ("ack_p99_ns", |p| p.ack, true),
+        ("read_p50_ns", |p| p.read, false),
+        ("read_p99_ns", |p| p.read, true),
+    ];
+    for (metric, f, p99) in lat {
+        let pick = |s: LatencyStat| (s.count, if p99 { s.p99_ns } else { s.p50_ns });
+        let sb = b.and_then(f).map(pick);
+        let sa = a.and_then(f).map(pick);
+        let mut r = Row::new(metric, "samples", sb.map(|x| x.1 as f64), sa.map(|x| x.1 as f64));
+        let min = if p99 { noise::LATENCY_MIN_SAMPLES_P99 } else { noise::LATENCY_MIN_SAMPLES_P50 };
+        r.beyond_noise = sb
+            .zip(sa)
+            .and_then(|(x, y)| (x.0 >= min && y.0 >= min).then(|| noise::latency_beyond_noise(x, y, min)));
+        rows.push(r);
+    }
+    rows.push(Row::exact("qps", b.map(|p| p.qps as f64), a.map(|p| p.qps as f64)));
+    rows
+}
+
+/// The rows of a capture point: QPs, connections, path MTU.
+pub fn point_rows(b: &PointProfile, a: &PointProfile) -> Vec<Row> {
+    let mtu = |p: &PointProfile| (p.pmtu > 0).then_some(f64::from(p.pmtu));
+    vec![
+        Row::exact("qps", Some(b.qps as f64), Some(a.qps as f64)),
+        Row::exact("connections", Some(b.connections as f64), Some(a.connections as f64)),
+        Row::exact("pmtu", mtu(b), mtu(a)),
+    ]
+}

@@ -1,0 +1,205 @@
+//! The verdict rules on profiles built by hand: each fires where its rule says, and not
+//! within noise.
+
+use super::*;
+
+const SPAN: u64 = 1_000_000_000;
+
+fn prio(p: u8, packets: u64) -> PriorityProfile {
+    PriorityProfile {
+        priority: p,
+        bytes: packets * 1000,
+        packets,
+        data_packets: packets / 2,
+        qps: 2,
+        gbps_bins: vec![8.0 * packets as f64 * 1000.0 / 1e9; 10],
+        pause_bins: vec![0.0; 10],
+        ..Default::default()
+    }
+}
+
+fn marks(dscp: u8, pcp: Option<u8>, packets: u64) -> ClassMarks {
+    let pcp: Vec<u8> = pcp.into_iter().collect();
+    ClassMarks {
+        packets,
+        dscp: vec![Share { values: vec![dscp], packets, flows: 2 }],
+        pcp: vec![Share { values: pcp, packets, flows: 2 }],
+        ecn: [0, packets, 0, 0],
+    }
+}
+
+fn qp(n: u32, p: u8, dscp: u8, loss: u64) -> QpFact {
+    QpFact {
+        qp: format!("10.0.0.1 > 10.0.0.2 QP {n:#x}"),
+        priority: Some(p),
+        data_packets: 1000,
+        dscp: vec![dscp],
+        pcp: Vec::new(),
+        network_loss: loss,
+        resends: loss,
+    }
+}
+
+fn profile(p: PriorityProfile) -> Profile {
+    let data = marks(26, None, p.data_packets);
+    Profile {
+        points: vec![PointProfile {
+            name: "a.pcap".into(),
+            span_ns: SPAN,
+            pmtu: 4096,
+            qps: 2,
+            connections: 2,
+            priorities: vec![p],
+            marks: Marks { data, ..Default::default() },
+            qp: vec![qp(1, 3, 26, 0), qp(2, 3, 26, 0)],
+        }],
+        sampled: false,
+        partial: false,
+        findings: Some(Default::default()),
+        nccl: None,
+    }
+}
+
+fn titles(c: &Comparison) -> Vec<String> {
+    c.verdicts.iter().map(|v| format!("{:?} {}: {}", v.severity, v.kind, v.title)).collect()
+}
+
+#[test]
+fn the_same_profile_is_no_change() {
+    let p = profile(prio(3, 100_000));
+    let c = Comparison::new(&p, &p, &Limits::default());
+    assert!(c.verdicts.is_empty() && c.unmatched.is_empty(), "{:?}", titles(&c));
+    assert_eq!(c.changes_beyond_noise, 0);
+    assert!(!c.fails(Some(Severity::Info)));
+}
+
+#[test]
+fn ack_latency_p99_doubled_with_enough_samples_only() {
+    let mut b = prio(3, 100_000);
+    b.ack = Some(LatencyStat { count: 500, p50_ns: 10_000, p99_ns: 20_000 });
+    let mut a = b.clone();
+    a.ack = Some(LatencyStat { count: 500, p50_ns: 10_000, p99_ns: 40_000 });
+    let c = Comparison::new(&profile(b.clone()), &profile(a.clone()), &Limits::default());
+    assert_eq!(
+        titles(&c),
+        ["Warning latency_rose: ACK latency p99 doubled on priority 3 (20.0 µs → 40.0 µs)"]
+    );
+    assert!(c.fails(Some(Severity::Warning)) && !c.fails(Some(Severity::Critical)));
+    // 50 samples make no p99.
+    for s in [&mut b, &mut a] {
+        if let Some(x) = s.ack.as_mut() {
+            x.count = 50;
+        }
+    }
+    let c = Comparison::new(&profile(b), &profile(a), &Limits::default());
+    assert!(c.verdicts.is_empty(), "{:?}", titles(&c));
+}
+
+#[test]
+fn loss_appeared_on_the_qps_that_lose_and_one_loss_is_noise() {
+    let b = prio(3, 200_000);
+    let mut a = b.clone();
+    a.network_loss = 50;
+    a.resends = 50;
+    let mut after = profile(a);
+    after.points[0].qp = vec![qp(1, 3, 26, 30), qp(2, 3, 26, 20), qp(3, 3, 26, 0)];
+    let c = Comparison::new(&profile(b.clone()), &after, &Limits::default());
+    assert_eq!(
+        titles(&c).first().map(String::as_str),
+        Some("Critical loss_rose: loss appeared on 2 QPs (priority 3: 0 → 500 per million packets)")
+    );
+    let mut one = b.clone();
+    one.network_loss = 1;
+    let c = Comparison::new(&profile(b), &profile(one), &Limits::default());
+    assert!(!c.verdicts.iter().any(|v| v.kind == "loss_rose"), "{:?}", titles(&c));
+}
+
+#[test]
+fn ecn_stopped_and_what_the_pause_says() {
+    let mut b = prio(3, 100_000);
+    b.ce = 2_000;
+    b.cnps = 500;
+    b.pause_ns = 1_000_000; // 1000 µs/s
+    b.pause_bins = vec![1000.0; 10];
+    let mut a = b.clone();
+    a.ce = 0;
+    a.cnps = 0;
+    a.pause_ns = 40_000_000;
+    a.pause_bins = vec![40_000.0; 10];
+    let c = Comparison::new(&profile(b.clone()), &profile(a.clone()), &Limits::default());
+    assert_eq!(
+        titles(&c),
+        ["Critical ecn_stopped: ECN marking stopped on priority 3 while paused time rose 40x: ECN is probably off on the switch"]
+    );
+    // No pause rise: a warning that says both readings.
+    a.pause_ns = b.pause_ns;
+    a.pause_bins = b.pause_bins.clone();
+    let c = Comparison::new(&profile(b), &profile(a), &Limits::default());
+    let t = titles(&c);
+    assert!(t[0].starts_with("Warning ecn_stopped") && t[0].contains("or the congestion went away"), "{t:?}");
+}
+
+#[test]
+fn data_no_longer_ecn_capable_is_told_apart_from_a_switch() {
+    let mut b = prio(3, 100_000);
+    b.ce = 1_000;
+    let mut a = b.clone();
+    a.ce = 0;
+    let before = profile(b);
+    let mut after = profile(a);
+    after.points[0].marks.data.ecn = [50_000, 0, 0, 0];
+    let c = Comparison::new(&before, &after, &Limits::default());
+    let t = titles(&c);
+    assert!(
+        t.iter().any(|x| x.starts_with("Critical ecn_capable_stopped: RoCE data is no longer ECN-capable")),
+        "{t:?}"
+    );
+    assert!(!t.iter().any(|x| x.contains("ecn_stopped:")), "the switch is not blamed: {t:?}");
+}
+
+#[test]
+fn marks_pmtu_and_pcp() {
+    let b = profile(prio(3, 100_000));
+    let mut a = b.clone();
+    a.points[0].pmtu = 1024;
+    a.points[0].marks.data = marks(26, Some(3), 50_000);
+    for q in &mut a.points[0].qp {
+        q.pcp = vec![3];
+    }
+    let c = Comparison::new(&b, &a, &Limits::default());
+    let t = titles(&c);
+    assert!(
+        t.contains(&"Warning pcp_moved: RoCE data moved from untagged to PCP 3 on 2 QPs".to_string()),
+        "{t:?}"
+    );
+    assert!(t.contains(&"Warning pmtu_changed: path MTU fell from 4096 to 1024".to_string()), "{t:?}");
+}
+
+#[test]
+fn points_pair_by_name_and_the_rest_is_said() {
+    let mut b = profile(prio(3, 1000));
+    let mut second = b.points[0].clone();
+    second.name = "b.pcap".into();
+    b.points.push(second);
+    let mut a = b.clone();
+    a.points[1].name = "c.pcap".into();
+    let c = Comparison::new(&b, &a, &Limits::default());
+    assert_eq!(c.points.len(), 1);
+    let u: Vec<(&str, &str)> = c.unmatched.iter().map(|u| (u.side, u.point.as_str())).collect();
+    assert_eq!(u, [("before", "b.pcap"), ("after", "c.pcap")]);
+    assert!(c.verdicts.iter().all(|v| v.kind == "point_one_side" && v.severity == Severity::Warning));
+}
+
+#[test]
+fn limits_read_percent_ratios_and_refuse_nonsense() {
+    let mut l = Limits::default();
+    l.set("throughput-drop", "10%").unwrap();
+    l.set("latency-rise", "2x").unwrap();
+    l.set("mark-share", "0.05").unwrap();
+    assert_eq!((l.throughput_drop, l.latency_rise, l.mark_share), (0.1, 2.0, 0.05));
+    assert!(l.set("throughput-drop", "150%").is_err());
+    assert!(l.set("latency-rise", "0.5").is_err());
+    assert!(l.set("loss-ppm", "-1").is_err());
+    assert!(l.set("loss-ppm", "NaN").is_err());
+    assert!(l.set("speed", "1").unwrap_err().contains("throughput-drop"));
+}

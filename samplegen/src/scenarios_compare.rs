@@ -1,0 +1,293 @@
+//! Before-and-after pairs for `rocescope compare`, written to `samples/compare/` (not part
+//! of demo.pcap): each pair's two captures with their usual expectations, and
+//! `NAME.expected.json` holding what `compare NAME-before.pcap NAME-after.pcap` must say,
+//! worked out here by construction: its verdicts (severity, kind, priority and the words
+//! their titles carry) and the exit status of gate runs (tests/compare.rs runs them).
+//!
+//! - `ecn-off`: a switch upgrade turned ECN off by default (shared/reference/field-notes.md:
+//!   training slowed overnight while every link stayed up). Before, the switch marks CE on
+//!   one data packet in 20 on priority 3 (DSCP 26), the receiver's NIC answers each with a
+//!   CNP on DSCP 48 (reference §1.7), and the receiver pauses priority 3 briefly every 10 ms.
+//!   After, no CE mark and no CNP: the queue fills until PFC stops it, the receiver pausing
+//!   priority 3 for 300 µs every millisecond (§1.8: a pause runs quanta × 512 bit times,
+//!   XON ends it), and nothing is sent while paused, so the data rate falls too.
+//! - `dscp-remark`: a switch re-marks three of five QPs' RoCE (data and ACKs) from DSCP 26 to
+//!   0, priority 3 to 0 (DSCP >> 3), off the lossless class: two of them lose packets (NAK,
+//!   go-back-N), and the NICs' CNPs now arrive with DSCP 0 instead of 48.
+
+use crate::fabric::{Conn, Gen, Host, Req};
+use rocescope_decoder::build::ExtRepr;
+use rocescope_decoder::ext::{AethRepr, NakCode, RethRepr};
+use rocescope_decoder::{Ecn, Opcode};
+use serde_json::{json, Value};
+
+/// The data DSCP (priority 3 by DSCP >> 3).
+const DATA_DSCP: u8 = 26;
+/// The CNP DSCP before.
+const CNP_DSCP: u8 = 48;
+/// How long each capture lasts.
+const SPAN_NS: i64 = 60_000_000;
+/// One data packet in this many is CE-marked where the switch marks.
+const CE_EVERY: u64 = 20;
+
+/// A pair: name, description, builder of one side (`after` false, then true) returning
+/// the comparison's expectations (from the after side's call).
+type Pair = (&'static str, &'static str, fn(&mut Gen, bool) -> Value);
+
+/// Every pair, written as `compare/NAME-before.pcap`, `compare/NAME-after.pcap` and
+/// `compare/NAME.expected.json`.
+pub const PAIRS: &[Pair] = &[
+    (
+        "ecn-off",
+        "A switch upgrade turned ECN off: before, CE marks on priority 3 answered by CNPs on DSCP 48 and brief pauses; after, no CE and no CNP, priority 3 paused 30% of the time and less data",
+        ecn_off,
+    ),
+    (
+        "dscp-remark",
+        "A switch re-marks 3 of 5 QPs' RoCE from DSCP 26 to 0 (priority 3 to 0, off the lossless class): 2 of them lose packets, and CNPs arrive with DSCP 0 instead of 48",
+        dscp_remark,
+    ),
+];
+
+/// A one-packet RDMA WRITE of 64 bytes with its ACK, CE-marked when `ce`; the receiver's
+/// CNP (on `cnp_dscp`) answers a mark.
+fn write(g: &mut Gen, c: &mut Conn, ce: bool, cnp_dscp: u8) {
+    if ce {
+        c.ecn = Ecn::Ce;
+    }
+    let last = g.write(c, 64, false);
+    // The switch marked the data; the ACK going back is not marked.
+    c.ecn = Ecn::Ect0;
+    g.wait_us(3);
+    g.ack(c, last);
+    if ce {
+        g.wait_us(2);
+        g.cnp(c.b, c.a, c.a_qpn, cnp_dscp, None);
+    }
+}
+
+/// A WRITE of three packets whose middle one the network loses: the responder NAKs it
+/// (PSN sequence error) when the last arrives, the requester goes back to it (§1.11).
+fn write_losing(g: &mut Gen, c: &mut Conn) {
+    let reth = RethRepr { va: 0x7f00_0000_0000 + u64::from(c.psn) * 4096, rkey: 0x77, dma_len: 3 * 1024 };
+    g.request(
+        c,
+        Opcode::RC_WRITE_FIRST,
+        ExtRepr { reth: Some(reth), ..Default::default() },
+        1024,
+        false,
+        Req::New,
+    );
+    let lost = g.lose(c);
+    g.expect_gap(c, 1, false);
+    g.request(c, Opcode::RC_WRITE_LAST, ExtRepr::default(), 1024, true, Req::New);
+    g.wait_us(2);
+    let msn = c.msn;
+    g.respond(c, Opcode::RC_ACKNOWLEDGE, lost, Some(AethRepr::nak(NakCode::PSN_SEQUENCE_ERROR, msn)), 0);
+    g.wait_us(3);
+    c.psn = lost;
+    g.request(c, Opcode::RC_WRITE_MIDDLE, ExtRepr::default(), 1024, false, Req::RetransmitNak);
+    let last = g.request(c, Opcode::RC_WRITE_LAST, ExtRepr::default(), 1024, true, Req::RetransmitNak);
+    c.msn = (c.msn + 1) & 0xFF_FFFF;
+    g.wait_us(3);
+    g.ack(c, last);
+}
+
+/// A PFC frame from `mac` with `quanta` on priority 3 (0: XON).
+fn pause3(g: &mut Gen, mac: [u8; 6], quanta: u16) {
+    let mut q = [0u16; 8];
+    q[3] = quanta;
+    g.pfc(mac, 1 << 3, q, None);
+}
+
+fn ecn_off(g: &mut Gen, after: bool) -> Value {
+    let rx = Host::v4(105);
+    let mut conns: Vec<Conn> = (0..3u32)
+        .map(|i| Conn::new(Host::v4(101 + i as u8), rx, 0x1100 + i, 0x1200 + i, 1000 * (i + 1)))
+        .collect();
+    let cycle = 150_000;
+    // Before: 2000 quanta (10.24 µs at 100G) every 10 ms; after: a full pause renewed
+    // until XON, 300 µs every millisecond.
+    let period = if after { 1_000_000 } else { 10_000_000 };
+    let start = g.t;
+    let mut next_pause = start + period / 2;
+    let mut slot = start;
+    let mut writes = 0u64;
+    g.event(
+        if after { "ecn_off" } else { "ecn_on" },
+        format!("priority 3, {} QPs to 10.0.0.105", conns.len()),
+    );
+    while slot < start + SPAN_NS {
+        g.t = g.t.max(slot);
+        if g.t >= next_pause {
+            if after {
+                pause3(g, rx.mac, 65535);
+                g.wait_us(300);
+                pause3(g, rx.mac, 0);
+            } else {
+                pause3(g, rx.mac, 2000);
+                g.wait_us(12);
+            }
+            next_pause += period;
+        }
+        for c in &mut conns {
+            writes += 1;
+            let ce = !after && writes % CE_EVERY == 0;
+            write(g, c, ce, CNP_DSCP);
+        }
+        // The next slot that has not begun yet (a pause may have taken several).
+        while slot <= g.t {
+            slot += cycle;
+        }
+    }
+    // The pauses (ratio of their paused times) and the lost data slots make the verdicts.
+    json!({
+        "verdicts": [
+            {
+                "severity": "critical",
+                "kind": "ecn_stopped",
+                "priority": 3,
+                "title_has": ["ECN marking stopped on priority 3 while paused time rose", "ECN is probably off on the switch"],
+            },
+            {
+                "severity": "warning",
+                "kind": "throughput_fell",
+                "priority": 3,
+                "title_has": ["throughput on priority 3 fell"],
+            },
+            {
+                "severity": "info",
+                "kind": "priority_one_side",
+                "priority": 6,
+                "title_has": ["priority 6 carries RoCE or pauses only before"],
+            },
+        ],
+        "runs": [
+            { "about": "the default gate (warning) fails on the change", "args": [], "exit": 5 },
+            { "about": "a CRITICAL verdict fails --fail-on critical too", "args": ["--fail-on", "critical"], "exit": 5 },
+            { "about": "--fail-on never reports and passes", "args": ["--fail-on", "never"], "exit": 0 },
+            { "about": "the same capture on both sides: no change", "args": ["SAME"], "exit": 0 },
+        ],
+    })
+}
+
+fn dscp_remark(g: &mut Gen, after: bool) -> Value {
+    let rx = Host::v4(125);
+    let mut conns: Vec<Conn> = (0..5u32)
+        .map(|i| Conn::new(Host::v4(121 + i as u8), rx, 0x2100 + i, 0x2200 + i, 5000 * (i + 1)))
+        .collect();
+    // After, the first three are re-marked (data and their ACKs), CNPs too.
+    let moved = 3;
+    if after {
+        for c in conns.iter_mut().take(moved) {
+            c.dscp = 0;
+        }
+    }
+    let cnp_dscp = if after { 0 } else { CNP_DSCP };
+    let cycle = 250_000;
+    let start = g.t;
+    let mut slot = start;
+    let mut writes = 0u64;
+    let mut round = 0u64;
+    g.event(if after { "remarked" } else { "dscp_26" }, format!("{} QPs to 10.0.0.125", conns.len()));
+    while slot < start + SPAN_NS {
+        g.t = g.t.max(slot);
+        round += 1;
+        for (i, c) in conns.iter_mut().enumerate() {
+            writes += 1;
+            // Off the lossless class, two of the re-marked QPs lose a packet every 50 rounds.
+            if after && i < 2 && round % 50 == 25 {
+                write_losing(g, c);
+                continue;
+            }
+            // The switch still marks priority 3, priority 0 not at all (one write in 21, so
+            // that the marks go round the five QPs).
+            let ce = c.dscp == DATA_DSCP && writes % (CE_EVERY + 1) == 0;
+            write(g, c, ce, cnp_dscp);
+        }
+        while slot <= g.t {
+            slot += cycle;
+        }
+    }
+    json!({
+        "verdicts": [
+            {
+                "severity": "critical",
+                "kind": "dscp_moved",
+                "title_has": ["RoCE data moved from DSCP 26 to 0 on 3 QPs (priority 3 → 0)"],
+            },
+            {
+                "severity": "critical",
+                "kind": "loss_rose",
+                "priority": 0,
+                "title_has": ["loss appeared on 2 QPs (priority 0: 0 →"],
+            },
+            {
+                "severity": "warning",
+                "kind": "cnp_dscp_moved",
+                "title_has": ["CNPs now arrive with DSCP 0"],
+            },
+            {
+                "severity": "warning",
+                "kind": "throughput_fell",
+                "priority": 3,
+                "title_has": ["throughput on priority 3 fell"],
+            },
+            {
+                "severity": "warning",
+                "kind": "resends_rose",
+                "priority": 0,
+                "title_has": ["resends on priority 0 rose"],
+            },
+            {
+                "severity": "warning",
+                "kind": "ack_dscp_moved",
+                "title_has": ["ACK/NAKs now also on DSCP 0"],
+            },
+            {
+                "severity": "info",
+                "kind": "priority_one_side",
+                "priority": 0,
+                "title_has": ["priority 0 carries RoCE or pauses only after"],
+            },
+            {
+                "severity": "info",
+                "kind": "priority_one_side",
+                "priority": 6,
+                "title_has": ["priority 6 carries RoCE or pauses only before"],
+            },
+        ],
+        "runs": [
+            { "about": "the default gate (warning) fails on the change", "args": [], "exit": 5 },
+            { "about": "--fail-on never reports and passes", "args": ["--fail-on", "never"], "exit": 0 },
+            { "about": "the same capture on both sides: no change", "args": ["SAME"], "exit": 0 },
+        ],
+    })
+}
+
+/// The pairs' captures and expectations, as (path relative to the samples directory,
+/// bytes).
+pub fn outputs() -> Vec<(String, Vec<u8>)> {
+    let mut files = Vec::new();
+    for (name, description, build) in PAIRS {
+        let mut expected = Value::Null;
+        for after in [false, true] {
+            let mut g = Gen::new();
+            let e = build(&mut g, after);
+            let side = if after { "after" } else { "before" };
+            let (pcap, json) = crate::render(&format!("{name}-{side}"), description, &g);
+            files.push((format!("compare/{name}-{side}.pcap"), pcap));
+            files.push((format!("compare/{name}-{side}.expected.json"), json));
+            expected = e;
+        }
+        if let Some(o) = expected.as_object_mut() {
+            o.insert("before".into(), json!(format!("{name}-before.pcap")));
+            o.insert("after".into(), json!(format!("{name}-after.pcap")));
+            o.insert("description".into(), json!(description));
+        }
+        let mut json = serde_json::to_vec_pretty(&expected).unwrap_or_default();
+        json.push(b'\n');
+        files.push((format!("compare/{name}.expected.json"), json));
+    }
+    files
+}

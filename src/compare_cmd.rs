@@ -1,0 +1,246 @@
+//! `rocescope compare BEFORE AFTER`: two captures (or `report --json` documents, or
+//! `report --parquet` directories) profiled per capture point and priority, compared side by
+//! side with each change's size and whether it is beyond noise, verdicts on the change worst
+//! first, and a gate (exit status 5) a change pipeline can use. The comparison itself is
+//! `rocescope_analyzer::compare`; the rules: docs/verdicts.md "Change verdicts".
+
+use crate::cli::{CompareArgs, SourceArgs};
+use crate::driver::{self, Flow};
+use crate::output::compare_text;
+use anyhow::Context;
+use rocescope_analyzer::compare::{Comparison, Profile, ReportFacts};
+use rocescope_analyzer::report::Severity;
+use rocescope_analyzer::Analyzer;
+use rocescope_capture::text;
+use serde::Serialize;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::atomic::AtomicBool;
+
+/// Exit status when the change gate failed: a verdict at or above `--fail-on`.
+pub const EXIT_CHANGE: u8 = 5;
+
+/// What a side was read from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SideKind {
+    /// Capture files, analysed here.
+    Capture,
+    /// A `report --json` document.
+    ReportJson,
+    /// A `report --parquet` directory.
+    Parquet,
+}
+
+/// One side as read: where from, and its profile.
+#[derive(Debug, Serialize)]
+pub struct Side {
+    /// What it was read from.
+    pub kind: SideKind,
+    /// The files (or directory) given.
+    pub files: Vec<String>,
+    /// Its capture points.
+    pub points: Vec<String>,
+    /// Sampled capture.
+    pub sampled: bool,
+    /// A report of part of its input.
+    pub partial: bool,
+    /// The profile.
+    #[serde(skip)]
+    pub profile: Profile,
+}
+
+/// The gate's outcome.
+#[derive(Debug, Serialize)]
+pub struct Gate {
+    /// `critical`, `warning`, `info` or `never`.
+    pub fail_on: &'static str,
+    /// A verdict at or above it was made.
+    pub failed: bool,
+    /// The exit status.
+    pub exit: u8,
+}
+
+/// The JSON document (docs/compare-json.md).
+#[derive(Serialize)]
+pub struct Document<'a> {
+    /// [`rocescope_analyzer::compare::SCHEMA_VERSION`].
+    pub schema_version: u32,
+    /// The side before the change.
+    pub before: &'a Side,
+    /// The side after.
+    pub after: &'a Side,
+    /// The change gate.
+    pub gate: Gate,
+    /// The comparison.
+    #[serde(flatten)]
+    pub comparison: &'a Comparison,
+}
+
+fn level_name(l: Option<Severity>) -> &'static str {
+    match l {
+        Some(Severity::Critical) => "critical",
+        Some(Severity::Warning) => "warning",
+        Some(Severity::Info) => "info",
+        None => "never",
+    }
+}
+
+/// Run the command.
+pub fn run(args: &CompareArgs) -> anyhow::Result<ExitCode> {
+    // Checked when the command line was read (main): a usage error there.
+    let (before_files, after_files) = args.sides().map_err(|e| anyhow::anyhow!(e))?;
+    let (level, limits) = args.gate().map_err(|e| anyhow::anyhow!(e))?;
+    // A bad environment file is an error before any capture is read.
+    let nccl = crate::report_cmd::read_nccl_env(args.nccl_env.as_deref(), args.nccl_version)?;
+    let before = read_side(&before_files, args, nccl.as_ref()).context("BEFORE")?;
+    let after = read_side(&after_files, args, nccl.as_ref()).context("AFTER")?;
+    let comparison = Comparison::new(&before.profile, &after.profile, &limits);
+    let failed = comparison.fails(level);
+    let exit = if failed { EXIT_CHANGE } else { 0 };
+    let doc = Document {
+        schema_version: rocescope_analyzer::compare::SCHEMA_VERSION,
+        before: &before,
+        after: &after,
+        gate: Gate { fail_on: level_name(level), failed, exit },
+        comparison: &comparison,
+    };
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    let res = if args.quiet {
+        Ok(())
+    } else if args.json {
+        crate::output::exact::to_writer(&mut out, &doc)
+            .map_err(std::io::Error::from)
+            .and_then(|()| out.write_all(b"\n"))
+    } else {
+        out.write_all(compare_text::render(&doc).as_bytes())
+    };
+    if let Err(e) = res.and_then(|()| out.flush()) {
+        if e.kind() != std::io::ErrorKind::BrokenPipe {
+            return Err(e).context("writing the comparison");
+        }
+    }
+    Ok(ExitCode::from(exit))
+}
+
+/// The NCCL environment `--nccl-env` read, and the file's name.
+type NcclEnvFile = (rocescope_analyzer::nccl::NcclEnv, String);
+
+/// Read one side: a directory is a Parquet output, a file starting with `{` a report
+/// document, anything else captures (several merged as capture points). A capture side is
+/// checked against `nccl` (`--nccl-env`); a report document keeps the `nccl` section it was
+/// made with, if any; a Parquet directory has none.
+pub fn read_side(files: &[PathBuf], args: &CompareArgs, nccl: Option<&NcclEnvFile>) -> anyhow::Result<Side> {
+    let names: Vec<String> = files.iter().map(|p| text::path(p).to_string()).collect();
+    let (kind, facts) = match files {
+        [dir] if dir.is_dir() => (SideKind::Parquet, parquet_facts(dir, args)?),
+        [file] if looks_like_json(file)? => (SideKind::ReportJson, json_facts(file)?),
+        _ => (SideKind::Capture, capture_facts(files, args, nccl)?),
+    };
+    let mut profile = Profile::from_facts(&facts);
+    if kind == SideKind::Parquet {
+        // The tables hold no findings: none to compare, rather than none found.
+        profile.findings = None;
+    }
+    Ok(Side {
+        kind,
+        files: names,
+        points: profile.points.iter().map(|p| p.name.clone()).collect(),
+        sampled: profile.sampled,
+        partial: profile.partial,
+        profile,
+    })
+}
+
+/// Whether a file's first byte that is not white space is `{`.
+fn looks_like_json(path: &Path) -> anyhow::Result<bool> {
+    use std::io::Read;
+    // Standard input is a capture, as `report -r -` reads it.
+    if path.as_os_str() == "-" {
+        return Ok(false);
+    }
+    let mut f = std::fs::File::open(path).with_context(|| format!("cannot open {}", text::path(path)))?;
+    let mut head = [0u8; 64];
+    let n = f.read(&mut head).with_context(|| format!("cannot read {}", text::path(path)))?;
+    Ok(head.get(..n).unwrap_or(&[]).iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{'))
+}
+
+/// The facts of a `report --json` document.
+fn json_facts(path: &Path) -> anyhow::Result<ReportFacts> {
+    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", text::path(path)))?;
+    let doc: serde_json::Value = serde_json::from_slice(&bytes)
+        .with_context(|| format!("{} is not a JSON document", text::path(path)))?;
+    ReportFacts::from_json(&doc).map_err(|e| anyhow::anyhow!("{}: {e}", text::path(path)))
+}
+
+/// The facts of a `report --parquet` directory.
+fn parquet_facts(dir: &Path, args: &CompareArgs) -> anyhow::Result<ReportFacts> {
+    let opts = args.decoder.decode_options();
+    let cfg = crate::report_cmd::analysis_config(&args.analysis, &opts)?;
+    rocescope_output::parquet_read::facts(dir, &cfg)
+        .with_context(|| format!("{} (a --parquet directory)", text::path(dir)))
+}
+
+/// Analyse capture files as `report -r F...` does and take the facts of the report.
+fn capture_facts(
+    files: &[PathBuf],
+    args: &CompareArgs,
+    nccl: Option<&NcclEnvFile>,
+) -> anyhow::Result<ReportFacts> {
+    let opts = args.decoder.decode_options();
+    let mut cfg = crate::report_cmd::analysis_config(&args.analysis, &opts)?;
+    let source = SourceArgs {
+        read: files.to_vec(),
+        files: Vec::new(),
+        sflow: None,
+        interface: None,
+        filter: None,
+        snaplen: None,
+        buffer_kib: None,
+        no_promisc: false,
+        user: None,
+        count: None,
+        duration: None,
+        blind_after: 5.0,
+    };
+    let mut opened = driver::open(&source, &opts, false)?;
+    cfg.points = opened.point_names();
+    let mut analyzer = Analyzer::new(cfg);
+    let decoding = if analyzer.takes_common(&opts) { driver::Decoding::Fast } else { driver::Decoding::All };
+    let mut number = 0u64;
+    let never = AtomicBool::new(false);
+    let end = driver::pump(
+        &mut opened,
+        &source,
+        &opts,
+        decoding,
+        &never,
+        |rec, packet, common| {
+            number = rec.number_after(number);
+            match (common, packet) {
+                (Some(c), _) => analyzer.push_common_record(number, rec, c),
+                (None, Some(p)) => analyzer.push_frame(number, rec, p, &opts),
+                (None, None) => {}
+            }
+            Ok(Flow::Continue)
+        },
+        |_| Flow::Continue,
+    )?;
+    if let Some(e) = end.source_error {
+        // A gate must not pass on half a capture.
+        anyhow::bail!("{e}: a damaged capture is not compared");
+    }
+    analyzer.finish();
+    // The report as `report` builds it, with `--nccl-env`'s check (its section and its
+    // findings, which reach the comparison's FINDINGS table as every kind does).
+    let mut report = analyzer.report();
+    report.input_errors = end.errors;
+    if let Some((env, file)) = nccl {
+        let mut check = rocescope_analyzer::nccl::check(env, &report);
+        check.file = Some(file.clone());
+        rocescope_analyzer::nccl::attach(&mut report, check);
+    }
+    ReportFacts::from_report(&report).map_err(|e| anyhow::anyhow!(e))
+}

@@ -1,0 +1,329 @@
+//! The text of `rocescope compare`: verdicts first, worst first; then each capture point's
+//! figures side by side (before, after, change, whether beyond noise), the marks of data,
+//! ACK/NAKs and CNPs, what is on one side only, and the reports' findings per kind. Every
+//! line fits 100 columns; names from the outside world are escaped.
+
+use crate::compare_cmd::{Document, Side, SideKind};
+use rocescope_analyzer::compare::{ClassMarks, MarksPair, PointComparison, Row};
+use rocescope_analyzer::report::Severity;
+use rocescope_capture::text::escape;
+use std::fmt::Write;
+
+/// The widest line.
+pub const WIDTH: usize = 100;
+
+/// Render the comparison for the terminal.
+pub fn render(d: &Document<'_>) -> String {
+    let mut o = String::new();
+    side_line(&mut o, "BEFORE", d.before);
+    side_line(&mut o, "AFTER ", d.after);
+    let c = d.comparison;
+    let _ = writeln!(
+        o,
+        "\nVERDICTS ({} critical, {} warning, {} info; gate --fail-on {}: {})",
+        c.counts.critical,
+        c.counts.warning,
+        c.counts.info,
+        d.gate.fail_on,
+        if d.gate.failed { "FAILED" } else { "passed" }
+    );
+    if c.verdicts.is_empty() {
+        let _ = writeln!(o, "  no change beyond noise and thresholds");
+    }
+    for v in &c.verdicts {
+        let sev = match v.severity {
+            Severity::Critical => "CRITICAL",
+            Severity::Warning => "WARNING ",
+            Severity::Info => "INFO    ",
+        };
+        let at = match &v.point {
+            Some(p) if c.points.len() > 1 || !c.unmatched.iter().all(|u| u.priority.is_some()) => {
+                format!(" [{}]", escape(p))
+            }
+            _ => String::new(),
+        };
+        wrap(&mut o, &format!("{sev} {}{at}", v.title), 9);
+    }
+    for p in &c.points {
+        point(&mut o, p);
+    }
+    if !c.unmatched.is_empty() {
+        let _ = writeln!(o, "\nONLY ON ONE SIDE");
+        for u in &c.unmatched {
+            let what = match u.priority {
+                Some(p) => format!("priority {p}"),
+                None => "the whole capture point".into(),
+            };
+            wrap(
+                &mut o,
+                &format!("  {:<6} {}: {what}, {} RoCE packets", u.side, escape(&u.point), u.packets),
+                9,
+            );
+        }
+    }
+    nccl(&mut o, c);
+    if !c.findings.is_empty() {
+        let _ = writeln!(o, "\nFINDINGS (the reports' own, per kind)   before   after");
+        for f in &c.findings {
+            let mark = if f.before != f.after { "  *" } else { "" };
+            let _ = writeln!(o, "  {:<36} {:>7} {:>7}{mark}", f.kind, f.before, f.after);
+        }
+    }
+    let trimmed: Vec<&str> = o.lines().map(str::trim_end).collect();
+    crate::stdio::safe_text(&(trimmed.join("\n") + "\n"))
+}
+
+fn side_line(o: &mut String, label: &str, s: &Side) {
+    let kind = match s.kind {
+        SideKind::Capture => "capture",
+        SideKind::ReportJson => "report JSON",
+        SideKind::Parquet => "Parquet",
+    };
+    let files: Vec<String> = s.files.iter().map(|f| escape(f).to_string()).collect();
+    let mut notes = format!("{kind}, {} point{}", s.points.len(), if s.points.len() == 1 { "" } else { "s" });
+    if s.sampled {
+        notes.push_str(", sampled");
+    }
+    if s.partial {
+        notes.push_str(", PARTIAL");
+    }
+    wrap(o, &format!("{label} {} ({notes})", files.join(" + ")), 7);
+}
+
+/// Write `line`, wrapped at [`WIDTH`] on spaces, continuation lines indented by `indent`.
+fn wrap(o: &mut String, line: &str, indent: usize) {
+    let mut cur = String::new();
+    // At the start of a line (nothing but the indent yet): no space before the next word.
+    let mut fresh = true;
+    for word in line.split(' ') {
+        let mut w: Vec<char> = word.chars().collect();
+        let len = cur.chars().count();
+        if !fresh && len + 1 + w.len() > WIDTH && len > indent {
+            let _ = writeln!(o, "{}", cur.trim_end());
+            cur = " ".repeat(indent);
+            fresh = true;
+        }
+        if !fresh {
+            cur.push(' ');
+        }
+        // A word longer than a line is cut into pieces.
+        while cur.chars().count() + w.len() > WIDTH {
+            let room = WIDTH.saturating_sub(cur.chars().count()).max(1).min(w.len());
+            let head: String = w.drain(..room).collect();
+            let _ = writeln!(o, "{cur}{head}");
+            cur = " ".repeat(indent);
+        }
+        cur.extend(w);
+        fresh = false;
+    }
+    let _ = writeln!(o, "{}", cur.trim_end());
+}
+
+/// The label and unit of a row, and how its values are written.
+fn label(metric: &str) -> &'static str {
+    match metric {
+        "throughput_gbps" => "throughput (Gb/s)",
+        "ce_fraction" => "CE fraction",
+        "cnps_per_s" => "CNPs per second",
+        "pause_us_per_s" => "paused (µs per s)",
+        "loss_per_million" => "loss per M packets",
+        "resends_per_million" => "resends per M packets",
+        "timeouts" => "timeouts",
+        "ack_p50_ns" => "ACK latency p50",
+        "ack_p99_ns" => "ACK latency p99",
+        "read_p50_ns" => "READ latency p50",
+        "read_p99_ns" => "READ latency p99",
+        "qps" => "QPs sending data",
+        "connections" => "connections",
+        "pmtu" => "path MTU",
+        _ => "?",
+    }
+}
+
+fn value(metric: &str, v: Option<f64>) -> String {
+    let Some(v) = v else { return "-".into() };
+    match metric {
+        "ce_fraction" => format!("{:.3}%", v * 100.0),
+        "throughput_gbps" => format!("{v:.3}"),
+        "ack_p50_ns" | "ack_p99_ns" | "read_p50_ns" | "read_p99_ns" => {
+            if v >= 10e6 {
+                format!("{:.2} ms", v / 1e6)
+            } else {
+                format!("{:.1} µs", v / 1e3)
+            }
+        }
+        "cnps_per_s" | "pause_us_per_s" | "loss_per_million" | "resends_per_million" => {
+            if v >= 100.0 {
+                format!("{v:.0}")
+            } else {
+                format!("{v:.1}")
+            }
+        }
+        _ => format!("{v:.0}"),
+    }
+}
+
+fn change(r: &Row) -> String {
+    match (r.before, r.after, r.ratio) {
+        (Some(b), Some(a), _) if a == b => "=".into(),
+        (Some(_), Some(_), Some(x)) if x >= 10.0 => format!("{x:.0}x"),
+        (Some(_), Some(_), Some(x)) => format!("{:+.0}%", (x - 1.0) * 100.0),
+        (Some(_), Some(a), None) if a > 0.0 => "from 0".into(),
+        _ => "".into(),
+    }
+}
+
+fn noise(r: &Row) -> &'static str {
+    match (r.beyond_noise, r.change) {
+        (Some(true), _) => "BEYOND",
+        (Some(false), Some(c)) if c != 0.0 => "noise",
+        (Some(false), _) => "",
+        (None, Some(c)) if c != 0.0 => "n/a",
+        (None, _) => "",
+    }
+}
+
+fn point(o: &mut String, p: &PointComparison) {
+    let name = escape(&p.name).to_string();
+    let head = if p.before_name == p.name {
+        format!("\nPOINT {name}")
+    } else {
+        format!("\nPOINT {name} (before: {})", escape(&p.before_name))
+    };
+    wrap(o, &head, 6);
+    let _ = writeln!(
+        o,
+        "  spans {:.3} s before, {:.3} s after",
+        p.before_span_ns as f64 / 1e9,
+        p.after_span_ns as f64 / 1e9
+    );
+    let _ = writeln!(o, "  {:<26}{:>14}{:>14}{:>10}  {:<7}", "", "before", "after", "change", "noise");
+    for r in &p.rows {
+        row_line(o, r);
+    }
+    for x in &p.priorities {
+        let sides = match x.sides {
+            "before" => " (before only)",
+            "after" => " (after only)",
+            _ => "",
+        };
+        let _ = writeln!(o, "  priority {}{sides}", x.priority);
+        for r in x.rows.iter().filter(|r| r.before.is_some() || r.after.is_some()) {
+            row_line(o, r);
+        }
+    }
+    let _ = writeln!(o, "  marks                     before                              after");
+    for (class, m) in [("data", &p.data), ("ACK/NAK", &p.ack), ("CNP", &p.cnp)] {
+        marks(o, class, m);
+    }
+}
+
+fn row_line(o: &mut String, r: &Row) {
+    let _ = writeln!(
+        o,
+        "    {:<24}{:>14}{:>14}{:>10}  {}",
+        label(r.metric),
+        value(r.metric, r.before),
+        value(r.metric, r.after),
+        change(r),
+        noise(r)
+    );
+}
+
+/// `26: 12000` / `26,48: 40` / `untagged: 10`, the biggest first, as many as fit.
+fn shares(m: &ClassMarks, pcp: bool, room: usize) -> String {
+    if m.packets == 0 {
+        return "-".into();
+    }
+    let list = if pcp { &m.pcp } else { &m.dscp };
+    let mut out = String::new();
+    for (i, s) in list.iter().enumerate() {
+        let v = if s.values.is_empty() {
+            "untagged".to_string()
+        } else {
+            s.values.iter().map(u8::to_string).collect::<Vec<_>>().join(",")
+        };
+        let item = format!("{}{v}: {}", if out.is_empty() { "" } else { "  " }, s.packets);
+        if out.len() + item.len() > room {
+            let _ = write!(out, " +{}", list.len() - i);
+            break;
+        }
+        out.push_str(&item);
+    }
+    out
+}
+
+fn ecn(m: &ClassMarks) -> String {
+    let all: u64 = m.ecn.iter().sum();
+    if all == 0 {
+        return "-".into();
+    }
+    let names = ["Not-ECT", "ECT0", "ECT1", "CE"];
+    names
+        .iter()
+        .zip(m.ecn)
+        .filter(|(_, n)| *n > 0)
+        .map(|(name, n)| format!("{name} {:.1}%", n as f64 * 100.0 / all as f64))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The values a class carried, without their counts (what a `*` compares).
+fn values_of(m: &ClassMarks, what: &str) -> Vec<Vec<u8>> {
+    let mut v: Vec<Vec<u8>> = match what {
+        "DSCP" => m.dscp.iter().map(|s| s.values.clone()).collect(),
+        "PCP" => m.pcp.iter().map(|s| s.values.clone()).collect(),
+        _ => {
+            (0..4u8).filter(|i| m.ecn.get(usize::from(*i)).is_some_and(|n| *n > 0)).map(|i| vec![i]).collect()
+        }
+    };
+    v.sort();
+    v
+}
+
+fn marks(o: &mut String, class: &str, m: &MarksPair) {
+    if m.before.packets == 0 && m.after.packets == 0 {
+        return;
+    }
+    let lines = [
+        ("DSCP", shares(&m.before, false, 34), shares(&m.after, false, 34)),
+        ("PCP", shares(&m.before, true, 34), shares(&m.after, true, 34)),
+        ("ECN", ecn(&m.before), ecn(&m.after)),
+    ];
+    for (what, b, a) in lines {
+        if class != "data" && what == "ECN" {
+            continue;
+        }
+        // `*`: the values differ (not only their counts).
+        let mark = if values_of(&m.before, what) != values_of(&m.after, what) { "*" } else { " " };
+        let _ = writeln!(o, "  {mark} {:<22}{:<36}{}", format!("{class} {what}"), b, a);
+    }
+}
+
+/// The NCCL settings on both sides (`--nccl-env`): each variable's verdict before and after,
+/// `*` where it changed, and what would match the wire after a mismatch.
+fn nccl(o: &mut String, c: &rocescope_analyzer::compare::Comparison) {
+    if c.nccl.is_empty() {
+        return;
+    }
+    let _ = writeln!(o, "\nNCCL SETTINGS AGAINST THE WIRE                        before       after");
+    for n in &c.nccl {
+        let name = match &n.value {
+            Some(v) => format!("{}={}", n.name, escape(v)),
+            None => format!("{} (unset)", n.name),
+        };
+        let mark = if n.before != n.after { "  *" } else { "" };
+        let verdict = |v: &str| v.replace('_', " ");
+        // A long value (NCCL_IB_HCA's device list) goes on a line of its own.
+        let name = if name.chars().count() > 48 {
+            wrap(o, &format!("  {name}"), 6);
+            String::new()
+        } else {
+            name
+        };
+        let _ = writeln!(o, "  {:<48} {:>11} {:>11}{mark}", name, verdict(&n.before), verdict(&n.after));
+        if let Some(w) = &n.would_match {
+            wrap(o, &format!("      would match after: {}={}", n.name, escape(w)), 6);
+        }
+    }
+}

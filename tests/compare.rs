@@ -1,0 +1,454 @@
+//! `rocescope compare`: the before-and-after pairs in `samples/compare/` give exactly the
+//! verdicts and gate statuses their generator worked out; report-JSON and Parquet sides give
+//! the same answer as the captures; a capture against itself is no change; a side that
+//! cannot be read is status 1, a bad command line status 2; the text fits 100 columns; the
+//! JSON matches docs/compare.schema.json.
+
+mod common;
+
+use serde_json::Value;
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn run(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_rocescope")).args(args).output().expect("run rocescope")
+}
+
+fn dir() -> PathBuf {
+    common::root().join("samples/compare")
+}
+
+fn path(name: &str) -> String {
+    dir().join(name).to_str().unwrap().to_string()
+}
+
+fn err(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// `compare --json` of two sides (and options): the document and the exit status.
+fn compare(sides: &[&str], extra: &[&str]) -> (Value, Option<i32>) {
+    let mut args = vec!["compare", "--json"];
+    args.extend_from_slice(sides);
+    args.extend_from_slice(extra);
+    let o = run(&args);
+    assert!(!o.stdout.is_empty(), "{args:?}: {}", err(&o));
+    (common::compare_json(&o.stdout), o.status.code())
+}
+
+/// (severity, kind, priority, title) of every verdict, in order.
+fn verdicts(doc: &Value) -> Vec<(String, String, Option<u64>, String)> {
+    doc["verdicts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| {
+            (
+                v["severity"].as_str().unwrap().to_string(),
+                v["kind"].as_str().unwrap().to_string(),
+                v["priority"].as_u64(),
+                v["title"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+/// The pairs and what their generator says `compare` must find.
+fn pairs() -> Vec<(String, Value)> {
+    let mut v: Vec<(String, Value)> = std::fs::read_dir(dir())
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter_map(|p| {
+            let n = p.file_name()?.to_str()?.strip_suffix(".expected.json")?.to_string();
+            (!n.ends_with("-before") && !n.ends_with("-after")).then_some(n)
+        })
+        .map(|n| {
+            let e: Value =
+                serde_json::from_slice(&std::fs::read(dir().join(format!("{n}.expected.json"))).unwrap())
+                    .unwrap();
+            (n, e)
+        })
+        .collect();
+    v.sort_by(|a, b| a.0.cmp(&b.0));
+    v
+}
+
+fn check_verdicts(name: &str, doc: &Value, want: &Value) {
+    let got = verdicts(doc);
+    let want = want["verdicts"].as_array().unwrap();
+    assert_eq!(got.len(), want.len(), "{name}: {got:#?}");
+    for ((sev, kind, prio, title), w) in got.iter().zip(want) {
+        assert_eq!(sev, w["severity"].as_str().unwrap(), "{name}: {title}");
+        assert_eq!(kind, w["kind"].as_str().unwrap(), "{name}: {title}");
+        assert_eq!(*prio, w["priority"].as_u64(), "{name}: {title}");
+        for part in w["title_has"].as_array().unwrap() {
+            assert!(title.contains(part.as_str().unwrap()), "{name}: {title:?} lacks {part}");
+        }
+    }
+    // Worst first.
+    let rank = |s: &str| ["critical", "warning", "info"].iter().position(|x| *x == s).unwrap();
+    assert!(got.windows(2).all(|w| rank(&w[0].0) <= rank(&w[1].0)), "{name}: {got:#?}");
+}
+
+#[test]
+fn the_samples_give_the_verdicts_and_statuses_their_generator_worked_out() {
+    let pairs = pairs();
+    assert_eq!(pairs.iter().map(|p| p.0.as_str()).collect::<Vec<_>>(), ["dscp-remark", "ecn-off"]);
+    for (name, want) in &pairs {
+        let (b, a) = (path(want["before"].as_str().unwrap()), path(want["after"].as_str().unwrap()));
+        let (doc, code) = compare(&[&b, &a], &[]);
+        check_verdicts(name, &doc, want);
+        assert_eq!(code, Some(5), "{name}: the default gate fails");
+        assert_eq!(doc["gate"]["failed"], true);
+        assert_eq!(doc["gate"]["exit"], 5);
+        for r in want["runs"].as_array().unwrap() {
+            let args: Vec<&str> = r["args"].as_array().unwrap().iter().map(|a| a.as_str().unwrap()).collect();
+            let (sides, extra): (Vec<&str>, Vec<&str>) =
+                if args == ["SAME"] { (vec![&b, &b], vec![]) } else { (vec![&b, &a], args.clone()) };
+            let (doc, code) = compare(&sides, &extra);
+            assert_eq!(code, r["exit"].as_i64().map(|x| x as i32), "{name} {}: {doc:#}", r["about"]);
+            if args == ["SAME"] {
+                assert!(doc["verdicts"].as_array().unwrap().is_empty(), "{name}: {doc:#}");
+                assert_eq!(doc["changes_beyond_noise"], 0);
+            }
+        }
+    }
+}
+
+/// The ECN-off pair in detail: the rows the verdict rests on, each beyond noise.
+#[test]
+fn ecn_off_rows_and_their_noise() {
+    let (doc, _) = compare(&[&path("ecn-off-before.pcap"), &path("ecn-off-after.pcap")], &[]);
+    let p = &doc["points"][0];
+    assert_eq!(p["name"], "ecn-off-after.pcap");
+    assert_eq!(p["before_name"], "ecn-off-before.pcap");
+    let prio3 = p["priorities"].as_array().unwrap().iter().find(|x| x["priority"] == 3).unwrap();
+    assert_eq!(prio3["sides"], "both");
+    let row = |m: &str| prio3["rows"].as_array().unwrap().iter().find(|r| r["metric"] == m).unwrap().clone();
+    let ce = row("ce_fraction");
+    // One data packet in 20 marked before (1200 data packets, 60 marks), none after; the
+    // ACKs share the priority, so the fraction is of every RoCE packet on it.
+    assert_eq!(ce["after"], 0.0);
+    assert!((ce["before"].as_f64().unwrap() - 60.0 / 2400.0).abs() < 1e-3, "{ce}");
+    assert_eq!(ce["beyond_noise"], true);
+    assert_eq!(ce["noise"], "wilson");
+    let pause = row("pause_us_per_s");
+    assert_eq!(pause["beyond_noise"], true);
+    assert!(pause["ratio"].as_f64().unwrap() > 100.0, "{pause}");
+    let cnps = row("cnps_per_s");
+    assert_eq!((cnps["after"].as_f64(), cnps["beyond_noise"].as_bool()), (Some(0.0), Some(true)));
+    assert_eq!(row("loss_per_million")["change"], 0.0);
+    // The data's marks: DSCP 26 on both sides, ECT(0) and CE before, ECT(0) only after.
+    assert_eq!(p["data"]["before"]["dscp"][0]["values"], serde_json::json!([26]));
+    assert_eq!(p["data"]["after"]["dscp"][0]["values"], serde_json::json!([26]));
+    assert_eq!(p["data"]["after"]["ecn"][3], 0);
+    assert_eq!(p["data"]["before"]["ecn"][3], 60);
+    assert_eq!(p["cnp"]["after"]["packets"], 0);
+}
+
+/// Each side as a `report --json` document or a `report --parquet` directory gives the
+/// captures' answer: the same verdicts and exit status.
+#[test]
+fn report_json_and_parquet_sides_give_the_captures_answer() {
+    let tmp = tempfile::tempdir().unwrap();
+    for (name, want) in pairs() {
+        let mut sides = Vec::new();
+        for f in [want["before"].as_str().unwrap(), want["after"].as_str().unwrap()] {
+            let o = run(&["report", "--json", "-r", &path(f)]);
+            assert!(matches!(o.status.code(), Some(0 | 3)), "{}", err(&o));
+            let json = tmp.path().join(format!("{f}.json"));
+            std::fs::write(&json, &o.stdout).unwrap();
+            let pq = tmp.path().join(format!("{f}.parquet"));
+            let o = run(&["report", "-q", "-r", &path(f), "--parquet", pq.to_str().unwrap()]);
+            assert!(matches!(o.status.code(), Some(0 | 3)), "{}", err(&o));
+            sides.push((path(f), json.to_str().unwrap().to_string(), pq.to_str().unwrap().to_string()));
+        }
+        let (b, a) = (&sides[0], &sides[1]);
+        let (base, code) = compare(&[&b.0, &a.0], &[]);
+        for (bs, as_) in [(&b.1, &a.1), (&b.2, &a.2), (&b.0, &a.1), (&b.2, &a.0)] {
+            let (doc, c) = compare(&[bs, as_], &[]);
+            assert_eq!(c, code, "{name}: {bs} {as_}");
+            assert_eq!(verdicts(&doc), verdicts(&base), "{name}: {bs} {as_}");
+            check_verdicts(&name, &doc, &want);
+        }
+        let (doc, _) = compare(&[&b.1, &a.2], &[]);
+        assert_eq!(doc["before"]["kind"], "report_json");
+        assert_eq!(doc["after"]["kind"], "parquet");
+        // A capture, its report and its tables against each other: no change.
+        for (x, y) in [(&b.0, &b.1), (&b.0, &b.2), (&b.1, &b.2)] {
+            let (doc, c) = compare(&[x, y], &[]);
+            assert_eq!(c, Some(0), "{name}: {x} {y}: {doc:#}");
+            assert!(doc["verdicts"].as_array().unwrap().is_empty(), "{name}: {x} {y}");
+        }
+    }
+}
+
+/// Every sample and every real capture against itself: no change, status 0.
+#[test]
+fn a_capture_against_itself_is_no_change() {
+    let mut files = common::pcaps_under(&common::root().join("samples"));
+    if let Some(d) = common::real_captures() {
+        files.extend(common::captures_in(&d));
+    }
+    assert!(files.len() > 40);
+    for f in &files {
+        let f = f.to_str().unwrap();
+        let o = run(&["compare", "--json", f, f]);
+        assert_eq!(o.status.code(), Some(0), "{f}: {}", err(&o));
+        let doc = common::compare_json(&o.stdout);
+        assert!(doc["verdicts"].as_array().unwrap().is_empty(), "{f}: {doc:#}");
+        assert!(doc["unmatched"].as_array().unwrap().is_empty(), "{f}");
+        assert_eq!(doc["changes_beyond_noise"], 0, "{f}");
+    }
+}
+
+#[test]
+fn thresholds_and_levels_move_the_gate() {
+    let (b, a) = (path("ecn-off-before.pcap"), path("ecn-off-after.pcap"));
+    // The 30% fall is a verdict at the default 20%, not at 50%.
+    let (doc, code) = compare(&[&b, &a], &["--fail-on", "throughput-drop=50%"]);
+    assert!(!verdicts(&doc).iter().any(|v| v.1 == "throughput_fell"), "{doc:#}");
+    assert_eq!(code, Some(5), "the ECN verdict still fails it");
+    assert_eq!(doc["limits"]["throughput_drop"], 0.5);
+    // Paused time must rise 1000 times for the ECN verdict to say so: then it is a warning.
+    let (doc, code) = compare(&[&b, &a], &["--fail-on", "critical,congestion-rise=1000"]);
+    let v = verdicts(&doc);
+    assert_eq!(v[0].0, "warning", "{v:#?}");
+    assert!(v[0].3.contains("ECN may be off on the switch, or the congestion went away"), "{v:#?}");
+    assert_eq!(code, Some(0), "no CRITICAL verdict: --fail-on critical passes");
+    let (_, code) = compare(&[&b, &a], &["--fail-on", "info"]);
+    assert_eq!(code, Some(5));
+}
+
+#[test]
+fn several_files_a_side_pair_points_by_name_and_say_what_is_on_one_side() {
+    let s = common::root().join("samples/two-points-sender.pcap");
+    let r = common::root().join("samples/two-points-receiver.pcap");
+    let (s, r) = (s.to_str().unwrap(), r.to_str().unwrap());
+    let (doc, code) = compare(&["--before", s, r, "--after", r, s], &[]);
+    assert_eq!(code, Some(0), "{doc:#}");
+    assert_eq!(doc["points"].as_array().unwrap().len(), 2);
+    assert_eq!(
+        doc["before"]["points"],
+        serde_json::json!(["two-points-sender.pcap", "two-points-receiver.pcap"])
+    );
+    // The receiver's capture missing after: said, and a warning.
+    let (doc, code) = compare(&["--before", s, r, "--after", s], &[]);
+    assert_eq!(code, Some(5), "{doc:#}");
+    let u = &doc["unmatched"][0];
+    assert_eq!((u["side"].as_str(), u["point"].as_str()), (Some("before"), Some("two-points-receiver.pcap")));
+    let v = verdicts(&doc);
+    assert!(
+        v.iter()
+            .any(|x| x.1 == "point_one_side" && x.3.contains("two-points-receiver.pcap is only in BEFORE")),
+        "{v:#?}"
+    );
+}
+
+#[test]
+fn a_side_that_cannot_be_read_is_status_1_and_says_which() {
+    let tmp = tempfile::tempdir().unwrap();
+    let good = path("ecn-off-before.pcap");
+    let missing = tmp.path().join("nope.pcap");
+    let o = run(&["compare", &good, missing.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(err(&o).contains("AFTER") && err(&o).contains("nope.pcap"), "{}", err(&o));
+    assert!(o.stdout.is_empty());
+    let junk = tmp.path().join("junk.pcap");
+    std::fs::write(&junk, b"this is not a capture at all, only text").unwrap();
+    let o = run(&["compare", junk.to_str().unwrap(), &good]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(err(&o).contains("BEFORE"), "{}", err(&o));
+    // A JSON document that is not a report.
+    let other = tmp.path().join("other.json");
+    std::fs::write(&other, br#"{"hello": 1}"#).unwrap();
+    let o = run(&["compare", &good, other.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(err(&o).contains("not a rocescope report"), "{}", err(&o));
+    // A capture cut short: not compared (a gate must not pass on half a capture).
+    let bytes = std::fs::read(&good).unwrap();
+    let cut = tmp.path().join("cut.pcap");
+    std::fs::write(&cut, &bytes[..bytes.len() / 2 + 7]).unwrap();
+    let o = run(&["compare", cut.to_str().unwrap(), &good]);
+    assert_eq!(o.status.code(), Some(1), "{}", err(&o));
+    assert!(err(&o).contains("not compared"), "{}", err(&o));
+    // A directory with no tables.
+    let o = run(&["compare", tmp.path().to_str().unwrap(), &good]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(err(&o).contains("no flows-*.parquet"), "{}", err(&o));
+}
+
+#[test]
+fn usage_errors_are_status_2() {
+    let good = path("ecn-off-before.pcap");
+    for args in [
+        vec!["compare", good.as_str()],
+        vec!["compare", good.as_str(), good.as_str(), good.as_str()],
+        vec!["compare", good.as_str(), good.as_str(), "--fail-on", "sometimes"],
+        vec!["compare", good.as_str(), good.as_str(), "--fail-on", "latency-rise=0.5"],
+        vec!["compare", good.as_str(), good.as_str(), "--fail-on", "speed=3"],
+        vec!["compare", "--before", good.as_str()],
+        vec!["compare", good.as_str(), good.as_str(), "--before", good.as_str(), "--after", good.as_str()],
+    ] {
+        let o = run(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", err(&o));
+        assert!(!err(&o).is_empty());
+    }
+    let o = run(&["compare", "--help"]);
+    let help = String::from_utf8_lossy(&o.stdout);
+    assert!(help.contains("Exit status:") && help.contains("5  the change gate failed"), "{help}");
+}
+
+#[test]
+fn the_text_fits_100_columns_and_quiet_prints_nothing() {
+    for (b, a) in
+        [("ecn-off-before.pcap", "ecn-off-after.pcap"), ("dscp-remark-before.pcap", "dscp-remark-after.pcap")]
+    {
+        let o = run(&["compare", &path(b), &path(a)]);
+        assert_eq!(o.status.code(), Some(5));
+        let text = String::from_utf8(o.stdout).unwrap();
+        assert!(text.contains("VERDICTS") && text.contains("POINT"), "{text}");
+        for line in text.lines() {
+            assert!(line.chars().count() <= 100, "{} columns: {line}", line.chars().count());
+        }
+        let o = run(&["compare", "-q", &path(b), &path(a)]);
+        assert_eq!(o.status.code(), Some(5));
+        assert!(o.stdout.is_empty());
+    }
+    // A long file name wraps, never past 100 columns.
+    let tmp = tempfile::tempdir().unwrap();
+    let long = tmp.path().join(format!("{}.pcap", "x".repeat(140)));
+    std::fs::copy(dir().join("ecn-off-before.pcap"), &long).unwrap();
+    let o = run(&["compare", long.to_str().unwrap(), &path("ecn-off-after.pcap")]);
+    for line in String::from_utf8(o.stdout).unwrap().lines() {
+        assert!(line.chars().count() <= 100, "{line}");
+    }
+    // The NCCL section too, with a long value (a device list).
+    let env = tmp.path().join("job.env");
+    let hca = (0..16).map(|i| format!("mlx5_{i}:1")).collect::<Vec<_>>().join(",");
+    std::fs::write(&env, format!("NCCL_IB_TC=106\nNCCL_IB_HCA={hca}\n")).unwrap();
+    let (b, a) = (path("dscp-remark-before.pcap"), path("dscp-remark-after.pcap"));
+    let o = run(&["compare", &b, &a, "--nccl-env", env.to_str().unwrap()]);
+    let text = String::from_utf8(o.stdout).unwrap();
+    assert!(text.contains("NCCL SETTINGS AGAINST THE WIRE") && text.contains("mlx5_15:1"), "{text}");
+    for line in text.lines() {
+        assert!(line.chars().count() <= 100, "{line}");
+    }
+}
+
+/// The shipped schema stays open to fields a later version adds, and names its version.
+#[test]
+fn the_schema_accepts_added_fields_and_names_its_version() {
+    let schema: Value =
+        serde_json::from_slice(&std::fs::read(common::root().join("docs/compare.schema.json")).unwrap())
+            .unwrap();
+    assert_eq!(schema["properties"]["schema_version"]["const"], rocescope_analyzer::compare::SCHEMA_VERSION);
+    let (mut doc, _) = compare(&[&path("dscp-remark-before.pcap"), &path("dscp-remark-after.pcap")], &[]);
+    doc["added_later"] = Value::from(1);
+    doc["verdicts"][0]["also"] = Value::from("x");
+    let validator = jsonschema::validator_for(&schema).expect("a valid JSON Schema");
+    assert!(validator.is_valid(&doc));
+    doc["schema_version"] = Value::from(2);
+    assert!(!validator.is_valid(&doc));
+}
+
+/// The sides' own expectations (counts per flow) hold, as every sample's do.
+#[test]
+fn each_side_is_what_its_generator_wrote() {
+    for f in common::captures_in(&dir()) {
+        let stem = f.file_stem().unwrap().to_str().unwrap();
+        let e: Value =
+            serde_json::from_slice(&std::fs::read(dir().join(format!("{stem}.expected.json"))).unwrap())
+                .unwrap();
+        let o = run(&["report", "--json", "-r", f.to_str().unwrap()]);
+        let r = common::report_json(&o.stdout);
+        assert_eq!(r["summary"]["packets"], e["counts"]["frames"], "{stem}");
+        assert_eq!(r["summary"]["cnps"], e["counts"]["cnp"], "{stem}");
+        for fe in e["flows"].as_array().unwrap() {
+            let fr = r["flows"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|x| x["src"] == fe["src"] && x["dst"] == fe["dst"] && x["dest_qp"] == fe["dest_qp"])
+                .unwrap_or_else(|| panic!("{stem}: {fe}"));
+            for (got, want) in [
+                (&fr["packets"], &fe["packets"]),
+                (&fr["ecn"]["ce"], &fe["ecn_ce"]),
+                (&fr["cnps"], &fe["cnps"]),
+                (&fr["psn"]["retransmits"], &fe["retransmits"]),
+                (&fr["naks"]["psn_seq_err"], &fe["naks_psn_seq_err"]),
+            ] {
+                assert_eq!(got, want, "{stem}: {fe}");
+            }
+            let sorted = |v: &Value| {
+                let mut x: Vec<u64> = v.as_array().unwrap().iter().map(|d| d.as_u64().unwrap()).collect();
+                x.sort_unstable();
+                x
+            };
+            assert_eq!(sorted(&fr["dscp"]), sorted(&fe["dscp"]), "{stem}: {fe}");
+        }
+    }
+}
+
+/// `--nccl-env` on both sides of the DSCP re-mark: NCCL_IB_TC matched the wire before and
+/// does not after (the switch moved the data to DSCP 0, the job's environment is the same),
+/// a WARNING naming the value that would match now; the same capture twice changes nothing;
+/// a report document made without the option is said to be unchecked; a bad file is status 1.
+#[test]
+fn nccl_settings_that_stop_matching_the_wire_are_a_verdict() {
+    let env = common::root().join("samples/nccl/nccl-job.match.env");
+    let env = env.to_str().unwrap();
+    let (before, after) = (path("dscp-remark-before.pcap"), path("dscp-remark-after.pcap"));
+    let (doc, code) = compare(&[&before, &after], &["--nccl-env", env]);
+    assert_eq!(code, Some(5));
+    let tc = doc["nccl"].as_array().unwrap().iter().find(|v| v["name"] == "NCCL_IB_TC").expect("NCCL_IB_TC");
+    assert_eq!(
+        (tc["value"].as_str(), tc["before"].as_str(), tc["after"].as_str()),
+        (Some("0x6a"), Some("match"), Some("mismatch"))
+    );
+    assert_eq!(tc["would_match"], "2", "DSCP 0 with the file's low bits: {tc:#}");
+    let v: Vec<_> = verdicts(&doc).into_iter().filter(|v| v.1.starts_with("nccl")).collect();
+    assert_eq!(
+        v,
+        [(
+            "warning".to_string(),
+            "nccl_now_mismatch".to_string(),
+            None,
+            "NCCL_IB_TC=0x6a matched the wire before the change and does not after: NCCL_IB_TC=2 would match now"
+                .to_string()
+        )]
+    );
+    // The other verdicts are the pair's own.
+    let (plain, _) = compare(&[&before, &after], &[]);
+    let rest: Vec<_> = verdicts(&doc).into_iter().filter(|v| !v.1.starts_with("nccl")).collect();
+    assert_eq!(rest, verdicts(&plain));
+    assert!(plain.get("nccl").is_none(), "no nccl section without the option");
+    // The same capture twice: every variable as it was, no verdict.
+    let (same, code) = compare(&[&after, &after], &["--nccl-env", env]);
+    assert_eq!(code, Some(0), "{same:#}");
+    assert!(same["verdicts"].as_array().unwrap().is_empty(), "{same:#}");
+    assert!(same["nccl"].as_array().unwrap().iter().all(|v| v["before"] == v["after"]));
+    // A report document made without --nccl-env: that side is not checked, and it says so.
+    let tmp = tempfile::tempdir().unwrap();
+    let o = run(&["report", "--json", "-r", &before]);
+    let json = tmp.path().join("before.json");
+    std::fs::write(&json, &o.stdout).unwrap();
+    let (doc, _) = compare(&[json.to_str().unwrap(), &after], &["--nccl-env", env]);
+    let kinds: Vec<String> =
+        verdicts(&doc).into_iter().map(|v| v.1).filter(|k| k.starts_with("nccl")).collect();
+    assert_eq!(kinds, ["nccl_one_side"]);
+    assert!(doc["nccl"].as_array().unwrap().iter().all(|v| v["before"] == "absent"));
+    // ... and one made with it keeps its check.
+    let o = run(&["report", "--json", "-r", &before, "--nccl-env", env]);
+    std::fs::write(&json, &o.stdout).unwrap();
+    let (doc, _) = compare(&[json.to_str().unwrap(), &after], &["--nccl-env", env]);
+    let kinds: Vec<String> =
+        verdicts(&doc).into_iter().map(|v| v.1).filter(|k| k.starts_with("nccl")).collect();
+    assert_eq!(kinds, ["nccl_now_mismatch"]);
+    // A file that is not an NCCL environment: status 1 before any capture is read.
+    let bad = tmp.path().join("bad.env");
+    std::fs::write(&bad, "NCCL_IB_TC=abc\n").unwrap();
+    let o = run(&["compare", &before, &after, "--nccl-env", bad.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "{}", err(&o));
+    assert!(err(&o).contains("bad.env") && err(&o).contains("line 1"), "{}", err(&o));
+}
