@@ -218,6 +218,11 @@ fn flow_view(f: &Value) -> Value {
         {
             o.remove(k);
         }
+        // Frame numbers are the merged file's.
+        if let Some(psn) = o.get_mut("psn").and_then(Value::as_object_mut) {
+            psn.remove("retries_frame");
+            psn.remove("resend_gap_max_frame");
+        }
     }
     f
 }

@@ -958,10 +958,10 @@ fn ecmp_families(r: &Report) -> Vec<Family> {
             uplink.samples.push((vec![("point", point(l.point))], l.share));
         }
     }
-    if r.elephants.data_flows > 0 {
-        top_share.samples.push((Vec::new(), r.elephants.top_share));
-        for_share.samples.push((Vec::new(), r.elephants.flows_for_share as f64));
-    }
+    // Always there (0 without data flows): the exporter's series do not vanish when idle
+    // flows are evicted.
+    top_share.samples.push((Vec::new(), r.elephants.top_share));
+    for_share.samples.push((Vec::new(), r.elephants.flows_for_share as f64));
     vec![entropy, qp_entropy, imbalance, uplink, top_share, for_share]
 }
 
