@@ -118,7 +118,7 @@ impl Command {
             Command::Decode(a) => outputs.extend(a.write.as_deref().map(|p| ("-w", p))),
             Command::Report(a) => {
                 inputs.extend(a.counters.iter().map(PathBuf::as_path));
-                inputs.extend(a.nccl_env.as_deref());
+                inputs.extend(a.nccl.nccl_env.as_deref());
                 inputs.extend(a.analysis.baseline.as_deref());
                 // The directory itself: its table files never replace a file that is not
                 // theirs (parquet_out's commit), so an input there is safe.
@@ -657,6 +657,20 @@ pub struct ReportArgs {
     /// capture's figures are the whole capture's, directions not told apart.
     #[arg(long, value_name = "ADDR,...", requires = "counters")]
     pub counters_host: Vec<String>,
+    /// The job's NCCL settings.
+    #[command(flatten)]
+    pub nccl: NcclOpts,
+    /// Analysis settings.
+    #[command(flatten)]
+    pub analysis: AnalysisOpts,
+    /// Decoder options.
+    #[command(flatten)]
+    pub decoder: DecoderOpts,
+}
+
+/// `--nccl-env` and `--nccl-version` (`report`, `compare`).
+#[derive(Debug, Default, Args)]
+pub struct NcclOpts {
     /// The job's NCCL environment, checked against the wire (an NCCL section, and a
     /// `nccl_env_mismatch` finding per NCCL_IB_* variable the capture contradicts, with the
     /// value that would match): `env | grep NCCL`, `export -p` or shell lines
@@ -670,12 +684,6 @@ pub struct ReportArgs {
     /// overrides a version comment in the file.
     #[arg(long, value_name = "X.Y[.Z]", requires = "nccl_env", value_parser = parse_nccl_version)]
     pub nccl_version: Option<rocescope_analyzer::nccl::NcclVersion>,
-    /// Analysis settings.
-    #[command(flatten)]
-    pub analysis: AnalysisOpts,
-    /// Decoder options.
-    #[command(flatten)]
-    pub decoder: DecoderOpts,
 }
 
 /// `--nccl-version`: `2.23`, `2.23.4`.
@@ -725,15 +733,12 @@ pub struct CompareArgs {
     /// Comma-separated or repeated: `--fail-on critical,latency-rise=2`.
     #[arg(long, value_name = "LEVEL|NAME=VALUE", value_delimiter = ',', action = clap::ArgAction::Append)]
     pub fail_on: Vec<String>,
-    /// The job's NCCL environment, checked against each side that is a capture (as `report
+    /// The job's NCCL settings, checked against each side that is a capture (as `report
     /// --nccl-env` does): each NCCL_IB_* variable's verdict before and after, a WARNING when
     /// one that matched the wire before no longer does. A report document keeps the check
-    /// it was made with. docs/verdicts.md "NCCL settings against the wire".
-    #[arg(long, value_name = "FILE")]
-    pub nccl_env: Option<PathBuf>,
-    /// The NCCL version the job ran (2.23, 2.23.4), for the defaults of unset variables.
-    #[arg(long, value_name = "X.Y[.Z]", requires = "nccl_env", value_parser = parse_nccl_version)]
-    pub nccl_version: Option<rocescope_analyzer::nccl::NcclVersion>,
+    /// it was made with.
+    #[command(flatten)]
+    pub nccl: NcclOpts,
     /// Analysis settings (for the sides that are captures).
     #[command(flatten)]
     pub analysis: AnalysisOpts,

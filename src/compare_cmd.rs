@@ -93,7 +93,7 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<ExitCode> {
     let (before_files, after_files) = args.sides().map_err(|e| anyhow::anyhow!(e))?;
     let (level, limits) = args.gate().map_err(|e| anyhow::anyhow!(e))?;
     // A bad environment file is an error before any capture is read.
-    let nccl = crate::report_cmd::read_nccl_env(args.nccl_env.as_deref(), args.nccl_version)?;
+    let nccl = crate::report_cmd::read_nccl_env(args.nccl.nccl_env.as_deref(), args.nccl.nccl_version)?;
     let before = read_side(&before_files, args, nccl.as_ref()).context("BEFORE")?;
     let after = read_side(&after_files, args, nccl.as_ref()).context("AFTER")?;
     let comparison = Comparison::new(&before.profile, &after.profile, &limits);

@@ -250,7 +250,7 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
     let opts = args.decoder.decode_options();
     let mut cfg = analysis_config(&args.analysis, &opts)?;
     let counters = read_counters(&args.counters, &args.counters_host)?;
-    let nccl_env = read_nccl_env(args.nccl_env.as_deref(), args.nccl_version)?;
+    let nccl_env = read_nccl_env(args.nccl.nccl_env.as_deref(), args.nccl.nccl_version)?;
     let mut opened = crate::signals::opening(|| driver::open(&args.source, &opts, false))?;
     cfg.points = opened.point_names();
     check_uplinks(&cfg)?;

@@ -423,26 +423,8 @@ fn fabric_shape_panels_show_the_report_figures_in_prometheus() {
     let prom = Prometheus::start(port);
     prom.wait_first_scrape();
     prom.wait_second_scrape();
-    let dash = dashboard();
-    let mut results: BTreeMap<(String, String), Vec<Value>> = BTreeMap::new();
-    let panels = panels_in_row(&dash, "Fabric shape (iterations, stragglers, ECMP)");
-    assert_eq!(panels.len(), 5, "the Fabric shape row's panels");
-    for p in panels {
-        let title = p["title"].as_str().unwrap().to_string();
-        for t in p["targets"].as_array().into_iter().flatten() {
-            let q = as_grafana_sends(t["expr"].as_str().unwrap());
-            let (code, v, body) = prom.ask(&q);
-            assert_eq!((code, v["status"].as_str()), (200, Some("success")), "{title}: {q}: {body}");
-            let result = v["data"]["result"].as_array().cloned().unwrap_or_default();
-            assert!(!result.is_empty(), "{title} ({}): no data for {q}", t["refId"]);
-            results.insert((title.clone(), t["refId"].as_str().unwrap().to_string()), result);
-        }
-    }
-    let result = |title: &str, refid: &str| -> &[Value] {
-        results
-            .get(&(title.to_string(), refid.to_string()))
-            .unwrap_or_else(|| panic!("no query {title} {refid}"))
-    };
+    let results = row_results(&prom, &["Fabric shape (iterations, stragglers, ECMP)"], 5);
+    let result = |title: &str, refid: &str| result_of(&results, title, refid);
     let points: Vec<&str> =
         r["points"].as_array().unwrap().iter().map(|p| p["name"].as_str().unwrap()).collect();
     let point = |v: &Value| points[v["point"].as_u64().unwrap() as usize].to_string();
@@ -516,6 +498,42 @@ fn fabric_shape_panels_show_the_report_figures_in_prometheus() {
     assert_close(&by_labels(result(title, "B"), &[]), &one(vec![], n), "flows for 80%");
 }
 
+/// Every query of the dashboard rows titled `rows` (each with at least `min_panels` panels),
+/// as Grafana sends it: it runs, and returns data. Results by (panel title, refId).
+fn row_results(
+    prom: &Prometheus,
+    rows: &[&str],
+    min_panels: usize,
+) -> BTreeMap<(String, String), Vec<Value>> {
+    let dash = dashboard();
+    let mut results = BTreeMap::new();
+    for row in rows {
+        let panels = panels_in_row(&dash, row);
+        assert!(panels.len() >= min_panels, "the {row} row has {} panels", panels.len());
+        for p in panels {
+            let title = p["title"].as_str().unwrap().to_string();
+            for t in p["targets"].as_array().into_iter().flatten() {
+                let q = as_grafana_sends(t["expr"].as_str().unwrap());
+                let (code, v, body) = prom.ask(&q);
+                assert_eq!((code, v["status"].as_str()), (200, Some("success")), "{title}: {q}: {body}");
+                let result = v["data"]["result"].as_array().cloned().unwrap_or_default();
+                assert!(!result.is_empty(), "{title} ({}): no data for {q}", t["refId"]);
+                results.insert((title.clone(), t["refId"].as_str().unwrap().to_string()), result);
+            }
+        }
+    }
+    results
+}
+
+/// One query's result from [`row_results`].
+fn result_of<'a>(
+    results: &'a BTreeMap<(String, String), Vec<Value>>,
+    title: &str,
+    refid: &str,
+) -> &'a [Value] {
+    results.get(&(title.to_string(), refid.to_string())).unwrap_or_else(|| panic!("no query {title} {refid}"))
+}
+
 /// Per instant-query sample: its labels (those named) and value.
 fn by_labels(result: &[Value], labels: &[&str]) -> BTreeMap<Vec<String>, f64> {
     let mut out = BTreeMap::new();
@@ -553,29 +571,9 @@ fn congestion_control_and_nic_counter_panels_show_the_report_figures_in_promethe
     let prom = Prometheus::start(port);
     prom.wait_first_scrape();
     prom.wait_second_scrape();
-    let dash = dashboard();
     // Each query of the two rows, as Grafana sends it, runs and returns data.
-    let mut results: BTreeMap<(String, String), Vec<Value>> = BTreeMap::new();
-    for row in ["Congestion control", "NIC counters vs capture"] {
-        let panels = panels_in_row(&dash, row);
-        assert!(panels.len() >= 2, "the {row} row has {} panels", panels.len());
-        for p in panels {
-            let title = p["title"].as_str().unwrap().to_string();
-            for t in p["targets"].as_array().into_iter().flatten() {
-                let q = as_grafana_sends(t["expr"].as_str().unwrap());
-                let (code, v, body) = prom.ask(&q);
-                assert_eq!((code, v["status"].as_str()), (200, Some("success")), "{title}: {q}: {body}");
-                let result = v["data"]["result"].as_array().cloned().unwrap_or_default();
-                assert!(!result.is_empty(), "{title} ({}): no data for {q}", t["refId"]);
-                results.insert((title.clone(), t["refId"].as_str().unwrap().to_string()), result);
-            }
-        }
-    }
-    let result = |title: &str, refid: &str| -> &[Value] {
-        results
-            .get(&(title.to_string(), refid.to_string()))
-            .unwrap_or_else(|| panic!("no query {title} {refid}"))
-    };
+    let results = row_results(&prom, &["Congestion control", "NIC counters vs capture"], 2);
+    let result = |title: &str, refid: &str| result_of(&results, title, refid);
     // The figures are the report's (a file's: the whole capture).
     let points: Vec<&str> =
         r["points"].as_array().unwrap().iter().map(|p| p["name"].as_str().unwrap()).collect();

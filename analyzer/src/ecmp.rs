@@ -647,6 +647,16 @@ pub fn predict(flows: &[Placed], hash: &EcmpHash, paths: u16, points: Vec<u16>) 
     }
 }
 
+/// Bytes as the ECMP sections write them: `1.06 MB`, `812 kB` (the text report and the
+/// TUI's Fabric screen).
+pub fn size_text(b: u64) -> String {
+    if b >= 1_000_000 {
+        format!("{:.2} MB", b as f64 / 1e6)
+    } else {
+        format!("{:.0} kB", b as f64 / 1e3)
+    }
+}
+
 /// Whether a prediction makes `ecmp_imbalance`: the busiest path over [`IMBALANCE_RATIO`]
 /// times the mean, with two or more busy flows on it (a collision, not one big flow).
 pub fn predicted_imbalance(p: &PathPrediction) -> Option<&Collision> {

@@ -11,14 +11,7 @@ use std::fmt::Write;
 /// Lines per list (elephants, host pairs).
 const LINES: usize = 5;
 
-/// Bytes as `1.06 MB`, `812 kB`.
-fn size(b: u64) -> String {
-    if b >= 1_000_000 {
-        format!("{:.2} MB", b as f64 / 1e6)
-    } else {
-        format!("{:.0} kB", b as f64 / 1e3)
-    }
-}
+use rocescope_analyzer::ecmp::size_text as size;
 
 /// `QP 0x000101 10.0.0.1 → 10.0.0.2` for flow `id` of the report.
 fn qp(sr: &StreamedReport<'_>, id: usize, multi: bool) -> String {

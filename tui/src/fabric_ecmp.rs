@@ -22,14 +22,7 @@ const BARS: usize = 8;
 /// A bar's cells at 100%.
 const BAR_CELLS: usize = 20;
 
-/// Bytes as `1.06 MB`, `812 kB`.
-fn size(b: u64) -> String {
-    if b >= 1_000_000 {
-        format!("{:.2} MB", b as f64 / 1e6)
-    } else {
-        format!("{:.0} kB", b as f64 / 1e3)
-    }
-}
+use rocescope_analyzer::ecmp::size_text as size;
 
 /// A share as a bar of [`BAR_CELLS`], scaled to the largest share shown (`max`).
 fn bar(share: f64, max: f64) -> String {
