@@ -203,3 +203,12 @@ fn limits_read_percent_ratios_and_refuse_nonsense() {
     assert!(l.set("loss-ppm", "NaN").is_err());
     assert!(l.set("speed", "1").unwrap_err().contains("throughput-drop"));
 }
+
+/// Rates in a verdict's title keep their digits however slow the capture: kb/s below 1 Mb/s.
+#[test]
+fn rates_in_titles_pick_a_unit_that_shows_them() {
+    use super::verdicts::gbps;
+    assert_eq!(gbps(32.1e-3, 22.5e-3), "32.1 → 22.5 Mb/s");
+    assert_eq!(gbps(0.0412e-3, 0.0012e-3), "41.2 → 1.2 kb/s");
+    assert_eq!(gbps(2.5, 0.5), "2.50 → 0.50 Gb/s");
+}

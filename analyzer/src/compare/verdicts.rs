@@ -86,9 +86,12 @@ fn dur(ns: f64) -> String {
     }
 }
 
-/// Two rates in Gb/s, or in Mb/s when both are below 1 Gb/s.
-fn gbps(b: f64, a: f64) -> String {
-    if b < 1.0 && a < 1.0 {
+/// Two rates in Gb/s, or in Mb/s when both are below 1 Gb/s, or kb/s below 1 Mb/s (a
+/// capture of a few slow packets: `0.0 → 0.0 Mb/s` would say nothing).
+pub(super) fn gbps(b: f64, a: f64) -> String {
+    if b < 1e-3 && a < 1e-3 {
+        format!("{:.1} → {:.1} kb/s", b * 1e6, a * 1e6)
+    } else if b < 1.0 && a < 1.0 {
         format!("{:.1} → {:.1} Mb/s", b * 1e3, a * 1e3)
     } else {
         format!("{b:.2} → {a:.2} Gb/s")
