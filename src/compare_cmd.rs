@@ -169,10 +169,8 @@ fn looks_like_json(path: &Path) -> anyhow::Result<bool> {
 
 /// The facts of a `report --json` document.
 fn json_facts(path: &Path) -> anyhow::Result<ReportFacts> {
-    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", text::path(path)))?;
-    let doc: serde_json::Value = serde_json::from_slice(&bytes)
-        .with_context(|| format!("{} is not a JSON document", text::path(path)))?;
-    ReportFacts::from_json(&doc).map_err(|e| anyhow::anyhow!("{}: {e}", text::path(path)))
+    let f = std::fs::File::open(path).with_context(|| format!("cannot read {}", text::path(path)))?;
+    ReportFacts::from_reader(f).map_err(|e| anyhow::anyhow!("{}: {e}", text::path(path)))
 }
 
 /// The facts of a `report --parquet` directory.

@@ -304,21 +304,88 @@ impl ReportFacts {
     /// The facts of a report document (`report --json`). An error says what is missing or
     /// of the wrong type.
     pub fn from_json(doc: &serde_json::Value) -> Result<ReportFacts, String> {
-        let facts = ReportFacts::deserialize(doc).map_err(|e| format!("not a rocescope report: {e}"))?;
-        if facts.schema_version != crate::report::SCHEMA_VERSION {
+        ReportFacts::deserialize(doc).map_err(|e| format!("not a rocescope report: {e}"))?.checked()
+    }
+
+    /// The facts of a report document read from `r` as it goes: the fields a comparison
+    /// does not read are skipped, never held (a report of 100,000 QPs is 356 MB of JSON;
+    /// as a `serde_json::Value` it would take several GB).
+    pub fn from_reader(r: impl std::io::Read) -> Result<ReportFacts, String> {
+        let facts: ReportFacts = serde_json::from_reader(std::io::BufReader::with_capacity(1 << 16, r))
+            .map_err(|e| format!("not a rocescope report: {e}"))?;
+        facts.checked()
+    }
+
+    fn checked(self) -> Result<ReportFacts, String> {
+        if self.schema_version != crate::report::SCHEMA_VERSION {
             return Err(format!(
                 "a report of schema version {} (this build reads version {})",
-                facts.schema_version,
+                self.schema_version,
                 crate::report::SCHEMA_VERSION
             ));
         }
-        Ok(facts)
+        Ok(self)
     }
 
     /// The facts of a report just built: through its JSON form, so that a report and its
-    /// document give the same facts.
+    /// document give the same facts. The document is written by one thread and read by
+    /// this one through a pipe of a few 64 KiB chunks, so it is never held whole.
     pub fn from_report(report: &crate::report::Report) -> Result<ReportFacts, String> {
-        let doc = serde_json::to_value(report).map_err(|e| format!("the report: {e}"))?;
-        Self::from_json(&doc)
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<u8>>(4);
+        std::thread::scope(|scope| {
+            let writer = scope.spawn(move || {
+                let mut w = std::io::BufWriter::with_capacity(1 << 16, ChunkWriter(tx));
+                serde_json::to_writer(&mut w, report).map_err(|e| format!("the report: {e}"))?;
+                std::io::Write::flush(&mut w).map_err(|e| format!("the report: {e}"))
+            });
+            let facts = Self::from_reader(ChunkReader { rx, chunk: Vec::new(), at: 0 });
+            // The reader stops early only on an error; the writer then sees a closed pipe.
+            let written = writer.join().unwrap_or_else(|_| Err("the report's writer failed".into()));
+            match (facts, written) {
+                (Ok(f), _) => Ok(f),
+                (Err(e), Ok(())) => Err(e),
+                (Err(_), Err(w)) => Err(w),
+            }
+        })
+    }
+}
+
+/// The writing end of [`ReportFacts::from_report`]'s pipe: each write a chunk.
+struct ChunkWriter(std::sync::mpsc::SyncSender<Vec<u8>>);
+
+impl std::io::Write for ChunkWriter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.send(buf.to_vec()).map_err(|_| std::io::Error::from(std::io::ErrorKind::BrokenPipe))?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// The reading end: the chunks in order, end of file when the writer is done.
+struct ChunkReader {
+    rx: std::sync::mpsc::Receiver<Vec<u8>>,
+    chunk: Vec<u8>,
+    at: usize,
+}
+
+impl std::io::Read for ChunkReader {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        while self.at >= self.chunk.len() {
+            match self.rx.recv() {
+                Ok(c) => {
+                    self.chunk = c;
+                    self.at = 0;
+                }
+                Err(_) => return Ok(0),
+            }
+        }
+        let rest = self.chunk.get(self.at..).unwrap_or_default();
+        let n = rest.len().min(buf.len());
+        buf.get_mut(..n).unwrap_or_default().copy_from_slice(rest.get(..n).unwrap_or_default());
+        self.at += n;
+        Ok(n)
     }
 }

@@ -1,6 +1,6 @@
 //! NCCL settings against the wire (`--nccl-env FILE`; docs/verdicts.md "NCCL settings
-//! against the wire"): a job's `NCCL_IB_*` environment ([`env`]) set beside what a finished
-//! [`Report`](crate::report::Report) saw ([`check`]), one verdict per variable: it matches
+//! against the wire"): a job's `NCCL_IB_*` environment ([`mod@env`]) set beside what a finished
+//! [`Report`](crate::report::Report) saw ([`check()`]), one verdict per variable: it matches
 //! the wire, it does not (with the value that would), or the capture cannot tell (and why).
 //!
 //! The facts each rule rests on (what a variable sets, its default by NCCL version, how it
