@@ -233,12 +233,11 @@ fn capture_facts(
     analyzer.finish();
     // The report as `report` builds it, with `--nccl-env`'s check (its section and its
     // findings, which reach the comparison's FINDINGS table as every kind does).
-    let mut report = analyzer.report();
-    report.input_errors = end.errors;
+    // Streamed, as `report --json` writes it: one flow's entry at a time.
+    let mut report = analyzer.report_streamed();
+    report.report.input_errors = end.errors;
     if let Some((env, file)) = nccl {
-        let mut check = rocescope_analyzer::nccl::check(env, &report);
-        check.file = Some(file.clone());
-        rocescope_analyzer::nccl::attach(&mut report, check);
+        crate::report_cmd::add_nccl(&mut report, env, file);
     }
-    ReportFacts::from_report(&report).map_err(|e| anyhow::anyhow!(e))
+    ReportFacts::from_serialize(&report).map_err(|e| anyhow::anyhow!(e))
 }

@@ -328,19 +328,28 @@ impl ReportFacts {
     }
 
     /// The facts of a report just built: through its JSON form, so that a report and its
-    /// document give the same facts. The document is written by one thread and read by
-    /// this one through a pipe of a few 64 KiB chunks, so it is never held whole.
+    /// document give the same facts.
     pub fn from_report(report: &crate::report::Report) -> Result<ReportFacts, String> {
+        Self::from_serialize(report)
+    }
+
+    /// The facts of anything that serialises as a report document (a
+    /// [`StreamedReport`](crate::report::StreamedReport), which writes one flow at a time):
+    /// the document is written by this thread and read by another through a pipe of a few
+    /// 64 KiB chunks, so it is never held whole.
+    pub fn from_serialize(report: &impl serde::Serialize) -> Result<ReportFacts, String> {
         let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<u8>>(4);
         std::thread::scope(|scope| {
-            let writer = scope.spawn(move || {
+            let reader = scope.spawn(move || Self::from_reader(ChunkReader { rx, chunk: Vec::new(), at: 0 }));
+            let written = {
+                // Dropped at the end of the block: the reader then sees the end of the file.
                 let mut w = std::io::BufWriter::with_capacity(1 << 16, ChunkWriter(tx));
-                serde_json::to_writer(&mut w, report).map_err(|e| format!("the report: {e}"))?;
-                std::io::Write::flush(&mut w).map_err(|e| format!("the report: {e}"))
-            });
-            let facts = Self::from_reader(ChunkReader { rx, chunk: Vec::new(), at: 0 });
-            // The reader stops early only on an error; the writer then sees a closed pipe.
-            let written = writer.join().unwrap_or_else(|_| Err("the report's writer failed".into()));
+                serde_json::to_writer(&mut w, report)
+                    .map_err(|e| format!("the report: {e}"))
+                    .and_then(|()| std::io::Write::flush(&mut w).map_err(|e| format!("the report: {e}")))
+            };
+            // The reader stops early only on an error; the writer then saw a closed pipe.
+            let facts = reader.join().unwrap_or_else(|_| Err("the report's reader failed".into()));
             match (facts, written) {
                 (Ok(f), _) => Ok(f),
                 (Err(e), Ok(())) => Err(e),
