@@ -251,6 +251,13 @@ fn four_uplinks_measured_show_two_elephants_on_one() {
     let bins = u["max_over_mean_bins"].as_array().unwrap();
     assert!(!bins.is_empty() && bins.iter().all(|b| b.as_f64().is_some()));
     assert_eq!(loads[0]["bins"].as_array().unwrap().len(), bins.len());
+    // Eight flows over four uplinks are too few to tell which switch hash placed them.
+    let fit = &u["hash_fit"];
+    assert_eq!(
+        (fit["flows"].as_u64(), fit["tested"].as_u64(), fit["decided"].as_bool()),
+        (Some(8), Some(20), Some(false))
+    );
+    assert!(fit["fitting"].as_array().unwrap().is_empty());
     // The prediction beside it, over as many paths as uplinks; the finding is the measured one.
     assert_eq!(r["ecmp"]["prediction"]["paths"], 4);
     assert_eq!(r["findings"].as_array().unwrap().iter().filter(|f| f["kind"] == "ecmp_imbalance").count(), 1);
@@ -269,6 +276,10 @@ fn four_uplinks_measured_show_two_elephants_on_one() {
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(text.contains("UPLINKS (measured"), "{text}");
     assert!(text.contains("busiest/mean 2.00 over the capture"), "{text}");
+    assert!(
+        text.contains("which switch hash: too few data flows to tell (8; 6 beyond the uplinks needed)"),
+        "{text}"
+    );
 }
 
 #[test]

@@ -481,6 +481,26 @@ pub struct UplinkReport {
     /// Per bin from the capture start, the busiest uplink's bytes over the mean (0 where
     /// no uplink carried anything).
     pub max_over_mean_bins: Vec<f64>,
+    /// Which modelled hashes (seed 0) put the uplinks' data flows where they were measured
+    /// ([`fitting_hashes`]).
+    pub hash_fit: HashFit,
+}
+
+/// The modelled hashes that explain a measured placement: for each, the path it picks for
+/// every data flow seen at an uplink, and whether one path per uplink (a one-to-one map
+/// of paths to uplinks) reproduces where every flow was seen.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct HashFit {
+    /// RoCEv2 data flows placed (each QP once, at the uplink that saw most of it).
+    pub flows: u64,
+    /// Hashes tested: each function of [`HashFn::ALL`] over the 5-tuple and over the
+    /// 5-tuple and the QP, seed 0.
+    pub tested: u32,
+    /// Whether there are enough flows to tell ([`FIT_MIN_FLOWS_OVER_UPLINKS`] more than
+    /// the uplinks, on two uplinks or more): with fewer, a wrong hash fits by chance.
+    pub decided: bool,
+    /// The hashes that fit (`--ecmp-hash` form), when decided.
+    pub fitting: Vec<String>,
 }
 
 /// One uplink's measured load.
@@ -657,6 +677,57 @@ pub fn size_text(b: u64) -> String {
     }
 }
 
+/// Flows beyond the number of uplinks a fit needs: 6. A wrong hash sends each further flow
+/// to its uplink's path by chance one time in N (the uplinks), so with 6 more flows than
+/// uplinks the 20 hashes tested over 4 uplinks fit by chance about 20 × 4^-6 = 0.5% of the
+/// time (fewer with more uplinks).
+pub const FIT_MIN_FLOWS_OVER_UPLINKS: usize = 6;
+
+/// The modelled hashes (seed 0, with and without the QP) under which a one-to-one map of
+/// the `n` paths to the uplinks reproduces where each flow was seen: `flows` holds each
+/// flow's key and the index (0 to `n` - 1) of the uplink that carried it.
+pub fn fitting_hashes(flows: &[(HashKey, usize)], n: u16) -> HashFit {
+    let candidates: Vec<EcmpHash> = [false, true]
+        .into_iter()
+        .flat_map(|qp| HashFn::ALL.iter().map(move |f| EcmpHash { function: *f, seed: 0, qp }))
+        .collect();
+    let uplinks_seen = {
+        let mut u: Vec<usize> = flows.iter().map(|f| f.1).collect();
+        u.sort_unstable();
+        u.dedup();
+        u.len()
+    };
+    let decided = n >= 2 && uplinks_seen >= 2 && flows.len() >= usize::from(n) + FIT_MIN_FLOWS_OVER_UPLINKS;
+    let fits = |h: &EcmpHash| {
+        // path -> uplink, and uplink -> path: both must stay functions.
+        let mut to_uplink: Vec<Option<usize>> = vec![None; usize::from(n)];
+        let mut to_path: std::collections::HashMap<usize, u16> = std::collections::HashMap::new();
+        flows.iter().all(|(k, up)| {
+            let p = h.path(k, n);
+            let slot = to_uplink.get_mut(usize::from(p));
+            let path_ok = match slot {
+                Some(Some(u)) => *u == *up,
+                Some(s) => {
+                    *s = Some(*up);
+                    true
+                }
+                None => false,
+            };
+            path_ok && *to_path.entry(*up).or_insert(p) == p
+        })
+    };
+    HashFit {
+        flows: flows.len() as u64,
+        tested: candidates.len() as u32,
+        decided,
+        fitting: if decided {
+            candidates.iter().filter(|h| fits(h)).map(EcmpHash::name).collect()
+        } else {
+            Vec::new()
+        },
+    }
+}
+
 /// Whether a prediction makes `ecmp_imbalance`: the busiest path over [`IMBALANCE_RATIO`]
 /// times the mean, with two or more busy flows on it (a collision, not one big flow).
 pub fn predicted_imbalance(p: &PathPrediction) -> Option<&Collision> {
@@ -685,6 +756,39 @@ pub fn names_point(name: &str, point_name: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn key(i: u16) -> HashKey {
+        HashKey {
+            src: IpAddr::from([10, 0, 0, 1 + (i % 7) as u8]),
+            dst: IpAddr::from([10, 0, 1, 1 + (i % 5) as u8]),
+            sport: 49152 + i.wrapping_mul(7919) % 16384,
+            dport: ROCE_PORT,
+            dest_qp: 0x100 + u32::from(i),
+        }
+    }
+
+    /// A placement made by CRC16 over 4 uplinks (its paths wired to the uplinks in another
+    /// order) is fitted by CRC16 and by few or no other hashes; a placement by no hash is
+    /// fitted by none; with too few flows nothing is decided.
+    #[test]
+    fn the_hash_that_placed_the_flows_fits_their_uplinks() {
+        let h = EcmpHash { function: HashFn::Crc16, seed: 0, qp: false };
+        let wiring = [2usize, 0, 3, 1];
+        let flows: Vec<(HashKey, usize)> =
+            (0..24).map(|i| (key(i), wiring[usize::from(h.path(&key(i), 4))])).collect();
+        let fit = fitting_hashes(&flows, 4);
+        assert!(fit.decided);
+        assert_eq!((fit.flows, fit.tested), (24, 20));
+        assert!(fit.fitting.contains(&"crc16".to_string()), "{fit:?}");
+        assert!(fit.fitting.len() <= 2, "a placement fits few hashes: {fit:?}");
+        // Round robin is no hash's placement.
+        let rr: Vec<(HashKey, usize)> = (0..24).map(|i| (key(i), usize::from(i % 4))).collect();
+        let fit = fitting_hashes(&rr, 4);
+        assert!(fit.decided && fit.fitting.is_empty(), "{fit:?}");
+        // 9 flows over 4 uplinks: too few to tell.
+        let fit = fitting_hashes(flows.get(..9).unwrap(), 4);
+        assert!(!fit.decided && fit.fitting.is_empty(), "{fit:?}");
+    }
 
     #[test]
     fn crcs_give_their_catalogue_check_values() {
@@ -847,6 +951,7 @@ mod tests {
                 })
                 .collect(),
             unmatched: Vec::new(),
+            hash_fit: HashFit::default(),
             max_over_mean: max_over_mean(bytes),
             busiest: Some(0),
             bin_ns: 0,

@@ -153,6 +153,29 @@ fn uplink_lines(o: &mut String, sr: &StreamedReport<'_>) {
     for n in &u.unmatched {
         let _ = writeln!(o, "  {}: no capture point has this name", escape(n));
     }
+    let fit = &u.hash_fit;
+    if u.uplinks.len() >= 2 {
+        let line = if !fit.decided {
+            format!(
+                "  which switch hash: too few data flows to tell ({}; {} beyond the uplinks needed)",
+                fit.flows,
+                rocescope_analyzer::ecmp::FIT_MIN_FLOWS_OVER_UPLINKS
+            )
+        } else if fit.fitting.is_empty() {
+            format!(
+                "  which switch hash: none of the {} modelled (seed 0) places these {} flows as measured",
+                fit.tested, fit.flows
+            )
+        } else {
+            format!(
+                "  which switch hash: {} place(s) these {} flows as measured: --ecmp-hash {} predicts as this switch hashes",
+                fit.fitting.join(", "),
+                fit.flows,
+                fit.fitting.first().map_or("", String::as_str)
+            )
+        };
+        let _ = writeln!(o, "{line}");
+    }
     if u.uplinks.len() >= 2 {
         let busy: Vec<f64> = u.max_over_mean_bins.iter().copied().filter(|x| *x > 0.0).collect();
         let worst = busy.iter().copied().fold(0.0f64, f64::max);

@@ -167,6 +167,18 @@ fn uplink_lines(u: &UplinkReport, lines: &mut Vec<Line<'static>>) {
             l.busy_flows
         )));
     }
+    let fit = &u.hash_fit;
+    let text = match (fit.decided, fit.fitting.first()) {
+        (false, _) => format!("  which switch hash: too few data flows to tell ({})", fit.flows),
+        (true, None) => {
+            format!("  which switch hash: none of the {} modelled fits these {} flows", fit.tested, fit.flows)
+        }
+        (true, Some(h)) => format!(
+            "  which switch hash: {} (--ecmp-hash {h} predicts as this switch hashes)",
+            fit.fitting.join(", ")
+        ),
+    };
+    lines.push(Line::styled(text, Style::new().add_modifier(Modifier::DIM)));
     for n in &u.unmatched {
         lines.push(Line::styled(
             format!("  {n}: no capture point has this name"),

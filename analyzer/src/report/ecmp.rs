@@ -10,7 +10,7 @@
 use super::points::point_name;
 use super::*;
 use crate::ecmp::{
-    entropy_bits, flows_for_share, max_over_mean, measured_imbalance, names_point, predict,
+    entropy_bits, fitting_hashes, flows_for_share, max_over_mean, measured_imbalance, names_point, predict,
     predicted_imbalance, EcmpReport, Elephant, ElephantsReport, HashKey, HostEntropy, PairEntropy,
     PathPrediction, Placed, UplinkLoad, UplinkReport, BUSY_MIN_BYTES, ELEPHANT_SHARE, LISTED,
     LOW_ENTROPY_MIN_QPS, NAMED, ROCE_PORT, TOP_ELEPHANTS,
@@ -364,7 +364,16 @@ fn uplinks(a: &Analyzer, timeline: &FabricReport, points: &[u16], unmatched: Vec
         })
         .collect();
     let busiest = loads.iter().max_by_key(|l| (l.bytes, std::cmp::Reverse(l.point))).map(|l| l.point);
+    let placed: Vec<(HashKey, usize)> = prediction_flows(a, points)
+        .into_iter()
+        .filter_map(|p| {
+            let at = a.flows.get(p.flow)?.key.point;
+            Some((p.key, points.iter().position(|x| *x == at)?))
+        })
+        .collect();
+    let hash_fit = fitting_hashes(&placed, u16::try_from(points.len()).unwrap_or(u16::MAX));
     UplinkReport {
+        hash_fit,
         max_over_mean: if loads.len() < 2 { 0.0 } else { max_over_mean(&bytes) },
         busiest,
         uplinks: loads,
@@ -374,16 +383,16 @@ fn uplinks(a: &Analyzer, timeline: &FabricReport, points: &[u16], unmatched: Vec
     }
 }
 
-/// The RoCEv2 data flows at `points` (every point when empty) placed by the configured hash,
-/// each QP once (`once_per_qp`).
-fn prediction(a: &Analyzer, paths: u16, points: &[u16]) -> PathPrediction {
+/// The RoCEv2 data flows at `points` (every point when empty), each QP once
+/// (`once_per_qp`), with the key a switch hashes.
+fn prediction_flows(a: &Analyzer, points: &[u16]) -> Vec<Placed> {
     let ids = a
         .flows
         .iter()
         .enumerate()
         .filter(|(_, f)| is_ecmp_data(f) && (points.is_empty() || points.contains(&f.key.point)))
         .map(|(i, _)| i);
-    let flows: Vec<Placed> = once_per_qp(a, ids)
+    once_per_qp(a, ids)
         .into_iter()
         .filter_map(|i| Some((i, a.flows.get(i)?)))
         .map(|(i, f)| Placed {
@@ -397,7 +406,13 @@ fn prediction(a: &Analyzer, paths: u16, points: &[u16]) -> PathPrediction {
             },
             bytes: f.bytes,
         })
-        .collect();
+        .collect()
+}
+
+/// The RoCEv2 data flows at `points` (every point when empty) placed by the configured hash,
+/// each QP once (`once_per_qp`).
+fn prediction(a: &Analyzer, paths: u16, points: &[u16]) -> PathPrediction {
+    let flows = prediction_flows(a, points);
     let mut shown = points.to_vec();
     if shown.is_empty() {
         shown = (0..u16::try_from(a.points().len()).unwrap_or(u16::MAX)).collect();
