@@ -254,7 +254,7 @@ fn shares(m: &ClassMarks, pcp: bool, room: usize) -> String {
 }
 
 fn ecn(m: &ClassMarks) -> String {
-    let all: u64 = m.ecn.iter().sum();
+    let all: u64 = m.ecn.iter().fold(0u64, |a, x| a.saturating_add(*x));
     if all == 0 {
         return "-".into();
     }

@@ -15,6 +15,10 @@ pub struct NcclChange {
     pub name: String,
     /// Its value in the file (null: NCCL's default), as the AFTER side read it.
     pub value: Option<String>,
+    /// Its value on the BEFORE side, when that differs (two report documents made with
+    /// different environment files): then the verdicts do not say the wire moved.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub before_value: Option<Option<String>>,
     /// Its verdict before: `match`, `mismatch`, `not_checked`, or `absent` (that side was
     /// not checked: a report without an `nccl` section, or a Parquet directory).
     pub before: String,
@@ -39,9 +43,11 @@ pub fn changes(before: &Profile, after: &Profile) -> Vec<NcclChange> {
             let verdict = |v: Option<&super::NcclVarFacts>| {
                 v.map_or_else(|| "absent".to_string(), |v| v.verdict.clone())
             };
+            let differs = vb.zip(va).is_some_and(|(b, a)| b.value != a.value);
             NcclChange {
                 name: name.to_string(),
                 value: va.or(vb).and_then(|v| v.value.clone()),
+                before_value: differs.then(|| vb.and_then(|v| v.value.clone())),
                 before: verdict(vb),
                 after: verdict(va),
                 would_match: va.and_then(|v| v.would_match.clone()),
@@ -90,6 +96,20 @@ pub fn verdicts(before: &Profile, after: &Profile, changes: &[NcclChange], out: 
         (true, true) => {}
     }
     for c in changes {
+        if let Some(was) = &c.before_value {
+            out.push(verdict(
+                Severity::Info,
+                "nccl_setting_changed",
+                format!(
+                    "{} was {} before and is {} after: the sides were checked against different environments, \
+                     so their verdicts do not say whether the wire moved",
+                    c.name,
+                    was.as_deref().unwrap_or("unset"),
+                    c.value.as_deref().unwrap_or("unset")
+                ),
+            ));
+            continue;
+        }
         match (c.before.as_str(), c.after.as_str()) {
             ("match", "mismatch") => out.push(verdict(
                 Severity::Warning,

@@ -187,7 +187,7 @@ impl ClassMarks {
 /// weighted percentile of the flows' own (exact for one flow; for many, the percentile of
 /// the flows' percentiles, weighted by their samples: docs/verdicts.md "Change verdicts").
 pub fn pool(stats: &[LatencyStat]) -> Option<LatencyStat> {
-    let count: u64 = stats.iter().map(|s| s.count).sum();
+    let count: u64 = stats.iter().fold(0u64, |a, s| a.saturating_add(s.count));
     if count == 0 {
         return None;
     }
@@ -197,7 +197,7 @@ pub fn pool(stats: &[LatencyStat]) -> Option<LatencyStat> {
         let want = q * count as f64;
         let mut acc = 0u64;
         for (value, n) in &v {
-            acc += n;
+            acc = acc.saturating_add(*n);
             if acc as f64 >= want {
                 return *value;
             }
@@ -208,14 +208,17 @@ pub fn pool(stats: &[LatencyStat]) -> Option<LatencyStat> {
 }
 
 /// The bins of a point's series that lie wholly inside its span: (first, last) indices.
-fn whole_bins(tl: &TimelinePoint, origin: i64, start: i64, end: i64) -> Option<(usize, usize)> {
+/// At most `len` bins (the series' own length): a report document's times cannot ask for
+/// more than its series holds.
+fn whole_bins(tl: &TimelinePoint, origin: i64, start: i64, end: i64, len: usize) -> Option<(usize, usize)> {
     let w = i64::try_from(tl.bin_ns).ok().filter(|w| *w > 0)?;
-    let (s, e) = (start - origin, end - origin);
+    let (s, e) = (start.checked_sub(origin)?, end.checked_sub(origin)?);
     // The first bin starting at or after the point's first frame; the last ending by its
     // last (a bin whose end is the last frame's time is whole enough).
-    let first = (s + w - 1).div_euclid(w);
-    let last = (e + 1).div_euclid(w) - 1;
-    (last >= first && first >= 0).then_some((first as usize, last as usize))
+    let first = s.checked_add(w - 1)?.div_euclid(w);
+    let last = e.checked_add(1)?.div_euclid(w) - 1;
+    let last = last.min(i64::try_from(len).ok()? - 1);
+    (last >= first && first >= 0).then_some((usize::try_from(first).ok()?, usize::try_from(last).ok()?))
 }
 
 impl Profile {
@@ -223,7 +226,8 @@ impl Profile {
     pub fn from_facts(r: &ReportFacts) -> Profile {
         let mut findings = BTreeMap::new();
         for f in &r.findings {
-            *findings.entry(f.kind.clone()).or_insert(0u64) += f.folded.unwrap_or(1);
+            let n = findings.entry(f.kind.clone()).or_insert(0u64);
+            *n = n.saturating_add(f.folded.unwrap_or(1));
         }
         let points = r.points.iter().enumerate().map(|(i, p)| point_profile(r, i, p)).collect();
         Profile {
@@ -260,18 +264,20 @@ fn qp_name(f: &FlowFacts) -> String {
 fn point_profile(r: &ReportFacts, index: usize, p: &super::facts::PointFacts) -> PointProfile {
     let here = |f: &&FlowFacts| usize::from(f.point) == index;
     let flows: Vec<(usize, &FlowFacts)> = r.flows.iter().enumerate().filter(|(_, f)| here(f)).collect();
-    let span_ns = p.end_ns.zip(p.start_ns).map_or(0, |(e, s)| (e - s).max(0) as u64);
+    let span_ns = p.end_ns.zip(p.start_ns).map_or(0, |(e, s)| e.saturating_sub(s).max(0) as u64);
     let mut prios: BTreeMap<u8, PriorityProfile> = BTreeMap::new();
     // The series: bytes, packets, CE and paused time per priority.
     let origin = r.summary.start_ns.unwrap_or(0);
     if let Some(tl) = r.timeline.points.iter().find(|t| usize::from(t.point) == index) {
-        let bins = p.start_ns.zip(p.end_ns).and_then(|(s, e)| whole_bins(tl, origin, s, e));
+        let len = tl.priorities.iter().map(|s| s.bytes.len().max(s.pause_ns.len())).max().unwrap_or(0);
+        let bins = p.start_ns.zip(p.end_ns).and_then(|(s, e)| whole_bins(tl, origin, s, e, len));
+        let sum = |v: &[u64]| v.iter().fold(0u64, |a, x| a.saturating_add(*x));
         for s in &tl.priorities {
             let x = slot(&mut prios, s.priority);
-            x.bytes = s.bytes.iter().sum();
-            x.packets = s.packets.iter().sum();
-            x.ce = s.ce.iter().sum();
-            x.pause_ns = s.pause_ns.iter().sum();
+            x.bytes = sum(&s.bytes);
+            x.packets = sum(&s.packets);
+            x.ce = sum(&s.ce);
+            x.pause_ns = sum(&s.pause_ns);
             if let Some((a, b)) = bins {
                 let w = tl.bin_ns as f64;
                 x.gbps_bins =
@@ -310,7 +316,8 @@ fn point_profile(r: &ReportFacts, index: usize, p: &super::facts::PointFacts) ->
                 resends: f.psn.retransmits,
             });
             if f.pmtu > 0 {
-                *pmtu.entry(f.pmtu).or_insert(0) += data;
+                let n = pmtu.entry(f.pmtu).or_insert(0);
+                *n = n.saturating_add(data);
             }
         }
         ack.entry(pr).or_default().extend(f.latency.ack);

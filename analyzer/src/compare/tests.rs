@@ -212,3 +212,81 @@ fn rates_in_titles_pick_a_unit_that_shows_them() {
     assert_eq!(gbps(0.0412e-3, 0.0012e-3), "41.2 → 1.2 kb/s");
     assert_eq!(gbps(2.5, 0.5), "2.50 → 0.50 Gb/s");
 }
+
+/// Review fixes: a value that only flows with several values carry is not a firm move; a
+/// single lost packet beyond noise is a warning, not critical; all RoCE gone is a warning;
+/// a pause rise with no noise interval (too few bins) makes no verdict.
+#[test]
+fn weak_evidence_makes_no_critical_and_no_gate_failure() {
+    // CNP flows carried {48} before and {26, 48} after (one ACK on 26 among their CNPs).
+    let base = prio(3, 200_000);
+    let mut before = profile(base.clone());
+    let mut after = profile(base.clone());
+    let cnp = |values: Vec<u8>| ClassMarks {
+        packets: 1_000,
+        dscp: vec![Share { values, packets: 1_000, flows: 4 }],
+        pcp: vec![Share { values: Vec::new(), packets: 1_000, flows: 4 }],
+        ecn: [0, 1_000, 0, 0],
+    };
+    before.points[0].marks.cnp = cnp(vec![48]);
+    after.points[0].marks.cnp = cnp(vec![26, 48]);
+    let c = Comparison::new(&before, &after, &Limits::default());
+    assert!(!c.fails(Some(Severity::Warning)), "{:?}", titles(&c));
+    assert!(
+        titles(&c).iter().any(|t| t.starts_with("Info cnp_dscp_moved: CNPs may now arrive")),
+        "{:?}",
+        titles(&c)
+    );
+    // One lost packet, beyond noise on a large capture: a warning.
+    let mut a = base.clone();
+    a.network_loss = 1;
+    a.resends = 1;
+    let mut b = base.clone();
+    b.data_packets = 20;
+    a.data_packets = 20;
+    let c = Comparison::new(&profile(b), &profile(a), &Limits::default());
+    let loss: Vec<_> = c.verdicts.iter().filter(|v| v.kind == "loss_rose").collect();
+    assert!(loss.iter().all(|v| v.severity == Severity::Warning), "{:?}", titles(&c));
+    // Every RoCE packet gone after the change.
+    let mut empty = profile(base.clone());
+    empty.points[0].priorities.clear();
+    let c = Comparison::new(&profile(base.clone()), &empty, &Limits::default());
+    assert!(titles(&c).iter().any(|t| t.starts_with("Warning roce_stopped")), "{:?}", titles(&c));
+    assert!(c.fails(Some(Severity::Warning)));
+    // Paused time from none to 3% with one bin a side: no interval, no verdict.
+    let mut b = base.clone();
+    b.pause_bins = vec![0.0];
+    let mut a = b.clone();
+    a.pause_ns = 30_000_000;
+    a.pause_bins = vec![30_000.0];
+    let c = Comparison::new(&profile(b), &profile(a), &Limits::default());
+    assert!(
+        !c.verdicts.iter().any(|v| v.kind == "pause_rose" || v.kind == "ecn_stopped"),
+        "{:?}",
+        titles(&c)
+    );
+}
+
+/// Two report documents checked against different NCCL files: no claim that the wire moved.
+#[test]
+fn nccl_values_that_differ_between_sides_are_not_a_wire_change() {
+    let var = |value: &str, verdict: &str| NcclVarFacts {
+        name: "NCCL_IB_TC".into(),
+        value: Some(value.into()),
+        verdict: verdict.into(),
+        wire: String::new(),
+        would_match: None,
+    };
+    let mut before = profile(prio(3, 1_000));
+    let mut after = before.clone();
+    before.nccl = Some(vec![var("104", "match")]);
+    after.nccl = Some(vec![var("0", "mismatch")]);
+    let c = Comparison::new(&before, &after, &Limits::default());
+    assert_eq!(
+        c.verdicts.iter().map(|v| v.kind).collect::<Vec<_>>(),
+        ["nccl_setting_changed"],
+        "{:?}",
+        titles(&c)
+    );
+    assert_eq!(c.nccl.first().and_then(|n| n.before_value.clone()), Some(Some("104".to_string())));
+}

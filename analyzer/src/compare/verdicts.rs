@@ -157,14 +157,29 @@ pub fn point_verdicts(
     let (before, after) = sides;
     let mut cx = Ctx { point: &a.name, out };
     let judge_loss = !before.sampled && !after.sampled;
+    // The RoCE stopped at this point: whatever else moved, the change silenced it (its
+    // priorities are each "only before", which alone would be INFO).
+    let roce = |p: &PointProfile| p.priorities.iter().map(|x| x.packets).sum::<u64>();
+    if roce(b) > 0 && roce(a) == 0 {
+        cx.say(
+            Severity::Warning,
+            "roce_stopped",
+            format!("no RoCE after the change ({} RoCE packets before)", roce(b)),
+            None,
+            Vec::new(),
+            roce(b),
+        );
+    }
     for p in pc.priorities.iter().filter(|p| p.sides == "both") {
         let pr = p.priority;
         let (Some(pb), Some(pa)) = (b.priority(pr), a.priority(pr)) else { continue };
         let r = |m: &str| row(&p.rows, m);
         let ce = r("ce_fraction");
         let pause = r("pause_us_per_s");
+        // Only a rise judged beyond noise: with too few whole bins on a side there is no
+        // interval, and one pause burst is no evidence of a switch's setting.
         let pause_rose = pause.is_some_and(|x| {
-            x.beyond_noise != Some(false)
+            x.beyond_noise == Some(true)
                 && x.after.is_some_and(|v| v >= limits.pause_min_us_per_s)
                 && x.before.zip(x.after).is_some_and(|(b0, a0)| a0 >= b0 * limits.congestion_rise)
                 && x.change.is_some_and(|c| c > 0.0)
@@ -344,12 +359,12 @@ pub fn point_verdicts(
 /// The share of a class's packets that are ECN-capable (ECT(0), ECT(1) or CE); 1 when it
 /// has none.
 fn ect_share(m: &ClassMarks) -> f64 {
-    let [not, e0, e1, ce] = m.ecn;
+    let [not, e0, e1, ce] = m.ecn.map(|x| x as f64);
     let all = not + e0 + e1 + ce;
-    if all == 0 {
+    if all == 0.0 {
         1.0
     } else {
-        (e0 + e1 + ce) as f64 / all as f64
+        (e0 + e1 + ce) / all
     }
 }
 
@@ -382,7 +397,9 @@ fn transport_verdicts(
         } else {
             format!("ACK timeouts on priority {pr} {} ({b0} → {a0})", rose_words(a0 as f64 / b0 as f64))
         };
-        cx.say(Severity::Critical, "timeouts_rose", title, Some(pr), vec!["timeouts"], a0);
+        // One timeout is one stall: a warning; two or more, the QPs keep stalling.
+        let sev = if a0 >= 2 { Severity::Critical } else { Severity::Warning };
+        cx.say(sev, "timeouts_rose", title, Some(pr), vec!["timeouts"], a0);
     }
     loss_verdicts(cx, pr, rows, a, lost_before, limits);
 }
@@ -412,14 +429,11 @@ fn loss_verdicts(
                     num(a0)
                 )
             };
-            cx.say(
-                Severity::Critical,
-                "loss_rose",
-                title,
-                Some(pr),
-                vec!["loss_per_million"],
-                qps_losing as u64,
-            );
+            // One lost packet is a warning: loss comes in bursts, so a single loss is weak
+            // evidence of a rate; two or more, critical.
+            let lost = a.priority(pr).map_or(0, |p| p.network_loss);
+            let sev = if lost >= 2 { Severity::Critical } else { Severity::Warning };
+            cx.say(sev, "loss_rose", title, Some(pr), vec!["loss_per_million"], qps_losing as u64);
         }
     }
     if let Some(x) = row(rows, "loss_per_million").filter(|x| x.fell()) {
@@ -466,7 +480,7 @@ fn sets(m: &ClassMarks, pcp: bool) -> Vec<(Vec<u8>, u64)> {
 fn marks_verdicts(cx: &mut Ctx<'_>, b: &PointProfile, a: &PointProfile, limits: &Limits) {
     let m = limits.mark_share;
     // Data DSCP.
-    if let Some((gone, new)) = moved(&b.marks.data, &a.marks.data, m, false) {
+    if let Some(Moved { gone, new, exact }) = moved(&b.marks.data, &a.marks.data, m, false) {
         let qps: Vec<_> = a.qp.iter().filter(|q| q.dscp.iter().any(|d| new.contains(d))).collect();
         // The same QPs before, when their numbers survived the change: where they were.
         let same: Vec<_> = qps.iter().filter_map(|q| b.qp.iter().find(|x| x.qp == q.qp)).collect();
@@ -475,8 +489,15 @@ fn marks_verdicts(cx: &mut Ctx<'_>, b: &PointProfile, a: &PointProfile, limits: 
             v.dedup();
             v
         };
-        let was =
-            sorted(same.iter().flat_map(|x| x.dscp.iter().copied()).filter(|d| !new.contains(d)).collect());
+        // What those QPs carried before and no longer carry (a value still there did not
+        // move).
+        let still: Vec<u8> = qps.iter().flat_map(|q| q.dscp.iter().copied()).collect();
+        let was = sorted(
+            same.iter()
+                .flat_map(|x| x.dscp.iter().copied())
+                .filter(|d| !new.contains(d) && !still.contains(d))
+                .collect(),
+        );
         let from = if was.is_empty() { gone } else { was };
         let prios_before = sorted(if same.is_empty() {
             b.qp.iter().filter_map(|q| q.priority).collect()
@@ -493,7 +514,10 @@ fn marks_verdicts(cx: &mut Ctx<'_>, b: &PointProfile, a: &PointProfile, limits: 
             format!("RoCE data moved from DSCP {} to {} {on}", values(&from), values(&new))
         };
         // A new priority: the data left its class (lossless, ECN-marked) for another.
-        let sev = if prios_after.is_empty() {
+        let sev = if !exact {
+            title.push_str(&format!(" ({MIXED})"));
+            Severity::Info
+        } else if prios_after.is_empty() {
             Severity::Warning
         } else {
             title.push_str(&format!(" (priority {} → {})", values(&prios_before), values(&prios_after)));
@@ -502,7 +526,7 @@ fn marks_verdicts(cx: &mut Ctx<'_>, b: &PointProfile, a: &PointProfile, limits: 
         cx.say(sev, "dscp_moved", title, None, vec!["data.dscp"], n as u64);
     }
     // Data PCP.
-    if let Some((gone, new)) = moved(&b.marks.data, &a.marks.data, m, true) {
+    if let Some(Moved { gone, new, exact }) = moved(&b.marks.data, &a.marks.data, m, true) {
         let on_new = |q: &super::profile::QpFact| {
             if q.pcp.is_empty() {
                 new.contains(&UNTAGGED)
@@ -522,31 +546,33 @@ fn marks_verdicts(cx: &mut Ctx<'_>, b: &PointProfile, a: &PointProfile, limits: 
         } else {
             format!("RoCE data moved from {} to {} on {qps}", what(&gone), what(&new))
         };
-        cx.say(Severity::Warning, "pcp_moved", title, None, vec!["data.pcp"], n as u64);
+        let (sev, title) =
+            if exact { (Severity::Warning, title) } else { (Severity::Info, format!("{title} ({MIXED})")) };
+        cx.say(sev, "pcp_moved", title, None, vec!["data.pcp"], n as u64);
     }
     // CNP and ACK DSCP.
-    if let Some((gone, new)) = moved(&b.marks.cnp, &a.marks.cnp, m, false) {
+    if let Some(Moved { gone, new, exact }) = moved(&b.marks.cnp, &a.marks.cnp, m, false) {
         let was = if gone.is_empty() { String::new() } else { format!(" (were {})", values(&gone)) };
-        cx.say(
-            Severity::Warning,
-            "cnp_dscp_moved",
-            format!("CNPs now arrive with DSCP {}{was}", values(&new)),
-            None,
-            vec!["cnp.dscp"],
-            a.marks.cnp.packets,
-        );
+        let (sev, title) = if exact {
+            (Severity::Warning, format!("CNPs now arrive with DSCP {}{was}", values(&new)))
+        } else {
+            (Severity::Info, format!("CNPs may now arrive with DSCP {}{was} ({MIXED})", values(&new)))
+        };
+        cx.say(sev, "cnp_dscp_moved", title, None, vec!["cnp.dscp"], a.marks.cnp.packets);
     }
-    if let Some((gone, new)) = moved(&b.marks.ack, &a.marks.ack, m, false) {
+    if let Some(Moved { gone, new, exact }) = moved(&b.marks.ack, &a.marks.ack, m, false) {
         let title = if gone.is_empty() {
             format!("ACK/NAKs now also on DSCP {}", values(&new))
         } else {
             format!("ACK/NAKs moved from DSCP {} to {}", values(&gone), values(&new))
         };
-        cx.say(Severity::Warning, "ack_dscp_moved", title, None, vec!["ack.dscp"], a.marks.ack.packets);
+        let (sev, title) =
+            if exact { (Severity::Warning, title) } else { (Severity::Info, format!("{title} ({MIXED})")) };
+        cx.say(sev, "ack_dscp_moved", title, None, vec!["ack.dscp"], a.marks.ack.packets);
     }
     // ECN capability of data.
     let not_ect = |c: &ClassMarks| {
-        let all: u64 = c.ecn.iter().sum();
+        let all: u64 = c.ecn.iter().fold(0u64, |a, x| a.saturating_add(*x));
         (super::noise::wilson(c.ecn[0], all), if all > 0 { c.ecn[0] as f64 / all as f64 } else { 0.0 })
     };
     let ((ib, sb), (ia, sa)) = (not_ect(&b.marks.data), not_ect(&a.marks.data));
@@ -568,7 +594,16 @@ fn marks_verdicts(cx: &mut Ctx<'_>, b: &PointProfile, a: &PointProfile, limits: 
 /// the class carries one value alone, any flow) and no flow before could have carried it;
 /// gone when flows carrying it alone did before and none after could: a flow with several
 /// values (ACKs and CNPs on one QP, each on its own DSCP) cannot say which class had which.
-fn moved(b: &ClassMarks, a: &ClassMarks, min: f64, pcp: bool) -> Option<(Vec<u8>, Vec<u8>)> {
+/// What [`moved`] found: the values gone and new, and whether the new ones rest on flows
+/// that carry them alone (`exact`); otherwise only on flows with several values, which
+/// cannot say which of their packets (data, ACKs, CNPs) carry which value.
+struct Moved {
+    gone: Vec<u8>,
+    new: Vec<u8>,
+    exact: bool,
+}
+
+fn moved(b: &ClassMarks, a: &ClassMarks, min: f64, pcp: bool) -> Option<Moved> {
     if b.packets == 0 || a.packets == 0 {
         return None;
     }
@@ -577,7 +612,8 @@ fn moved(b: &ClassMarks, a: &ClassMarks, min: f64, pcp: bool) -> Option<(Vec<u8>
         let big: Vec<&Vec<u8>> =
             from.iter().filter(|(_, n)| *n as f64 >= min * total as f64).map(|(v, _)| v).collect();
         let exact: Vec<&Vec<u8>> = big.iter().copied().filter(|v| v.len() == 1).collect();
-        let pool = if exact.is_empty() && or_any { big } else { exact };
+        let is_exact = !exact.is_empty() || !or_any;
+        let pool = if is_exact { exact } else { big };
         let mut out: Vec<u8> = pool
             .into_iter()
             .flat_map(|v| v.iter().copied())
@@ -585,12 +621,15 @@ fn moved(b: &ClassMarks, a: &ClassMarks, min: f64, pcp: bool) -> Option<(Vec<u8>
             .collect();
         out.sort_unstable();
         out.dedup();
-        out
+        (out, is_exact)
     };
-    let gone = changed(&sb, b.packets, &sa, false);
-    let new = changed(&sa, a.packets, &sb, true);
-    (!new.is_empty()).then_some((gone, new))
+    let (gone, _) = changed(&sb, b.packets, &sa, false);
+    let (new, exact) = changed(&sa, a.packets, &sb, true);
+    (!new.is_empty()).then_some(Moved { gone, new, exact })
 }
+
+/// The words a verdict resting on flows with several values adds.
+const MIXED: &str = "on flows that also carry other packets: which of them carry it cannot be told";
 
 /// Verdicts about the sides themselves: partial or sampled inputs, points and priorities on
 /// one side only.
