@@ -115,7 +115,8 @@ fn mismatch_findings_name_variable_value_wire_and_the_value_that_would_match() {
     );
     let q = title("NCCL_IB_QPS_PER_CONNECTION=4");
     assert!(
-        q.contains("3 of 3 host pairs") && q.ends_with("NCCL_IB_QPS_PER_CONNECTION=2 (or 1) would match"),
+        q.contains("3 of 3 host-pair directions")
+            && q.ends_with("NCCL_IB_QPS_PER_CONNECTION=2 (or 1) would match"),
         "{q}"
     );
     let gid = f.iter().find(|x| x["title"].as_str().unwrap().starts_with("NCCL_IB_GID_INDEX=0")).unwrap();

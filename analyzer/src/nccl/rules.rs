@@ -831,8 +831,29 @@ fn no_auto(env: &NcclEnv) -> Option<String> {
         .map(|v| format!("NCCL {v} has no GID auto-selection (since 2.21)"))
 }
 
-/// A capture point and two hosts, the lower address first.
+/// A capture point and a direction of a host pair: the connecting (sending) host, then the
+/// receiving one.
 type HostPair = (u16, IpAddr, IpAddr);
+
+/// The direction of a connection (QP pair) as NCCL made it, sender first: the direction of
+/// its heavier flow carrying requests (the data; the lighter one is the receiver's CTS
+/// writes, as [`receiver_side`] reads it), `a` → `b` on a tie. With the flow carrying
+/// requests there first (`None` when neither direction carries any).
+fn sender_direction(w: &Wire<'_>, conn: &crate::report::Connection) -> Option<(HostPair, usize)> {
+    let mut heavy: Option<&FlowFacts> = None;
+    for f in conn.flows.iter().filter_map(|id| w.flow(*id)) {
+        if heavy.is_none_or(|h| f.payload_bytes > h.payload_bytes) {
+            heavy = Some(f);
+        }
+    }
+    let first = conn.flows.iter().find(|id| w.flow(**id).is_some()).copied()?;
+    let h = heavy?;
+    let (s, d) = match (h.src, h.dst) {
+        (Some(s), Some(d)) => (s, d),
+        _ => (conn.a, conn.b),
+    };
+    Some(((conn.point, s, d), first))
+}
 
 /// Greatest common divisor.
 fn gcd(a: u64, b: u64) -> u64 {
@@ -844,15 +865,18 @@ fn gcd(a: u64, b: u64) -> u64 {
 }
 
 /// NCCL_IB_QPS_PER_CONNECTION (since 2.10, 1-128, default 1 [NCCL-env]): the QPs of each
-/// connection between two ranks; a host pair has channels × that × merged NICs of them
-/// [NCCL-code `connect.cc`], so its QP pairs are a multiple of the setting. Counted per
-/// capture point and host pair: connections (QP pairs) of which a direction carries
-/// requests. QPs idle for the whole capture are not seen: a warning at most.
+/// connection between two ranks; each direction of a host pair (the connecting, sending
+/// side to the receiver) has channels × that × merged NICs of them [NCCL-code
+/// `connect.cc`], so its QP pairs are a multiple of the setting. Counted per capture point
+/// and direction ([`sender_direction`]): connections (QP pairs) of which a direction
+/// carries requests. Counted per unordered pair, traffic both ways would double every
+/// count (2 + 2 QP pairs "fitting" 4). QPs idle for the whole capture are not seen: a
+/// warning at most.
 fn qps_per_connection(env: &NcclEnv, w: &Wire<'_>) -> VarCheck {
     let mut c = VarCheck::new(env, "NCCL_IB_QPS_PER_CONNECTION");
     let q = int(env, "NCCL_IB_QPS_PER_CONNECTION").unwrap_or(1);
     c.sets = format!(
-        "{} per connection between two ranks{}: a host pair's QPs are channels × {q} (× merged NICs)",
+        "{} per connection between two ranks{}: each direction of a host pair has channels × {q} QPs (× merged NICs)",
         plural(u64::try_from(q).unwrap_or(0), "QP", "QPs"),
         if c.value.is_none() { " (NCCL's default)" } else { "" }
     );
@@ -864,9 +888,8 @@ fn qps_per_connection(env: &NcclEnv, w: &Wire<'_>) -> VarCheck {
     }
     let mut pairs: BTreeMap<HostPair, (u64, Option<usize>)> = BTreeMap::new();
     for conn in &w.report.connections {
-        let Some(first) = conn.flows.iter().find(|id| w.flow(**id).is_some()) else { continue };
-        let (a, b) = if conn.a <= conn.b { (conn.a, conn.b) } else { (conn.b, conn.a) };
-        let e = pairs.entry((conn.point, a, b)).or_insert((0, Some(*first)));
+        let Some((dir, first)) = sender_direction(w, conn) else { continue };
+        let e = pairs.entry(dir).or_insert((0, Some(first)));
         e.0 += 1;
     }
     if pairs.is_empty() {
@@ -879,7 +902,7 @@ fn qps_per_connection(env: &NcclEnv, w: &Wire<'_>) -> VarCheck {
     }
     c.checked = pairs.len() as u64;
     c.wire = format!(
-        "{} per host pair: {}",
+        "{} per direction (sender → receiver): {}",
         "QP pairs carrying requests",
         by_count
             .iter()
@@ -891,7 +914,7 @@ fn qps_per_connection(env: &NcclEnv, w: &Wire<'_>) -> VarCheck {
     let odd: Vec<(&HostPair, &(u64, Option<usize>))> =
         pairs.iter().filter(|(_, (n, _))| n % q != 0).collect();
     if odd.is_empty() {
-        return c.matched((q > 1).then(|| format!("every host pair has a multiple of {q}")));
+        return c.matched((q > 1).then(|| format!("every host-pair direction has a multiple of {q}")));
     }
     let g = counts.iter().copied().fold(0, gcd).max(1);
     // Any divisor of the counts fits too (more channels, fewer QPs each): the largest within
@@ -908,13 +931,13 @@ fn qps_per_connection(env: &NcclEnv, w: &Wire<'_>) -> VarCheck {
         .take(3)
         .filter_map(|((_, a, b), (n, first))| {
             let f = w.flow(first.unwrap_or(usize::MAX))?;
-            Some(f.evidence(format!("{a} ↔ {b}: {}", plural(*n, "QP pair", "QP pairs"))))
+            Some(f.evidence(format!("{a} → {b}: {}", plural(*n, "QP pair", "QP pairs"))))
         })
         .collect();
     let why = format!(
         "{} of {} {} a number of QP pairs that is no multiple of {q} (QPs idle through the capture are not seen)",
         odd.len(),
-        plural(pairs.len() as u64, "host pair", "host pairs"),
+        plural(pairs.len() as u64, "host-pair direction", "host-pair directions"),
         if odd.len() == 1 { "has" } else { "have" }
     );
     c.mismatch(Severity::Warning, why, would)
@@ -1220,20 +1243,33 @@ mod tests {
         });
     }
 
+    /// `n` QP pairs whose data goes from `s` to `d` (the heavier flow), each with a lighter
+    /// CTS flow back; the connection listed `d` first when `flip` (the report's `a` is
+    /// whichever end it saw first).
+    fn qp_pairs(r: &mut Report, flows: &mut Vec<FlowFacts>, s: u8, d: u8, n: usize, flip: bool) {
+        for _ in 0..n {
+            let id = flows.len();
+            flows.push(flow(id, s, d, &[26]));
+            let mut cts = flow(id + 1, d, s, &[26]);
+            cts.payload_bytes = 64;
+            flows.push(cts);
+            if flip {
+                connect(r, d, s, (id + 1, id));
+            } else {
+                connect(r, s, d, (id, id + 1));
+            }
+        }
+    }
+
     #[test]
     fn qp_pairs_per_host_pair_are_a_multiple_of_qps_per_connection() {
         let mut r = empty();
         let mut flows = Vec::new();
-        // Two QP pairs between .1 and .2 (one each way), four between .2 and .3.
-        for (a, b, n) in [(1u8, 2u8, 2usize), (3, 2, 4)] {
-            for q in 0..n {
-                let id = flows.len();
-                flows.push(flow(id, a, b, &[26]));
-                flows.push(flow(id + 1, b, a, &[26]));
-                let (x, y) = if q % 2 == 0 { (a, b) } else { (b, a) };
-                connect(&mut r, x, y, (id, id + 1));
-            }
-        }
+        // Two QP pairs sending from .1 to .2, four from .3 to .2 (listed either way round).
+        qp_pairs(&mut r, &mut flows, 1, 2, 1, false);
+        qp_pairs(&mut r, &mut flows, 1, 2, 1, true);
+        qp_pairs(&mut r, &mut flows, 3, 2, 2, false);
+        qp_pairs(&mut r, &mut flows, 3, 2, 2, true);
         // A connection whose flows carry no requests is not counted.
         connect(&mut r, 1, 2, (900, 901));
         let w = wire(&r, flows);
@@ -1245,11 +1281,15 @@ mod tests {
         let checks = all(&env("NCCL_IB_QPS_PER_CONNECTION=4"), &w);
         let q = get(&checks, "NCCL_IB_QPS_PER_CONNECTION");
         assert_eq!((q.verdict, q.would_match.as_deref()), (Verdict::Mismatch, Some("2 (or 1)")));
-        assert_eq!(q.wire, "QP pairs carrying requests per host pair: 2 on 1 pair, 4 on 1 pair");
+        assert_eq!(
+            q.wire,
+            "QP pairs carrying requests per direction (sender → receiver): 2 on 1 pair, 4 on 1 pair"
+        );
         assert!(
-            q.reason.as_deref().is_some_and(|r| r.starts_with("1 of 2 host pairs has a number")),
+            q.reason.as_deref().is_some_and(|r| r.starts_with("1 of 2 host-pair directions has a number")),
             "{q:?}"
         );
+        assert_eq!(q.evidence.first().map(|e| e.what.as_str()), Some("10.0.0.1 → 10.0.0.2: 2 QP pairs"));
         // A prime count: only itself and 1 divide it.
         let mut r23 = empty();
         let mut f23 = Vec::new();
@@ -1276,6 +1316,40 @@ mod tests {
             verdict("NCCL_IB_QPS_PER_CONNECTION=200", &w, "NCCL_IB_QPS_PER_CONNECTION").0,
             Verdict::NotChecked
         );
+    }
+
+    #[test]
+    fn qps_per_connection_counts_each_direction_apart() {
+        // Two hosts, one channel each way, 2 QPs per connection: 2 QP pairs sending from .1,
+        // 2 from .2. Per unordered pair that was 4, which "matched" 4.
+        let mut r = empty();
+        let mut flows = Vec::new();
+        qp_pairs(&mut r, &mut flows, 1, 2, 2, false);
+        qp_pairs(&mut r, &mut flows, 2, 1, 2, false);
+        let w = wire(&r, flows);
+        let q2 = "NCCL_IB_QPS_PER_CONNECTION=2";
+        assert_eq!(verdict(q2, &w, "NCCL_IB_QPS_PER_CONNECTION").0, Verdict::Match);
+        let (v, would, _) = verdict("NCCL_IB_QPS_PER_CONNECTION=4", &w, "NCCL_IB_QPS_PER_CONNECTION");
+        assert_eq!((v, would.as_deref()), (Verdict::Mismatch, Some("2 (or 1)")));
+        let checks = all(&env("NCCL_IB_QPS_PER_CONNECTION=4"), &w);
+        let q = get(&checks, "NCCL_IB_QPS_PER_CONNECTION");
+        assert_eq!(q.checked, 2, "{q:?}");
+        // One QP each way: 1 per direction, so 1 is what fits, not 2.
+        let mut r = empty();
+        let mut flows = Vec::new();
+        qp_pairs(&mut r, &mut flows, 1, 2, 1, false);
+        qp_pairs(&mut r, &mut flows, 2, 1, 1, true);
+        let w = wire(&r, flows);
+        let (v, would, _) = verdict("NCCL_IB_QPS_PER_CONNECTION=3", &w, "NCCL_IB_QPS_PER_CONNECTION");
+        assert_eq!((v, would.as_deref()), (Verdict::Mismatch, Some("1")));
+        // Equal bytes both ways: the direction the report lists first.
+        let mut r = empty();
+        let f = vec![flow(0, 1, 2, &[26]), flow(1, 2, 1, &[26])];
+        connect(&mut r, 2, 1, (1, 0));
+        let w = wire(&r, f);
+        let checks = all(&env("NCCL_IB_QPS_PER_CONNECTION=2"), &w);
+        let q = get(&checks, "NCCL_IB_QPS_PER_CONNECTION");
+        assert_eq!(q.evidence.first().map(|e| e.what.as_str()), Some("10.0.0.2 → 10.0.0.1: 1 QP pair"));
     }
 
     #[test]
