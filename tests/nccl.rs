@@ -246,6 +246,31 @@ fn a_bad_environment_file_is_an_error_naming_file_and_line() {
     );
 }
 
+/// A file named nccl.conf is read as NCCL reads it: a quoted value keeps its quotes, so
+/// `NCCL_IB_TC="106"` is 0 for NCCL, a mismatch on the sample's DSCP 26 that says why; the
+/// same line in an environment dump is 106, a match.
+#[test]
+fn a_quoted_value_in_nccl_conf_is_read_as_nccl_reads_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let body = "# nccl 2.23.4\nNCCL_IB_TC=\"106\"\n";
+    let conf = dir.path().join("nccl.conf");
+    let dump = dir.path().join("job.env");
+    std::fs::write(&conf, body).unwrap();
+    std::fs::write(&dump, body).unwrap();
+    let pcap = sample("nccl-job.pcap");
+    let tc = |f: &std::path::Path| {
+        let o = run(&["report", "--json", "-r", pcap.to_str().unwrap(), "--nccl-env", f.to_str().unwrap()]);
+        let r = common::report_json(&o.stdout);
+        r["nccl"]["variables"].as_array().unwrap().iter().find(|v| v["name"] == "NCCL_IB_TC").unwrap().clone()
+    };
+    let c = tc(&conf);
+    assert_eq!((c["verdict"].as_str(), c["value"].as_str()), (Some("mismatch"), Some("\"106\"")), "{c}");
+    assert_eq!(c["would_match"], "104", "{c}");
+    assert!(c["reason"].as_str().is_some_and(|r| r.contains("NCCL's config file keeps quotes")), "{c}");
+    let d = tc(&dump);
+    assert_eq!((d["verdict"].as_str(), d["value"].as_str()), (Some("match"), Some("106")), "{d}");
+}
+
 /// Without --nccl-env there is no `nccl` section and no such finding: every bundled sample
 /// and every real capture.
 #[test]

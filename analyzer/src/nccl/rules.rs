@@ -59,6 +59,16 @@ pub(super) fn all(env: &NcclEnv, w: &Wire<'_>) -> Vec<VarCheck> {
         c.sets = sets.into();
         out.push(c.not_checked(why));
     }
+    // A value NCCL's config file keeps quoted is read as NCCL reads it (a number is 0):
+    // every verdict on it says so.
+    for c in &mut out {
+        if let Some(note) = env.get(&c.name).and_then(|v| v.conf_quote_note()) {
+            c.reason = Some(match c.reason.take() {
+                Some(r) => format!("{note}; {r}"),
+                None => note,
+            });
+        }
+    }
     out
 }
 
@@ -200,7 +210,8 @@ fn low_bits_note(tc: i64) -> Option<String> {
     }
 }
 
-/// A DSCP rule: the flows' DSCPs against `expected`; a mismatch suggests `dscp << 2 | low`.
+/// A DSCP rule: the flows' DSCPs against `expected`; a mismatch suggests `dscp << 2`, `| 2`
+/// when the file's low bits `low & 3` are `10`.
 fn dscp_rule(
     mut c: VarCheck,
     w: &Wire<'_>,
@@ -243,7 +254,9 @@ fn dscp_rule(
         hosts(&m.wrong),
         others(&m.wrong, would, |f| f.dscp, "DSCP"),
     );
-    let value = ((i64::from(would) << 2) | (low & 3)).to_string();
+    // The file's low bits are kept only when they are 10 (ECT(0), a site convention such as
+    // 106): 01 is ECT(1), and 11 is CE on every packet on NICs that pass them through.
+    let value = ((i64::from(would) << 2) | if low & 3 == 2 { 2 } else { 0 }).to_string();
     minority(c, m.wrong.len(), flows.len(), severity, why, value, &m.wrong)
 }
 
@@ -308,10 +321,19 @@ fn tc(env: &NcclEnv, w: &Wire<'_>) -> VarCheck {
     let mut c = VarCheck::new(env, "NCCL_IB_TC");
     let given = int(env, "NCCL_IB_TC");
     let v = match given {
-        Some(v) if v < 0 => {
-            c.sets = "nothing: -1 leaves the class to the communicator's trafficClass, else 0 (NCCL ≥ 2.26)"
-                .into();
-            return c.not_checked("the traffic class is the application's (ncclConfig_t.trafficClass), which the file does not give");
+        // -1 is "unset" from 2.26 only; before, it goes into the uint8 field as 255.
+        Some(-1) => {
+            match env.version {
+                Some(ver) if ver.at_least(2, 26) => {
+                    c.sets = format!("nothing: in NCCL {ver} -1 leaves the class to the communicator's trafficClass, else 0");
+                    return c.not_checked("the traffic class is the application's (ncclConfig_t.trafficClass), which the file does not give");
+                }
+                Some(_) => -1,
+                None => {
+                    c.sets = "from NCCL 2.26 nothing (-1 is unset: the communicator's trafficClass, else 0); before 2.26 traffic class 255 (-1 in the 8-bit field), DSCP 63; version unknown".into();
+                    return c.not_checked("the two versions' readings differ, and the first is the application's class, which the file does not give: give the version (--nccl-version)");
+                }
+            }
         }
         Some(v) => v,
         None => 0,
@@ -322,6 +344,9 @@ fn tc(env: &NcclEnv, w: &Wire<'_>) -> VarCheck {
         format!("DSCP {dscp} ({byte} >> 2; the IP TOS byte is DSCP << 2 | ECN); ECN bits from the NIC");
     if v > 255 {
         sets.push_str(&format!("; {v} does not fit the 8-bit traffic class, whose field keeps {byte}"));
+    } else if v < 0 {
+        let unset = if v == -1 { " (-1 is unset only from 2.26)" } else { "" };
+        sets.push_str(&format!("; {v} wraps to {byte} in the 8-bit traffic class{unset}"));
     }
     if given.is_none() {
         sets.push_str(
@@ -333,7 +358,7 @@ fn tc(env: &NcclEnv, w: &Wire<'_>) -> VarCheck {
     }
     c.sets = sets;
     // With NCCL_IB_FIFO_TC set, the receiver's side (CTS writes) is its business.
-    let fifo = int(env, "NCCL_IB_FIFO_TC").is_some_and(|f| f >= 0);
+    let fifo = int(env, "NCCL_IB_FIFO_TC").is_some_and(|f| f != -1);
     let flows: Vec<&FlowFacts> = w.flows.iter().filter(|f| !(fifo && receiver_side(w, f))).collect();
     // An unset variable claims little (the application or the host may set the class).
     let severity = if given.is_some() { Severity::Warning } else { Severity::Info };
@@ -352,7 +377,8 @@ fn receiver_side(w: &Wire<'_>, f: &FlowFacts) -> bool {
 fn fifo_tc(env: &NcclEnv, w: &Wire<'_>) -> VarCheck {
     let mut c = VarCheck::new(env, "NCCL_IB_FIFO_TC");
     let v = int(env, "NCCL_IB_FIFO_TC").unwrap_or(-1);
-    if v < 0 {
+    // -1 is unset (from 2.24, where the rule applies); other negatives wrap to the uint8.
+    if v == -1 {
         c.sets = "nothing: -1 is unset, the receiver's QPs use NCCL_IB_TC".into();
         return c.not_checked("unset");
     }
@@ -1017,8 +1043,11 @@ mod tests {
             verdict("NCCL_IB_TC=96", &w, "NCCL_IB_TC"),
             (Verdict::Mismatch, Some("104".into()), Some(Severity::Warning))
         );
-        // The file's low bits are kept in the value that would match.
+        // The file's low bits are kept in the value that would match when they are 10
+        // (ECT(0)); 11 (CE on NICs that pass them through) and 01 are dropped.
         assert_eq!(verdict("NCCL_IB_TC=98", &w, "NCCL_IB_TC").1.as_deref(), Some("106"));
+        assert_eq!(verdict("NCCL_IB_TC=99", &w, "NCCL_IB_TC").1.as_deref(), Some("104"));
+        assert_eq!(verdict("NCCL_IB_TC=97", &w, "NCCL_IB_TC").1.as_deref(), Some("104"));
         // Unset: NCCL's 0, which the application or the host may override: info.
         assert_eq!(
             verdict("NCCL_DEBUG=INFO", &w, "NCCL_IB_TC"),
@@ -1027,6 +1056,61 @@ mod tests {
         assert_eq!(verdict("NCCL_IB_TC=-1", &w, "NCCL_IB_TC").0, Verdict::NotChecked);
         let none = wire(&r, vec![]);
         assert_eq!(verdict("NCCL_IB_TC=106", &none, "NCCL_IB_TC").0, Verdict::NotChecked);
+    }
+
+    #[test]
+    fn a_negative_tc_is_unset_only_for_minus_one_from_2_26() {
+        let r = empty();
+        let w63 = wire(&r, vec![flow(0, 1, 2, &[63])]);
+        let w26 = wire(&r, vec![flow(0, 1, 2, &[26])]);
+        // From 2.26, -1 is unset: the application's class.
+        assert_eq!(verdict("# nccl 2.26\nNCCL_IB_TC=-1", &w26, "NCCL_IB_TC").0, Verdict::NotChecked);
+        // Before, -1 is 255 in the uint8 field: DSCP 63.
+        assert_eq!(verdict("# nccl 2.25\nNCCL_IB_TC=-1", &w63, "NCCL_IB_TC").0, Verdict::Match);
+        assert_eq!(
+            verdict("# nccl 2.25\nNCCL_IB_TC=-1", &w26, "NCCL_IB_TC"),
+            (Verdict::Mismatch, Some("104".into()), Some(Severity::Warning))
+        );
+        // Unknown version: the readings differ, so not checked, naming both.
+        let checks = all(&env("NCCL_IB_TC=-1"), &w63);
+        let tc = get(&checks, "NCCL_IB_TC");
+        assert_eq!(tc.verdict, Verdict::NotChecked);
+        assert!(tc.sets.contains("from NCCL 2.26 nothing") && tc.sets.contains("DSCP 63"), "{tc:?}");
+        // Other negatives wrap whatever the version: -2 is 254, DSCP 63; -104 is 152, DSCP 38.
+        for e in ["NCCL_IB_TC=-2", "# nccl 2.27\nNCCL_IB_TC=-2"] {
+            assert_eq!(verdict(e, &w63, "NCCL_IB_TC").0, Verdict::Match, "{e}");
+        }
+        let checks = all(&env("# nccl 2.27\nNCCL_IB_TC=-104"), &w26);
+        let tc = get(&checks, "NCCL_IB_TC");
+        assert!(tc.sets.starts_with("DSCP 38 (152 >> 2") && tc.sets.contains("-104 wraps to 152"), "{tc:?}");
+        assert_eq!(tc.verdict, Verdict::Mismatch);
+    }
+
+    #[test]
+    fn a_quoted_tc_in_ncclconf_is_read_as_nccl_reads_it_and_says_so() {
+        let r = empty();
+        let w = wire(&r, vec![flow(0, 1, 2, &[26])]);
+        let e = crate::nccl::env::parse_as("NCCL_IB_TC=\"106\"\n", crate::nccl::FileKind::NcclConf).unwrap();
+        let checks = all(&e, &w);
+        let tc = get(&checks, "NCCL_IB_TC");
+        assert_eq!(
+            (tc.verdict, tc.severity, tc.would_match.as_deref()),
+            (Verdict::Mismatch, Some(Severity::Warning), Some("104"))
+        );
+        assert!(tc.sets.starts_with("DSCP 0"), "{tc:?}");
+        assert!(
+            tc.reason.as_deref().is_some_and(|r| r.starts_with("line 1: NCCL's config file keeps quotes")),
+            "{tc:?}"
+        );
+        // Unquoted, or in a shell dump: 106, a match with no such note.
+        for e in [
+            crate::nccl::env::parse_as("NCCL_IB_TC=106\n", crate::nccl::FileKind::NcclConf).unwrap(),
+            env("NCCL_IB_TC=\"106\"\n"),
+        ] {
+            let checks = all(&e, &w);
+            let tc = get(&checks, "NCCL_IB_TC");
+            assert_eq!((tc.verdict, tc.reason.as_deref()), (Verdict::Match, None));
+        }
     }
 
     #[test]
