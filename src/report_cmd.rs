@@ -228,7 +228,10 @@ pub fn read_nccl_env(
     let name = text::path(path).to_string();
     let bytes = small_file::read_small(path, "NCCL environment file", small_file::SMALL_FILE_LIMIT)?;
     let body = String::from_utf8_lossy(&bytes);
-    let mut env = nccl::parse(&body).map_err(|e| anyhow::anyhow!("NCCL environment file {name}: {e}"))?;
+    // NCCL's own config file keeps quotes: its values are read as NCCL reads them.
+    let kind = nccl::FileKind::of_path(&path.to_string_lossy());
+    let mut env =
+        nccl::parse_as(&body, kind).map_err(|e| anyhow::anyhow!("NCCL environment file {name}: {e}"))?;
     if version.is_some() {
         env.version = version;
     }

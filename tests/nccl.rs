@@ -115,7 +115,8 @@ fn mismatch_findings_name_variable_value_wire_and_the_value_that_would_match() {
     );
     let q = title("NCCL_IB_QPS_PER_CONNECTION=4");
     assert!(
-        q.contains("3 of 3 host pairs") && q.ends_with("NCCL_IB_QPS_PER_CONNECTION=2 (or 1) would match"),
+        q.contains("3 of 3 host-pair directions")
+            && q.ends_with("NCCL_IB_QPS_PER_CONNECTION=2 (or 1) would match"),
         "{q}"
     );
     let gid = f.iter().find(|x| x["title"].as_str().unwrap().starts_with("NCCL_IB_GID_INDEX=0")).unwrap();
@@ -243,6 +244,31 @@ fn a_bad_environment_file_is_an_error_naming_file_and_line() {
     assert!(
         String::from_utf8_lossy(&o.stderr).contains("cannot read NCCL environment file /nonexistent/job.env")
     );
+}
+
+/// A file named nccl.conf is read as NCCL reads it: a quoted value keeps its quotes, so
+/// `NCCL_IB_TC="106"` is 0 for NCCL, a mismatch on the sample's DSCP 26 that says why; the
+/// same line in an environment dump is 106, a match.
+#[test]
+fn a_quoted_value_in_nccl_conf_is_read_as_nccl_reads_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let body = "# nccl 2.23.4\nNCCL_IB_TC=\"106\"\n";
+    let conf = dir.path().join("nccl.conf");
+    let dump = dir.path().join("job.env");
+    std::fs::write(&conf, body).unwrap();
+    std::fs::write(&dump, body).unwrap();
+    let pcap = sample("nccl-job.pcap");
+    let tc = |f: &std::path::Path| {
+        let o = run(&["report", "--json", "-r", pcap.to_str().unwrap(), "--nccl-env", f.to_str().unwrap()]);
+        let r = common::report_json(&o.stdout);
+        r["nccl"]["variables"].as_array().unwrap().iter().find(|v| v["name"] == "NCCL_IB_TC").unwrap().clone()
+    };
+    let c = tc(&conf);
+    assert_eq!((c["verdict"].as_str(), c["value"].as_str()), (Some("mismatch"), Some("\"106\"")), "{c}");
+    assert_eq!(c["would_match"], "104", "{c}");
+    assert!(c["reason"].as_str().is_some_and(|r| r.contains("NCCL's config file keeps quotes")), "{c}");
+    let d = tc(&dump);
+    assert_eq!((d["verdict"].as_str(), d["value"].as_str()), (Some("match"), Some("106")), "{d}");
 }
 
 /// Without --nccl-env there is no `nccl` section and no such finding: every bundled sample

@@ -65,7 +65,7 @@ pub struct VarCheck {
     /// For a mismatch: the severity of its `nccl_env_mismatch` finding.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub severity: Option<Severity>,
-    /// The flows (or host pairs, for NCCL_IB_QPS_PER_CONNECTION) the verdict rests on.
+    /// The flows (or host-pair directions, for NCCL_IB_QPS_PER_CONNECTION) the verdict rests on.
     pub checked: u64,
     /// Frames that show the wire's side (for a mismatch).
     #[serde(skip_serializing_if = "Vec::is_empty")]

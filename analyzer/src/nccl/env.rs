@@ -3,13 +3,21 @@
 //! train.py`), bash's `export -p` (`declare -x NCCL_IB_TC="106"`), `/proc/PID/environ`
 //! (NUL-separated) and NCCL's own config file (`/etc/nccl.conf`, `~/.nccl.conf`: `KEY=VALUE`
 //! lines). Comments and blank lines are skipped, other variables ignored; every
-//! `NCCL_IB_*` assignment is kept (the last one of a name wins, as in a shell), known or
-//! not. A line that names an `NCCL_IB_*` variable but is no assignment, or a number that is
-//! no number, is an error naming the line: a typo must not be checked as the default.
+//! `NCCL_IB_*` assignment is kept (the last one of a name wins, as in a shell; `unset NAME`
+//! removes it), known or not. `declare -x NAME` with no value (`export -p`'s line for a
+//! variable exported but never set) sets nothing. A line that names an `NCCL_IB_*` variable
+//! but is no assignment, or a number that is no number, is an error naming the line: a typo
+//! must not be checked as the default.
 //!
 //! NCCL reads its numbers with `strtoll(value, NULL, 0)` (NVIDIA/nccl `src/misc/param.cc`
 //! `ncclLoadParam`), so `0x6a` is 106 and `010` is 8: [`parse_int`] reads them the same way,
-//! but refuses what strtoll would silently read as 0 or cut short (`abc`, `106abc`).
+//! but refuses what strtoll would silently read as 0 or cut short (`abc`, `106abc`), or
+//! what is out of range (strtoll sets ERANGE and NCCL takes its default).
+//!
+//! NCCL's config file ([`FileKind::NcclConf`]) is read by NCCL without removing quotes
+//! (NVIDIA/nccl `setEnvFile`): there `NCCL_IB_TC="106"` is the text `"106"`, in which
+//! strtoll reads no digits, so NCCL uses 0. Such a value is kept as NCCL sees it, quotes and
+//! all ([`EnvVar::conf_quoted`]), read as 0, and the check says so.
 //!
 //! The NCCL version, which sets some defaults (NCCL_IB_TIMEOUT 14/18/20, NCCL_IB_GID_INDEX 0
 //! or auto), may be given in the file as a comment: `# nccl 2.23.4`, or the line NCCL prints
@@ -30,14 +38,57 @@ pub struct EnvVar {
     /// Earlier lines that set it too (the last assignment wins). Absent when none.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub earlier_lines: Vec<usize>,
+    /// Set in NCCL's config file with quotes (`NCCL_IB_TC="106"`), which NCCL keeps: `value`
+    /// is then the quoted text, and a number in it reads as 0 (strtoll reads no digits in
+    /// `"106"`, and sets no error, so NCCL takes the 0).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub conf_quoted: bool,
 }
 
 impl EnvVar {
     /// Its value as a number, as NCCL reads it ([`parse_int`]); `None` when empty (NCCL
     /// then uses its default) or not a number (refused by [`parse`] for the variables
-    /// checked).
+    /// checked). A quoted value in NCCL's config file is 0 ([`EnvVar::conf_quoted`]).
     pub fn int(&self) -> Option<i64> {
+        if self.conf_quoted && !self.value.is_empty() {
+            return Some(0);
+        }
         parse_int(&self.value)
+    }
+
+    /// For a value NCCL's config file keeps quoted: what NCCL makes of it, in words.
+    pub fn conf_quote_note(&self) -> Option<String> {
+        self.conf_quoted.then(|| {
+            let bare = self.value.get(1..self.value.len().saturating_sub(1)).unwrap_or_default();
+            format!(
+                "line {}: NCCL's config file keeps quotes, so NCCL reads {} as the text {} (a number there is 0: strtoll reads no digits in it); write {}={bare} to set {bare}",
+                self.line, self.name, self.value, self.name
+            )
+        })
+    }
+}
+
+/// What kind of file the environment came from: how NCCL reads its values.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum FileKind {
+    /// An environment dump or shell lines: the shell removes quotes.
+    #[default]
+    Shell,
+    /// NCCL's own config file (`/etc/nccl.conf`, `~/.nccl.conf`, `NCCL_CONF_FILE`): NCCL
+    /// takes the text after `=` as it is, quotes included (NVIDIA/nccl `setEnvFile`).
+    NcclConf,
+}
+
+impl FileKind {
+    /// The kind a file's path names: `nccl.conf` or `.nccl.conf` (in any directory) is
+    /// NCCL's config file, anything else an environment dump.
+    pub fn of_path(path: &str) -> FileKind {
+        let name = path.rsplit(['/', '\\']).next().unwrap_or(path);
+        if matches!(name, "nccl.conf" | ".nccl.conf") {
+            FileKind::NcclConf
+        } else {
+            FileKind::Shell
+        }
     }
 }
 
@@ -104,15 +155,27 @@ impl NcclEnv {
     }
 
     /// Set `name` to `value` as line `line` did (the last assignment wins).
-    fn set(&mut self, name: &str, value: String, line: usize) {
+    fn set(&mut self, name: &str, value: String, line: usize, conf_quoted: bool) {
         match self.vars.iter_mut().find(|v| v.name == name) {
             Some(v) => {
                 v.earlier_lines.push(v.line);
                 v.value = value;
                 v.line = line;
+                v.conf_quoted = conf_quoted;
             }
-            None => self.vars.push(EnvVar { name: name.to_string(), value, line, earlier_lines: Vec::new() }),
+            None => self.vars.push(EnvVar {
+                name: name.to_string(),
+                value,
+                line,
+                earlier_lines: Vec::new(),
+                conf_quoted,
+            }),
         }
+    }
+
+    /// `unset name`: NCCL sees no such variable after it.
+    fn unset(&mut self, name: &str) {
+        self.vars.retain(|v| v.name != name);
     }
 }
 
@@ -157,27 +220,100 @@ const NUMERIC: &[&str] = &[
 
 /// A number as NCCL's `strtoll(value, NULL, 0)` reads it: optional sign, then `0x` hex, a
 /// leading `0` octal, or decimal. Unlike strtoll it refuses a value with no digits (strtoll
-/// gives 0 and NCCL takes it) or with anything after the number but blanks, and `None`
-/// says so (or that the value is empty: NCCL's default).
+/// gives 0 and NCCL takes it), with anything after the number but blanks, or out of range
+/// (strtoll sets ERANGE and NCCL takes its default), and `None` says so (or that the value
+/// is empty: NCCL's default). [`strtoll_reads`] says what strtoll makes of a refused one.
 pub fn parse_int(s: &str) -> Option<i64> {
-    let t = s.trim();
-    let (neg, body) = match t.as_bytes().first() {
-        Some(b'-') => (true, t.get(1..)?),
-        Some(b'+') => (false, t.get(1..)?),
-        _ => (false, t),
+    let r = strtoll(s);
+    (r.rest.trim().is_empty() && r.digits && !r.out_of_range).then_some(r.value)
+}
+
+/// What `strtoll(s, &end, 0)` does: the value, whether it read any digit, whether the
+/// number was out of range (ERANGE, the value then `LLONG_MAX` or `LLONG_MIN`), and the
+/// text after the number.
+struct Strtoll<'a> {
+    value: i64,
+    digits: bool,
+    out_of_range: bool,
+    read: &'a str,
+    rest: &'a str,
+}
+
+/// glibc's `strtoll(s, &end, 0)`: leading blanks skipped, optional sign, `0x` hex (when a
+/// hex digit follows), a leading `0` octal, else decimal; it stops at the first character
+/// that is no digit of the base.
+fn strtoll(s: &str) -> Strtoll<'_> {
+    let t = s.trim_start_matches([' ', '\t', '\n', '\r', '\x0b', '\x0c']);
+    let start = s.len() - t.len();
+    let (neg, after_sign) = match t.as_bytes().first() {
+        Some(b'-') => (true, 1),
+        Some(b'+') => (false, 1),
+        _ => (false, 0),
     };
-    let (digits, radix) = if let Some(h) = body.strip_prefix("0x").or_else(|| body.strip_prefix("0X")) {
-        (h, 16)
-    } else if body.len() > 1 && body.starts_with('0') {
-        (body.get(1..)?, 8)
+    let body = t.get(after_sign..).unwrap_or_default();
+    let hex = (body.starts_with("0x") || body.starts_with("0X"))
+        && body.as_bytes().get(2).is_some_and(u8::is_ascii_hexdigit);
+    let (skip, radix) = if hex {
+        (2, 16)
+    } else if body.starts_with('0') {
+        (0, 8)
     } else {
-        (body, 10)
+        (0, 10)
     };
-    if digits.is_empty() || !digits.chars().all(|c| c.is_digit(radix)) {
-        return None;
+    let digits = body.get(skip..).unwrap_or_default();
+    let n = digits.find(|c: char| !c.is_digit(radix)).unwrap_or(digits.len());
+    let mut mag: i128 = 0;
+    let mut out_of_range = false;
+    for c in digits.get(..n).unwrap_or_default().chars() {
+        mag = mag * i128::from(radix) + i128::from(c.to_digit(radix).unwrap_or(0));
+        if mag > i128::from(i64::MAX) + 1 {
+            out_of_range = true;
+            mag = i128::from(i64::MAX) + 1;
+        }
     }
-    let v = i64::from_str_radix(digits, radix).ok()?;
-    Some(if neg { -v } else { v })
+    let signed = if neg { -mag } else { mag };
+    let bound = if neg { i64::MIN } else { i64::MAX };
+    let value = match i64::try_from(signed) {
+        Ok(v) if !out_of_range => v,
+        _ => {
+            out_of_range = true;
+            bound
+        }
+    };
+    let end = start + after_sign + skip + n;
+    let (read, rest) = if n == 0 {
+        ("", s.get(start..).unwrap_or_default())
+    } else {
+        (s.get(start..end).unwrap_or_default(), s.get(end..).unwrap_or_default())
+    };
+    Strtoll { value, digits: n > 0, out_of_range, read, rest }
+}
+
+/// What NCCL makes of a value [`parse_int`] refuses, in words: no digits (0), a number cut
+/// short (the part strtoll reads), or out of range (the default).
+pub fn strtoll_reads(s: &str) -> String {
+    let r = strtoll(s);
+    if r.out_of_range {
+        return format!(
+            "strtoll gives {} and sets ERANGE, so NCCL ignores the value and uses its default (it logs \"Invalid value … using default\")",
+            if r.value < 0 { "LLONG_MIN" } else { "LLONG_MAX" }
+        );
+    }
+    if !r.digits {
+        return "strtoll reads no digits, so NCCL would take 0".to_string();
+    }
+    let octal = if r.read.trim_start_matches(['-', '+']).starts_with('0')
+        && !r.read.contains(['x', 'X'])
+        && r.rest.starts_with(|c: char| c.is_ascii_digit())
+    {
+        " (a leading 0 makes it octal, where 8 and 9 are no digits)"
+    } else {
+        ""
+    };
+    format!(
+        "strtoll reads only {:?} of it{octal} and stops at {:?}, so NCCL would take {}",
+        r.read, r.rest, r.value
+    )
 }
 
 /// One line split into shell words, quotes removed; an unquoted `#` at the start of a word
@@ -261,9 +397,17 @@ fn version_comment(comment: &str) -> Option<NcclVersion> {
     })
 }
 
-/// Read an environment file (see the module's documentation for the forms).
+/// Read an environment dump or shell lines (see the module's documentation for the forms):
+/// [`parse_as`] a [`FileKind::Shell`] file.
 pub fn parse(text: &str) -> Result<NcclEnv, EnvError> {
+    parse_as(text, FileKind::Shell)
+}
+
+/// Read an environment file of `kind` (see the module's documentation for the forms).
+pub fn parse_as(text: &str, kind: FileKind) -> Result<NcclEnv, EnvError> {
     let mut env = NcclEnv::default();
+    // An NCCL_* variable named anywhere (assigned, declared with no value, unset).
+    let mut seen = false;
     // /proc/PID/environ separates its entries with NUL.
     for (i, raw) in text.split(['\n', '\0']).enumerate() {
         let line_no = i + 1;
@@ -280,11 +424,24 @@ pub fn parse(text: &str) -> Result<NcclEnv, EnvError> {
         let err = |message: String| EnvError { line: line_no, message };
         let w = words(line).map_err(&err)?;
         let mut rest = w.as_slice();
+        // `unset A B`: the variables are gone (the last line wins, as for assignments).
+        if let Some(("unset", names)) = rest.split_first().map(|(f, t)| (f.as_str(), t)) {
+            for n in names.iter().filter(|n| !n.starts_with('-')) {
+                seen |= n.starts_with("NCCL_");
+                env.unset(n);
+            }
+            continue;
+        }
         // `export A=1`, `declare -x A="1"`, `env A=1 cmd`.
+        let mut declared = false;
         while let Some((first, tail)) = rest.split_first() {
             match first.as_str() {
-                "export" | "env" => rest = tail,
+                "export" | "env" => {
+                    declared |= first == "export";
+                    rest = tail;
+                }
                 "declare" | "typeset" => {
+                    declared = true;
                     rest = tail;
                     while rest.first().is_some_and(|f| f.starts_with('-')) {
                         rest = rest.get(1..).unwrap_or_default();
@@ -299,6 +456,12 @@ pub fn parse(text: &str) -> Result<NcclEnv, EnvError> {
                 if assigned {
                     break; // the command the assignments are for
                 }
+                // `declare -x A` (`export -p`'s line for a variable exported but not set),
+                // `export A`: no value, nothing set.
+                if declared && is_name(word) && !rest.get(k + 1).is_some_and(|n| n.starts_with('=')) {
+                    seen |= word.starts_with("NCCL_");
+                    continue;
+                }
                 if word.starts_with("NCCL_IB_") || (k == 0 && word.starts_with("NCCL_")) {
                     let spaced = rest.get(k + 1).is_some_and(|n| n.starts_with('='));
                     return Err(err(if spaced {
@@ -312,15 +475,20 @@ pub fn parse(text: &str) -> Result<NcclEnv, EnvError> {
                 break;
             };
             assigned = true;
+            seen |= name.starts_with("NCCL_");
             if name.starts_with("NCCL_IB_") {
-                check_value(name, value).map_err(err)?;
-                env.set(name, value.to_string(), line_no);
+                let raw = conf_quoted(line, name, kind);
+                let value = raw.unwrap_or(value);
+                if raw.is_none() {
+                    check_value(name, value).map_err(err)?;
+                }
+                env.set(name, value.to_string(), line_no, raw.is_some());
             } else if name.starts_with("NCCL_") {
                 env.other_nccl += 1;
             }
         }
     }
-    if env.vars.is_empty() && env.other_nccl == 0 {
+    if !seen {
         return Err(EnvError {
             line: 0,
             message: "no NCCL_* assignment (NAME=VALUE) in it: give `env | grep NCCL`, `export -p` or a shell script's lines".into(),
@@ -329,18 +497,28 @@ pub fn parse(text: &str) -> Result<NcclEnv, EnvError> {
     Ok(env)
 }
 
+/// In NCCL's config file, a value of `name` written in quotes: the rest of the line after
+/// `name=`, quotes and all, as NCCL's reader takes it (`None` for an unquoted value, or
+/// another kind of file).
+fn conf_quoted<'a>(line: &'a str, name: &str, kind: FileKind) -> Option<&'a str> {
+    if kind != FileKind::NcclConf {
+        return None;
+    }
+    let at = line.find(&format!("{name}="))? + name.len() + 1;
+    let raw = line.get(at..)?.trim_end();
+    raw.starts_with(['"', '\'']).then_some(raw)
+}
+
 /// A value NCCL could not read the way the file meant it.
 fn check_value(name: &str, value: &str) -> Result<(), String> {
     if value.trim().is_empty() {
         return Ok(()); // NCCL uses its default
     }
     if NUMERIC.contains(&name) && parse_int(value).is_none() {
-        let lead: String = value.trim().chars().take_while(|c| c.is_ascii_digit()).collect();
-        let reads = if lead.is_empty() {
-            "strtoll reads no digits, so NCCL would take 0".to_string()
-        } else {
-            format!("NCCL would read only {lead} of it")
-        };
+        let reads = strtoll_reads(value);
+        if strtoll(value).out_of_range {
+            return Err(format!("{name}={value:?} is out of range: {reads}"));
+        }
         return Err(format!(
             "{name}={value:?} is not a number ({reads}; NCCL reads values with strtoll: decimal, 0x hex or 0 octal)"
         ));
@@ -410,6 +588,45 @@ mod tests {
     }
 
     #[test]
+    fn a_declared_variable_with_no_value_sets_nothing_and_unset_removes_one() {
+        // `export -p` prints an exported but unset variable as `declare -x NAME`.
+        let text = "declare -x HOME=\"/root\"\ndeclare -x NCCL_IB_HCA\ndeclare -x NCCL_IB_TC=\"106\"\nexport NCCL_IB_SL\n";
+        let env = parse(text).unwrap_or_else(|e| panic!("{e}"));
+        let names: Vec<&str> = env.vars.iter().map(|v| v.name.as_str()).collect();
+        assert_eq!(names, ["NCCL_IB_TC"]);
+        // An NCCL variable declared with no value is still an NCCL environment.
+        assert!(parse("declare -x NCCL_IB_HCA\n").is_ok_and(|e| e.vars.is_empty()));
+        // `unset` after an assignment removes it; a later assignment sets it again.
+        let env = parse("export NCCL_IB_TC=106\nexport NCCL_IB_SL=3\nunset NCCL_IB_TC\n").unwrap();
+        assert_eq!(env.get("NCCL_IB_TC"), None);
+        assert_eq!(env.get("NCCL_IB_SL").and_then(EnvVar::int), Some(3));
+        let env = parse("NCCL_IB_TC=106\nunset -v NCCL_IB_TC NCCL_IB_SL\nNCCL_IB_TC=104\n").unwrap();
+        let tc = env.get("NCCL_IB_TC").unwrap();
+        assert_eq!((tc.int(), tc.line, tc.earlier_lines.as_slice()), (Some(104), 3, &[][..]));
+        assert!(parse("NCCL_IB_TC=106\nunset NCCL_IB_TC\n").is_ok_and(|e| e.vars.is_empty()));
+        // Still an error: a bare name with no declare/export before it.
+        assert!(parse("NCCL_IB_HCA\n").is_err());
+    }
+
+    #[test]
+    fn a_quoted_value_in_ncclconf_is_kept_as_nccl_reads_it() {
+        assert_eq!(FileKind::of_path("/etc/nccl.conf"), FileKind::NcclConf);
+        assert_eq!(FileKind::of_path("/home/u/.nccl.conf"), FileKind::NcclConf);
+        assert_eq!(FileKind::of_path("job.env"), FileKind::Shell);
+        let text = "NCCL_IB_TC=\"106\"\nNCCL_IB_TIMEOUT=22\nNCCL_IB_HCA='mlx5_0'\n";
+        let env = parse_as(text, FileKind::NcclConf).unwrap();
+        let tc = env.get("NCCL_IB_TC").unwrap();
+        assert_eq!((tc.value.as_str(), tc.conf_quoted, tc.int()), ("\"106\"", true, Some(0)));
+        assert!(tc.conf_quote_note().is_some_and(|n| n.contains("line 1") && n.contains("NCCL_IB_TC=106")));
+        let to = env.get("NCCL_IB_TIMEOUT").unwrap();
+        assert_eq!((to.conf_quoted, to.int(), to.conf_quote_note()), (false, Some(22), None));
+        assert_eq!(env.get("NCCL_IB_HCA").map(|v| v.value.as_str()), Some("'mlx5_0'"));
+        // The same line in a shell dump: the shell removes the quotes.
+        let tc = parse(text).unwrap().get("NCCL_IB_TC").cloned().unwrap();
+        assert_eq!((tc.value.as_str(), tc.conf_quoted, tc.int()), ("106", false, Some(106)));
+    }
+
+    #[test]
     fn a_version_comment_sets_the_version() {
         let env = parse("# nccl 2.23\nNCCL_IB_TC=106\n").unwrap();
         assert_eq!(env.version, NcclVersion::parse("2.23"));
@@ -429,7 +646,19 @@ mod tests {
                 2,
                 "NCCL_IB_TC=\"abc\" is not a number (strtoll reads no digits",
             ),
-            ("NCCL_IB_TIMEOUT=22ms\n", 1, "NCCL would read only 22 of it"),
+            ("NCCL_IB_TIMEOUT=22ms\n", 1, "strtoll reads only \"22\" of it and stops at \"ms\", so NCCL would take 22"),
+            (
+                "NCCL_IB_TC=1\nNCCL_IB_TC=08\n",
+                2,
+                "strtoll reads only \"0\" of it (a leading 0 makes it octal, where 8 and 9 are no digits) and stops at \"8\", so NCCL would take 0",
+            ),
+            ("NCCL_IB_TC=0x6g\n", 1, "reads only \"0x6\" of it and stops at \"g\", so NCCL would take 6"),
+            (
+                "NCCL_DEBUG=INFO\nNCCL_IB_TC=99999999999999999999\n",
+                2,
+                "NCCL_IB_TC=\"99999999999999999999\" is out of range: strtoll gives LLONG_MAX and sets ERANGE, so NCCL ignores the value and uses its default",
+            ),
+            ("NCCL_IB_SL=-99999999999999999999\n", 1, "strtoll gives LLONG_MIN and sets ERANGE"),
             ("NCCL_IB_TC = 106\n", 1, "no spaces around `=`"),
             ("NCCL_IB_TC: 106\n", 1, "is not an assignment NAME=VALUE"),
             ("export NCCL_IB_TC=\"106\n", 1, "a quote (\") is not closed"),
@@ -441,6 +670,13 @@ mod tests {
             let e = parse(text).expect_err(text);
             assert_eq!(e.line, line, "{text:?}: {e}");
             assert!(e.to_string().contains(want), "{text:?}: {e}");
+        }
+        // No message claims NCCL reads the whole refused value.
+        for (text, not) in
+            [("NCCL_IB_TC=08\n", "\"08\" of it"), ("NCCL_IB_TC=99999999999999999999\n", "would take")]
+        {
+            let e = parse(text).expect_err(text).to_string();
+            assert!(!e.contains(not), "{text:?}: {e}");
         }
         // Unknown NCCL_IB_* variables are kept whatever their value.
         let env = parse("NCCL_IB_SOMETHING_NEW=fast\n").unwrap();

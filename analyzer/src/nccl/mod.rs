@@ -15,4 +15,4 @@ pub mod env;
 mod rules;
 
 pub use check::{attach, check, check_flows, NcclCheck, VarCheck, Verdict};
-pub use env::{parse, EnvError, EnvVar, NcclEnv, NcclVersion};
+pub use env::{parse, parse_as, EnvError, EnvVar, FileKind, NcclEnv, NcclVersion};

@@ -59,6 +59,16 @@ pub(super) fn all(env: &NcclEnv, w: &Wire<'_>) -> Vec<VarCheck> {
         c.sets = sets.into();
         out.push(c.not_checked(why));
     }
+    // A value NCCL's config file keeps quoted is read as NCCL reads it (a number is 0):
+    // every verdict on it says so.
+    for c in &mut out {
+        if let Some(note) = env.get(&c.name).and_then(|v| v.conf_quote_note()) {
+            c.reason = Some(match c.reason.take() {
+                Some(r) => format!("{note}; {r}"),
+                None => note,
+            });
+        }
+    }
     out
 }
 
@@ -200,7 +210,8 @@ fn low_bits_note(tc: i64) -> Option<String> {
     }
 }
 
-/// A DSCP rule: the flows' DSCPs against `expected`; a mismatch suggests `dscp << 2 | low`.
+/// A DSCP rule: the flows' DSCPs against `expected`; a mismatch suggests `dscp << 2`, `| 2`
+/// when the file's low bits `low & 3` are `10`.
 fn dscp_rule(
     mut c: VarCheck,
     w: &Wire<'_>,
@@ -243,7 +254,9 @@ fn dscp_rule(
         hosts(&m.wrong),
         others(&m.wrong, would, |f| f.dscp, "DSCP"),
     );
-    let value = ((i64::from(would) << 2) | (low & 3)).to_string();
+    // The file's low bits are kept only when they are 10 (ECT(0), a site convention such as
+    // 106): 01 is ECT(1), and 11 is CE on every packet on NICs that pass them through.
+    let value = ((i64::from(would) << 2) | if low & 3 == 2 { 2 } else { 0 }).to_string();
     minority(c, m.wrong.len(), flows.len(), severity, why, value, &m.wrong)
 }
 
@@ -308,10 +321,19 @@ fn tc(env: &NcclEnv, w: &Wire<'_>) -> VarCheck {
     let mut c = VarCheck::new(env, "NCCL_IB_TC");
     let given = int(env, "NCCL_IB_TC");
     let v = match given {
-        Some(v) if v < 0 => {
-            c.sets = "nothing: -1 leaves the class to the communicator's trafficClass, else 0 (NCCL ≥ 2.26)"
-                .into();
-            return c.not_checked("the traffic class is the application's (ncclConfig_t.trafficClass), which the file does not give");
+        // -1 is "unset" from 2.26 only; before, it goes into the uint8 field as 255.
+        Some(-1) => {
+            match env.version {
+                Some(ver) if ver.at_least(2, 26) => {
+                    c.sets = format!("nothing: in NCCL {ver} -1 leaves the class to the communicator's trafficClass, else 0");
+                    return c.not_checked("the traffic class is the application's (ncclConfig_t.trafficClass), which the file does not give");
+                }
+                Some(_) => -1,
+                None => {
+                    c.sets = "from NCCL 2.26 nothing (-1 is unset: the communicator's trafficClass, else 0); before 2.26 traffic class 255 (-1 in the 8-bit field), DSCP 63; version unknown".into();
+                    return c.not_checked("the two versions' readings differ, and the first is the application's class, which the file does not give: give the version (--nccl-version)");
+                }
+            }
         }
         Some(v) => v,
         None => 0,
@@ -322,6 +344,9 @@ fn tc(env: &NcclEnv, w: &Wire<'_>) -> VarCheck {
         format!("DSCP {dscp} ({byte} >> 2; the IP TOS byte is DSCP << 2 | ECN); ECN bits from the NIC");
     if v > 255 {
         sets.push_str(&format!("; {v} does not fit the 8-bit traffic class, whose field keeps {byte}"));
+    } else if v < 0 {
+        let unset = if v == -1 { " (-1 is unset only from 2.26)" } else { "" };
+        sets.push_str(&format!("; {v} wraps to {byte} in the 8-bit traffic class{unset}"));
     }
     if given.is_none() {
         sets.push_str(
@@ -333,7 +358,7 @@ fn tc(env: &NcclEnv, w: &Wire<'_>) -> VarCheck {
     }
     c.sets = sets;
     // With NCCL_IB_FIFO_TC set, the receiver's side (CTS writes) is its business.
-    let fifo = int(env, "NCCL_IB_FIFO_TC").is_some_and(|f| f >= 0);
+    let fifo = int(env, "NCCL_IB_FIFO_TC").is_some_and(|f| f != -1);
     let flows: Vec<&FlowFacts> = w.flows.iter().filter(|f| !(fifo && receiver_side(w, f))).collect();
     // An unset variable claims little (the application or the host may set the class).
     let severity = if given.is_some() { Severity::Warning } else { Severity::Info };
@@ -352,7 +377,8 @@ fn receiver_side(w: &Wire<'_>, f: &FlowFacts) -> bool {
 fn fifo_tc(env: &NcclEnv, w: &Wire<'_>) -> VarCheck {
     let mut c = VarCheck::new(env, "NCCL_IB_FIFO_TC");
     let v = int(env, "NCCL_IB_FIFO_TC").unwrap_or(-1);
-    if v < 0 {
+    // -1 is unset (from 2.24, where the rule applies); other negatives wrap to the uint8.
+    if v == -1 {
         c.sets = "nothing: -1 is unset, the receiver's QPs use NCCL_IB_TC".into();
         return c.not_checked("unset");
     }
@@ -831,8 +857,29 @@ fn no_auto(env: &NcclEnv) -> Option<String> {
         .map(|v| format!("NCCL {v} has no GID auto-selection (since 2.21)"))
 }
 
-/// A capture point and two hosts, the lower address first.
+/// A capture point and a direction of a host pair: the connecting (sending) host, then the
+/// receiving one.
 type HostPair = (u16, IpAddr, IpAddr);
+
+/// The direction of a connection (QP pair) as NCCL made it, sender first: the direction of
+/// its heavier flow carrying requests (the data; the lighter one is the receiver's CTS
+/// writes, as [`receiver_side`] reads it), `a` → `b` on a tie. With the flow carrying
+/// requests there first (`None` when neither direction carries any).
+fn sender_direction(w: &Wire<'_>, conn: &crate::report::Connection) -> Option<(HostPair, usize)> {
+    let mut heavy: Option<&FlowFacts> = None;
+    for f in conn.flows.iter().filter_map(|id| w.flow(*id)) {
+        if heavy.is_none_or(|h| f.payload_bytes > h.payload_bytes) {
+            heavy = Some(f);
+        }
+    }
+    let first = conn.flows.iter().find(|id| w.flow(**id).is_some()).copied()?;
+    let h = heavy?;
+    let (s, d) = match (h.src, h.dst) {
+        (Some(s), Some(d)) => (s, d),
+        _ => (conn.a, conn.b),
+    };
+    Some(((conn.point, s, d), first))
+}
 
 /// Greatest common divisor.
 fn gcd(a: u64, b: u64) -> u64 {
@@ -844,15 +891,18 @@ fn gcd(a: u64, b: u64) -> u64 {
 }
 
 /// NCCL_IB_QPS_PER_CONNECTION (since 2.10, 1-128, default 1 [NCCL-env]): the QPs of each
-/// connection between two ranks; a host pair has channels × that × merged NICs of them
-/// [NCCL-code `connect.cc`], so its QP pairs are a multiple of the setting. Counted per
-/// capture point and host pair: connections (QP pairs) of which a direction carries
-/// requests. QPs idle for the whole capture are not seen: a warning at most.
+/// connection between two ranks; each direction of a host pair (the connecting, sending
+/// side to the receiver) has channels × that × merged NICs of them [NCCL-code
+/// `connect.cc`], so its QP pairs are a multiple of the setting. Counted per capture point
+/// and direction ([`sender_direction`]): connections (QP pairs) of which a direction
+/// carries requests. Counted per unordered pair, traffic both ways would double every
+/// count (2 + 2 QP pairs "fitting" 4). QPs idle for the whole capture are not seen: a
+/// warning at most.
 fn qps_per_connection(env: &NcclEnv, w: &Wire<'_>) -> VarCheck {
     let mut c = VarCheck::new(env, "NCCL_IB_QPS_PER_CONNECTION");
     let q = int(env, "NCCL_IB_QPS_PER_CONNECTION").unwrap_or(1);
     c.sets = format!(
-        "{} per connection between two ranks{}: a host pair's QPs are channels × {q} (× merged NICs)",
+        "{} per connection between two ranks{}: each direction of a host pair has channels × {q} QPs (× merged NICs)",
         plural(u64::try_from(q).unwrap_or(0), "QP", "QPs"),
         if c.value.is_none() { " (NCCL's default)" } else { "" }
     );
@@ -864,9 +914,8 @@ fn qps_per_connection(env: &NcclEnv, w: &Wire<'_>) -> VarCheck {
     }
     let mut pairs: BTreeMap<HostPair, (u64, Option<usize>)> = BTreeMap::new();
     for conn in &w.report.connections {
-        let Some(first) = conn.flows.iter().find(|id| w.flow(**id).is_some()) else { continue };
-        let (a, b) = if conn.a <= conn.b { (conn.a, conn.b) } else { (conn.b, conn.a) };
-        let e = pairs.entry((conn.point, a, b)).or_insert((0, Some(*first)));
+        let Some((dir, first)) = sender_direction(w, conn) else { continue };
+        let e = pairs.entry(dir).or_insert((0, Some(first)));
         e.0 += 1;
     }
     if pairs.is_empty() {
@@ -879,7 +928,7 @@ fn qps_per_connection(env: &NcclEnv, w: &Wire<'_>) -> VarCheck {
     }
     c.checked = pairs.len() as u64;
     c.wire = format!(
-        "{} per host pair: {}",
+        "{} per direction (sender → receiver): {}",
         "QP pairs carrying requests",
         by_count
             .iter()
@@ -891,7 +940,7 @@ fn qps_per_connection(env: &NcclEnv, w: &Wire<'_>) -> VarCheck {
     let odd: Vec<(&HostPair, &(u64, Option<usize>))> =
         pairs.iter().filter(|(_, (n, _))| n % q != 0).collect();
     if odd.is_empty() {
-        return c.matched((q > 1).then(|| format!("every host pair has a multiple of {q}")));
+        return c.matched((q > 1).then(|| format!("every host-pair direction has a multiple of {q}")));
     }
     let g = counts.iter().copied().fold(0, gcd).max(1);
     // Any divisor of the counts fits too (more channels, fewer QPs each): the largest within
@@ -908,13 +957,13 @@ fn qps_per_connection(env: &NcclEnv, w: &Wire<'_>) -> VarCheck {
         .take(3)
         .filter_map(|((_, a, b), (n, first))| {
             let f = w.flow(first.unwrap_or(usize::MAX))?;
-            Some(f.evidence(format!("{a} ↔ {b}: {}", plural(*n, "QP pair", "QP pairs"))))
+            Some(f.evidence(format!("{a} → {b}: {}", plural(*n, "QP pair", "QP pairs"))))
         })
         .collect();
     let why = format!(
         "{} of {} {} a number of QP pairs that is no multiple of {q} (QPs idle through the capture are not seen)",
         odd.len(),
-        plural(pairs.len() as u64, "host pair", "host pairs"),
+        plural(pairs.len() as u64, "host-pair direction", "host-pair directions"),
         if odd.len() == 1 { "has" } else { "have" }
     );
     c.mismatch(Severity::Warning, why, would)
@@ -994,8 +1043,11 @@ mod tests {
             verdict("NCCL_IB_TC=96", &w, "NCCL_IB_TC"),
             (Verdict::Mismatch, Some("104".into()), Some(Severity::Warning))
         );
-        // The file's low bits are kept in the value that would match.
+        // The file's low bits are kept in the value that would match when they are 10
+        // (ECT(0)); 11 (CE on NICs that pass them through) and 01 are dropped.
         assert_eq!(verdict("NCCL_IB_TC=98", &w, "NCCL_IB_TC").1.as_deref(), Some("106"));
+        assert_eq!(verdict("NCCL_IB_TC=99", &w, "NCCL_IB_TC").1.as_deref(), Some("104"));
+        assert_eq!(verdict("NCCL_IB_TC=97", &w, "NCCL_IB_TC").1.as_deref(), Some("104"));
         // Unset: NCCL's 0, which the application or the host may override: info.
         assert_eq!(
             verdict("NCCL_DEBUG=INFO", &w, "NCCL_IB_TC"),
@@ -1004,6 +1056,61 @@ mod tests {
         assert_eq!(verdict("NCCL_IB_TC=-1", &w, "NCCL_IB_TC").0, Verdict::NotChecked);
         let none = wire(&r, vec![]);
         assert_eq!(verdict("NCCL_IB_TC=106", &none, "NCCL_IB_TC").0, Verdict::NotChecked);
+    }
+
+    #[test]
+    fn a_negative_tc_is_unset_only_for_minus_one_from_2_26() {
+        let r = empty();
+        let w63 = wire(&r, vec![flow(0, 1, 2, &[63])]);
+        let w26 = wire(&r, vec![flow(0, 1, 2, &[26])]);
+        // From 2.26, -1 is unset: the application's class.
+        assert_eq!(verdict("# nccl 2.26\nNCCL_IB_TC=-1", &w26, "NCCL_IB_TC").0, Verdict::NotChecked);
+        // Before, -1 is 255 in the uint8 field: DSCP 63.
+        assert_eq!(verdict("# nccl 2.25\nNCCL_IB_TC=-1", &w63, "NCCL_IB_TC").0, Verdict::Match);
+        assert_eq!(
+            verdict("# nccl 2.25\nNCCL_IB_TC=-1", &w26, "NCCL_IB_TC"),
+            (Verdict::Mismatch, Some("104".into()), Some(Severity::Warning))
+        );
+        // Unknown version: the readings differ, so not checked, naming both.
+        let checks = all(&env("NCCL_IB_TC=-1"), &w63);
+        let tc = get(&checks, "NCCL_IB_TC");
+        assert_eq!(tc.verdict, Verdict::NotChecked);
+        assert!(tc.sets.contains("from NCCL 2.26 nothing") && tc.sets.contains("DSCP 63"), "{tc:?}");
+        // Other negatives wrap whatever the version: -2 is 254, DSCP 63; -104 is 152, DSCP 38.
+        for e in ["NCCL_IB_TC=-2", "# nccl 2.27\nNCCL_IB_TC=-2"] {
+            assert_eq!(verdict(e, &w63, "NCCL_IB_TC").0, Verdict::Match, "{e}");
+        }
+        let checks = all(&env("# nccl 2.27\nNCCL_IB_TC=-104"), &w26);
+        let tc = get(&checks, "NCCL_IB_TC");
+        assert!(tc.sets.starts_with("DSCP 38 (152 >> 2") && tc.sets.contains("-104 wraps to 152"), "{tc:?}");
+        assert_eq!(tc.verdict, Verdict::Mismatch);
+    }
+
+    #[test]
+    fn a_quoted_tc_in_ncclconf_is_read_as_nccl_reads_it_and_says_so() {
+        let r = empty();
+        let w = wire(&r, vec![flow(0, 1, 2, &[26])]);
+        let e = crate::nccl::env::parse_as("NCCL_IB_TC=\"106\"\n", crate::nccl::FileKind::NcclConf).unwrap();
+        let checks = all(&e, &w);
+        let tc = get(&checks, "NCCL_IB_TC");
+        assert_eq!(
+            (tc.verdict, tc.severity, tc.would_match.as_deref()),
+            (Verdict::Mismatch, Some(Severity::Warning), Some("104"))
+        );
+        assert!(tc.sets.starts_with("DSCP 0"), "{tc:?}");
+        assert!(
+            tc.reason.as_deref().is_some_and(|r| r.starts_with("line 1: NCCL's config file keeps quotes")),
+            "{tc:?}"
+        );
+        // Unquoted, or in a shell dump: 106, a match with no such note.
+        for e in [
+            crate::nccl::env::parse_as("NCCL_IB_TC=106\n", crate::nccl::FileKind::NcclConf).unwrap(),
+            env("NCCL_IB_TC=\"106\"\n"),
+        ] {
+            let checks = all(&e, &w);
+            let tc = get(&checks, "NCCL_IB_TC");
+            assert_eq!((tc.verdict, tc.reason.as_deref()), (Verdict::Match, None));
+        }
     }
 
     #[test]
@@ -1220,20 +1327,33 @@ mod tests {
         });
     }
 
+    /// `n` QP pairs whose data goes from `s` to `d` (the heavier flow), each with a lighter
+    /// CTS flow back; the connection listed `d` first when `flip` (the report's `a` is
+    /// whichever end it saw first).
+    fn qp_pairs(r: &mut Report, flows: &mut Vec<FlowFacts>, s: u8, d: u8, n: usize, flip: bool) {
+        for _ in 0..n {
+            let id = flows.len();
+            flows.push(flow(id, s, d, &[26]));
+            let mut cts = flow(id + 1, d, s, &[26]);
+            cts.payload_bytes = 64;
+            flows.push(cts);
+            if flip {
+                connect(r, d, s, (id + 1, id));
+            } else {
+                connect(r, s, d, (id, id + 1));
+            }
+        }
+    }
+
     #[test]
     fn qp_pairs_per_host_pair_are_a_multiple_of_qps_per_connection() {
         let mut r = empty();
         let mut flows = Vec::new();
-        // Two QP pairs between .1 and .2 (one each way), four between .2 and .3.
-        for (a, b, n) in [(1u8, 2u8, 2usize), (3, 2, 4)] {
-            for q in 0..n {
-                let id = flows.len();
-                flows.push(flow(id, a, b, &[26]));
-                flows.push(flow(id + 1, b, a, &[26]));
-                let (x, y) = if q % 2 == 0 { (a, b) } else { (b, a) };
-                connect(&mut r, x, y, (id, id + 1));
-            }
-        }
+        // Two QP pairs sending from .1 to .2, four from .3 to .2 (listed either way round).
+        qp_pairs(&mut r, &mut flows, 1, 2, 1, false);
+        qp_pairs(&mut r, &mut flows, 1, 2, 1, true);
+        qp_pairs(&mut r, &mut flows, 3, 2, 2, false);
+        qp_pairs(&mut r, &mut flows, 3, 2, 2, true);
         // A connection whose flows carry no requests is not counted.
         connect(&mut r, 1, 2, (900, 901));
         let w = wire(&r, flows);
@@ -1245,11 +1365,15 @@ mod tests {
         let checks = all(&env("NCCL_IB_QPS_PER_CONNECTION=4"), &w);
         let q = get(&checks, "NCCL_IB_QPS_PER_CONNECTION");
         assert_eq!((q.verdict, q.would_match.as_deref()), (Verdict::Mismatch, Some("2 (or 1)")));
-        assert_eq!(q.wire, "QP pairs carrying requests per host pair: 2 on 1 pair, 4 on 1 pair");
+        assert_eq!(
+            q.wire,
+            "QP pairs carrying requests per direction (sender → receiver): 2 on 1 pair, 4 on 1 pair"
+        );
         assert!(
-            q.reason.as_deref().is_some_and(|r| r.starts_with("1 of 2 host pairs has a number")),
+            q.reason.as_deref().is_some_and(|r| r.starts_with("1 of 2 host-pair directions has a number")),
             "{q:?}"
         );
+        assert_eq!(q.evidence.first().map(|e| e.what.as_str()), Some("10.0.0.1 → 10.0.0.2: 2 QP pairs"));
         // A prime count: only itself and 1 divide it.
         let mut r23 = empty();
         let mut f23 = Vec::new();
@@ -1276,6 +1400,40 @@ mod tests {
             verdict("NCCL_IB_QPS_PER_CONNECTION=200", &w, "NCCL_IB_QPS_PER_CONNECTION").0,
             Verdict::NotChecked
         );
+    }
+
+    #[test]
+    fn qps_per_connection_counts_each_direction_apart() {
+        // Two hosts, one channel each way, 2 QPs per connection: 2 QP pairs sending from .1,
+        // 2 from .2. Per unordered pair that was 4, which "matched" 4.
+        let mut r = empty();
+        let mut flows = Vec::new();
+        qp_pairs(&mut r, &mut flows, 1, 2, 2, false);
+        qp_pairs(&mut r, &mut flows, 2, 1, 2, false);
+        let w = wire(&r, flows);
+        let q2 = "NCCL_IB_QPS_PER_CONNECTION=2";
+        assert_eq!(verdict(q2, &w, "NCCL_IB_QPS_PER_CONNECTION").0, Verdict::Match);
+        let (v, would, _) = verdict("NCCL_IB_QPS_PER_CONNECTION=4", &w, "NCCL_IB_QPS_PER_CONNECTION");
+        assert_eq!((v, would.as_deref()), (Verdict::Mismatch, Some("2 (or 1)")));
+        let checks = all(&env("NCCL_IB_QPS_PER_CONNECTION=4"), &w);
+        let q = get(&checks, "NCCL_IB_QPS_PER_CONNECTION");
+        assert_eq!(q.checked, 2, "{q:?}");
+        // One QP each way: 1 per direction, so 1 is what fits, not 2.
+        let mut r = empty();
+        let mut flows = Vec::new();
+        qp_pairs(&mut r, &mut flows, 1, 2, 1, false);
+        qp_pairs(&mut r, &mut flows, 2, 1, 1, true);
+        let w = wire(&r, flows);
+        let (v, would, _) = verdict("NCCL_IB_QPS_PER_CONNECTION=3", &w, "NCCL_IB_QPS_PER_CONNECTION");
+        assert_eq!((v, would.as_deref()), (Verdict::Mismatch, Some("1")));
+        // Equal bytes both ways: the direction the report lists first.
+        let mut r = empty();
+        let f = vec![flow(0, 1, 2, &[26]), flow(1, 2, 1, &[26])];
+        connect(&mut r, 2, 1, (1, 0));
+        let w = wire(&r, f);
+        let checks = all(&env("NCCL_IB_QPS_PER_CONNECTION=2"), &w);
+        let q = get(&checks, "NCCL_IB_QPS_PER_CONNECTION");
+        assert_eq!(q.evidence.first().map(|e| e.what.as_str()), Some("10.0.0.2 → 10.0.0.1: 1 QP pair"));
     }
 
     #[test]
