@@ -14,6 +14,7 @@ impl Analyzer {
         let bytes = v.wire.saturating_mul(w);
         let ce = v.ecn == Ecn::Ce;
         self.on_priority_traffic(meta, v.macs, v.prio);
+        self.marks.add(meta.point, v.info.class, v.dscp, v.pcp, w);
         self.fabric.add(fabric::Sample {
             point: meta.point,
             prio: v.prio,

@@ -56,6 +56,7 @@ pub mod flow;
 mod frame;
 pub mod incast;
 pub mod link;
+pub mod marks;
 pub mod mirror;
 pub mod nccl;
 pub mod nic_counters;
@@ -384,6 +385,8 @@ pub struct Analyzer {
     /// Per capture point and priority: throughput, CE, CNPs and paused time over time at the
     /// `--bin` resolution (capture-wide state, like the pause timelines).
     fabric: fabric::Fabric,
+    /// DSCP and PCP per point and class, packet by packet (crate::marks).
+    marks: marks::PointMarks,
     /// RoCE per priority, per capture point.
     priorities: Vec<PriorityUse>,
     /// Per capture point.
@@ -468,6 +471,7 @@ impl Analyzer {
             paused: Vec::new(),
             macs: link::MacTraffic::default(),
             fabric,
+            marks: marks::PointMarks::default(),
             priorities: vec![PriorityUse::default(); npoints * 8],
             points: vec![PointTotals::default(); npoints],
             matcher,

@@ -17,13 +17,15 @@ use arrow_array::{
     UInt32Array, UInt64Array, UInt8Array,
 };
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use rocescope_analyzer::audit::Class;
 use rocescope_analyzer::compare::{
-    ConnectionFacts, EcnFacts, FlowFacts, LatencyFacts, LatencyStat, NakFacts, PointFacts, PsnFacts,
-    ReportFacts, SummaryFacts, TimelineFacts,
+    ClassMarksFacts, ConnectionFacts, EcnFacts, FlowFacts, LatencyFacts, LatencyStat, NakFacts, PointFacts,
+    PointMarksFacts, PsnFacts, ReportFacts, SummaryFacts, TimelineFacts, ValueCountFacts,
 };
 use rocescope_analyzer::fabric::{Fabric, Sample};
 use rocescope_analyzer::pfc::{SeenBefore, Timeline};
 use rocescope_analyzer::Config;
+use rocescope_decoder::Opcode;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
@@ -134,6 +136,7 @@ fn packets_facts(
     let mut timelines: HashMap<PauseKey, Timeline> = HashMap::new();
     let mut closed: Vec<(u16, u8, i64, i64)> = Vec::new();
     let (mut frames, mut roce) = (0u64, 0u64);
+    let mut marks = Marks::default();
     let (mut start, mut end): (Option<i64>, Option<i64>) = (None, None);
     for b in batches {
         let point = col::<StringArray>(b, "point")?;
@@ -147,6 +150,7 @@ fn packets_facts(
         let ecn = col::<UInt8Array>(b, "ip_ecn")?;
         let tclass = col::<UInt8Array>(b, "grh_tclass")?;
         let cnp = col::<BooleanArray>(b, "cnp")?;
+        let opcode = col::<UInt8Array>(b, "bth_opcode")?;
         let error = col::<StringArray>(b, "error")?;
         let eth_src = col::<StringArray>(b, "eth_src")?;
         let enable = col::<UInt16Array>(b, "pfc_enable")?;
@@ -174,6 +178,8 @@ fn packets_facts(
                         pf.roce += 1;
                     }
                     let d = opt8(dscp, i).or_else(|| opt8(tclass, i).map(|t| t >> 2)).unwrap_or(0);
+                    let class = opt8(opcode, i).map_or(Class::Data, |o| Class::of(Opcode(o)));
+                    marks.add(p, class, d, opt8(pcp, i));
                     fabric.add(Sample {
                         point: p,
                         prio: cfg.audit.priority(d, opt8(pcp, i)),
@@ -219,8 +225,52 @@ fn packets_facts(
         fabric.add_pause(p, Some(prio), s - origin, e - origin);
     }
     facts.summary = SummaryFacts { packets: frames, roce, start_ns: start, end_ns: end, pmtu: 0 };
+    marks.into_points(&mut points.list);
     let doc = serde_json::to_value(fabric.report())?;
     Ok(serde::Deserialize::deserialize(doc)?)
+}
+
+/// Each point's DSCP and PCP per class (data, ACK/NAK, CNP), counted as the analyzer counts
+/// them (crate `rocescope_analyzer::marks`): the packets table has every RoCE packet's.
+#[derive(Default)]
+struct Marks(std::collections::BTreeMap<(u16, usize), ([u64; 64], [u64; 9])>);
+
+impl Marks {
+    fn add(&mut self, point: u16, class: Class, dscp: u8, pcp: Option<u8>) {
+        let c = match class {
+            Class::Data => 0,
+            Class::Ack => 1,
+            Class::Cnp => 2,
+        };
+        let (d, p) = self.0.entry((point, c)).or_insert(([0; 64], [0; 9]));
+        if let Some(x) = d.get_mut(usize::from(dscp & 63)) {
+            *x += 1;
+        }
+        if let Some(x) = p.get_mut(pcp.map_or(8, |v| usize::from(v & 7))) {
+            *x += 1;
+        }
+    }
+
+    fn into_points(self, points: &mut [PointFacts]) {
+        for (i, pf) in points.iter_mut().enumerate() {
+            let Ok(i) = u16::try_from(i) else { break };
+            let class = |c: usize| {
+                let Some((d, p)) = self.0.get(&(i, c)) else { return ClassMarksFacts::default() };
+                let list = |v: &[u64], untagged: bool| -> Vec<ValueCountFacts> {
+                    v.iter()
+                        .enumerate()
+                        .filter(|(_, n)| **n > 0)
+                        .map(|(k, n)| ValueCountFacts {
+                            value: if untagged && k == 8 { None } else { u8::try_from(k).ok() },
+                            packets: *n,
+                        })
+                        .collect()
+                };
+                ClassMarksFacts { dscp: list(d, false), pcp: list(p, true) }
+            };
+            pf.marks = Some(PointMarksFacts { data: class(0), ack: class(1), cnp: class(2) });
+        }
+    }
 }
 
 /// A latency's three columns (`latency_ack_count`, `_p50_ns`, `_p99_ns`) at row `i`.

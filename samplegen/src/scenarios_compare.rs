@@ -222,6 +222,13 @@ fn dscp_remark(g: &mut Gen, after: bool) -> Value {
                 "priority": 0,
                 "title_has": ["loss appeared on 2 QPs (priority 0: 0 →"],
             },
+            // The CNPs travel on the flows that carry the ACKs too (each receiver's QP): the
+            // point's per-class counts, not the flows' DSCP sets, tell them apart.
+            {
+                "severity": "warning",
+                "kind": "cnp_dscp_moved",
+                "title_has": ["CNPs now arrive with DSCP 0 (were 48)"],
+            },
             {
                 "severity": "warning",
                 "kind": "throughput_fell",
@@ -238,14 +245,6 @@ fn dscp_remark(g: &mut Gen, after: bool) -> Value {
                 "severity": "warning",
                 "kind": "ack_dscp_moved",
                 "title_has": ["ACK/NAKs now also on DSCP 0"],
-            },
-            // The CNPs travel on the flows that carry the ACKs too (each receiver's QP): a
-            // flow's DSCP set cannot say which of its packets are on 0, so this is said as
-            // what may be, not as a verdict the gate fails on.
-            {
-                "severity": "info",
-                "kind": "cnp_dscp_moved",
-                "title_has": ["CNPs may now arrive with DSCP 0"],
             },
             {
                 "severity": "info",

@@ -99,6 +99,41 @@ pub struct PointFacts {
     pub start_ns: Option<i64>,
     /// Latest frame time.
     pub end_ns: Option<i64>,
+    /// DSCP and PCP per class, packet by packet (reports since these counts; absent in
+    /// older ones and in Parquet sides, which then fall back on the flows' sets).
+    #[serde(default)]
+    pub marks: Option<PointMarksFacts>,
+}
+
+/// `points[].marks`.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
+pub struct PointMarksFacts {
+    /// Data.
+    pub data: ClassMarksFacts,
+    /// ACK/NAKs.
+    pub ack: ClassMarksFacts,
+    /// CNPs.
+    pub cnp: ClassMarksFacts,
+}
+
+/// One class's values and their packets.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
+pub struct ClassMarksFacts {
+    /// DSCP values.
+    #[serde(default)]
+    pub dscp: Vec<ValueCountFacts>,
+    /// PCP values (null: untagged).
+    #[serde(default)]
+    pub pcp: Vec<ValueCountFacts>,
+}
+
+/// A value and its packets.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
+pub struct ValueCountFacts {
+    /// The value (null: untagged).
+    pub value: Option<u8>,
+    /// Packets.
+    pub packets: u64,
 }
 
 /// `flows[]`: one direction of a QP at one capture point.

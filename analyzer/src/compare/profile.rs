@@ -348,6 +348,21 @@ fn point_profile(r: &ReportFacts, index: usize, p: &super::facts::PointFacts) ->
             *slot = slot.saturating_add(n);
         }
     }
+    // Counted packet by packet, when the report has the counts: exact values per class,
+    // where the flows' sets could only say "one of these".
+    if let Some(pm) = &p.marks {
+        for (m, c) in [(&mut marks.data, &pm.data), (&mut marks.ack, &pm.ack), (&mut marks.cnp, &pm.cnp)] {
+            let shares = |v: &[super::facts::ValueCountFacts]| -> Vec<Share> {
+                v.iter()
+                    .filter(|x| x.packets > 0)
+                    .map(|x| Share { values: x.value.into_iter().collect(), packets: x.packets, flows: 0 })
+                    .collect()
+            };
+            m.dscp = shares(&c.dscp);
+            m.pcp = shares(&c.pcp);
+            m.packets = c.dscp.iter().fold(0u64, |a, x| a.saturating_add(x.packets));
+        }
+    }
     for m in [&mut marks.data, &mut marks.ack, &mut marks.cnp] {
         m.sort();
     }

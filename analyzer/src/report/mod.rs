@@ -239,6 +239,10 @@ pub struct PointReport {
     /// file holds none. The caller fills it in (the analyzer sees frames, not blocks).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub capture_counters: Option<PointCaptureCounters>,
+    /// The DSCP and PCP of its data, ACK/NAKs and CNPs, packet by packet (crate::marks;
+    /// absent past the first 256 points).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub marks: Option<crate::marks::MarksReport>,
 }
 
 /// The capture counters a capture point's pcapng file recorded: its interfaces' last usable

@@ -1,0 +1,137 @@
+//! Per capture point, the DSCP and PCP of each class of RoCE packet (data, ACK/NAK, CNP)
+//! counted packet by packet (`points[].marks`). A flow keeps the set of DSCPs its packets
+//! carried, and an RC QP's ACKs and CNPs travel on one flow: its set cannot say which of them
+//! carry which value. These counts can (compare's DSCP verdicts, docs/verdicts.md "Change
+//! verdicts"). Counted in the capture-wide pass, one add per frame.
+
+use crate::audit::Class;
+use serde::Serialize;
+
+/// Capture points counted: the first 256 (a point is a file or a mirror session; a capture
+/// that makes more cannot make these counts grow without bound).
+pub const MAX_POINTS: usize = 256;
+
+/// The PCP slot of untagged packets.
+const UNTAGGED: usize = 8;
+
+/// One class's counts at one point.
+#[derive(Clone, Debug)]
+struct Counts {
+    dscp: [u64; 64],
+    /// PCP 0-7, then untagged.
+    pcp: [u64; 9],
+}
+
+impl Default for Counts {
+    fn default() -> Self {
+        Counts { dscp: [0; 64], pcp: [0; 9] }
+    }
+}
+
+/// The counts of every point, three classes each.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct PointMarks {
+    per: Vec<[Counts; 3]>,
+}
+
+fn index(class: Class) -> usize {
+    match class {
+        Class::Data => 0,
+        Class::Ack => 1,
+        Class::Cnp => 2,
+    }
+}
+
+impl PointMarks {
+    /// `n` packets of `class` at `point`, with their DSCP and PCP (`None`: untagged).
+    pub(crate) fn add(&mut self, point: u16, class: Class, dscp: u8, pcp: Option<u8>, n: u64) {
+        let p = usize::from(point);
+        if p >= MAX_POINTS {
+            return;
+        }
+        if self.per.len() <= p {
+            self.per.resize_with(p + 1, Default::default);
+        }
+        if let Some(c) = self.per.get_mut(p).and_then(|x| x.get_mut(index(class))) {
+            if let Some(x) = c.dscp.get_mut(usize::from(dscp & 63)) {
+                *x = x.saturating_add(n);
+            }
+            let slot = pcp.map_or(UNTAGGED, |v| usize::from(v & 7));
+            if let Some(x) = c.pcp.get_mut(slot) {
+                *x = x.saturating_add(n);
+            }
+        }
+    }
+
+    /// The report of `point`, when it is counted.
+    pub(crate) fn report(&self, point: u16) -> Option<MarksReport> {
+        let [d, a, c] = self.per.get(usize::from(point))?;
+        Some(MarksReport { data: d.report(), ack: a.report(), cnp: c.report() })
+    }
+}
+
+impl Counts {
+    fn report(&self) -> ClassMarksReport {
+        let list = |v: &[u64], untagged: bool| -> Vec<ValueCount> {
+            v.iter()
+                .enumerate()
+                .filter(|(_, n)| **n > 0)
+                .map(|(i, n)| ValueCount {
+                    value: if untagged && i == UNTAGGED { None } else { u8::try_from(i).ok() },
+                    packets: *n,
+                })
+                .collect()
+        };
+        ClassMarksReport { dscp: list(&self.dscp, false), pcp: list(&self.pcp, true) }
+    }
+}
+
+/// A capture point's marks per class.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct MarksReport {
+    /// Requests and READ responses.
+    pub data: ClassMarksReport,
+    /// Acknowledges (ACK/NAK).
+    pub ack: ClassMarksReport,
+    /// CNPs.
+    pub cnp: ClassMarksReport,
+}
+
+/// One class's DSCP and PCP values with their packets (values with none left out).
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct ClassMarksReport {
+    /// DSCP values.
+    pub dscp: Vec<ValueCount>,
+    /// PCP values (`value` null: untagged).
+    pub pcp: Vec<ValueCount>,
+}
+
+/// A value and its packets.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct ValueCount {
+    /// The value (null: untagged, for PCP).
+    pub value: Option<u8>,
+    /// Packets that carried it.
+    pub packets: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_per_point_and_class_and_none_past_the_cap() {
+        let mut m = PointMarks::default();
+        m.add(1, Class::Cnp, 48, None, 3);
+        m.add(1, Class::Ack, 26, Some(3), 2);
+        m.add(1, Class::Ack, 26, Some(3), 1);
+        m.add(u16::MAX, Class::Data, 26, None, 1);
+        let r = m.report(1).expect("point 1");
+        assert_eq!((r.cnp.dscp.len(), r.cnp.dscp[0].value, r.cnp.dscp[0].packets), (1, Some(48), 3));
+        assert_eq!((r.cnp.pcp[0].value, r.cnp.pcp[0].packets), (None, 3));
+        assert_eq!((r.ack.dscp[0].value, r.ack.dscp[0].packets, r.ack.pcp[0].value), (Some(26), 3, Some(3)));
+        assert!(r.data.dscp.is_empty());
+        assert!(m.report(0).is_some_and(|r| r.cnp.dscp.is_empty()));
+        assert!(m.report(u16::MAX).is_none());
+    }
+}
