@@ -14,24 +14,14 @@ pub const MAX_POINTS: usize = 256;
 /// The PCP slot of untagged packets.
 const UNTAGGED: usize = 8;
 
-/// One class's counts at one point.
-#[derive(Clone, Debug)]
-struct Counts {
-    dscp: [u64; 64],
-    /// PCP 0-7, then untagged.
-    pcp: [u64; 9],
-}
+/// Counts of one class at one point: 64 DSCPs, then PCP 0-7 and untagged.
+const SLOTS: usize = 64 + 9;
 
-impl Default for Counts {
-    fn default() -> Self {
-        Counts { dscp: [0; 64], pcp: [0; 9] }
-    }
-}
-
-/// The counts of every point, three classes each.
+/// The counts of every point, three classes each, in one flat table (one indexed add per
+/// frame for the DSCP, one for the PCP: this runs for every RoCE frame).
 #[derive(Clone, Debug, Default)]
 pub(crate) struct PointMarks {
-    per: Vec<[Counts; 3]>,
+    counts: Vec<u64>,
 }
 
 fn index(class: Class) -> usize {
@@ -44,46 +34,50 @@ fn index(class: Class) -> usize {
 
 impl PointMarks {
     /// `n` packets of `class` at `point`, with their DSCP and PCP (`None`: untagged).
+    #[inline]
     pub(crate) fn add(&mut self, point: u16, class: Class, dscp: u8, pcp: Option<u8>, n: u64) {
         let p = usize::from(point);
         if p >= MAX_POINTS {
             return;
         }
-        if self.per.len() <= p {
-            self.per.resize_with(p + 1, Default::default);
+        let base = (p * 3 + index(class)) * SLOTS;
+        if self.counts.len() < (p + 1) * 3 * SLOTS {
+            self.counts.resize((p + 1) * 3 * SLOTS, 0);
         }
-        if let Some(c) = self.per.get_mut(p).and_then(|x| x.get_mut(index(class))) {
-            if let Some(x) = c.dscp.get_mut(usize::from(dscp & 63)) {
-                *x = x.saturating_add(n);
-            }
-            let slot = pcp.map_or(UNTAGGED, |v| usize::from(v & 7));
-            if let Some(x) = c.pcp.get_mut(slot) {
-                *x = x.saturating_add(n);
-            }
+        if let Some(x) = self.counts.get_mut(base + usize::from(dscp & 63)) {
+            *x = x.wrapping_add(n);
+        }
+        let slot = 64 + pcp.map_or(UNTAGGED, |v| usize::from(v & 7));
+        if let Some(x) = self.counts.get_mut(base + slot) {
+            *x = x.wrapping_add(n);
         }
     }
 
     /// The report of `point`, when it is counted.
     pub(crate) fn report(&self, point: u16) -> Option<MarksReport> {
-        let [d, a, c] = self.per.get(usize::from(point))?;
-        Some(MarksReport { data: d.report(), ack: a.report(), cnp: c.report() })
+        let p = usize::from(point);
+        let class = |c: usize| {
+            let base = (p * 3 + c) * SLOTS;
+            self.counts.get(base..base + SLOTS).map(class_report)
+        };
+        Some(MarksReport { data: class(0)?, ack: class(1)?, cnp: class(2)? })
     }
 }
 
-impl Counts {
-    fn report(&self) -> ClassMarksReport {
-        let list = |v: &[u64], untagged: bool| -> Vec<ValueCount> {
-            v.iter()
-                .enumerate()
-                .filter(|(_, n)| **n > 0)
-                .map(|(i, n)| ValueCount {
-                    value: if untagged && i == UNTAGGED { None } else { u8::try_from(i).ok() },
-                    packets: *n,
-                })
-                .collect()
-        };
-        ClassMarksReport { dscp: list(&self.dscp, false), pcp: list(&self.pcp, true) }
-    }
+/// One class's slots as its report.
+fn class_report(slots: &[u64]) -> ClassMarksReport {
+    let list = |v: &[u64], untagged: bool| -> Vec<ValueCount> {
+        v.iter()
+            .enumerate()
+            .filter(|(_, n)| **n > 0)
+            .map(|(i, n)| ValueCount {
+                value: if untagged && i == UNTAGGED { None } else { u8::try_from(i).ok() },
+                packets: *n,
+            })
+            .collect()
+    };
+    let (dscp, pcp) = slots.split_at(64.min(slots.len()));
+    ClassMarksReport { dscp: list(dscp, false), pcp: list(pcp, true) }
 }
 
 /// A capture point's marks per class.
