@@ -18,9 +18,10 @@ const UNTAGGED: usize = 8;
 const SLOTS: usize = 64 + 9;
 
 /// The counts of every point, three classes each, in one flat table (one indexed add per
-/// frame for the DSCP, one for the PCP: this runs for every RoCE frame).
+/// frame for the DSCP, one for the PCP: this runs for every RoCE frame). Public so that a
+/// reader of the Parquet packets table counts as the analyzer does.
 #[derive(Clone, Debug, Default)]
-pub(crate) struct PointMarks {
+pub struct PointMarks {
     counts: Vec<u64>,
 }
 
@@ -35,7 +36,7 @@ fn index(class: Class) -> usize {
 impl PointMarks {
     /// `n` packets of `class` at `point`, with their DSCP and PCP (`None`: untagged).
     #[inline]
-    pub(crate) fn add(&mut self, point: u16, class: Class, dscp: u8, pcp: Option<u8>, n: u64) {
+    pub fn add(&mut self, point: u16, class: Class, dscp: u8, pcp: Option<u8>, n: u64) {
         let p = usize::from(point);
         if p >= MAX_POINTS {
             return;
@@ -54,7 +55,7 @@ impl PointMarks {
     }
 
     /// The report of `point`, when it is counted.
-    pub(crate) fn report(&self, point: u16) -> Option<MarksReport> {
+    pub fn report(&self, point: u16) -> Option<MarksReport> {
         let p = usize::from(point);
         let class = |c: usize| {
             let base = (p * 3 + c) * SLOTS;

@@ -19,10 +19,11 @@ use arrow_array::{
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use rocescope_analyzer::audit::Class;
 use rocescope_analyzer::compare::{
-    ClassMarksFacts, ConnectionFacts, EcnFacts, FlowFacts, LatencyFacts, LatencyStat, NakFacts, PointFacts,
-    PointMarksFacts, PsnFacts, ReportFacts, SummaryFacts, TimelineFacts, ValueCountFacts,
+    ConnectionFacts, EcnFacts, FlowFacts, LatencyFacts, LatencyStat, NakFacts, PointFacts, PsnFacts,
+    ReportFacts, SummaryFacts, TimelineFacts,
 };
 use rocescope_analyzer::fabric::{Fabric, Sample};
+use rocescope_analyzer::marks::PointMarks;
 use rocescope_analyzer::pfc::{SeenBefore, Timeline};
 use rocescope_analyzer::Config;
 use rocescope_decoder::Opcode;
@@ -136,7 +137,7 @@ fn packets_facts(
     let mut timelines: HashMap<PauseKey, Timeline> = HashMap::new();
     let mut closed: Vec<(u16, u8, i64, i64)> = Vec::new();
     let (mut frames, mut roce) = (0u64, 0u64);
-    let mut marks = Marks::default();
+    let mut marks = PointMarks::default();
     let (mut start, mut end): (Option<i64>, Option<i64>) = (None, None);
     for b in batches {
         let point = col::<StringArray>(b, "point")?;
@@ -179,7 +180,7 @@ fn packets_facts(
                     }
                     let d = opt8(dscp, i).or_else(|| opt8(tclass, i).map(|t| t >> 2)).unwrap_or(0);
                     let class = opt8(opcode, i).map_or(Class::Data, |o| Class::of(Opcode(o)));
-                    marks.add(p, class, d, opt8(pcp, i));
+                    marks.add(p, class, d, opt8(pcp, i), 1);
                     fabric.add(Sample {
                         point: p,
                         prio: cfg.audit.priority(d, opt8(pcp, i)),
@@ -225,52 +226,14 @@ fn packets_facts(
         fabric.add_pause(p, Some(prio), s - origin, e - origin);
     }
     facts.summary = SummaryFacts { packets: frames, roce, start_ns: start, end_ns: end, pmtu: 0 };
-    marks.into_points(&mut points.list);
+    // Each point's DSCP and PCP per class, counted as the analyzer counts them, read back
+    // as a report document's.
+    for (i, pf) in points.list.iter_mut().enumerate() {
+        let m = u16::try_from(i).ok().and_then(|i| marks.report(i));
+        pf.marks = m.map(|m| serde_json::from_value(serde_json::to_value(m)?)).transpose()?;
+    }
     let doc = serde_json::to_value(fabric.report())?;
     Ok(serde::Deserialize::deserialize(doc)?)
-}
-
-/// Each point's DSCP and PCP per class (data, ACK/NAK, CNP), counted as the analyzer counts
-/// them (crate `rocescope_analyzer::marks`): the packets table has every RoCE packet's.
-#[derive(Default)]
-struct Marks(std::collections::BTreeMap<(u16, usize), ([u64; 64], [u64; 9])>);
-
-impl Marks {
-    fn add(&mut self, point: u16, class: Class, dscp: u8, pcp: Option<u8>) {
-        let c = match class {
-            Class::Data => 0,
-            Class::Ack => 1,
-            Class::Cnp => 2,
-        };
-        let (d, p) = self.0.entry((point, c)).or_insert(([0; 64], [0; 9]));
-        if let Some(x) = d.get_mut(usize::from(dscp & 63)) {
-            *x += 1;
-        }
-        if let Some(x) = p.get_mut(pcp.map_or(8, |v| usize::from(v & 7))) {
-            *x += 1;
-        }
-    }
-
-    fn into_points(self, points: &mut [PointFacts]) {
-        for (i, pf) in points.iter_mut().enumerate() {
-            let Ok(i) = u16::try_from(i) else { break };
-            let class = |c: usize| {
-                let Some((d, p)) = self.0.get(&(i, c)) else { return ClassMarksFacts::default() };
-                let list = |v: &[u64], untagged: bool| -> Vec<ValueCountFacts> {
-                    v.iter()
-                        .enumerate()
-                        .filter(|(_, n)| **n > 0)
-                        .map(|(k, n)| ValueCountFacts {
-                            value: if untagged && k == 8 { None } else { u8::try_from(k).ok() },
-                            packets: *n,
-                        })
-                        .collect()
-                };
-                ClassMarksFacts { dscp: list(d, false), pcp: list(p, true) }
-            };
-            pf.marks = Some(PointMarksFacts { data: class(0), ack: class(1), cnp: class(2) });
-        }
-    }
 }
 
 /// A latency's three columns (`latency_ack_count`, `_p50_ns`, `_p99_ns`) at row `i`.
