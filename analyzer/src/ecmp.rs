@@ -378,6 +378,29 @@ pub struct PairEntropy {
     pub top_port_busy_qps: u32,
     /// QPs whose port changed during the capture (counted at their first port).
     pub ports_changed: u32,
+    /// It makes `ecmp_low_entropy` ([`LOW_ENTROPY_MIN_QPS`] busy QPs whose port never
+    /// changed share one): for the views that mark it, not in the JSON (the finding is).
+    #[serde(skip)]
+    pub low_entropy: bool,
+}
+
+impl PairEntropy {
+    /// `10.0.0.1 → 10.0.0.2: 8 QPs (8 busy) on 1 port(s), 8 on port 49152: 0.00 bits of
+    /// 3.00`, as the text report and the TUI write it.
+    pub fn summary(&self) -> String {
+        format!(
+            "{} → {}: {} QPs ({} busy) on {} port(s), {} on port {}: {:.2} bits of {:.2}",
+            self.src,
+            self.dst,
+            self.qps,
+            self.busy_qps,
+            self.ports,
+            self.top_port_qps,
+            self.top_port,
+            self.entropy_bits,
+            self.qp_entropy_bits
+        )
+    }
 }
 
 /// One source host's entropy over all its destinations.

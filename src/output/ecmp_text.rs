@@ -87,19 +87,7 @@ fn entropy_lines(o: &mut String, e: &EcmpReport, multi: bool, r: &Report) {
             Some(x) if multi => format!("{}: ", escape(&x.name)),
             _ => String::new(),
         };
-        let _ = writeln!(
-            o,
-            "  {at}{} → {}: {} QPs ({} busy) on {} port(s), {} on port {}: {:.2} bits of {:.2}",
-            p.src,
-            p.dst,
-            p.qps,
-            p.busy_qps,
-            p.ports,
-            p.top_port_qps,
-            p.top_port,
-            p.entropy_bits,
-            p.qp_entropy_bits
-        );
+        let _ = writeln!(o, "  {at}{}", p.summary());
     }
 }
 

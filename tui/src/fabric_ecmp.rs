@@ -11,7 +11,6 @@ use ratatui::widgets::{Block, Paragraph};
 use ratatui::Frame;
 use rocescope_analyzer::ecmp::{
     measured_imbalance, predicted_imbalance, PathPrediction, UplinkReport, IMBALANCE_RATIO,
-    LOW_ENTROPY_MIN_QPS,
 };
 use rocescope_analyzer::report::Report;
 
@@ -100,20 +99,8 @@ fn entropy_lines(r: &Report, lines: &mut Vec<Line<'static>>) {
         Style::new().add_modifier(Modifier::BOLD),
     ));
     for p in pairs {
-        let low = p.top_port_busy_qps >= LOW_ENTROPY_MIN_QPS;
-        let text = format!(
-            "  {} → {}: {} QPs ({} busy) on {} port(s), {} on port {}: {:.2} bits of {:.2}{}",
-            p.src,
-            p.dst,
-            p.qps,
-            p.busy_qps,
-            p.ports,
-            p.top_port_qps,
-            p.top_port,
-            p.entropy_bits,
-            p.qp_entropy_bits,
-            if low { ": ECMP cannot spread them" } else { "" }
-        );
+        let low = p.low_entropy;
+        let text = format!("  {}{}", p.summary(), if low { ": ECMP cannot spread them" } else { "" });
         lines.push(Line::styled(text, if low { Style::new().fg(Color::Red) } else { Style::new() }));
     }
 }

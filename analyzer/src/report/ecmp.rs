@@ -129,7 +129,7 @@ fn pair_entropy(a: &Analyzer, g: &[Data]) -> Option<(PairEntropy, Option<SharedP
     let key = g.first().and_then(|d| a.flows.get(d.id as usize)).map(|f| f.key)?;
     let ports = port_bytes(g);
     let top = ports.iter().max_by_key(|p| (p.3, p.2, std::cmp::Reverse(p.0))).copied().unwrap_or_default();
-    let pair = PairEntropy {
+    let mut pair = PairEntropy {
         point: key.point,
         src: key.src,
         dst: key.dst,
@@ -143,6 +143,7 @@ fn pair_entropy(a: &Analyzer, g: &[Data]) -> Option<(PairEntropy, Option<SharedP
         top_port_qps: top.2,
         top_port_busy_qps: top.3,
         ports_changed: g.iter().filter(|d| d.changed).count() as u32,
+        low_entropy: false,
     };
     // Busy QPs that stayed on one port, by port: the most on one.
     let steady: Vec<Data> = g.iter().filter(|d| d.bytes >= BUSY_MIN_BYTES && !d.changed).copied().collect();
@@ -150,11 +151,13 @@ fn pair_entropy(a: &Analyzer, g: &[Data]) -> Option<(PairEntropy, Option<SharedP
         .into_iter()
         .max_by_key(|p| (p.2, std::cmp::Reverse(p.0)))
         .filter(|p| p.2 >= LOW_ENTROPY_MIN_QPS)
-        .map(|p| SharedPort {
-            pair: pair.clone(),
-            port: p.0,
-            ids: steady.iter().filter(|d| d.port == p.0).map(|d| d.id).collect(),
-        });
+        .map(|p| p.0);
+    pair.low_entropy = shared.is_some();
+    let shared = shared.map(|port| SharedPort {
+        pair: pair.clone(),
+        port,
+        ids: steady.iter().filter(|d| d.port == port).map(|d| d.id).collect(),
+    });
     Some((pair, shared))
 }
 
