@@ -327,7 +327,14 @@ fn rebinned(timeline: &FabricReport, point: u16, width: u64, len: usize) -> Vec<
 }
 
 /// The load measured at the uplinks: bytes per uplink and over time.
-fn uplinks(a: &Analyzer, timeline: &FabricReport, points: &[u16], unmatched: Vec<String>) -> UplinkReport {
+/// `flows`: the data flows at the uplinks ([`prediction_flows`]), for the hash fit.
+fn uplinks(
+    a: &Analyzer,
+    timeline: &FabricReport,
+    points: &[u16],
+    unmatched: Vec<String>,
+    flows: &[Placed],
+) -> UplinkReport {
     let mut bytes = vec![0u64; points.len()];
     for f in a.flows.iter() {
         if let Some(i) = points.iter().position(|p| *p == f.key.point) {
@@ -367,8 +374,8 @@ fn uplinks(a: &Analyzer, timeline: &FabricReport, points: &[u16], unmatched: Vec
         })
         .collect();
     let busiest = loads.iter().max_by_key(|l| (l.bytes, std::cmp::Reverse(l.point))).map(|l| l.point);
-    let placed: Vec<(HashKey, usize)> = prediction_flows(a, points)
-        .into_iter()
+    let placed: Vec<(HashKey, usize)> = flows
+        .iter()
         .filter_map(|p| {
             let at = a.flows.get(p.flow)?.key.point;
             Some((p.key, points.iter().position(|x| *x == at)?))
@@ -412,15 +419,14 @@ fn prediction_flows(a: &Analyzer, points: &[u16]) -> Vec<Placed> {
         .collect()
 }
 
-/// The RoCEv2 data flows at `points` (every point when empty) placed by the configured hash,
-/// each QP once (`once_per_qp`).
-fn prediction(a: &Analyzer, paths: u16, points: &[u16]) -> PathPrediction {
-    let flows = prediction_flows(a, points);
+/// `flows` ([`prediction_flows`] at `points`, every point when empty) placed by the
+/// configured hash.
+fn prediction(a: &Analyzer, paths: u16, points: &[u16], flows: &[Placed]) -> PathPrediction {
     let mut shown = points.to_vec();
     if shown.is_empty() {
         shown = (0..u16::try_from(a.points().len()).unwrap_or(u16::MAX)).collect();
     }
-    predict(&flows, &a.cfg.ecmp.hash, paths, shown)
+    predict(flows, &a.cfg.ecmp.hash, paths, shown)
 }
 
 /// `QP 0x000101 10.0.0.1 → 10.0.0.2` for flow `id`.
@@ -532,12 +538,15 @@ pub(super) fn ecmp(
         findings.push(low_entropy_finding(a, &s));
     }
     let (points, unmatched) = uplink_points(a);
-    if !a.cfg.ecmp.uplinks.is_empty() {
-        report.uplinks = Some(uplinks(a, timeline, &points, unmatched));
-    }
     let paths = a.cfg.ecmp.paths.or_else(|| (points.len() >= 2).then_some(points.len() as u16));
+    let measured = !a.cfg.ecmp.uplinks.is_empty();
+    // The data flows placed, gathered once for the hash fit and the prediction.
+    let flows = if measured || paths.is_some() { prediction_flows(a, &points) } else { Vec::new() };
+    if measured {
+        report.uplinks = Some(uplinks(a, timeline, &points, unmatched, &flows));
+    }
     if let Some(n) = paths {
-        report.prediction = Some(prediction(a, n, &points));
+        report.prediction = Some(prediction(a, n, &points, &flows));
     }
     // Measured when uplinks are given; else predicted.
     match (&report.uplinks, &report.prediction) {
