@@ -44,6 +44,10 @@ pub struct Side {
     pub points: Vec<String>,
     /// Sampled capture.
     pub sampled: bool,
+    /// The share of its request packets the capture holds, when low (the report's
+    /// `summary.capture_quality.share`; absent when it holds most of them).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub capture_share: Option<f64>,
     /// A report of part of its input.
     pub partial: bool,
     /// The profile.
@@ -149,6 +153,7 @@ pub fn read_side(files: &[PathBuf], args: &CompareArgs, nccl: Option<&NcclEnvFil
         files: names,
         points: profile.points.iter().map(|p| p.name.clone()).collect(),
         sampled: profile.sampled,
+        capture_share: profile.capture_share,
         partial: profile.partial,
         profile,
     })

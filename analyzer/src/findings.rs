@@ -88,6 +88,9 @@ pub(crate) struct FindingSink {
     sampled: bool,
     /// Those not made.
     suppressed: u64,
+    /// A kind one capture-wide finding stands for (crate::report::quality): its per-flow
+    /// findings are not made.
+    absorbed: Option<FindingKind>,
 }
 
 impl FindingSink {
@@ -101,6 +104,7 @@ impl FindingSink {
             flow_worst: vec![None; flows],
             sampled: false,
             suppressed: 0,
+            absorbed: None,
         }
     }
 
@@ -115,10 +119,20 @@ impl FindingSink {
         self.suppressed
     }
 
+    /// Findings of `kind` about one flow are not made from now on: one capture-wide
+    /// finding says what they would (the capture-quality headline, which replaces a
+    /// `capture_loss` line per QP).
+    pub(crate) fn absorb(&mut self, kind: FindingKind) {
+        self.absorbed = Some(kind);
+    }
+
     /// Add a finding.
     pub(crate) fn push(&mut self, f: Finding) {
         if self.sampled && f.kind.needs_every_packet() {
             self.suppressed += 1;
+            return;
+        }
+        if self.absorbed == Some(f.kind) && f.flow.is_some() {
             return;
         }
         match f.severity {

@@ -225,7 +225,8 @@ fn packets_facts(
     for (p, prio, s, e) in closed {
         fabric.add_pause(p, Some(prio), s - origin, e - origin);
     }
-    facts.summary = SummaryFacts { packets: frames, roce, start_ns: start, end_ns: end, pmtu: 0 };
+    facts.summary =
+        SummaryFacts { packets: frames, roce, start_ns: start, end_ns: end, pmtu: 0, capture_quality: None };
     // Each point's DSCP and PCP per class, counted as the analyzer counts them, read back
     // as a report document's.
     for (i, pf) in points.list.iter_mut().enumerate() {

@@ -84,6 +84,9 @@ fn side_line(o: &mut String, label: &str, s: &Side) {
     if s.sampled {
         notes.push_str(", sampled");
     }
+    if let Some(share) = s.capture_share {
+        notes.push_str(&format!(", holds ~{:.0}% of its traffic", (share * 100.0).round().max(1.0)));
+    }
     if s.partial {
         notes.push_str(", PARTIAL");
     }

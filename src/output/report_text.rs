@@ -164,6 +164,9 @@ fn render_text(sr: &StreamedReport<'_>, source: &str, max_connections: usize) ->
             sm.samples, sm.suppressed_findings
         );
     }
+    if let Some(q) = &s.capture_quality {
+        let _ = writeln!(o, "  CAPTURE QUALITY: {}", escape(&q.note));
+    }
     let multi = r.points.len() > 1;
     let at = |point: u16| -> String {
         match r.points.get(usize::from(point)) {

@@ -124,7 +124,12 @@ fn draw_header(f: &mut Frame<'_>, app: &App, area: Rect) {
         Span::raw(format!("{} ({mode}){frozen}", s.source)),
     ]);
     // Most important first; on a narrow terminal the tail parts give way.
-    let mut parts = vec![format!("{} packets ({} RoCE)", sm.packets, sm.roce), rates(s, span_s)];
+    let mut parts = vec![format!("{} packets ({} RoCE)", sm.packets, sm.roce)];
+    if let Some(q) = &sm.capture_quality {
+        // Before the rates it qualifies (crate::report::quality in the analyzer).
+        parts.push(format!("capture holds ~{:.0}%: rates sampled", (q.share * 100.0).round().max(1.0)));
+    }
+    parts.push(rates(s, span_s));
     if !s.live && s.replay.is_none() && !s.done {
         // How fast the file is being read: progress, not a property of the network.
         parts.push(format!("read {:.0} pkt/s", s.rate_pps));

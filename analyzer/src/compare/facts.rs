@@ -84,6 +84,19 @@ pub struct SummaryFacts {
     /// Path MTU (configured or inferred; 0 unknown).
     #[serde(default)]
     pub pmtu: u32,
+    /// The capture holds a low share of its request packets (absent when it holds most).
+    #[serde(default)]
+    pub capture_quality: Option<CaptureQualityFacts>,
+}
+
+/// `summary.capture_quality` (crate::report::quality).
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
+pub struct CaptureQualityFacts {
+    /// Request packets seen / (seen + missing).
+    pub share: f64,
+    /// The report's sentence.
+    #[serde(default)]
+    pub note: String,
 }
 
 /// `points[]`.

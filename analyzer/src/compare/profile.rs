@@ -17,6 +17,9 @@ pub struct Profile {
     pub sampled: bool,
     /// The report covers part of its input (a damaged file, or a signal).
     pub partial: bool,
+    /// The share of its request packets the capture holds, when the report found it low
+    /// (crate::report::quality): its rates and latencies are samples.
+    pub capture_share: Option<f64>,
     /// Findings of the report per kind (folded ones counted as the findings they stand for);
     /// `None` when the side does not say (a Parquet directory holds no findings).
     pub findings: Option<BTreeMap<String, u64>>,
@@ -233,6 +236,7 @@ impl Profile {
         Profile {
             points,
             sampled: r.sampled.is_some(),
+            capture_share: r.summary.capture_quality.as_ref().map(|q| q.share),
             partial: r.interrupted || !r.input_errors.is_empty(),
             findings: Some(findings),
             nccl: r.nccl.as_ref().map(|n| n.variables.clone()),

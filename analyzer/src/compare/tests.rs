@@ -54,6 +54,7 @@ fn profile(p: PriorityProfile) -> Profile {
             qp: vec![qp(1, 3, 26, 0), qp(2, 3, 26, 0)],
         }],
         sampled: false,
+        capture_share: None,
         partial: false,
         findings: Some(Default::default()),
         nccl: None,

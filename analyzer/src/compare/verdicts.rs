@@ -30,6 +30,7 @@ const ORDER: &[&str] = &[
     "loss_fell",
     "latency_fell",
     "side_sampled",
+    "side_capture_quality",
 ];
 
 /// Worst first; among equals, by rule, then by weight.
@@ -653,6 +654,23 @@ pub fn side_verdicts(before: &Profile, after: &Profile, unmatched: &[Unmatched],
                 kind: "side_sampled",
                 title: format!(
                     "only the {side} capture is sampled: its counts are estimates, loss and resends are not compared"
+                ),
+                point: None,
+                priority: None,
+                rests_on: Vec::new(),
+                weight: 0,
+            });
+        }
+    }
+    for (side, p) in [("BEFORE", before), ("AFTER", after)] {
+        // Said once per side, as the report says it (not a change: a capture property).
+        if let Some(share) = p.capture_share {
+            out.push(Verdict {
+                severity: Severity::Info,
+                kind: "side_capture_quality",
+                title: format!(
+                    "the {side} capture holds about {:.0}% of its traffic (PSN gaps no NAK or resend explains): its rates and latencies are samples, and differences in them may be the capture's",
+                    (share * 100.0).round().max(1.0)
                 ),
                 point: None,
                 priority: None,

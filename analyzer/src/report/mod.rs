@@ -19,6 +19,7 @@ mod flows;
 mod pauses;
 mod points;
 mod qos;
+pub mod quality;
 mod rhythm;
 mod streamed;
 
@@ -410,6 +411,10 @@ pub struct Summary {
     pub evicted_bytes: u64,
     /// Findings by severity.
     pub findings: SeverityCounts,
+    /// The capture holds a low share of its request packets (crate::report::quality):
+    /// rates and latencies are samples. Absent when it holds most of them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub capture_quality: Option<quality::CaptureQuality>,
 }
 
 /// Findings per severity.
@@ -1470,8 +1475,15 @@ pub(crate) fn build_with(a: &Analyzer, detail: bool, with_flows: bool) -> (Repor
 
     qos::audit_violations(a, &mut violations);
 
+    let capture_quality = quality::capture_quality(a);
+    if capture_quality.is_some() {
+        findings.absorb(FindingKind::CaptureLoss);
+    }
     for (i, f) in a.flows.iter().enumerate() {
         flow_findings(i, f, a, &mut findings);
+    }
+    if let Some(q) = &capture_quality {
+        quality::capture_quality_finding(q, a, &mut findings);
     }
     one_direction_finding(a, &mut findings);
     qos_findings(&violations, &mut findings, a);
@@ -1535,6 +1547,7 @@ pub(crate) fn build_with(a: &Analyzer, detail: bool, with_flows: bool) -> (Repor
             evicted_packets: t.evicted_packets,
             evicted_bytes: t.evicted_bytes,
             findings: counts,
+            capture_quality,
         },
         findings,
         flows,
