@@ -246,7 +246,12 @@ fn render_text(sr: &StreamedReport<'_>, source: &str, max_connections: usize) ->
             // Nothing was analysed: "clean" would claim a check that never ran.
             let _ = writeln!(o, "  none: no RoCE seen, so nothing was checked ({pauses})");
         } else {
-            let _ = writeln!(o, "  none: no loss, no retransmissions, {pauses}, audit clean");
+            let audit = if r.audit.audited {
+                "audit clean"
+            } else {
+                "marking consistent (not audited: no expectations)"
+            };
+            let _ = writeln!(o, "  none: no loss, no retransmissions, {pauses}, {audit}");
         }
     }
     for f in &r.findings {
@@ -444,6 +449,30 @@ fn render_text(sr: &StreamedReport<'_>, source: &str, max_connections: usize) ->
     );
     if r.audit.violations.is_empty() && r.summary.roce == 0 {
         let _ = writeln!(o, "  no RoCE seen: nothing to audit");
+    } else if r.audit.violations.is_empty() && !r.audit.audited {
+        // Nothing expected is nothing checked: not a pass.
+        let odd = r
+            .findings
+            .iter()
+            .filter(|f| f.kind == rocescope_analyzer::report::FindingKind::MarkingInconsistent);
+        let n: u64 = odd.map(|f| f.folded.unwrap_or(1)).sum();
+        let _ = writeln!(
+            o,
+            "  not audited: nothing expected, so no DSCP, PCP or ECN was checked against a baseline; {}",
+            if n == 0 {
+                "the marking is consistent (both ends of each connection, and every host, on the same values)"
+                    .to_string()
+            } else {
+                format!(
+                    "the marking disagrees with itself ({}, in FINDINGS)",
+                    if n == 1 {
+                        "1 marking_inconsistent finding".to_string()
+                    } else {
+                        format!("{n} marking_inconsistent findings")
+                    }
+                )
+            }
+        );
     } else if r.audit.violations.is_empty() {
         let _ = writeln!(o, "  clean");
     } else {

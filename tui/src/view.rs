@@ -818,8 +818,16 @@ fn draw_audit(f: &mut Frame<'_>, app: &App, area: Rect) {
     if a.violations.is_empty() {
         let text = if s.report.summary.roce == 0 {
             "no RoCE seen: nothing to audit"
-        } else if a.expected == Default::default() {
-            "no expectations given (report/tui --expect-dscp, --expect-cnp-dscp, --expect-pcp, --lossless, --expect-ecn or --baseline); no pause on an unused priority"
+        } else if !a.audited {
+            if s.report
+                .findings
+                .iter()
+                .any(|f| f.kind == rocescope_analyzer::report::FindingKind::MarkingInconsistent)
+            {
+                "not audited: no expectations given (--expect-dscp, --expect-cnp-dscp, --expect-pcp, --lossless, --expect-ecn or --baseline); the marking disagrees with itself: see Findings (marking_inconsistent)"
+            } else {
+                "not audited: no expectations given (--expect-dscp, --expect-cnp-dscp, --expect-pcp, --lossless, --expect-ecn or --baseline); the marking is consistent and no pause is on an unused priority"
+            }
         } else {
             "clean: every packet carries the expected class"
         };

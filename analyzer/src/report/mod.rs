@@ -16,6 +16,7 @@ mod capture;
 mod connections;
 mod ecmp;
 mod flows;
+mod marking;
 mod pauses;
 mod points;
 mod qos;
@@ -540,6 +541,9 @@ pub enum FindingKind {
     PfcPriorityMismatch,
     /// An `NCCL_IB_*` setting (`--nccl-env`) that the wire contradicts (crate::nccl).
     NcclEnvMismatch,
+    /// With no DSCP/PCP expectation: the two ends of connections, or some hosts against
+    /// the rest, mark their RoCE with values that have nothing in common (report::marking).
+    MarkingInconsistent,
 }
 
 impl FindingKind {
@@ -583,6 +587,7 @@ impl FindingKind {
         FindingKind::EcmpLowEntropy,
         FindingKind::EcmpImbalance,
         FindingKind::NcclEnvMismatch,
+        FindingKind::MarkingInconsistent,
     ];
 
     /// The JSON name (`network_loss`, `pfc_storm`, ...).
@@ -626,6 +631,7 @@ impl FindingKind {
             FindingKind::EcmpLowEntropy => "ecmp_low_entropy",
             FindingKind::EcmpImbalance => "ecmp_imbalance",
             FindingKind::NcclEnvMismatch => "nccl_env_mismatch",
+            FindingKind::MarkingInconsistent => "marking_inconsistent",
         }
     }
 
@@ -1383,6 +1389,10 @@ fn us_text(ns: i64) -> String {
 /// The QoS audit.
 #[derive(Clone, Debug, Serialize)]
 pub struct AuditReport {
+    /// Something was expected (`--expect-*`, `--lossless`, `--baseline`): false means
+    /// the audit checked nothing ("not audited", never "clean"); the marking's consistency
+    /// is checked either way (`marking_inconsistent` findings).
+    pub audited: bool,
     /// Expectations given.
     pub expected: AuditConfig,
     /// Differences found.
@@ -1487,6 +1497,7 @@ pub(crate) fn build_with(a: &Analyzer, detail: bool, with_flows: bool) -> (Repor
     }
     one_direction_finding(a, &mut findings);
     qos_findings(&violations, &mut findings, a);
+    marking::marking_findings(a, &mut findings);
     capture::capture_findings(t, &mut findings);
     let between = point_losses(a, &mut findings);
     // Every flow's worst finding and the severity counts include the folded findings.
@@ -1559,7 +1570,11 @@ pub(crate) fn build_with(a: &Analyzer, detail: bool, with_flows: bool) -> (Repor
         ecmp,
         elephants,
         overlay: a.overlay.report(),
-        audit: AuditReport { expected: a.cfg.audit.clone(), violations },
+        audit: AuditReport {
+            audited: a.cfg.audit.expects_anything(),
+            expected: a.cfg.audit.clone(),
+            violations,
+        },
         config: ConfigReport {
             link_speed_bps: a.cfg.link_speed_bps,
             storm_window_ns: a.cfg.pfc.storm_window_ns,
