@@ -15,6 +15,7 @@ mod scenarios_ecmp;
 mod scenarios_nccl;
 mod scenarios_pfc;
 mod scenarios_qos;
+mod scenarios_quality;
 mod scenarios_rhythm;
 mod scenarios_sflow;
 mod scenarios_transport;

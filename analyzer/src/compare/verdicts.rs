@@ -663,8 +663,11 @@ pub fn side_verdicts(before: &Profile, after: &Profile, unmatched: &[Unmatched],
         }
     }
     for (side, p) in [("BEFORE", before), ("AFTER", after)] {
-        // Said once per side, as the report says it (not a change: a capture property).
-        if let Some(share) = p.capture_share {
+        // A property of the capture, not a change: a verdict only where one side holds a
+        // small share and the other does not (both low: each side's line says so).
+        if let (Some(share), false) =
+            (p.capture_share, before.capture_share.is_some() && after.capture_share.is_some())
+        {
             out.push(Verdict {
                 severity: Severity::Info,
                 kind: "side_capture_quality",

@@ -41,21 +41,37 @@ impl Marks {
     }
 }
 
-/// The DSCPs only CNPs carried at each point: a flow carrying CNPs among its ACKs (an RC
-/// QP's CNPs share the ACKs' flow) has them removed from its set.
-fn cnp_only_dscps(a: &Analyzer, point: u16) -> u64 {
-    let Some(m) = a.marks.report(point) else { return 0 };
+/// What the classes at a capture point say about a flow's set of DSCPs.
+#[derive(Clone, Copy, Debug, Default)]
+struct PointClasses {
+    /// The DSCPs only CNPs carried: a flow carrying CNPs among its ACKs (an RC QP's CNPs
+    /// share the ACKs' flow) has them removed from its set.
+    cnp_only: u64,
+    /// ACK/NAKs travel on DSCPs no data uses (a fabric that gives them a class of their own,
+    /// as a SONiC RoCEv2 profile does with DSCP 44, verdicts.md "QoS audit"): a flow of
+    /// responses only is then not compared with its peer's data.
+    ack_apart: bool,
+}
+
+fn point_classes(a: &Analyzer, point: u16) -> PointClasses {
+    let Some(m) = a.marks.report(point) else { return PointClasses::default() };
     let mask = |v: &[crate::marks::ValueCount]| {
         v.iter().filter_map(|x| x.value).fold(0u64, |m, d| m | 1u64 << (d & 63))
     };
-    mask(&m.cnp.dscp) & !(mask(&m.data.dscp) | mask(&m.ack.dscp))
+    let (data, ack) = (mask(&m.data.dscp), mask(&m.ack.dscp));
+    PointClasses {
+        cnp_only: mask(&m.cnp.dscp) & !(data | ack),
+        ack_apart: data != 0 && ack != 0 && data & ack == 0,
+    }
 }
 
-/// The marks of a flow's data and ACKs (CNPs left out); `None` for a flow of CNPs only.
-fn flow_marks(f: &Flow, au: &crate::audit::AuditConfig, cnp_only: u64) -> Option<Marks> {
-    if f.requests + f.responses == 0 {
+/// The marks of a flow's data and ACKs (CNPs left out); `None` for a flow of CNPs only, or
+/// of responses only where ACKs have a class of their own.
+fn flow_marks(f: &Flow, au: &crate::audit::AuditConfig, pc: PointClasses) -> Option<Marks> {
+    if f.requests + f.responses == 0 || (pc.ack_apart && f.requests == 0) {
         return None;
     }
+    let cnp_only = pc.cnp_only;
     let dscp = if f.cold().cnps > 0 { f.dscp_seen & !cnp_only } else { f.dscp_seen };
     if dscp == 0 && f.pcp_seen == 0 {
         return None;
@@ -110,19 +126,20 @@ pub(super) fn marking_findings(a: &Analyzer, out: &mut FindingSink) {
     if checked == (false, false) {
         return;
     }
-    let mut cnp_only: BTreeMap<u16, u64> = BTreeMap::new();
+    let mut classes: BTreeMap<u16, PointClasses> = BTreeMap::new();
     let mut marks: Vec<Option<Marks>> = Vec::with_capacity(a.flows.len());
     for f in a.flows.iter() {
-        let c = *cnp_only.entry(f.key.point).or_insert_with(|| cnp_only_dscps(a, f.key.point));
-        marks.push(flow_marks(f, au, c));
+        let pc = *classes.entry(f.key.point).or_insert_with(|| point_classes(a, f.key.point));
+        marks.push(flow_marks(f, au, pc));
     }
     // Per capture point, each host's marks and first frame.
-    let mut hosts: BTreeMap<(u16, IpAddr), (Marks, u64)> = BTreeMap::new();
+    let mut hosts: BTreeMap<(u16, IpAddr), (Marks, (u64, i64))> = BTreeMap::new();
     for (f, m) in a.flows.iter().zip(&marks) {
         if let Some(m) = m {
-            let h = hosts.entry((f.key.point, f.key.src)).or_insert((Marks::default(), f.first_frame));
+            let first = (f.first_frame, f.first_ts);
+            let h = hosts.entry((f.key.point, f.key.src)).or_insert((Marks::default(), first));
             h.0.merge(*m);
-            h.1 = h.1.min(f.first_frame);
+            h.1 = h.1.min(first);
         }
     }
     let odd = odd_hosts(a, &hosts, checked, out);
@@ -132,14 +149,14 @@ pub(super) fn marking_findings(a: &Analyzer, out: &mut FindingSink) {
 /// Hosts unlike the rest at each point: a finding per point, and the hosts it names.
 fn odd_hosts(
     a: &Analyzer,
-    hosts: &BTreeMap<(u16, IpAddr), (Marks, u64)>,
+    hosts: &BTreeMap<(u16, IpAddr), (Marks, (u64, i64))>,
     checked: (bool, bool),
     out: &mut FindingSink,
 ) -> Vec<(u16, IpAddr)> {
     let mut named = Vec::new();
     let points: std::collections::BTreeSet<u16> = hosts.keys().map(|k| k.0).collect();
     for point in points {
-        let here: Vec<(&IpAddr, &(Marks, u64))> = hosts
+        let here: Vec<(&IpAddr, &(Marks, (u64, i64)))> = hosts
             .range((point, IpAddr::from([0u8; 4]))..)
             .take_while(|(k, _)| k.0 == point)
             .map(|(k, v)| (&k.1, v))
@@ -181,9 +198,9 @@ fn odd_hosts(
         let evidence = odd
             .iter()
             .take(3)
-            .map(|(h, (_, frame))| EvidenceRef {
+            .map(|(h, (_, (frame, ts_ns)))| EvidenceRef {
                 frame: *frame,
-                ts_ns: 0,
+                ts_ns: *ts_ns,
                 what: format!("first RoCE frame from {h}"),
             })
             .collect();
@@ -207,9 +224,10 @@ fn end_findings(
     checked: (bool, bool),
     out: &mut FindingSink,
 ) {
-    // (point, host A, host B, A's marks, B's marks) → (connections, frames, A's first frame).
+    // (point, host A, host B, A's marks, B's marks) → (connections, across priorities, the
+    // first frame and time of each).
     type Pair = (u16, IpAddr, IpAddr, Marks, Marks);
-    let mut pairs: BTreeMap<Pair, (u64, bool, u64, u64)> = BTreeMap::new();
+    let mut pairs: BTreeMap<Pair, (u64, bool, (u64, i64), (u64, i64))> = BTreeMap::new();
     for (i, f) in a.flows.iter().enumerate() {
         let Some(p) = f.partner().filter(|&p| p > i) else { continue };
         let (Some(Some(x)), Some(Some(y)), Some(g)) = (marks.get(i), marks.get(p), a.flows.get(p)) else {
@@ -222,9 +240,9 @@ fn end_findings(
         let Some(other_prio) = disagree(x, y, checked) else { continue };
         // One order per host pair, whichever end the connection starts from.
         let (ka, kb, ma, mb, fa, fb) = if f.key.src <= g.key.src {
-            (f.key.src, g.key.src, *x, *y, f.first_frame, g.first_frame)
+            (f.key.src, g.key.src, *x, *y, (f.first_frame, f.first_ts), (g.first_frame, g.first_ts))
         } else {
-            (g.key.src, f.key.src, *y, *x, g.first_frame, f.first_frame)
+            (g.key.src, f.key.src, *y, *x, (g.first_frame, g.first_ts), (f.first_frame, f.first_ts))
         };
         let e = pairs.entry((point, ka, kb, ma, mb)).or_insert((0, false, fa, fb));
         e.0 += 1;
@@ -247,13 +265,13 @@ fn end_findings(
         );
         let evidence = vec![
             EvidenceRef {
-                frame: fa,
-                ts_ns: 0,
+                frame: fa.0,
+                ts_ns: fa.1,
                 what: format!("first RoCE frame from {ha}: {}", describe(&ma)),
             },
             EvidenceRef {
-                frame: fb,
-                ts_ns: 0,
+                frame: fb.0,
+                ts_ns: fb.1,
                 what: format!("first RoCE frame from {hb}: {}", describe(&mb)),
             },
         ];

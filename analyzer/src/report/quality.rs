@@ -50,6 +50,11 @@ fn flow_psns(f: &Flow) -> Option<(u64, u64)> {
 
 /// The capture's share of its request packets, when it is low enough to say so.
 pub(super) fn capture_quality(a: &Analyzer) -> Option<CaptureQuality> {
+    // A capture sampled on purpose (`--sample-rate`, sFlow) says so itself, and its gaps
+    // are the sampling's ("Sampled captures").
+    if a.cfg.sampling.is_some() {
+        return None;
+    }
     let (mut seen, mut missing, mut flows) = (0u64, 0u64, 0u64);
     for (s, m) in a.flows.iter().filter_map(flow_psns) {
         seen = seen.saturating_add(s);
