@@ -29,10 +29,10 @@ pub fn sampled_capture(g: &mut Gen) {
                 g.lose(c);
                 continue;
             }
-            if k == KEEP_ONE_IN && i == 0 {
-                g.event("capture_loss", format!("PSN {} arrives after 7 PSNs the capture never held", c.psn));
-            }
             let psn = g.request(c, Opcode::RC_SEND_ONLY, ExtRepr::default(), 1024, true, Req::New);
+            if k == KEEP_ONE_IN && i == 0 {
+                g.event("capture_loss", format!("PSN {psn} arrives after 7 PSNs the capture never held"));
+            }
             if k > 0 {
                 g.expect_gap(c, u64::from(KEEP_ONE_IN - 1), true);
             }
@@ -66,14 +66,14 @@ pub fn marking_ends(g: &mut Gen) {
             let psn = g.request(c, Opcode::RC_SEND_ONLY, ExtRepr::default(), 2048, true, Req::New);
             c.msn += 1;
             g.wait_ns(2_000);
+            c.dscp = *ack_dscp;
+            g.ack(c, psn);
             if round == 0 && *ack_dscp == 0 {
                 g.event(
                     "dscp_violation",
                     "10.0.0.74 ACKs on DSCP 0 what 10.0.0.73 sent on DSCP 26".to_string(),
                 );
             }
-            c.dscp = *ack_dscp;
-            g.ack(c, psn);
             g.wait_us(5);
         }
     }

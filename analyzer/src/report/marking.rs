@@ -22,6 +22,12 @@ use super::*;
 use std::collections::BTreeMap;
 use std::net::IpAddr;
 
+/// A first frame and its time, for evidence.
+type First = (u64, i64);
+
+/// Per (capture point, host): its marks and its first frame.
+type HostMarks = BTreeMap<(u16, IpAddr), (Marks, First)>;
+
 /// Hosts needed before one can be unlike "the rest".
 const MIN_HOSTS: usize = 3;
 
@@ -133,7 +139,7 @@ pub(super) fn marking_findings(a: &Analyzer, out: &mut FindingSink) {
         marks.push(flow_marks(f, au, pc));
     }
     // Per capture point, each host's marks and first frame.
-    let mut hosts: BTreeMap<(u16, IpAddr), (Marks, (u64, i64))> = BTreeMap::new();
+    let mut hosts: HostMarks = BTreeMap::new();
     for (f, m) in a.flows.iter().zip(&marks) {
         if let Some(m) = m {
             let first = (f.first_frame, f.first_ts);
@@ -149,14 +155,14 @@ pub(super) fn marking_findings(a: &Analyzer, out: &mut FindingSink) {
 /// Hosts unlike the rest at each point: a finding per point, and the hosts it names.
 fn odd_hosts(
     a: &Analyzer,
-    hosts: &BTreeMap<(u16, IpAddr), (Marks, (u64, i64))>,
+    hosts: &HostMarks,
     checked: (bool, bool),
     out: &mut FindingSink,
 ) -> Vec<(u16, IpAddr)> {
     let mut named = Vec::new();
     let points: std::collections::BTreeSet<u16> = hosts.keys().map(|k| k.0).collect();
     for point in points {
-        let here: Vec<(&IpAddr, &(Marks, (u64, i64)))> = hosts
+        let here: Vec<(&IpAddr, &(Marks, First))> = hosts
             .range((point, IpAddr::from([0u8; 4]))..)
             .take_while(|(k, _)| k.0 == point)
             .map(|(k, v)| (&k.1, v))
@@ -227,7 +233,7 @@ fn end_findings(
     // (point, host A, host B, A's marks, B's marks) → (connections, across priorities, the
     // first frame and time of each).
     type Pair = (u16, IpAddr, IpAddr, Marks, Marks);
-    let mut pairs: BTreeMap<Pair, (u64, bool, (u64, i64), (u64, i64))> = BTreeMap::new();
+    let mut pairs: BTreeMap<Pair, (u64, bool, First, First)> = BTreeMap::new();
     for (i, f) in a.flows.iter().enumerate() {
         let Some(p) = f.partner().filter(|&p| p > i) else { continue };
         let (Some(Some(x)), Some(Some(y)), Some(g)) = (marks.get(i), marks.get(p), a.flows.get(p)) else {
