@@ -37,6 +37,19 @@ use std::net::IpAddr;
 /// field notes' incast is "many senders to one receiver".
 pub const INCAST_MIN_SENDERS: u32 = 4;
 
+/// The least share of the link (`--link-speed`) the data of a busiest bin must reach for its
+/// fan-in to be an incast: 5%. Senders that together send less than a twentieth of what the
+/// receiver's link drains do not fill its queue (a fan-in at 0.02 Gb/s is a few control
+/// messages meeting in one bin); the marks or pauses met then come from other traffic.
+pub const INCAST_MIN_LINK_SHARE: f64 = 0.05;
+
+/// Whether a busiest bin of `bytes` over `bin_ns` from `fan_in` senders is an incast: at
+/// least [`INCAST_MIN_SENDERS`] senders, together at least [`INCAST_MIN_LINK_SHARE`] of a
+/// link of `link_bps`.
+pub fn is_incast(fan_in: u32, bytes: u64, bin_ns: u64, link_bps: u64) -> bool {
+    fan_in >= INCAST_MIN_SENDERS && gbps(bytes, bin_ns) * 1e9 >= INCAST_MIN_LINK_SHARE * link_bps as f64
+}
+
 /// Senders counted per receiver and bin; more count as this many.
 pub const MAX_SENDERS: usize = 1024;
 
@@ -327,7 +340,7 @@ impl FanIn {
         let Some((b, pos)) = self.rx.get(i).and_then(|r| r.busiest(bin_ns, link_bps)) else {
             return false;
         };
-        b.fan_in >= INCAST_MIN_SENDERS && pos != Position::Before
+        is_incast(b.fan_in, b.bytes, bin_ns, link_bps) && pos != Position::Before
     }
 }
 
@@ -454,6 +467,21 @@ mod tests {
     }
 
     #[test]
+    fn a_fan_in_at_a_negligible_rate_is_no_incast() {
+        let (bin, link) = (1_000_000, 100_000_000_000); // 1 ms, 100 Gb/s: 12.5 MB a bin
+        // Eight senders, 2.5 kB in the bin together: 0.02 Gb/s, nothing a queue fills with.
+        assert!(!is_incast(8, 2_500, bin, link));
+        // The same senders at 5% of the link (625 kB in the bin).
+        assert!(is_incast(8, 625_000, bin, link));
+        assert!(!is_incast(3, 12_500_000, bin, link), "three senders are no incast");
+        let mut f = FanIn::default();
+        for s in 1..=8 {
+            f.add(pkt(s, 100, 0, 300, true));
+        }
+        assert!(!f.shares_bottleneck(0, ip(100), bin, link));
+    }
+
+    #[test]
     fn the_bin_being_filled_counts() {
         let mut f = FanIn::default();
         f.add(pkt(1, 100, 3, 10, false));
@@ -559,8 +587,9 @@ pub struct IncastReport {
 }
 
 /// The `incast` section and findings: every receiver's busiest bin (the first
-/// [`REPORTED`]), and an `incast` warning for each with at least [`INCAST_MIN_SENDERS`]
-/// senders at once and CE marks or pauses during it.
+/// [`REPORTED`]), and an `incast` warning for each that is an incast ([`is_incast`]: at
+/// least [`INCAST_MIN_SENDERS`] senders at once, at least [`INCAST_MIN_LINK_SHARE`] of the
+/// link together) with CE marks or pauses during it.
 pub(crate) fn report(
     a: &crate::Analyzer,
     pfc: &[crate::report::PauseReport],
@@ -602,7 +631,8 @@ pub(crate) fn report(
             .map(|i| (i.end_ns.min(e) - i.start_ns.max(s)).max(0))
             .sum();
         let pos = rb.position;
-        let judged_not = b.fan_in >= INCAST_MIN_SENDERS && pos != Position::Before;
+        let incast = is_incast(b.fan_in, b.bytes, bin_ns, link);
+        let judged_not = incast && pos != Position::Before;
         let r = IncastReport {
             point: rb.point,
             receiver: rb.receiver.to_string(),
@@ -621,7 +651,7 @@ pub(crate) fn report(
             first_frame: b.first_frame,
             cc_not_judged: if judged_not { not_reacting } else { 0 },
         };
-        if b.fan_in >= INCAST_MIN_SENDERS && (b.ce > 0 || paused_ns > 0) {
+        if incast && (b.ce > 0 || paused_ns > 0) {
             findings.push(Finding {
                 severity: Severity::Warning,
                 kind: FindingKind::Incast,
