@@ -837,9 +837,16 @@ fn cc_lines(o: &mut String, sr: &StreamedReport<'_>, max: usize) {
             )
         });
         let rx = &cc.reaction;
+        // Why a verdict the figures would make is withheld (docs/verdicts.md "Congestion
+        // control").
+        let withheld = match rx.not_judged {
+            Some("past_queue") => " (not judged: the data arrives CE-marked, past a marking queue, at its drain rate)",
+            Some("incast") => " (not judged: one of an incast's senders, past the queue they share)",
+            _ => "",
+        };
         let reaction = match rx.mean_ratio {
             Some(m) => format!(
-                "rate after/before {m:.2}, fell after {} of {} evaluated ({} not)",
+                "rate after/before {m:.2}, fell after {} of {} evaluated ({} not){withheld}",
                 rx.fell, rx.evaluated, rx.not_evaluated
             ),
             None => {
