@@ -37,17 +37,29 @@ use std::net::IpAddr;
 /// field notes' incast is "many senders to one receiver".
 pub const INCAST_MIN_SENDERS: u32 = 4;
 
-/// The least share of the link (`--link-speed`) the data of a busiest bin must reach for its
-/// fan-in to be an incast: 5%. Senders that together send less than a twentieth of what the
-/// receiver's link drains do not fill its queue (a fan-in at 0.02 Gb/s is a few control
-/// messages meeting in one bin); the marks or pauses met then come from other traffic.
+/// The least share of the bin the senders' data must fill at the link speed (`--link-speed`)
+/// for a fan-in to be an incast: 5% ([`incast_floor_bytes`]).
 pub const INCAST_MIN_LINK_SHARE: f64 = 0.05;
 
+/// ... but never more than this much of the link's time, in a bin wider than 100 µs: 5 µs
+/// (62.5 kB at 100 Gb/s). A bin's rate is its average: an incast of 100 µs at full rate is
+/// 1% of a 10 ms bin, and still a queue's worth.
+pub const INCAST_MIN_LINK_NS: u64 = 5_000;
+
+/// The bytes a busiest bin of `bin_ns` must hold for its fan-in to be an incast, on a link of
+/// `link_bps`: what the link carries in [`INCAST_MIN_LINK_SHARE`] of the bin, at most in
+/// [`INCAST_MIN_LINK_NS`]. Senders that together send less do not fill the receiver's queue
+/// (a fan-in at 0.02 Gb/s is a few messages meeting in one bin; a switch's ECN thresholds
+/// start at tens of kB); the marks or pauses met then come from other traffic.
+pub fn incast_floor_bytes(bin_ns: u64, link_bps: u64) -> f64 {
+    let ns = (INCAST_MIN_LINK_SHARE * bin_ns as f64).min(INCAST_MIN_LINK_NS as f64);
+    link_bps as f64 * ns / 8e9
+}
+
 /// Whether a busiest bin of `bytes` over `bin_ns` from `fan_in` senders is an incast: at
-/// least [`INCAST_MIN_SENDERS`] senders, together at least [`INCAST_MIN_LINK_SHARE`] of a
-/// link of `link_bps`.
+/// least [`INCAST_MIN_SENDERS`] senders, together at least [`incast_floor_bytes`].
 pub fn is_incast(fan_in: u32, bytes: u64, bin_ns: u64, link_bps: u64) -> bool {
-    fan_in >= INCAST_MIN_SENDERS && gbps(bytes, bin_ns) * 1e9 >= INCAST_MIN_LINK_SHARE * link_bps as f64
+    fan_in >= INCAST_MIN_SENDERS && bytes as f64 >= incast_floor_bytes(bin_ns, link_bps)
 }
 
 /// Senders counted per receiver and bin; more count as this many.
@@ -468,15 +480,18 @@ mod tests {
 
     #[test]
     fn a_fan_in_at_a_negligible_rate_is_no_incast() {
-        let (bin, link) = (1_000_000, 100_000_000_000); // 1 ms, 100 Gb/s: 12.5 MB a bin
-        // Eight senders, 2.5 kB in the bin together: 0.02 Gb/s, nothing a queue fills with.
-        assert!(!is_incast(8, 2_500, bin, link));
-        // The same senders at 5% of the link (625 kB in the bin).
-        assert!(is_incast(8, 625_000, bin, link));
+        let (bin, link) = (10_000_000, 100_000_000_000); // 10 ms, 100 Gb/s: 12.5 MB a bin
+        // Eight senders, 25 kB in the bin together: 0.02 Gb/s, nothing a queue fills with.
+        assert!(!is_incast(8, 25_000, bin, link));
+        // 5 µs of the link (62.5 kB): 0.05 Gb/s over the bin, a queue's worth at once.
+        assert_eq!(incast_floor_bytes(bin, link), 62_500.0);
+        assert!(is_incast(8, 62_500, bin, link));
         assert!(!is_incast(3, 12_500_000, bin, link), "three senders are no incast");
+        // A 10 µs bin: 5% of it at the link rate (625 bytes at 10 Gb/s).
+        assert_eq!(incast_floor_bytes(10_000, 10_000_000_000), 625.0);
         let mut f = FanIn::default();
         for s in 1..=8 {
-            f.add(pkt(s, 100, 0, 300, true));
+            f.add(pkt(s, 100, 0, 3_000, true));
         }
         assert!(!f.shares_bottleneck(0, ip(100), bin, link));
     }

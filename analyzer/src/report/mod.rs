@@ -924,7 +924,9 @@ pub struct CcReaction {
     pub mean_ratio: Option<f64>,
     /// Why no verdict on the reaction is given for this flow although its figures would
     /// make one (`incast`: it is one of many senders to a receiver, seen past the queue
-    /// they share, where its rate is its share of the drain rate). Absent otherwise.
+    /// they share, where its rate is its share of the drain rate; `past_queue`: its data
+    /// arrives CE-marked, past a marking queue, at that queue's drain rate). Absent
+    /// otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub not_judged: Option<&'static str>,
 }
