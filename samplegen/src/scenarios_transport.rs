@@ -547,7 +547,7 @@ fn pfc_no_ecn(g: &mut Gen) {
         g.t = g.t.max(cycle);
         g.pfc(switch, (1 << 3) | (1 << 4), q, None);
         if k == 0 {
-            g.event("pfc", "priorities 3 and 4 paused for 125 us, every 500 us".into());
+            g.event("pfc_pause", "priorities 3 and 4 paused for 125 us, every 500 us".into());
         }
         g.t = cycle + 130_000;
         g.write(&mut ect, 16 * 1024, true);
