@@ -717,6 +717,69 @@ mod tests {
         (a - b).abs() < 1e-6 * b.abs().max(1.0)
     }
 
+    /// A PFC timeline at point 0 on `prio` from MAC `mac`, paused over `spans` (ns from 0).
+    fn timeline(mac: &str, prio: u8, spans: &[(i64, i64)]) -> PauseReport {
+        use rocescope_analyzer::pfc::Interval;
+        use rocescope_analyzer::report::PauseDirection;
+        let intervals: Vec<Interval> = spans
+            .iter()
+            .map(|&(start_ns, end_ns)| Interval {
+                start_ns,
+                end_ns,
+                xon: false,
+                frames: 1,
+                first_frame: 1,
+                roce_during: 0,
+                roce_towards: 0,
+                ignored: 0,
+                towards_before: false,
+                any_before: false,
+            })
+            .collect();
+        PauseReport {
+            point: 0,
+            src_mac: mac.into(),
+            kind: PauseKind::Pfc,
+            priority: prio,
+            pause_frames: spans.len() as u64,
+            xon_frames: 0,
+            quanta_total: 0,
+            paused_ns: spans.iter().map(|(s, e)| e - s).sum(),
+            pause_us_per_s: 0.0,
+            max_pause_us_per_s: 0.0,
+            link_bps: 100_000_000_000,
+            intervals,
+            intervals_dropped: 0,
+            storms: Vec::new(),
+            deadlock_hint: None,
+            roce_packets_on_priority: 1,
+            first_frame: 1,
+            roce_to_mac: 0,
+            direction: PauseDirection::Unknown,
+            link_peer: None,
+            ignored_frames: 0,
+            ignored_from_peer: 0,
+            ignored_max_delay_ns: 0,
+        }
+    }
+
+    #[test]
+    fn paused_time_is_per_mac_not_summed() {
+        // Two MACs pause priority 3 over the same 60 µs, one of them 30 µs more; another
+        // priority's pauses do not count. Bins of 50 µs.
+        let pfc = [
+            timeline("02:00:00:00:00:01", 3, &[(0, 60_000)]),
+            timeline("02:00:00:00:00:02", 3, &[(0, 60_000), (100_000, 130_000)]),
+            timeline("02:00:00:00:00:02", 4, &[(0, 150_000)]),
+        ];
+        let (paused, macs, bins) = paused_by_mac(&pfc, 0, Some(3), 0, 50_000, 3).unwrap();
+        assert_eq!((paused, macs), (90_000, 2));
+        assert_eq!(bins, [50_000, 10_000, 30_000], "never above the bin width");
+        assert_eq!(paused_label(paused, macs), format!("{} paused (busiest of 2 MACs)", fmt_dur(90_000.0)));
+        assert!(paused_by_mac(&pfc, 0, None, 0, 50_000, 3).is_none(), "no 802.3x PAUSE");
+        assert!(paused_by_mac(&pfc, 1, Some(3), 0, 50_000, 3).is_none(), "another point");
+    }
+
     #[test]
     fn series_of_different_widths_line_up_and_keep_their_sums() {
         // 1 ms on 10 columns of 100 µs: one series of 10 µs bins, one of 250 µs bins.
