@@ -340,3 +340,15 @@ fn pauses_without_ecn_marks_are_named() {
         assert!(findings(&r).iter().all(|(k, _, _)| k != "pfc_without_ecn"), "{name}: {:#}", r["findings"]);
     }
 }
+
+/// Five senders to one receiver in one 10 ms bin at 0.02 Gb/s (the DSCP-remark compare
+/// samples): a fan-in, listed, but no incast: far below a queue's worth of data.
+#[test]
+fn a_fan_in_at_a_negligible_rate_is_no_incast() {
+    let r = report("compare/dscp-remark-before", &["--findings-per-kind", "0"]);
+    let i = &r["incast"][0];
+    assert_eq!(i["fan_in"], 5, "{i:#}");
+    assert!(i["gbps"].as_f64().unwrap() < 0.05 && i["ce"].as_u64().unwrap() > 0, "{i:#}");
+    assert!(findings(&r).iter().all(|(k, _, _)| k != "incast"), "{:#}", r["findings"]);
+    assert_eq!(i["cc_not_judged"], 0);
+}
