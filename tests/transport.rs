@@ -303,7 +303,11 @@ fn ce_marks_and_cnps_pair_across_idle_time() {
     assert_eq!((f["ecn"]["ce"].as_u64(), f["cnps_received"].as_u64()), (Some(120), Some(6)));
     assert_eq!(f["cc"]["ce_runs_without_cnp"], 0, "{:#}", f["cc"]);
     let l = &f["latency"]["ce_to_cnp"];
-    assert_eq!((l["count"].as_u64(), l["p50_ns"].as_u64(), l["max_ns"].as_u64()), (Some(6), Some(2_000), Some(2_000)), "{l}");
+    assert_eq!(
+        (l["count"].as_u64(), l["p50_ns"].as_u64(), l["max_ns"].as_u64()),
+        (Some(6), Some(2_000), Some(2_000)),
+        "{l}"
+    );
     assert_eq!(
         findings(&r).into_iter().map(|(k, s, _)| (k, s)).collect::<Vec<_>>(),
         [("congestion".to_string(), "info".to_string())]

@@ -480,8 +480,9 @@ mod tests {
 
     #[test]
     fn a_fan_in_at_a_negligible_rate_is_no_incast() {
-        let (bin, link) = (10_000_000, 100_000_000_000); // 10 ms, 100 Gb/s: 12.5 MB a bin
-        // Eight senders, 25 kB in the bin together: 0.02 Gb/s, nothing a queue fills with.
+        // A 10 ms bin on 100 Gb/s: 12.5 MB. Eight senders, 25 kB in the bin together:
+        // 0.02 Gb/s, nothing a queue fills with.
+        let (bin, link) = (10_000_000, 100_000_000_000);
         assert!(!is_incast(8, 25_000, bin, link));
         // 5 µs of the link (62.5 kB): 0.05 Gb/s over the bin, a queue's worth at once.
         assert_eq!(incast_floor_bytes(bin, link), 62_500.0);

@@ -840,7 +840,9 @@ fn cc_lines(o: &mut String, sr: &StreamedReport<'_>, max: usize) {
         // Why a verdict the figures would make is withheld (docs/verdicts.md "Congestion
         // control").
         let withheld = match rx.not_judged {
-            Some("past_queue") => " (not judged: the data arrives CE-marked, past a marking queue, at its drain rate)",
+            Some("past_queue") => {
+                " (not judged: the data arrives CE-marked, past a marking queue, at its drain rate)"
+            }
             Some("incast") => " (not judged: one of an incast's senders, past the queue they share)",
             _ => "",
         };

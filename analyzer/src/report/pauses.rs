@@ -310,7 +310,10 @@ pub(super) fn pfc_without_ecn(
         let p = points.get(usize::from(point));
         let span = p.and_then(|p| p.end_ns).unwrap_or(end) - p.and_then(|p| p.start_ns).unwrap_or(start);
         let pauses = r.intervals.len() as u64 + r.intervals_dropped;
-        if span <= 0 || (r.paused_ns as f64) < PFC_WITHOUT_ECN_MIN_SHARE * span as f64 || pauses < PFC_WITHOUT_ECN_MIN_PAUSES {
+        if span <= 0
+            || (r.paused_ns as f64) < PFC_WITHOUT_ECN_MIN_SHARE * span as f64
+            || pauses < PFC_WITHOUT_ECN_MIN_PAUSES
+        {
             continue;
         }
         let e = priority_ecn(a, point, prio);
@@ -334,7 +337,11 @@ pub(super) fn pfc_without_ecn(
             .map(|i| EvidenceRef {
                 frame: i.first_frame,
                 ts_ns: i.start_ns,
-                what: format!("PFC pause on priority {prio} from {}, {}", r.src_mac, ms((i.end_ns - i.start_ns) as u64)),
+                what: format!(
+                    "PFC pause on priority {prio} from {}, {}",
+                    r.src_mac,
+                    ms((i.end_ns - i.start_ns) as u64)
+                ),
             })
             .collect();
         findings.push(Finding {
