@@ -355,4 +355,9 @@ fn a_fan_in_at_a_negligible_rate_is_no_incast() {
     assert!(i["gbps"].as_f64().unwrap() < 0.05 && i["ce"].as_u64().unwrap() > 0, "{i:#}");
     assert!(findings(&r).iter().all(|(k, _, _)| k != "incast"), "{:#}", r["findings"]);
     assert_eq!(i["cc_not_judged"], 0);
+    // The text report lists the fan-in and says why it is none.
+    let path = common::root().join("samples/compare/dscp-remark-before.pcap");
+    let o = Command::new(env!("CARGO_BIN_EXE_rocescope")).args(["report", "-r"]).arg(&path).output().unwrap();
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("5 senders at +0.000 ms") && text.contains("no incast"), "{text}");
 }

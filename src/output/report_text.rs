@@ -799,6 +799,8 @@ fn fan_in_lines(o: &mut String, r: &rocescope_analyzer::Report) {
             },
             if i.cc_not_judged > 0 {
                 format!("; {} senders' reaction to CNPs not judged per flow", i.cc_not_judged)
+            } else if !rocescope_analyzer::incast::is_incast(i.fan_in, i.bytes, i.bin_ns, r.config.link_speed_bps) {
+                "; too little data together to fill a queue: no incast".to_string()
             } else {
                 String::new()
             }
