@@ -71,6 +71,24 @@ fn a_synchronised_job_shows_its_period_and_its_straggler() {
     );
 }
 
+/// One peak computation: an iteration's peak rests on bins as wide as the timeline's, and is
+/// never above the timeline's busiest bin at the point, at any `--bin`.
+#[test]
+fn the_rhythm_peak_never_exceeds_the_timeline_peak() {
+    for bin in ["10ms", "1ms", "10us"] {
+        let (r, _) = report(&common::root().join("samples/rhythm-straggler.pcap"), &["--bin", bin]);
+        let rh = &r["rhythm"][0];
+        let point = &r["timeline"]["points"][0];
+        let bound: f64 =
+            point["priorities"].as_array().unwrap().iter().map(|p| p["peak"]["gbps"].as_f64().unwrap()).sum();
+        let peak = rh["peak_gbps"].as_f64().unwrap();
+        assert!(peak > 0.0 && peak <= bound + 1e-9, "--bin {bin}: rhythm {peak} over the timeline's {bound}");
+        for it in rh["iteration_list"].as_array().unwrap() {
+            assert!(it["peak_gbps"].as_f64().unwrap() <= peak + 1e-9, "{it}");
+        }
+    }
+}
+
 #[test]
 fn the_rhythm_is_the_same_on_any_number_of_threads() {
     let path = common::root().join("samples/rhythm-straggler.pcap");

@@ -143,16 +143,20 @@ fn the_cm_req_local_ack_timeout_is_read_as_tshark_reads_it() {
 fn congestion_control_per_qp() {
     let r = report("cc-reaction", &[]);
     let flow = |qp: u64| r["flows"].as_array().unwrap().iter().find(|f| f["dest_qp"] == qp).unwrap().clone();
+    // Captured at their senders (no CE mark on their data): the rate is the sender's. Their
+    // figures begin at the first CNP (the flow carried no mark before it), so the first CNP
+    // has no window before it.
     let reacts = flow(0x122);
     let rx = &reacts["cc"]["reaction"];
-    assert_eq!((rx["evaluated"].as_u64(), rx["fell"].as_u64()), (Some(7), Some(7)), "{rx}");
+    assert_eq!((rx["evaluated"].as_u64(), rx["fell"].as_u64()), (Some(6), Some(6)), "{rx}");
     assert!(rx["mean_ratio"].as_f64().unwrap() < 0.7, "{rx}");
     assert_eq!(reacts["cc"]["cnp_too_fast"], 0);
     assert_eq!(reacts["cc"]["cnp_interval"]["count"], 6);
     let keeps = flow(0x132);
     let rx = &keeps["cc"]["reaction"];
-    assert_eq!((rx["evaluated"].as_u64(), rx["fell"].as_u64()), (Some(7), Some(0)), "{rx}");
+    assert_eq!((rx["evaluated"].as_u64(), rx["fell"].as_u64()), (Some(6), Some(0)), "{rx}");
     assert!((rx["mean_ratio"].as_f64().unwrap() - 1.0).abs() < 0.05, "{rx}");
+    assert!(rx["not_judged"].is_null(), "before the queue the verdict stands: {rx}");
     let fast = flow(0x142);
     assert_eq!(fast["cc"]["cnp_too_fast"], 7);
     assert_eq!(fast["cc"]["cnp_pacing_ns"], 50_000);
@@ -267,4 +271,93 @@ fn an_incast_past_the_queue_is_judged_as_a_group() {
     // A capture with no receiver of several senders lists none as an incast.
     let r = report("rc-normal", &[]);
     assert!(r["incast"].as_array().unwrap().iter().all(|i| i["fan_in"].as_u64().unwrap() < 4));
+}
+
+/// One sender seen past the congested queue: its data arrives CE-marked, so its rate there is
+/// the queue's drain rate, and its reaction to the CNPs is not judged; the flow says why.
+#[test]
+fn a_sender_past_the_queue_is_not_judged() {
+    let r = report("cc-past-queue", &[]);
+    let f = r["flows"].as_array().unwrap().iter().find(|f| f["dest_qp"] == 0x172).unwrap();
+    let rx = &f["cc"]["reaction"];
+    assert_eq!((rx["evaluated"].as_u64(), rx["fell"].as_u64()), (Some(12), Some(0)), "{rx}");
+    assert_eq!(rx["not_judged"], "past_queue", "{rx}");
+    assert!(f["ecn"]["ce"].as_u64().unwrap() > 200);
+    assert!(findings(&r).iter().all(|(k, _, _)| k != "cc_not_reacting"), "{:#}", r["findings"]);
+    // Every CE run between two CNPs was answered (the CNPs come every 60 µs).
+    assert_eq!(f["cc"]["ce_runs_without_cnp"], 0);
+    // The text report says why.
+    let path = common::root().join("samples/cc-past-queue.pcap");
+    let o = Command::new(env!("CARGO_BIN_EXE_rocescope")).args(["report", "-r"]).arg(&path).output().unwrap();
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("not judged: the data arrives CE-marked"), "{text}");
+}
+
+/// Bursts of CE marks 2 ms apart, each answered 2 µs after its first mark, the rest paced:
+/// no CE run spans the idle time between bursts, and the CE-to-CNP delay is the NP's 2 µs,
+/// not the 2 ms from the last unanswered mark of the burst before.
+#[test]
+fn ce_marks_and_cnps_pair_across_idle_time() {
+    let r = report("ce-idle-bursts", &[]);
+    let f = r["flows"].as_array().unwrap().iter().find(|f| f["dest_qp"] == 0x182).unwrap();
+    assert_eq!((f["ecn"]["ce"].as_u64(), f["cnps_received"].as_u64()), (Some(120), Some(6)));
+    assert_eq!(f["cc"]["ce_runs_without_cnp"], 0, "{:#}", f["cc"]);
+    let l = &f["latency"]["ce_to_cnp"];
+    assert_eq!(
+        (l["count"].as_u64(), l["p50_ns"].as_u64(), l["max_ns"].as_u64()),
+        (Some(6), Some(2_000), Some(2_000)),
+        "{l}"
+    );
+    assert_eq!(
+        findings(&r).into_iter().map(|(k, s, _)| (k, s)).collect::<Vec<_>>(),
+        [("congestion".to_string(), "info".to_string())]
+    );
+}
+
+/// Priority 3 paused a quarter of the capture by 40 pauses while its ECT(0) RoCE carried no
+/// CE mark and drew no CNP: `pfc_without_ecn` names the priority, the share and the zero
+/// marks. Priority 4, paused alike, carries Not-ECT RoCE that could not be marked: nothing.
+#[test]
+fn pauses_without_ecn_marks_are_named() {
+    let r = report("pfc-no-ecn", &["--findings-per-kind", "0"]);
+    let hits: Vec<&Value> =
+        r["findings"].as_array().unwrap().iter().filter(|f| f["kind"] == "pfc_without_ecn").collect();
+    assert_eq!(hits.len(), 1, "{:#}", r["findings"]);
+    let f = hits[0];
+    assert_eq!((f["severity"].as_str(), f["priority"].as_u64()), (Some("warning"), Some(3)));
+    let title = f["title"].as_str().unwrap();
+    assert!(
+        title.starts_with("priority 3 paused 25% of the capture")
+            && title.contains("40 pauses")
+            && title.contains("161 ECT packets")
+            && title.contains("no CE mark and drew no CNP"),
+        "{title}"
+    );
+    assert_eq!(f["evidence"].as_array().unwrap().len(), 3);
+    // The pauses' peak per second is over a 10 ms window: the mean here, as the pauses are even.
+    let p3 = r["pfc"].as_array().unwrap().iter().find(|p| p["priority"] == 3).unwrap();
+    let (mean, peak) = (p3["pause_us_per_s"].as_f64().unwrap(), p3["max_pause_us_per_s"].as_f64().unwrap());
+    assert!((mean - 250_000.0).abs() < 500.0 && peak >= mean && peak < 251_000.0, "{mean} {peak}");
+    // The existing ECN and PFC samples do not give it: marks answered by CNPs, or one storm.
+    for name in ["ecn-cnp", "pfc-storm", "microburst", "incast"] {
+        let r = report(name, &["--findings-per-kind", "0"]);
+        assert!(findings(&r).iter().all(|(k, _, _)| k != "pfc_without_ecn"), "{name}: {:#}", r["findings"]);
+    }
+}
+
+/// Five senders to one receiver in one 10 ms bin at 0.02 Gb/s (the DSCP-remark compare
+/// samples): a fan-in, listed, but no incast: far below a queue's worth of data.
+#[test]
+fn a_fan_in_at_a_negligible_rate_is_no_incast() {
+    let r = report("compare/dscp-remark-before", &["--findings-per-kind", "0"]);
+    let i = &r["incast"][0];
+    assert_eq!(i["fan_in"], 5, "{i:#}");
+    assert!(i["gbps"].as_f64().unwrap() < 0.05 && i["ce"].as_u64().unwrap() > 0, "{i:#}");
+    assert!(findings(&r).iter().all(|(k, _, _)| k != "incast"), "{:#}", r["findings"]);
+    assert_eq!(i["cc_not_judged"], 0);
+    // The text report lists the fan-in and says why it is none.
+    let path = common::root().join("samples/compare/dscp-remark-before.pcap");
+    let o = Command::new(env!("CARGO_BIN_EXE_rocescope")).args(["report", "-r"]).arg(&path).output().unwrap();
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("5 senders at +0.000 ms") && text.contains("no incast"), "{text}");
 }

@@ -41,6 +41,13 @@ pub const FALL_RATIO: f64 = 0.9;
 /// CNPs that must be evaluated before `cc_not_reacting` can be said.
 pub const MIN_EVALUATED: u64 = 5;
 
+/// A gap with no CE mark longer than this many pacing intervals ends a CE run: the marks
+/// after it are a new episode of congestion, not the same one gone unanswered (a run of
+/// marks the NP's pacing left unanswered at the end of one burst must not join the first
+/// marks of a burst milliseconds later). Two intervals: marks one pacing interval apart
+/// that the NP leaves unanswered still make one run.
+pub const CE_RUN_IDLE_INTERVALS: i64 = 2;
+
 /// Rate bins per window; the ring holds two windows.
 const BINS_PER_WINDOW: i64 = 8;
 const RING: usize = 16;
@@ -191,8 +198,13 @@ impl CcState {
         self.pending_len = keep as u8;
     }
 
-    /// A CE-marked packet of the flow.
-    pub fn on_ce(&mut self, ts: i64, frame: u64) {
+    /// A CE-marked packet of the flow, with the NP's pacing `pacing_ns`. A gap with no
+    /// mark of more than [`CE_RUN_IDLE_INTERVALS`] pacing intervals closes the open run
+    /// first (judged as a CNP would judge it): a run never spans idle time.
+    pub fn on_ce(&mut self, ts: i64, frame: u64, pacing_ns: i64) {
+        if self.run.packets > 0 && ts - self.run.last_ns > CE_RUN_IDLE_INTERVALS * pacing_ns {
+            self.close_run(pacing_ns);
+        }
         if self.run.packets == 0 {
             self.run = CeRun { first_frame: frame, first_ns: ts, last_ns: ts, packets: 0 };
             self.run_host_answered = false;
@@ -350,25 +362,51 @@ mod tests {
         let cfg = CcConfig::default();
         let mut s = CcState::new(&cfg);
         // 12 CE marks over 110 µs, then a CNP: unanswered for two pacing intervals.
+        let p = cfg.cnp_pacing_ns;
         for i in 0..12 {
-            s.on_ce(i * 10 * US, i as u64);
+            s.on_ce(i * 10 * US, i as u64, p);
         }
         s.on_cnp(115 * US, 99, &cfg);
         assert_eq!(s.unanswered_runs, 1);
         assert_eq!(s.worst_run.unwrap().packets, 12);
         // A short run answered quickly is not one.
         for i in 0..12 {
-            s.on_ce(200 * US + i * US, 100 + i as u64);
+            s.on_ce(200 * US + i * US, 100 + i as u64, p);
         }
         s.on_cnp(215 * US, 200, &cfg);
         assert_eq!(s.unanswered_runs, 1);
         // An open run at the end is judged.
         for i in 0..20 {
-            s.on_ce(300 * US + i * 10 * US, 300 + i as u64);
+            s.on_ce(300 * US + i * 10 * US, 300 + i as u64, p);
         }
         let (runs, worst) = s.unanswered(cfg.cnp_pacing_ns);
         assert_eq!(runs, 2);
         assert_eq!(worst.unwrap().packets, 20);
+    }
+
+    #[test]
+    fn a_ce_run_never_spans_idle_time() {
+        let cfg = CcConfig::default();
+        let p = cfg.cnp_pacing_ns;
+        let mut s = CcState::new(&cfg);
+        // Bursts 5 ms apart: each one's first mark answered by a CNP 2 µs later, its other
+        // 5 marks (10 µs apart, inside the NP's pacing) left unanswered. Joined over the
+        // idle gaps they made "30 CE-marked packets over 25 ms".
+        for b in 0..6i64 {
+            let t0 = b * 5_000 * US;
+            s.on_ce(t0, (b * 10) as u64, p);
+            s.on_cnp(t0 + 2 * US, (b * 10 + 1) as u64, &cfg);
+            for k in 1..=5 {
+                s.on_ce(t0 + 2 * US + k * 10 * US, (b * 10 + 1 + k) as u64, p);
+            }
+        }
+        assert_eq!(s.unanswered(p), (0, None));
+        // Marks that keep coming with gaps under two pacing intervals are still one run.
+        let mut s = CcState::new(&cfg);
+        for i in 0..12 {
+            s.on_ce(i * 90 * US, i as u64, p);
+        }
+        assert_eq!(s.unanswered(p).0, 1);
     }
 
     #[test]

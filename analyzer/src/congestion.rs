@@ -18,10 +18,18 @@ impl Analyzer {
         psn: u32,
     ) {
         let key = f.key;
-        f.cold_mut().ce_pending.get_or_insert(meta.ts_ns);
+        // The mark the next CNP answers: the first not yet answered, unless it is more than
+        // a pacing interval older than this one (the NP's pacing window passed with no CNP:
+        // the next CNP answers a mark of this later episode; docs/verdicts.md "Congestion
+        // control", CE to CNP).
+        let pacing = cc_cfg.cnp_pacing_ns;
+        let pending = &mut f.cold_mut().ce_pending;
+        if pending.is_none_or(|p| meta.ts_ns - p > pacing) {
+            *pending = Some(meta.ts_ns);
+        }
         f.note(EvidenceKind::Ce, meta.number, meta.ts_ns, || format!("CE mark, PSN {psn}"));
         let cc = f.cc_mut(cc_cfg);
-        cc.on_ce(meta.ts_ns, meta.number);
+        cc.on_ce(meta.ts_ns, meta.number, pacing);
         // A CNP to this host from the NP's host since the run began: the NP answers (pacing
         // per host pair or port), this QP's marks are covered.
         if let (Some(start), false) = (cc.run_start(), cc.run_host_answered) {

@@ -37,6 +37,31 @@ use std::net::IpAddr;
 /// field notes' incast is "many senders to one receiver".
 pub const INCAST_MIN_SENDERS: u32 = 4;
 
+/// The least share of the bin the senders' data must fill at the link speed (`--link-speed`)
+/// for a fan-in to be an incast: 5% ([`incast_floor_bytes`]).
+pub const INCAST_MIN_LINK_SHARE: f64 = 0.05;
+
+/// ... but never more than this much of the link's time, in a bin wider than 100 µs: 5 µs
+/// (62.5 kB at 100 Gb/s). A bin's rate is its average: an incast of 100 µs at full rate is
+/// 1% of a 10 ms bin, and still a queue's worth.
+pub const INCAST_MIN_LINK_NS: u64 = 5_000;
+
+/// The bytes a busiest bin of `bin_ns` must hold for its fan-in to be an incast, on a link of
+/// `link_bps`: what the link carries in [`INCAST_MIN_LINK_SHARE`] of the bin, at most in
+/// [`INCAST_MIN_LINK_NS`]. Senders that together send less do not fill the receiver's queue
+/// (a fan-in at 0.02 Gb/s is a few messages meeting in one bin; a switch's ECN thresholds
+/// start at tens of kB); the marks or pauses met then come from other traffic.
+pub fn incast_floor_bytes(bin_ns: u64, link_bps: u64) -> f64 {
+    let ns = (INCAST_MIN_LINK_SHARE * bin_ns as f64).min(INCAST_MIN_LINK_NS as f64);
+    link_bps as f64 * ns / 8e9
+}
+
+/// Whether a busiest bin of `bytes` over `bin_ns` from `fan_in` senders is an incast: at
+/// least [`INCAST_MIN_SENDERS`] senders, together at least [`incast_floor_bytes`].
+pub fn is_incast(fan_in: u32, bytes: u64, bin_ns: u64, link_bps: u64) -> bool {
+    fan_in >= INCAST_MIN_SENDERS && bytes as f64 >= incast_floor_bytes(bin_ns, link_bps)
+}
+
 /// Senders counted per receiver and bin; more count as this many.
 pub const MAX_SENDERS: usize = 1024;
 
@@ -327,7 +352,7 @@ impl FanIn {
         let Some((b, pos)) = self.rx.get(i).and_then(|r| r.busiest(bin_ns, link_bps)) else {
             return false;
         };
-        b.fan_in >= INCAST_MIN_SENDERS && pos != Position::Before
+        is_incast(b.fan_in, b.bytes, bin_ns, link_bps) && pos != Position::Before
     }
 }
 
@@ -454,6 +479,25 @@ mod tests {
     }
 
     #[test]
+    fn a_fan_in_at_a_negligible_rate_is_no_incast() {
+        // A 10 ms bin on 100 Gb/s: 12.5 MB. Eight senders, 25 kB in the bin together:
+        // 0.02 Gb/s, nothing a queue fills with.
+        let (bin, link) = (10_000_000, 100_000_000_000);
+        assert!(!is_incast(8, 25_000, bin, link));
+        // 5 µs of the link (62.5 kB): 0.05 Gb/s over the bin, a queue's worth at once.
+        assert_eq!(incast_floor_bytes(bin, link), 62_500.0);
+        assert!(is_incast(8, 62_500, bin, link));
+        assert!(!is_incast(3, 12_500_000, bin, link), "three senders are no incast");
+        // A 10 µs bin: 5% of it at the link rate (625 bytes at 10 Gb/s).
+        assert_eq!(incast_floor_bytes(10_000, 10_000_000_000), 625.0);
+        let mut f = FanIn::default();
+        for s in 1..=8 {
+            f.add(pkt(s, 100, 0, 3_000, true));
+        }
+        assert!(!f.shares_bottleneck(0, ip(100), bin, link));
+    }
+
+    #[test]
     fn the_bin_being_filled_counts() {
         let mut f = FanIn::default();
         f.add(pkt(1, 100, 3, 10, false));
@@ -559,8 +603,9 @@ pub struct IncastReport {
 }
 
 /// The `incast` section and findings: every receiver's busiest bin (the first
-/// [`REPORTED`]), and an `incast` warning for each with at least [`INCAST_MIN_SENDERS`]
-/// senders at once and CE marks or pauses during it.
+/// [`REPORTED`]), and an `incast` warning for each that is an incast ([`is_incast`]: at
+/// least [`INCAST_MIN_SENDERS`] senders at once, at least [`INCAST_MIN_LINK_SHARE`] of the
+/// link together) with CE marks or pauses during it.
 pub(crate) fn report(
     a: &crate::Analyzer,
     pfc: &[crate::report::PauseReport],
@@ -602,7 +647,8 @@ pub(crate) fn report(
             .map(|i| (i.end_ns.min(e) - i.start_ns.max(s)).max(0))
             .sum();
         let pos = rb.position;
-        let judged_not = b.fan_in >= INCAST_MIN_SENDERS && pos != Position::Before;
+        let incast = is_incast(b.fan_in, b.bytes, bin_ns, link);
+        let judged_not = incast && pos != Position::Before;
         let r = IncastReport {
             point: rb.point,
             receiver: rb.receiver.to_string(),
@@ -621,7 +667,7 @@ pub(crate) fn report(
             first_frame: b.first_frame,
             cc_not_judged: if judged_not { not_reacting } else { 0 },
         };
-        if b.fan_in >= INCAST_MIN_SENDERS && (b.ce > 0 || paused_ns > 0) {
+        if incast && (b.ce > 0 || paused_ns > 0) {
             findings.push(Finding {
                 severity: Severity::Warning,
                 kind: FindingKind::Incast,

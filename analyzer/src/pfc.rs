@@ -31,7 +31,7 @@ const MAX_INTERVALS: usize = 512;
 /// Frames beyond the allowance kept as evidence per timeline.
 const MAX_IGNORED_EVIDENCE: usize = 3;
 
-/// One second, the window of the per-second pause figures.
+/// One second, the unit of the per-second pause figures.
 const SECOND_NS: i64 = 1_000_000_000;
 
 /// How long after a pause took effect a RoCE frame to the pausing MAC may still arrive:
@@ -196,16 +196,15 @@ pub struct Timeline {
     pub first_frame: u64,
     storms: Vec<Storm>,
     win: (i64, i64),
-    /// Start of the per-second windows: the capture point's first frame.
+    /// Start of the span the mean per second is taken over: the capture point's first
+    /// frame.
     origin_ns: i64,
-    /// The two latest one-second windows with paused time: (index from `origin_ns`, ns).
-    secs: [(i64, i64); 2],
-    /// Most paused ns in an earlier (full) one-second window.
-    sec_full_max: i64,
+    /// Most paused ns in one storm window (`storm_window_ns`), the peak's window.
+    win_max_ns: i64,
     /// Paused µs per second of capture (set by [`Timeline::finish`]).
     pub pause_us_per_s: f64,
-    /// Paused µs per second in the busiest window (set by [`Timeline::finish`]); never
-    /// below `pause_us_per_s`.
+    /// Paused µs per second in the busiest storm window (`--storm-window-ms`, 10 ms; set by
+    /// [`Timeline::finish`]); never below `pause_us_per_s`.
     pub max_pause_us_per_s: f64,
     /// Longest interval during which the RoCE towards the pausing side stopped after having
     /// flowed.
@@ -228,7 +227,7 @@ pub struct Timeline {
 
 impl Timeline {
     /// A new timeline at a capture point whose first frame was at `origin_ns` (the start of
-    /// its per-second windows).
+    /// the span its mean per second is taken over).
     pub fn new(link_bps: u64, first_frame: u64, origin_ns: i64) -> Self {
         Timeline {
             pause_frames: 0,
@@ -243,8 +242,7 @@ impl Timeline {
             storms: Vec::new(),
             win: (i64::MIN, 0),
             origin_ns,
-            secs: [(i64::MIN, 0); 2],
-            sec_full_max: 0,
+            win_max_ns: 0,
             pause_us_per_s: 0.0,
             max_pause_us_per_s: 0.0,
             deadlock: None,
@@ -384,7 +382,7 @@ impl Timeline {
         Some((c.start_ns, c.end_ns))
     }
 
-    /// Spread [s, e) over the storm windows and the one-second windows.
+    /// Spread [s, e) over the storm windows.
     fn account(&mut self, s: i64, e: i64, cfg: &PfcConfig) {
         let w = cfg.storm_window_ns.max(1);
         let mut t = s;
@@ -398,28 +396,6 @@ impl Timeline {
             self.win.1 += until - t;
             t = until;
         }
-        let mut t = s;
-        while t < e {
-            let k = (t - self.origin_ns).div_euclid(SECOND_NS);
-            let until = (self.origin_ns + (k + 1) * SECOND_NS).min(e);
-            self.add_second(k, until - t);
-            t = until;
-        }
-    }
-
-    /// Add `ns` paused to one-second window `k` (windows come in time order).
-    fn add_second(&mut self, k: i64, ns: i64) {
-        let [old, (k2, p2)] = self.secs;
-        if k2 == k {
-            self.secs[1] = (k, p2 + ns);
-            return;
-        }
-        // A later window: the oldest one kept lies at least two windows before the capture's
-        // end, so it is a full second and no longer part of the final window.
-        if old.0 != i64::MIN {
-            self.sec_full_max = self.sec_full_max.max(old.1);
-        }
-        self.secs = [(k2, p2), (k, ns)];
     }
 
     fn flush_window(&mut self, cfg: &PfcConfig) {
@@ -427,6 +403,7 @@ impl Timeline {
         if k == i64::MIN {
             return;
         }
+        self.win_max_ns = self.win_max_ns.max(paused);
         let w = cfg.storm_window_ns.max(1);
         let frac = paused as f64 / w as f64;
         if frac > cfg.storm_threshold {
@@ -444,11 +421,11 @@ impl Timeline {
     /// The timeline as of the capture point's latest frame at `end`: what is open is closed
     /// there, the storms are settled and the per-second figures set.
     ///
-    /// Per-second figures use consecutive one-second windows from the point's first frame;
-    /// the last one runs to `end` (one to two seconds long, so no window is a sliver), and a
-    /// capture shorter than a second is one window. `pause_us_per_s` is the paused time over
-    /// the whole span and `max_pause_us_per_s` the busiest window's own rate, so the maximum
-    /// is never below the mean.
+    /// `pause_us_per_s` is the paused time over the point's span (first frame to `end`);
+    /// `max_pause_us_per_s` the busiest storm window's (`storm_window_ns`, aligned on its
+    /// multiples), so a burst of pauses shows at its own rate, not spread over the capture.
+    /// A capture no longer than one window has the mean for both; the peak is never below
+    /// the mean (a window cut by the capture's edge counts its whole width).
     pub fn finish(&self, end: i64, cfg: &PfcConfig) -> Timeline {
         let mut t = self.clone();
         if let Some(c) = t.current {
@@ -461,24 +438,10 @@ impl Timeline {
         if span == 0 {
             return t;
         }
-        let merge_from = (span / SECOND_NS - 1).max(0);
-        let mut tail = 0;
-        let mut full_max = t.sec_full_max;
-        for (k, p) in t.secs {
-            if k == i64::MIN {
-                continue;
-            }
-            if k >= merge_from {
-                tail += p;
-            } else {
-                full_max = full_max.max(p);
-            }
-        }
-        let tail_len = span - merge_from * SECOND_NS;
         let per_s = |paused: i64, len: i64| paused as f64 / 1e3 * (SECOND_NS as f64 / len as f64);
+        let w = cfg.storm_window_ns.max(1);
         t.pause_us_per_s = per_s(t.paused_ns, span);
-        let peak = per_s(full_max, SECOND_NS).max(if tail_len > 0 { per_s(tail, tail_len) } else { 0.0 });
-        // Exact arithmetic gives peak >= mean; `max` only absorbs floating-point rounding.
+        let peak = if span <= w { 0.0 } else { per_s(t.win_max_ns, w) };
         t.max_pause_us_per_s = peak.max(t.pause_us_per_s);
         t
     }
@@ -544,7 +507,9 @@ mod tests {
         assert_eq!(f.storms()[0].start_ns, 0);
         assert!(f.storms()[0].end_ns >= 20_000_000);
         assert!(f.deadlock.is_some());
-        assert_eq!(f.max_pause_us_per_s, f.pause_us_per_s);
+        // Peak: a 10 ms window paused whole; the mean over the 30 ms is lower.
+        assert_eq!(f.max_pause_us_per_s, 1_000_000.0);
+        assert!(f.pause_us_per_s < 750_000.0);
     }
 
     #[test]
@@ -608,33 +573,29 @@ mod tests {
     }
 
     #[test]
-    fn per_second_figures_share_their_windows() {
-        // 2.5 s capture from t = 0: windows [0, 1 s) and [1 s, 2.5 s). 0.9 s paused in the
-        // first, 0.3 s in the last: mean 480,000 µs/s, peak 900,000 µs/s.
+    fn the_peak_per_second_is_the_busiest_storm_window() {
+        // A 2.5 s capture from t = 0: 1 ms paused every 100 ms (1% of the time), and one
+        // burst of pauses covering 9 ms of the window [1.20 s, 1.21 s).
         let mut t = Timeline::new(LINK_BPS, 1, 0);
-        let q = 65535;
-        let step = 300_000;
-        let mut ts = 0;
-        while ts < 900_000_000 {
-            t.on_frame(ts, q, 1, &CFG, NONE);
-            ts += step;
+        let mut frame = 0;
+        // Paused for `len` from `at`: a frame every 300 µs (each lasts 335.5 µs), then XON.
+        let mut pause = |t: &mut Timeline, at: i64, len: i64| {
+            for k in 0..(len + 299_999) / 300_000 {
+                frame += 1;
+                t.on_frame(at + k * 300_000, 65535, frame, &CFG, NONE);
+            }
+            t.on_frame(at + len, 0, frame, &CFG, NONE);
+        };
+        for k in 0..25 {
+            pause(&mut t, k * 100_000_000 + 50_000_000, 1_000_000);
         }
-        t.on_frame(900_000_000, 0, 2, &CFG, NONE);
-        let mut ts = 2_000_000_000;
-        while ts < 2_300_000_000 {
-            t.on_frame(ts, q, 3, &CFG, NONE);
-            ts += step;
-        }
-        t.on_frame(2_300_000_000, 0, 4, &CFG, NONE);
+        pause(&mut t, 1_200_500_000, 9_000_000);
         let f = t.finish(2_500_000_000, &CFG);
-        assert_eq!(f.paused_ns, 1_200_000_000);
-        assert!((f.pause_us_per_s - 480_000.0).abs() < 1e-6);
-        assert!((f.max_pause_us_per_s - 900_000.0).abs() < 1e-6);
-        // The same pauses in a capture ending at 2.3 s: the last window [1 s, 2.3 s) holds
-        // 0.3 s over 1.3 s; the first stays the busiest.
-        let f = t.finish(2_300_000_000, &CFG);
-        assert!((f.max_pause_us_per_s - 900_000.0).abs() < 1e-6);
-        // A capture shorter than a second is one window: peak = mean.
+        assert_eq!(f.paused_ns, 34_000_000);
+        assert!((f.pause_us_per_s - 13_600.0).abs() < 1e-6, "{}", f.pause_us_per_s);
+        // The busiest 10 ms window is 90% paused: 900,000 µs/s, not the mean.
+        assert!((f.max_pause_us_per_s - 900_000.0).abs() < 1e-6, "{}", f.max_pause_us_per_s);
+        // A capture no longer than a window: peak = mean.
         let mut s = Timeline::new(LINK_BPS, 1, 5_000);
         s.on_frame(10_000, 1000, 1, &CFG, NONE);
         let f = s.finish(15_000, &CFG);

@@ -81,7 +81,8 @@ pub struct Iteration {
     pub busy_end_ns: i64,
     /// Wire bytes of data in it.
     pub bytes: u64,
-    /// Its busiest series bin, Gb/s.
+    /// Its busiest stretch of series bins as wide as the timeline's `--bin` bins (or
+    /// wider), Gb/s; never above the timeline's busiest `--bin` bin at the point.
     pub peak_gbps: f64,
     /// Hosts that sent data in it.
     pub hosts: u64,
@@ -160,7 +161,7 @@ pub struct RhythmReport {
     pub busy_ns_median: i64,
     /// Longest busy part, ns.
     pub busy_ns_max: i64,
-    /// Busiest series bin over all iterations, Gb/s.
+    /// The iterations' highest peak ([`Iteration::peak_gbps`]), Gb/s.
     pub peak_gbps: f64,
     /// Share of the iterations' CE marks in the first quarter of their busy parts (`None`
     /// without CE marks, or with fabric bins too coarse to tell).
@@ -446,9 +447,10 @@ fn point_rhythm(
         start = start.saturating_add(period_ns);
     }
     let index = RunIndex::new(&pr.runs);
+    let peaks = PeakBins::at(fabric, point, w);
     let mut iters = Vec::new();
     while start.saturating_add(period_ns) <= cap_end.saturating_add(1) && start <= t1 {
-        if let Some(it) = iteration(pr, &index, start, period_ns, &series, t0, w) {
+        if let Some(it) = iteration(pr, &index, start, period_ns, &series, t0, w, &peaks) {
             iters.push(it);
         }
         start = start.saturating_add(period_ns);
@@ -480,7 +482,42 @@ fn point_rhythm(
     })
 }
 
+/// How an iteration's peak is read from the series: over stretches of `group` series bins,
+/// as wide as the timeline's `--bin` bins or wider, and never above `bound`, the timeline's
+/// busiest `--bin` bin at the point (its priorities' peaks summed). The series spreads each
+/// burst's bytes evenly over its span, so bursts of several flows that took turns add up
+/// where they did not overlap; the timeline counts the packets where they fell.
+#[derive(Clone, Copy, Debug)]
+struct PeakBins {
+    group: usize,
+    bound: Option<f64>,
+}
+
+impl PeakBins {
+    /// For the series of bins of `w` ns at `point` (no bound where the timeline does not
+    /// chart the point).
+    fn at(fabric: &FabricReport, point: u16, w: i64) -> Self {
+        let base = i64::try_from(fabric.base_ns).unwrap_or(i64::MAX).max(1);
+        let group = usize::try_from((base + w - 1) / w.max(1)).unwrap_or(1).max(1);
+        let bound = fabric
+            .points
+            .iter()
+            .find(|p| p.point == point)
+            .map(|p| p.priorities.iter().map(|s| s.peak.gbps).sum::<f64>());
+        PeakBins { group, bound }
+    }
+
+    /// The peak of series bins `b0..b1` (bytes per bin of `w` ns), Gb/s.
+    fn peak(&self, series: &[f64], b0: usize, b1: usize, w: i64) -> f64 {
+        let bins = series.get(b0..b1.min(series.len())).unwrap_or(&[]);
+        let width = (w.max(1) as f64) * self.group as f64;
+        let peak = bins.chunks(self.group).map(|c| c.iter().sum::<f64>()).fold(0.0, f64::max) * 8.0 / width;
+        self.bound.map_or(peak, |b| peak.min(b))
+    }
+}
+
 /// One window's iteration: its busy part and who finished last (`None` when no data).
+#[allow(clippy::too_many_arguments)]
 fn iteration(
     pr: &PointRuns,
     index: &RunIndex<'_>,
@@ -489,6 +526,7 @@ fn iteration(
     series: &[f64],
     t0: i64,
     w: i64,
+    peaks: &PeakBins,
 ) -> Option<Iteration> {
     let hi = lo + period_ns;
     let flows = window_flows(index.overlapping(lo, hi), lo, hi);
@@ -509,13 +547,13 @@ fn iteration(
     let (last_end, last_host, last_flow, last_frame) = *ends.first()?;
     let margin_ns = ends.get(1).map_or(0, |n| last_end - n.0);
     let (b0, b1) = (((lo - t0) / w).max(0) as usize, ((hi - t0) / w).max(0) as usize);
-    let peak = series.get(b0..b1.min(series.len())).unwrap_or(&[]).iter().copied().fold(0.0, f64::max);
+    let peak_gbps = peaks.peak(series, b0, b1, w);
     Some(Iteration {
         start_ns: lo,
         busy_start_ns: busy_start,
         busy_end_ns: busy_end,
         bytes: flows.values().map(|x| x.3).sum(),
-        peak_gbps: peak * 8.0 / w as f64,
+        peak_gbps,
         hosts: ends.len() as u64,
         last_host,
         last_flow,
@@ -675,6 +713,25 @@ mod tests {
             }
         }
         s
+    }
+
+    #[test]
+    fn an_iteration_peak_rests_on_the_timeline_bins() {
+        // Series bins of 10 µs; the timeline's --bin is 20 µs, its busiest bin 103 Gb/s.
+        let w = 10_000;
+        let series = [100_000.0, 150_000.0, 181_250.0, 0.0, 50_000.0];
+        // Bins taken in pairs: (181,250 + 0) bytes over 20 µs = 72.5 Gb/s is below
+        // (100,000 + 150,000) over 20 µs = 100 Gb/s, the peak.
+        let p = PeakBins { group: 2, bound: Some(103.0) };
+        assert!((p.peak(&series, 0, 5, w) - 100.0).abs() < 1e-9);
+        // One 10 µs bin alone reads 145 Gb/s: bounded by the timeline's 103.
+        let p = PeakBins { group: 1, bound: Some(103.0) };
+        assert!((p.peak(&series, 0, 5, w) - 103.0).abs() < 1e-9);
+        assert!((PeakBins { group: 1, bound: None }.peak(&series, 0, 5, w) - 145.0).abs() < 1e-9);
+        // The grouping comes from the timeline's --bin over the series bin.
+        let fabric = FabricReport { base_ns: 25_000, ..FabricReport::default() };
+        let p = PeakBins::at(&fabric, 0, w);
+        assert_eq!((p.group, p.bound), (3, None));
     }
 
     #[test]

@@ -21,7 +21,10 @@ pub const TRANSPORT: &[Scenario] = &[
     ("one-direction", "Only the requests captured (a one-way mirror): a loss and its go-back-N, and a timeout, with no ACK or NAK in the capture", one_direction),
     ("uc-loss", "A UC WRITE stream that loses a packet: UC never resends, so the gap is lost data", uc_loss),
     ("early-resend", "A SEND resent 3 us after the original with no NAK in the capture: too soon for an ACK timeout", early_resend),
-    ("cc-reaction", "Congestion control per QP: one sender halves its rate after each CNP, one keeps its rate, one gets CNPs 10 us apart (faster than a 50 us pacing), and one keeps getting CE marks after its CNPs stop", cc_reaction),
+    ("cc-reaction", "Congestion control per QP: two senders captured at their own links, before the congested queue (no CE mark seen there), one halving its rate after each CNP and one keeping it; one gets CNPs 10 us apart (faster than a 50 us pacing), and one keeps getting CE marks after its CNPs stop", cc_reaction),
+    ("cc-past-queue", "One sender captured past the congested queue: its data arrives CE-marked (every third packet), a CNP goes back every 60 us, and its rate there, the queue's drain rate, does not fall: no cc_not_reacting verdict (not judged: past the queue)", cc_past_queue),
+    ("ce-idle-bursts", "Six bursts of 20 CE-marked packets 2 ms apart (idle between): the NP answers each burst's first mark 2 us later and paces the rest (50 us): every burst answered, no ce_without_cnp, CE to CNP 2 us", ce_idle_bursts),
+    ("pfc-no-ecn", "Priority 3 paused 25% of a 20 ms capture by 40 pauses of 125 us while its ECT(0) RoCE carries no CE mark and draws no CNP (ECN off on the switch, or marking above XOFF): pfc_without_ecn; priority 4 paused alike carries Not-ECT RoCE, which cannot be marked: no finding for it", pfc_no_ecn),
     ("microburst", "A steady 1 kB every 100 us for 20 ms with one 12-packet burst in 10 us (half CE-marked) at 10.02 ms, a CNP back, and a PFC pause on priority 3 at 20.5 ms: a 10.5 Gb/s burst that 10 ms bins average to 0.1 Gb/s", microburst),
     ("cm-timeout", "A CM REQ that sets a 4.2 ms local ACK timeout (t=10), then a resend 5 ms after the original: a timeout by that connection's own timer", cm_timeout),
     ("read-tail-timeout", "A READ whose Last response is lost in the network and no later response shows it: the requester re-issues the READ from that PSN only after its ACK timeout (67.2 ms): a timeout, not an implied NAK", read_tail_timeout),
@@ -383,12 +386,26 @@ fn cm_timeout(g: &mut Gen) {
     g.expect_finding("timeout_retransmit", "critical", Some(c.b_qpn));
 }
 
+/// Which packets of a [`cc_stream`] arrive CE-marked at the capture point: by packet index,
+/// µs from the start, and whether a CNP follows the packet.
+type Marks = fn(i64, i64, bool) -> bool;
+
+/// Marks as a capture before the queue sees them: none.
+fn unmarked(_: i64, _: i64, _: bool) -> bool {
+    false
+}
+
+/// Marks past the queue: the first packet and the one each CNP answers.
+fn answered(i: i64, _: i64, cnp: bool) -> bool {
+    i == 0 || cnp
+}
+
 /// A stream of 1 kB WRITE packets on `c` for `us` µs, one every `gap_ns`; a CNP from the
-/// receiver at each time in `cnps` (µs from the start), the packet before it CE-marked;
-/// after each CNP the sender sends at half its rate for 60 µs when `react`. Packets whose
-/// index is in `ce_from..` are CE-marked too. The message ends with an ACK.
+/// receiver at each time in `cnps` (µs from the start); after each CNP the sender sends at
+/// half its rate for 60 µs when `react`. `marks` says which packets arrive CE-marked. The
+/// message ends with an ACK.
 #[allow(clippy::too_many_arguments)]
-fn cc_stream(g: &mut Gen, c: &mut Conn, us: i64, gap_ns: i64, cnps: &[i64], react: bool, ce_from: i64) {
+fn cc_stream(g: &mut Gen, c: &mut Conn, us: i64, gap_ns: i64, cnps: &[i64], react: bool, marks: Marks) {
     let t0 = g.t;
     let reth = RethRepr { va: 0x7f40_0000_0000, rkey: 0x77, dma_len: 1 << 30 };
     let mut next = cnps.iter().copied().peekable();
@@ -401,7 +418,7 @@ fn cc_stream(g: &mut Gen, c: &mut Conn, us: i64, gap_ns: i64, cnps: &[i64], reac
             break;
         }
         let cnp_due = next.peek().is_some_and(|&at| now >= at * 1000);
-        c.ecn = if cnp_due || now >= ce_from * 1000 || i == 0 { Ecn::Ce } else { Ecn::Ect0 };
+        c.ecn = if marks(i, now / 1000, cnp_due) { Ecn::Ce } else { Ecn::Ect0 };
         let (op, ext) = if i == 0 {
             (Opcode::RC_WRITE_FIRST, ExtRepr { reth: Some(reth), ..Default::default() })
         } else {
@@ -433,28 +450,114 @@ fn cc_stream(g: &mut Gen, c: &mut Conn, us: i64, gap_ns: i64, cnps: &[i64], reac
 
 fn cc_reaction(g: &mut Gen) {
     let cnps: Vec<i64> = (1..=7).map(|k| k * 100).collect();
+    // The first two are captured at their senders' links, before the congested queue: the
+    // marks the queue sets come later, only the CNPs come back. There the sender's own rate
+    // shows (docs/verdicts.md "Congestion control").
     // Reacts: half the rate for 60 µs after each CNP (DCQCN cuts at once, recovers later).
     let mut a = Conn::new(Host::v4(51), Host::v4(52), 0x121, 0x122, 1000);
-    cc_stream(g, &mut a, 800, 1000, &cnps, true, i64::MAX / 1000);
+    cc_stream(g, &mut a, 800, 1000, &cnps, true, unmarked);
     g.wait_us(100);
     // Does not react: the same rate before and after every CNP.
     let mut b = Conn::new(Host::v4(53), Host::v4(54), 0x131, 0x132, 2000);
-    cc_stream(g, &mut b, 800, 1000, &cnps, false, i64::MAX / 1000);
+    cc_stream(g, &mut b, 800, 1000, &cnps, false, unmarked);
     g.expect_finding("cc_not_reacting", "warning", Some(b.b_qpn));
     g.wait_us(100);
     // CNPs 10 µs apart, a sender too slow (one packet per 20 µs) for its rate to be judged.
     let mut c = Conn::new(Host::v4(55), Host::v4(56), 0x141, 0x142, 3000);
     let fast: Vec<i64> = (0..8).map(|k| 20 + k * 20).collect();
-    cc_stream(g, &mut c, 200, 20_000, &fast, false, i64::MAX / 1000);
+    cc_stream(g, &mut c, 200, 20_000, &fast, false, answered);
     g.expect_finding("cnp_too_fast", "warning", Some(c.b_qpn));
     g.wait_us(100);
     // Two CNPs, then CE marks for 300 µs with none.
     let mut d = Conn::new(Host::v4(57), Host::v4(58), 0x151, 0x152, 4000);
-    cc_stream(g, &mut d, 500, 5000, &[50, 100], false, 150);
+    cc_stream(g, &mut d, 500, 5000, &[50, 100], false, |i, us, cnp| answered(i, us, cnp) || us >= 150);
     g.expect_finding("ce_without_cnp", "warning", Some(d.b_qpn));
-    for q in [a.b_qpn, b.b_qpn, c.b_qpn, d.b_qpn] {
+    for q in [c.b_qpn, d.b_qpn] {
         g.expect_finding("congestion", "info", Some(q));
     }
+}
+
+/// One sender seen past the congested queue (docs/verdicts.md "Congestion control"): every
+/// third packet arrives CE-marked, a CNP goes back every 60 µs (a CE run between two CNPs
+/// spans less than two 50 µs pacing intervals: all answered), and the rate at the capture
+/// point, the queue's drain rate, stays the same. `cc_not_reacting` is withheld
+/// (`not_judged: past_queue`).
+fn cc_past_queue(g: &mut Gen) {
+    let mut c = Conn::new(Host::v4(59), Host::v4(60), 0x171, 0x172, 5000);
+    let cnps: Vec<i64> = (1..=13).map(|k| k * 60).collect();
+    cc_stream(g, &mut c, 800, 1000, &cnps, false, |i, _, cnp| i % 3 == 0 || cnp);
+    g.expect_finding("congestion", "info", Some(c.b_qpn));
+}
+
+/// Bursts of CE marks with idle time between (docs/verdicts.md "Congestion control"): six
+/// WRITEs of 20 × 1 kB packets, all CE-marked (the queue above its marking threshold), 2 ms
+/// apart. The NP answers each burst's first mark with a CNP 2 µs later and paces the rest
+/// (its 50 µs interval outlasts the burst). Every burst is answered; the unanswered marks at
+/// a burst's end do not join the next burst's over the idle time.
+fn ce_idle_bursts(g: &mut Gen) {
+    let mut c = Conn::new(Host::v4(63), Host::v4(64), 0x181, 0x182, 7000);
+    c.ecn = Ecn::Ce;
+    for b in 0..6 {
+        let reth = RethRepr { va: 0x7f60_0000_0000 + b * 0x10_0000, rkey: 0x99, dma_len: 20 * 1024 };
+        let mut last = 0;
+        for i in 0..20 {
+            let (op, ext) = match i {
+                0 => (Opcode::RC_WRITE_FIRST, ExtRepr { reth: Some(reth), ..Default::default() }),
+                19 => (Opcode::RC_WRITE_LAST, ExtRepr::default()),
+                _ => (Opcode::RC_WRITE_MIDDLE, ExtRepr::default()),
+            };
+            last = g.request(&mut c, op, ext, 1024, i == 19, Req::New);
+            if i == 0 {
+                // The frame took 800 ns of the clock: the CNP 2 µs after the mark.
+                g.wait_ns(1_200);
+                g.cnp(c.b, c.a, c.a_qpn, 48, None);
+                g.event("cnp", format!("burst {}: CNP 2 us after its first CE mark", b + 1));
+            }
+            g.wait_ns(200);
+        }
+        c.msn += 1;
+        g.wait_us(3);
+        c.ecn = Ecn::Ect0;
+        g.ack(&mut c, last);
+        c.ecn = Ecn::Ce;
+        g.wait_us(2_000);
+    }
+    g.expect_finding("congestion", "info", Some(c.b_qpn));
+}
+
+/// Pauses without ECN (field notes, "ECN before PFC"; docs/verdicts.md "PFC and PAUSE"): a
+/// 20 ms capture in 40 cycles of 500 µs. Each cycle the switch pauses priorities 3 and 4 for
+/// 125 µs (24,414 quanta at 100G), then, once the pauses expired, two senders write 16 kB
+/// each on them: ECT(0) RoCE on priority 3, Not-ECT on priority 4. No packet is CE-marked, no
+/// CNP comes back. Priority 3 paused 25% of the capture by 40 pauses: `pfc_without_ecn`.
+/// Priority 4's data could not be marked at all: no finding for it.
+fn pfc_no_ecn(g: &mut Gen) {
+    let switch = [0x02, 0, 0, 0, 0xff, 0x03];
+    let mut ect = Conn::new(Host::v4(65), Host::v4(66), 0x191, 0x192, 8000);
+    ect.vlan = Some((100, 3));
+    ect.pmtu = 4096;
+    let mut not_ect = Conn::new(Host::v4(67), Host::v4(68), 0x1a1, 0x1a2, 9000);
+    not_ect.vlan = Some((101, 4));
+    not_ect.pmtu = 4096;
+    not_ect.ecn = Ecn::NotEct;
+    let mut q = [0u16; 8];
+    q[3] = 24_414;
+    q[4] = 24_414;
+    let t0 = g.t;
+    for k in 0..40 {
+        let cycle = t0 + k * 500_000;
+        g.t = g.t.max(cycle);
+        g.pfc(switch, (1 << 3) | (1 << 4), q, None);
+        if k == 0 {
+            g.event("pfc_pause", "priorities 3 and 4 paused for 125 us, every 500 us".into());
+        }
+        g.t = cycle + 130_000;
+        g.write(&mut ect, 16 * 1024, true);
+        g.write(&mut not_ect, 16 * 1024, true);
+    }
+    g.t = t0 + 20_000_000;
+    g.write(&mut ect, 4096, true);
+    g.expect_finding("pfc_without_ecn", "warning", None);
 }
 
 /// A microburst a 10 ms bin hides (docs/verdicts.md "Microbursts"). Times are set exactly,

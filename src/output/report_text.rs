@@ -831,6 +831,8 @@ fn fan_in_lines(o: &mut String, r: &rocescope_analyzer::Report) {
             },
             if i.cc_not_judged > 0 {
                 format!("; {} senders' reaction to CNPs not judged per flow", i.cc_not_judged)
+            } else if !rocescope_analyzer::incast::is_incast(i.fan_in, i.bytes, i.bin_ns, r.config.link_speed_bps) {
+                "; too little data together to fill a queue: no incast".to_string()
             } else {
                 String::new()
             }
@@ -869,9 +871,18 @@ fn cc_lines(o: &mut String, sr: &StreamedReport<'_>, max: usize) {
             )
         });
         let rx = &cc.reaction;
+        // Why a verdict the figures would make is withheld (docs/verdicts.md "Congestion
+        // control").
+        let withheld = match rx.not_judged {
+            Some("past_queue") => {
+                " (not judged: the data arrives CE-marked, past a marking queue, at its drain rate)"
+            }
+            Some("incast") => " (not judged: one of an incast's senders, past the queue they share)",
+            _ => "",
+        };
         let reaction = match rx.mean_ratio {
             Some(m) => format!(
-                "rate after/before {m:.2}, fell after {} of {} evaluated ({} not)",
+                "rate after/before {m:.2}, fell after {} of {} evaluated ({} not){withheld}",
                 rx.fell, rx.evaluated, rx.not_evaluated
             ),
             None => {

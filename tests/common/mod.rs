@@ -161,6 +161,9 @@ pub const TRANSPORT_SAMPLES: &[&str] = &[
     "cm-timeout",
     "microburst",
     "nak-beyond",
+    "cc-past-queue",
+    "ce-idle-bursts",
+    "pfc-no-ecn",
 ];
 
 /// A tmux session that is killed when dropped.

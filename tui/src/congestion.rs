@@ -15,7 +15,8 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Paragraph, Wrap};
 use ratatui::Frame;
 use rocescope_analyzer::fabric::{PointSeriesReport, PrioritySeries};
-use rocescope_analyzer::report::{FlowReport, Report};
+use rocescope_analyzer::report::{FlowReport, PauseReport, Report};
+use rocescope_analyzer::PauseKind;
 
 /// QPs ranked on the screen at most (the most marked): a partial sort picks them out of any
 /// number of flows.
@@ -408,9 +409,66 @@ fn peak_text(s: &PrioritySeries, base_ns: u64, cnps_only: bool) -> Option<String
     (!parts.is_empty()).then(|| parts.join("; "))
 }
 
+/// The paused time of one priority (`None`: 802.3x PAUSE) at one point, per MAC as the report
+/// and the Pause screen give it, not summed over the MACs: the most paused MAC's total,
+/// the number of MACs that paused it, and that MAC's paused ns per series bin of `bin_ns`
+/// from `start_ns`. `None` when the report lists no such timeline (the fabric series, summed
+/// over the MACs, is then all there is).
+fn paused_by_mac(
+    pfc: &[PauseReport],
+    point: u16,
+    prio: Option<u8>,
+    start_ns: i64,
+    bin_ns: u64,
+    bins: usize,
+) -> Option<(u64, usize, Vec<u64>)> {
+    let same = |p: &&PauseReport| {
+        p.point == point
+            && match prio {
+                Some(q) => p.kind == PauseKind::Pfc && p.priority == q,
+                None => p.kind == PauseKind::Pause,
+            }
+    };
+    let macs = pfc.iter().filter(same).count();
+    let top = pfc.iter().filter(same).max_by_key(|p| p.paused_ns)?;
+    let mut v = vec![0u64; bins];
+    let w = i64::try_from(bin_ns.max(1)).unwrap_or(i64::MAX);
+    for i in &top.intervals {
+        let (mut t, e) = (i.start_ns - start_ns, i.end_ns - start_ns);
+        while t < e {
+            let k = t.div_euclid(w);
+            let until = ((k + 1) * w).min(e);
+            if let Some(x) = usize::try_from(k).ok().and_then(|k| v.get_mut(k)) {
+                *x += (until - t).max(0) as u64;
+            }
+            t = until;
+        }
+    }
+    Some((top.paused_ns.max(0) as u64, macs, v))
+}
+
+/// A paused-time label: `1.2 ms paused`, and which MAC when several paused.
+fn paused_label(paused: u64, macs: usize) -> String {
+    if macs > 1 {
+        format!("{} paused (busiest of {macs} MACs)", fmt_dur(paused as f64))
+    } else {
+        format!("{} paused", fmt_dur(paused as f64))
+    }
+}
+
 /// The fabric block's lines at one point: per priority its rows (those with something to
-/// show) and, with `peaks`, its busiest bins; the link PAUSE row; the time axis.
-fn fabric_lines(ps: &PointSeriesReport, base_ns: u64, ax: Axis, c: Cols, peaks: bool) -> Vec<Line<'static>> {
+/// show) and, with `peaks`, its busiest bins; the link PAUSE row; the time axis. Paused time
+/// is per MAC (`pfc`, the report's timelines, from `start_ns`; [`paused_by_mac`]).
+#[allow(clippy::too_many_arguments)]
+fn fabric_lines(
+    ps: &PointSeriesReport,
+    pfc: &[PauseReport],
+    start_ns: i64,
+    base_ns: u64,
+    ax: Axis,
+    c: Cols,
+    peaks: bool,
+) -> Vec<Line<'static>> {
     let mut lines = Vec::new();
     let bin = ps.bin_ns;
     let plain = Style::new();
@@ -437,8 +495,12 @@ fn fabric_lines(ps: &PointSeriesReport, base_ns: u64, ax: Axis, c: Cols, peaks: 
             rows.push((count(cnps, "CNP"), "CNP/s", ax.per_s(&s.cnps, bin), Color::Magenta));
         }
         if paused > 0 {
-            let what = format!("{} paused", fmt_dur(paused as f64));
-            rows.push((what, "pause µs/s", ax.pause(&s.pause_ns, bin), Color::Red));
+            let (what, values) =
+                match paused_by_mac(pfc, ps.point, Some(s.priority), start_ns, bin, s.pause_ns.len()) {
+                    Some((p, macs, v)) => (paused_label(p, macs), ax.pause(&v, bin)),
+                    None => (paused_label(paused, 1), ax.pause(&s.pause_ns, bin)),
+                };
+            rows.push((what, "pause µs/s", values, Color::Red));
         }
         if let (true, Some(first)) = (cnps_only, rows.first_mut()) {
             first.0 = format!("{} only", count(cnps, "CNP"));
@@ -456,8 +518,11 @@ fn fabric_lines(ps: &PointSeriesReport, base_ns: u64, ax: Axis, c: Cols, peaks: 
     }
     let link = sum(&ps.link_pause_ns);
     if link > 0 {
-        let label = format!("link: {} paused", fmt_dur(link as f64));
-        let values = ax.pause(&ps.link_pause_ns, bin);
+        let bins = ps.link_pause_ns.len();
+        let (label, values) = match paused_by_mac(pfc, ps.point, None, start_ns, bin, bins) {
+            Some((p, macs, v)) => (format!("link: {}", paused_label(p, macs)), ax.pause(&v, bin)),
+            None => (format!("link: {}", paused_label(link, 1)), ax.pause(&ps.link_pause_ns, bin)),
+        };
         lines.push(chart_line(
             c,
             label,
@@ -562,9 +627,10 @@ pub(crate) fn draw(f: &mut Frame<'_>, app: &App, area: Rect) {
         }
     }
     // The busiest bins give way first on a short terminal.
-    let mut lines = fabric_lines(ps, base, ax, c, true);
+    let start = r.summary.start_ns.unwrap_or(0);
+    let mut lines = fabric_lines(ps, &r.pfc, start, base, ax, c, true);
     if notes.len() + lines.len() + 2 > usize::from(avail) {
-        lines = fabric_lines(ps, base, ax, c, false);
+        lines = fabric_lines(ps, &r.pfc, start, base, ax, c, false);
     }
     notes.append(&mut lines);
     let lines = notes;
@@ -649,6 +715,69 @@ mod tests {
 
     fn close(a: f64, b: f64) -> bool {
         (a - b).abs() < 1e-6 * b.abs().max(1.0)
+    }
+
+    /// A PFC timeline at point 0 on `prio` from MAC `mac`, paused over `spans` (ns from 0).
+    fn timeline(mac: &str, prio: u8, spans: &[(i64, i64)]) -> PauseReport {
+        use rocescope_analyzer::pfc::Interval;
+        use rocescope_analyzer::report::PauseDirection;
+        let intervals: Vec<Interval> = spans
+            .iter()
+            .map(|&(start_ns, end_ns)| Interval {
+                start_ns,
+                end_ns,
+                xon: false,
+                frames: 1,
+                first_frame: 1,
+                roce_during: 0,
+                roce_towards: 0,
+                ignored: 0,
+                towards_before: false,
+                any_before: false,
+            })
+            .collect();
+        PauseReport {
+            point: 0,
+            src_mac: mac.into(),
+            kind: PauseKind::Pfc,
+            priority: prio,
+            pause_frames: spans.len() as u64,
+            xon_frames: 0,
+            quanta_total: 0,
+            paused_ns: spans.iter().map(|(s, e)| e - s).sum(),
+            pause_us_per_s: 0.0,
+            max_pause_us_per_s: 0.0,
+            link_bps: 100_000_000_000,
+            intervals,
+            intervals_dropped: 0,
+            storms: Vec::new(),
+            deadlock_hint: None,
+            roce_packets_on_priority: 1,
+            first_frame: 1,
+            roce_to_mac: 0,
+            direction: PauseDirection::Unknown,
+            link_peer: None,
+            ignored_frames: 0,
+            ignored_from_peer: 0,
+            ignored_max_delay_ns: 0,
+        }
+    }
+
+    #[test]
+    fn paused_time_is_per_mac_not_summed() {
+        // Two MACs pause priority 3 over the same 60 µs, one of them 30 µs more; another
+        // priority's pauses do not count. Bins of 50 µs.
+        let pfc = [
+            timeline("02:00:00:00:00:01", 3, &[(0, 60_000)]),
+            timeline("02:00:00:00:00:02", 3, &[(0, 60_000), (100_000, 130_000)]),
+            timeline("02:00:00:00:00:02", 4, &[(0, 150_000)]),
+        ];
+        let (paused, macs, bins) = paused_by_mac(&pfc, 0, Some(3), 0, 50_000, 3).unwrap();
+        assert_eq!((paused, macs), (90_000, 2));
+        assert_eq!(bins, [50_000, 10_000, 30_000], "never above the bin width");
+        assert_eq!(paused_label(paused, macs), format!("{} paused (busiest of 2 MACs)", fmt_dur(90_000.0)));
+        assert!(paused_by_mac(&pfc, 0, None, 0, 50_000, 3).is_none(), "no 802.3x PAUSE");
+        assert!(paused_by_mac(&pfc, 1, Some(3), 0, 50_000, 3).is_none(), "another point");
     }
 
     #[test]

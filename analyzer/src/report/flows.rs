@@ -109,8 +109,8 @@ pub(crate) fn flow_report(id: usize, f: &Flow, a: &Analyzer, detail: bool) -> Fl
         },
         cc: f.cc().map(|c| {
             let mut r = cc_report(c, &a.cfg.cc);
-            if c.not_reacting() && cc_shares_bottleneck(f, a) {
-                r.reaction.not_judged = Some("incast");
+            if c.not_reacting() {
+                r.reaction.not_judged = cc_withheld(f, a);
             }
             Box::new(r)
         }),
@@ -158,6 +158,22 @@ pub(super) fn cc_report(c: &crate::cc::CcState, cfg: &crate::cc::CcConfig) -> Cc
 /// so its reaction to CNPs is not judged from it (crate::incast).
 pub(crate) fn cc_shares_bottleneck(f: &Flow, a: &Analyzer) -> bool {
     a.fan_in.shares_bottleneck(f.key.point, f.key.dst, a.cfg.bin_ns, a.cfg.link_speed_bps)
+}
+
+/// Why the `cc_not_reacting` verdict of flow `f` is withheld, if it is (docs/verdicts.md
+/// "Congestion control"): `incast` when it is one of an incast's senders seen past the queue
+/// they share ([`cc_shares_bottleneck`]); `past_queue` when its data arrives CE-marked: the
+/// packets crossed a marking queue before the capture point, so their rate here is that
+/// queue's drain rate (or the flow's share of it), whatever the sender does, until the queue
+/// empties. The sender's own rate shows only upstream of the queue, where no mark is seen.
+pub(crate) fn cc_withheld(f: &Flow, a: &Analyzer) -> Option<&'static str> {
+    if cc_shares_bottleneck(f, a) {
+        Some("incast")
+    } else if f.ecn[rocescope_decoder::Ecn::Ce as usize] > 0 {
+        Some("past_queue")
+    } else {
+        None
+    }
 }
 
 pub(super) fn ev(f: &Flow, kinds: &[EvidenceKind]) -> Vec<EvidenceRef> {
@@ -693,9 +709,10 @@ pub(super) fn cc_findings(
             cc.too_fast,
         );
     }
-    // Past the queue an incast's senders share, a sender's rate is its share of the drain
-    // rate: the incast finding says so instead (crate::incast).
-    if cc.not_reacting() && !cc_shares_bottleneck(f, a) {
+    // Past a marking queue (the incast's senders share one, or the flow's data arrives
+    // CE-marked), a sender's rate is its share of the drain rate: withheld, and said in
+    // `cc.reaction.not_judged` (and by the incast finding for an incast's senders).
+    if cc.not_reacting() && cc_withheld(f, a).is_none() {
         push(
             Severity::Warning,
             FindingKind::CcNotReacting,

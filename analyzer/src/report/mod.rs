@@ -478,6 +478,9 @@ pub enum FindingKind {
     CnpTooFast,
     /// The sender's rate did not fall after most of the CNPs it received.
     CcNotReacting,
+    /// A priority paused a large share of the capture while its ECN-capable RoCE carried no
+    /// CE mark and drew no CNP: ECN off, or marking above the PFC threshold.
+    PfcWithoutEcn,
     /// Many senders to one receiver at once (fan-in) with CE marks or pauses during it.
     Incast,
     /// One host finishes its data last in most training iterations (crate::rhythm).
@@ -582,6 +585,7 @@ impl FindingKind {
         FindingKind::PfcPriorityMismatch,
         FindingKind::CnpTooFast,
         FindingKind::CcNotReacting,
+        FindingKind::PfcWithoutEcn,
         FindingKind::Incast,
         FindingKind::Straggler,
         FindingKind::EcmpLowEntropy,
@@ -626,6 +630,7 @@ impl FindingKind {
             FindingKind::PfcPriorityMismatch => "pfc_priority_mismatch",
             FindingKind::CnpTooFast => "cnp_too_fast",
             FindingKind::CcNotReacting => "cc_not_reacting",
+            FindingKind::PfcWithoutEcn => "pfc_without_ecn",
             FindingKind::Incast => "incast",
             FindingKind::Straggler => "straggler",
             FindingKind::EcmpLowEntropy => "ecmp_low_entropy",
@@ -658,6 +663,7 @@ impl FindingKind {
                 | FindingKind::OneDirection
                 | FindingKind::CnpTooFast
                 | FindingKind::CcNotReacting
+                | FindingKind::PfcWithoutEcn
                 | FindingKind::Straggler
         )
     }
@@ -929,7 +935,9 @@ pub struct CcReaction {
     pub mean_ratio: Option<f64>,
     /// Why no verdict on the reaction is given for this flow although its figures would
     /// make one (`incast`: it is one of many senders to a receiver, seen past the queue
-    /// they share, where its rate is its share of the drain rate). Absent otherwise.
+    /// they share, where its rate is its share of the drain rate; `past_queue`: its data
+    /// arrives CE-marked, past a marking queue, at that queue's drain rate). Absent
+    /// otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub not_judged: Option<&'static str>,
 }
@@ -1477,6 +1485,7 @@ pub(crate) fn build_with(a: &Analyzer, detail: bool, with_flows: bool) -> (Repor
     let mut violations = Vec::new();
     let points = a.points();
     let pfc = pauses::pause_reports(a, &points, &mut findings, &mut violations);
+    pauses::pfc_without_ecn(a, &points, &pfc, &mut findings);
 
     let incast = crate::incast::report(a, &pfc, &mut findings);
     let timeline = a.fabric_report();

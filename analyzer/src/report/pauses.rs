@@ -241,3 +241,119 @@ pub(super) fn pause_reports(
 
     pfc
 }
+
+/// Least share of a capture point's span one MAC must keep a priority paused for
+/// `pfc_without_ecn`: 5%. With [`PFC_WITHOUT_ECN_MIN_PAUSES`] separate pauses, one short
+/// burst of pauses never fires it.
+pub const PFC_WITHOUT_ECN_MIN_SHARE: f64 = 0.05;
+
+/// Least separate paused intervals (pauses that ended before the next began) for
+/// `pfc_without_ecn`: 10. Pausing again and again is the pattern of a queue that reaches
+/// XOFF time after time with no ECN slowing its senders first.
+pub const PFC_WITHOUT_ECN_MIN_PAUSES: u64 = 10;
+
+/// Least ECN-capable (ECT(0) or ECT(1)) RoCE data packets on the priority at the point for
+/// `pfc_without_ecn`: 100. With fewer, no CE mark among them proves little.
+pub const PFC_WITHOUT_ECN_MIN_ECT: u64 = 100;
+
+/// What the RoCE data on one priority at one capture point carried, for
+/// [`pfc_without_ecn`]: ECN-capable packets, Not-ECT packets, CE marks, CNPs received.
+#[derive(Clone, Copy, Debug, Default)]
+struct PriorityEcn {
+    ect: u64,
+    not_ect: u64,
+    ce: u64,
+    cnps: u64,
+}
+
+/// The ECN the data flows (those that sent requests) on priority `prio` at `point` carried.
+fn priority_ecn(a: &Analyzer, point: u16, prio: u8) -> PriorityEcn {
+    use rocescope_decoder::Ecn;
+    let mut e = PriorityEcn::default();
+    for f in a.flows.iter().filter(|f| f.key.point == point && f.priority == Some(prio) && f.requests > 0) {
+        e.ect += f.ecn[Ecn::Ect0 as usize] + f.ecn[Ecn::Ect1 as usize];
+        e.not_ect += f.ecn[Ecn::NotEct as usize];
+        e.ce += f.ecn[Ecn::Ce as usize];
+        e.cnps += f.cold().cnps_received;
+    }
+    e
+}
+
+/// `pfc_without_ecn` (docs/verdicts.md "PFC and PAUSE"; field notes, "ECN before PFC"): a
+/// PFC priority that one MAC kept paused at least [`PFC_WITHOUT_ECN_MIN_SHARE`] of its
+/// capture point's span by at least [`PFC_WITHOUT_ECN_MIN_PAUSES`] pauses, while the RoCE
+/// data on it there was ECN-capable (at least [`PFC_WITHOUT_ECN_MIN_ECT`] ECT packets, more
+/// than Not-ECT ones), carried no CE mark and drew no CNP. A sound profile marks CE below
+/// the PFC XOFF threshold, so DCQCN slows the senders before pauses fire: ECN is off on the
+/// switch for that priority, or its thresholds sit above XOFF. Data that is mostly Not-ECT
+/// could not be marked at all (ECN not enabled at the NICs): no finding then, the switch is
+/// not to blame. One finding per (point, priority), on its most paused MAC.
+pub(super) fn pfc_without_ecn(
+    a: &Analyzer,
+    points: &[crate::PointTotals],
+    pfc: &[PauseReport],
+    findings: &mut FindingSink,
+) {
+    let (start, end) = (a.totals.start_ns.unwrap_or(0), a.totals.end_ns.unwrap_or(0));
+    let mut keys: Vec<(u16, u8)> =
+        pfc.iter().filter(|r| r.kind == PauseKind::Pfc).map(|r| (r.point, r.priority)).collect();
+    keys.sort_unstable();
+    keys.dedup();
+    for (point, prio) in keys {
+        let Some(r) = pfc
+            .iter()
+            .filter(|r| r.kind == PauseKind::Pfc && r.point == point && r.priority == prio)
+            .max_by_key(|r| r.paused_ns)
+        else {
+            continue;
+        };
+        let p = points.get(usize::from(point));
+        let span = p.and_then(|p| p.end_ns).unwrap_or(end) - p.and_then(|p| p.start_ns).unwrap_or(start);
+        let pauses = r.intervals.len() as u64 + r.intervals_dropped;
+        if span <= 0
+            || (r.paused_ns as f64) < PFC_WITHOUT_ECN_MIN_SHARE * span as f64
+            || pauses < PFC_WITHOUT_ECN_MIN_PAUSES
+        {
+            continue;
+        }
+        let e = priority_ecn(a, point, prio);
+        if e.ect < PFC_WITHOUT_ECN_MIN_ECT || e.ect <= e.not_ect || e.ce > 0 || e.cnps > 0 {
+            continue;
+        }
+        let share = r.paused_ns as f64 / span as f64;
+        let title = format!(
+            "priority {prio}{} paused {:.0}% of the capture by {} ({}, {} in all) while its ECN-capable RoCE data ({}) carried no CE mark and drew no CNP: ECN is off on the switch for this priority, or its marking threshold sits above the PFC threshold, so pauses fire before ECN slows any sender (ECN should mark before PFC pauses)",
+            at_point(a, point),
+            share * 100.0,
+            r.src_mac,
+            plural(pauses, "pause", "pauses"),
+            ms(r.paused_ns.max(0) as u64),
+            plural(e.ect, "ECT packet", "ECT packets"),
+        );
+        let evidence = r
+            .intervals
+            .iter()
+            .take(3)
+            .map(|i| EvidenceRef {
+                frame: i.first_frame,
+                ts_ns: i.start_ns,
+                what: format!(
+                    "PFC pause on priority {prio} from {}, {}",
+                    r.src_mac,
+                    ms((i.end_ns - i.start_ns) as u64)
+                ),
+            })
+            .collect();
+        findings.push(Finding {
+            severity: Severity::Warning,
+            kind: FindingKind::PfcWithoutEcn,
+            title,
+            flow: None,
+            src_mac: Some(r.src_mac.clone()),
+            priority: Some(prio),
+            evidence,
+            weight: pauses,
+            folded: None,
+        });
+    }
+}
