@@ -280,6 +280,10 @@ pub enum EvidenceKind {
     IcrcBad,
     /// A reordered packet.
     OutOfOrder,
+    /// The first request of a new life of the QP.
+    NewLife,
+    /// A request or an ACK that broke the PSN rules.
+    PsnViolation,
 }
 
 /// Evidence kept per kind.
@@ -347,7 +351,9 @@ pub struct Flow {
     /// AckReq to ACK latency (boxed: touched only on ACKs), apart from the other figures:
     /// every request flow has ACKs, few have READs, NAKs or CNPs (64 bytes a flow, not 256).
     ack_latency: Option<Box<Latency>>,
-    pub(crate) outstanding_ackreq: VecDeque<(u32, i64)>,
+    /// Requests that asked for an ACK, not yet acknowledged: (PSN, wire length or
+    /// `u32::MAX` for a message's Last packet, time, frame).
+    pub(crate) outstanding_ackreq: VecDeque<(u32, u32, i64, u64)>,
     /// Positive ACKs (Acknowledge packets) in this flow.
     pub acks: u64,
     /// What is touched only on events (ACKs, NAKs, CNPs, AckReq, evidence).

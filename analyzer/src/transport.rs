@@ -130,7 +130,13 @@ impl Analyzer {
         // timeout (mlx5 `local_ack_timeout_err`, reference §1.10).
         let tail_timeout = reissue && !in_gap && f.psn.timed_out(meta.ts_ns, &psn_cfg);
         let implied = reissue && !tail_timeout;
-        let (verdict, resolved) = f.psn.on_request(psn, span, meta.number, meta.ts_ns, implied, &psn_cfg);
+        let (verdict, resolved) = f.psn.on_request_of(
+            psn,
+            span,
+            (meta.number, meta.ts_ns),
+            (implied, v.info.read_request),
+            &psn_cfg,
+        );
         if tail_timeout && matches!(verdict, Verdict::Retransmit { cause: Cause::Timeout, .. }) {
             f.reads_mut().tail_timeouts += 1;
         }
@@ -143,6 +149,7 @@ impl Analyzer {
             }),
             Verdict::Retransmit { cause, burst_start, .. } => {
                 f.bins.mark_resent();
+                f.psn.note_resent_len(meta.len);
                 if burst_start {
                     if let (Cause::Nak | Cause::SpuriousNak, Some(t)) = (cause, f.take_nak_ts()) {
                         f.latency_mut().nak_to_retransmit.add(meta.ts_ns - t);
@@ -150,6 +157,16 @@ impl Analyzer {
                     f.note(evidence_of_cause(cause), meta.number, meta.ts_ns, || resend_text(psn, cause, op));
                 }
             }
+            Verdict::NewLife { fell_back } => f.note(EvidenceKind::NewLife, meta.number, meta.ts_ns, || {
+                if fell_back {
+                    format!("PSN {psn}: back behind PSNs the responder had acknowledged, a new life of the QP")
+                } else {
+                    format!("PSN {psn}: a new PSN stream on the QP (a new connection on its number)")
+                }
+            }),
+            Verdict::InReadRange => f.note(EvidenceKind::PsnViolation, meta.number, meta.ts_ns, || {
+                format!("request PSN {psn} reuses a PSN an earlier READ reserved for its responses")
+            }),
             Verdict::Filler | Verdict::First | Verdict::InOrder => {}
         }
         if reissue {
@@ -181,7 +198,9 @@ impl Analyzer {
                 // `VecDeque` starts at four, 48 bytes more for each of 100k QPs).
                 f.outstanding_ackreq.reserve_exact(1);
             }
-            f.outstanding_ackreq.push_back((psn, meta.ts_ns));
+            // A Last packet ends a message whose full-size packets passed once it is ACKed.
+            let len = if matches!(op.0 & 0x1F, 2 | 3 | 8 | 9 | 22) { u32::MAX } else { meta.len };
+            f.outstanding_ackreq.push_back((psn, len, meta.ts_ns, meta.number));
         }
         if v.info.read_request && !reissue {
             let reads = f.reads_mut();
@@ -217,7 +236,7 @@ impl Analyzer {
         let psn = v.psn;
         let target = self.request_flow_for(id, Some(psn));
         if v.info.read_response {
-            self.on_read_response(target, psn, meta);
+            self.on_read_response(target, psn, meta, v.info.ends_message);
         }
         let Some(f) = self.flows.get_mut(id) else { return };
         f.responses += self.weight;
@@ -255,8 +274,29 @@ impl Analyzer {
             AethKind::Reserved => {}
         }
         let Some(t) = target.and_then(|t| self.flows.get_mut(t)) else { return };
+        // The ACK or NAK PSN against the request PSNs outstanding (READ responses reserve
+        // theirs: only an ACK's or a NAK's is checked). A sequence-error NAK acknowledges
+        // the PSN before the one it names.
+        let acks = match (aeth.kind(), nak) {
+            (AethKind::Ack, _) => Some((psn, v.info.ack)),
+            (AethKind::Nak, Some(false)) => Some((psn::psn_add(psn, psn::PSN_MOD - 1), true)),
+            _ => None,
+        };
+        if let Some((acked, check)) = acks {
+            if let Some(out) = t.psn.touched_mut().and_then(|p| p.on_ack(acked, check)) {
+                let what = match out {
+                    psn::AckOutside::Ahead { highest } => {
+                        format!("ACK/NAK PSN {psn} is ahead of every request PSN sent (highest {highest})")
+                    }
+                    psn::AckOutside::Behind { acked } => {
+                        format!("ACK/NAK PSN {psn} is behind PSN {acked}, already acknowledged: outside the outstanding window")
+                    }
+                };
+                t.note(EvidenceKind::PsnViolation, meta.number, meta.ts_ns, || what);
+            }
+        }
         if let Some(rnr) = nak {
-            t.psn.on_nak(psn, rnr);
+            t.psn.on_nak_at(psn, rnr, Some(meta.ts_ns));
             t.naks_mut().last_nak_ts = Some(meta.ts_ns);
             return;
         }
@@ -264,12 +304,15 @@ impl Analyzer {
             return;
         }
         // Everything up to `psn` is acknowledged.
-        while let Some(&(q, ts)) = t.outstanding_ackreq.front() {
+        while let Some(&(q, len, ts, _)) = t.outstanding_ackreq.front() {
             if psn_diff(q, psn) > 0 {
                 break;
             }
             t.outstanding_ackreq.pop_front();
             t.ack_latency_mut().add(meta.ts_ns - ts);
+            if let Some(p) = t.psn.touched_mut() {
+                p.acked_len_max = p.acked_len_max.max(len);
+            }
         }
         if v.info.ends_message {
             while let Some(&(_, last, ts)) = t.reads().outstanding.front() {
@@ -286,8 +329,17 @@ impl Analyzer {
 
     /// A READ response with PSN `psn` for the requester flow `target`: note a gap in the
     /// responses of the READ under way (the evidence of an implied NAK to come).
-    pub(crate) fn on_read_response(&mut self, target: Option<usize>, psn: u32, meta: &FrameMeta) {
+    pub(crate) fn on_read_response(&mut self, target: Option<usize>, psn: u32, meta: &FrameMeta, ends: bool) {
         let Some(t) = target.and_then(|t| self.flows.get_mut(t)) else { return };
+        if ends {
+            // The READ's responses end here: its PSNs run through `psn`, whatever span was
+            // reckoned when it went by (reference §1.10).
+            if let Some(used) = t.psn.touched_mut().and_then(|p| p.reserve_through(psn)) {
+                t.note(EvidenceKind::PsnViolation, meta.number, meta.ts_ns, || {
+                    format!("READ responses run through PSN {psn}, but request PSN {used} was sent inside that range")
+                });
+            }
+        }
         let Some(next) = t.reads().resp_next else { return };
         let d = psn_diff(psn, next);
         if d > 0 && d < 1 << 16 {
