@@ -1320,11 +1320,131 @@ mod tests {
         // write... pcapng reuses QP 0x11 with a new random starting PSN 22 s later.
         let mut t = PsnTracker::new();
         t.on_request(7_825_157, 1, 51, 0, false, &cfg());
-        assert_eq!(t.on_request(16_227_732, 1, 266, 1, false, &cfg()).0, Verdict::First);
+        let life = Verdict::NewLife { fell_back: false };
+        assert_eq!(t.on_request(16_227_732, 1, 266, 1, false, &cfg()).0, life);
         assert_eq!((t.stats().gaps, t.stats().retransmits, t.stats().resyncs), (0, 0, 1));
         t.on_request(16_227_733, 1, 267, 2, false, &cfg());
-        assert_eq!(t.on_request(100, 1, 268, 3, false, &cfg()).0, Verdict::First);
+        assert_eq!(t.on_request(100, 1, 268, 3, false, &cfg()).0, life);
         assert_eq!(t.stats().resyncs, 2);
+    }
+
+    #[test]
+    fn back_behind_acknowledged_psns_is_a_new_life_not_resends() {
+        // An old life to PSN 4999, all acknowledged; then PSN 0.. on the same QP (NCCL's
+        // sq_psn = 0), with no pause at all.
+        let mut t = PsnTracker::new();
+        let old: Vec<(u32, i64)> = (0..5000).map(|k| (k, i64::from(k) * 1_000)).collect();
+        feed(&mut t, &old);
+        assert_eq!(t.on_ack(4999, true), None);
+        let t0 = 5_000_000;
+        assert_eq!(t.on_request(0, 1, 1, t0, false, &cfg()).0, Verdict::NewLife { fell_back: true });
+        for k in 1..100u32 {
+            assert_eq!(t.on_request(k, 1, 1, t0 + i64::from(k), false, &cfg()).0, Verdict::InOrder);
+        }
+        let s = t.stats();
+        assert_eq!((s.retransmits, s.lives_fell_back, s.resyncs, s.gaps), (0, 1, 0, 0));
+        // Without the ACK in the capture, the same fall-back stays a resend (nothing says
+        // the responder had those PSNs).
+        let mut u = PsnTracker::new();
+        feed(&mut u, &old);
+        u.on_request(0, 1, 1, t0, false, &cfg());
+        assert_eq!((u.stats().lives_fell_back, u.stats().retransmits), (0, 1));
+        // A resend of the acknowledged tail, soon and shallow (its ACK lost beyond the
+        // point): a resend, not a life.
+        let mut w = PsnTracker::new();
+        feed(&mut w, &old);
+        w.on_ack(4999, true);
+        w.on_request(4990, 1, 1, 5_000_000 + 70_000_000, false, &cfg());
+        assert_eq!((w.stats().lives_fell_back, w.stats().retransmits_timeout), (0, 1));
+        // ... but after a second of silence, a new life however close.
+        let mut x = PsnTracker::new();
+        feed(&mut x, &[(0, 0), (1, 10), (2, 20)]);
+        x.on_ack(2, true);
+        assert_eq!(x.on_request(0, 1, 4, 1_500_000_000, false, &cfg()).0, Verdict::NewLife { fell_back: true });
+    }
+
+    #[test]
+    fn a_request_inside_a_reads_psns_and_an_ack_outside_the_window_break_the_rules() {
+        // Roce_PacketSize_2400_stall.pcapng: a READ of unknown span at 7488511, responses
+        // through 7488513, a SEND on 7488513, an ACK for 16777215.
+        let mut t = PsnTracker::new();
+        t.on_request(7_488_500, 1, 1, 0, false, &cfg());
+        t.on_request_of(7_488_511, 0, (2, 10), (false, true), &cfg());
+        assert_eq!(t.on_ack(7_488_511, false), None);
+        assert_eq!(t.reserve_through(7_488_513), None, "no request used the READ's PSNs yet");
+        assert_eq!(t.on_ack(7_488_513, false), None);
+        let (v, _) = t.on_request_of(7_488_513, 1, (3, 20), (false, false), &cfg());
+        assert_eq!(v, Verdict::InReadRange);
+        assert_eq!(t.on_ack(16_777_215, true), Some(AckOutside::Behind { acked: 7_488_513 }));
+        let s = t.stats();
+        assert_eq!((s.in_read_range, s.acks_outside, s.retransmits), (1, 1, 0));
+        // The same SEND before the responses showed the READ's span: caught when they do.
+        let mut u = PsnTracker::new();
+        u.on_request_of(7_488_511, 0, (1, 10), (false, true), &cfg());
+        u.on_request_of(7_488_513, 1, (2, 20), (false, false), &cfg());
+        assert_eq!(u.reserve_through(7_488_513), Some(7_488_513));
+        // An ACK well ahead of every request: outside too; an ordinary one is not.
+        let mut w = PsnTracker::new();
+        feed(&mut w, &[(10, 0), (11, 1)]);
+        assert_eq!(w.on_ack(11, true), None);
+        assert_eq!(w.on_ack(5_000, true), Some(AckOutside::Ahead { highest: 11 }));
+    }
+
+    #[test]
+    fn selective_repeat_is_one_resend_of_the_naked_psn_seen_at_either_link() {
+        // At the responder's link: 100, 102, 103, NAK 101, then 101 once, 5 µs after the
+        // NAK, and 104 on: a network loss repaired by a selective resend.
+        let mut t = PsnTracker::new();
+        feed(&mut t, &[(100, 0), (102, 1_000), (103, 2_000)]);
+        t.on_nak_at(101, false, Some(3_000));
+        feed(&mut t, &[(101, 8_000), (104, 9_000), (105, 10_000)]);
+        let s = t.stats();
+        assert_eq!((s.network_loss_gaps, s.spurious_naks, s.out_of_order), (1, 0, 0));
+        assert_eq!((s.retransmits_nak, s.selective_resends, s.lost_here), (1, 1, 1));
+        // The spurious NAK's late packet, right at the NAK, stays a late packet.
+        let mut u = PsnTracker::new();
+        feed(&mut u, &[(100, 0), (102, 1_000), (103, 2_000)]);
+        u.on_nak_at(101, false, Some(3_000));
+        feed(&mut u, &[(101, 3_100), (104, 4_000)]);
+        assert_eq!((u.stats().selective_resends, u.stats().spurious_naks), (0, 1));
+        // At the requester's link: 100..103 pass, NAK 101, 101 once, then 104.
+        let mut r = PsnTracker::new();
+        feed(&mut r, &[(100, 0), (101, 1_000), (102, 2_000), (103, 3_000)]);
+        r.on_nak_at(101, false, Some(4_000));
+        feed(&mut r, &[(101, 5_000), (104, 6_000)]);
+        let s = r.stats();
+        assert_eq!((s.retransmits_nak, s.lost_beyond, s.selective_resends), (1, 1, 1));
+        // Go-back-N there resends 101..103: not selective.
+        let mut g = PsnTracker::new();
+        feed(&mut g, &[(100, 0), (101, 1_000), (102, 2_000), (103, 3_000)]);
+        g.on_nak_at(101, false, Some(4_000));
+        feed(&mut g, &[(101, 5_000), (102, 5_100), (103, 5_200), (104, 6_000)]);
+        assert_eq!((g.stats().retransmits_nak, g.stats().selective_resends), (3, 0));
+    }
+
+    #[test]
+    fn each_timer_expiry_counts_and_seven_retries_use_up_the_retry_count() {
+        // A WRITE at PSN 10 resent 7 times, 268 ms apart, never acknowledged.
+        let mut t = PsnTracker::new();
+        feed(&mut t, &[(9, 0), (10, 1_000)]);
+        t.on_ack(9, true);
+        let gap = 268_000_000;
+        for k in 1..=7 {
+            feed(&mut t, &[(10, 1_000 + k * gap)]);
+        }
+        let s = t.stats();
+        assert_eq!((s.timeout_bursts, s.resend_gaps, s.retries_max), (7, 7, 7));
+        assert_eq!(s.timeout_stall_ns, 7 * gap, "from the last new packet to the last resend");
+        assert_eq!(t.retries_exhausted().map(|r| r.0), Some(10));
+        // Six retries and then progress: not used up.
+        let mut u = PsnTracker::new();
+        feed(&mut u, &[(9, 0), (10, 1_000)]);
+        for k in 1..=7 {
+            feed(&mut u, &[(10, 1_000 + k * gap)]);
+        }
+        feed(&mut u, &[(11, 1_000 + 8 * gap)]);
+        assert_eq!(u.retries_exhausted(), None);
+        assert_eq!(u.stats().timeout_stall_ns, 8 * gap, "the stall lasts until the progress");
     }
 
     #[test]
