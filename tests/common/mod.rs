@@ -144,6 +144,9 @@ pub fn all_samples() -> impl Iterator<Item = &'static str> {
 
 /// The transport samples (not in the demo): each lists every finding its report must give.
 pub const TRANSPORT_SAMPLES: &[&str] = &[
+    "qp-restart",
+    "selective-repeat",
+    "mtu-blackhole",
     "rhythm-straggler",
     "mirror-duplicates",
     "read-tail-timeout",

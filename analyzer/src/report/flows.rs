@@ -83,7 +83,7 @@ pub(crate) fn flow_report(id: usize, f: &Flow, a: &Analyzer, detail: bool) -> Fl
             stall: super::qp_life::stall_of(f, a).map(|s| StallReport {
                 psn: s.psn,
                 frame: s.frame,
-                ts_ns: s.ts_ns,
+                request_ns: s.ts_ns,
                 silent_ns: s.silent_ns,
                 firm: s.firm,
             }),

@@ -841,7 +841,7 @@ pub struct PsnReport {
     /// its retry count is used up (the QP goes to error).
     pub retries_exhausted: bool,
     /// A request still unacknowledged when the QP fell silent for longer than its ACK
-    /// timeout allows, with no resend: {`psn`, `frame`, `ts_ns` (that request), `silent_ns`
+    /// timeout allows, with no resend: {`psn`, `frame`, `request_ns` (that request), `silent_ns`
     /// (from the QP's last packet to the end of the capture), `firm`}; null otherwise.
     pub stall: Option<StallReport>,
 }
@@ -853,8 +853,8 @@ pub struct StallReport {
     pub psn: u32,
     /// Its frame.
     pub frame: u64,
-    /// Its time.
-    pub ts_ns: i64,
+    /// Its time (ns since the epoch).
+    pub request_ns: i64,
     /// How long the QP (both directions) was silent before the capture ended.
     pub silent_ns: i64,
     /// The silence outlasts the whole retry budget ((RETRY_CNT + 1) x the ACK timeout): the

@@ -78,7 +78,7 @@ pub(super) fn qp_life_findings(
             Severity::Info,
             FindingKind::QpRestart,
             format!(
-                "{}: {} lives in the capture, its PSNs started over {how}; an acknowledged PSN is never a resend, so none of it is counted as loss or retransmission",
+                "{}: {} lives in the capture, its PSNs started over: {how}; an acknowledged PSN is never a resend, so none of it is counted as loss or retransmission",
                 qp_name(f, a),
                 lives + 1
             ),
