@@ -84,9 +84,10 @@ impl Analyzer {
         }
         let mut psn_cfg =
             PsnConfig { reorder_ns: self.cfg.reorder_ns, min_ack_timeout_ns: self.cfg.min_ack_timeout_ns };
+        let w = self.weight;
         let Some(f) = self.flows.get_mut(id) else { return };
-        f.requests += self.weight;
-        if !matches!(v.info.transport, Transport::Rc | Transport::Uc | Transport::Xrc) {
+        f.requests += w;
+        if !frame::psn_tracked(v.info.transport) {
             return;
         }
         f.tracked = true;
@@ -137,6 +138,10 @@ impl Analyzer {
             (implied, v.info.read_request),
             &psn_cfg,
         );
+        if v.info.class == crate::audit::Class::Data && !matches!(verdict, Verdict::Retransmit { .. } | Verdict::InReadRange) {
+            // New data (frame::count_in_flow leaves connected requests to this point).
+            f.data_packet(meta.ts_ns, meta.number, v.wire.saturating_mul(w));
+        }
         if tail_timeout && matches!(verdict, Verdict::Retransmit { cause: Cause::Timeout, .. }) {
             f.reads_mut().tail_timeouts += 1;
         }
