@@ -452,6 +452,9 @@ pub struct PsnTracker {
     read_range: Option<(u32, u32)>,
     /// The pending sequence-error NAK: (its PSN, its time), for selective repeat.
     nak_at: Option<(u32, i64)>,
+    /// The PSN of the last selective resend seen at the responder's side: a go-back-N from
+    /// it after all shows it was the original, late, and the NAK spurious.
+    selective_at: Option<u32>,
     /// The largest request frame the responder acknowledged (wire bytes, from the frames
     /// that asked for an ACK; `u32::MAX` once a multi-packet message was acknowledged, its
     /// full-size packets having passed).
@@ -476,6 +479,7 @@ static UNTOUCHED: PsnTracker = PsnTracker {
     acked: None,
     read_range: None,
     nak_at: None,
+    selective_at: None,
     acked_len_max: 0,
 };
 
@@ -680,6 +684,7 @@ impl PsnTracker {
         let selective = !resent && self.selective_fill(&f);
         if selective {
             self.stats_mut().selective_resends += u64::from(f.packets);
+            self.selective_at = Some(f.first);
         }
         if resent || selective {
             if f.cause == Cause::Unknown {
@@ -998,6 +1003,10 @@ impl PsnTracker {
         let burst_start = !in_burst;
         let (cause, rnr) = match self.burst {
             Some(b) if in_burst => b,
+            _ if duplicate && self.selective_at == Some(psn) => {
+                self.unselect(psn);
+                (Cause::SpuriousNak, false)
+            }
             _ => {
                 let c = self.resend_cause(psn, ts_ns, implied, cfg);
                 let quiet = ts_ns - self.last_new_ts;
@@ -1051,6 +1060,24 @@ impl PsnTracker {
     pub fn note_resent_len(&mut self, len: u32) {
         let st = self.stats_mut();
         st.resent_len_max = st.resent_len_max.max(len);
+    }
+
+    /// A go-back-N from the PSN last taken for a selective resend: that copy was the
+    /// original arriving late after all, and its NAK spurious (reference §1.10): undo the
+    /// resend and the loss it was counted as, and count it late.
+    fn unselect(&mut self, psn: u32) {
+        self.selective_at = None;
+        let st = self.stats_mut();
+        st.selective_resends = st.selective_resends.saturating_sub(1);
+        st.retransmits = st.retransmits.saturating_sub(1);
+        st.retransmits_nak = st.retransmits_nak.saturating_sub(1);
+        st.network_loss_gaps = st.network_loss_gaps.saturating_sub(1);
+        st.lost_here = st.lost_here.saturating_sub(1);
+        st.out_of_order += 1;
+        st.spurious_naks += 1;
+        for g in st.open.iter_mut().filter(|g| g.contains(psn) && g.count == 1) {
+            *g = Gap { filled: true, explained: false, ..*g };
+        }
     }
 
     /// Whether `psn` (behind the highest) lies inside the latest READ's reserved PSNs, after
@@ -1124,6 +1151,7 @@ impl PsnTracker {
         self.acked = None;
         self.read_range = None;
         self.nak_at = None;
+        self.selective_at = None;
         if let Some(st) = self.stats.as_deref_mut() {
             st.retry_run_end = None;
             let aged = st.open.drain(..).filter(|g| !g.explained && !g.filled).count();
@@ -1407,6 +1435,16 @@ mod tests {
         u.on_nak_at(101, false, Some(3_000));
         feed(&mut u, &[(101, 3_100), (104, 4_000)]);
         assert_eq!((u.stats().selective_resends, u.stats().spurious_naks), (0, 1));
+        // Late by more than that, but a go-back-N from it follows: it was the original,
+        // late, and the NAK spurious after all.
+        let mut v = PsnTracker::new();
+        feed(&mut v, &[(100, 0), (102, 1_000), (103, 2_000)]);
+        v.on_nak_at(101, false, Some(3_000));
+        feed(&mut v, &[(101, 5_000), (104, 6_000), (101, 8_000), (102, 8_100), (103, 8_200), (104, 8_300)]);
+        let s = v.stats();
+        assert_eq!((s.selective_resends, s.spurious_naks, s.network_loss_gaps, s.lost_here), (0, 1, 0, 0));
+        assert_eq!((s.out_of_order, s.retransmits, s.retransmits_spurious), (1, 4, 4));
+        assert_eq!(v.capture_loss_gaps(), 0);
         // At the requester's link: 100..103 pass, NAK 101, 101 once, then 104.
         let mut r = PsnTracker::new();
         feed(&mut r, &[(100, 0), (101, 1_000), (102, 2_000), (103, 3_000)]);
