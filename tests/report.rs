@@ -440,7 +440,8 @@ fn real_captures_have_no_false_findings() {
                 // the last of them, the responder ACKs PSN 16777215, and the SEND is never
                 // acknowledged nor resent (tests/transport.rs checks the stall capture).
                 "psn_violation" | "qp_stalled" => {
-                    ["Roce_PacketSize_2400_stall.pcapng", "rping_3072_faillire.pcapng"].contains(&name.as_str())
+                    ["Roce_PacketSize_2400_stall.pcapng", "rping_3072_faillire.pcapng"]
+                        .contains(&name.as_str())
                 }
                 _ => false,
             };

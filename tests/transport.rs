@@ -271,7 +271,8 @@ fn an_incast_past_the_queue_is_judged_as_a_group() {
 
 /// The figures of one flow (by destination QP) of a sample's report.
 fn flow_psn(r: &Value, qp: u64) -> Value {
-    r["flows"].as_array().unwrap().iter().find(|f| f["dest_qp"] == qp && f["requests"] != 0).unwrap()["psn"].clone()
+    r["flows"].as_array().unwrap().iter().find(|f| f["dest_qp"] == qp && f["requests"] != 0).unwrap()["psn"]
+        .clone()
 }
 
 /// qp-restart.pcap: a PSN-0 restart behind acknowledged PSNs, after 2 s or at once, is a
@@ -297,9 +298,21 @@ fn selective_repeat_is_loss_repaired_selectively_at_either_link() {
     let r = report("selective-repeat", &["--findings-per-kind", "0"]);
     for (qp, here) in [(0x252, 1), (0x262, 0)] {
         let p = flow_psn(&r, qp);
-        assert_eq!((p["selective_resends"].as_u64(), p["retransmits_nak"].as_u64()), (Some(1), Some(1)), "{p:#}");
-        assert_eq!((p["network_loss_gaps"].as_u64(), p["spurious_naks"].as_u64()), (Some(here), Some(0)), "{p:#}");
-        assert_eq!((p["out_of_order"].as_u64(), p["network_loss_packets"].as_u64()), (Some(0), Some(1)), "{p:#}");
+        assert_eq!(
+            (p["selective_resends"].as_u64(), p["retransmits_nak"].as_u64()),
+            (Some(1), Some(1)),
+            "{p:#}"
+        );
+        assert_eq!(
+            (p["network_loss_gaps"].as_u64(), p["spurious_naks"].as_u64()),
+            (Some(here), Some(0)),
+            "{p:#}"
+        );
+        assert_eq!(
+            (p["out_of_order"].as_u64(), p["network_loss_packets"].as_u64()),
+            (Some(0), Some(1)),
+            "{p:#}"
+        );
     }
     for f in r["findings"].as_array().unwrap() {
         let t = f["title"].as_str().unwrap();
@@ -345,11 +358,13 @@ fn the_real_stall_capture_is_a_stuck_qp_with_broken_psns() {
         "{:#}",
         r["findings"]
     );
-    let p = r["flows"].as_array().unwrap().iter().find(|f| f["psn"]["stall"].is_object()).unwrap()["psn"].clone();
+    let p =
+        r["flows"].as_array().unwrap().iter().find(|f| f["psn"]["stall"].is_object()).unwrap()["psn"].clone();
     assert_eq!((p["stall"]["psn"].as_u64(), p["stall"]["firm"].as_bool()), (Some(7_488_513), Some(true)));
     assert!(p["stall"]["silent_ns"].as_i64().unwrap() > 145_000_000_000);
     assert_eq!((p["psn_violations"].as_u64(), p["retransmits"].as_u64()), (Some(2), Some(0)));
     let v = r["findings"].as_array().unwrap().iter().find(|f| f["kind"] == "psn_violation").unwrap();
-    let frames: Vec<u64> = v["evidence"].as_array().unwrap().iter().map(|e| e["frame"].as_u64().unwrap()).collect();
+    let frames: Vec<u64> =
+        v["evidence"].as_array().unwrap().iter().map(|e| e["frame"].as_u64().unwrap()).collect();
     assert_eq!(frames, [147, 148], "the SEND on the READ's PSN and the ACK outside the window");
 }

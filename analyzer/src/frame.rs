@@ -268,6 +268,17 @@ impl Analyzer {
     }
 }
 
+/// Whether requests of this transport carry a PSN stream the tracker follows (RC, UC, XRC).
+#[inline]
+pub(crate) fn psn_tracked(t: rocescope_decoder::Transport) -> bool {
+    matches!(
+        t,
+        rocescope_decoder::Transport::Rc
+            | rocescope_decoder::Transport::Uc
+            | rocescope_decoder::Transport::Xrc
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -286,10 +297,4 @@ mod tests {
         let ack = op_info(Opcode::RC_ACKNOWLEDGE);
         assert!(ack.ack && ack.response && !ack.ends_message && !ack.named);
     }
-}
-
-/// Whether requests of this transport carry a PSN stream the tracker follows (RC, UC, XRC).
-#[inline]
-pub(crate) fn psn_tracked(t: rocescope_decoder::Transport) -> bool {
-    matches!(t, rocescope_decoder::Transport::Rc | rocescope_decoder::Transport::Uc | rocescope_decoder::Transport::Xrc)
 }

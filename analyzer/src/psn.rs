@@ -1092,7 +1092,7 @@ impl PsnTracker {
     /// the flow had sent nothing for [`LIFE_IDLE_NS`]. Only behind the expected PSN: the
     /// in-order path never comes here.
     fn fell_back(&self, psn: u32, d: i32, ts_ns: i64) -> bool {
-        if !self.acked.is_some_and(|a| psn_diff(psn, a) <= 0) || self.open_gap(psn).is_some() {
+        if self.acked.is_none_or(|a| psn_diff(psn, a) > 0) || self.open_gap(psn).is_some() {
             return false;
         }
         let last = self.stats().last_burst.map_or(self.last_new_ts, |(_, t)| t.max(self.last_new_ts));
@@ -1388,7 +1388,10 @@ mod tests {
         let mut x = PsnTracker::new();
         feed(&mut x, &[(0, 0), (1, 10), (2, 20)]);
         x.on_ack(2, true);
-        assert_eq!(x.on_request(0, 1, 4, 1_500_000_000, false, &cfg()).0, Verdict::NewLife { fell_back: true });
+        assert_eq!(
+            x.on_request(0, 1, 4, 1_500_000_000, false, &cfg()).0,
+            Verdict::NewLife { fell_back: true }
+        );
     }
 
     #[test]

@@ -138,7 +138,9 @@ impl Analyzer {
             (implied, v.info.read_request),
             &psn_cfg,
         );
-        if v.info.class == crate::audit::Class::Data && !matches!(verdict, Verdict::Retransmit { .. } | Verdict::InReadRange) {
+        if v.info.class == crate::audit::Class::Data
+            && !matches!(verdict, Verdict::Retransmit { .. } | Verdict::InReadRange)
+        {
             // New data (frame::count_in_flow leaves connected requests to this point).
             f.data_packet(meta.ts_ns, meta.number, v.wire.saturating_mul(w));
         }
@@ -164,7 +166,9 @@ impl Analyzer {
             }
             Verdict::NewLife { fell_back } => f.note(EvidenceKind::NewLife, meta.number, meta.ts_ns, || {
                 if fell_back {
-                    format!("PSN {psn}: back behind PSNs the responder had acknowledged, a new life of the QP")
+                    format!(
+                        "PSN {psn}: back behind PSNs the responder had acknowledged, a new life of the QP"
+                    )
                 } else {
                     format!("PSN {psn}: a new PSN stream on the QP (a new connection on its number)")
                 }

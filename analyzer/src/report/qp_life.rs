@@ -115,7 +115,8 @@ pub(super) fn qp_life_findings(
     }
     if let Some(s) = stall_of(f, a) {
         let t = ack_timeout(f);
-        let source = if f.cold().cm_ack_timeout_ns.is_some() { "its CM REQ's" } else { "assumed, no CM REQ seen" };
+        let source =
+            if f.cold().cm_ack_timeout_ns.is_some() { "its CM REQ's" } else { "assumed, no CM REQ seen" };
         let (severity, tail) = if s.firm {
             (
                 Severity::Critical,
@@ -154,7 +155,10 @@ pub(super) fn qp_life_findings(
         );
     }
     if let Some((psn, frame, ts_ns)) = f.psn.retries_exhausted() {
-        let mtu = if st.resent_len_max > f.psn.acked_len_max && f.psn.acked_len_max > 0 && f.psn.acked_len_max != u32::MAX {
+        let mtu = if st.resent_len_max > f.psn.acked_len_max
+            && f.psn.acked_len_max > 0
+            && f.psn.acked_len_max != u32::MAX
+        {
             format!(
                 "; only the large frames die: the resent frames are {} bytes while every acknowledged one was at most {} bytes, so a path MTU below {} bytes (a link MTU under the RoCE frame) is the likely cause",
                 st.resent_len_max, f.psn.acked_len_max, st.resent_len_max
