@@ -711,7 +711,11 @@ fn qp_restart(g: &mut Gen) {
         }
         g.wait_us(pause_us);
         let mut new = Conn::new(a, b, qa, qb, 0);
+        g.request(&mut new, Opcode::RC_SEND_ONLY, ExtRepr::default(), 256, true, Req::New);
         g.event("qp_restart", format!("QP 0x{qb:x} starts again at PSN 0: a new life, not a resend"));
+        new.msn += 1;
+        g.wait_us(3);
+        g.ack(&mut new, 0);
         for _ in 0..25 {
             g.write(&mut new, 4 * 1024, true);
             g.wait_us(5);
