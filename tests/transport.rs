@@ -334,7 +334,10 @@ fn a_path_mtu_black_hole_uses_up_the_retry_count() {
     assert!((470_000_000..471_000_000).contains(&stall), "{stall}");
     let f = r["findings"].as_array().unwrap().iter().find(|f| f["kind"] == "retry_exhausted").unwrap();
     let t = f["title"].as_str().unwrap();
-    assert!(t.contains("IBV_WC_RETRY_EXC_ERR") && t.contains("path MTU below 4170 bytes"), "{t}");
+    assert!(
+        t.contains("IBV_WC_RETRY_EXC_ERR") && t.contains("at most 314 bytes, so a path MTU below 4170 bytes"),
+        "{t}"
+    );
 }
 
 /// Roce_PacketSize_2400_stall.pcapng: a READ reserves 7488511-7488513, the next SEND reuses
@@ -367,4 +370,20 @@ fn the_real_stall_capture_is_a_stuck_qp_with_broken_psns() {
     let frames: Vec<u64> =
         v["evidence"].as_array().unwrap().iter().map(|e| e["frame"].as_u64().unwrap()).collect();
     assert_eq!(frames, [147, 148], "the SEND on the READ's PSN and the ACK outside the window");
+    // rping_3072_faillire.pcapng: the same fault, the connection torn down (CM DREQ, frame
+    // 116) 9.19 s after the SEND: a stall up to the DREQ, shorter than the retry budget.
+    let o = Command::new(env!("CARGO_BIN_EXE_rocescope"))
+        .args(["report", "--json", "-r"])
+        .arg(dir.join("rping_3072_faillire.pcapng"))
+        .output()
+        .unwrap();
+    let r = common::report_json(&o.stdout);
+    let s = r["flows"].as_array().unwrap().iter().find(|f| f["psn"]["stall"].is_object()).unwrap()["psn"]
+        ["stall"]
+        .clone();
+    assert_eq!(
+        (s["psn"].as_u64(), s["firm"].as_bool(), s["closed"].as_bool()),
+        (Some(4_445_928), Some(false), Some(true))
+    );
+    assert_eq!(s["silent_ns"].as_i64().map(|n| n / 10_000_000), Some(918), "{s}");
 }

@@ -149,6 +149,8 @@ pub struct FlowCold {
     pub cm_start_psn: Option<u32>,
     /// The connection's ACK timeout from its CM REQ (local ACK timeout), when captured.
     pub cm_ack_timeout_ns: Option<i64>,
+    /// When a CM DREQ began tearing the connection down, when captured.
+    pub cm_closed_ns: Option<i64>,
     /// The first few frames of each kind of event.
     pub evidence: Vec<(EvidenceKind, Evidence)>,
     /// Congestion-control state, allocated on the flow's first CE mark or first CNP
@@ -214,6 +216,7 @@ static NO_EVENTS: FlowCold = FlowCold {
     naks: None,
     cm_start_psn: None,
     cm_ack_timeout_ns: None,
+    cm_closed_ns: None,
     evidence: Vec::new(),
     cc: None,
     latency: None,

@@ -924,7 +924,7 @@ impl PsnTracker {
         }
         if d >= 0 {
             if let Some(b) = self.burst.take() {
-                self.progress_after(b, psn, ts_ns);
+                self.progress_after(b, ts_ns);
             }
             if read {
                 self.read_range = Some((psn, psn_add(psn, span - 1)));
@@ -1102,7 +1102,7 @@ impl PsnTracker {
     /// The first new packet after a resend burst `b` (its cause, RNR): a timeout burst's
     /// stall lasts until now; a NAK's burst that resent only the NAKed PSN, skipping PSNs
     /// sent after it, was a selective resend. Called once per burst, not per packet.
-    fn progress_after(&mut self, b: (Cause, bool), psn: u32, ts_ns: i64) {
+    fn progress_after(&mut self, b: (Cause, bool), ts_ns: i64) {
         let last_new = self.last_new_ts;
         let highest = psn_add(self.expected, MASK);
         let st = self.stats_mut();
@@ -1111,7 +1111,7 @@ impl PsnTracker {
             (Cause::Timeout, _) => st.timeout_stall_ns = st.timeout_stall_ns.max(ts_ns - last_new),
             (Cause::Nak, false) => {
                 let one = st.last_burst.zip(st.last_resent).is_some_and(|((p, _), r)| p == r);
-                if one && st.last_resent.is_some_and(|r| psn_diff(highest, r) > 0) && psn != highest {
+                if one && st.last_resent.is_some_and(|r| psn_diff(highest, r) > 0) {
                     st.selective_resends += 1;
                 }
             }

@@ -81,6 +81,9 @@ impl Analyzer {
         // UD carries CM MADs to QP1: they pair connections.
         if v.info.transport == Transport::Ud && v.dest_qp == 1 && v.deth_qkey == Some(0x8001_0000) {
             self.on_cm(id, meta.point, v.payload);
+            if let Some(qpn) = crate::cm::dreq_remote_qpn(v.payload) {
+                self.on_dreq(id, meta.point, qpn, meta.ts_ns);
+            }
         }
         let mut psn_cfg =
             PsnConfig { reorder_ns: self.cfg.reorder_ns, min_ack_timeout_ns: self.cfg.min_ack_timeout_ns };
@@ -372,6 +375,20 @@ impl Analyzer {
             let ends = reads.outstanding.front().is_some_and(|&(_, last, _)| last == psn);
             reads.resp_next =
                 if ends { reads.outstanding.get(1).map(|r| r.0) } else { Some(psn::psn_add(psn, 1)) };
+        }
+    }
+
+    /// A CM DREQ sent on flow `id` to the side whose QP is `qpn`: the connection's two
+    /// flows end their life at `ts_ns` (a QP silent after it is closed, not stuck).
+    fn on_dreq(&mut self, id: usize, point: u16, qpn: u32, ts_ns: i64) {
+        let Some(k) = self.flows.get(id).map(|f| f.key) else { return };
+        let key = FlowKey { src: k.src, dst: k.dst, dest_qp: qpn, point };
+        let Some(a) = self.flows.find(&key) else { return };
+        let b = self.flows.get(a).and_then(|f| f.partner());
+        for i in std::iter::once(a).chain(b) {
+            if let Some(f) = self.flows.get_mut(i) {
+                f.cold_mut().cm_closed_ns.get_or_insert(ts_ns);
+            }
         }
     }
 

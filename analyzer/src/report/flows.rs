@@ -86,6 +86,7 @@ pub(crate) fn flow_report(id: usize, f: &Flow, a: &Analyzer, detail: bool) -> Fl
                 request_ns: s.ts_ns,
                 silent_ns: s.silent_ns,
                 firm: s.firm,
+                closed: s.closed,
             }),
         },
         naks: NakCounts {

@@ -842,7 +842,7 @@ pub struct PsnReport {
     pub retries_exhausted: bool,
     /// A request still unacknowledged when the QP fell silent for longer than its ACK
     /// timeout allows, with no resend: {`psn`, `frame`, `request_ns` (that request), `silent_ns`
-    /// (from the QP's last packet to the end of the capture), `firm`}; null otherwise.
+    /// (from the QP's last packet to the end of the capture, or to a CM DREQ), `firm`, `closed`}; null otherwise.
     pub stall: Option<StallReport>,
 }
 
@@ -860,6 +860,8 @@ pub struct StallReport {
     /// The silence outlasts the whole retry budget ((RETRY_CNT + 1) x the ACK timeout): the
     /// QP is hung, not merely the capture ending.
     pub firm: bool,
+    /// The silence ended with a CM DREQ tearing the connection down (else with the capture).
+    pub closed: bool,
 }
 
 /// NAKs by code.

@@ -18,6 +18,8 @@ pub(crate) struct Stall {
     pub ts_ns: i64,
     pub silent_ns: i64,
     pub firm: bool,
+    /// The silence ended with a CM DREQ (the connection torn down), not the capture's end.
+    pub closed: bool,
 }
 
 /// The connection's ACK timeout: its CM REQ's, else [`STALL_TIMEOUT_T`]'s.
@@ -43,13 +45,28 @@ pub(crate) fn stall_of(f: &Flow, a: &Analyzer) -> Option<Stall> {
     }
     let partner_last = f.partner().and_then(|p| a.flows.get(p)).map_or(f.last_ts, |p| p.last_ts);
     let last = f.last_ts.max(partner_last);
-    let silent_ns = a.totals().end_ns? - last;
+    // Up to the DREQ that tore the connection down, when there is one after it.
+    let closed = f.cold().cm_closed_ns.filter(|c| *c > last);
+    let silent_ns = closed.or(a.totals().end_ns)? - last;
     let t = ack_timeout(f);
     if silent_ns < t.saturating_mul(2) {
         return None;
     }
     let firm = silent_ns >= t.saturating_mul(i64::from(RETRY_CNT) + 1);
-    Some(Stall { psn, frame, ts_ns, silent_ns, firm })
+    Some(Stall { psn, frame, ts_ns, silent_ns, firm, closed: closed.is_some() })
+}
+
+/// The largest request frame acknowledged on flow `f` or any flow between the same two hosts
+/// at its capture point ([`crate::psn::PsnTracker::acked_len_max`]: `u32::MAX` once a
+/// multi-packet message was acknowledged; 0 when nothing was).
+fn acked_len_max(f: &Flow, a: &Analyzer) -> u32 {
+    a.flows
+        .pair(f.key.point, f.key.src, f.key.dst)
+        .filter_map(|i| a.flows.get(i))
+        .map(|g| g.psn.acked_len_max)
+        .chain(std::iter::once(f.psn.acked_len_max))
+        .max()
+        .unwrap_or(0)
 }
 
 /// Seconds with three decimals.
@@ -121,14 +138,23 @@ pub(super) fn qp_life_findings(
             (
                 Severity::Critical,
                 format!(
-                    "longer than the whole retry budget ({} x the ACK timeout) while the capture went on: the QP is stuck, the job hangs",
-                    RETRY_CNT + 1
+                    "longer than the whole retry budget ({} x the ACK timeout) {}: the QP is stuck, the job hangs",
+                    RETRY_CNT + 1,
+                    if s.closed {
+                        "until the connection was torn down (CM DREQ)"
+                    } else {
+                        "while the capture went on"
+                    }
                 ),
             )
         } else {
             (
                 Severity::Warning,
-                "longer than twice the ACK timeout; the capture ends before the retry budget would have run out".to_string(),
+                if s.closed {
+                    "longer than twice the ACK timeout, until the connection was torn down (CM DREQ): the application gave up on it".to_string()
+                } else {
+                    "longer than twice the ACK timeout; the capture ends before the retry budget would have run out".to_string()
+                },
             )
         };
         push(
@@ -155,13 +181,11 @@ pub(super) fn qp_life_findings(
         );
     }
     if let Some((psn, frame, ts_ns)) = f.psn.retries_exhausted() {
-        let mtu = if st.resent_len_max > f.psn.acked_len_max
-            && f.psn.acked_len_max > 0
-            && f.psn.acked_len_max != u32::MAX
-        {
+        let acked = acked_len_max(f, a);
+        let mtu = if st.resent_len_max > acked && acked > 0 && acked != u32::MAX {
             format!(
-                "; only the large frames die: the resent frames are {} bytes while every acknowledged one was at most {} bytes, so a path MTU below {} bytes (a link MTU under the RoCE frame) is the likely cause",
-                st.resent_len_max, f.psn.acked_len_max, st.resent_len_max
+                "; only the large frames die: the resent frames are {} bytes while every acknowledged one of the QP and its host pair was at most {acked} bytes, so a path MTU below {} bytes (a link MTU under the RoCE frame) is the likely cause",
+                st.resent_len_max, st.resent_len_max
             )
         } else {
             String::new()
