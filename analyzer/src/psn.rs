@@ -219,6 +219,8 @@ static NO_EVENTS: PsnStats = PsnStats {
     retry_run_end: None,
     acks_outside: 0,
     resent_len_max: 0,
+    nak_at: None,
+    selective_at: None,
 };
 
 /// Event counters of one request stream (allocated on its first event:
@@ -328,6 +330,11 @@ pub struct PsnStats {
     /// The largest frame resent (wire bytes): with `acked_len_max`, whether only the large
     /// frames died (a path MTU below them).
     pub resent_len_max: u32,
+    /// The pending sequence-error NAK: (its PSN, its time), for selective repeat.
+    pub(crate) nak_at: Option<(u32, i64)>,
+    /// The PSN of the last selective resend seen at the responder's side: a go-back-N from
+    /// it after all shows it was the original, late, and the NAK spurious.
+    pub(crate) selective_at: Option<u32>,
 }
 
 impl PsnStats {
@@ -450,11 +457,6 @@ pub struct PsnTracker {
     /// The PSNs the latest READ request reserved for its responses (from its RETH, or
     /// widened by its responses when its span was unknown).
     read_range: Option<(u32, u32)>,
-    /// The pending sequence-error NAK: (its PSN, its time), for selective repeat.
-    nak_at: Option<(u32, i64)>,
-    /// The PSN of the last selective resend seen at the responder's side: a go-back-N from
-    /// it after all shows it was the original, late, and the NAK spurious.
-    selective_at: Option<u32>,
     /// The largest request frame the responder acknowledged (wire bytes, from the frames
     /// that asked for an ACK; `u32::MAX` once a multi-packet message was acknowledged, its
     /// full-size packets having passed).
@@ -478,8 +480,6 @@ static UNTOUCHED: PsnTracker = PsnTracker {
     start: (0, 0),
     acked: None,
     read_range: None,
-    nak_at: None,
-    selective_at: None,
     acked_len_max: 0,
 };
 
@@ -585,7 +585,9 @@ impl PsnTracker {
         if rnr {
             return;
         }
-        self.nak_at = ts_ns.map(|t| (psn, t));
+        if let Some(t) = ts_ns {
+            self.stats_mut().nak_at = Some((psn, t));
+        }
         let pending_fill =
             self.fill.as_deref().is_some_and(|f| psn_diff(psn, f.first) >= 0 && psn_diff(psn, f.next) < 0);
         let mut late = pending_fill;
@@ -684,7 +686,7 @@ impl PsnTracker {
         let selective = !resent && self.selective_fill(&f);
         if selective {
             self.stats_mut().selective_resends += u64::from(f.packets);
-            self.selective_at = Some(f.first);
+            self.stats_mut().selective_at = Some(f.first);
         }
         if resent || selective {
             if f.cause == Cause::Unknown {
@@ -787,7 +789,7 @@ impl PsnTracker {
         f.packets == 1
             && f.cause == Cause::Nak
             && !f.rnr
-            && self.nak_at.is_some_and(|(p, t)| p == f.first && f.ts_ns - t >= SELECTIVE_MIN_NS)
+            && self.stats().nak_at.is_some_and(|(p, t)| p == f.first && f.ts_ns - t >= SELECTIVE_MIN_NS)
     }
 
     /// The responder acknowledged everything up to `psn` (an ACK, or a READ response's
@@ -1003,7 +1005,7 @@ impl PsnTracker {
         let burst_start = !in_burst;
         let (cause, rnr) = match self.burst {
             Some(b) if in_burst => b,
-            _ if duplicate && self.selective_at == Some(psn) => {
+            _ if duplicate && self.stats().selective_at == Some(psn) => {
                 self.unselect(psn);
                 (Cause::SpuriousNak, false)
             }
@@ -1066,8 +1068,8 @@ impl PsnTracker {
     /// original arriving late after all, and its NAK spurious (reference §1.10): undo the
     /// resend and the loss it was counted as, and count it late.
     fn unselect(&mut self, psn: u32) {
-        self.selective_at = None;
         let st = self.stats_mut();
+        st.selective_at = None;
         st.selective_resends = st.selective_resends.saturating_sub(1);
         st.retransmits = st.retransmits.saturating_sub(1);
         st.retransmits_nak = st.retransmits_nak.saturating_sub(1);
@@ -1150,9 +1152,9 @@ impl PsnTracker {
         self.spurious_nak = None;
         self.acked = None;
         self.read_range = None;
-        self.nak_at = None;
-        self.selective_at = None;
         if let Some(st) = self.stats.as_deref_mut() {
+            st.nak_at = None;
+            st.selective_at = None;
             st.retry_run_end = None;
             let aged = st.open.drain(..).filter(|g| !g.explained && !g.filled).count();
             st.capture_loss_gaps_aged += aged as u64;
