@@ -74,9 +74,11 @@ fn sample_events_are_where_the_expectations_say() {
             let p = decode(*lt, data, &opts);
             let roce = p.roce.as_ref();
             let ok = match what {
-                "gap" | "capture_loss" | "retransmit" | "late" | "uc_loss" => {
+                "gap" | "capture_loss" | "retransmit" | "late" | "uc_loss" | "lost" => {
                     roce.is_some_and(|r| r.bth.opcode().is_request())
                 }
+                // A new life of a QP: its first request, back at PSN 0 (NCCL).
+                "qp_restart" => roce.is_some_and(|r| r.bth.opcode().is_request() && r.bth.psn() == 0),
                 "implied_nak" => roce.is_some_and(|r| r.bth.opcode().is_read_request()),
                 "read_response_gap" => {
                     roce.is_some_and(|r| (0x0D..=0x10).contains(&r.bth.opcode().operation()))

@@ -361,3 +361,122 @@ fn a_fan_in_at_a_negligible_rate_is_no_incast() {
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(text.contains("5 senders at +0.000 ms") && text.contains("no incast"), "{text}");
 }
+
+/// The figures of one flow (by destination QP) of a sample's report.
+fn flow_psn(r: &Value, qp: u64) -> Value {
+    r["flows"].as_array().unwrap().iter().find(|f| f["dest_qp"] == qp && f["requests"] != 0).unwrap()["psn"]
+        .clone()
+}
+
+/// qp-restart.pcap: a PSN-0 restart behind acknowledged PSNs, after 2 s or at once, is a
+/// new life (`qp_restart`, info), with no resend and nothing critical.
+#[test]
+fn a_restart_at_psn_0_is_a_new_life_not_resends() {
+    let r = report("qp-restart", &["--findings-per-kind", "0"]);
+    for qp in [0x232, 0x242] {
+        let p = flow_psn(&r, qp);
+        assert_eq!((p["lives"].as_u64(), p["retransmits"].as_u64()), (Some(2), Some(0)), "{p:#}");
+        assert_eq!((p["gaps"].as_u64(), p["capture_loss_gaps"].as_u64()), (Some(0), Some(0)), "{p:#}");
+    }
+    assert_eq!(r["summary"]["findings"]["critical"], 0, "{:#}", r["findings"]);
+    let f = r["findings"].as_array().unwrap();
+    assert!(f.iter().all(|f| f["kind"] == "qp_restart" && f["severity"] == "info"), "{f:#?}");
+    assert!(f[0]["title"].as_str().unwrap().contains("2 lives"), "{}", f[0]["title"]);
+}
+
+/// selective-repeat.pcap: one resend of the NAKed PSN, new PSNs going on, at either link:
+/// network loss repaired selectively (titled so), not a spurious NAK with a late packet.
+#[test]
+fn selective_repeat_is_loss_repaired_selectively_at_either_link() {
+    let r = report("selective-repeat", &["--findings-per-kind", "0"]);
+    for (qp, here) in [(0x252, 1), (0x262, 0)] {
+        let p = flow_psn(&r, qp);
+        assert_eq!(
+            (p["selective_resends"].as_u64(), p["retransmits_nak"].as_u64()),
+            (Some(1), Some(1)),
+            "{p:#}"
+        );
+        assert_eq!(
+            (p["network_loss_gaps"].as_u64(), p["spurious_naks"].as_u64()),
+            (Some(here), Some(0)),
+            "{p:#}"
+        );
+        assert_eq!(
+            (p["out_of_order"].as_u64(), p["network_loss_packets"].as_u64()),
+            (Some(0), Some(1)),
+            "{p:#}"
+        );
+    }
+    for f in r["findings"].as_array().unwrap() {
+        let t = f["title"].as_str().unwrap();
+        assert!(t.contains("1 selective resend") && !t.contains("go-back-N"), "{t}");
+    }
+}
+
+/// mtu-blackhole.pcap: a 4 KiB WRITE resent 7 times after the ACK timeout, never
+/// acknowledged, while small SENDs were: 7 timer expiries, the stall to the last resend,
+/// the retry count used up, and the path MTU named.
+#[test]
+fn a_path_mtu_black_hole_uses_up_the_retry_count() {
+    let r = report("mtu-blackhole", &["--findings-per-kind", "0"]);
+    let p = flow_psn(&r, 0x272);
+    assert_eq!((p["timeout_events"].as_u64(), p["resend_gaps"].as_u64()), (Some(7), Some(7)), "{p:#}");
+    assert_eq!((p["retries_max"].as_u64(), p["retries_exhausted"].as_bool()), (Some(7), Some(true)), "{p:#}");
+    // Seven timeouts of 67.2 ms from the last new packet to the last resend.
+    let stall = p["timeout_stall_ns"].as_i64().unwrap();
+    assert!((470_000_000..471_000_000).contains(&stall), "{stall}");
+    let f = r["findings"].as_array().unwrap().iter().find(|f| f["kind"] == "retry_exhausted").unwrap();
+    let t = f["title"].as_str().unwrap();
+    assert!(
+        t.contains("IBV_WC_RETRY_EXC_ERR") && t.contains("at most 314 bytes, so a path MTU below 4170 bytes"),
+        "{t}"
+    );
+}
+
+/// Roce_PacketSize_2400_stall.pcapng: a READ reserves 7488511-7488513, the next SEND reuses
+/// 7488513, the responder ACKs 16777215, and the QP is silent for 146 s while the capture
+/// goes on: `psn_violation` and a firm `qp_stalled` (it reported nothing before).
+#[test]
+fn the_real_stall_capture_is_a_stuck_qp_with_broken_psns() {
+    let Some(dir) = common::real_captures() else { return };
+    let o = Command::new(env!("CARGO_BIN_EXE_rocescope"))
+        .args(["report", "--json", "--findings-per-kind", "0", "-r"])
+        .arg(dir.join("Roce_PacketSize_2400_stall.pcapng"))
+        .output()
+        .unwrap();
+    let r = common::report_json(&o.stdout);
+    assert_eq!(
+        findings(&r),
+        BTreeSet::from([
+            ("psn_violation".into(), "warning".into(), Some(0x19)),
+            ("qp_stalled".into(), "critical".into(), Some(0x19)),
+        ]),
+        "{:#}",
+        r["findings"]
+    );
+    let p =
+        r["flows"].as_array().unwrap().iter().find(|f| f["psn"]["stall"].is_object()).unwrap()["psn"].clone();
+    assert_eq!((p["stall"]["psn"].as_u64(), p["stall"]["firm"].as_bool()), (Some(7_488_513), Some(true)));
+    assert!(p["stall"]["silent_ns"].as_i64().unwrap() > 145_000_000_000);
+    assert_eq!((p["psn_violations"].as_u64(), p["retransmits"].as_u64()), (Some(2), Some(0)));
+    let v = r["findings"].as_array().unwrap().iter().find(|f| f["kind"] == "psn_violation").unwrap();
+    let frames: Vec<u64> =
+        v["evidence"].as_array().unwrap().iter().map(|e| e["frame"].as_u64().unwrap()).collect();
+    assert_eq!(frames, [147, 148], "the SEND on the READ's PSN and the ACK outside the window");
+    // rping_3072_faillire.pcapng: the same fault, the connection torn down (CM DREQ, frame
+    // 116) 9.19 s after the SEND: a stall up to the DREQ, shorter than the retry budget.
+    let o = Command::new(env!("CARGO_BIN_EXE_rocescope"))
+        .args(["report", "--json", "-r"])
+        .arg(dir.join("rping_3072_faillire.pcapng"))
+        .output()
+        .unwrap();
+    let r = common::report_json(&o.stdout);
+    let s = r["flows"].as_array().unwrap().iter().find(|f| f["psn"]["stall"].is_object()).unwrap()["psn"]
+        ["stall"]
+        .clone();
+    assert_eq!(
+        (s["psn"].as_u64(), s["firm"].as_bool(), s["closed"].as_bool()),
+        (Some(4_445_928), Some(false), Some(true))
+    );
+    assert_eq!(s["silent_ns"].as_i64().map(|n| n / 10_000_000), Some(918), "{s}");
+}

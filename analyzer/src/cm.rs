@@ -9,6 +9,18 @@ pub const MGMT_CLASS_CM: u8 = 0x07;
 pub const ATTR_REQ: u16 = 0x0010;
 /// CM attribute: ConnectReply.
 pub const ATTR_REP: u16 = 0x0013;
+/// CM attribute: DisconnectRequest.
+pub const ATTR_DREQ: u16 = 0x0015;
+
+/// A CM DREQ's Remote QPN (the QP of the side it is sent to; IBA 12.6.10, data bytes 8-10,
+/// as tshark shows it on rping_3072_faillire.pcapng): the connection is being torn down.
+/// `None` for anything else.
+pub fn dreq_remote_qpn(mad: &[u8]) -> Option<u32> {
+    if *mad.get(1)? != MGMT_CLASS_CM || u16::from_be_bytes(mad.get(16..18)?.try_into().ok()?) != ATTR_DREQ {
+        return None;
+    }
+    be24(mad.get(24..)?, 8)
+}
 
 /// What a CM MAD says about the connection.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -149,6 +149,8 @@ pub struct FlowCold {
     pub cm_start_psn: Option<u32>,
     /// The connection's ACK timeout from its CM REQ (local ACK timeout), when captured.
     pub cm_ack_timeout_ns: Option<i64>,
+    /// When a CM DREQ began tearing the connection down, when captured.
+    pub cm_closed_ns: Option<i64>,
     /// The first few frames of each kind of event.
     pub evidence: Vec<(EvidenceKind, Evidence)>,
     /// Congestion-control state, allocated on the flow's first CE mark or first CNP
@@ -214,6 +216,7 @@ static NO_EVENTS: FlowCold = FlowCold {
     naks: None,
     cm_start_psn: None,
     cm_ack_timeout_ns: None,
+    cm_closed_ns: None,
     evidence: Vec::new(),
     cc: None,
     latency: None,
@@ -280,6 +283,10 @@ pub enum EvidenceKind {
     IcrcBad,
     /// A reordered packet.
     OutOfOrder,
+    /// The first request of a new life of the QP.
+    NewLife,
+    /// A request or an ACK that broke the PSN rules.
+    PsnViolation,
 }
 
 /// Evidence kept per kind.
@@ -347,7 +354,9 @@ pub struct Flow {
     /// AckReq to ACK latency (boxed: touched only on ACKs), apart from the other figures:
     /// every request flow has ACKs, few have READs, NAKs or CNPs (64 bytes a flow, not 256).
     ack_latency: Option<Box<Latency>>,
-    pub(crate) outstanding_ackreq: VecDeque<(u32, i64)>,
+    /// Requests that asked for an ACK, not yet acknowledged: (PSN, wire length or
+    /// `u32::MAX` for a message's Last packet, time, frame).
+    pub(crate) outstanding_ackreq: VecDeque<(u32, u32, i64, u64)>,
     /// Positive ACKs (Acknowledge packets) in this flow.
     pub acks: u64,
     /// What is touched only on events (ACKs, NAKs, CNPs, AckReq, evidence).

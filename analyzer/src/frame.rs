@@ -249,7 +249,9 @@ impl Analyzer {
             f.dc |= dc;
         }
         f.bins.add_n(meta.ts_ns - start, wire.saturating_mul(w), w, ecn == Ecn::Ce);
-        if v.info.class == audit::Class::Data {
+        // A connected request's data counts towards its bursts once its PSN shows it is not
+        // a resend (transport::on_request): a run of retries is no training rhythm.
+        if v.info.class == audit::Class::Data && !(v.info.request && psn_tracked(v.info.transport)) {
             f.data_packet(meta.ts_ns, meta.number, wire.saturating_mul(w));
         }
         if v.icrc.status == IcrcStatus::Invalid {
@@ -264,6 +266,17 @@ impl Analyzer {
             });
         }
     }
+}
+
+/// Whether requests of this transport carry a PSN stream the tracker follows (RC, UC, XRC).
+#[inline]
+pub(crate) fn psn_tracked(t: rocescope_decoder::Transport) -> bool {
+    matches!(
+        t,
+        rocescope_decoder::Transport::Rc
+            | rocescope_decoder::Transport::Uc
+            | rocescope_decoder::Transport::Xrc
+    )
 }
 
 #[cfg(test)]

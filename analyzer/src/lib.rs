@@ -1305,4 +1305,45 @@ mod tests {
             (Some(49_200), 2, Some(49_200))
         );
     }
+
+    #[test]
+    fn resends_make_no_burst_and_extend_none() {
+        use rocescope_decoder::build::{ExtRepr, IbRepr, IcrcMode, IpRepr, RoceV2Frame};
+        use rocescope_decoder::BthRepr;
+        let mut a = Analyzer::new(Config::default());
+        let mut n = 0u64;
+        let mut send = |a: &mut Analyzer, psn: u32, ts_ns: i64| {
+            n += 1;
+            let ip = IpRepr::V4 {
+                src: [10, 0, 0, 1].into(),
+                dst: [10, 0, 0, 2].into(),
+                dscp: 26,
+                ecn: Ecn::Ect0,
+                ttl: 64,
+                id: 0,
+            };
+            let bth = BthRepr { opcode: Opcode::RC_SEND_ONLY, dest_qp: 0x12, psn, ..Default::default() };
+            let ib = IbRepr { bth, ext: ExtRepr::default(), payload: vec![0; 4096], icrc: IcrcMode::Correct };
+            let data = RoceV2Frame::new([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2], ip, ib)
+                .build(OpcodeOptions::default());
+            let p = decode(LinkType::ETHERNET, &data, &DecodeOptions::default());
+            a.push(&FrameMeta { number: n, ts_ns, len: data.len() as u32, link_bps: None, point: 0 }, &p);
+        };
+        // A burst of 8 x 4 KiB, then 8 passes of resends of all 8, 70 ms apart (each would
+        // be a burst of its own), then nothing new: one burst, the first.
+        for k in 0..8 {
+            send(&mut a, 100 + k, i64::from(k) * 1_000);
+        }
+        for pass in 1..=8i64 {
+            for k in 0..8 {
+                send(&mut a, 100 + k, pass * 70_000_000 + i64::from(k) * 1_000);
+            }
+        }
+        let f = a.flows().iter().next().expect("the flow");
+        assert_eq!(f.psn.stats().retransmits, 64);
+        let runs: Vec<_> = f.runs().collect();
+        assert_eq!(runs.len(), 1, "the resends made no burst: {runs:?}");
+        // Nor extended it: the 8 original frames of 4,154 bytes, ending with the 8th.
+        assert_eq!((runs[0].end_ns, runs[0].bytes), (7_000, 8 * 4_154));
+    }
 }

@@ -32,6 +32,22 @@ const MAX_OPEN_GAPS: usize = 64;
 /// A jump ahead larger than this is a new PSN stream (a new connection on a reused QP
 /// number, or a restart), not a gap.
 const RESYNC_AHEAD: i32 = 1 << 16;
+/// A request PSN the responder had already acknowledged, this far or further behind the
+/// highest PSN, starts a new life of the QP (an NCCL job restarted on reused QP numbers
+/// begins again at PSN 0): an RC requester resends only unacknowledged packets (field notes
+/// "QP lives", IBTA 9.7.5), and a resend of a tail whose ACK was lost beyond the capture
+/// point goes back no further than the requester's outstanding window. Twice [`WINDOW`].
+const LIFE_BEHIND: i32 = 2 * WINDOW as i32;
+/// ... or this long after the flow last sent anything (new or resent): a new life after
+/// an idle spell, however close to the old PSNs it starts.
+const LIFE_IDLE_NS: i64 = 1_000_000_000;
+/// Retries of one PSN after which the QP has used up its retry count: NCCL_IB_RETRY_CNT's
+/// default 7 (field notes "Retries that run out"; the IB retry_cnt is at most 7).
+pub const RETRY_CNT: u32 = 7;
+/// A filler for a NAKed PSN this long or longer after the NAK is the requester's answer to
+/// it (a selective resend: the NAK had to reach the requester and the copy come back), not
+/// the original arriving late.
+const SELECTIVE_MIN_NS: i64 = 1_000;
 
 /// Why a request PSN was sent again (reference §1.10).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -57,6 +73,16 @@ pub enum Cause {
 pub enum Verdict {
     /// The first request seen on the flow.
     First,
+    /// The first request of a new life of the QP: a restart at an unrelated PSN (a new
+    /// random starting PSN), or back at a PSN the responder had already acknowledged (an
+    /// NCCL restart at PSN 0): neither a gap nor a resend.
+    NewLife {
+        /// The PSN fell back behind the acknowledged ones (else it jumped elsewhere).
+        fell_back: bool,
+    },
+    /// A request on a PSN a READ request had reserved for its responses: the requester
+    /// broke the PSN rules (IBTA C9-?? in docs/verdicts.md); not a resend.
+    InReadRange,
     /// The expected next PSN.
     InOrder,
     /// Ahead of the expected PSN: `missing` PSNs skipped.
@@ -105,6 +131,21 @@ pub enum Resolution {
         psn: u32,
         /// Why it was resent.
         cause: Cause,
+    },
+}
+
+/// An ACK or NAK PSN outside the outstanding window ([`PsnTracker::on_ack`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AckOutside {
+    /// Ahead of every request PSN sent (the highest given).
+    Ahead {
+        /// The highest request PSN sent.
+        highest: u32,
+    },
+    /// Behind the PSN already acknowledged (given).
+    Behind {
+        /// The PSN acknowledged before (or the one before the stream's first).
+        acked: u32,
     },
 }
 
@@ -172,6 +213,14 @@ static NO_EVENTS: PsnStats = PsnStats {
     retries_max: 0,
     retries_max_span_ns: 0,
     retries_max_frame: 0,
+    lives_fell_back: 0,
+    selective_resends: 0,
+    in_read_range: 0,
+    retry_run_end: None,
+    acks_outside: 0,
+    resent_len_max: 0,
+    nak_at: None,
+    selective_at: None,
 };
 
 /// Event counters of one request stream (allocated on its first event:
@@ -265,6 +314,27 @@ pub struct PsnStats {
     pub retries_max_span_ns: i64,
     /// The frame of its last resend.
     pub retries_max_frame: u64,
+    /// New lives of the QP that began back at a PSN the responder had already
+    /// acknowledged (an NCCL restart at PSN 0 on a reused QP number): not resends.
+    pub lives_fell_back: u64,
+    /// Resends after a sequence-error NAK of the NAKed PSN alone, the flow then going on
+    /// with new PSNs (selective repeat, lossy RoCE), rather than everything from it.
+    pub selective_resends: u64,
+    /// Requests on a PSN a READ had reserved for its responses (a PSN rule violation).
+    pub in_read_range: u64,
+    /// The current run of retries of one PSN: (its PSN, its first frame, the time of its
+    /// last resend), while no new packet followed it (for `retry_exhausted`).
+    pub retry_run_end: Option<(u32, u64, i64)>,
+    /// ACK or NAK PSNs outside the outstanding window ([`PsnTracker::on_ack`]).
+    pub acks_outside: u64,
+    /// The largest frame resent (wire bytes): with `acked_len_max`, whether only the large
+    /// frames died (a path MTU below them).
+    pub resent_len_max: u32,
+    /// The pending sequence-error NAK: (its PSN, its time), for selective repeat.
+    pub(crate) nak_at: Option<(u32, i64)>,
+    /// The PSN of the last selective resend seen at the responder's side: a go-back-N from
+    /// it after all shows it was the original, late, and the NAK spurious.
+    pub(crate) selective_at: Option<u32>,
 }
 
 impl PsnStats {
@@ -295,6 +365,11 @@ impl PsnStats {
         let again = self.last_burst.is_some_and(|(p, t)| p == psn && last_new <= t);
         self.retry_run = if again { self.retry_run.saturating_add(1) } else { 1 };
         self.last_burst = Some((psn, ts));
+        let first_frame = match self.retry_run_end {
+            Some((p, f, _)) if again && p == psn => f,
+            _ => frame,
+        };
+        self.retry_run_end = Some((psn, first_frame, ts));
         if self.retry_run > self.retries_max {
             self.retries_max = self.retry_run;
             self.retries_max_span_ns = ts - last_new;
@@ -376,6 +451,16 @@ pub struct PsnTracker {
     stats: Option<Box<PsnStats>>,
     /// Frame and time where the current PSN stream started.
     start: (u64, i64),
+    /// The highest PSN the responder acknowledged in this life (ACKs and READ responses):
+    /// a PSN at or behind it cannot be a resend of a lost packet. Events only.
+    acked: Option<u32>,
+    /// The PSNs the latest READ request reserved for its responses (from its RETH, or
+    /// widened by its responses when its span was unknown).
+    read_range: Option<(u32, u32)>,
+    /// The largest request frame the responder acknowledged (wire bytes, from the frames
+    /// that asked for an ACK; `u32::MAX` once a multi-packet message was acknowledged, its
+    /// full-size packets having passed).
+    pub acked_len_max: u32,
 }
 
 /// What a stream no request has touched reads as ([`LazyPsn`]).
@@ -393,6 +478,9 @@ static UNTOUCHED: PsnTracker = PsnTracker {
     spurious_nak: None,
     stats: None,
     start: (0, 0),
+    acked: None,
+    read_range: None,
+    acked_len_max: 0,
 };
 
 /// A flow's request PSN tracker, allocated on its first change. The flows that carry no
@@ -487,9 +575,18 @@ impl PsnTracker {
     /// resend is its doing. A sequence-error NAK explains the gaps containing `psn`, unless
     /// that packet arrived late after all (then the NAK was spurious).
     pub fn on_nak(&mut self, psn: u32, rnr: bool) {
+        self.on_nak_at(psn, rnr, None);
+    }
+
+    /// [`PsnTracker::on_nak`] with the NAK's time, when known: a filler for the NAKed PSN
+    /// that comes a round trip after it is a selective resend, not a late packet.
+    pub fn on_nak_at(&mut self, psn: u32, rnr: bool, ts_ns: Option<i64>) {
         self.nak_pending = Some(rnr);
         if rnr {
             return;
+        }
+        if let Some(t) = ts_ns {
+            self.stats_mut().nak_at = Some((psn, t));
         }
         let pending_fill =
             self.fill.as_deref().is_some_and(|f| psn_diff(psn, f.first) >= 0 && psn_diff(psn, f.next) < 0);
@@ -586,12 +683,18 @@ impl PsnTracker {
     /// resend burst, else they arrived late.
     fn settle(&mut self, resent: bool, cfg: &PsnConfig) -> Option<Resolution> {
         let f = self.fill.take()?;
-        if resent {
+        let selective = !resent && self.selective_fill(&f);
+        if selective {
+            self.stats_mut().selective_resends += u64::from(f.packets);
+            self.stats_mut().selective_at = Some(f.first);
+        }
+        if resent || selective {
             if f.cause == Cause::Unknown {
                 self.stats_mut().last_resend_after_ns = Some(f.ts_ns - self.last_new_ts);
             }
             self.nak_pending = None;
-            self.burst = Some((f.cause, f.rnr));
+            // A selective resend is over already: the flow goes on with new PSNs.
+            self.burst = (!selective).then_some((f.cause, f.rnr));
             self.count_burst(f.cause, f.rnr, false);
             let last_new = self.last_new_ts;
             let st = self.stats_mut();
@@ -677,6 +780,71 @@ impl PsnTracker {
         })
     }
 
+    /// Whether a run of fillers that no go-back-N followed is the requester's selective
+    /// resend of the PSN a sequence-error NAK named (selective repeat, field notes): the
+    /// run is that one PSN, a NAK for it is pending, and it came at least
+    /// [`SELECTIVE_MIN_NS`] after the NAK (none of it was seen before the NAK: a filler is
+    /// a PSN never seen).
+    fn selective_fill(&self, f: &FillRun) -> bool {
+        f.packets == 1
+            && f.cause == Cause::Nak
+            && !f.rnr
+            && self.stats().nak_at.is_some_and(|(p, t)| p == f.first && f.ts_ns - t >= SELECTIVE_MIN_NS)
+    }
+
+    /// The responder acknowledged everything up to `psn` (an ACK, or a READ response's
+    /// AETH). With `check`, a PSN outside the outstanding window is returned as a
+    /// violation: ahead of every request PSN sent (by more than the reordering window), or
+    /// behind the PSN already acknowledged by more than [`WINDOW`] (ACK PSNs only move
+    /// forward: reference §1.10, IBTA Vol 1 9.7.5.1). Called on ACKs only (events).
+    pub fn on_ack(&mut self, psn: u32, check: bool) -> Option<AckOutside> {
+        if !self.started {
+            return None;
+        }
+        let highest = psn_add(self.expected, MASK);
+        let ahead = psn_diff(psn, highest);
+        let base = self.acked.unwrap_or(psn_add(self.first, MASK));
+        let behind = psn_diff(base, psn);
+        let limit = if self.acked.is_some() { WINDOW as i32 } else { RESYNC_BEHIND };
+        let outside = if check && !self.resync && ahead > WINDOW as i32 {
+            Some(AckOutside::Ahead { highest })
+        } else if check && behind > limit {
+            Some(AckOutside::Behind { acked: base })
+        } else {
+            None
+        };
+        if outside.is_some() {
+            self.stats_mut().acks_outside += 1;
+            return outside;
+        }
+        if ahead <= 0 && self.acked.is_none_or(|a| psn_diff(psn, a) > 0) {
+            self.acked = Some(psn);
+        }
+        None
+    }
+
+    /// The PSNs through `last` belong to the READ whose responses end there: when the
+    /// READ's span was unknown (or smaller) at its request, widen its reservation now.
+    /// Returns the highest request PSN that was sent after the READ inside the PSNs it
+    /// reserved (a violation: reference §1.10 "the next request PSN = read PSN + ...").
+    pub fn reserve_through(&mut self, last: u32) -> Option<u32> {
+        let (first, reserved) = self.read_range?;
+        if psn_diff(last, reserved) <= 0 || psn_diff(last, first) < 0 || psn_diff(last, first) >= 1 << 16 {
+            return None;
+        }
+        self.read_range = Some((first, last));
+        let highest = psn_add(self.expected, MASK);
+        let used = psn_diff(highest, reserved) > 0 && psn_diff(highest, last) <= 0;
+        if psn_diff(psn_add(last, 1), self.expected) > 0 {
+            self.advance(psn_add(last, 1));
+            self.resync = false;
+        }
+        if used {
+            self.stats_mut().in_read_range += 1;
+        }
+        used.then_some(highest)
+    }
+
     /// Record a request packet with PSN `psn` reserving `span` PSNs (1, or the number of
     /// READ response packets for a READ request; 0 when that number is unknown, so the next
     /// request re-synchronises). `implied` marks a READ request re-issued from inside an
@@ -691,18 +859,40 @@ impl PsnTracker {
         implied: bool,
         cfg: &PsnConfig,
     ) -> (Verdict, Option<Resolution>) {
+        self.on_request_of(psn, span, (frame, ts_ns), (implied, span != 1), cfg)
+    }
+
+    /// [`PsnTracker::on_request`] telling READ requests (`kind.1`) from the rest: a READ's
+    /// PSN range is remembered, and any other request inside it is a PSN rule violation.
+    /// `kind.0` marks an implied-NAK re-issue; `at` is the frame and its time.
+    pub fn on_request_of(
+        &mut self,
+        psn: u32,
+        span: u32,
+        at: (u64, i64),
+        kind: (bool, bool),
+        cfg: &PsnConfig,
+    ) -> (Verdict, Option<Resolution>) {
+        let (frame, ts_ns) = at;
+        let (implied, read) = kind;
         let unknown_span = span == 0;
         let span = span.clamp(1, 1 << 20);
         if std::mem::replace(&mut self.resync, unknown_span) && psn_diff(psn, self.expected) > 0 {
             self.advance(psn);
         }
         self.requests += 1;
+        let mut new_life = None;
         if self.started {
             let d = psn_diff(psn, self.expected);
             let far_behind = d < -RESYNC_BEHIND && !self.stats().open.iter().any(|g| g.contains(psn));
             if d > RESYNC_AHEAD || far_behind {
                 self.restart();
                 self.stats_mut().resyncs += 1;
+                new_life = Some(false);
+            } else if d < 0 && self.fell_back(psn, d, ts_ns) {
+                self.restart();
+                self.stats_mut().lives_fell_back += 1;
+                new_life = Some(true);
             }
         }
         if !self.started {
@@ -713,7 +903,10 @@ impl PsnTracker {
             self.start = (frame, ts_ns);
             self.advance(psn_add(psn, span));
             self.mark(psn, span);
-            return (Verdict::First, None);
+            if read {
+                self.read_range = Some((psn, psn_add(psn, span - 1)));
+            }
+            return (new_life.map_or(Verdict::First, |fell_back| Verdict::NewLife { fell_back }), None);
         }
         let d = psn_diff(psn, self.expected);
         let duplicate = d < 0 && -d <= WINDOW as i32 && self.bit(psn);
@@ -732,7 +925,12 @@ impl PsnTracker {
             resolved = self.settle(psn == f.next && duplicate, cfg);
         }
         if d >= 0 {
-            self.burst = None;
+            if let Some(b) = self.burst.take() {
+                self.progress_after(b, ts_ns);
+            }
+            if read {
+                self.read_range = Some((psn, psn_add(psn, span - 1)));
+            }
             self.last_new_ts = ts_ns;
             self.advance(psn_add(psn, span));
             self.mark(psn, span);
@@ -758,7 +956,14 @@ impl PsnTracker {
             self.age_open_gaps();
             return (Verdict::Gap { missing }, resolved);
         }
-        // At or behind the highest PSN. Behind the first PSN seen, by a little, and new: sent
+        // At or behind the highest PSN. Not a READ, inside the PSNs a READ reserved for its
+        // responses: the requester reused them (the READ's span was unknown when it went
+        // by, and its responses showed it since).
+        if !read && !implied && self.in_read_range(psn) {
+            self.stats_mut().in_read_range += 1;
+            return (Verdict::InReadRange, resolved);
+        }
+        // Behind the first PSN seen, by a little, and new: sent
         // before the stream's first packet here but overtaken by it (reordering from the
         // start of the capture), so it fills a gap the capture could not see open.
         let before_first = psn_diff(psn, self.first);
@@ -800,6 +1005,10 @@ impl PsnTracker {
         let burst_start = !in_burst;
         let (cause, rnr) = match self.burst {
             Some(b) if in_burst => b,
+            _ if duplicate && self.stats().selective_at == Some(psn) => {
+                self.unselect(psn);
+                (Cause::SpuriousNak, false)
+            }
             _ => {
                 let c = self.resend_cause(psn, ts_ns, implied, cfg);
                 let quiet = ts_ns - self.last_new_ts;
@@ -820,6 +1029,16 @@ impl PsnTracker {
         if burst_start || back {
             let last_new = self.last_new_ts;
             self.stats_mut().note_pass(cause, rnr, last_new, (psn, frame, ts_ns));
+            if back && !burst_start && cause == Cause::Timeout {
+                // The timer fired again within one burst: one more expiry.
+                self.stats_mut().timeout_bursts += 1;
+            }
+        }
+        if cause == Cause::Timeout {
+            // The requester has sent nothing new since its last new packet: so far.
+            let quiet = ts_ns - self.last_new_ts;
+            let st = self.stats_mut();
+            st.timeout_stall_ns = st.timeout_stall_ns.max(quiet);
         }
         self.stats_mut().last_resent = Some(psn);
         if burst_start {
@@ -837,6 +1056,79 @@ impl PsnTracker {
             self.explain(psn);
         }
         (Verdict::Retransmit { cause, duplicate, burst_start }, resolved)
+    }
+
+    /// A frame of `len` wire bytes was resent (events only).
+    pub fn note_resent_len(&mut self, len: u32) {
+        let st = self.stats_mut();
+        st.resent_len_max = st.resent_len_max.max(len);
+    }
+
+    /// A go-back-N from the PSN last taken for a selective resend: that copy was the
+    /// original arriving late after all, and its NAK spurious (reference §1.10): undo the
+    /// resend and the loss it was counted as, and count it late.
+    fn unselect(&mut self, psn: u32) {
+        let st = self.stats_mut();
+        st.selective_at = None;
+        st.selective_resends = st.selective_resends.saturating_sub(1);
+        st.retransmits = st.retransmits.saturating_sub(1);
+        st.retransmits_nak = st.retransmits_nak.saturating_sub(1);
+        st.network_loss_gaps = st.network_loss_gaps.saturating_sub(1);
+        st.lost_here = st.lost_here.saturating_sub(1);
+        st.out_of_order += 1;
+        st.spurious_naks += 1;
+        for g in st.open.iter_mut().filter(|g| g.contains(psn) && g.count == 1) {
+            *g = Gap { filled: true, explained: false, ..*g };
+        }
+    }
+
+    /// Whether `psn` (behind the highest) lies inside the latest READ's reserved PSNs, after
+    /// its first (the READ request's own PSN).
+    fn in_read_range(&self, psn: u32) -> bool {
+        self.read_range.is_some_and(|(a, b)| psn_diff(psn, a) > 0 && psn_diff(psn, b) <= 0)
+    }
+
+    /// Whether a request `d` (< 0) PSNs behind the expected one begins a new life of the
+    /// QP: the responder had acknowledged `psn` already, so it cannot be a resend of a lost
+    /// packet (field notes "QP lives"), and the PSN fell back [`LIFE_BEHIND`] or more, or
+    /// the flow had sent nothing for [`LIFE_IDLE_NS`]. Only behind the expected PSN: the
+    /// in-order path never comes here.
+    fn fell_back(&self, psn: u32, d: i32, ts_ns: i64) -> bool {
+        if self.acked.is_none_or(|a| psn_diff(psn, a) > 0) || self.open_gap(psn).is_some() {
+            return false;
+        }
+        let last = self.stats().last_burst.map_or(self.last_new_ts, |(_, t)| t.max(self.last_new_ts));
+        -d > LIFE_BEHIND || ts_ns - last >= LIFE_IDLE_NS
+    }
+
+    /// The first new packet after a resend burst `b` (its cause, RNR): a timeout burst's
+    /// stall lasts until now; a NAK's burst that resent only the NAKed PSN, skipping PSNs
+    /// sent after it, was a selective resend. Called once per burst, not per packet.
+    fn progress_after(&mut self, b: (Cause, bool), ts_ns: i64) {
+        let last_new = self.last_new_ts;
+        let highest = psn_add(self.expected, MASK);
+        let st = self.stats_mut();
+        st.retry_run_end = None;
+        match b {
+            (Cause::Timeout, _) => st.timeout_stall_ns = st.timeout_stall_ns.max(ts_ns - last_new),
+            (Cause::Nak, false) => {
+                let one = st.last_burst.zip(st.last_resent).is_some_and(|((p, _), r)| p == r);
+                if one && st.last_resent.is_some_and(|r| psn_diff(highest, r) > 0) {
+                    st.selective_resends += 1;
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Whether the QP used up its retry count: [`RETRY_CNT`] or more passes resent one PSN
+    /// with nothing new sent since, and no ACK for it. Returns (the PSN, the first frame of
+    /// the run, the time of its last resend).
+    pub fn retries_exhausted(&self) -> Option<(u32, u64, i64)> {
+        let st = self.stats();
+        let run = st.retry_run_end?;
+        let acked = self.acked.is_some_and(|a| psn_diff(run.0, a) <= 0);
+        (st.retry_run >= RETRY_CNT && !acked && run.2 >= self.last_new_ts).then_some(run)
     }
 
     /// The open gap `psn` falls in, if no late packet filled it yet.
@@ -858,7 +1150,12 @@ impl PsnTracker {
         self.resync = false;
         self.fill = None;
         self.spurious_nak = None;
+        self.acked = None;
+        self.read_range = None;
         if let Some(st) = self.stats.as_deref_mut() {
+            st.nak_at = None;
+            st.selective_at = None;
+            st.retry_run_end = None;
             let aged = st.open.drain(..).filter(|g| !g.explained && !g.filled).count();
             st.capture_loss_gaps_aged += aged as u64;
         }
@@ -1053,11 +1350,144 @@ mod tests {
         // write... pcapng reuses QP 0x11 with a new random starting PSN 22 s later.
         let mut t = PsnTracker::new();
         t.on_request(7_825_157, 1, 51, 0, false, &cfg());
-        assert_eq!(t.on_request(16_227_732, 1, 266, 1, false, &cfg()).0, Verdict::First);
+        let life = Verdict::NewLife { fell_back: false };
+        assert_eq!(t.on_request(16_227_732, 1, 266, 1, false, &cfg()).0, life);
         assert_eq!((t.stats().gaps, t.stats().retransmits, t.stats().resyncs), (0, 0, 1));
         t.on_request(16_227_733, 1, 267, 2, false, &cfg());
-        assert_eq!(t.on_request(100, 1, 268, 3, false, &cfg()).0, Verdict::First);
+        assert_eq!(t.on_request(100, 1, 268, 3, false, &cfg()).0, life);
         assert_eq!(t.stats().resyncs, 2);
+    }
+
+    #[test]
+    fn back_behind_acknowledged_psns_is_a_new_life_not_resends() {
+        // An old life to PSN 4999, all acknowledged; then PSN 0.. on the same QP (NCCL's
+        // sq_psn = 0), with no pause at all.
+        let mut t = PsnTracker::new();
+        let old: Vec<(u32, i64)> = (0..5000).map(|k| (k, i64::from(k) * 1_000)).collect();
+        feed(&mut t, &old);
+        assert_eq!(t.on_ack(4999, true), None);
+        let t0 = 5_000_000;
+        assert_eq!(t.on_request(0, 1, 1, t0, false, &cfg()).0, Verdict::NewLife { fell_back: true });
+        for k in 1..100u32 {
+            assert_eq!(t.on_request(k, 1, 1, t0 + i64::from(k), false, &cfg()).0, Verdict::InOrder);
+        }
+        let s = t.stats();
+        assert_eq!((s.retransmits, s.lives_fell_back, s.resyncs, s.gaps), (0, 1, 0, 0));
+        // Without the ACK in the capture, the same fall-back stays a resend (nothing says
+        // the responder had those PSNs).
+        let mut u = PsnTracker::new();
+        feed(&mut u, &old);
+        u.on_request(0, 1, 1, t0, false, &cfg());
+        assert_eq!((u.stats().lives_fell_back, u.stats().retransmits), (0, 1));
+        // A resend of the acknowledged tail, soon and shallow (its ACK lost beyond the
+        // point): a resend, not a life.
+        let mut w = PsnTracker::new();
+        feed(&mut w, &old);
+        w.on_ack(4999, true);
+        w.on_request(4990, 1, 1, 5_000_000 + 70_000_000, false, &cfg());
+        assert_eq!((w.stats().lives_fell_back, w.stats().retransmits_timeout), (0, 1));
+        // ... but after a second of silence, a new life however close.
+        let mut x = PsnTracker::new();
+        feed(&mut x, &[(0, 0), (1, 10), (2, 20)]);
+        x.on_ack(2, true);
+        assert_eq!(
+            x.on_request(0, 1, 4, 1_500_000_000, false, &cfg()).0,
+            Verdict::NewLife { fell_back: true }
+        );
+    }
+
+    #[test]
+    fn a_request_inside_a_reads_psns_and_an_ack_outside_the_window_break_the_rules() {
+        // Roce_PacketSize_2400_stall.pcapng: a READ of unknown span at 7488511, responses
+        // through 7488513, a SEND on 7488513, an ACK for 16777215.
+        let mut t = PsnTracker::new();
+        t.on_request(7_488_500, 1, 1, 0, false, &cfg());
+        t.on_request_of(7_488_511, 0, (2, 10), (false, true), &cfg());
+        assert_eq!(t.on_ack(7_488_511, false), None);
+        assert_eq!(t.reserve_through(7_488_513), None, "no request used the READ's PSNs yet");
+        assert_eq!(t.on_ack(7_488_513, false), None);
+        let (v, _) = t.on_request_of(7_488_513, 1, (3, 20), (false, false), &cfg());
+        assert_eq!(v, Verdict::InReadRange);
+        assert_eq!(t.on_ack(16_777_215, true), Some(AckOutside::Behind { acked: 7_488_513 }));
+        let s = t.stats();
+        assert_eq!((s.in_read_range, s.acks_outside, s.retransmits), (1, 1, 0));
+        // The same SEND before the responses showed the READ's span: caught when they do.
+        let mut u = PsnTracker::new();
+        u.on_request_of(7_488_511, 0, (1, 10), (false, true), &cfg());
+        u.on_request_of(7_488_513, 1, (2, 20), (false, false), &cfg());
+        assert_eq!(u.reserve_through(7_488_513), Some(7_488_513));
+        // An ACK well ahead of every request: outside too; an ordinary one is not.
+        let mut w = PsnTracker::new();
+        feed(&mut w, &[(10, 0), (11, 1)]);
+        assert_eq!(w.on_ack(11, true), None);
+        assert_eq!(w.on_ack(5_000, true), Some(AckOutside::Ahead { highest: 11 }));
+    }
+
+    #[test]
+    fn selective_repeat_is_one_resend_of_the_naked_psn_seen_at_either_link() {
+        // At the responder's link: 100, 102, 103, NAK 101, then 101 once, 5 µs after the
+        // NAK, and 104 on: a network loss repaired by a selective resend.
+        let mut t = PsnTracker::new();
+        feed(&mut t, &[(100, 0), (102, 1_000), (103, 2_000)]);
+        t.on_nak_at(101, false, Some(3_000));
+        feed(&mut t, &[(101, 8_000), (104, 9_000), (105, 10_000)]);
+        let s = t.stats();
+        assert_eq!((s.network_loss_gaps, s.spurious_naks, s.out_of_order), (1, 0, 0));
+        assert_eq!((s.retransmits_nak, s.selective_resends, s.lost_here), (1, 1, 1));
+        // The spurious NAK's late packet, right at the NAK, stays a late packet.
+        let mut u = PsnTracker::new();
+        feed(&mut u, &[(100, 0), (102, 1_000), (103, 2_000)]);
+        u.on_nak_at(101, false, Some(3_000));
+        feed(&mut u, &[(101, 3_100), (104, 4_000)]);
+        assert_eq!((u.stats().selective_resends, u.stats().spurious_naks), (0, 1));
+        // Late by more than that, but a go-back-N from it follows: it was the original,
+        // late, and the NAK spurious after all.
+        let mut v = PsnTracker::new();
+        feed(&mut v, &[(100, 0), (102, 1_000), (103, 2_000)]);
+        v.on_nak_at(101, false, Some(3_000));
+        feed(&mut v, &[(101, 5_000), (104, 6_000), (101, 8_000), (102, 8_100), (103, 8_200), (104, 8_300)]);
+        let s = v.stats();
+        assert_eq!((s.selective_resends, s.spurious_naks, s.network_loss_gaps, s.lost_here), (0, 1, 0, 0));
+        assert_eq!((s.out_of_order, s.retransmits, s.retransmits_spurious), (1, 4, 4));
+        assert_eq!(v.capture_loss_gaps(), 0);
+        // At the requester's link: 100..103 pass, NAK 101, 101 once, then 104.
+        let mut r = PsnTracker::new();
+        feed(&mut r, &[(100, 0), (101, 1_000), (102, 2_000), (103, 3_000)]);
+        r.on_nak_at(101, false, Some(4_000));
+        feed(&mut r, &[(101, 5_000), (104, 6_000)]);
+        let s = r.stats();
+        assert_eq!((s.retransmits_nak, s.lost_beyond, s.selective_resends), (1, 1, 1));
+        // Go-back-N there resends 101..103: not selective.
+        let mut g = PsnTracker::new();
+        feed(&mut g, &[(100, 0), (101, 1_000), (102, 2_000), (103, 3_000)]);
+        g.on_nak_at(101, false, Some(4_000));
+        feed(&mut g, &[(101, 5_000), (102, 5_100), (103, 5_200), (104, 6_000)]);
+        assert_eq!((g.stats().retransmits_nak, g.stats().selective_resends), (3, 0));
+    }
+
+    #[test]
+    fn each_timer_expiry_counts_and_seven_retries_use_up_the_retry_count() {
+        // A WRITE at PSN 10 resent 7 times, 268 ms apart, never acknowledged.
+        let mut t = PsnTracker::new();
+        feed(&mut t, &[(9, 0), (10, 1_000)]);
+        t.on_ack(9, true);
+        let gap = 268_000_000;
+        for k in 1..=7 {
+            feed(&mut t, &[(10, 1_000 + k * gap)]);
+        }
+        let s = t.stats();
+        assert_eq!((s.timeout_bursts, s.resend_gaps, s.retries_max), (7, 7, 7));
+        assert_eq!(s.timeout_stall_ns, 7 * gap, "from the last new packet to the last resend");
+        assert_eq!(t.retries_exhausted().map(|r| r.0), Some(10));
+        // Six retries and then progress: not used up.
+        let mut u = PsnTracker::new();
+        feed(&mut u, &[(9, 0), (10, 1_000)]);
+        for k in 1..=7 {
+            feed(&mut u, &[(10, 1_000 + k * gap)]);
+        }
+        feed(&mut u, &[(11, 1_000 + 8 * gap)]);
+        assert_eq!(u.retries_exhausted(), None);
+        assert_eq!(u.stats().timeout_stall_ns, 8 * gap, "the stall lasts until the progress");
     }
 
     #[test]

@@ -81,12 +81,16 @@ impl Analyzer {
         // UD carries CM MADs to QP1: they pair connections.
         if v.info.transport == Transport::Ud && v.dest_qp == 1 && v.deth_qkey == Some(0x8001_0000) {
             self.on_cm(id, meta.point, v.payload);
+            if let Some(qpn) = crate::cm::dreq_remote_qpn(v.payload) {
+                self.on_dreq(id, meta.point, qpn, meta.ts_ns);
+            }
         }
         let mut psn_cfg =
             PsnConfig { reorder_ns: self.cfg.reorder_ns, min_ack_timeout_ns: self.cfg.min_ack_timeout_ns };
+        let w = self.weight;
         let Some(f) = self.flows.get_mut(id) else { return };
-        f.requests += self.weight;
-        if !matches!(v.info.transport, Transport::Rc | Transport::Uc | Transport::Xrc) {
+        f.requests += w;
+        if !frame::psn_tracked(v.info.transport) {
             return;
         }
         f.tracked = true;
@@ -130,7 +134,19 @@ impl Analyzer {
         // timeout (mlx5 `local_ack_timeout_err`, reference §1.10).
         let tail_timeout = reissue && !in_gap && f.psn.timed_out(meta.ts_ns, &psn_cfg);
         let implied = reissue && !tail_timeout;
-        let (verdict, resolved) = f.psn.on_request(psn, span, meta.number, meta.ts_ns, implied, &psn_cfg);
+        let (verdict, resolved) = f.psn.on_request_of(
+            psn,
+            span,
+            (meta.number, meta.ts_ns),
+            (implied, v.info.read_request),
+            &psn_cfg,
+        );
+        if v.info.class == crate::audit::Class::Data
+            && !matches!(verdict, Verdict::Retransmit { .. } | Verdict::InReadRange)
+        {
+            // New data (frame::count_in_flow leaves connected requests to this point).
+            f.data_packet(meta.ts_ns, meta.number, v.wire.saturating_mul(w));
+        }
         if tail_timeout && matches!(verdict, Verdict::Retransmit { cause: Cause::Timeout, .. }) {
             f.reads_mut().tail_timeouts += 1;
         }
@@ -143,6 +159,7 @@ impl Analyzer {
             }),
             Verdict::Retransmit { cause, burst_start, .. } => {
                 f.bins.mark_resent();
+                f.psn.note_resent_len(meta.len);
                 if burst_start {
                     if let (Cause::Nak | Cause::SpuriousNak, Some(t)) = (cause, f.take_nak_ts()) {
                         f.latency_mut().nak_to_retransmit.add(meta.ts_ns - t);
@@ -150,6 +167,18 @@ impl Analyzer {
                     f.note(evidence_of_cause(cause), meta.number, meta.ts_ns, || resend_text(psn, cause, op));
                 }
             }
+            Verdict::NewLife { fell_back } => f.note(EvidenceKind::NewLife, meta.number, meta.ts_ns, || {
+                if fell_back {
+                    format!(
+                        "PSN {psn}: back behind PSNs the responder had acknowledged, a new life of the QP"
+                    )
+                } else {
+                    format!("PSN {psn}: a new PSN stream on the QP (a new connection on its number)")
+                }
+            }),
+            Verdict::InReadRange => f.note(EvidenceKind::PsnViolation, meta.number, meta.ts_ns, || {
+                format!("request PSN {psn} reuses a PSN an earlier READ reserved for its responses")
+            }),
             Verdict::Filler | Verdict::First | Verdict::InOrder => {}
         }
         if reissue {
@@ -181,7 +210,9 @@ impl Analyzer {
                 // `VecDeque` starts at four, 48 bytes more for each of 100k QPs).
                 f.outstanding_ackreq.reserve_exact(1);
             }
-            f.outstanding_ackreq.push_back((psn, meta.ts_ns));
+            // A Last packet ends a message whose full-size packets passed once it is ACKed.
+            let len = if matches!(op.0 & 0x1F, 2 | 3 | 8 | 9 | 22) { u32::MAX } else { meta.len };
+            f.outstanding_ackreq.push_back((psn, len, meta.ts_ns, meta.number));
         }
         if v.info.read_request && !reissue {
             let reads = f.reads_mut();
@@ -217,7 +248,7 @@ impl Analyzer {
         let psn = v.psn;
         let target = self.request_flow_for(id, Some(psn));
         if v.info.read_response {
-            self.on_read_response(target, psn, meta);
+            self.on_read_response(target, psn, meta, v.info.ends_message);
         }
         let Some(f) = self.flows.get_mut(id) else { return };
         f.responses += self.weight;
@@ -255,8 +286,29 @@ impl Analyzer {
             AethKind::Reserved => {}
         }
         let Some(t) = target.and_then(|t| self.flows.get_mut(t)) else { return };
+        // The ACK or NAK PSN against the request PSNs outstanding (READ responses reserve
+        // theirs: only an ACK's or a NAK's is checked). A sequence-error NAK acknowledges
+        // the PSN before the one it names.
+        let acks = match (aeth.kind(), nak) {
+            (AethKind::Ack, _) => Some((psn, v.info.ack)),
+            (AethKind::Nak, Some(false)) => Some((psn::psn_add(psn, psn::PSN_MOD - 1), true)),
+            _ => None,
+        };
+        if let Some((acked, check)) = acks {
+            if let Some(out) = t.psn.touched_mut().and_then(|p| p.on_ack(acked, check)) {
+                let what = match out {
+                    psn::AckOutside::Ahead { highest } => {
+                        format!("ACK/NAK PSN {psn} is ahead of every request PSN sent (highest {highest})")
+                    }
+                    psn::AckOutside::Behind { acked } => {
+                        format!("ACK/NAK PSN {psn} is behind PSN {acked}, already acknowledged: outside the outstanding window")
+                    }
+                };
+                t.note(EvidenceKind::PsnViolation, meta.number, meta.ts_ns, || what);
+            }
+        }
         if let Some(rnr) = nak {
-            t.psn.on_nak(psn, rnr);
+            t.psn.on_nak_at(psn, rnr, Some(meta.ts_ns));
             t.naks_mut().last_nak_ts = Some(meta.ts_ns);
             return;
         }
@@ -264,12 +316,15 @@ impl Analyzer {
             return;
         }
         // Everything up to `psn` is acknowledged.
-        while let Some(&(q, ts)) = t.outstanding_ackreq.front() {
+        while let Some(&(q, len, ts, _)) = t.outstanding_ackreq.front() {
             if psn_diff(q, psn) > 0 {
                 break;
             }
             t.outstanding_ackreq.pop_front();
             t.ack_latency_mut().add(meta.ts_ns - ts);
+            if let Some(p) = t.psn.touched_mut() {
+                p.acked_len_max = p.acked_len_max.max(len);
+            }
         }
         if v.info.ends_message {
             while let Some(&(_, last, ts)) = t.reads().outstanding.front() {
@@ -286,8 +341,17 @@ impl Analyzer {
 
     /// A READ response with PSN `psn` for the requester flow `target`: note a gap in the
     /// responses of the READ under way (the evidence of an implied NAK to come).
-    pub(crate) fn on_read_response(&mut self, target: Option<usize>, psn: u32, meta: &FrameMeta) {
+    pub(crate) fn on_read_response(&mut self, target: Option<usize>, psn: u32, meta: &FrameMeta, ends: bool) {
         let Some(t) = target.and_then(|t| self.flows.get_mut(t)) else { return };
+        if ends {
+            // The READ's responses end here: its PSNs run through `psn`, whatever span was
+            // reckoned when it went by (reference §1.10).
+            if let Some(used) = t.psn.touched_mut().and_then(|p| p.reserve_through(psn)) {
+                t.note(EvidenceKind::PsnViolation, meta.number, meta.ts_ns, || {
+                    format!("READ responses run through PSN {psn}, but request PSN {used} was sent inside that range")
+                });
+            }
+        }
         let Some(next) = t.reads().resp_next else { return };
         let d = psn_diff(psn, next);
         if d > 0 && d < 1 << 16 {
@@ -311,6 +375,20 @@ impl Analyzer {
             let ends = reads.outstanding.front().is_some_and(|&(_, last, _)| last == psn);
             reads.resp_next =
                 if ends { reads.outstanding.get(1).map(|r| r.0) } else { Some(psn::psn_add(psn, 1)) };
+        }
+    }
+
+    /// A CM DREQ sent on flow `id` to the side whose QP is `qpn`: the connection's two
+    /// flows end their life at `ts_ns` (a QP silent after it is closed, not stuck).
+    fn on_dreq(&mut self, id: usize, point: u16, qpn: u32, ts_ns: i64) {
+        let Some(k) = self.flows.get(id).map(|f| f.key) else { return };
+        let key = FlowKey { src: k.src, dst: k.dst, dest_qp: qpn, point };
+        let Some(a) = self.flows.find(&key) else { return };
+        let b = self.flows.get(a).and_then(|f| f.partner());
+        for i in std::iter::once(a).chain(b) {
+            if let Some(f) = self.flows.get_mut(i) {
+                f.cold_mut().cm_closed_ns.get_or_insert(ts_ns);
+            }
         }
     }
 

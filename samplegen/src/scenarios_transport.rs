@@ -33,6 +33,9 @@ pub const TRANSPORT: &[Scenario] = &[
     ("nak-beyond", "Captured at the requester's link: 5 packets lost beyond the capture point, each NAKed by the responder and resent by go-back-N with the 2 after it (5 packets lost, 10 reached the responder out of sequence), and a WRITE of 3 packets lost whole, resent after the ACK timeout (one timeout, 3 packets)", nak_beyond),
     ("sampled-capture", "A lossy mirror that keeps one request packet in eight on four busy QPs: PSN gaps never NAKed nor resent on every QP; the report says once that the capture holds about 13% of the traffic, with one capture-wide capture_loss finding", crate::scenarios_quality::sampled_capture),
     ("marking-ends", "Two hosts, three connections each way, no expectations given: 10.0.0.73 marks everything DSCP 26, its peer 10.0.0.74 DSCP 0 (data and ACKs): the two ends of 6 connections mark differently (not audited, not clean)", crate::scenarios_quality::marking_ends),
+    ("qp-restart", "A job restarted on reused QP numbers: two QPs end a life at PSN ~5000, all acknowledged, and start again at PSN 0 (NCCL), one after a 2 s pause, one at once: new lives, no resends", qp_restart),
+    ("selective-repeat", "Selective repeat (lossy RoCE): a loss seen at the responder's link (gap, NAK, one copy of the missing PSN a round trip later) and one at the requester's link (original passed, NAK, one resend while new PSNs go on): network loss repaired selectively", selective_repeat),
+    ("mtu-blackhole", "A path-MTU black hole: small SENDs acknowledged, a 4 KiB WRITE resent 7 times after the ACK timeout and never acknowledged: the retry count is used up", mtu_blackhole),
     ("rhythm-straggler", "A ring AllReduce over six hosts, an iteration every 10 ms (a few µs of jitter): every host WRITEs 60 packets to the next in each; 10.0.0.66 sends at less than half the others' rate and finishes 3 ms after them every time: a straggler", crate::scenarios_rhythm::rhythm_straggler),
 ];
 
@@ -797,4 +800,112 @@ fn nak_beyond(g: &mut Gen) {
     g.wait_us(3);
     g.ack(&mut t, first + 2);
     g.expect_finding("timeout_retransmit", "critical", Some(t.b_qpn));
+}
+
+/// A job restarted on reused QP numbers (field notes "QP lives"): two QPs each finish a
+/// life at PSN ~5000, fully acknowledged, then start again at PSN 0 (NCCL's sq_psn = 0),
+/// one after a 2 s pause, one at once. New lives, not 5,000 resends.
+fn qp_restart(g: &mut Gen) {
+    let pairs = [(0x231, 0x232, 2_000_000), (0x241, 0x242, 100)];
+    for (i, (qa, qb, pause_us)) in pairs.into_iter().enumerate() {
+        let (a, b) = (Host::v4(62), Host::v4(63 + i as u8));
+        let mut old = Conn::new(a, b, qa, qb, 4_900);
+        for _ in 0..25 {
+            g.write(&mut old, 4 * 1024, true);
+            g.wait_us(5);
+        }
+        g.wait_us(pause_us);
+        let mut new = Conn::new(a, b, qa, qb, 0);
+        g.request(&mut new, Opcode::RC_SEND_ONLY, ExtRepr::default(), 256, true, Req::New);
+        g.event("qp_restart", format!("QP 0x{qb:x} starts again at PSN 0: a new life, not a resend"));
+        new.msn += 1;
+        g.wait_us(3);
+        g.ack(&mut new, 0);
+        for _ in 0..25 {
+            g.write(&mut new, 4 * 1024, true);
+            g.wait_us(5);
+        }
+        g.expect_finding("qp_restart", "info", Some(qb));
+    }
+}
+
+/// Selective repeat (lossy RoCE, ConnectX-6 Dx and later; field notes): the requester
+/// resends only the NAKed PSN and goes on with new ones. QP 0x252 is seen at the
+/// responder's link (a gap, a NAK, one copy of the missing PSN 6 µs after the NAK); QP
+/// 0x262 at the requester's link (the original passes, a NAK, one resend while new PSNs
+/// go on). Both are network loss, repaired selectively, no spurious NAK.
+fn selective_repeat(g: &mut Gen) {
+    // The responder's link.
+    let mut c = Conn::new(Host::v4(64), Host::v4(65), 0x251, 0x252, 40_000);
+    let ext = write_ext(&c, 10 * 1024);
+    g.request(&mut c, Opcode::RC_WRITE_FIRST, ext, 1024, false, Req::New);
+    g.request(&mut c, Opcode::RC_WRITE_MIDDLE, ExtRepr::default(), 1024, false, Req::New);
+    let lost = g.lose(&mut c);
+    g.expect_gap(&c, 1, false);
+    g.request(&mut c, Opcode::RC_WRITE_MIDDLE, ExtRepr::default(), 1024, false, Req::New);
+    let msn = c.msn;
+    g.respond(&mut c, Opcode::RC_ACKNOWLEDGE, lost, Some(AethRepr::nak(NakCode::PSN_SEQUENCE_ERROR, msn)), 0);
+    g.event("nak", format!("NAK PSN {lost}: lost before the responder's link"));
+    for _ in 0..3 {
+        g.request(&mut c, Opcode::RC_WRITE_MIDDLE, ExtRepr::default(), 1024, false, Req::New);
+    }
+    g.wait_us(3);
+    request_at(g, &mut c, lost, Opcode::RC_WRITE_MIDDLE, ExtRepr::default(), 1024, false, Req::RetransmitNak);
+    g.event("retransmit", format!("PSN {lost} alone, a round trip after the NAK: selective repeat"));
+    for _ in 0..3 {
+        g.request(&mut c, Opcode::RC_WRITE_MIDDLE, ExtRepr::default(), 1024, false, Req::New);
+    }
+    let last = g.request(&mut c, Opcode::RC_WRITE_LAST, ExtRepr::default(), 1024, true, Req::New);
+    c.msn += 1;
+    g.wait_us(3);
+    g.ack(&mut c, last);
+    g.expect_finding("network_loss", "critical", Some(c.b_qpn));
+    // The requester's link.
+    g.wait_us(20);
+    let mut r = Conn::new(Host::v4(66), Host::v4(67), 0x261, 0x262, 50_000);
+    let ext = write_ext(&r, 10 * 1024);
+    g.request(&mut r, Opcode::RC_WRITE_FIRST, ext, 1024, false, Req::New);
+    let lost = g.request(&mut r, Opcode::RC_WRITE_MIDDLE, ExtRepr::default(), 1024, false, Req::New);
+    for _ in 0..3 {
+        g.request(&mut r, Opcode::RC_WRITE_MIDDLE, ExtRepr::default(), 1024, false, Req::New);
+    }
+    g.wait_us(2);
+    let msn = r.msn;
+    g.respond(&mut r, Opcode::RC_ACKNOWLEDGE, lost, Some(AethRepr::nak(NakCode::PSN_SEQUENCE_ERROR, msn)), 0);
+    g.event("nak", format!("NAK PSN {lost}: it passed here and was lost beyond"));
+    g.wait_us(3);
+    request_at(g, &mut r, lost, Opcode::RC_WRITE_MIDDLE, ExtRepr::default(), 1024, false, Req::RetransmitNak);
+    g.event("retransmit", format!("PSN {lost} alone, new PSNs going on: selective repeat"));
+    for _ in 0..3 {
+        g.request(&mut r, Opcode::RC_WRITE_MIDDLE, ExtRepr::default(), 1024, false, Req::New);
+    }
+    let last = g.request(&mut r, Opcode::RC_WRITE_LAST, ExtRepr::default(), 1024, true, Req::New);
+    r.msn += 1;
+    g.wait_us(3);
+    g.ack(&mut r, last);
+    g.expect_finding("network_loss", "critical", Some(r.b_qpn));
+}
+
+/// A path-MTU black hole: small SENDs pass and are acknowledged, a 4 KiB WRITE (a 4,170-byte
+/// frame) vanishes every time: the requester resends it after each ACK timeout (67.1 ms,
+/// t=14), 7 times, never acknowledged, and its retry count is used up.
+fn mtu_blackhole(g: &mut Gen) {
+    let mut c = Conn::new(Host::v4(68), Host::v4(69), 0x271, 0x272, 60_000);
+    c.pmtu = 4096;
+    for _ in 0..4 {
+        g.send(&mut c, 256);
+        g.wait_us(10);
+    }
+    let psn = c.psn;
+    let ext = write_ext(&c, 4096);
+    g.request(&mut c, Opcode::RC_WRITE_ONLY, ext, 4096, true, Req::New);
+    g.event("lost", format!("PSN {psn}: a 4 KiB WRITE, lost beyond the capture point (a smaller link MTU)"));
+    for k in 1..=7 {
+        g.wait_us(67_200);
+        request_at(g, &mut c, psn, Opcode::RC_WRITE_ONLY, ext, 4096, true, Req::RetransmitTimeout);
+        g.event("retransmit", format!("PSN {psn} sent again after the ACK timeout ({k} of 7)"));
+    }
+    g.wait_us(1_000);
+    g.expect_finding("timeout_retransmit", "critical", Some(c.b_qpn));
+    g.expect_finding("retry_exhausted", "critical", Some(c.b_qpn));
 }

@@ -146,6 +146,9 @@ pub fn all_samples() -> impl Iterator<Item = &'static str> {
 pub const TRANSPORT_SAMPLES: &[&str] = &[
     "sampled-capture",
     "marking-ends",
+    "qp-restart",
+    "selective-repeat",
+    "mtu-blackhole",
     "rhythm-straggler",
     "mirror-duplicates",
     "read-tail-timeout",

@@ -72,6 +72,22 @@ pub(crate) fn flow_report(id: usize, f: &Flow, a: &Analyzer, detail: bool) -> Fl
             retries_max: f.psn.stats().retries_max,
             retries_span_ns: f.psn.stats().retries_max_span_ns,
             retries_frame: (f.psn.stats().retries_max > 0).then_some(f.psn.stats().retries_max_frame),
+            lives: if f.tracked && f.psn.requests > 0 {
+                1 + f.psn.stats().resyncs + f.psn.stats().lives_fell_back
+            } else {
+                0
+            },
+            selective_resends: f.psn.stats().selective_resends,
+            psn_violations: f.psn.stats().in_read_range + f.psn.stats().acks_outside,
+            retries_exhausted: f.psn.retries_exhausted().is_some(),
+            stall: super::qp_life::stall_of(f, a).map(|s| StallReport {
+                psn: s.psn,
+                frame: s.frame,
+                request_ns: s.ts_ns,
+                silent_ns: s.silent_ns,
+                firm: s.firm,
+                closed: s.closed,
+            }),
         },
         naks: NakCounts {
             psn_seq_err: f.naks().by_code[0],
@@ -202,7 +218,7 @@ pub(crate) fn responses_missing(f: &Flow, a: &Analyzer) -> bool {
     let asked = f
         .outstanding_ackreq
         .front()
-        .map(|x| x.1)
+        .map(|x| x.2)
         .into_iter()
         .chain(f.reads().outstanding.front().map(|x| x.2));
     if !asked.into_iter().any(|t| t < end - 1_000_000) {
@@ -262,6 +278,7 @@ pub(super) fn flow_findings(id: usize, f: &Flow, a: &Analyzer, out: &mut Finding
         });
     };
     loss_findings(f, partner, a, &mut push);
+    super::qp_life::qp_life_findings(f, a, &mut push);
     nak_findings(f, partner, a, &mut push);
     ecn_findings(f, partner, a, &mut push);
     if let Some(cc) = f.cc() {
@@ -326,8 +343,19 @@ fn loss_findings(
             .map(|l| format!("; NAK to resend {}", ms(l.p50_ns)))
             .unwrap_or_default();
         let mut how = Vec::new();
-        if nak_resends > 0 {
-            how.push(format!("{} after NAK", plural(nak_resends, "go-back-N resend", "go-back-N resends")));
+        // Selective repeat resends the NAKed PSN alone; go-back-N everything from it.
+        let selective = st.selective_resends.min(nak_resends);
+        if selective > 0 {
+            how.push(format!(
+                "{} after NAK (the NAKed PSN alone, new PSNs going on: selective repeat)",
+                plural(selective, "selective resend", "selective resends")
+            ));
+        }
+        if nak_resends > selective {
+            how.push(format!(
+                "{} after NAK",
+                plural(nak_resends - selective, "go-back-N resend", "go-back-N resends")
+            ));
         }
         if st.retransmits_timeout > 0 {
             how.push(format!(

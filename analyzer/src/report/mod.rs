@@ -21,6 +21,7 @@ mod pauses;
 mod points;
 mod qos;
 pub mod quality;
+mod qp_life;
 mod rhythm;
 mod streamed;
 
@@ -547,6 +548,17 @@ pub enum FindingKind {
     /// With no DSCP/PCP expectation: the two ends of connections, or some hosts against
     /// the rest, mark their RoCE with values that have nothing in common (report::marking).
     MarkingInconsistent,
+    /// The PSNs of a QP started over: a new life (a restarted job on reused QP numbers).
+    QpRestart,
+    /// A request on a PSN a READ reserved, or an ACK or NAK PSN outside the outstanding
+    /// window: the requester's or the responder's PSN state is broken.
+    PsnViolation,
+    /// Requests outstanding, no ACK, no retry, and the QP silent for longer than its ACK
+    /// timeout allows: a stuck QP (a hung job).
+    QpStalled,
+    /// One PSN retried as often as the retry count allows with no progress and no ACK: the
+    /// QP goes to error (`IBV_WC_RETRY_EXC_ERR`).
+    RetryExhausted,
 }
 
 impl FindingKind {
@@ -592,6 +604,10 @@ impl FindingKind {
         FindingKind::EcmpImbalance,
         FindingKind::NcclEnvMismatch,
         FindingKind::MarkingInconsistent,
+        FindingKind::QpRestart,
+        FindingKind::PsnViolation,
+        FindingKind::QpStalled,
+        FindingKind::RetryExhausted,
     ];
 
     /// The JSON name (`network_loss`, `pfc_storm`, ...).
@@ -637,6 +653,10 @@ impl FindingKind {
             FindingKind::EcmpImbalance => "ecmp_imbalance",
             FindingKind::NcclEnvMismatch => "nccl_env_mismatch",
             FindingKind::MarkingInconsistent => "marking_inconsistent",
+            FindingKind::QpRestart => "qp_restart",
+            FindingKind::PsnViolation => "psn_violation",
+            FindingKind::QpStalled => "qp_stalled",
+            FindingKind::RetryExhausted => "retry_exhausted",
         }
     }
 
@@ -665,6 +685,9 @@ impl FindingKind {
                 | FindingKind::CcNotReacting
                 | FindingKind::PfcWithoutEcn
                 | FindingKind::Straggler
+                | FindingKind::QpRestart
+                | FindingKind::QpStalled
+                | FindingKind::RetryExhausted
         )
     }
 }
@@ -821,6 +844,41 @@ pub struct PsnReport {
     pub retries_span_ns: i64,
     /// The frame of the last of those passes (null without resends).
     pub retries_frame: Option<u64>,
+    /// Lives of the QP in the capture: 1, plus one for each restart of its PSNs (a new
+    /// random starting PSN, or back behind PSNs the responder had acknowledged: an NCCL
+    /// job restarted at PSN 0 on reused QP numbers). 0 on untracked flows.
+    pub lives: u64,
+    /// Resends after a sequence-error NAK of the NAKed PSN alone, the flow going on with
+    /// new PSNs (selective repeat).
+    pub selective_resends: u64,
+    /// PSN rule violations: requests on PSNs a READ reserved, ACK or NAK PSNs outside the
+    /// outstanding window.
+    pub psn_violations: u64,
+    /// The QP retried one PSN `RETRY_CNT` (7) times with nothing new sent and no ACK after:
+    /// its retry count is used up (the QP goes to error).
+    pub retries_exhausted: bool,
+    /// A request still unacknowledged when the QP fell silent for longer than its ACK
+    /// timeout allows, with no resend: {`psn`, `frame`, `request_ns` (that request), `silent_ns`
+    /// (from the QP's last packet to the end of the capture, or to a CM DREQ), `firm`, `closed`}; null otherwise.
+    pub stall: Option<StallReport>,
+}
+
+/// A stuck QP ([`PsnReport::stall`]).
+#[derive(Clone, Debug, Serialize)]
+pub struct StallReport {
+    /// The unacknowledged request's PSN.
+    pub psn: u32,
+    /// Its frame.
+    pub frame: u64,
+    /// Its time (ns since the epoch).
+    pub request_ns: i64,
+    /// How long the QP (both directions) was silent before the capture ended.
+    pub silent_ns: i64,
+    /// The silence outlasts the whole retry budget ((RETRY_CNT + 1) x the ACK timeout): the
+    /// QP is hung, not merely the capture ending.
+    pub firm: bool,
+    /// The silence ended with a CM DREQ tearing the connection down (else with the capture).
+    pub closed: bool,
 }
 
 /// NAKs by code.
