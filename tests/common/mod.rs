@@ -146,6 +146,7 @@ pub fn all_samples() -> impl Iterator<Item = &'static str> {
 pub const TRANSPORT_SAMPLES: &[&str] = &[
     "rhythm-straggler",
     "mirror-duplicates",
+    "constant-ip-id",
     "read-tail-timeout",
     "incast",
     "read-implied-nak",
