@@ -13,7 +13,7 @@ impl Analyzer {
         let w = self.weight;
         let bytes = v.wire.saturating_mul(w);
         let ce = v.ecn == Ecn::Ce;
-        self.on_priority_traffic(meta, v.macs, v.prio);
+        self.on_priority_traffic(meta, v.macs, v.prio, (v.src, v.dst));
         self.marks.add(meta.point, v.info.class, v.dscp, v.pcp, w);
         self.fabric.add(fabric::Sample {
             point: meta.point,

@@ -17,6 +17,16 @@
 //! station: the rule falls back to frames sent to the pausing MAC, and the report says the
 //! link peer could not be told (docs/verdicts.md "PFC and PAUSE").
 //!
+//! **One conversation: the station by its turnaround.** Where both MACs are in every frame
+//! (two hosts talking over one link), the share cannot tell them apart, but their answers
+//! can: the host on the captured link answers a request in microseconds (its NIC's
+//! turnaround), while the far host's answer comes back only after a round trip through the
+//! fabric. At each pause frame of such a point (a rare event), [`crate::Analyzer`] compares
+//! the median AckReq-to-ACK latency of each host as a responder, from the flows the
+//! analysis keeps ([`TURNAROUND_RATIO`], [`TURNAROUND_MARGIN_NS`]); the host that answers
+//! clearly faster is the station. Where neither does, or one host never answered, the link
+//! peer stays unknown.
+//!
 //! **Cost per frame** (every RoCE frame passes here): one table probe for the destination,
 //! four compares for the station, one bit for the source. The station is followed without
 //! a count per MAC: the two MACs of a reference frame are the candidates, each counting the
@@ -29,6 +39,7 @@
 
 use hashbrown::HashTable;
 use rustc_hash::FxHashMap;
+use std::net::IpAddr;
 
 /// The share of a capture point's RoCE frames a MAC must take part in to be the station
 /// at the end of the tapped link: 90%, so that a few frames the switch floods or a second
@@ -39,6 +50,20 @@ pub const STATION_SHARE: f64 = 0.9;
 /// Frames a capture point must have seen before it has a station: with fewer, the first
 /// conversation's two hosts take part in every frame and cannot be told apart.
 pub const STATION_MIN_FRAMES: u64 = 8;
+
+/// How much faster the station's answers must be than the far host's, by their median
+/// AckReq-to-ACK latency, for the turnaround to tell them apart: twice. The far host's
+/// answers add a fabric round trip (two hops and more: a few µs) to a NIC turnaround of
+/// about the same 1-2 µs as the station's.
+pub const TURNAROUND_RATIO: u64 = 2;
+
+/// And by at least this much (ns): 1 µs, past the timestamp resolution of a microsecond
+/// capture.
+pub const TURNAROUND_MARGIN_NS: u64 = 1_000;
+
+/// How often a point's turnaround verdict is worked out again at its pause frames (ns):
+/// 100 ms (each time walks the flows).
+pub const TURNAROUND_EVERY_NS: i64 = 100_000_000;
 
 /// Bits of the set of (point, MAC)s that sent RoCE: 2^19 (64 KiB).
 pub const SENT_BITS: usize = 1 << 19;
@@ -55,25 +80,31 @@ struct Slot {
     prio: u8,
 }
 
-/// A station candidate: a MAC (48-bit integer), the frames it took part in since it became
-/// one, and the priorities it sent on.
+/// A station candidate: a MAC (48-bit integer), the IP address of the reference frame's
+/// side it was, the frames it took part in since it became one, and the priorities it sent
+/// on.
 #[derive(Clone, Copy, Debug, Default)]
 struct Candidate {
     mac: u64,
+    ip: Option<IpAddr>,
     hits: u64,
     sent: u8,
 }
 
-/// Per capture point: the station candidates and the frames since they were chosen.
+/// Per capture point: the station candidates and the frames since they were chosen, and
+/// (one conversation) the candidate the turnaround says is on the link, and when that was
+/// worked out.
 #[derive(Clone, Copy, Debug, Default)]
 struct PointLink {
     frames: u64,
     cands: [Candidate; 2],
+    by_turnaround: Option<u64>,
+    judged_at: Option<i64>,
 }
 
 impl PointLink {
     #[inline]
-    fn add(&mut self, src: u64, dst: u64, prio: u8) {
+    fn add(&mut self, src: u64, dst: u64, prio: u8, ips: (IpAddr, IpAddr)) {
         self.frames += 1;
         for c in &mut self.cands {
             if c.mac == src || c.mac == dst {
@@ -90,9 +121,10 @@ impl PointLink {
         if frames == 1 || (frames >= 2 * STATION_MIN_FRAMES && !self.cands.iter().any(holds)) {
             self.frames = 1;
             self.cands = [
-                Candidate { mac: src, hits: 1, sent: 1 << (prio & 7) },
-                Candidate { mac: dst, hits: 1, sent: 0 },
+                Candidate { mac: src, ip: Some(ips.0), hits: 1, sent: 1 << (prio & 7) },
+                Candidate { mac: dst, ip: Some(ips.1), hits: 1, sent: 0 },
             ];
+            self.by_turnaround = None;
         }
     }
 }
@@ -140,15 +172,16 @@ fn sent_bit(key: u64) -> (usize, u64) {
 }
 
 impl MacTraffic {
-    /// Count a RoCE frame from `src` to `dst` on `prio` at `point`.
-    pub fn add(&mut self, point: u16, src: [u8; 6], dst: [u8; 6], prio: u8) {
+    /// Count a RoCE frame from `src` to `dst` on `prio` at `point`; `ips` are its IP source
+    /// and destination (kept only for a new reference frame: module docs).
+    pub fn add(&mut self, point: u16, src: [u8; 6], dst: [u8; 6], prio: u8, ips: (IpAddr, IpAddr)) {
         let prio = prio & 7;
         let at = usize::from(point);
         if self.points.len() <= at {
             self.points.resize(at + 1, PointLink::default());
         }
         if let Some(p) = self.points.get_mut(at) {
-            p.add(mac_bits(src), mac_bits(dst), prio);
+            p.add(mac_bits(src), mac_bits(dst), prio, ips);
         }
         if self.sent.is_empty() {
             self.sent = vec![0; SENT_BITS / 64];
@@ -228,35 +261,105 @@ impl MacTraffic {
 
     /// The station at the end of the link `point` taps, `pauser` aside: the one other MAC
     /// that took part in at least [`STATION_SHARE`] of the point's RoCE frames (module docs),
-    /// once it has seen [`STATION_MIN_FRAMES`]. `None` when no MAC does, or two do (one
-    /// conversation: either host could be the one on this link).
+    /// once it has seen [`STATION_MIN_FRAMES`]. Where two do (one conversation: either host
+    /// could be the one on this link), the one its turnaround named
+    /// ([`MacTraffic::set_turnaround`]), if any; `None` when no MAC does, or two do and the
+    /// turnaround could not tell them apart.
     pub fn station(&self, point: u16, pauser: [u8; 6]) -> Option<[u8; 6]> {
         let p = self.points.get(usize::from(point))?;
-        if p.frames < STATION_MIN_FRAMES {
-            return None;
-        }
-        let floor = STATION_SHARE * p.frames as f64;
         let pauser = mac_bits(pauser);
         let mut found = None;
-        for c in &p.cands {
-            if c.mac == pauser || c.hits == 0 || (c.hits as f64) < floor {
+        for c in Self::holding(p) {
+            if c.mac == pauser {
                 continue;
             }
             if found.is_some() {
-                return None;
+                return p.by_turnaround.filter(|&m| m != pauser).map(mac_bytes);
             }
             found = Some(c.mac);
         }
-        found.map(|m| {
-            let b = m.to_be_bytes();
-            [b[2], b[3], b[4], b[5], b[6], b[7]]
-        })
+        found.map(mac_bytes)
+    }
+
+    /// The candidates of point `p` that hold [`STATION_SHARE`] of its frames (none before
+    /// [`STATION_MIN_FRAMES`]).
+    fn holding(p: &PointLink) -> impl Iterator<Item = &Candidate> {
+        let floor = STATION_SHARE * p.frames as f64;
+        let enough = p.frames >= STATION_MIN_FRAMES;
+        p.cands.iter().filter(move |c| enough && c.hits > 0 && (c.hits as f64) >= floor)
+    }
+
+    /// The two hosts of a point where both MACs are in (almost) every frame (one
+    /// conversation), with the IP address each had in the reference frame: what the
+    /// turnaround is to tell apart. `None` elsewhere, or when it was worked out less than
+    /// [`TURNAROUND_EVERY_NS`] before `now`.
+    pub(crate) fn conversation(&self, point: u16, now: i64) -> Option<[([u8; 6], IpAddr); 2]> {
+        let p = self.points.get(usize::from(point))?;
+        if p.judged_at.is_some_and(|t| now.saturating_sub(t) < TURNAROUND_EVERY_NS) {
+            return None;
+        }
+        let mut h = Self::holding(p).filter_map(|c| Some((mac_bytes(c.mac), c.ip?)));
+        let (a, b) = (h.next()?, h.next()?);
+        Some([a, b])
+    }
+
+    /// Record at `now` which of the point's two hosts its turnaround says is on the link
+    /// (`None`: it could not tell).
+    pub(crate) fn set_turnaround(&mut self, point: u16, station: Option<[u8; 6]>, now: i64) {
+        if let Some(p) = self.points.get_mut(usize::from(point)) {
+            p.by_turnaround = station.map(mac_bits);
+            p.judged_at = Some(now);
+        }
+    }
+}
+
+/// A 48-bit integer as a MAC.
+fn mac_bytes(m: u64) -> [u8; 6] {
+    let b = m.to_be_bytes();
+    [b[2], b[3], b[4], b[5], b[6], b[7]]
+}
+
+/// Which of two hosts answers clearly faster, from their median AckReq-to-ACK latencies as
+/// responders (ns): 0 or 1, or `None` when neither answers [`TURNAROUND_RATIO`] times and
+/// [`TURNAROUND_MARGIN_NS`] faster than the other, or one never answered.
+pub fn faster_responder(medians: [Option<u64>; 2]) -> Option<usize> {
+    let [Some(a), Some(b)] = medians else { return None };
+    let (fast, slow, i) = if a <= b { (a, b, 0) } else { (b, a, 1) };
+    (fast.saturating_mul(TURNAROUND_RATIO) <= slow && slow - fast >= TURNAROUND_MARGIN_NS).then_some(i)
+}
+
+impl crate::Analyzer {
+    /// At a pause frame of `point` (at `now`): where two hosts share every frame, name the
+    /// one on the link by its turnaround (module docs). Each host's answers are read from
+    /// the flows of requests sent to it at this point: the median AckReq-to-ACK latency of
+    /// the one with the most samples.
+    pub(crate) fn judge_turnaround(&mut self, point: u16, now: i64) {
+        let Some(hosts) = self.macs.conversation(point, now) else { return };
+        let mut best = [(0u64, None); 2];
+        for f in self.flows.iter() {
+            if f.key.point != point {
+                continue;
+            }
+            for (i, (_, ip)) in hosts.iter().enumerate() {
+                let other = hosts.get(1 - i).map(|h| h.1);
+                if f.key.dst == *ip && Some(f.key.src) == other {
+                    let l = f.ack_latency();
+                    if let Some(b) = best.get_mut(i).filter(|b| l.count() > b.0) {
+                        *b = (l.count(), l.quantile(0.5));
+                    }
+                }
+            }
+        }
+        let station = faster_responder(best.map(|b| b.1)).and_then(|i| hosts.get(i)).map(|h| h.0);
+        self.macs.set_turnaround(point, station, now);
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const IPS: (IpAddr, IpAddr) = (IpAddr::V4(std::net::Ipv4Addr::new(10, 0, 0, 1)), IpAddr::V4(std::net::Ipv4Addr::new(10, 0, 0, 2)));
 
     const A: [u8; 6] = [2, 0, 0, 0, 0, 1];
     const B: [u8; 6] = [2, 0, 0, 0, 0, 2];
@@ -267,19 +370,19 @@ mod tests {
     fn counts_per_point_mac_direction_and_priority() {
         let mut t = MacTraffic::default();
         for _ in 0..3 {
-            t.add(0, B, A, 3);
+            t.add(0, B, A, 3, IPS);
         }
-        t.add(0, A, B, 3);
-        t.add(1, B, A, 0);
-        t.add(0, B, A, 11); // priorities are 3 bits
+        t.add(0, A, B, 3, IPS);
+        t.add(1, B, A, 0, IPS);
+        t.add(0, B, A, 11, IPS); // priorities are 3 bits
         assert_eq!(t.to(0, A), [0, 0, 0, 4, 0, 0, 0, 0]);
         assert_eq!(t.to(0, B)[3], 1);
         assert_eq!(t.to(1, A)[0], 1);
         assert_eq!(t.to(2, A), [0; 8]);
         // A host's frames on a second and third priority, kept apart from its first.
-        t.add(0, A, B, 5);
-        t.add(0, A, B, 5);
-        t.add(0, A, B, 0);
+        t.add(0, A, B, 5, IPS);
+        t.add(0, A, B, 5, IPS);
+        t.add(0, A, B, 0, IPS);
         assert_eq!(t.to(0, B), [1, 0, 0, 1, 0, 2, 0, 0]);
         assert!(t.sends(0, A) && t.sends(0, B) && !t.sends(0, SW) && !t.sends(3, A));
     }
@@ -289,13 +392,13 @@ mod tests {
         let mut t = MacTraffic::default();
         // One conversation: A and B are both in every frame; either could be on this link.
         for _ in 0..10 {
-            t.add(0, A, B, 3);
-            t.add(0, B, A, 3);
+            t.add(0, A, B, 3, IPS);
+            t.add(0, B, A, 3, IPS);
         }
         assert_eq!(t.station(0, SW), None);
         // A second peer of A's: A is the host on this link.
         for _ in 0..10 {
-            t.add(0, C, A, 3);
+            t.add(0, C, A, 3, IPS);
         }
         assert_eq!(t.station(0, SW), Some(A));
         // The pausing MAC is never its own link's station.
@@ -310,8 +413,8 @@ mod tests {
         // A's frames; from A, SW's (today's rule covers both by destination as well).
         let mut t = MacTraffic::default();
         for _ in 0..10 {
-            t.add(0, A, SW, 3);
-            t.add(0, SW, A, 3);
+            t.add(0, A, SW, 3, IPS);
+            t.add(0, SW, A, 3, IPS);
         }
         assert_eq!(t.station(0, SW), Some(A));
         assert_eq!(t.station(0, A), Some(SW));
@@ -322,14 +425,14 @@ mod tests {
     fn two_links_in_one_capture_have_no_station() {
         let mut t = MacTraffic::default();
         for _ in 0..10 {
-            t.add(0, A, B, 3);
-            t.add(0, C, SW, 3);
+            t.add(0, A, B, 3, IPS);
+            t.add(0, C, SW, 3, IPS);
         }
         assert_eq!(t.station(0, [9; 6]), None);
         // Too few frames: none yet.
         let mut u = MacTraffic::default();
-        u.add(0, A, B, 3);
-        u.add(0, C, A, 3);
+        u.add(0, A, B, 3, IPS);
+        u.add(0, C, A, 3, IPS);
         assert_eq!(u.station(0, SW), None);
     }
 
@@ -337,11 +440,46 @@ mod tests {
     fn a_few_stray_frames_do_not_hide_the_station() {
         let mut t = MacTraffic::default();
         for i in 0..100 {
-            t.add(0, A, if i % 2 == 0 { B } else { C }, 3);
+            t.add(0, A, if i % 2 == 0 { B } else { C }, 3, IPS);
         }
         for _ in 0..5 {
-            t.add(0, B, C, 3); // flooded frames between two other hosts
+            t.add(0, B, C, 3, IPS); // flooded frames between two other hosts
         }
         assert_eq!(t.station(0, SW), Some(A));
+    }
+
+    #[test]
+    fn one_conversation_takes_the_station_its_turnaround_names() {
+        let mut t = MacTraffic::default();
+        for _ in 0..10 {
+            t.add(0, A, B, 3, IPS);
+            t.add(0, B, A, 3, (IPS.1, IPS.0));
+        }
+        assert_eq!(t.station(0, SW), None, "two MACs in every frame");
+        let hosts = t.conversation(0, 0).expect("one conversation");
+        assert_eq!(hosts, [(A, IPS.0), (B, IPS.1)]);
+        t.set_turnaround(0, Some(B), 0);
+        assert_eq!(t.station(0, SW), Some(B));
+        assert_eq!(t.station(0, B), Some(A), "the pausing MAC is never its own link's station");
+        assert_eq!(t.conversation(0, TURNAROUND_EVERY_NS - 1), None, "worked out not long ago");
+        assert!(t.conversation(0, TURNAROUND_EVERY_NS).is_some());
+        // A third host: the share says it again, whatever the turnaround said.
+        for _ in 0..10 {
+            t.add(0, C, A, 3, IPS);
+        }
+        assert_eq!(t.station(0, SW), Some(A));
+        assert_eq!(t.conversation(0, i64::MAX), None);
+    }
+
+    #[test]
+    fn the_faster_responder_must_be_clearly_faster() {
+        // The station answers in 1.5 µs; the far host after an 8 µs round trip.
+        assert_eq!(faster_responder([Some(9_500), Some(1_500)]), Some(1));
+        assert_eq!(faster_responder([Some(1_500), Some(9_500)]), Some(0));
+        // Not twice as fast, or not 1 µs apart, or one never answered: unknown.
+        assert_eq!(faster_responder([Some(1_500), Some(2_900)]), None);
+        assert_eq!(faster_responder([Some(300), Some(900)]), None);
+        assert_eq!(faster_responder([Some(1_500), None]), None);
+        assert_eq!(faster_responder([None, None]), None);
     }
 }
