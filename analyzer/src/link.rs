@@ -13,9 +13,10 @@
 //! other MAC appears only in its own conversations. [`MacTraffic::station`] names that MAC
 //! when exactly one MAC besides the pausing one takes part in at least [`STATION_SHARE`] of
 //! the point's RoCE frames. A capture point that sees several links (a mirror of a whole
-//! switch), or one conversation between two hosts (both MACs in every frame), has no
-//! station: the rule falls back to frames sent to the pausing MAC, and the report says the
-//! link peer could not be told (docs/verdicts.md "PFC and PAUSE").
+//! switch) has no station, nor has one conversation between two hosts (both MACs in every
+//! frame) unless their turnaround tells them apart (below): the rule falls back to frames
+//! sent to the pausing MAC, and the report says the link peer could not be told
+//! (docs/verdicts.md "PFC and PAUSE").
 //!
 //! **One conversation: the station by its turnaround.** Where both MACs are in every frame
 //! (two hosts talking over one link), the share cannot tell them apart, but their answers
