@@ -263,13 +263,15 @@ impl ClockCheck {
     }
 }
 
-/// A frame held back while a clock is checked: enough to decode it again.
+/// A frame held back while a clock is checked: enough to decode it again, or (`skipped`)
+/// the time of one a shard passes over ([`Analyzer::skip_record`]).
 #[derive(Clone, Debug)]
 pub(crate) struct Held {
     pub meta: FrameMeta,
     pub data: Vec<u8>,
     pub link_type: rocescope_decoder::LinkType,
     pub rate: u32,
+    pub skipped: bool,
 }
 
 fn slot<T: Default + Clone>(v: &mut Vec<T>, i: u16) -> Option<&mut T> {
@@ -516,12 +518,24 @@ impl Analyzer {
             }
         }
         self.mirror.held_bytes += p.data.len();
-        self.mirror.held.push(Held { meta: *meta, data: p.data.to_vec(), link_type: p.link_type, rate });
+        let held = Held { meta: *meta, data: p.data.to_vec(), link_type: p.link_type, rate, skipped: false };
+        self.mirror.held.push(held);
         let full = self.mirror.held.len() >= CHECK_MAX_FRAMES || self.mirror.held_bytes >= CHECK_MAX_BYTES;
         if full || self.mirror.checks.values().all(ClockCheck::done) {
             self.end_clock_checks();
         }
         true
+    }
+
+    /// Hold the place of a frame a shard passes over at `ts_ns` while a check is under way.
+    #[cfg(feature = "capture")]
+    pub(crate) fn hold_skipped(&mut self, ts_ns: i64) {
+        let meta = FrameMeta { number: 0, ts_ns, len: 0, link_bps: None, point: 0 };
+        let link_type = rocescope_decoder::LinkType::ETHERNET;
+        self.mirror.held.push(Held { meta, data: Vec::new(), link_type, rate: 1, skipped: true });
+        if self.mirror.held.len() >= CHECK_MAX_FRAMES {
+            self.end_clock_checks();
+        }
     }
 
     /// End every check under way (a check not yet done passes: nothing it saw failed it)
@@ -534,9 +548,18 @@ impl Analyzer {
         self.mirror.held_bytes = 0;
         let opts = self.cfg.decode;
         for h in held {
+            if h.skipped {
+                self.skip_at(h.meta.ts_ns);
+                continue;
+            }
             let p = rocescope_decoder::decode(h.link_type, &h.data, &opts);
             self.push_sampled(&h.meta, &p, h.rate);
         }
+    }
+
+    /// Whether a switch clock's check is under way (frames are being held back).
+    pub(crate) fn mirror_checking(&self) -> bool {
+        self.mirror.checking()
     }
 
     /// The analysis point of session `s` met at capture point `base`.
