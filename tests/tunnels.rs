@@ -330,7 +330,10 @@ fn a_switch_clock_wrong_from_its_first_frames_times_nothing() {
         f.map(|f| (f["kind"].clone(), f["severity"].clone(), f["title"].clone())).collect()
     };
     assert_eq!(titles(&r), titles(&demo));
-    assert_eq!((&r["summary"]["start_ns"], &r["summary"]["end_ns"]), (&demo["summary"]["start_ns"], &demo["summary"]["end_ns"]));
+    assert_eq!(
+        (&r["summary"]["start_ns"], &r["summary"]["end_ns"]),
+        (&demo["summary"]["start_ns"], &demo["summary"]["end_ns"])
+    );
     let text = run(&["report", "-r", &path("tunnels/erspan3-wrong-clock.pcap")]);
     let text = String::from_utf8_lossy(&text.stdout);
     assert!(text.contains("switch clock NOT TRUSTED from its first frame (1) on"), "{text}");

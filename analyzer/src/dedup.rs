@@ -269,9 +269,7 @@ impl Dedup {
     fn numbers(&mut self, fp: &Fingerprint, ts: i64) -> bool {
         let near = [-1, 1].into_iter().any(|d| {
             let k = key(sender_hasher(fp.point, fp.src, fp.neighbour(d)).finish(), false);
-            self.slots
-                .get(index(k))
-                .is_some_and(|s| s.key == k && ts.abs_diff(s.ts) <= DUP_WINDOW_NS as u64)
+            self.slots.get(index(k)).is_some_and(|s| s.key == k && ts.abs_diff(s.ts) <= DUP_WINDOW_NS as u64)
         });
         if near {
             self.learn(fp, Numbering::Numbers);

@@ -360,7 +360,8 @@ impl crate::Analyzer {
 mod tests {
     use super::*;
 
-    const IPS: (IpAddr, IpAddr) = (IpAddr::V4(std::net::Ipv4Addr::new(10, 0, 0, 1)), IpAddr::V4(std::net::Ipv4Addr::new(10, 0, 0, 2)));
+    const IPS: (IpAddr, IpAddr) =
+        (IpAddr::V4(std::net::Ipv4Addr::new(10, 0, 0, 1)), IpAddr::V4(std::net::Ipv4Addr::new(10, 0, 0, 2)));
 
     const A: [u8; 6] = [2, 0, 0, 0, 0, 1];
     const B: [u8; 6] = [2, 0, 0, 0, 0, 2];

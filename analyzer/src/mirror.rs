@@ -210,7 +210,7 @@ pub(crate) struct MirrorState {
     added: usize,
     /// Sessions (capture point of the frame, session) whose clock was checked: failed ones
     /// with the frame, time and departure that failed them.
-    checked: FxHashMap<(u16, Session), Option<(u64, i64, i64)>>,
+    checked: FxHashMap<(u16, Session), Option<CheckFailure>>,
     /// Checks under way.
     checks: FxHashMap<(u16, Session), ClockCheck>,
     /// Frames held back while checks are under way, in their order.
@@ -220,6 +220,10 @@ pub(crate) struct MirrorState {
     /// The point the sessions beyond [`MAX_SESSION_POINTS`] share.
     overflow: Option<u16>,
 }
+
+/// Why a clock failed its check: the session's first frame, its capture time, and the
+/// departure that failed it (ns).
+type CheckFailure = (u64, i64, i64);
 
 /// A session's clock under check: its first stamp, by both clocks.
 #[derive(Clone, Copy, Debug)]
@@ -231,7 +235,7 @@ struct ClockCheck {
     first_frame: u64,
     /// Set when a stamp departed beyond [`check_bound_ns`]: the session's first frame, its
     /// capture time, and the departure that failed the check.
-    failed: Option<(u64, i64, i64)>,
+    failed: Option<CheckFailure>,
     /// Set once the check spanned [`CHECK_SPAN_NS`] without failing.
     passed: bool,
 }
@@ -287,21 +291,24 @@ impl MirrorState {
     pub(crate) fn point(&self, i: u16) -> (Option<String>, Option<PointClock>, u64, u64) {
         let i = usize::from(i);
         let session = self.session_of.get(i).copied().flatten().map(Session::label);
-        let clock = self.clocks.get(i).copied().flatten().filter(|c| c.frames > 0 || c.fallback.is_some()).map(|c| PointClock {
-            source: "erspan3".into(),
-            granularity: Granularity(c.mode.0).name().into(),
-            upper_bits: c.mode.1,
-            frames: c.frames,
-            steps: c.steps,
-            max_departure_ns: c.max_departure_ns,
-            fallback: c.fallback.map(|f| ClockFallback {
-                reason: f.reason,
-                frame: f.frame,
-                ts_ns: f.ts_ns,
-                departure_ns: f.departure_ns,
-                frames: f.frames,
-            }),
-        });
+        let clock =
+            self.clocks.get(i).copied().flatten().filter(|c| c.frames > 0 || c.fallback.is_some()).map(|c| {
+                PointClock {
+                    source: "erspan3".into(),
+                    granularity: Granularity(c.mode.0).name().into(),
+                    upper_bits: c.mode.1,
+                    frames: c.frames,
+                    steps: c.steps,
+                    max_departure_ns: c.max_departure_ns,
+                    fallback: c.fallback.map(|f| ClockFallback {
+                        reason: f.reason,
+                        frame: f.frame,
+                        ts_ns: f.ts_ns,
+                        departure_ns: f.departure_ns,
+                        frames: f.frames,
+                    }),
+                }
+            });
         let at = |v: &Vec<u64>| v.get(i).copied().unwrap_or(0);
         (session, clock, at(&self.pcp_from_erspan), at(&self.stamps_unused))
     }
@@ -440,7 +447,8 @@ impl Analyzer {
         }
         if self.cfg.switch_clock {
             let stamp = p.tunnels.iter().find_map(|t| t.erspan_timestamp());
-            let failed = Session::of(p).and_then(|s| self.mirror.checked.get(&(meta.point, s)).copied().flatten());
+            let failed =
+                Session::of(p).and_then(|s| self.mirror.checked.get(&(meta.point, s)).copied().flatten());
             if let (Some((_, gra, high)), Some((frame, ts_ns, departure_ns))) = (stamp, failed) {
                 // Distrusted from its first frames (module docs): every frame keeps its
                 // capture time.
@@ -452,7 +460,13 @@ impl Analyzer {
                         frames: 0,
                         steps: 0,
                         max_departure_ns: 0,
-                        fallback: Some(Fallback { reason: "first_frames", frame, ts_ns, departure_ns, frames: 0 }),
+                        fallback: Some(Fallback {
+                            reason: "first_frames",
+                            frame,
+                            ts_ns,
+                            departure_ns,
+                            frames: 0,
+                        }),
                     });
                     if let Some(f) = &mut c.fallback {
                         f.frames += 1;
@@ -492,11 +506,11 @@ impl Analyzer {
             let (ticks, gra, high) = stamp;
             let Some((raw, complete)) = switch_ns(ticks, gra, high) else { return false };
             let check = ClockCheck {
-                            first: (meta.ts_ns, raw, complete),
-                            first_frame: meta.number,
-                            failed: None,
-                            passed: false,
-                        };
+                first: (meta.ts_ns, raw, complete),
+                first_frame: meta.number,
+                failed: None,
+                passed: false,
+            };
             self.mirror.checks.insert((meta.point, s), check);
         } else if let Some(s) = Session::of(p) {
             let stamp = p.tunnels.iter().find_map(|t| t.erspan_timestamp());

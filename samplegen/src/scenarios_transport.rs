@@ -592,7 +592,10 @@ fn constant_ip_id(g: &mut Gen) {
         let op = if k == 4 { Opcode::RC_WRITE_LAST } else { Opcode::RC_WRITE_MIDDLE };
         let psn = g.request(&mut c, op, ExtRepr::default(), 1024, k == 4, Req::RetransmitNak);
         if k == 1 {
-            g.event("retransmit", format!("PSN {psn} again: the same bytes and IP identification as its original, 80 us ago"));
+            g.event(
+                "retransmit",
+                format!("PSN {psn} again: the same bytes and IP identification as its original, 80 us ago"),
+            );
         }
     }
     c.msn += 1;
