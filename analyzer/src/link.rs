@@ -22,11 +22,14 @@
 //! (two hosts talking over one link), the share cannot tell them apart, but their answers
 //! can: the host on the captured link answers a request in microseconds (its NIC's
 //! turnaround), while the far host's answer comes back only after a round trip through the
-//! fabric. At each pause frame of such a point (a rare event), [`crate::Analyzer`] compares
-//! the median AckReq-to-ACK latency of each host as a responder, from the flows the
-//! analysis keeps ([`TURNAROUND_RATIO`], [`TURNAROUND_MARGIN_NS`]); the host that answers
-//! clearly faster is the station. Where neither does, or one host never answered, the link
-//! peer stays unknown.
+//! fabric. While a point's two candidates are both in (almost) every frame, its requests
+//! with AckReq and its ACKs (events, not every frame) pair up by PSN into each host's
+//! AckReq-to-ACK latency as a responder (the last [`TURN_SAMPLES`] of each); at each pause
+//! frame of such a point (a rare event) their medians are compared ([`TURNAROUND_RATIO`],
+//! [`TURNAROUND_MARGIN_NS`]); the host that answers clearly faster is the station. Where
+//! neither does, or one host never answered, the link peer stays unknown. The pairing is
+//! capture-wide (every frame of the point, whatever shard keeps its flows), so a parallel
+//! analysis names the same station.
 //!
 //! **Cost per frame** (every RoCE frame passes here): one table probe for the destination,
 //! four compares for the station, one bit for the source. The station is followed without
@@ -40,7 +43,6 @@
 
 use hashbrown::HashTable;
 use rustc_hash::FxHashMap;
-use std::net::IpAddr;
 
 /// The share of a capture point's RoCE frames a MAC must take part in to be the station
 /// at the end of the tapped link: 90%, so that a few frames the switch floods or a second
@@ -66,6 +68,77 @@ pub const TURNAROUND_MARGIN_NS: u64 = 1_000;
 /// 100 ms (each time walks the flows).
 pub const TURNAROUND_EVERY_NS: i64 = 100_000_000;
 
+/// Turnaround samples kept per host: the last 32.
+pub const TURN_SAMPLES: usize = 32;
+
+/// Requests with AckReq waiting for their ACK, per host: the last 16.
+const TURN_PENDING: usize = 16;
+
+/// What a RoCE frame tells the turnaround (module docs): its time, PSN, and whether it is a
+/// request with AckReq or an ACK.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Exchange {
+    /// Capture time.
+    pub ts: i64,
+    /// BTH PSN.
+    pub psn: u32,
+    /// A request with the AckReq bit.
+    pub ack_req: bool,
+    /// An Acknowledge (ACK or NAK).
+    pub ack: bool,
+}
+
+/// One conversation's exchanges: per candidate (as the requester) its requests waiting for
+/// an ACK, and (as the responder) its latest AckReq-to-ACK latencies.
+#[derive(Clone, Debug, Default)]
+struct Turn {
+    pending: [[(u32, i64); TURN_PENDING]; 2],
+    next: [usize; 2],
+    samples: [[i64; TURN_SAMPLES]; 2],
+    count: [usize; 2],
+}
+
+impl Turn {
+    /// Frame `x` sent by candidate `from` to the other.
+    fn add(&mut self, from: usize, x: Exchange) {
+        let to = 1 - from;
+        if x.ack_req {
+            let n = self.next.get(from).copied().unwrap_or(0);
+            if let Some(slot) = self.pending.get_mut(from).and_then(|p| p.get_mut(n % TURN_PENDING)) {
+                *slot = (x.psn, x.ts);
+            }
+            if let Some(n) = self.next.get_mut(from) {
+                *n += 1;
+            }
+        } else if x.ack {
+            // The ACK of the other's request with this PSN: `from` answered it.
+            let Some(p) = self.pending.get_mut(to) else { return };
+            let Some(slot) =
+                p.iter_mut().filter(|(psn, ts)| *psn == x.psn && *ts != i64::MIN).max_by_key(|s| s.1)
+            else {
+                return;
+            };
+            let sample = x.ts.saturating_sub(slot.1);
+            slot.1 = i64::MIN;
+            let n = self.count.get(from).copied().unwrap_or(0);
+            if let Some(s) = self.samples.get_mut(from).and_then(|s| s.get_mut(n % TURN_SAMPLES)) {
+                *s = sample;
+            }
+            if let Some(c) = self.count.get_mut(from) {
+                *c += 1;
+            }
+        }
+    }
+
+    /// Candidate `i`'s median turnaround as a responder (ns), if it answered.
+    fn median(&self, i: usize) -> Option<u64> {
+        let n = self.count.get(i).copied()?.min(TURN_SAMPLES);
+        let mut v: Vec<i64> = self.samples.get(i)?.get(..n)?.to_vec();
+        v.sort_unstable();
+        v.get(n / 2).map(|&m| m.max(0) as u64)
+    }
+}
+
 /// Bits of the set of (point, MAC)s that sent RoCE: 2^19 (64 KiB).
 pub const SENT_BITS: usize = 1 << 19;
 
@@ -81,31 +154,30 @@ struct Slot {
     prio: u8,
 }
 
-/// A station candidate: a MAC (48-bit integer), the IP address of the reference frame's
-/// side it was, the frames it took part in since it became one, and the priorities it sent
-/// on.
+/// A station candidate: a MAC (48-bit integer), the frames it took part in since it became
+/// one, and the priorities it sent on.
 #[derive(Clone, Copy, Debug, Default)]
 struct Candidate {
     mac: u64,
-    ip: Option<IpAddr>,
     hits: u64,
     sent: u8,
 }
 
 /// Per capture point: the station candidates and the frames since they were chosen, and
-/// (one conversation) the candidate the turnaround says is on the link, and when that was
-/// worked out.
-#[derive(Clone, Copy, Debug, Default)]
+/// (one conversation) their exchanges, the candidate the turnaround says is on the link,
+/// and when that was worked out.
+#[derive(Clone, Debug, Default)]
 struct PointLink {
     frames: u64,
     cands: [Candidate; 2],
+    turn: Option<Box<Turn>>,
     by_turnaround: Option<u64>,
     judged_at: Option<i64>,
 }
 
 impl PointLink {
     #[inline]
-    fn add(&mut self, src: u64, dst: u64, prio: u8, ips: (IpAddr, IpAddr)) {
+    fn add(&mut self, src: u64, dst: u64, prio: u8, x: Exchange) {
         self.frames += 1;
         for c in &mut self.cands {
             if c.mac == src || c.mac == dst {
@@ -122,11 +194,30 @@ impl PointLink {
         if frames == 1 || (frames >= 2 * STATION_MIN_FRAMES && !self.cands.iter().any(holds)) {
             self.frames = 1;
             self.cands = [
-                Candidate { mac: src, ip: Some(ips.0), hits: 1, sent: 1 << (prio & 7) },
-                Candidate { mac: dst, ip: Some(ips.1), hits: 1, sent: 0 },
+                Candidate { mac: src, hits: 1, sent: 1 << (prio & 7) },
+                Candidate { mac: dst, hits: 1, sent: 0 },
             ];
             self.by_turnaround = None;
+            self.turn = None;
         }
+        if x.ack_req || x.ack {
+            self.exchange(src, dst, x);
+        }
+    }
+
+    /// A request with AckReq or an ACK between the two candidates while both hold their
+    /// share (one conversation): paired up for the turnaround (module docs).
+    fn exchange(&mut self, src: u64, dst: u64, x: Exchange) {
+        let from = match self.cands {
+            [a, b] if a.mac == src && b.mac == dst => 0,
+            [a, b] if b.mac == src && a.mac == dst => 1,
+            _ => return,
+        };
+        let frames = self.frames;
+        if frames < STATION_MIN_FRAMES || !self.cands.iter().all(|c| c.hits * 10 >= frames * 9) {
+            return;
+        }
+        self.turn.get_or_insert_with(Box::default).add(from, x);
     }
 }
 
@@ -173,16 +264,16 @@ fn sent_bit(key: u64) -> (usize, u64) {
 }
 
 impl MacTraffic {
-    /// Count a RoCE frame from `src` to `dst` on `prio` at `point`; `ips` are its IP source
-    /// and destination (kept only for a new reference frame: module docs).
-    pub fn add(&mut self, point: u16, src: [u8; 6], dst: [u8; 6], prio: u8, ips: (IpAddr, IpAddr)) {
+    /// Count a RoCE frame from `src` to `dst` on `prio` at `point`; `x` says what it tells
+    /// the turnaround (module docs).
+    pub fn add(&mut self, point: u16, src: [u8; 6], dst: [u8; 6], prio: u8, x: Exchange) {
         let prio = prio & 7;
         let at = usize::from(point);
         if self.points.len() <= at {
             self.points.resize(at + 1, PointLink::default());
         }
         if let Some(p) = self.points.get_mut(at) {
-            p.add(mac_bits(src), mac_bits(dst), prio, ips);
+            p.add(mac_bits(src), mac_bits(dst), prio, x);
         }
         if self.sent.is_empty() {
             self.sent = vec![0; SENT_BITS / 64];
@@ -291,17 +382,20 @@ impl MacTraffic {
     }
 
     /// The two hosts of a point where both MACs are in (almost) every frame (one
-    /// conversation), with the IP address each had in the reference frame: what the
-    /// turnaround is to tell apart. `None` elsewhere, or when it was worked out less than
-    /// [`TURNAROUND_EVERY_NS`] before `now`.
-    pub(crate) fn conversation(&self, point: u16, now: i64) -> Option<[([u8; 6], IpAddr); 2]> {
+    /// conversation), with each one's median turnaround as a responder: what tells them
+    /// apart. `None` elsewhere, or when it was worked out less than [`TURNAROUND_EVERY_NS`]
+    /// before `now`.
+    pub(crate) fn conversation(&self, point: u16, now: i64) -> Option<[([u8; 6], Option<u64>); 2]> {
         let p = self.points.get(usize::from(point))?;
         if p.judged_at.is_some_and(|t| now.saturating_sub(t) < TURNAROUND_EVERY_NS) {
             return None;
         }
-        let mut h = Self::holding(p).filter_map(|c| Some((mac_bytes(c.mac), c.ip?)));
-        let (a, b) = (h.next()?, h.next()?);
-        Some([a, b])
+        if Self::holding(p).count() < 2 {
+            return None;
+        }
+        let [a, b] = p.cands;
+        let median = |i| p.turn.as_ref().and_then(|t| t.median(i));
+        Some([(mac_bytes(a.mac), median(0)), (mac_bytes(b.mac), median(1))])
     }
 
     /// Record at `now` which of the point's two hosts its turnaround says is on the link
@@ -331,27 +425,10 @@ pub fn faster_responder(medians: [Option<u64>; 2]) -> Option<usize> {
 
 impl crate::Analyzer {
     /// At a pause frame of `point` (at `now`): where two hosts share every frame, name the
-    /// one on the link by its turnaround (module docs). Each host's answers are read from
-    /// the flows of requests sent to it at this point: the median AckReq-to-ACK latency of
-    /// the one with the most samples.
+    /// one on the link by its turnaround (module docs).
     pub(crate) fn judge_turnaround(&mut self, point: u16, now: i64) {
         let Some(hosts) = self.macs.conversation(point, now) else { return };
-        let mut best = [(0u64, None); 2];
-        for f in self.flows.iter() {
-            if f.key.point != point {
-                continue;
-            }
-            for (i, (_, ip)) in hosts.iter().enumerate() {
-                let other = hosts.get(1 - i).map(|h| h.1);
-                if f.key.dst == *ip && Some(f.key.src) == other {
-                    let l = f.ack_latency();
-                    if let Some(b) = best.get_mut(i).filter(|b| l.count() > b.0) {
-                        *b = (l.count(), l.quantile(0.5));
-                    }
-                }
-            }
-        }
-        let station = faster_responder(best.map(|b| b.1)).and_then(|i| hosts.get(i)).map(|h| h.0);
+        let station = faster_responder(hosts.map(|h| h.1)).and_then(|i| hosts.get(i)).map(|h| h.0);
         self.macs.set_turnaround(point, station, now);
     }
 }
@@ -360,8 +437,7 @@ impl crate::Analyzer {
 mod tests {
     use super::*;
 
-    const IPS: (IpAddr, IpAddr) =
-        (IpAddr::V4(std::net::Ipv4Addr::new(10, 0, 0, 1)), IpAddr::V4(std::net::Ipv4Addr::new(10, 0, 0, 2)));
+    const X: Exchange = Exchange { ts: 0, psn: 0, ack_req: false, ack: false };
 
     const A: [u8; 6] = [2, 0, 0, 0, 0, 1];
     const B: [u8; 6] = [2, 0, 0, 0, 0, 2];
@@ -372,19 +448,19 @@ mod tests {
     fn counts_per_point_mac_direction_and_priority() {
         let mut t = MacTraffic::default();
         for _ in 0..3 {
-            t.add(0, B, A, 3, IPS);
+            t.add(0, B, A, 3, X);
         }
-        t.add(0, A, B, 3, IPS);
-        t.add(1, B, A, 0, IPS);
-        t.add(0, B, A, 11, IPS); // priorities are 3 bits
+        t.add(0, A, B, 3, X);
+        t.add(1, B, A, 0, X);
+        t.add(0, B, A, 11, X); // priorities are 3 bits
         assert_eq!(t.to(0, A), [0, 0, 0, 4, 0, 0, 0, 0]);
         assert_eq!(t.to(0, B)[3], 1);
         assert_eq!(t.to(1, A)[0], 1);
         assert_eq!(t.to(2, A), [0; 8]);
         // A host's frames on a second and third priority, kept apart from its first.
-        t.add(0, A, B, 5, IPS);
-        t.add(0, A, B, 5, IPS);
-        t.add(0, A, B, 0, IPS);
+        t.add(0, A, B, 5, X);
+        t.add(0, A, B, 5, X);
+        t.add(0, A, B, 0, X);
         assert_eq!(t.to(0, B), [1, 0, 0, 1, 0, 2, 0, 0]);
         assert!(t.sends(0, A) && t.sends(0, B) && !t.sends(0, SW) && !t.sends(3, A));
     }
@@ -394,13 +470,13 @@ mod tests {
         let mut t = MacTraffic::default();
         // One conversation: A and B are both in every frame; either could be on this link.
         for _ in 0..10 {
-            t.add(0, A, B, 3, IPS);
-            t.add(0, B, A, 3, IPS);
+            t.add(0, A, B, 3, X);
+            t.add(0, B, A, 3, X);
         }
         assert_eq!(t.station(0, SW), None);
         // A second peer of A's: A is the host on this link.
         for _ in 0..10 {
-            t.add(0, C, A, 3, IPS);
+            t.add(0, C, A, 3, X);
         }
         assert_eq!(t.station(0, SW), Some(A));
         // The pausing MAC is never its own link's station.
@@ -415,8 +491,8 @@ mod tests {
         // A's frames; from A, SW's (today's rule covers both by destination as well).
         let mut t = MacTraffic::default();
         for _ in 0..10 {
-            t.add(0, A, SW, 3, IPS);
-            t.add(0, SW, A, 3, IPS);
+            t.add(0, A, SW, 3, X);
+            t.add(0, SW, A, 3, X);
         }
         assert_eq!(t.station(0, SW), Some(A));
         assert_eq!(t.station(0, A), Some(SW));
@@ -427,14 +503,14 @@ mod tests {
     fn two_links_in_one_capture_have_no_station() {
         let mut t = MacTraffic::default();
         for _ in 0..10 {
-            t.add(0, A, B, 3, IPS);
-            t.add(0, C, SW, 3, IPS);
+            t.add(0, A, B, 3, X);
+            t.add(0, C, SW, 3, X);
         }
         assert_eq!(t.station(0, [9; 6]), None);
         // Too few frames: none yet.
         let mut u = MacTraffic::default();
-        u.add(0, A, B, 3, IPS);
-        u.add(0, C, A, 3, IPS);
+        u.add(0, A, B, 3, X);
+        u.add(0, C, A, 3, X);
         assert_eq!(u.station(0, SW), None);
     }
 
@@ -442,10 +518,10 @@ mod tests {
     fn a_few_stray_frames_do_not_hide_the_station() {
         let mut t = MacTraffic::default();
         for i in 0..100 {
-            t.add(0, A, if i % 2 == 0 { B } else { C }, 3, IPS);
+            t.add(0, A, if i % 2 == 0 { B } else { C }, 3, X);
         }
         for _ in 0..5 {
-            t.add(0, B, C, 3, IPS); // flooded frames between two other hosts
+            t.add(0, B, C, 3, X); // flooded frames between two other hosts
         }
         assert_eq!(t.station(0, SW), Some(A));
     }
@@ -453,21 +529,28 @@ mod tests {
     #[test]
     fn one_conversation_takes_the_station_its_turnaround_names() {
         let mut t = MacTraffic::default();
+        let (mut ts, mut psn) = (0, 100);
         for _ in 0..10 {
-            t.add(0, A, B, 3, IPS);
-            t.add(0, B, A, 3, (IPS.1, IPS.0));
+            // A's request is answered by B 8 µs later; B's by A 1.5 µs later.
+            t.add(0, A, B, 3, Exchange { ts, psn, ack_req: true, ack: false });
+            t.add(0, B, A, 3, Exchange { ts: ts + 8_000, psn, ack_req: false, ack: true });
+            t.add(0, B, A, 3, Exchange { ts: ts + 10_000, psn: psn + 1000, ack_req: true, ack: false });
+            t.add(0, A, B, 3, Exchange { ts: ts + 11_500, psn: psn + 1000, ack_req: false, ack: true });
+            ts += 20_000;
+            psn += 1;
         }
         assert_eq!(t.station(0, SW), None, "two MACs in every frame");
         let hosts = t.conversation(0, 0).expect("one conversation");
-        assert_eq!(hosts, [(A, IPS.0), (B, IPS.1)]);
-        t.set_turnaround(0, Some(B), 0);
-        assert_eq!(t.station(0, SW), Some(B));
-        assert_eq!(t.station(0, B), Some(A), "the pausing MAC is never its own link's station");
+        assert_eq!(hosts, [(A, Some(1_500)), (B, Some(8_000))]);
+        assert_eq!(faster_responder(hosts.map(|h| h.1)), Some(0));
+        t.set_turnaround(0, Some(A), 0);
+        assert_eq!(t.station(0, SW), Some(A));
+        assert_eq!(t.station(0, A), Some(B), "the pausing MAC is never its own link's station");
         assert_eq!(t.conversation(0, TURNAROUND_EVERY_NS - 1), None, "worked out not long ago");
         assert!(t.conversation(0, TURNAROUND_EVERY_NS).is_some());
         // A third host: the share says it again, whatever the turnaround said.
         for _ in 0..10 {
-            t.add(0, C, A, 3, IPS);
+            t.add(0, C, A, 3, X);
         }
         assert_eq!(t.station(0, SW), Some(A));
         assert_eq!(t.conversation(0, i64::MAX), None);

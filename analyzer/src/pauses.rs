@@ -15,7 +15,7 @@ impl Analyzer {
         meta: &FrameMeta,
         macs: Option<([u8; 6], [u8; 6])>,
         prio: u8,
-        ips: (std::net::IpAddr, std::net::IpAddr),
+        x: crate::link::Exchange,
     ) {
         let (point, ts) = (meta.point, meta.ts_ns);
         if let Some(u) = self.priorities.get_mut(usize::from(point) * 8 + usize::from(prio & 7)) {
@@ -23,7 +23,7 @@ impl Analyzer {
             u.first_ts.get_or_insert(ts);
         }
         let Some((src, dst)) = macs else { return };
-        self.macs.add(point, src, dst, prio, ips);
+        self.macs.add(point, src, dst, prio, x);
         if self.timelines.is_empty() {
             return;
         }
