@@ -104,6 +104,7 @@ pub fn analysis_config(
         pmtu: a.pmtu,
         audit,
         opcode: decoder.opcode,
+        decode: *decoder,
         ..Config::default()
     };
     cfg.pfc.storm_window_ns = (a.storm_window_ms * 1e6) as i64;

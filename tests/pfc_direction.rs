@@ -57,6 +57,7 @@ const CASES: &[&str] = &[
     "pfc-deadlock-direction",
     "pfc-l2-ignored",
     "pfc-l2-honoured",
+    "pfc-l2-one-conversation",
     "pfc-qinq-ignored",
     "truncated-length",
 ];
@@ -287,6 +288,24 @@ fn a_host_that_ignores_its_switch_port_in_an_l2_fabric_is_named() {
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(text.contains("CRITICAL") && text.contains(&format!("its pauses stop {peer}")), "{text}");
     assert!(!text.contains("no pause problems"), "{text}");
+}
+
+/// Two hosts, one conversation: both MACs are in every frame, so the share cannot tell which
+/// is on the captured link; the turnaround can (the host ACKs in 1.5 µs, its far peer's ACKs
+/// take a fabric round trip, 8 µs). The host that sends through its ToR port's pause is
+/// named; by the capture clock alone the direction would be unknown and the pause unjudged.
+#[test]
+fn one_conversation_names_the_host_on_the_link_by_its_turnaround() {
+    let name = "pfc-l2-one-conversation";
+    let e = expected(name);
+    let peer = e["analysis"]["link_peer"].as_str().unwrap();
+    let r = report(name, &[]);
+    assert_ignored_as_built(name, &r);
+    let mac = e["analysis"]["pause_ignored"][0]["src_mac"].as_str().unwrap();
+    let t = timeline(&r, mac, 3);
+    assert_eq!((t["direction"].as_str(), t["link_peer"].as_str()), (Some("from_link_peer"), Some(peer)));
+    let title = findings(&r, "pause_ignored")[0]["title"].as_str().unwrap().to_string();
+    assert!(title.starts_with(peer) && title.contains(mac), "{title}");
 }
 
 /// The same link with a host that stops in time: its peers' frames to it through the paused

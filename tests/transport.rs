@@ -213,6 +213,37 @@ fn mirror_duplicates_are_counted_and_left_out() {
     assert!(findings(&r).iter().all(|(k, _, _)| k != "network_loss"), "the copies hide the loss");
 }
 
+/// Senders that put one constant in every IP identification (RFC 6864): the go-back-N
+/// resends repeat their originals byte for byte, identification included, and the five CNPs
+/// are byte-identical; none is a mirror copy (the same TTL, and the identification is not
+/// proven unique), so all five resends and all five CNPs count, in the JSON and the exporter.
+#[test]
+fn a_constant_ip_id_loses_no_resend_and_no_cnp() {
+    let r = report("constant-ip-id", &[]);
+    assert_eq!(r["summary"]["duplicates"].as_u64(), Some(0));
+    assert_eq!(r["summary"]["cnps"].as_u64(), Some(5));
+    let f = r["flows"].as_array().unwrap().iter().find(|f| f["dest_qp"] == 0x232).unwrap();
+    assert_eq!((f["psn"]["retransmits"].as_u64(), f["psn"]["retransmits_nak"].as_u64()), (Some(5), Some(5)));
+    assert_eq!((f["psn"]["gaps"].as_u64(), f["psn"]["spurious_naks"].as_u64()), (Some(1), Some(0)));
+    assert_eq!(f["ecn"]["ce"].as_u64(), Some(5));
+    let kinds: Vec<String> = findings(&r).into_iter().map(|(k, _, _)| k).collect();
+    assert_eq!(kinds, ["congestion", "network_loss"], "no ce_without_cnp, no spurious NAK");
+    // The exporter's counters say the same.
+    let o = Command::new(env!("CARGO_BIN_EXE_rocescope"))
+        .args(["export", "--no-http", "--push", "-", "-r"])
+        .arg(common::root().join("samples/constant-ip-id.pcap"))
+        .output()
+        .unwrap();
+    let line: Value = serde_json::from_slice(o.stdout.split(|b| *b == b'\n').next().unwrap()).unwrap();
+    let sum = |name: &str| -> f64 {
+        let m = line["metrics"].as_array().unwrap().iter().filter(|m| m["name"] == name);
+        m.filter_map(|m| m["value"].as_f64()).sum()
+    };
+    assert_eq!(sum("rocescope_retransmitted_packets_total"), 5.0);
+    assert_eq!(sum("rocescope_cnp_packets_total"), 5.0);
+    assert_eq!(sum("rocescope_mirror_duplicates"), 0.0);
+}
+
 /// A READ whose Last response was lost, with no later response to show the gap: only the
 /// requester's ACK timer can tell, so the re-issue is a timeout (with the stall it cost), not
 /// an implied NAK; the READ with a response gap in sight stays an implied NAK.

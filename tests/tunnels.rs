@@ -280,19 +280,20 @@ fn erspan3_timestamps_time_the_frames_within_a_session() {
     assert_ne!(lat(&cap), lat(&demo));
 }
 
-/// Two switch clocks 350 ms apart behind one ERSPAN III session, 20 frames each in turn
-/// (samplegen `erspan3-stepping.pcap`, the demo at its own capture times): every change is
-/// a step beyond what a collector queue explains; the fourth makes the session fall back to
-/// the capture clock, and the report says where.
+/// Two switch clocks 350 ms apart behind one ERSPAN III session, after the first's 60
+/// frames 20 frames each in turn (samplegen `erspan3-stepping.pcap`, the demo at its own
+/// capture times): the clock passes its check on the first 60, then every change is a step
+/// beyond what a collector queue explains; the fourth makes the session fall back to the
+/// capture clock, and the report says where.
 #[test]
 fn a_switch_clock_that_keeps_stepping_falls_back_to_the_capture_clock() {
     let (demo, _) = report(&path("demo.pcap"), &[]);
     let (r, _) = report(&path("tunnels/erspan3-stepping.pcap"), &[]);
     let clock = &r["points"][0]["clock"];
-    assert_eq!((clock["frames"].as_u64(), clock["steps"].as_u64()), (Some(80), Some(3)), "{clock}");
+    assert_eq!((clock["frames"].as_u64(), clock["steps"].as_u64()), (Some(120), Some(3)), "{clock}");
     let fb = &clock["fallback"];
     assert_eq!(fb["reason"], "steps");
-    assert_eq!((fb["frame"].as_u64(), fb["frames"].as_u64()), (Some(81), Some(102)), "{fb}");
+    assert_eq!((fb["frame"].as_u64(), fb["frames"].as_u64()), (Some(121), Some(62)), "{fb}");
     assert_eq!(fb["departure_ns"].as_i64().map(i64::abs), Some(350_000_000));
     // Each frame has its own time again: no packet is 350 ms off, every flow is the demo's.
     assert_eq!(r["flows"], demo["flows"]);
@@ -300,12 +301,45 @@ fn a_switch_clock_that_keeps_stepping_falls_back_to_the_capture_clock() {
     let text = run(&["report", "-r", &path("tunnels/erspan3-stepping.pcap")]);
     let text = String::from_utf8_lossy(&text.stdout);
     assert!(
-        text.contains("switch clock NOT TRUSTED from frame 81 on: it needed re-anchoring a 4th time (departed 350.000 ms"),
+        text.contains("switch clock NOT TRUSTED from frame 121 on: it needed re-anchoring a 4th time (departed 350.000 ms"),
         "{text}"
     );
     // A clock that runs true keeps being used: the batched sample has no fallback.
     let (batched, _) = report(&path("tunnels/erspan3-batched.pcap"), &[]);
     assert!(batched["points"][0]["clock"].get("fallback").is_none());
+}
+
+/// A switch clock that reads 3 hours ahead and ticks every 100 µs under a header that says
+/// 100 ns (samplegen `erspan3-wrong-clock.pcap`, the demo at its own capture times): its
+/// check on the session's first frames fails before any frame is timed, so the mirror reads
+/// as the demo does (flows, rates, latencies, findings), and the report says why.
+#[test]
+fn a_switch_clock_wrong_from_its_first_frames_times_nothing() {
+    let (demo, _) = report(&path("demo.pcap"), &[]);
+    let (r, _) = report(&path("tunnels/erspan3-wrong-clock.pcap"), &[]);
+    let clock = &r["points"][0]["clock"];
+    assert_eq!((clock["frames"].as_u64(), clock["steps"].as_u64()), (Some(0), Some(0)), "{clock}");
+    let fb = &clock["fallback"];
+    assert_eq!(fb["reason"], "first_frames");
+    assert_eq!((fb["frame"].as_u64(), fb["frames"].as_u64()), (Some(1), Some(182)), "{fb}");
+    assert!(fb["departure_ns"].as_i64().unwrap() > 200_000, "{fb}");
+    assert_eq!(r["flows"], demo["flows"]);
+    // The same findings (their evidence's header offsets are the tunnel's).
+    let titles = |r: &Value| -> Vec<(Value, Value, Value)> {
+        let f = r["findings"].as_array().unwrap().iter();
+        f.map(|f| (f["kind"].clone(), f["severity"].clone(), f["title"].clone())).collect()
+    };
+    assert_eq!(titles(&r), titles(&demo));
+    assert_eq!(
+        (&r["summary"]["start_ns"], &r["summary"]["end_ns"]),
+        (&demo["summary"]["start_ns"], &demo["summary"]["end_ns"])
+    );
+    let text = run(&["report", "-r", &path("tunnels/erspan3-wrong-clock.pcap")]);
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(text.contains("switch clock NOT TRUSTED from its first frame (1) on"), "{text}");
+    // Timed by that clock, the demo's 79.5 ms would have shrunk to 80 µs.
+    let (cap, _) = report(&path("tunnels/erspan3-wrong-clock.pcap"), &["--capture-clock"]);
+    assert_eq!(cap["flows"], demo["flows"]);
 }
 
 #[test]

@@ -13,7 +13,13 @@ impl Analyzer {
         let w = self.weight;
         let bytes = v.wire.saturating_mul(w);
         let ce = v.ecn == Ecn::Ce;
-        self.on_priority_traffic(meta, v.macs, v.prio);
+        let x = crate::link::Exchange {
+            ts: meta.ts_ns,
+            psn: v.psn,
+            ack_req: v.ack_req && v.info.request,
+            ack: v.info.ack,
+        };
+        self.on_priority_traffic(meta, v.macs, v.prio, x);
         self.marks.add(meta.point, v.info.class, v.dscp, v.pcp, w);
         self.fabric.add(fabric::Sample {
             point: meta.point,

@@ -11,26 +11,42 @@
 //! **The rule.** A RoCE frame is a duplicate of an earlier one at the same capture point
 //! when, within [`DUP_WINDOW_NS`] of it, both carry the same IP addresses, IP identification
 //! (IPv6: flow label), destination QP, PSN, opcode, UDP length and ICRC, and either
-//! - the identification is not zero: NICs number every packet they send (ConnectX and
-//!   soft-RoCE increment it per packet: the real captures' `ip.id`), so a true resend, even of
-//!   the same PSN with the same payload, carries a new one; or
-//! - it is zero (a sender that does not number its packets) and the copy's TTL is lower: it
-//!   crossed a router after the first copy was taken, where a resend leaves its sender with
-//!   the same TTL as the original.
+//! - the copy's TTL is lower: it crossed a router after the first copy was taken, where a
+//!   resend leaves its sender with the same TTL as the original; or
+//! - the identification is **proven unique**: no other transmission of that sender carried
+//!   it within the window, and the sender is seen to number its packets (the packets just
+//!   before or after it carried the neighbouring identifications, or an earlier copy proved
+//!   it so). RFC 6864 lets a sender put any value in the identification of a DF datagram:
+//!   most NICs number their packets (ConnectX, soft-RoCE: the real captures' `ip.id` goes up
+//!   by one per packet, across QPs), so a true resend carries a new one; some send 0 or a
+//!   constant (the Huawei NIC of the real `roce.pcap`: 0 throughout), and then an equal
+//!   identification says nothing (field notes, "IP identification"). A CNP is never folded
+//!   on its identification: CNPs to one QP are byte-identical by construction.
 //!
-//! A resend later than the window is never a duplicate. Cost per frame: one hash of the
-//! fields above and one probe of a fixed table ([`SLOTS`] entries, 24 bytes each, allocated
-//! on the first RoCE frame: [`TABLE_BYTES`]), so O(1) and bounded memory whatever the capture; a packet whose
-//! slot a later packet took before its copy came is missed (counted as a packet, as without
-//! this rule), which takes more than [`SLOTS`] packets within one window.
+//! A resend later than the window is never a duplicate.
+//!
+//! **How it is followed.** The table of recent packets ([`SLOTS`] entries of 24 bytes,
+//! allocated on the first RoCE frame: [`TABLE_BYTES`]) is keyed by (capture point, sender,
+//! identification): each entry holds the latest packet that sender sent with that
+//! identification, and whether another packet carried it within the window (`shared`). A
+//! numbering sender's packet costs one hash of the fingerprint and one probe, as a
+//! duplicate probe must; a copy finds its first copy there. A sender that repeats its
+//! identification meets its own previous packet in the entry: from then on its packets are
+//! also remembered by their whole fingerprint (a second probe for those senders only), so
+//! that a copy with a lower TTL is still recognised. The neighbouring identifications are
+//! looked at only when a copy with the same TTL is found (a rare event), and what they show is
+//! remembered per sender. A packet whose entry a later packet took before its copy came is
+//! missed (counted as a packet, as without this rule), which takes more than [`SLOTS`]
+//! packets within one window.
 
-use rustc_hash::FxHasher;
+use rustc_hash::{FxHashMap, FxHasher};
 use std::hash::Hasher;
+use std::net::IpAddr;
 
 /// How far apart two copies of one packet may be: 1 ms. A switch's forwarding delay is a
 /// microsecond or two; queueing under congestion adds up to its buffer's drain time (a few
-/// MB at 100 Gb/s: hundreds of µs). A resend comes no sooner than a NAK's round trip, and
-/// carries a new IP identification in any case.
+/// MB at 100 Gb/s: hundreds of µs). A resend comes no sooner than a NAK's round trip; where
+/// it comes within the window with the same identification, only a lower TTL makes it a copy.
 pub const DUP_WINDOW_NS: i64 = 1_000_000;
 
 /// Entries of the table of recent packets: 2^15 (768 KiB). A packet's copy comes
@@ -42,15 +58,18 @@ pub const SLOTS: usize = 1 << 15;
 /// Bytes the table takes once the first RoCE frame arrives.
 pub const TABLE_BYTES: usize = SLOTS * std::mem::size_of::<Slot>();
 
+/// The BTH opcode of a CNP (reference §1.7).
+const CNP: u8 = 0x81;
+
 /// What identifies a packet's copies: see the module docs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Fingerprint {
     /// Capture point.
     pub point: u16,
-    /// IP source and destination.
-    pub src: std::net::IpAddr,
+    /// IP source.
+    pub src: IpAddr,
     /// IP destination.
-    pub dst: std::net::IpAddr,
+    pub dst: IpAddr,
     /// IPv4 identification or IPv6 flow label.
     pub ident: u32,
     /// BTH destination QP.
@@ -65,38 +84,74 @@ pub struct Fingerprint {
     pub icrc: u32,
 }
 
-impl Fingerprint {
-    fn hash(&self) -> u64 {
-        let mut h = FxHasher::default();
-        match (self.src, self.dst) {
-            (std::net::IpAddr::V4(a), std::net::IpAddr::V4(b)) => {
-                h.write_u64((u64::from(u32::from(a)) << 32) | u64::from(u32::from(b)));
-            }
-            (a, b) => {
-                let bits = |x: std::net::IpAddr| match x {
-                    std::net::IpAddr::V4(v) => u128::from(u32::from(v)),
-                    std::net::IpAddr::V6(v) => u128::from(v),
-                };
-                h.write_u128(bits(a));
-                h.write_u128(bits(b));
-            }
+/// The hasher of (point, sender, identification): the table's key.
+fn sender_hasher(point: u16, src: IpAddr, ident: u32) -> FxHasher {
+    let mut h = FxHasher::default();
+    match src {
+        IpAddr::V4(a) => h.write_u64((u64::from(u32::from(a)) << 32) | u64::from(point)),
+        IpAddr::V6(a) => {
+            h.write_u128(u128::from(a));
+            h.write_u16(point);
         }
-        h.write_u64((u64::from(self.ident) << 32) | u64::from(self.dest_qp));
-        h.write_u64((u64::from(self.psn) << 32) | (u64::from(self.opcode) << 16) | u64::from(self.point));
-        h.write_u64((u64::from(self.len) << 32) | u64::from(self.icrc));
-        // Never 0: 0 marks an empty slot.
-        h.finish() | 1
+    }
+    h.write_u32(ident);
+    h
+}
+
+/// A table key (never 0: 0 marks an empty slot; bit 1 tells the two kinds of key apart).
+fn key(h: u64, whole: bool) -> u64 {
+    if whole {
+        h | 3
+    } else {
+        (h | 1) & !2
     }
 }
 
-/// One slot: a packet seen, its fingerprint's hash, when, with which TTL, and whether a copy
-/// of it seen so far carried CE.
+impl Fingerprint {
+    /// The key of (point, sender, identification), and 32 bits of the whole fingerprint's
+    /// hash: one pass of the hasher gives both.
+    fn hashes(&self) -> (u64, u32) {
+        let mut h = sender_hasher(self.point, self.src, self.ident);
+        let sender = key(h.finish(), false);
+        match self.dst {
+            IpAddr::V4(b) => h.write_u32(u32::from(b)),
+            IpAddr::V6(b) => h.write_u128(u128::from(b)),
+        }
+        h.write_u64((u64::from(self.dest_qp) << 32) | u64::from(self.psn));
+        h.write_u64((u64::from(self.opcode) << 32) | u64::from(self.len));
+        h.write_u32(self.icrc);
+        (sender, (h.finish() >> 32) as u32)
+    }
+
+    /// The identification `d` after this one, in its field's width (IPv4 16 bits, IPv6
+    /// flow label 20).
+    fn neighbour(&self, d: i32) -> u32 {
+        let mask = if self.src.is_ipv4() { 0xFFFF } else { 0xF_FFFF };
+        self.ident.wrapping_add_signed(d) & mask
+    }
+
+    fn is_cnp(&self) -> bool {
+        self.opcode == CNP
+    }
+}
+
+/// The key of a packet remembered by its whole fingerprint (a sender that repeats its
+/// identification): from its sender key and fingerprint hash.
+fn whole_key(sender: u64, whole: u32) -> u64 {
+    key(sender.rotate_left(29) ^ u64::from(whole).wrapping_mul(0x9E37_79B9_7F4A_7C15), true)
+}
+
+/// One slot: a packet seen (its key, 32 bits of its fingerprint's hash), when, with which
+/// TTL, whether a copy of it seen so far carried CE, and (a sender key's slot) whether
+/// another packet carried the same identification within the window.
 #[derive(Clone, Copy, Debug, Default)]
 struct Slot {
-    hash: u64,
+    key: u64,
     ts: i64,
+    whole: u32,
     ttl: u8,
     ce: bool,
+    shared: bool,
 }
 
 /// What [`Dedup::check`] found.
@@ -112,10 +167,30 @@ pub enum Copy {
     },
 }
 
+/// What is known of a sender's identifications (module docs).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Numbering {
+    /// Nothing yet.
+    #[default]
+    Unknown,
+    /// Seen to number its packets: neighbouring identifications on its packets around a
+    /// copy.
+    Numbers,
+    /// Seen to give one identification to two transmissions within the window.
+    Repeats,
+}
+
 /// Recent packets, to tell the second copy of one from a packet of its own.
 #[derive(Clone, Debug, Default)]
 pub struct Dedup {
     slots: Vec<Slot>,
+    /// Per (point, sender): what its identifications showed (touched on rare events only).
+    senders: FxHashMap<(u16, IpAddr), Numbering>,
+}
+
+/// The slot a key picks: its high bits (FxHash's low bits are its weakest).
+fn index(key: u64) -> usize {
+    (key >> 48) as usize & (SLOTS - 1)
 }
 
 impl Dedup {
@@ -125,23 +200,86 @@ impl Dedup {
         if self.slots.is_empty() {
             self.slots = vec![Slot::default(); SLOTS];
         }
-        let hash = fp.hash();
-        // The high bits pick the slot (FxHash's low bits are its weakest).
-        let i = (hash >> 48) as usize & (SLOTS - 1);
-        let Some(slot) = self.slots.get_mut(i) else { return Copy::No };
-        let near = slot.hash == hash && ts.abs_diff(slot.ts) <= DUP_WINDOW_NS as u64;
-        if near && (fp.ident != 0 || ttl < slot.ttl) {
-            let marked = ce && !slot.ce;
-            slot.ce |= ce;
-            return Copy::Yes { marked };
+        let (sender, whole) = fp.hashes();
+        let i = index(sender);
+        let Some(&slot) = self.slots.get(i) else { return Copy::No };
+        let live = slot.key == sender && ts.abs_diff(slot.ts) <= DUP_WINDOW_NS as u64;
+        let fresh = Slot { key: sender, ts, whole, ttl, ce, shared: false };
+        if !live {
+            // A packet of its own (the common case): one probe.
+            self.put(i, fresh);
+            return Copy::No;
         }
-        *slot = Slot { hash, ts, ttl, ce };
+        if slot.whole == whole {
+            // The same packet again: a copy across a router, or (its identification carried
+            // by no other packet since, the sender numbering its packets) a copy at all.
+            let unique = !slot.shared && !fp.is_cnp();
+            if ttl < slot.ttl || (unique && self.numbers(fp, ts)) {
+                return self.fold(i, ce);
+            }
+        } else if !slot.shared {
+            // Two different packets with one identification: the sender does not number them.
+            self.learn(fp, Numbering::Repeats);
+        }
+        // Another transmission with this identification: from now on the sender's packets
+        // with it are remembered by their whole fingerprint too.
+        if !slot.shared {
+            let earlier = Slot { key: whole_key(sender, slot.whole), shared: true, ..slot };
+            self.put(index(earlier.key), earlier);
+        }
+        let wk = whole_key(sender, whole);
+        let j = index(wk);
+        if let Some(&w) = self.slots.get(j) {
+            if w.key == wk && ts.abs_diff(w.ts) <= DUP_WINDOW_NS as u64 && ttl < w.ttl {
+                return self.fold(j, ce);
+            }
+        }
+        self.put(j, Slot { key: wk, shared: true, ..fresh });
+        self.put(i, Slot { shared: true, ..fresh });
         Copy::No
     }
 
     /// True when the packet is a copy of one already seen ([`Dedup::check`], unmarked).
     pub fn is_copy(&mut self, fp: &Fingerprint, ts: i64, ttl: u8) -> bool {
         matches!(self.check(fp, ts, ttl, false), Copy::Yes { .. })
+    }
+
+    /// What is known of the identifications of `fp`'s sender.
+    pub fn numbering(&self, point: u16, src: IpAddr) -> Numbering {
+        self.senders.get(&(point, src)).copied().unwrap_or_default()
+    }
+
+    fn put(&mut self, i: usize, s: Slot) {
+        if let Some(slot) = self.slots.get_mut(i) {
+            *slot = s;
+        }
+    }
+
+    /// The packet in slot `i` was seen again: a copy, `marked` if CE shows on it first.
+    fn fold(&mut self, i: usize, ce: bool) -> Copy {
+        let Some(slot) = self.slots.get_mut(i) else { return Copy::No };
+        let marked = ce && !slot.ce;
+        slot.ce |= ce;
+        Copy::Yes { marked }
+    }
+
+    /// Whether `fp`'s sender numbers its packets: a packet of its with the identification
+    /// just before or after `fp`'s within the window (each a different packet: another
+    /// identification), or an earlier copy that showed it so and no repeat since.
+    fn numbers(&mut self, fp: &Fingerprint, ts: i64) -> bool {
+        let near = [-1, 1].into_iter().any(|d| {
+            let k = key(sender_hasher(fp.point, fp.src, fp.neighbour(d)).finish(), false);
+            self.slots.get(index(k)).is_some_and(|s| s.key == k && ts.abs_diff(s.ts) <= DUP_WINDOW_NS as u64)
+        });
+        if near {
+            self.learn(fp, Numbering::Numbers);
+            return true;
+        }
+        self.numbering(fp.point, fp.src) == Numbering::Numbers
+    }
+
+    fn learn(&mut self, fp: &Fingerprint, n: Numbering) {
+        self.senders.insert((fp.point, fp.src), n);
     }
 }
 
@@ -210,19 +348,70 @@ mod tests {
         }
     }
 
+    /// A sender that numbers its packets (idents 1..=5 on PSNs 100..=104, 1 µs apart).
+    fn numbered(d: &mut Dedup) {
+        for k in 0..5u32 {
+            assert!(!d.is_copy(&fp(k + 1, 100 + k), i64::from(k) * 1_000, 64));
+        }
+    }
+
     #[test]
     fn a_copy_within_the_window_is_a_duplicate_and_a_new_ident_is_not() {
         let mut d = Dedup::default();
-        assert!(!d.is_copy(&fp(7, 100), 1_000, 64));
-        // The egress copy, one hop later (or a bridged SPAN: the same TTL).
-        assert!(d.is_copy(&fp(7, 100), 3_000, 63));
-        assert!(d.is_copy(&fp(7, 100), 4_000, 64), "a third copy is one too");
+        numbered(&mut d);
+        // The egress copy, one hop later; a bridged SPAN's copy (the same TTL) of a numbered
+        // packet; a third copy.
+        assert!(d.is_copy(&fp(3, 102), 6_000, 63));
+        assert!(d.is_copy(&fp(4, 103), 6_500, 64), "ident 4 is unique and its neighbours numbered");
+        assert_eq!(d.numbering(0, [10, 0, 0, 1].into()), Numbering::Numbers);
+        assert!(d.is_copy(&fp(4, 103), 7_000, 64), "a third copy is one too");
         // A resend of PSN 100 carries a new identification: a packet of its own.
-        assert!(!d.is_copy(&fp(9, 100), 5_000, 64));
+        assert!(!d.is_copy(&fp(9, 100), 8_000, 64));
         // After the window, the same fingerprint is a packet of its own.
         let mut d = Dedup::default();
         assert!(!d.is_copy(&fp(7, 100), 0, 64));
         assert!(!d.is_copy(&fp(7, 100), DUP_WINDOW_NS + 1, 64));
+    }
+
+    #[test]
+    fn a_sender_that_repeats_its_ident_keeps_its_resends_and_loses_only_routed_copies() {
+        for ident in [0, 0x5555] {
+            let mut d = Dedup::default();
+            for k in 0..5u32 {
+                assert!(!d.is_copy(&fp(ident, 100 + k), i64::from(k) * 1_000, 64));
+            }
+            assert_eq!(d.numbering(0, [10, 0, 0, 1].into()), Numbering::Repeats);
+            // Go-back-N from PSN 101: the same bytes and the same identification, the same
+            // TTL: resends, every one.
+            for k in 1..5u32 {
+                assert!(!d.is_copy(&fp(ident, 100 + k), 10_000 + i64::from(k) * 1_000, 64), "{ident} {k}");
+            }
+            // A copy across a router is still one, however many packets came in between
+            // (the first packet's too).
+            assert!(d.is_copy(&fp(ident, 100), 20_000, 63));
+            assert!(d.is_copy(&fp(ident, 103), 20_500, 63));
+        }
+        // One packet, then the same bytes again with no other packet between: the
+        // identification is not proven unique (the sender never showed it numbers).
+        let mut d = Dedup::default();
+        assert!(!d.is_copy(&fp(0x5555, 100), 0, 64));
+        assert!(!d.is_copy(&fp(0x5555, 100), 500_000, 64));
+        assert!(d.is_copy(&fp(0x5555, 100), 501_000, 63));
+    }
+
+    #[test]
+    fn cnps_are_never_folded_on_their_ident_alone() {
+        let cnp = |ident| Fingerprint { opcode: CNP, psn: 0, len: 44, icrc: 0x1234, ..fp(ident, 0) };
+        let mut d = Dedup::default();
+        numbered(&mut d);
+        // Five CNPs, byte-identical, from a sender with a constant identification.
+        for k in 0..5 {
+            assert!(!d.is_copy(&cnp(0x77), 10_000 + k * 50_000, 64), "CNP {k}");
+        }
+        // A numbered CNP's copy on the same TTL is not folded either; across a router it is.
+        assert!(!d.is_copy(&cnp(6), 300_000, 64));
+        assert!(!d.is_copy(&cnp(6), 301_000, 64));
+        assert!(d.is_copy(&cnp(6), 302_000, 63));
     }
 
     #[test]

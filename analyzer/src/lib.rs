@@ -115,6 +115,9 @@ pub struct Config {
     pub audit: AuditConfig,
     /// How opcodes are read.
     pub opcode: OpcodeOptions,
+    /// How frames were decoded: frames held back while a switch clock is checked are
+    /// decoded again with it ([`mirror`]).
+    pub decode: rocescope_decoder::DecodeOptions,
     /// Names of the capture points when several captures are merged (`-r a -r b`): each
     /// point's view is analysed apart, and flows seen at two points are compared. Empty for
     /// a single source.
@@ -208,6 +211,7 @@ impl Default for Config {
             pfc: PfcConfig::default(),
             audit: AuditConfig::default(),
             opcode: OpcodeOptions::default(),
+            decode: rocescope_decoder::DecodeOptions::default(),
             points: Vec::new(),
             match_window_ns: 500_000_000,
             findings_per_kind: 10,
@@ -645,6 +649,10 @@ impl Analyzer {
     /// captures"). [`Analyzer::push`] uses the configured rate; sFlow samples bring their
     /// own. A rate of 0 counts as 1.
     pub fn push_sampled(&mut self, meta: &FrameMeta, p: &Packet<'_>, rate: u32) {
+        // Held back while a session's switch clock is checked (mirror module).
+        if (!p.tunnels.is_empty() || self.mirror.checking()) && self.hold_for_clock_check(meta, p, rate) {
+            return;
+        }
         self.pushed += 1;
         // A VXLAN or Geneve overlay frame: what the underlay sees of it (overlay module).
         let outer = if p.tunnels.is_empty() {
@@ -711,6 +719,10 @@ impl Analyzer {
     /// ([`rocescope_decoder::fast::classify`]): what [`Analyzer::push_sampled`] does with
     /// the same frame decoded in full, with `rate` as there (the fast path, issue 28).
     pub fn push_common(&mut self, meta: &FrameMeta, c: &rocescope_decoder::fast::Common, rate: u32) {
+        if self.mirror.checking() {
+            // A frame the fast path read cannot be held: the checks end with what they saw.
+            self.end_clock_checks();
+        }
         self.pushed += 1;
         let multi = self.begin_frame(meta, rate);
         let v = self.frame_of_common(meta, c);
@@ -1070,6 +1082,10 @@ impl Analyzer {
     /// The input has ended: settle packets still waiting to be matched across capture
     /// points (call before the final [`Analyzer::report`] of merged captures).
     pub fn finish(&mut self) {
+        // Frames held back for a switch clock's check are analysed now (mirror module).
+        if self.mirror.checking() {
+            self.end_clock_checks();
+        }
         if let Some(m) = &mut self.matcher {
             m.finish();
         }

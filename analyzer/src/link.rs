@@ -13,9 +13,23 @@
 //! other MAC appears only in its own conversations. [`MacTraffic::station`] names that MAC
 //! when exactly one MAC besides the pausing one takes part in at least [`STATION_SHARE`] of
 //! the point's RoCE frames. A capture point that sees several links (a mirror of a whole
-//! switch), or one conversation between two hosts (both MACs in every frame), has no
-//! station: the rule falls back to frames sent to the pausing MAC, and the report says the
-//! link peer could not be told (docs/verdicts.md "PFC and PAUSE").
+//! switch) has no station, nor has one conversation between two hosts (both MACs in every
+//! frame) unless their turnaround tells them apart (below): the rule falls back to frames
+//! sent to the pausing MAC, and the report says the link peer could not be told
+//! (docs/verdicts.md "PFC and PAUSE").
+//!
+//! **One conversation: the station by its turnaround.** Where both MACs are in every frame
+//! (two hosts talking over one link), the share cannot tell them apart, but their answers
+//! can: the host on the captured link answers a request in microseconds (its NIC's
+//! turnaround), while the far host's answer comes back only after a round trip through the
+//! fabric. While a point's two candidates are both in (almost) every frame, its requests
+//! with AckReq and its ACKs (events, not every frame) pair up by PSN into each host's
+//! AckReq-to-ACK latency as a responder (the last [`TURN_SAMPLES`] of each); at each pause
+//! frame of such a point (a rare event) their medians are compared ([`TURNAROUND_RATIO`],
+//! [`TURNAROUND_MARGIN_NS`]); the host that answers clearly faster is the station. Where
+//! neither does, or one host never answered, the link peer stays unknown. The pairing is
+//! capture-wide (every frame of the point, whatever shard keeps its flows), so a parallel
+//! analysis names the same station.
 //!
 //! **Cost per frame** (every RoCE frame passes here): one table probe for the destination,
 //! four compares for the station, one bit for the source. The station is followed without
@@ -39,6 +53,91 @@ pub const STATION_SHARE: f64 = 0.9;
 /// Frames a capture point must have seen before it has a station: with fewer, the first
 /// conversation's two hosts take part in every frame and cannot be told apart.
 pub const STATION_MIN_FRAMES: u64 = 8;
+
+/// How much faster the station's answers must be than the far host's, by their median
+/// AckReq-to-ACK latency, for the turnaround to tell them apart: twice. The far host's
+/// answers add a fabric round trip (two hops and more: a few µs) to a NIC turnaround of
+/// about the same 1-2 µs as the station's.
+pub const TURNAROUND_RATIO: u64 = 2;
+
+/// And by at least this much (ns): 1 µs, past the timestamp resolution of a microsecond
+/// capture.
+pub const TURNAROUND_MARGIN_NS: u64 = 1_000;
+
+/// How often a point's turnaround verdict is worked out again at its pause frames (ns):
+/// 100 ms (each time walks the flows).
+pub const TURNAROUND_EVERY_NS: i64 = 100_000_000;
+
+/// Turnaround samples kept per host: the last 32.
+pub const TURN_SAMPLES: usize = 32;
+
+/// Requests with AckReq waiting for their ACK, per host: the last 16.
+const TURN_PENDING: usize = 16;
+
+/// What a RoCE frame tells the turnaround (module docs): its time, PSN, and whether it is a
+/// request with AckReq or an ACK.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Exchange {
+    /// Capture time.
+    pub ts: i64,
+    /// BTH PSN.
+    pub psn: u32,
+    /// A request with the AckReq bit.
+    pub ack_req: bool,
+    /// An Acknowledge (ACK or NAK).
+    pub ack: bool,
+}
+
+/// One conversation's exchanges: per candidate (as the requester) its requests waiting for
+/// an ACK, and (as the responder) its latest AckReq-to-ACK latencies.
+#[derive(Clone, Debug, Default)]
+struct Turn {
+    pending: [[(u32, i64); TURN_PENDING]; 2],
+    next: [usize; 2],
+    samples: [[i64; TURN_SAMPLES]; 2],
+    count: [usize; 2],
+}
+
+impl Turn {
+    /// Frame `x` sent by candidate `from` to the other.
+    fn add(&mut self, from: usize, x: Exchange) {
+        let to = 1 - from;
+        if x.ack_req {
+            let n = self.next.get(from).copied().unwrap_or(0);
+            if let Some(slot) = self.pending.get_mut(from).and_then(|p| p.get_mut(n % TURN_PENDING)) {
+                *slot = (x.psn, x.ts);
+            }
+            if let Some(n) = self.next.get_mut(from) {
+                *n += 1;
+            }
+        } else if x.ack {
+            // The ACK of the other's request with this PSN: `from` answered it.
+            let Some(p) = self.pending.get_mut(to) else { return };
+            let Some(slot) =
+                p.iter_mut().filter(|(psn, ts)| *psn == x.psn && *ts != i64::MIN).max_by_key(|s| s.1)
+            else {
+                return;
+            };
+            let sample = x.ts.saturating_sub(slot.1);
+            slot.1 = i64::MIN;
+            let n = self.count.get(from).copied().unwrap_or(0);
+            if let Some(s) = self.samples.get_mut(from).and_then(|s| s.get_mut(n % TURN_SAMPLES)) {
+                *s = sample;
+            }
+            if let Some(c) = self.count.get_mut(from) {
+                *c += 1;
+            }
+        }
+    }
+
+    /// Candidate `i`'s median turnaround as a responder (ns), if it answered.
+    fn median(&self, i: usize) -> Option<u64> {
+        let n = self.count.get(i).copied()?.min(TURN_SAMPLES);
+        let mut v: Vec<i64> = self.samples.get(i)?.get(..n)?.to_vec();
+        v.sort_unstable();
+        v.get(n / 2).map(|&m| m.max(0) as u64)
+    }
+}
 
 /// Bits of the set of (point, MAC)s that sent RoCE: 2^19 (64 KiB).
 pub const SENT_BITS: usize = 1 << 19;
@@ -64,16 +163,21 @@ struct Candidate {
     sent: u8,
 }
 
-/// Per capture point: the station candidates and the frames since they were chosen.
-#[derive(Clone, Copy, Debug, Default)]
+/// Per capture point: the station candidates and the frames since they were chosen, and
+/// (one conversation) their exchanges, the candidate the turnaround says is on the link,
+/// and when that was worked out.
+#[derive(Clone, Debug, Default)]
 struct PointLink {
     frames: u64,
     cands: [Candidate; 2],
+    turn: Option<Box<Turn>>,
+    by_turnaround: Option<u64>,
+    judged_at: Option<i64>,
 }
 
 impl PointLink {
     #[inline]
-    fn add(&mut self, src: u64, dst: u64, prio: u8) {
+    fn add(&mut self, src: u64, dst: u64, prio: u8, x: Exchange) {
         self.frames += 1;
         for c in &mut self.cands {
             if c.mac == src || c.mac == dst {
@@ -93,7 +197,27 @@ impl PointLink {
                 Candidate { mac: src, hits: 1, sent: 1 << (prio & 7) },
                 Candidate { mac: dst, hits: 1, sent: 0 },
             ];
+            self.by_turnaround = None;
+            self.turn = None;
         }
+        if x.ack_req || x.ack {
+            self.exchange(src, dst, x);
+        }
+    }
+
+    /// A request with AckReq or an ACK between the two candidates while both hold their
+    /// share (one conversation): paired up for the turnaround (module docs).
+    fn exchange(&mut self, src: u64, dst: u64, x: Exchange) {
+        let from = match self.cands {
+            [a, b] if a.mac == src && b.mac == dst => 0,
+            [a, b] if b.mac == src && a.mac == dst => 1,
+            _ => return,
+        };
+        let frames = self.frames;
+        if frames < STATION_MIN_FRAMES || !self.cands.iter().all(|c| c.hits * 10 >= frames * 9) {
+            return;
+        }
+        self.turn.get_or_insert_with(Box::default).add(from, x);
     }
 }
 
@@ -140,15 +264,16 @@ fn sent_bit(key: u64) -> (usize, u64) {
 }
 
 impl MacTraffic {
-    /// Count a RoCE frame from `src` to `dst` on `prio` at `point`.
-    pub fn add(&mut self, point: u16, src: [u8; 6], dst: [u8; 6], prio: u8) {
+    /// Count a RoCE frame from `src` to `dst` on `prio` at `point`; `x` says what it tells
+    /// the turnaround (module docs).
+    pub fn add(&mut self, point: u16, src: [u8; 6], dst: [u8; 6], prio: u8, x: Exchange) {
         let prio = prio & 7;
         let at = usize::from(point);
         if self.points.len() <= at {
             self.points.resize(at + 1, PointLink::default());
         }
         if let Some(p) = self.points.get_mut(at) {
-            p.add(mac_bits(src), mac_bits(dst), prio);
+            p.add(mac_bits(src), mac_bits(dst), prio, x);
         }
         if self.sent.is_empty() {
             self.sent = vec![0; SENT_BITS / 64];
@@ -228,35 +353,91 @@ impl MacTraffic {
 
     /// The station at the end of the link `point` taps, `pauser` aside: the one other MAC
     /// that took part in at least [`STATION_SHARE`] of the point's RoCE frames (module docs),
-    /// once it has seen [`STATION_MIN_FRAMES`]. `None` when no MAC does, or two do (one
-    /// conversation: either host could be the one on this link).
+    /// once it has seen [`STATION_MIN_FRAMES`]. Where two do (one conversation: either host
+    /// could be the one on this link), the one its turnaround named
+    /// ([`MacTraffic::set_turnaround`]), if any; `None` when no MAC does, or two do and the
+    /// turnaround could not tell them apart.
     pub fn station(&self, point: u16, pauser: [u8; 6]) -> Option<[u8; 6]> {
         let p = self.points.get(usize::from(point))?;
-        if p.frames < STATION_MIN_FRAMES {
-            return None;
-        }
-        let floor = STATION_SHARE * p.frames as f64;
         let pauser = mac_bits(pauser);
         let mut found = None;
-        for c in &p.cands {
-            if c.mac == pauser || c.hits == 0 || (c.hits as f64) < floor {
+        for c in Self::holding(p) {
+            if c.mac == pauser {
                 continue;
             }
             if found.is_some() {
-                return None;
+                return p.by_turnaround.filter(|&m| m != pauser).map(mac_bytes);
             }
             found = Some(c.mac);
         }
-        found.map(|m| {
-            let b = m.to_be_bytes();
-            [b[2], b[3], b[4], b[5], b[6], b[7]]
-        })
+        found.map(mac_bytes)
+    }
+
+    /// The candidates of point `p` that hold [`STATION_SHARE`] of its frames (none before
+    /// [`STATION_MIN_FRAMES`]).
+    fn holding(p: &PointLink) -> impl Iterator<Item = &Candidate> {
+        let floor = STATION_SHARE * p.frames as f64;
+        let enough = p.frames >= STATION_MIN_FRAMES;
+        p.cands.iter().filter(move |c| enough && c.hits > 0 && (c.hits as f64) >= floor)
+    }
+
+    /// The two hosts of a point where both MACs are in (almost) every frame (one
+    /// conversation), with each one's median turnaround as a responder: what tells them
+    /// apart. `None` elsewhere, or when it was worked out less than [`TURNAROUND_EVERY_NS`]
+    /// before `now`.
+    pub(crate) fn conversation(&self, point: u16, now: i64) -> Option<[([u8; 6], Option<u64>); 2]> {
+        let p = self.points.get(usize::from(point))?;
+        if p.judged_at.is_some_and(|t| now.saturating_sub(t) < TURNAROUND_EVERY_NS) {
+            return None;
+        }
+        if Self::holding(p).count() < 2 {
+            return None;
+        }
+        let [a, b] = p.cands;
+        let median = |i| p.turn.as_ref().and_then(|t| t.median(i));
+        Some([(mac_bytes(a.mac), median(0)), (mac_bytes(b.mac), median(1))])
+    }
+
+    /// Record at `now` which of the point's two hosts its turnaround says is on the link
+    /// (`None`: it could not tell).
+    pub(crate) fn set_turnaround(&mut self, point: u16, station: Option<[u8; 6]>, now: i64) {
+        if let Some(p) = self.points.get_mut(usize::from(point)) {
+            p.by_turnaround = station.map(mac_bits);
+            p.judged_at = Some(now);
+        }
+    }
+}
+
+/// A 48-bit integer as a MAC.
+fn mac_bytes(m: u64) -> [u8; 6] {
+    let b = m.to_be_bytes();
+    [b[2], b[3], b[4], b[5], b[6], b[7]]
+}
+
+/// Which of two hosts answers clearly faster, from their median AckReq-to-ACK latencies as
+/// responders (ns): 0 or 1, or `None` when neither answers [`TURNAROUND_RATIO`] times and
+/// [`TURNAROUND_MARGIN_NS`] faster than the other, or one never answered.
+pub fn faster_responder(medians: [Option<u64>; 2]) -> Option<usize> {
+    let [Some(a), Some(b)] = medians else { return None };
+    let (fast, slow, i) = if a <= b { (a, b, 0) } else { (b, a, 1) };
+    (fast.saturating_mul(TURNAROUND_RATIO) <= slow && slow - fast >= TURNAROUND_MARGIN_NS).then_some(i)
+}
+
+impl crate::Analyzer {
+    /// At a pause frame of `point` (at `now`): where two hosts share every frame, name the
+    /// one on the link by its turnaround (module docs).
+    pub(crate) fn judge_turnaround(&mut self, point: u16, now: i64) {
+        let Some(hosts) = self.macs.conversation(point, now) else { return };
+        let station = faster_responder(hosts.map(|h| h.1)).and_then(|i| hosts.get(i)).map(|h| h.0);
+        self.macs.set_turnaround(point, station, now);
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const X: Exchange = Exchange { ts: 0, psn: 0, ack_req: false, ack: false };
 
     const A: [u8; 6] = [2, 0, 0, 0, 0, 1];
     const B: [u8; 6] = [2, 0, 0, 0, 0, 2];
@@ -267,19 +448,19 @@ mod tests {
     fn counts_per_point_mac_direction_and_priority() {
         let mut t = MacTraffic::default();
         for _ in 0..3 {
-            t.add(0, B, A, 3);
+            t.add(0, B, A, 3, X);
         }
-        t.add(0, A, B, 3);
-        t.add(1, B, A, 0);
-        t.add(0, B, A, 11); // priorities are 3 bits
+        t.add(0, A, B, 3, X);
+        t.add(1, B, A, 0, X);
+        t.add(0, B, A, 11, X); // priorities are 3 bits
         assert_eq!(t.to(0, A), [0, 0, 0, 4, 0, 0, 0, 0]);
         assert_eq!(t.to(0, B)[3], 1);
         assert_eq!(t.to(1, A)[0], 1);
         assert_eq!(t.to(2, A), [0; 8]);
         // A host's frames on a second and third priority, kept apart from its first.
-        t.add(0, A, B, 5);
-        t.add(0, A, B, 5);
-        t.add(0, A, B, 0);
+        t.add(0, A, B, 5, X);
+        t.add(0, A, B, 5, X);
+        t.add(0, A, B, 0, X);
         assert_eq!(t.to(0, B), [1, 0, 0, 1, 0, 2, 0, 0]);
         assert!(t.sends(0, A) && t.sends(0, B) && !t.sends(0, SW) && !t.sends(3, A));
     }
@@ -289,13 +470,13 @@ mod tests {
         let mut t = MacTraffic::default();
         // One conversation: A and B are both in every frame; either could be on this link.
         for _ in 0..10 {
-            t.add(0, A, B, 3);
-            t.add(0, B, A, 3);
+            t.add(0, A, B, 3, X);
+            t.add(0, B, A, 3, X);
         }
         assert_eq!(t.station(0, SW), None);
         // A second peer of A's: A is the host on this link.
         for _ in 0..10 {
-            t.add(0, C, A, 3);
+            t.add(0, C, A, 3, X);
         }
         assert_eq!(t.station(0, SW), Some(A));
         // The pausing MAC is never its own link's station.
@@ -310,8 +491,8 @@ mod tests {
         // A's frames; from A, SW's (today's rule covers both by destination as well).
         let mut t = MacTraffic::default();
         for _ in 0..10 {
-            t.add(0, A, SW, 3);
-            t.add(0, SW, A, 3);
+            t.add(0, A, SW, 3, X);
+            t.add(0, SW, A, 3, X);
         }
         assert_eq!(t.station(0, SW), Some(A));
         assert_eq!(t.station(0, A), Some(SW));
@@ -322,14 +503,14 @@ mod tests {
     fn two_links_in_one_capture_have_no_station() {
         let mut t = MacTraffic::default();
         for _ in 0..10 {
-            t.add(0, A, B, 3);
-            t.add(0, C, SW, 3);
+            t.add(0, A, B, 3, X);
+            t.add(0, C, SW, 3, X);
         }
         assert_eq!(t.station(0, [9; 6]), None);
         // Too few frames: none yet.
         let mut u = MacTraffic::default();
-        u.add(0, A, B, 3);
-        u.add(0, C, A, 3);
+        u.add(0, A, B, 3, X);
+        u.add(0, C, A, 3, X);
         assert_eq!(u.station(0, SW), None);
     }
 
@@ -337,11 +518,53 @@ mod tests {
     fn a_few_stray_frames_do_not_hide_the_station() {
         let mut t = MacTraffic::default();
         for i in 0..100 {
-            t.add(0, A, if i % 2 == 0 { B } else { C }, 3);
+            t.add(0, A, if i % 2 == 0 { B } else { C }, 3, X);
         }
         for _ in 0..5 {
-            t.add(0, B, C, 3); // flooded frames between two other hosts
+            t.add(0, B, C, 3, X); // flooded frames between two other hosts
         }
         assert_eq!(t.station(0, SW), Some(A));
+    }
+
+    #[test]
+    fn one_conversation_takes_the_station_its_turnaround_names() {
+        let mut t = MacTraffic::default();
+        let (mut ts, mut psn) = (0, 100);
+        for _ in 0..10 {
+            // A's request is answered by B 8 µs later; B's by A 1.5 µs later.
+            t.add(0, A, B, 3, Exchange { ts, psn, ack_req: true, ack: false });
+            t.add(0, B, A, 3, Exchange { ts: ts + 8_000, psn, ack_req: false, ack: true });
+            t.add(0, B, A, 3, Exchange { ts: ts + 10_000, psn: psn + 1000, ack_req: true, ack: false });
+            t.add(0, A, B, 3, Exchange { ts: ts + 11_500, psn: psn + 1000, ack_req: false, ack: true });
+            ts += 20_000;
+            psn += 1;
+        }
+        assert_eq!(t.station(0, SW), None, "two MACs in every frame");
+        let hosts = t.conversation(0, 0).expect("one conversation");
+        assert_eq!(hosts, [(A, Some(1_500)), (B, Some(8_000))]);
+        assert_eq!(faster_responder(hosts.map(|h| h.1)), Some(0));
+        t.set_turnaround(0, Some(A), 0);
+        assert_eq!(t.station(0, SW), Some(A));
+        assert_eq!(t.station(0, A), Some(B), "the pausing MAC is never its own link's station");
+        assert_eq!(t.conversation(0, TURNAROUND_EVERY_NS - 1), None, "worked out not long ago");
+        assert!(t.conversation(0, TURNAROUND_EVERY_NS).is_some());
+        // A third host: the share says it again, whatever the turnaround said.
+        for _ in 0..10 {
+            t.add(0, C, A, 3, X);
+        }
+        assert_eq!(t.station(0, SW), Some(A));
+        assert_eq!(t.conversation(0, i64::MAX), None);
+    }
+
+    #[test]
+    fn the_faster_responder_must_be_clearly_faster() {
+        // The station answers in 1.5 µs; the far host after an 8 µs round trip.
+        assert_eq!(faster_responder([Some(9_500), Some(1_500)]), Some(1));
+        assert_eq!(faster_responder([Some(1_500), Some(9_500)]), Some(0));
+        // Not twice as fast, or not 1 µs apart, or one never answered: unknown.
+        assert_eq!(faster_responder([Some(1_500), Some(2_900)]), None);
+        assert_eq!(faster_responder([Some(300), Some(900)]), None);
+        assert_eq!(faster_responder([Some(1_500), None]), None);
+        assert_eq!(faster_responder([None, None]), None);
     }
 }

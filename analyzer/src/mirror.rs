@@ -23,6 +23,19 @@
 //!   time since its anchor; a stepped clock, a reset) is anchored again at that frame (a
 //!   step in the report). Timestamps that are zero, or of the user-defined granularity, are
 //!   not used.
+//! - **A switch clock is checked before it times anything.** A session's frames are held
+//!   back from its first timestamped frame until its clock has been compared with the
+//!   capture clock over [`CHECK_SPAN_NS`] (or [`CHECK_MAX_FRAMES`] frames,
+//!   [`CHECK_MAX_BYTES`] bytes held, or the end of the input, whichever comes first): each
+//!   stamped frame's switch-clock advance since the session's first must stay within
+//!   [`check_bound_ns`] of the capture clock's (half the elapsed time, at least
+//!   [`CHECK_JITTER_NS`]). A clock of the wrong rate (stamps in 100 µs ticks under a header
+//!   that says 100 ns), several clocks behind one session, or one that jumps by hours
+//!   between its first frames fails: the session is **distrusted before any of its frames
+//!   is timed**, and all its frames keep their capture time (`fallback.reason`
+//!   `first_frames`). One that passes times every frame, the held ones included. While a
+//!   check is under way every frame is held, whatever its session, and the held frames are
+//!   then analysed in their order: the analysis sees the capture as it came.
 //! - **A switch clock that cannot be trusted.** One that needs anchoring again more than
 //!   [`MAX_CLOCK_STEPS`] times is not stepped now and then: its timestamps disagree with the
 //!   capture clock beyond any plausible drift (a clock that keeps jumping, several clocks
@@ -60,6 +73,29 @@ pub const MAX_DRIFT_PPM: i64 = 200;
 /// Re-anchorings a session's switch clock is allowed (a PTP lock, a reset); the next one
 /// makes the session fall back to the capture clock (module docs).
 pub const MAX_CLOCK_STEPS: u64 = 3;
+
+/// How long a session's switch clock is compared with the capture clock before it times
+/// any frame (capture time since the session's first stamped frame): 2 ms. A clock of the
+/// wrong granularity (a factor of 10 to 10^5) departs by more than [`CHECK_JITTER_NS`]
+/// within 0.4 ms.
+pub const CHECK_SPAN_NS: i64 = 2_000_000;
+
+/// The departure a checked clock is allowed however short the span: 200 µs, several times a
+/// collector's interrupt batching (tens of µs; the batched sample's 50 µs).
+pub const CHECK_JITTER_NS: i64 = 200_000;
+
+/// Most frames held back while clocks are checked: the check ends with those it has.
+pub const CHECK_MAX_FRAMES: usize = 16_384;
+
+/// Most bytes held back while clocks are checked (16 MiB).
+pub const CHECK_MAX_BYTES: usize = 16 << 20;
+
+/// How far a checked clock's advance may depart from the capture clock's `elapsed_ns`
+/// after the session's first stamped frame: half of it, at least [`CHECK_JITTER_NS`]. A
+/// clock off in rate by a factor of 2 or more fails once the span is long enough to tell.
+pub fn check_bound_ns(elapsed_ns: i64) -> i64 {
+    (elapsed_ns.saturating_abs() / 2).max(CHECK_JITTER_NS)
+}
 
 /// How far a switch clock may depart from the capture clock `elapsed_ns` after its anchor
 /// before it is anchored again: [`MAX_QUEUE_DEPARTURE_NS`] plus [`MAX_DRIFT_PPM`] of the
@@ -144,6 +180,8 @@ struct SwitchClock {
 /// Where a session fell back to the capture clock.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Fallback {
+    /// `steps` (re-anchored too often) or `first_frames` (failed its check).
+    reason: &'static str,
     /// The frame that would have been the next re-anchoring.
     frame: u64,
     /// Its capture time.
@@ -170,8 +208,74 @@ pub(crate) struct MirrorState {
     stamps_unused: Vec<u64>,
     /// Points added for sessions.
     added: usize,
+    /// Sessions (capture point of the frame, session) whose clock was checked: failed ones
+    /// with the frame, time and departure that failed them.
+    checked: FxHashMap<(u16, Session), Option<CheckFailure>>,
+    /// Checks under way.
+    checks: FxHashMap<(u16, Session), ClockCheck>,
+    /// Frames held back while checks are under way, in their order.
+    held: Vec<Held>,
+    /// Their bytes.
+    held_bytes: usize,
     /// The point the sessions beyond [`MAX_SESSION_POINTS`] share.
     overflow: Option<u16>,
+}
+
+/// Why a clock failed its check: the session's first frame, its capture time, and the
+/// departure that failed it (ns).
+type CheckFailure = (u64, i64, i64);
+
+/// A session's clock under check: its first stamp, by both clocks.
+#[derive(Clone, Copy, Debug)]
+struct ClockCheck {
+    /// Capture time and switch time (ns) of the session's first usable stamp, and whether
+    /// the stamp was complete.
+    first: (i64, i64, bool),
+    /// That frame's number.
+    first_frame: u64,
+    /// Set when a stamp departed beyond [`check_bound_ns`]: the session's first frame, its
+    /// capture time, and the departure that failed the check.
+    failed: Option<CheckFailure>,
+    /// Set once the check spanned [`CHECK_SPAN_NS`] without failing.
+    passed: bool,
+}
+
+impl ClockCheck {
+    /// Compare the stamp `(ticks, gra, high)` of frame `frame` at `capture` with the first.
+    fn add(&mut self, capture: i64, ticks: u32, gra: Granularity, high: Option<u32>) {
+        let Some((raw, complete)) = switch_ns(ticks, gra, high) else { return };
+        let (c0, s0, complete0) = self.first;
+        let elapsed = capture.saturating_sub(c0);
+        let switch = if complete && complete0 {
+            raw
+        } else {
+            // Unwrapped to the value nearest what the capture clock predicts.
+            let p = period(gra);
+            let k = (s0.saturating_add(elapsed).saturating_sub(raw) as f64 / p as f64).round() as i64;
+            raw.saturating_add(k.saturating_mul(p))
+        };
+        let departure = elapsed.saturating_sub(switch.saturating_sub(s0));
+        if departure.saturating_abs() > check_bound_ns(elapsed) {
+            self.failed.get_or_insert((self.first_frame, c0, departure));
+        } else if elapsed >= CHECK_SPAN_NS {
+            self.passed = true;
+        }
+    }
+
+    fn done(&self) -> bool {
+        self.passed || self.failed.is_some()
+    }
+}
+
+/// A frame held back while a clock is checked: enough to decode it again, or (`skipped`)
+/// the time of one a shard passes over ([`Analyzer::skip_record`]).
+#[derive(Clone, Debug)]
+pub(crate) struct Held {
+    pub meta: FrameMeta,
+    pub data: Vec<u8>,
+    pub link_type: rocescope_decoder::LinkType,
+    pub rate: u32,
+    pub skipped: bool,
 }
 
 fn slot<T: Default + Clone>(v: &mut Vec<T>, i: u16) -> Option<&mut T> {
@@ -187,23 +291,32 @@ impl MirrorState {
     pub(crate) fn point(&self, i: u16) -> (Option<String>, Option<PointClock>, u64, u64) {
         let i = usize::from(i);
         let session = self.session_of.get(i).copied().flatten().map(Session::label);
-        let clock = self.clocks.get(i).copied().flatten().filter(|c| c.frames > 0).map(|c| PointClock {
-            source: "erspan3".into(),
-            granularity: Granularity(c.mode.0).name().into(),
-            upper_bits: c.mode.1,
-            frames: c.frames,
-            steps: c.steps,
-            max_departure_ns: c.max_departure_ns,
-            fallback: c.fallback.map(|f| ClockFallback {
-                reason: "steps",
-                frame: f.frame,
-                ts_ns: f.ts_ns,
-                departure_ns: f.departure_ns,
-                frames: f.frames,
-            }),
-        });
+        let clock =
+            self.clocks.get(i).copied().flatten().filter(|c| c.frames > 0 || c.fallback.is_some()).map(|c| {
+                PointClock {
+                    source: "erspan3".into(),
+                    granularity: Granularity(c.mode.0).name().into(),
+                    upper_bits: c.mode.1,
+                    frames: c.frames,
+                    steps: c.steps,
+                    max_departure_ns: c.max_departure_ns,
+                    fallback: c.fallback.map(|f| ClockFallback {
+                        reason: f.reason,
+                        frame: f.frame,
+                        ts_ns: f.ts_ns,
+                        departure_ns: f.departure_ns,
+                        frames: f.frames,
+                    }),
+                }
+            });
         let at = |v: &Vec<u64>| v.get(i).copied().unwrap_or(0);
         (session, clock, at(&self.pcp_from_erspan), at(&self.stamps_unused))
+    }
+
+    /// Whether a switch clock's check is under way (frames are being held back).
+    #[inline]
+    pub(crate) fn checking(&self) -> bool {
+        !self.checks.is_empty()
     }
 
     pub(crate) fn count_pcp(&mut self, point: u16, w: u64) {
@@ -302,7 +415,8 @@ impl SwitchClock {
     /// beyond [`MAX_CLOCK_STEPS`] the session falls back to the capture clock instead.
     fn step(&mut self, steps: u64, frame: u64, capture: i64, switch: i64, departure: i64) {
         if steps > MAX_CLOCK_STEPS {
-            self.fallback = Some(Fallback { frame, ts_ns: capture, departure_ns: departure, frames: 1 });
+            self.fallback =
+                Some(Fallback { reason: "steps", frame, ts_ns: capture, departure_ns: departure, frames: 1 });
             return;
         }
         self.anchor_capture = capture;
@@ -333,6 +447,33 @@ impl Analyzer {
         }
         if self.cfg.switch_clock {
             let stamp = p.tunnels.iter().find_map(|t| t.erspan_timestamp());
+            let failed =
+                Session::of(p).and_then(|s| self.mirror.checked.get(&(meta.point, s)).copied().flatten());
+            if let (Some((_, gra, high)), Some((frame, ts_ns, departure_ns))) = (stamp, failed) {
+                // Distrusted from its first frames (module docs): every frame keeps its
+                // capture time.
+                if let Some(clock) = slot(&mut self.mirror.clocks, m.point) {
+                    let c = clock.get_or_insert(SwitchClock {
+                        mode: (gra.0, high.is_some()),
+                        anchor_capture: meta.ts_ns,
+                        anchor_switch: 0,
+                        frames: 0,
+                        steps: 0,
+                        max_departure_ns: 0,
+                        fallback: Some(Fallback {
+                            reason: "first_frames",
+                            frame,
+                            ts_ns,
+                            departure_ns,
+                            frames: 0,
+                        }),
+                    });
+                    if let Some(f) = &mut c.fallback {
+                        f.frames += 1;
+                    }
+                }
+                return m;
+            }
             if let Some((ticks, gra, high)) = stamp {
                 let timed = slot(&mut self.mirror.clocks, m.point)
                     .and_then(|clock| SwitchClock::time(clock, meta.number, meta.ts_ns, ticks, gra, high));
@@ -347,6 +488,92 @@ impl Analyzer {
             }
         }
         m
+    }
+
+    /// Whether frame `p` is held back while a session's switch clock is checked (module
+    /// docs): a frame that starts a check, or any frame while one is under way. The frames
+    /// are analysed, in their order, once every check under way is done.
+    pub(crate) fn hold_for_clock_check(&mut self, meta: &FrameMeta, p: &Packet<'_>, rate: u32) -> bool {
+        if self.mirror.checks.is_empty() {
+            if p.tunnels.is_empty() || !self.cfg.switch_clock {
+                return false;
+            }
+            let Some(stamp) = p.tunnels.iter().find_map(|t| t.erspan_timestamp()) else { return false };
+            let Some(s) = Session::of(p) else { return false };
+            if self.mirror.checked.contains_key(&(meta.point, s)) {
+                return false;
+            }
+            let (ticks, gra, high) = stamp;
+            let Some((raw, complete)) = switch_ns(ticks, gra, high) else { return false };
+            let check = ClockCheck {
+                first: (meta.ts_ns, raw, complete),
+                first_frame: meta.number,
+                failed: None,
+                passed: false,
+            };
+            self.mirror.checks.insert((meta.point, s), check);
+        } else if let Some(s) = Session::of(p) {
+            let stamp = p.tunnels.iter().find_map(|t| t.erspan_timestamp());
+            match (self.mirror.checks.get_mut(&(meta.point, s)), stamp) {
+                (Some(c), Some((ticks, gra, high))) => c.add(meta.ts_ns, ticks, gra, high),
+                (None, Some((ticks, gra, high))) if !self.mirror.checked.contains_key(&(meta.point, s)) => {
+                    // Another session begins while one is checked: checked alongside.
+                    if let Some((raw, complete)) = switch_ns(ticks, gra, high) {
+                        let check = ClockCheck {
+                            first: (meta.ts_ns, raw, complete),
+                            first_frame: meta.number,
+                            failed: None,
+                            passed: false,
+                        };
+                        self.mirror.checks.insert((meta.point, s), check);
+                    }
+                }
+                _ => {}
+            }
+        }
+        self.mirror.held_bytes += p.data.len();
+        let held = Held { meta: *meta, data: p.data.to_vec(), link_type: p.link_type, rate, skipped: false };
+        self.mirror.held.push(held);
+        let full = self.mirror.held.len() >= CHECK_MAX_FRAMES || self.mirror.held_bytes >= CHECK_MAX_BYTES;
+        if full || self.mirror.checks.values().all(ClockCheck::done) {
+            self.end_clock_checks();
+        }
+        true
+    }
+
+    /// Hold the place of a frame a shard passes over at `ts_ns` while a check is under way.
+    #[cfg(feature = "capture")]
+    pub(crate) fn hold_skipped(&mut self, ts_ns: i64) {
+        let meta = FrameMeta { number: 0, ts_ns, len: 0, link_bps: None, point: 0 };
+        let link_type = rocescope_decoder::LinkType::ETHERNET;
+        self.mirror.held.push(Held { meta, data: Vec::new(), link_type, rate: 1, skipped: true });
+        if self.mirror.held.len() >= CHECK_MAX_FRAMES {
+            self.end_clock_checks();
+        }
+    }
+
+    /// End every check under way (a check not yet done passes: nothing it saw failed it)
+    /// and analyse the held frames in their order.
+    pub(crate) fn end_clock_checks(&mut self) {
+        for (k, c) in std::mem::take(&mut self.mirror.checks) {
+            self.mirror.checked.insert(k, c.failed);
+        }
+        let held = std::mem::take(&mut self.mirror.held);
+        self.mirror.held_bytes = 0;
+        let opts = self.cfg.decode;
+        for h in held {
+            if h.skipped {
+                self.skip_at(h.meta.ts_ns);
+                continue;
+            }
+            let p = rocescope_decoder::decode(h.link_type, &h.data, &opts);
+            self.push_sampled(&h.meta, &p, h.rate);
+        }
+    }
+
+    /// Whether a switch clock's check is under way (frames are being held back).
+    pub(crate) fn mirror_checking(&self) -> bool {
+        self.mirror.checking()
     }
 
     /// The analysis point of session `s` met at capture point `base`.
@@ -497,6 +724,8 @@ mod tests {
             };
             a.push(&meta, &p);
         }
+        // The usable stamp began a check of the clock: its frame is analysed at the end.
+        a.finish();
         let r = a.report();
         assert_eq!(r.points[0].switch_stamps_unused, 3);
         // The unusable ones kept their capture times; the usable one anchors at its own.
@@ -603,5 +832,37 @@ mod tests {
         assert_eq!(switch_ns(1_000_000_000, Granularity::IEEE_1588, Some(1)), None);
         assert_eq!(switch_ns(5, Granularity::IEEE_1588, Some(2)), Some((2_000_000_005, true)));
         assert_eq!(switch_ns(u32::MAX, Granularity::US_100, Some(u32::MAX)), None, "overflow, not a wrap");
+    }
+
+    #[test]
+    fn a_clock_is_checked_on_its_first_frames_for_its_rate_and_its_jumps() {
+        let start = |capture: i64, ticks: u32| ClockCheck {
+            first: (capture, i64::from(ticks) * 100, true),
+            first_frame: 1,
+            failed: None,
+            passed: false,
+        };
+        // A true clock behind a collector that batches frames by up to 50 µs: passes once
+        // the check spans 2 ms.
+        let mut c = start(0, 0);
+        for k in 1..=20i64 {
+            let real = k * 100_000;
+            c.add(real + (k % 3) * 25_000, (real / 100) as u32, NS100, Some(0));
+            assert!(c.failed.is_none(), "{k}");
+            assert_eq!(c.passed, real + (k % 3) * 25_000 >= CHECK_SPAN_NS, "{k}");
+        }
+        // Stamps in 100 µs ticks under a 100 ns header: 1000 times slow, failed by 0.3 ms.
+        let mut c = start(0, 0);
+        for k in 1..=3i64 {
+            c.add(k * 100_000, (k * 100_000 / 100_000) as u32, NS100, Some(0));
+        }
+        assert_eq!(c.failed.map(|f| (f.0, f.1)), Some((1, 0)), "failed, from the session's first frame");
+        assert!(c.failed.is_some_and(|f| f.2 > CHECK_JITTER_NS));
+        // A clock that jumps 3 hours after its first frame.
+        let mut c = start(0, 10);
+        c.add(1_000, 10 + (3 * 3_600_000_000_000i64 / 100) as u32, NS100, Some(0));
+        assert!(c.failed.is_some() && c.done());
+        assert_eq!(check_bound_ns(100_000), CHECK_JITTER_NS);
+        assert_eq!(check_bound_ns(-4_000_000), 2_000_000);
     }
 }

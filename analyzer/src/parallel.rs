@@ -150,12 +150,23 @@ impl Analyzer {
     /// (which orders the shards' flows at the merge) and its time. Feature `capture`.
     #[cfg(feature = "capture")]
     pub fn skip_record(&mut self, rec: &rocescope_capture::Record<'_>) {
+        if self.mirror.checking() {
+            // Its place among the frames held back for a switch clock's check (mirror
+            // module): counted when they are.
+            self.hold_skipped(rec.ts_ns);
+            return;
+        }
+        self.skip_at(rec.ts_ns);
+    }
+
+    /// The count of a frame passed over at `ts_ns` ([`Analyzer::skip_record`]).
+    pub(crate) fn skip_at(&mut self, ts_ns: i64) {
         self.pushed += 1;
         let t = &mut self.totals;
         t.frames += 1;
         t.packets = t.packets.saturating_add(1);
-        t.start_ns.get_or_insert(rec.ts_ns);
-        t.end_ns = Some(t.end_ns.map_or(rec.ts_ns, |e| e.max(rec.ts_ns)));
+        t.start_ns.get_or_insert(ts_ns);
+        t.end_ns = Some(t.end_ns.map_or(ts_ns, |e| e.max(ts_ns)));
     }
 
     /// True when this analyzer keeps the flows between `a` and `b`.
@@ -167,7 +178,13 @@ impl Analyzer {
 /// Join the shards of one parallel analysis (each [`Analyzer::set_shard`] to its index, all
 /// fed the same frames) into the analysis one analyzer would have made. `None` when there is
 /// no shard.
-pub fn merge(shards: Vec<Analyzer>) -> Option<Analyzer> {
+pub fn merge(mut shards: Vec<Analyzer>) -> Option<Analyzer> {
+    // Frames still held back for a switch clock's check are each shard's to analyse first.
+    for a in &mut shards {
+        if a.mirror.checking() {
+            a.end_clock_checks();
+        }
+    }
     let mut shards = shards.into_iter();
     let mut base = shards.next()?;
     let mut rest: Vec<Analyzer> = shards.collect();

@@ -15,6 +15,7 @@ impl Analyzer {
         meta: &FrameMeta,
         macs: Option<([u8; 6], [u8; 6])>,
         prio: u8,
+        x: crate::link::Exchange,
     ) {
         let (point, ts) = (meta.point, meta.ts_ns);
         if let Some(u) = self.priorities.get_mut(usize::from(point) * 8 + usize::from(prio & 7)) {
@@ -22,7 +23,7 @@ impl Analyzer {
             u.first_ts.get_or_insert(ts);
         }
         let Some((src, dst)) = macs else { return };
-        self.macs.add(point, src, dst, prio);
+        self.macs.add(point, src, dst, prio, x);
         if self.timelines.is_empty() {
             return;
         }
@@ -66,6 +67,8 @@ impl Analyzer {
             rocescope_decoder::Link::Ethernet(e) => e.src(),
             _ => [0; 6],
         };
+        // One conversation on the link: its turnaround may name the station (link module).
+        self.judge_turnaround(meta.point, meta.ts_ns);
         let link_bps = meta.link_bps.unwrap_or(self.cfg.link_speed_bps);
         // The point's first frame: the start of the timeline's per-second windows.
         let origin = match self.points.as_slice() {

@@ -107,7 +107,14 @@ impl Analyzer {
         c: &rocescope_decoder::fast::Common,
     ) {
         let rate = self.cfg.sampling.map_or(1, |s| s.rate);
-        self.push_common(&FrameMeta::from_record(number, rec), c, rate);
+        let meta = FrameMeta::from_record(number, rec);
+        if self.mirror_checking() {
+            // Held back, in its order, while a switch clock is checked (mirror module).
+            let p = rocescope_decoder::decode(rec.link_type, rec.data, &self.cfg.decode);
+            self.push_sampled(&meta, &p, rate);
+            return;
+        }
+        self.push_common(&meta, c, rate);
     }
 
     /// Whether frames [`rocescope_decoder::fast::classify`] recognises with `opts` may go

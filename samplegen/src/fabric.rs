@@ -186,6 +186,9 @@ pub struct Gen {
     /// While set, each IPv4 sender numbers its packets (the IP identification, from 1), as
     /// RoCE NICs do; otherwise it is 0.
     pub ip_ids: Option<BTreeMap<IpAddr, u16>>,
+    /// IPv4 senders that put one constant in every packet's identification (RFC 6864
+    /// allows any value in a DF datagram's), whatever `ip_ids` says.
+    pub ip_id_fixed: BTreeMap<IpAddr, u16>,
     /// How far the clock moves after each frame (default 800 ns).
     pub frame_gap_ns: Option<i64>,
     /// While set, RoCE frames are kept to this many bytes, as a capture with a snap length
@@ -284,6 +287,9 @@ impl Gen {
             let next = ids.entry(src.ip).or_insert(0);
             *next = next.wrapping_add(1);
             *id = *next;
+        }
+        if let (Some(&fixed), IpRepr::V4 { id, .. }) = (self.ip_id_fixed.get(&src.ip), &mut f.ip) {
+            *id = fixed;
         }
         if let Some((vid, pcp)) = self.s_tag {
             f.vlans.insert(0, VlanTag { tpid: 0x88A8, pcp, dei: false, vid });

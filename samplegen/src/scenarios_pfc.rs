@@ -59,6 +59,11 @@ pub const CASES: &[Case] = &[
         pfc_l2_honoured,
     ),
     (
+        "pfc-l2-one-conversation",
+        "L2 fabric, capture on host 10.0.0.66's link, and 10.0.0.67 (beyond the fabric) the only other host: both MACs are in every frame. The host ACKs its peer's WRITEs in 1.5 us, the peer's ACKs come back 8 us after the host's WRITEs (a fabric round trip): the turnaround names the host on the link, and it ignores its ToR port's pause",
+        pfc_l2_one_conversation,
+    ),
+    (
         "pfc-qinq-ignored",
         "QinQ trunk (S-tag PCP 3 outside the customer's C-tag PCP 0): the far switch port pauses priority 3 and the frames from 10.0.0.55 keep coming on S-tag priority 3; with --lossless 3 the traffic is lossless by its outer tag",
         pfc_qinq_ignored,
@@ -303,10 +308,17 @@ fn l2_host_and_peers(first_psn: u32) -> (Conn, Conn, Conn) {
 }
 
 /// A switch port pauses priority 3 and the station at the other end of the link sends `n`
-/// WRITEs through the pause anyway, alternately on `a` and `b` (each ACKed back, which the
-/// pause does not stop), then XON. Returns the case's answers (`pause_ignored`, the
-/// interval), naming `peer` as the link peer.
-fn send_through_pause(g: &mut Gen, a: &mut Conn, b: &mut Conn, n: u64, peer: [u8; 6], why: &str) -> Value {
+/// WRITEs through the pause anyway, alternately on `a` and `b` (each ACKed back
+/// `ack_after_ns` later, which the pause does not stop), then XON. Returns the case's
+/// answers (`pause_ignored`, the interval), naming `peer` as the link peer.
+fn send_through_pause(
+    g: &mut Gen,
+    (a, b): (&mut Conn, &mut Conn),
+    n: u64,
+    peer: [u8; 6],
+    why: &str,
+    ack_after_ns: i64,
+) -> Value {
     let pause_frame = g.frames.len() + 1;
     let t0 = g.t;
     g.pfc(TOR_MAC, 1 << 3, pause_prio3(), None);
@@ -332,7 +344,7 @@ fn send_through_pause(g: &mut Gen, a: &mut Conn, b: &mut Conn, n: u64, peer: [u8
             }
         }
         // The peer's ACK comes back through the switch (to the station: not paused).
-        g.wait_us(1);
+        g.wait_ns(ack_after_ns);
         g.ack(c, psn);
         g.wait_ns(1000);
     }
@@ -375,11 +387,11 @@ fn pfc_l2_ignored(g: &mut Gen) -> Value {
     let host = ab.a.mac;
     send_through_pause(
         g,
-        &mut ab,
-        &mut ac,
+        (&mut ab, &mut ac),
         100,
         host,
         "the ToR port 02:00:00:00:00:fe pauses priority 3 towards 10.0.0.52",
+        1_000,
     )
 }
 
@@ -445,6 +457,44 @@ fn pfc_l2_honoured(g: &mut Gen) -> Value {
     })
 }
 
+/// The ACK of the far host of `pfc-l2-one-conversation`, as the captured link sees it:
+/// its NIC's turnaround plus a fabric round trip (ns).
+const FAR_ACK_NS: i64 = 8_000;
+
+/// The ACK of the host on the captured link: its NIC's turnaround (ns).
+const NEAR_ACK_NS: i64 = 1_500;
+
+fn pfc_l2_one_conversation(g: &mut Gen) -> Value {
+    let (a, b) = (Host::v4(66), Host::v4(67));
+    // Two QPs each way between the same two hosts: one conversation of two MACs.
+    let mut ab = Conn::new(a, b, 0x211, 0x212, 170_000);
+    let mut ab2 = Conn::new(a, b, 0x213, 0x214, 175_000);
+    let mut ba = Conn::new(b, a, 0x221, 0x222, 180_000);
+    for x in [&mut ab, &mut ab2, &mut ba] {
+        x.vlan = Some((100, 3));
+    }
+    for _ in 0..6 {
+        for c in [&mut ab, &mut ab2] {
+            let (_, _, psn) = write_only(g, c, 1024, true);
+            g.wait_ns(FAR_ACK_NS);
+            g.ack(c, psn);
+        }
+        let (_, _, psn) = write_only(g, &mut ba, 1024, true);
+        g.wait_ns(NEAR_ACK_NS);
+        g.ack(&mut ba, psn);
+        g.wait_us(5);
+    }
+    let host = a.mac;
+    send_through_pause(
+        g,
+        (&mut ab, &mut ab2),
+        40,
+        host,
+        "the ToR port 02:00:00:00:00:fe pauses priority 3 towards 10.0.0.66",
+        FAR_ACK_NS,
+    )
+}
+
 fn pfc_qinq_ignored(g: &mut Gen) -> Value {
     // Every frame crosses a QinQ trunk: the provider's S-tag (VLAN 300, PCP 3) outside the
     // customer's C-tag (VLAN 100, PCP 0).
@@ -462,11 +512,11 @@ fn pfc_qinq_ignored(g: &mut Gen) -> Value {
     }
     let mut answers = send_through_pause(
         g,
-        &mut ab,
-        &mut ac,
+        (&mut ab, &mut ac),
         60,
         a.mac,
         "the far switch port pauses priority 3 on the trunk",
+        1_000,
     );
     g.s_tag = None;
     // Read by the inner tag (--pcp-tag inner), the same frames are on priority 0.

@@ -30,6 +30,7 @@ pub const TRANSPORT: &[Scenario] = &[
     ("read-tail-timeout", "A READ whose Last response is lost in the network and no later response shows it: the requester re-issues the READ from that PSN only after its ACK timeout (67.2 ms): a timeout, not an implied NAK", read_tail_timeout),
     ("incast", "16 senders to one receiver at 10 Gb/s, captured on the receiver's link past the congested queue: CE marks and a CNP to each sender every 90 us; each sender's rate there is its share of the drain rate, whatever it does, so no per-flow cc_not_reacting verdict (analyse with --link-speed 10G --bin 10us)", incast),
     ("mirror-duplicates", "A SPAN of both ports of a routed path: every packet twice, 1.5 us apart, TTL one lower (two egress copies CE-marked); one packet lost beyond the switch, NAKed and resent by go-back-N with new IP identifications; a CNP: 1 loss and 2 resends, not 60", mirror_duplicates),
+    ("constant-ip-id", "Senders that put one constant in every IP identification (RFC 6864): at the responder's link, five CE marks each answered by a byte-identical CNP, and one packet lost upstream, NAKed and resent by go-back-N with the four after it, every resend the same bytes as the packet it repeats: 5 CNPs and 5 resends, none a mirror copy", constant_ip_id),
     ("nak-beyond", "Captured at the requester's link: 5 packets lost beyond the capture point, each NAKed by the responder and resent by go-back-N with the 2 after it (5 packets lost, 10 reached the responder out of sequence), and a WRITE of 3 packets lost whole, resent after the ACK timeout (one timeout, 3 packets)", nak_beyond),
     ("sampled-capture", "A lossy mirror that keeps one request packet in eight on four busy QPs: PSN gaps never NAKed nor resent on every QP; the report says once that the capture holds about 13% of the traffic, with one capture-wide capture_loss finding", crate::scenarios_quality::sampled_capture),
     ("marking-ends", "Two hosts, three connections each way, no expectations given: 10.0.0.73 marks everything DSCP 26, its peer 10.0.0.74 DSCP 0 (data and ACKs): the two ends of 6 connections mark differently (not audited, not clean)", crate::scenarios_quality::marking_ends),
@@ -651,6 +652,63 @@ fn mirror_duplicates(g: &mut Gen) {
     let copies = g.mirror_both_ports(1_500, |i| marked.contains(&i));
     g.flow(a, b, c.b_qpn).ecn_ce += marked.len() as u64;
     g.event("mirror_copy", format!("{copies} frames seen twice: this is the first second copy"));
+    g.expect_finding("network_loss", "critical", Some(c.b_qpn));
+    g.expect_finding("congestion", "info", Some(c.b_qpn));
+}
+
+fn constant_ip_id(g: &mut Gen) {
+    let (a, b) = (Host::v4(62), Host::v4(63));
+    // The requester's NIC puts 0x2a2a in every packet, the responder's 0x0100 (the real
+    // roce.pcap's Huawei NIC puts 0): an equal identification says nothing of a copy.
+    g.ip_id_fixed.insert(a.ip, 0x2a2a);
+    g.ip_id_fixed.insert(b.ip, 0x0100);
+    let mut c = Conn::new(a, b, 0x231, 0x232, 9000);
+    let ext = write_ext(&c, 20 * 1024);
+    let mut lost = 0;
+    for i in 0..20u32 {
+        if i == 15 {
+            lost = g.lose(&mut c);
+            g.expect_gap(&c, 1, false);
+            g.wait_us(20);
+            continue;
+        }
+        // The switch marks every third packet from the first on while its queue is over the
+        // threshold: five marks, 60 us apart, each answered by the NP 2 us later (ConnectX
+        // paces CNPs per QP; 60 us is past its pacing).
+        let marked = i % 3 == 0 && i < 15;
+        c.ecn = if marked { Ecn::Ce } else { Ecn::Ect0 };
+        let (op, e) = match i {
+            0 => (Opcode::RC_WRITE_FIRST, ext),
+            19 => (Opcode::RC_WRITE_LAST, ExtRepr::default()),
+            _ => (Opcode::RC_WRITE_MIDDLE, ExtRepr::default()),
+        };
+        g.request(&mut c, op, e, 1024, i == 19, Req::New);
+        if marked {
+            g.wait_us(2);
+            g.cnp(b, a, 0x231, 48, None);
+            g.event("cnp", "CNP for the CE mark 2 us before: byte-identical to the others".into());
+        }
+        g.wait_us(18);
+    }
+    c.ecn = Ecn::Ect0;
+    let msn = c.msn;
+    g.respond(&mut c, Opcode::RC_ACKNOWLEDGE, lost, Some(AethRepr::nak(NakCode::PSN_SEQUENCE_ERROR, msn)), 0);
+    g.event("nak", format!("NAK PSN sequence error, PSN {lost}: lost before the capture point"));
+    g.wait_us(3);
+    c.psn = lost;
+    for k in 0..5 {
+        let op = if k == 4 { Opcode::RC_WRITE_LAST } else { Opcode::RC_WRITE_MIDDLE };
+        let psn = g.request(&mut c, op, ExtRepr::default(), 1024, k == 4, Req::RetransmitNak);
+        if k == 1 {
+            g.event(
+                "retransmit",
+                format!("PSN {psn} again: the same bytes and IP identification as its original, 80 us ago"),
+            );
+        }
+    }
+    c.msn += 1;
+    g.wait_us(3);
+    g.ack(&mut c, (lost + 4) & 0xFF_FFFF);
     g.expect_finding("network_loss", "critical", Some(c.b_qpn));
     g.expect_finding("congestion", "info", Some(c.b_qpn));
 }

@@ -15,8 +15,10 @@
 //! `erspan2-stripped-tag.pcap`, a mirror that strips the 802.1Q tag and reports its PCP as
 //! the ERSPAN COS (En = 2); `erspan3-stepping.pcap`, ERSPAN III whose switch stamps come
 //! from two clocks 350 ms apart (two line cards behind one session), 20 frames from each in
-//! turn: the session's clock steps at every change and, at the fourth, falls back to the
-//! capture clock (issue 25).
+//! turn after its first 60 frames: the session's clock steps at every change and, at the
+//! fourth, falls back to the capture clock (issue 25); `erspan3-wrong-clock.pcap`, ERSPAN
+//! III whose switch clock reads 3 hours ahead and ticks every 100 µs under a header that
+//! says 100 ns: distrusted on its first frames, before any is timed (issue 37).
 
 use crate::fabric::Gen;
 use rocescope_capture::PcapWriter;
@@ -138,6 +140,7 @@ pub fn outputs(demo: &Gen) -> Vec<(String, Vec<u8>)> {
     files.push(("tunnels/two-sessions.pcap".into(), two_sessions(demo)));
     files.push(("tunnels/erspan3-batched.pcap".into(), batched(demo)));
     files.push(("tunnels/erspan3-stepping.pcap".into(), stepping(demo)));
+    files.push(("tunnels/erspan3-wrong-clock.pcap".into(), wrong_clock(demo)));
     let bytes = pcap(demo, |i, _, frame| {
         let (cos, vlan) = tag(frame);
         let stripped: Vec<u8> = if vlan != 0 || frame.get(12..14) == Some(&[0x81, 0x00]) {
@@ -373,14 +376,19 @@ pub const STEPPING_OFFSET_NS: i64 = 350_000_000;
 /// Frames stamped by one clock before the other takes over.
 pub const STEPPING_RUN: usize = 20;
 
+/// Frames stamped by the first clock alone before the two take turns: past the clock's
+/// check (the demo's 60th frame is 68.9 ms in).
+pub const STEPPING_FIRST: usize = 60;
+
 /// ERSPAN III with 100 ns ticks and their upper bits, captured at the demo's own times, but
-/// stamped by two switch clocks (hardware IDs 1 and 2) [`STEPPING_OFFSET_NS`] apart, in
-/// turns of [`STEPPING_RUN`] frames: four steps by frame 81, where the session falls back to
-/// the capture clock.
+/// stamped, after the first [`STEPPING_FIRST`] frames, by two switch clocks (hardware IDs 1
+/// and 2) [`STEPPING_OFFSET_NS`] apart, in turns of [`STEPPING_RUN`] frames: four steps by
+/// frame 121, where the session falls back to the capture clock.
 fn stepping(demo: &Gen) -> Vec<u8> {
     pcap(demo, |i, ts, frame| {
         let (cos, vlan) = tag(frame);
-        let second = (i as usize / STEPPING_RUN) % 2 == 1;
+        let i_ = i as usize;
+        let second = i_ >= STEPPING_FIRST && ((i_ - STEPPING_FIRST) / STEPPING_RUN) % 2 == 0;
         let ticks = ((ts + if second { STEPPING_OFFSET_NS } else { 0 }) / 100) as u64;
         let encap = Encapsulation::ErspanIII {
             seq: i,
@@ -393,6 +401,39 @@ fn stepping(demo: &Gen) -> Vec<u8> {
             sgt: 0,
             p: false,
             hw_id: if second { 2 } else { 1 },
+            direction: false,
+            granularity: 1,
+            platform: Some((3, ticks >> 32)),
+        };
+        TunnelRepr { outer: outer(), encap }.wrap(frame)
+    })
+}
+
+/// How far ahead of the capture clock the switch clock of `erspan3-wrong-clock.pcap` reads
+/// at its first frame: 3 hours.
+pub const WRONG_CLOCK_AHEAD_NS: i64 = 3 * 3_600_000_000_000;
+
+/// ERSPAN III at the demo's own capture times, its header saying 100 ns ticks with their
+/// upper bits, but stamped by a clock [`WRONG_CLOCK_AHEAD_NS`] ahead that ticks every 100 µs
+/// (a switch whose granularity setting disagrees with its clock): timed by it, the demo's
+/// 79.5 ms would shrink to 80 µs. Its check fails on its first frames, so the mirror reads
+/// as the demo.
+fn wrong_clock(demo: &Gen) -> Vec<u8> {
+    let t0 = demo.frames.first().map_or(0, |f| f.ts_ns);
+    pcap(demo, |i, ts, frame| {
+        let (cos, vlan) = tag(frame);
+        let ticks = ((t0 + WRONG_CLOCK_AHEAD_NS) / 100 + (ts - t0) / 100_000) as u64;
+        let encap = Encapsulation::ErspanIII {
+            seq: i,
+            vlan,
+            cos,
+            bso: 0,
+            truncated: false,
+            session_id: SESSION,
+            timestamp: ticks as u32,
+            sgt: 0,
+            p: false,
+            hw_id: 1,
             direction: false,
             granularity: 1,
             platform: Some((3, ticks >> 32)),

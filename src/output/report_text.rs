@@ -565,14 +565,24 @@ fn point_notes(o: &mut String, p: &rocescope_analyzer::report::PointReport) {
     if let Some(c) = &p.clock {
         let bits = if c.upper_bits { "" } else { ", unwrapped" };
         let steps = if c.steps > 0 { format!(", re-anchored {} time(s)", c.steps) } else { String::new() };
-        let _ = writeln!(
-            o,
-            "    timed by the switch: ERSPAN III timestamps ({}{bits}) on {} frames{steps}; the capture clock departed from it by up to {:.3} µs",
-            c.granularity,
-            c.frames,
-            c.max_departure_ns as f64 / 1e3
-        );
-        if let Some(f) = &c.fallback {
+        if c.frames > 0 {
+            let _ = writeln!(
+                o,
+                "    timed by the switch: ERSPAN III timestamps ({}{bits}) on {} frames{steps}; the capture clock departed from it by up to {:.3} µs",
+                c.granularity,
+                c.frames,
+                c.max_departure_ns as f64 / 1e3
+            );
+        }
+        if let Some(f) = c.fallback.as_ref().filter(|f| f.reason == "first_frames") {
+            let _ = writeln!(
+                o,
+                "    switch clock NOT TRUSTED from its first frame ({}) on: checked against the capture clock before timing any frame, it departed {:.3} ms from it (its rate or its time is wrong, beyond a collector's jitter), so all {} frames keep their capture time",
+                f.frame,
+                f.departure_ns as f64 / 1e6,
+                f.frames
+            );
+        } else if let Some(f) = &c.fallback {
             let _ = writeln!(
                 o,
                 "    switch clock NOT TRUSTED from frame {} on: it needed re-anchoring a {} time (departed {:.3} ms from the capture clock, beyond any collector queue or drift), so {} frames from there keep their capture time",

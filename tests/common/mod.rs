@@ -151,6 +151,7 @@ pub const TRANSPORT_SAMPLES: &[&str] = &[
     "mtu-blackhole",
     "rhythm-straggler",
     "mirror-duplicates",
+    "constant-ip-id",
     "read-tail-timeout",
     "incast",
     "read-implied-nak",
