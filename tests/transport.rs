@@ -479,6 +479,9 @@ fn the_real_stall_capture_is_a_stuck_qp_with_broken_psns() {
     assert_eq!(
         findings(&r),
         BTreeSet::from([
+            // Its two hosts mark DSCP 0 and 4, one priority (docs/verdicts.md "Marking
+            // without expectations").
+            ("marking_inconsistent".into(), "info".into(), None),
             ("psn_violation".into(), "warning".into(), Some(0x19)),
             ("qp_stalled".into(), "critical".into(), Some(0x19)),
         ]),

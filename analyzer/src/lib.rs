@@ -391,6 +391,11 @@ pub struct Analyzer {
     fabric: fabric::Fabric,
     /// DSCP and PCP per point and class, packet by packet (crate::marks).
     marks: marks::PointMarks,
+    /// The capture's share of its request packets as the report being built found it (f64
+    /// bits; NaN before a report): set at the start of each report build, read by verdicts
+    /// that a lossy capture weakens (report::quality, report::qp_life). Atomic so that a
+    /// report streamed from another thread reads it.
+    capture_share: std::sync::atomic::AtomicU64,
     /// RoCE per priority, per capture point.
     priorities: Vec<PriorityUse>,
     /// Per capture point.
@@ -476,6 +481,7 @@ impl Analyzer {
             macs: link::MacTraffic::default(),
             fabric,
             marks: marks::PointMarks::default(),
+            capture_share: std::sync::atomic::AtomicU64::new(f64::NAN.to_bits()),
             priorities: vec![PriorityUse::default(); npoints * 8],
             points: vec![PointTotals::default(); npoints],
             matcher,

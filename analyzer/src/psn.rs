@@ -214,6 +214,7 @@ static NO_EVENTS: PsnStats = PsnStats {
     retries_max_span_ns: 0,
     retries_max_frame: 0,
     lives_fell_back: 0,
+    lives_from_zero: 0,
     selective_resends: 0,
     in_read_range: 0,
     retry_run_end: None,
@@ -317,6 +318,8 @@ pub struct PsnStats {
     /// New lives of the QP that began back at a PSN the responder had already
     /// acknowledged (an NCCL restart at PSN 0 on a reused QP number): not resends.
     pub lives_fell_back: u64,
+    /// Of those, the lives that began at PSN 0 (NCCL's `sq_psn = 0`).
+    pub lives_from_zero: u64,
     /// Resends after a sequence-error NAK of the NAKed PSN alone, the flow then going on
     /// with new PSNs (selective repeat, lossy RoCE), rather than everything from it.
     pub selective_resends: u64,
@@ -892,6 +895,7 @@ impl PsnTracker {
             } else if d < 0 && self.fell_back(psn, d, ts_ns) {
                 self.restart();
                 self.stats_mut().lives_fell_back += 1;
+                self.stats_mut().lives_from_zero += u64::from(psn == 0);
                 new_life = Some(true);
             }
         }

@@ -20,7 +20,8 @@ fn qp_report_example_analyses_demo_pcap() {
         (182, 143, 2, 34, 3, 4)
     );
     assert_eq!((s.flows, s.connections), (37, 21));
-    assert_eq!((s.findings.critical, s.findings.warning, s.findings.info), (3, 5, 3));
+    // The warnings include the two hosts marking DSCP 0 among 26 (marking_inconsistent).
+    assert_eq!((s.findings.critical, s.findings.warning, s.findings.info), (3, 6, 3));
     assert_eq!(report.findings[0].kind, FindingKind::PfcStorm);
     assert_eq!(report.findings[0].evidence[0].frame, 85);
 

@@ -395,6 +395,13 @@ fn loss_findings(
         );
     }
     if st.retransmits_timeout > 0 && loss_gaps == 0 {
+        // The CM REQ's timer when captured; else the shortest a requester may use, a bound
+        // rather than this QP's timer (which may be far longer: 4.3 s at NCCL_IB_TIMEOUT=20).
+        let timeout_what = if f.cold().cm_ack_timeout_ns.is_some() {
+            format!("its ACK timeout ({timeout_ms}, from the CM REQ)")
+        } else {
+            format!("the shortest ACK timeout a requester uses ({timeout_ms}, --min-ack-timeout)")
+        };
         let tails = f.reads().tail_timeouts;
         let why = if tails > 0 {
             format!(
@@ -408,7 +415,7 @@ fn loss_findings(
             Severity::Critical,
             FindingKind::TimeoutRetransmit,
             format!(
-                "{}: {} with no NAK pending, at least the ACK timeout ({timeout_ms}) after the original: {why} {} (local_ack_timeout_err){}",
+                "{}: {} with no NAK pending, at least {timeout_what} after the original: {why} {} (local_ack_timeout_err){}",
                 qp_name(f, a),
                 plural(st.retransmits_timeout, "timeout retransmission", "timeout retransmissions"),
                 ms(st.timeout_stall_ns.max(0) as u64),
@@ -600,12 +607,14 @@ fn nak_findings(
             Severity::Warning,
             FindingKind::Rnr,
             format!(
-                "{}: {} (receiver not ready: no receive posted), timer {}-{} us, {} by the sender; not loss",
+                "{}: {} from {}, the receiver, not ready (no receive posted on its QP), timer {}-{} us, {} by the sender {}; not loss",
                 qp_name(f, a),
                 plural(f.naks().rnr, "RNR NAK", "RNR NAKs"),
+                f.key.src,
                 lo,
                 hi,
-                plural(retries, "retry", "retries")
+                plural(retries, "retry", "retries"),
+                f.key.dst
             ),
             {
                 let mut e = ev(f, &[EvidenceKind::Rnr]);

@@ -1552,7 +1552,9 @@ pub(crate) fn build_with(a: &Analyzer, detail: bool, with_flows: bool) -> (Repor
 
     qos::audit_violations(a, &mut violations);
 
-    let capture_quality = quality::capture_quality(a);
+    let tally = quality::Tally::of(a);
+    quality::remember_share(a, &tally);
+    let capture_quality = quality::capture_quality(&tally);
     if capture_quality.is_some() {
         findings.absorb(FindingKind::CaptureLoss);
     }

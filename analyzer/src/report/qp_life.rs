@@ -20,6 +20,10 @@ pub(crate) struct Stall {
     pub firm: bool,
     /// The silence ended with a CM DREQ (the connection torn down), not the capture's end.
     pub closed: bool,
+    /// The capture lost packets (this QP's PSN gaps no NAK or resend explains, or the
+    /// capture-quality headline): the missing ACK may be the capture's loss, so the stall is
+    /// never firm (docs/verdicts.md "Capture quality").
+    pub doubtful: bool,
 }
 
 /// The connection's ACK timeout: its CM REQ's, else [`STALL_TIMEOUT_T`]'s.
@@ -52,8 +56,9 @@ pub(crate) fn stall_of(f: &Flow, a: &Analyzer) -> Option<Stall> {
     if silent_ns < t.saturating_mul(2) {
         return None;
     }
-    let firm = silent_ns >= t.saturating_mul(i64::from(RETRY_CNT) + 1);
-    Some(Stall { psn, frame, ts_ns, silent_ns, firm, closed: closed.is_some() })
+    let doubtful = f.psn.capture_loss_gaps() > 0 || super::quality::share(a) < 1.0;
+    let firm = silent_ns >= t.saturating_mul(i64::from(RETRY_CNT) + 1) && !doubtful;
+    Some(Stall { psn, frame, ts_ns, silent_ns, firm, closed: closed.is_some(), doubtful })
 }
 
 /// The largest request frame acknowledged on flow `f` or any flow between the same two hosts
@@ -84,8 +89,16 @@ pub(super) fn qp_life_findings(
     let lives = st.resyncs + st.lives_fell_back;
     if f.tracked && lives > 0 {
         let how = if st.lives_fell_back > 0 {
+            // NCCL is named only where the new life began at PSN 0, as NCCL's do.
+            let why = if st.lives_from_zero == st.lives_fell_back {
+                "at PSN 0, as NCCL starts every QP: a job restarted on reused QP numbers"
+            } else if st.lives_from_zero > 0 {
+                "some at PSN 0, as NCCL starts every QP: a job, or a connection, restarted on reused QP numbers"
+            } else {
+                "a new connection on the reused QP number"
+            };
             format!(
-                "{} back behind PSNs the responder had already acknowledged (NCCL starts every QP at PSN 0: a job restarted on reused QP numbers)",
+                "{} back behind PSNs the responder had already acknowledged ({why})",
                 plural(st.lives_fell_back, "restart", "restarts")
             )
         } else {
@@ -147,13 +160,25 @@ pub(super) fn qp_life_findings(
                     }
                 ),
             )
+        } else if s.doubtful {
+            (
+                Severity::Warning,
+                format!(
+                    "the capture itself lost packets ({}), so the ACK may be among them: the QP is stuck only if it was never sent",
+                    if f.psn.capture_loss_gaps() > 0 {
+                        "this QP's request PSNs show gaps no NAK or resend explains"
+                    } else {
+                        "other QPs' request PSNs show gaps no NAK or resend explains"
+                    }
+                ),
+            )
         } else {
             (
                 Severity::Warning,
                 if s.closed {
                     "longer than twice the ACK timeout, until the connection was torn down (CM DREQ): the application gave up on it".to_string()
                 } else {
-                    "longer than twice the ACK timeout; the capture ends before the retry budget would have run out".to_string()
+                    "longer than twice the ACK timeout with no retry, where a working requester would have resent; the capture ends before the whole retry budget would have run out, so whether the QP went to error or hangs is not seen".to_string()
                 },
             )
         };
@@ -200,7 +225,14 @@ pub(super) fn qp_life_findings(
                 ms(st.retries_max_span_ns.max(0) as u64),
             ),
             {
-                let mut e = vec![EvidenceRef { frame, ts_ns, what: format!("first of the retries of PSN {psn}") }];
+                // The run's tuple holds its first frame and its last resend's time: the last
+                // resend is the longest run's last frame (this run is the longest: it used up
+                // the retry count).
+                let mut e = vec![EvidenceRef {
+                    frame: st.retries_max_frame,
+                    ts_ns,
+                    what: format!("the last retry of PSN {psn} (the first was frame {frame})"),
+                }];
                 e.extend(ev(f, &[EvidenceKind::RetransmitTimeout, EvidenceKind::RetransmitUnknown]));
                 e.sort_by_key(|x| x.frame);
                 e.dedup_by_key(|x| x.frame);

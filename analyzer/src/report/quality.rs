@@ -48,19 +48,44 @@ fn flow_psns(f: &Flow) -> Option<(u64, u64)> {
     Some((seen, if f.psn.capture_loss_gaps() > 0 { missing } else { 0 }))
 }
 
+/// The request PSNs the capture holds and misses, over its RC/XRC request flows.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Tally {
+    seen: u64,
+    missing: u64,
+    flows: u64,
+}
+
+impl Tally {
+    /// Over every flow (a capture sampled on purpose counts nothing: its gaps are the
+    /// sampling's, "Sampled captures").
+    pub(super) fn of(a: &Analyzer) -> Tally {
+        let mut t = Tally::default();
+        if a.cfg.sampling.is_some() {
+            return t;
+        }
+        for (s, m) in a.flows.iter().filter_map(flow_psns) {
+            t.seen = t.seen.saturating_add(s);
+            t.missing = t.missing.saturating_add(m);
+            t.flows += u64::from(m > 0);
+        }
+        t
+    }
+
+    /// seen / (seen + missing); 1.0 when nothing was seen.
+    pub(super) fn share(&self) -> f64 {
+        let total = self.seen.saturating_add(self.missing);
+        if total == 0 {
+            1.0
+        } else {
+            self.seen as f64 / total as f64
+        }
+    }
+}
+
 /// The capture's share of its request packets, when it is low enough to say so.
-pub(super) fn capture_quality(a: &Analyzer) -> Option<CaptureQuality> {
-    // A capture sampled on purpose (`--sample-rate`, sFlow) says so itself, and its gaps
-    // are the sampling's ("Sampled captures").
-    if a.cfg.sampling.is_some() {
-        return None;
-    }
-    let (mut seen, mut missing, mut flows) = (0u64, 0u64, 0u64);
-    for (s, m) in a.flows.iter().filter_map(flow_psns) {
-        seen = seen.saturating_add(s);
-        missing = missing.saturating_add(m);
-        flows += u64::from(m > 0);
-    }
+pub(super) fn capture_quality(t: &Tally) -> Option<CaptureQuality> {
+    let (seen, missing, flows) = (t.seen, t.missing, t.flows);
     let total = seen.saturating_add(missing);
     if total == 0 || missing < HEADLINE_MIN_MISSING {
         return None;
@@ -82,6 +107,23 @@ pub(super) fn capture_quality(a: &Analyzer) -> Option<CaptureQuality> {
         plural(flows, "QP", "QPs"),
     );
     Some(CaptureQuality { share, psns_seen: seen, psns_missing: missing, flows, note })
+}
+
+/// Keep the share for the verdicts of this report that a lossy capture weakens.
+pub(super) fn remember_share(a: &Analyzer, t: &Tally) {
+    a.capture_share.store(t.share().to_bits(), std::sync::atomic::Ordering::Relaxed);
+}
+
+/// The share the report being built found: below 1.0 once the capture shows it dropped
+/// request packets (an ACK missing from such a capture may be the capture's loss, not the
+/// network's).
+pub(super) fn share(a: &Analyzer) -> f64 {
+    let s = f64::from_bits(a.capture_share.load(std::sync::atomic::Ordering::Relaxed));
+    if s.is_nan() {
+        1.0
+    } else {
+        s
+    }
 }
 
 /// The one capture-wide `capture_loss` finding that stands for the per-flow ones when the
