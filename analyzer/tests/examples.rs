@@ -34,15 +34,15 @@ fn qp_report_example_analyses_demo_pcap() {
     qp_report::print(&report, &mut out).unwrap();
     let text = String::from_utf8(out).unwrap();
     let lines: Vec<&str> = text.lines().collect();
-    assert_eq!(lines[0], "182 frames, 143 RoCE, 37 flows, 11 findings");
+    assert_eq!(lines[0], "182 frames, 143 RoCE, 37 flows, 12 findings");
     assert!(lines.contains(
         &"10.0.0.1 → 10.0.0.2      0x000032       10     10836     1     3     0    0   0.00     0       0"
     ));
     assert!(lines.contains(
         &"10.0.0.5 → 10.0.0.6      0x000072       16     17328     0     0     0    0  25.00     0       0"
     ));
-    // Two header lines, 37 flows, 11 findings with evidence on all but the last.
-    assert_eq!(lines.len(), 2 + 37 + 11 + 10);
+    // Two header lines, 37 flows, 12 findings with evidence on all but the last.
+    assert_eq!(lines.len(), 2 + 37 + 12 + 11);
     let critical = report.findings.iter().filter(|f| f.severity == Severity::Critical).count();
     assert_eq!(lines.iter().filter(|l| l.starts_with("CRITICAL")).count(), critical);
 }
