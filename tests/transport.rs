@@ -353,8 +353,15 @@ fn pauses_without_ecn_marks_are_named() {
     let r = report("pfc-no-ecn", &["--findings-per-kind", "0"]);
     let hits: Vec<&Value> =
         r["findings"].as_array().unwrap().iter().filter(|f| f["kind"] == "pfc_without_ecn").collect();
-    assert_eq!(hits.len(), 1, "{:#}", r["findings"]);
-    let f = hits[0];
+    assert_eq!(hits.len(), 2, "{:#}", r["findings"]);
+    // Priority 4's RoCE is Not-ECT: the senders' NICs are named, not the switch.
+    let p4 = hits.iter().find(|f| f["priority"] == 4).expect("priority 4");
+    let t4 = p4["title"].as_str().unwrap();
+    assert!(
+        t4.contains("not ECN-capable") && t4.contains("Not-ECT packets") && !t4.contains("off on the switch"),
+        "{t4}"
+    );
+    let f = hits.iter().find(|f| f["priority"] == 3).expect("priority 3");
     assert_eq!((f["severity"].as_str(), f["priority"].as_u64()), (Some("warning"), Some(3)));
     let title = f["title"].as_str().unwrap();
     assert!(

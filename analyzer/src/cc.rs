@@ -251,6 +251,11 @@ impl CcState {
         }
     }
 
+    /// When the latest CNP came (none yet: `None`).
+    pub fn last_cnp(&self) -> Option<i64> {
+        self.last_cnp
+    }
+
     /// A CNP answering the flow's data, at `ts` (frame `frame`).
     pub fn on_cnp(&mut self, ts: i64, frame: u64, cfg: &CcConfig) {
         if let Some(last) = self.last_cnp {

@@ -24,7 +24,7 @@ pub const TRANSPORT: &[Scenario] = &[
     ("cc-reaction", "Congestion control per QP: two senders captured at their own links, before the congested queue (no CE mark seen there), one halving its rate after each CNP and one keeping it; one gets CNPs 10 us apart (faster than a 50 us pacing), and one keeps getting CE marks after its CNPs stop", cc_reaction),
     ("cc-past-queue", "One sender captured past the congested queue: its data arrives CE-marked (every third packet), a CNP goes back every 60 us, and its rate there, the queue's drain rate, does not fall: no cc_not_reacting verdict (not judged: past the queue)", cc_past_queue),
     ("ce-idle-bursts", "Six bursts of 20 CE-marked packets 2 ms apart (idle between): the NP answers each burst's first mark 2 us later and paces the rest (50 us): every burst answered, no ce_without_cnp, CE to CNP 2 us", ce_idle_bursts),
-    ("pfc-no-ecn", "Priority 3 paused 25% of a 20 ms capture by 40 pauses of 125 us while its ECT(0) RoCE carries no CE mark and draws no CNP (ECN off on the switch, or marking above XOFF): pfc_without_ecn; priority 4 paused alike carries Not-ECT RoCE, which cannot be marked: no finding for it", pfc_no_ecn),
+    ("pfc-no-ecn", "Priority 3 paused 25% of a 20 ms capture by 40 pauses of 125 us while its ECT(0) RoCE carries no CE mark and draws no CNP (ECN off on the switch, or marking above XOFF): pfc_without_ecn; priority 4 paused alike carries Not-ECT RoCE, which cannot be marked: its pfc_without_ecn blames the senders' NICs, not the switch", pfc_no_ecn),
     ("microburst", "A steady 1 kB every 100 us for 20 ms with one 12-packet burst in 10 us (half CE-marked) at 10.02 ms, a CNP back, and a PFC pause on priority 3 at 20.5 ms: a 10.5 Gb/s burst that 10 ms bins average to 0.1 Gb/s", microburst),
     ("cm-timeout", "A CM REQ that sets a 4.2 ms local ACK timeout (t=10), then a resend 5 ms after the original: a timeout by that connection's own timer", cm_timeout),
     ("read-tail-timeout", "A READ whose Last response is lost in the network and no later response shows it: the requester re-issues the READ from that PSN only after its ACK timeout (67.2 ms): a timeout, not an implied NAK", read_tail_timeout),
@@ -534,7 +534,8 @@ fn ce_idle_bursts(g: &mut Gen) {
 /// 125 µs (24,414 quanta at 100G), then, once the pauses expired, two senders write 16 kB
 /// each on them: ECT(0) RoCE on priority 3, Not-ECT on priority 4. No packet is CE-marked, no
 /// CNP comes back. Priority 3 paused 25% of the capture by 40 pauses: `pfc_without_ecn`.
-/// Priority 4's data could not be marked at all: no finding for it.
+/// Priority 4's data could not be marked at all: its `pfc_without_ecn` names the senders'
+/// NICs (ECN off at the reaction point), never the switch.
 fn pfc_no_ecn(g: &mut Gen) {
     let switch = [0x02, 0, 0, 0, 0xff, 0x03];
     let mut ect = Conn::new(Host::v4(65), Host::v4(66), 0x191, 0x192, 8000);

@@ -20,8 +20,8 @@ mod marking;
 mod pauses;
 mod points;
 mod qos;
-pub mod quality;
 mod qp_life;
+pub mod quality;
 mod rhythm;
 mod streamed;
 
