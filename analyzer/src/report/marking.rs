@@ -53,9 +53,10 @@ struct PointClasses {
     /// The DSCPs only CNPs carried: a flow carrying CNPs among its ACKs (an RC QP's CNPs
     /// share the ACKs' flow) has them removed from its set.
     cnp_only: u64,
-    /// ACK/NAKs travel on DSCPs no data uses (a fabric that gives them a class of their own,
-    /// as a SONiC RoCEv2 profile does with DSCP 44, verdicts.md "QoS audit"): a flow of
-    /// responses only is then not compared with its peer's data.
+    /// ACK/NAKs travel on marked DSCPs no data uses (a fabric that gives them a class of
+    /// their own, as a SONiC RoCEv2 profile does with DSCP 44, verdicts.md "QoS audit"): a
+    /// flow of responses only is then not compared with its peer's data. DSCP 0 is no such
+    /// class: it is what an end that was never configured sends.
     ack_apart: bool,
 }
 
@@ -67,7 +68,7 @@ fn point_classes(a: &Analyzer, point: u16) -> PointClasses {
     let (data, ack) = (mask(&m.data.dscp), mask(&m.ack.dscp));
     PointClasses {
         cnp_only: mask(&m.cnp.dscp) & !(data | ack),
-        ack_apart: data != 0 && ack != 0 && data & ack == 0,
+        ack_apart: data != 0 && ack != 0 && data & ack == 0 && ack & 1 == 0,
     }
 }
 
