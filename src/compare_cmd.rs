@@ -121,7 +121,12 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<ExitCode> {
         schema_version: rocescope_analyzer::compare::SCHEMA_VERSION,
         before: &before,
         after: &after,
-        gate: Gate { fail_on: level_name(level), failed, nothing_to_compare: comparison.nothing_to_compare, exit },
+        gate: Gate {
+            fail_on: level_name(level),
+            failed,
+            nothing_to_compare: comparison.nothing_to_compare,
+            exit,
+        },
         comparison: &comparison,
     };
     let stdout = std::io::stdout();

@@ -115,7 +115,16 @@ fn the_samples_give_the_verdicts_and_statuses_their_generator_worked_out() {
     let pairs = pairs();
     assert_eq!(
         pairs.iter().map(|p| p.0.as_str()).collect::<Vec<_>>(),
-        ["class-emptied", "dscp-remark", "ecn-off", "icrc-errors", "no-roce", "roce-gone", "rocev1", "rollback"]
+        [
+            "class-emptied",
+            "dscp-remark",
+            "ecn-off",
+            "icrc-errors",
+            "no-roce",
+            "roce-gone",
+            "rocev1",
+            "rollback"
+        ]
     );
     for (name, want) in &pairs {
         let (b, a) = (path(want["before"].as_str().unwrap()), path(want["after"].as_str().unwrap()));
@@ -198,11 +207,8 @@ fn report_json_and_parquet_sides_give_the_captures_answer() {
             let (doc, c) = compare(&[bs, as_], &args);
             // A Parquet directory holds no findings: their verdicts need a report on both
             // sides.
-            let skip: &[&str] = if bs.ends_with(".parquet") || as_.ends_with(".parquet") {
-                &["finding_rose"]
-            } else {
-                &[]
-            };
+            let skip: &[&str] =
+                if bs.ends_with(".parquet") || as_.ends_with(".parquet") { &["finding_rose"] } else { &[] };
             let but = |d: &Value| {
                 verdicts(d).into_iter().filter(|v| !skip.contains(&v.1.as_str())).collect::<Vec<_>>()
             };

@@ -229,8 +229,7 @@ fn packets_facts(
     for (p, prio, s, e) in closed {
         fabric.add_pause(p, Some(prio), s - origin, e - origin);
     }
-    facts.summary =
-        SummaryFacts {
+    facts.summary = SummaryFacts {
         packets: frames,
         roce,
         roce_v1,

@@ -310,7 +310,13 @@ fn dscp_remark(g: &mut Gen, after: bool) -> Value {
 
 /// Three QPs from hosts `first..first+3` to `first+4`, each writing 64 bytes every
 /// `cycle` ns for the capture's span; `each(g, i, n, c)` writes QP `i`'s `n`th message.
-fn steady(g: &mut Gen, first: u8, qpn: u32, cycle: i64, mut each: impl FnMut(&mut Gen, usize, u64, &mut Conn)) {
+fn steady(
+    g: &mut Gen,
+    first: u8,
+    qpn: u32,
+    cycle: i64,
+    mut each: impl FnMut(&mut Gen, usize, u64, &mut Conn),
+) {
     let rx = Host::v4(first + 4);
     let mut conns: Vec<Conn> = (0..3u32)
         .map(|i| Conn::new(Host::v4(first + i as u8), rx, qpn + i, qpn + 0x100 + i, 7000 * (i + 1)))
@@ -336,8 +342,13 @@ fn icrc_errors(g: &mut Gen, after: bool) -> Value {
         // After: one data frame in 10 corrupted on the way (the ACK still comes: the
         // responder's NIC saw a good copy, the capture point a damaged one).
         if after && (n + i as u64) % 10 == 0 {
-            let bth =
-                BthRepr { opcode: Opcode::RC_WRITE_ONLY, dest_qp: c.b_qpn, psn: c.psn, ack_req: true, ..Default::default() };
+            let bth = BthRepr {
+                opcode: Opcode::RC_WRITE_ONLY,
+                dest_qp: c.b_qpn,
+                psn: c.psn,
+                ack_req: true,
+                ..Default::default()
+            };
             let reth = rocescope_decoder::ext::RethRepr { va: 0x7f00_0000_0000, rkey: 0x1234, dma_len: 64 };
             let ext = ExtRepr { reth: Some(reth), ..Default::default() };
             g.roce(c.a, c.b, c.vlan, c.dscp, c.ecn, c.sport, bth, ext, 64, IcrcMode::Corrupt, None);
@@ -416,7 +427,13 @@ fn write_v1(g: &mut Gen, c: &mut Conn) {
         tclass: DATA_DSCP << 2,
         hop_limit: 1,
         ib: IbRepr {
-            bth: BthRepr { opcode: Opcode::RC_WRITE_ONLY, dest_qp: c.b_qpn, psn: c.psn, ack_req: true, ..Default::default() },
+            bth: BthRepr {
+                opcode: Opcode::RC_WRITE_ONLY,
+                dest_qp: c.b_qpn,
+                psn: c.psn,
+                ack_req: true,
+                ..Default::default()
+            },
             ext: ExtRepr { reth: Some(reth), ..Default::default() },
             payload: vec![0x5a; 64],
             icrc: IcrcMode::Correct,
@@ -430,7 +447,12 @@ fn write_v1(g: &mut Gen, c: &mut Conn) {
         sgid: w.dgid,
         dgid: w.sgid,
         ib: IbRepr {
-            bth: BthRepr { opcode: Opcode::RC_ACKNOWLEDGE, dest_qp: c.a_qpn, psn: c.psn, ..Default::default() },
+            bth: BthRepr {
+                opcode: Opcode::RC_ACKNOWLEDGE,
+                dest_qp: c.a_qpn,
+                psn: c.psn,
+                ..Default::default()
+            },
             ext: ExtRepr { aeth: Some(AethRepr::ack(c.msn)), ..Default::default() },
             payload: Vec::new(),
             icrc: IcrcMode::Correct,

@@ -342,13 +342,15 @@ fn nccl(o: &mut String, c: &rocescope_analyzer::compare::Comparison) {
 
 /// The capture-wide rows (RoCE version, address family), when either side has some.
 fn capture_rows(o: &mut String, rows: &[Row]) {
-    let shown: Vec<&Row> = rows.iter().filter(|r| r.before.unwrap_or(0.0) + r.after.unwrap_or(0.0) > 0.0).collect();
+    let shown: Vec<&Row> =
+        rows.iter().filter(|r| r.before.unwrap_or(0.0) + r.after.unwrap_or(0.0) > 0.0).collect();
     if shown.is_empty() {
         return;
     }
     let _ = writeln!(o, "\nROCE VERSION AND ADDRESS FAMILY");
     for r in shown {
-        let what = if r.metric == "roce_v1_share" { "RoCEv1 share of RoCE" } else { "IPv6 share of flows' packets" };
+        let what =
+            if r.metric == "roce_v1_share" { "RoCEv1 share of RoCE" } else { "IPv6 share of flows' packets" };
         let pct = |v: Option<f64>| v.map_or("-".to_string(), |x| format!("{:.1}%", x * 100.0));
         let noise = match r.beyond_noise {
             Some(true) => "beyond noise",

@@ -49,10 +49,7 @@ pub fn grew(before: u64, before_traffic: u64, after: u64, after_traffic: u64) ->
 pub fn finding_verdicts(before: &Profile, after: &Profile, out: &mut Vec<Verdict>) {
     let (Some(fb), Some(fa)) = (&before.findings, &after.findings) else { return };
     let said = |kind: &str| {
-        SAID_BY
-            .iter()
-            .filter(|(k, _)| *k == kind)
-            .any(|(_, by)| out.iter().any(|v| by.contains(&v.kind)))
+        SAID_BY.iter().filter(|(k, _)| *k == kind).any(|(_, by)| out.iter().any(|v| by.contains(&v.kind)))
     };
     let mut made = Vec::new();
     for (kind, &na) in fa {

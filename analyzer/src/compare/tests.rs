@@ -310,7 +310,10 @@ fn a_finding_kind_appearing_or_growing_is_a_verdict_unless_a_specific_one_says_i
     let after = with_findings(before.clone(), "icrc_bad", 3, Severity::Critical);
     let c = Comparison::new(&before, &after, &Limits::default());
     let v = &c.verdicts[0];
-    assert_eq!((v.severity, v.kind, v.finding.as_deref()), (Severity::Critical, "finding_rose", Some("icrc_bad")));
+    assert_eq!(
+        (v.severity, v.kind, v.finding.as_deref()),
+        (Severity::Critical, "finding_rose", Some("icrc_bad"))
+    );
     assert!(v.title.contains("icrc_bad findings appeared: 3 after, none before"), "{}", v.title);
     // An INFO finding appearing once is within noise; growing 2 → 40 is not.
     let after = with_findings(before.clone(), "out_of_order", 1, Severity::Info);
@@ -355,16 +358,16 @@ fn a_priority_emptied_into_another_is_critical_and_a_fix_toward_the_expectation_
     let c = Comparison::new(&good, &bad, &Limits::default());
     let v = c.verdicts.iter().find(|v| v.kind == "class_left").unwrap();
     assert_eq!(v.severity, Severity::Critical);
-    assert_eq!(v.title, "priority 3 lost 100% of its RoCE; it now travels on priority 0, where it was not before");
+    assert_eq!(
+        v.title,
+        "priority 3 lost 100% of its RoCE; it now travels on priority 0, where it was not before"
+    );
     let lossless = crate::audit::AuditConfig { lossless_priorities: Some(vec![3]), ..Default::default() };
     let c = Comparison::expecting(&good, &bad, &Limits::default(), &lossless);
     let v = c.verdicts.iter().find(|v| v.kind == "class_left").unwrap();
     assert!(v.title.ends_with("priority 0, which is lossy"), "{}", v.title);
     // The rollback: toward the lossless class, or the expected DSCP.
-    for expect in [
-        lossless,
-        crate::audit::AuditConfig { roce_dscp: Some(vec![26]), ..Default::default() },
-    ] {
+    for expect in [lossless, crate::audit::AuditConfig { roce_dscp: Some(vec![26]), ..Default::default() }] {
         let c = Comparison::expecting(&bad, &good, &Limits::default(), &expect);
         let v = c.verdicts.iter().find(|v| v.kind == "class_left").unwrap();
         assert_eq!(v.severity, Severity::Info, "{}", v.title);

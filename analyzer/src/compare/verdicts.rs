@@ -2,9 +2,9 @@
 //! capture point compared and says what changed, only where the change is beyond noise and
 //! past its threshold ([`super::Limits`]).
 
+use super::direction::Direction;
 use super::profile::{ClassMarks, PointProfile, Profile};
 use super::{Limits, PointComparison, Row, Unmatched, Verdict};
-use super::direction::Direction;
 use crate::audit::AuditConfig;
 use crate::report::Severity;
 
@@ -487,7 +487,13 @@ fn sets(m: &ClassMarks, pcp: bool) -> Vec<(Vec<u8>, u64)> {
 }
 
 /// DSCP, PCP and ECN-capability changes of data, ACK/NAKs and CNPs.
-fn marks_verdicts(cx: &mut Ctx<'_>, b: &PointProfile, a: &PointProfile, limits: &Limits, expect: &AuditConfig) {
+fn marks_verdicts(
+    cx: &mut Ctx<'_>,
+    b: &PointProfile,
+    a: &PointProfile,
+    limits: &Limits,
+    expect: &AuditConfig,
+) {
     let m = limits.mark_share;
     // Data DSCP.
     if let Some(Moved { gone, new, exact }) = moved(&b.marks.data, &a.marks.data, m, false) {
