@@ -29,6 +29,17 @@ impl Direction {
         }
     }
 
+    /// The direction a verdict resting on weak evidence (flows with several values, which
+    /// cannot say which class carries which) may use: a fix stays a fix, a move away is not
+    /// raised to a WARNING on it.
+    pub fn weak(self) -> Direction {
+        if self == Direction::Away {
+            Direction::Unknown
+        } else {
+            self
+        }
+    }
+
     /// The severity of a verdict the rule alone would give `sev`: INFO toward the
     /// expectation, at least WARNING away from it.
     pub fn severity(self, sev: Severity) -> Severity {
@@ -63,5 +74,9 @@ mod tests {
         assert_eq!(Direction::Toward.severity(Severity::Critical), Severity::Info);
         assert_eq!(Direction::Away.severity(Severity::Info), Severity::Warning);
         assert_eq!(Direction::Away.severity(Severity::Critical), Severity::Critical);
+        assert_eq!(Direction::Away.weak().severity(Severity::Info), Severity::Info);
+        assert_eq!(Direction::Toward.weak(), Direction::Toward);
+        assert_eq!(Direction::Toward.words("DSCP", &[48]), ": fixed, DSCP 48 is what is expected");
+        assert_eq!(Direction::Away.words("DSCP", &[26]), ", away from the expected DSCP 26");
     }
 }

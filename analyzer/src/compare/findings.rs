@@ -84,7 +84,12 @@ pub fn finding_verdicts(before: &Profile, after: &Profile, out: &mut Vec<Verdict
         made.push(Verdict {
             severity: *sev,
             kind: "finding_rose",
-            title: format!("{kind} findings {counts} (worst {word}: {title})"),
+            // A report document made before findings' titles were read has none to quote.
+            title: if title.is_empty() {
+                format!("{kind} findings {counts} (worst {word})")
+            } else {
+                format!("{kind} findings {counts} (worst {word}: {title})")
+            },
             point: None,
             priority: None,
             rests_on: vec!["findings"],

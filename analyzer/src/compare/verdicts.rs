@@ -541,6 +541,7 @@ fn marks_verdicts(
         };
         let expected = expect.roce_dscp.as_deref();
         let dir = Direction::of(&from, &new, expected);
+        let dir = if exact { dir } else { dir.weak() };
         title.push_str(&dir.words("DSCP", expected.unwrap_or_default()));
         cx.say(dir.severity(sev), "dscp_moved", title, None, vec!["data.dscp"], n as u64);
     }
@@ -569,6 +570,7 @@ fn marks_verdicts(
             if exact { (Severity::Warning, title) } else { (Severity::Info, format!("{title} ({MIXED})")) };
         let expected: Option<Vec<u8>> = expect.roce_pcp.map(|p| vec![p]);
         let dir = Direction::of(&gone, &new, expected.as_deref());
+        let dir = if exact { dir } else { dir.weak() };
         let title = format!("{title}{}", dir.words("PCP", expected.as_deref().unwrap_or_default()));
         cx.say(dir.severity(sev), "pcp_moved", title, None, vec!["data.pcp"], n as u64);
     }
@@ -582,6 +584,7 @@ fn marks_verdicts(
         };
         let expected = expect.cnp_dscp.as_deref();
         let dir = Direction::of(&gone, &new, expected);
+        let dir = if exact { dir } else { dir.weak() };
         let title = format!("{title}{}", dir.words("DSCP", expected.unwrap_or_default()));
         cx.say(dir.severity(sev), "cnp_dscp_moved", title, None, vec!["cnp.dscp"], a.marks.cnp.packets);
     }
@@ -596,6 +599,7 @@ fn marks_verdicts(
         // ACK/NAKs are held to the data's DSCP until --expect-ack-dscp gives them their own.
         let expected = expect.ack_dscp.as_deref().or(expect.roce_dscp.as_deref());
         let dir = Direction::of(&gone, &new, expected);
+        let dir = if exact { dir } else { dir.weak() };
         let title = format!("{title}{}", dir.words("DSCP", expected.unwrap_or_default()));
         cx.say(dir.severity(sev), "ack_dscp_moved", title, None, vec!["ack.dscp"], a.marks.ack.packets);
     }
