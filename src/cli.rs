@@ -754,7 +754,8 @@ const COMPARE_EXIT_STATUS: &str = "Exit status:
      a capture cut short; or a --nccl-env file that is not one (the error names the line)
   2  usage: two sides are needed (BEFORE AFTER, or --before F... --after F...), an unknown
      option, level or threshold
-  5  the change gate failed: a verdict at or above --fail-on (warning by default)";
+  5  the change gate failed: a verdict at or above --fail-on (warning by default)
+  6  nothing to compare: neither side holds any RoCE (never a pass, whatever --fail-on)";
 
 impl CompareArgs {
     /// The two sides' files, or what is wrong with how they were given.

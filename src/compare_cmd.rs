@@ -21,6 +21,9 @@ use std::sync::atomic::AtomicBool;
 /// Exit status when the change gate failed: a verdict at or above `--fail-on`.
 pub const EXIT_CHANGE: u8 = 5;
 
+/// Exit status when neither side holds any RoCE: nothing was compared (never a pass).
+pub const EXIT_NOTHING: u8 = 6;
+
 /// What a side was read from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -62,6 +65,8 @@ pub struct Gate {
     pub fail_on: &'static str,
     /// A verdict at or above it was made.
     pub failed: bool,
+    /// Neither side holds any RoCE: nothing was compared (status 6, whatever `fail_on`).
+    pub nothing_to_compare: bool,
     /// The exit status.
     pub exit: u8,
 }
@@ -100,14 +105,28 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<ExitCode> {
     let nccl = crate::report_cmd::read_nccl_env(args.nccl.nccl_env.as_deref(), args.nccl.nccl_version)?;
     let before = read_side(&before_files, args, nccl.as_ref()).context("BEFORE")?;
     let after = read_side(&after_files, args, nccl.as_ref()).context("AFTER")?;
-    let comparison = Comparison::new(&before.profile, &after.profile, &limits);
+    // The expectations (`--expect-*`, `--lossless`, `--baseline`) the direction of a change
+    // is judged against.
+    let expect = crate::report_cmd::analysis_config(&args.analysis, &args.decoder.decode_options())?.audit;
+    let comparison = Comparison::expecting(&before.profile, &after.profile, &limits, &expect);
     let failed = comparison.fails(level);
-    let exit = if failed { EXIT_CHANGE } else { 0 };
+    let exit = if comparison.nothing_to_compare {
+        EXIT_NOTHING
+    } else if failed {
+        EXIT_CHANGE
+    } else {
+        0
+    };
     let doc = Document {
         schema_version: rocescope_analyzer::compare::SCHEMA_VERSION,
         before: &before,
         after: &after,
-        gate: Gate { fail_on: level_name(level), failed, exit },
+        gate: Gate {
+            fail_on: level_name(level),
+            failed,
+            nothing_to_compare: comparison.nothing_to_compare,
+            exit,
+        },
         comparison: &comparison,
     };
     let stdout = std::io::stdout();

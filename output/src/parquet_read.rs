@@ -136,7 +136,7 @@ fn packets_facts(
     let mut fabric = Fabric::new(cfg.bin_ns);
     let mut timelines: HashMap<PauseKey, Timeline> = HashMap::new();
     let mut closed: Vec<(u16, u8, i64, i64)> = Vec::new();
-    let (mut frames, mut roce) = (0u64, 0u64);
+    let (mut frames, mut roce, mut roce_v1) = (0u64, 0u64, 0u64);
     let mut marks = PointMarks::default();
     let (mut start, mut end): (Option<i64>, Option<i64>) = (None, None);
     for b in batches {
@@ -175,6 +175,10 @@ fn packets_facts(
                         continue;
                     }
                     roce += 1;
+                    // RoCEv1: a GRH and no IP header.
+                    if !dscp.is_valid(i) && tclass.is_valid(i) {
+                        roce_v1 += 1;
+                    }
                     if let Some(pf) = points.list.get_mut(usize::from(p)) {
                         pf.roce += 1;
                     }
@@ -225,8 +229,15 @@ fn packets_facts(
     for (p, prio, s, e) in closed {
         fabric.add_pause(p, Some(prio), s - origin, e - origin);
     }
-    facts.summary =
-        SummaryFacts { packets: frames, roce, start_ns: start, end_ns: end, pmtu: 0, capture_quality: None };
+    facts.summary = SummaryFacts {
+        packets: frames,
+        roce,
+        roce_v1,
+        start_ns: start,
+        end_ns: end,
+        pmtu: 0,
+        capture_quality: None,
+    };
     // Each point's DSCP and PCP per class, counted as the analyzer counts them, read back
     // as a report document's.
     for (i, pf) in points.list.iter_mut().enumerate() {

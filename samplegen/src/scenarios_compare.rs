@@ -14,11 +14,23 @@
 //! - `dscp-remark`: a switch re-marks three of five QPs' RoCE (data and ACKs) from DSCP 26 to
 //!   0, priority 3 to 0 (DSCP >> 3), off the lossless class: two of them lose packets (NAK,
 //!   go-back-N), and the NICs' CNPs now arrive with DSCP 0 instead of 48.
+//! - `icrc-errors`: a bad cable or optic after the change: one data frame in 10 arrives with
+//!   a bad ICRC (reference §1.6). A finding kind appearing is a verdict (`finding_rose`).
+//! - `class-emptied`: every QP of priority 3 (DSCP 26) re-marked to DSCP 0, where another
+//!   host pair's RoCE already travelled before: no new DSCP, but priority 3 emptied into
+//!   priority 0 (`class_left`, CRITICAL).
+//! - `rocev1`: one host's QP switches to RoCEv1 (EtherType 0x8915), the classic slip of a GID
+//!   index naming a RoCEv1 GID (`rocev1_appeared`).
+//! - `roce-gone`: RoCE before, none after (only link pauses): `roce_stopped`, CRITICAL.
+//! - `no-roce`: link pauses on both sides, no RoCE: nothing to compare (status 6).
+//! - `rollback`: the DSCP re-marking rolled back (data and ACKs DSCP 0 → 26, CNPs 0 → 48),
+//!   compared with `--expect-dscp 26 --expect-cnp-dscp 48`: every move is toward what is
+//!   expected, INFO "fixed", and the gate passes; without the expectations it fails.
 
 use crate::fabric::{Conn, Gen, Host, Req};
-use rocescope_decoder::build::ExtRepr;
+use rocescope_decoder::build::{ExtRepr, IbRepr, IcrcMode, RoceV1Frame};
 use rocescope_decoder::ext::{AethRepr, NakCode, RethRepr};
-use rocescope_decoder::{Ecn, Opcode};
+use rocescope_decoder::{BthRepr, Ecn, Opcode};
 use serde_json::{json, Value};
 
 /// The data DSCP (priority 3 by DSCP >> 3).
@@ -46,6 +58,28 @@ pub const PAIRS: &[Pair] = &[
         "dscp-remark",
         "A switch re-marks 3 of 5 QPs' RoCE from DSCP 26 to 0 (priority 3 to 0, off the lossless class): 2 of them lose packets, and CNPs arrive with DSCP 0 instead of 48",
         dscp_remark,
+    ),
+    (
+        "icrc-errors",
+        "A bad cable after the change: one data frame in 10 arrives with a bad ICRC on 3 QPs",
+        icrc_errors,
+    ),
+    (
+        "class-emptied",
+        "Every QP of priority 3 (DSCP 26) re-marked to DSCP 0, where another host pair's RoCE already travelled: priority 3 emptied into priority 0",
+        class_emptied,
+    ),
+    (
+        "rocev1",
+        "One of 3 hosts switches to RoCEv1 (EtherType 0x8915): a GID index naming a RoCEv1 GID",
+        rocev1,
+    ),
+    ("roce-gone", "RoCE on 3 QPs before the change, none after (link pauses only)", roce_gone),
+    ("no-roce", "Link pauses on both sides and no RoCE: nothing to compare", no_roce),
+    (
+        "rollback",
+        "The DSCP re-marking rolled back: data and ACKs from DSCP 0 to 26, CNPs from 0 to 48, compared with --expect-dscp 26 --expect-cnp-dscp 48",
+        rollback,
     ),
 ];
 
@@ -211,6 +245,13 @@ fn dscp_remark(g: &mut Gen, after: bool) -> Value {
     }
     json!({
         "verdicts": [
+            // 3 of the 5 host pairs left priority 3 for priority 0.
+            {
+                "severity": "critical",
+                "kind": "class_left",
+                "priority": 3,
+                "title_has": ["priority 3 lost 60% of its RoCE; it now travels on priority 0, where it was not before"],
+            },
             {
                 "severity": "critical",
                 "kind": "dscp_moved",
@@ -262,6 +303,280 @@ fn dscp_remark(g: &mut Gen, after: bool) -> Value {
         "runs": [
             { "about": "the default gate (warning) fails on the change", "args": [], "exit": 5 },
             { "about": "--fail-on never reports and passes", "args": ["--fail-on", "never"], "exit": 0 },
+            { "about": "the same capture on both sides: no change", "args": ["SAME"], "exit": 0 },
+        ],
+    })
+}
+
+/// Three QPs from hosts `first..first+3` to `first+4`, each writing 64 bytes every
+/// `cycle` ns for the capture's span; `each(g, i, n, c)` writes QP `i`'s `n`th message.
+fn steady(
+    g: &mut Gen,
+    first: u8,
+    qpn: u32,
+    cycle: i64,
+    mut each: impl FnMut(&mut Gen, usize, u64, &mut Conn),
+) {
+    let rx = Host::v4(first + 4);
+    let mut conns: Vec<Conn> = (0..3u32)
+        .map(|i| Conn::new(Host::v4(first + i as u8), rx, qpn + i, qpn + 0x100 + i, 7000 * (i + 1)))
+        .collect();
+    let start = g.t;
+    let mut slot = start;
+    let mut n = 0u64;
+    while slot < start + SPAN_NS {
+        g.t = g.t.max(slot);
+        n += 1;
+        for (i, c) in conns.iter_mut().enumerate() {
+            each(g, i, n, c);
+        }
+        while slot <= g.t {
+            slot += cycle;
+        }
+    }
+}
+
+fn icrc_errors(g: &mut Gen, after: bool) -> Value {
+    g.event(if after { "bad_cable" } else { "clean" }, "3 QPs to 10.0.0.35".into());
+    steady(g, 31, 0x3100, 250_000, |g, i, n, c| {
+        // After: one data frame in 10 corrupted on the way (the ACK still comes: the
+        // responder's NIC saw a good copy, the capture point a damaged one).
+        if after && (n + i as u64) % 10 == 0 {
+            let bth = BthRepr {
+                opcode: Opcode::RC_WRITE_ONLY,
+                dest_qp: c.b_qpn,
+                psn: c.psn,
+                ack_req: true,
+                ..Default::default()
+            };
+            let reth = rocescope_decoder::ext::RethRepr { va: 0x7f00_0000_0000, rkey: 0x1234, dma_len: 64 };
+            let ext = ExtRepr { reth: Some(reth), ..Default::default() };
+            g.roce(c.a, c.b, c.vlan, c.dscp, c.ecn, c.sport, bth, ext, 64, IcrcMode::Corrupt, None);
+            let psn = c.psn;
+            c.psn = (c.psn + 1) & 0xFF_FFFF;
+            c.msn = (c.msn + 1) & 0xFF_FFFF;
+            g.wait_us(3);
+            g.ack(c, psn);
+        } else {
+            write(g, c, false, CNP_DSCP);
+        }
+    });
+    json!({
+        "verdicts": [
+            {
+                "severity": "warning",
+                "kind": "finding_rose",
+                "title_has": ["icrc_bad findings appeared: 3 after, none before", "packets with an invalid ICRC"],
+            },
+        ],
+        "runs": [
+            { "about": "the default gate (warning) fails on the change", "args": [], "exit": 5 },
+            { "about": "the same capture on both sides: no change", "args": ["SAME"], "exit": 0 },
+        ],
+    })
+}
+
+fn class_emptied(g: &mut Gen, after: bool) -> Value {
+    // Another host pair's RoCE on DSCP 0 (priority 0) on both sides.
+    let mut other = Conn::new(Host::v4(48), Host::v4(49), 0x4800, 0x4900, 100);
+    other.dscp = 0;
+    g.event(if after { "remarked" } else { "dscp_26" }, "3 QPs to 10.0.0.45, one on DSCP 0".into());
+    steady(g, 41, 0x4100, 250_000, |g, i, _, c| {
+        c.dscp = if after { 0 } else { DATA_DSCP };
+        write(g, c, false, CNP_DSCP);
+        if i == 0 {
+            write(g, &mut other, false, CNP_DSCP);
+        }
+    });
+    json!({
+        "verdicts": [
+            {
+                "severity": "critical",
+                "kind": "class_left",
+                "priority": 3,
+                "title_has": ["priority 3 lost 100% of its RoCE; it now travels on priority 0, where it was not before"],
+            },
+            {
+                "severity": "info",
+                "kind": "priority_one_side",
+                "priority": 3,
+                "title_has": ["priority 3 carries RoCE or pauses only before"],
+            },
+        ],
+        "runs": [
+            { "about": "the default gate (warning) fails on the change", "args": [], "exit": 5 },
+            { "about": "a CRITICAL verdict fails --fail-on critical too", "args": ["--fail-on", "critical"], "exit": 5 },
+            { "about": "the same capture on both sides: no change", "args": ["SAME"], "exit": 0 },
+        ],
+    })
+}
+
+/// A RoCEv1 RDMA WRITE Only of 64 bytes on `c` with its ACK (GIDs: IPv4-mapped addresses).
+fn write_v1(g: &mut Gen, c: &mut Conn) {
+    let gid = |h: Host| match h.ip {
+        std::net::IpAddr::V4(v4) => v4.to_ipv6_mapped(),
+        std::net::IpAddr::V6(v6) => v6,
+    };
+    let reth = rocescope_decoder::ext::RethRepr { va: 0x7f00_0000_0000, rkey: 0x1234, dma_len: 64 };
+    let w = RoceV1Frame {
+        src_mac: c.a.mac,
+        dst_mac: c.b.mac,
+        vlans: Vec::new(),
+        sgid: gid(c.a),
+        dgid: gid(c.b),
+        tclass: DATA_DSCP << 2,
+        hop_limit: 1,
+        ib: IbRepr {
+            bth: BthRepr {
+                opcode: Opcode::RC_WRITE_ONLY,
+                dest_qp: c.b_qpn,
+                psn: c.psn,
+                ack_req: true,
+                ..Default::default()
+            },
+            ext: ExtRepr { reth: Some(reth), ..Default::default() },
+            payload: vec![0x5a; 64],
+            icrc: IcrcMode::Correct,
+        },
+    };
+    g.v1(&w);
+    g.wait_us(3);
+    let ack = RoceV1Frame {
+        src_mac: c.b.mac,
+        dst_mac: c.a.mac,
+        sgid: w.dgid,
+        dgid: w.sgid,
+        ib: IbRepr {
+            bth: BthRepr {
+                opcode: Opcode::RC_ACKNOWLEDGE,
+                dest_qp: c.a_qpn,
+                psn: c.psn,
+                ..Default::default()
+            },
+            ext: ExtRepr { aeth: Some(AethRepr::ack(c.msn)), ..Default::default() },
+            payload: Vec::new(),
+            icrc: IcrcMode::Correct,
+        },
+        ..w.clone()
+    };
+    g.v1(&ack);
+    c.psn = (c.psn + 1) & 0xFF_FFFF;
+    c.msn = (c.msn + 1) & 0xFF_FFFF;
+}
+
+fn rocev1(g: &mut Gen, after: bool) -> Value {
+    g.event(if after { "gid_index_v1" } else { "gid_index_v2" }, "3 QPs to 10.0.0.55".into());
+    steady(g, 51, 0x5100, 250_000, |g, i, _, c| {
+        if after && i == 0 {
+            write_v1(g, c);
+        } else {
+            write(g, c, false, CNP_DSCP);
+        }
+    });
+    json!({
+        "verdicts": [
+            {
+                "severity": "warning",
+                "kind": "rocev1_appeared",
+                "title_has": ["RoCEv1 (EtherType 0x8915) appeared", "none before", "NCCL_IB_GID_INDEX"],
+            },
+        ],
+        "runs": [
+            { "about": "the default gate (warning) fails on the change", "args": [], "exit": 5 },
+            { "about": "the same capture on both sides: no change", "args": ["SAME"], "exit": 0 },
+        ],
+    })
+}
+
+/// Link pauses from one MAC every millisecond for the capture's span.
+fn link_pauses(g: &mut Gen) {
+    let start = g.t;
+    while g.t < start + SPAN_NS {
+        g.pause(Host::v4(65).mac, 100);
+        g.wait_us(1000);
+    }
+}
+
+fn roce_gone(g: &mut Gen, after: bool) -> Value {
+    g.event(if after { "roce_gone" } else { "roce" }, "3 QPs to 10.0.0.65".into());
+    if after {
+        link_pauses(g);
+    } else {
+        steady(g, 61, 0x6100, 250_000, |g, _, _, c| write(g, c, false, CNP_DSCP));
+    }
+    json!({
+        "verdicts": [
+            {
+                "severity": "critical",
+                "kind": "roce_stopped",
+                "title_has": ["no RoCE after the change (1440 RoCE packets before)"],
+            },
+            // The link pauses are only after: a finding kind appearing.
+            {
+                "severity": "warning",
+                "kind": "finding_rose",
+                "title_has": ["link_pause findings appeared: 1 after, none before"],
+            },
+            {
+                "severity": "info",
+                "kind": "priority_one_side",
+                "priority": 3,
+                "title_has": ["priority 3 carries RoCE or pauses only before"],
+            },
+            { "severity": "info", "kind": "qps_changed", "title_has": ["QPs sending data: 3 → 0"] },
+            { "severity": "info", "kind": "qps_changed", "title_has": ["connections: 3 → 0"] },
+        ],
+        "runs": [
+            { "about": "--fail-on critical fails too", "args": ["--fail-on", "critical"], "exit": 5 },
+            { "about": "the same capture on both sides: no change", "args": ["SAME"], "exit": 0 },
+        ],
+    })
+}
+
+fn no_roce(g: &mut Gen, after: bool) -> Value {
+    g.event(if after { "after" } else { "before" }, "link pauses, no RoCE".into());
+    link_pauses(g);
+    json!({
+        "verdicts": [],
+        "exit": 6,
+        "runs": [
+            { "about": "--fail-on never does not make it a pass", "args": ["--fail-on", "never"], "exit": 6 },
+            { "about": "the same capture on both sides: nothing to compare either", "args": ["SAME"], "exit": 6 },
+        ],
+    })
+}
+
+fn rollback(g: &mut Gen, after: bool) -> Value {
+    let (dscp, cnp_dscp) = if after { (DATA_DSCP, CNP_DSCP) } else { (0, 0) };
+    g.event(if after { "rolled_back" } else { "remarked" }, "3 QPs to 10.0.0.75".into());
+    steady(g, 71, 0x7100, 250_000, |g, i, n, c| {
+        c.dscp = dscp;
+        // The switch marks the data's queue on both sides (one write in 21, going round the
+        // QPs): the NICs' CNPs carry DSCP 0 while re-marked, 48 after the rollback.
+        let ce = (n * 3 + i as u64) % (CE_EVERY + 1) == 0;
+        write(g, c, ce, cnp_dscp);
+    });
+    let fixed = |kind: &str, prio: Option<u8>, has: &[&str]| {
+        let mut v = json!({ "severity": "info", "kind": kind, "title_has": has });
+        if let Some(p) = prio {
+            v["priority"] = json!(p);
+        }
+        v
+    };
+    json!({
+        "args": ["--expect-dscp", "26", "--expect-cnp-dscp", "48"],
+        "exit": 0,
+        "verdicts": [
+            fixed("class_left", Some(0), &["priority 0 lost 100% of its RoCE to priority 3: fixed"]),
+            fixed("dscp_moved", None, &["RoCE data moved from DSCP 0 to 26 on 3 QPs (priority 0 → 3): fixed"]),
+            fixed("cnp_dscp_moved", None, &["CNPs now arrive with DSCP 48 (were 0): fixed"]),
+            fixed("ack_dscp_moved", None, &["ACK/NAKs moved from DSCP 0 to 26: fixed"]),
+            fixed("priority_one_side", Some(0), &["priority 0 carries RoCE or pauses only before"]),
+            fixed("priority_one_side", Some(3), &["priority 3 carries RoCE or pauses only after"]),
+            fixed("priority_one_side", Some(6), &["priority 6 carries RoCE or pauses only after"]),
+        ],
+        "runs": [
+            { "about": "without the expectations the moves are faults: the gate fails", "args": [], "exit": 5 },
             { "about": "the same capture on both sides: no change", "args": ["SAME"], "exit": 0 },
         ],
     })

@@ -25,9 +25,17 @@ pub fn render(d: &Document<'_>) -> String {
         c.counts.warning,
         c.counts.info,
         d.gate.fail_on,
-        if d.gate.failed { "FAILED" } else { "passed" }
+        if d.gate.nothing_to_compare {
+            "NOTHING TO COMPARE"
+        } else if d.gate.failed {
+            "FAILED"
+        } else {
+            "passed"
+        }
     );
-    if c.verdicts.is_empty() {
+    if c.nothing_to_compare {
+        let _ = writeln!(o, "  neither side holds any RoCE: nothing was compared (status 6, never a pass)");
+    } else if c.verdicts.is_empty() {
         let _ = writeln!(o, "  no change beyond noise and thresholds");
     }
     for v in &c.verdicts {
@@ -44,6 +52,7 @@ pub fn render(d: &Document<'_>) -> String {
         };
         wrap(&mut o, &format!("{sev} {}{at}", v.title), 9);
     }
+    capture_rows(&mut o, &c.rows);
     for p in &c.points {
         point(&mut o, p);
     }
@@ -328,5 +337,26 @@ fn nccl(o: &mut String, c: &rocescope_analyzer::compare::Comparison) {
         if let Some(w) = &n.would_match {
             wrap(o, &format!("      would match after: {}={}", n.name, escape(w)), 6);
         }
+    }
+}
+
+/// The capture-wide rows (RoCE version, address family), when either side has some.
+fn capture_rows(o: &mut String, rows: &[Row]) {
+    let shown: Vec<&Row> =
+        rows.iter().filter(|r| r.before.unwrap_or(0.0) + r.after.unwrap_or(0.0) > 0.0).collect();
+    if shown.is_empty() {
+        return;
+    }
+    let _ = writeln!(o, "\nROCE VERSION AND ADDRESS FAMILY");
+    for r in shown {
+        let what =
+            if r.metric == "roce_v1_share" { "RoCEv1 share of RoCE" } else { "IPv6 share of flows' packets" };
+        let pct = |v: Option<f64>| v.map_or("-".to_string(), |x| format!("{:.1}%", x * 100.0));
+        let noise = match r.beyond_noise {
+            Some(true) => "beyond noise",
+            Some(false) => "within noise",
+            None => "",
+        };
+        let _ = writeln!(o, "  {what:<30} {:>8} → {:<8} {noise}", pct(r.before), pct(r.after));
     }
 }

@@ -77,6 +77,9 @@ pub struct SummaryFacts {
     pub packets: u64,
     /// RoCE frames.
     pub roce: u64,
+    /// Of those, RoCEv1 (EtherType 0x8915) frames.
+    #[serde(default)]
+    pub roce_v1: u64,
     /// First frame time.
     pub start_ns: Option<i64>,
     /// Last frame time.
@@ -298,13 +301,16 @@ pub struct ConnectionFacts {
     pub point: u16,
 }
 
-/// `findings[]`: kind and severity only.
+/// `findings[]`: kind, severity and title.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
 pub struct FindingFacts {
     /// `critical`, `warning` or `info`.
     pub severity: String,
     /// The finding's kind.
     pub kind: String,
+    /// Its title (a finding verdict quotes the worst one of its kind).
+    #[serde(default)]
+    pub title: String,
     /// Findings it stands for when folded.
     #[serde(default)]
     pub folded: Option<u64>,

@@ -20,7 +20,10 @@
 //! assert!(c.verdicts.is_empty() && c.unmatched.is_empty());
 //! ```
 
+mod classes;
+pub mod direction;
 mod facts;
+mod findings;
 pub mod nccl;
 pub mod noise;
 mod profile;
@@ -146,6 +149,9 @@ pub struct Verdict {
     pub rests_on: Vec<&'static str>,
     /// How much it weighs (packets or QPs concerned), for the order among equals.
     pub weight: u64,
+    /// The report finding kind a `finding_rose` verdict is about.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub finding: Option<String>,
 }
 
 /// A capture point, or a priority at one, found on one side only.
@@ -240,6 +246,11 @@ pub struct Comparison {
     pub counts: VerdictCounts,
     /// Rows whose change is beyond noise.
     pub changes_beyond_noise: u64,
+    /// Capture-wide rows: `roce_v1_share`, `ipv6_share`.
+    pub rows: Vec<Row>,
+    /// Neither side holds any RoCE: nothing was compared, and the gate says so with its own
+    /// status (never a pass).
+    pub nothing_to_compare: bool,
     /// The reports' findings per kind, where either side has some (empty when a side cannot
     /// say: a Parquet directory).
     pub findings: Vec<FindingCount>,
@@ -281,8 +292,20 @@ fn pair_points<'a>(
 }
 
 impl Comparison {
-    /// Compare `before` with `after` under `limits`.
+    /// Compare `before` with `after` under `limits`, with no expectation.
     pub fn new(before: &Profile, after: &Profile, limits: &Limits) -> Comparison {
+        Self::expecting(before, after, limits, &crate::audit::AuditConfig::default())
+    }
+
+    /// Compare `before` with `after` under `limits`, judging the direction of mark and
+    /// class changes against `expect` (`--expect-*`, `--lossless`, `--baseline`): toward
+    /// it is a fix (INFO), away from it at least a WARNING.
+    pub fn expecting(
+        before: &Profile,
+        after: &Profile,
+        limits: &Limits,
+        expect: &crate::audit::AuditConfig,
+    ) -> Comparison {
         let (pairs, mut unmatched) = pair_points(before, after);
         let mut points = Vec::new();
         for (b, a) in &pairs {
@@ -336,11 +359,16 @@ impl Comparison {
         }
         let mut verdicts = Vec::new();
         for ((b, a), pc) in pairs.iter().zip(&points) {
-            verdicts::point_verdicts(b, a, pc, (before, after), limits, &mut verdicts);
+            verdicts::point_verdicts(b, a, pc, (before, after), limits, expect, &mut verdicts);
+            classes::class_verdicts(b, a, expect, &mut verdicts);
         }
         verdicts::side_verdicts(before, after, &unmatched, &mut verdicts);
+        let rows = rows::capture_rows(before, after);
+        classes::version_verdicts(before, after, &rows, &mut verdicts);
         let nccl = nccl::changes(before, after);
         nccl::verdicts(before, after, &nccl, &mut verdicts);
+        // Last: the specific verdicts above win over the generic one for their kinds.
+        findings::finding_verdicts(before, after, &mut verdicts);
         verdicts::order(&mut verdicts);
         let mut counts = VerdictCounts::default();
         for v in &verdicts {
@@ -353,8 +381,10 @@ impl Comparison {
         let changes_beyond_noise = points
             .iter()
             .flat_map(|p| p.rows.iter().chain(p.priorities.iter().flat_map(|x| &x.rows)))
+            .chain(&rows)
             .filter(|r| r.beyond_noise == Some(true))
             .count() as u64;
+        let nothing_to_compare = before.roce == 0 && after.roce == 0;
         let findings = match (&before.findings, &after.findings) {
             (Some(fb), Some(fa)) => {
                 let mut kinds: Vec<&String> = fb.keys().chain(fa.keys()).collect();
@@ -377,6 +407,8 @@ impl Comparison {
             verdicts,
             counts,
             changes_beyond_noise,
+            rows,
+            nothing_to_compare,
             findings,
             nccl,
             limits: *limits,

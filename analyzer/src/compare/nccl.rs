@@ -77,6 +77,7 @@ pub fn verdicts(before: &Profile, after: &Profile, changes: &[NcclChange], out: 
         priority: None,
         rests_on: vec!["nccl"],
         weight: 0,
+        finding: None,
     };
     match (before.nccl.is_some(), after.nccl.is_some()) {
         (true, false) | (false, true) => {

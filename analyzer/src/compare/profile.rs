@@ -5,6 +5,7 @@
 //! ([`crate::compare::ReportFacts`]).
 
 use super::facts::{FlowFacts, LatencyStat, ReportFacts, TimelinePoint};
+use crate::report::Severity;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -23,6 +24,16 @@ pub struct Profile {
     /// Findings of the report per kind (folded ones counted as the findings they stand for);
     /// `None` when the side does not say (a Parquet directory holds no findings).
     pub findings: Option<BTreeMap<String, u64>>,
+    /// Per finding kind, its worst severity and the title of its first finding of that
+    /// severity (findings come worst first): what a finding verdict rests on.
+    pub findings_worst: BTreeMap<String, (Severity, String)>,
+    /// RoCE packets (`summary.roce`): the traffic finding counts are normalised by.
+    pub roce: u64,
+    /// Of those, RoCEv1 (EtherType 0x8915).
+    pub roce_v1: u64,
+    /// Packets of flows named by IPv4 addresses, and by IPv6 addresses (RoCEv1 flows are
+    /// named by their GIDs, IPv6-shaped).
+    pub family_packets: [u64; 2],
     /// The NCCL settings checked against this side, when they were (`--nccl-env`).
     pub nccl: Option<Vec<super::facts::NcclVarFacts>>,
 }
@@ -228,9 +239,23 @@ impl Profile {
     /// The profile of a report's facts.
     pub fn from_facts(r: &ReportFacts) -> Profile {
         let mut findings = BTreeMap::new();
+        let mut findings_worst: BTreeMap<String, (Severity, String)> = BTreeMap::new();
         for f in &r.findings {
             let n = findings.entry(f.kind.clone()).or_insert(0u64);
             *n = n.saturating_add(f.folded.unwrap_or(1));
+            let sev = severity(&f.severity);
+            match findings_worst.get_mut(&f.kind) {
+                Some(w) if w.0 <= sev => {}
+                Some(w) => *w = (sev, f.title.clone()),
+                None => {
+                    findings_worst.insert(f.kind.clone(), (sev, f.title.clone()));
+                }
+            }
+        }
+        let mut family_packets = [0u64; 2];
+        for f in &r.flows {
+            let i = usize::from(f.src.contains(':'));
+            family_packets[i] = family_packets[i].saturating_add(f.packets);
         }
         let points = r.points.iter().enumerate().map(|(i, p)| point_profile(r, i, p)).collect();
         Profile {
@@ -239,6 +264,10 @@ impl Profile {
             capture_share: r.summary.capture_quality.as_ref().map(|q| q.share),
             partial: r.interrupted || !r.input_errors.is_empty(),
             findings: Some(findings),
+            findings_worst,
+            roce: r.summary.roce,
+            roce_v1: r.summary.roce_v1,
+            family_packets,
             nccl: r.nccl.as_ref().map(|n| n.variables.clone()),
         }
     }
@@ -253,6 +282,15 @@ impl PointProfile {
     /// The priority `p`'s profile.
     pub fn priority(&self, p: u8) -> Option<&PriorityProfile> {
         self.priorities.iter().find(|x| x.priority == p)
+    }
+}
+
+/// A finding's severity from its document's word (an unknown word: INFO, the mildest).
+fn severity(word: &str) -> Severity {
+    match word {
+        "critical" => Severity::Critical,
+        "warning" => Severity::Warning,
+        _ => Severity::Info,
     }
 }
 

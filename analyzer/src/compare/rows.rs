@@ -164,3 +164,22 @@ pub fn point_rows(b: &PointProfile, a: &PointProfile) -> Vec<Row> {
         Row::exact("pmtu", mtu(b), mtu(a)),
     ]
 }
+
+/// The capture-wide rows: the share of RoCE that is RoCEv1 (`roce_v1_share`, of
+/// `summary.roce`) and the share of the flows' packets named by IPv6 addresses
+/// (`ipv6_share`), each with its Wilson interval.
+pub fn capture_rows(b: &super::profile::Profile, a: &super::profile::Profile) -> Vec<Row> {
+    type Measure = fn(&super::profile::Profile) -> (u64, u64);
+    let rows: [(&'static str, Measure); 2] = [
+        ("roce_v1_share", |p| (p.roce_v1, p.roce)),
+        ("ipv6_share", |p| (p.family_packets[1], p.family_packets[0].saturating_add(p.family_packets[1]))),
+    ];
+    rows.iter()
+        .map(|(metric, m)| {
+            let ((kb, nb), (ka, na)) = (m(b), m(a));
+            let (vb, ib) = share(kb, nb, 1.0);
+            let (va, ia) = share(ka, na, 1.0);
+            Row::with_intervals(metric, "wilson", vb, va, ib, ia)
+        })
+        .collect()
+}

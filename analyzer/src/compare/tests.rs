@@ -42,6 +42,7 @@ fn qp(n: u32, p: u8, dscp: u8, loss: u64) -> QpFact {
 
 fn profile(p: PriorityProfile) -> Profile {
     let data = marks(26, None, p.data_packets);
+    let roce = p.packets;
     Profile {
         points: vec![PointProfile {
             name: "a.pcap".into(),
@@ -58,6 +59,9 @@ fn profile(p: PriorityProfile) -> Profile {
         partial: false,
         findings: Some(Default::default()),
         nccl: None,
+        roce,
+        family_packets: [roce, 0],
+        ..Default::default()
     }
 }
 
@@ -248,12 +252,13 @@ fn weak_evidence_makes_no_critical_and_no_gate_failure() {
     let c = Comparison::new(&profile(b), &profile(a), &Limits::default());
     let loss: Vec<_> = c.verdicts.iter().filter(|v| v.kind == "loss_rose").collect();
     assert!(loss.iter().all(|v| v.severity == Severity::Warning), "{:?}", titles(&c));
-    // Every RoCE packet gone after the change.
+    // Every RoCE packet gone after the change: CRITICAL (issue 38: a WARNING let
+    // `--fail-on critical` pass it).
     let mut empty = profile(base.clone());
     empty.points[0].priorities.clear();
     let c = Comparison::new(&profile(base.clone()), &empty, &Limits::default());
-    assert!(titles(&c).iter().any(|t| t.starts_with("Warning roce_stopped")), "{:?}", titles(&c));
-    assert!(c.fails(Some(Severity::Warning)));
+    assert!(titles(&c).iter().any(|t| t.starts_with("Critical roce_stopped")), "{:?}", titles(&c));
+    assert!(c.fails(Some(Severity::Critical)));
     // Paused time from none to 3% with one bin a side: no interval, no verdict.
     let mut b = base.clone();
     b.pause_bins = vec![0.0];
@@ -290,4 +295,98 @@ fn nccl_values_that_differ_between_sides_are_not_a_wire_change() {
         titles(&c)
     );
     assert_eq!(c.nccl.first().and_then(|n| n.before_value.clone()), Some(Some("104".to_string())));
+}
+
+/// A profile whose report found `n` findings of `kind`, the worst of severity `sev`.
+fn with_findings(mut p: Profile, kind: &str, n: u64, sev: Severity) -> Profile {
+    p.findings.get_or_insert_with(Default::default).insert(kind.into(), n);
+    p.findings_worst.insert(kind.into(), (sev, format!("{n} things")));
+    p
+}
+
+#[test]
+fn a_finding_kind_appearing_or_growing_is_a_verdict_unless_a_specific_one_says_it() {
+    let before = profile(prio(3, 100_000));
+    let after = with_findings(before.clone(), "icrc_bad", 3, Severity::Critical);
+    let c = Comparison::new(&before, &after, &Limits::default());
+    let v = &c.verdicts[0];
+    assert_eq!(
+        (v.severity, v.kind, v.finding.as_deref()),
+        (Severity::Critical, "finding_rose", Some("icrc_bad"))
+    );
+    assert!(v.title.contains("icrc_bad findings appeared: 3 after, none before"), "{}", v.title);
+    // An INFO finding appearing once is within noise; growing 2 → 40 is not.
+    let after = with_findings(before.clone(), "out_of_order", 1, Severity::Info);
+    assert!(Comparison::new(&before, &after, &Limits::default()).verdicts.is_empty());
+    let b2 = with_findings(before.clone(), "out_of_order", 2, Severity::Info);
+    let a2 = with_findings(before.clone(), "out_of_order", 40, Severity::Info);
+    let c = Comparison::new(&b2, &a2, &Limits::default());
+    assert_eq!(titles(&c), ["Info finding_rose: out_of_order findings rose: 2 → 40 (worst INFO: 40 things)"]);
+    // As many per packet in a capture twice as long: no rise.
+    let mut a3 = with_findings(before.clone(), "out_of_order", 80, Severity::Info);
+    let mut b3 = with_findings(before.clone(), "out_of_order", 40, Severity::Info);
+    b3.roce = 100_000;
+    a3.roce = 200_000;
+    assert!(Comparison::new(&b3, &a3, &Limits::default()).verdicts.is_empty());
+    // The same counts on both sides: nothing.
+    assert!(Comparison::new(&a2, &a2, &Limits::default()).verdicts.is_empty());
+}
+
+#[test]
+fn the_specific_verdict_wins_over_the_finding_one() {
+    let mut before = profile(prio(3, 100_000));
+    before.points[0].priorities[0].data_packets = 100_000;
+    let mut after = before.clone();
+    after.points[0].priorities[0].network_loss = 100;
+    after.points[0].qp[0].network_loss = 100;
+    let after = with_findings(after, "network_loss", 1, Severity::Critical);
+    let c = Comparison::new(&before, &after, &Limits::default());
+    let kinds: Vec<&str> = c.verdicts.iter().map(|v| v.kind).collect();
+    assert!(kinds.contains(&"loss_rose") && !kinds.contains(&"finding_rose"), "{:?}", titles(&c));
+}
+
+/// `before` with its QPs (one host pair) on priority `p` and DSCP `dscp`.
+fn on_class(p: u8, dscp: u8) -> Profile {
+    let mut x = profile(prio(p, 100_000));
+    x.points[0].qp = vec![qp(1, p, dscp, 0), qp(2, p, dscp, 0)];
+    x
+}
+
+#[test]
+fn a_priority_emptied_into_another_is_critical_and_a_fix_toward_the_expectation_is_info() {
+    let (bad, good) = (on_class(0, 0), on_class(3, 26));
+    let c = Comparison::new(&good, &bad, &Limits::default());
+    let v = c.verdicts.iter().find(|v| v.kind == "class_left").unwrap();
+    assert_eq!(v.severity, Severity::Critical);
+    assert_eq!(
+        v.title,
+        "priority 3 lost 100% of its RoCE; it now travels on priority 0, where it was not before"
+    );
+    let lossless = crate::audit::AuditConfig { lossless_priorities: Some(vec![3]), ..Default::default() };
+    let c = Comparison::expecting(&good, &bad, &Limits::default(), &lossless);
+    let v = c.verdicts.iter().find(|v| v.kind == "class_left").unwrap();
+    assert!(v.title.ends_with("priority 0, which is lossy"), "{}", v.title);
+    // The rollback: toward the lossless class, or the expected DSCP.
+    for expect in [lossless, crate::audit::AuditConfig { roce_dscp: Some(vec![26]), ..Default::default() }] {
+        let c = Comparison::expecting(&bad, &good, &Limits::default(), &expect);
+        let v = c.verdicts.iter().find(|v| v.kind == "class_left").unwrap();
+        assert_eq!(v.severity, Severity::Info, "{}", v.title);
+        assert!(v.title.contains(": fixed"), "{}", v.title);
+    }
+}
+
+#[test]
+fn rocev1_appearing_and_nothing_to_compare() {
+    let before = profile(prio(3, 100_000));
+    let mut after = before.clone();
+    after.roce_v1 = 500;
+    let c = Comparison::new(&before, &after, &Limits::default());
+    assert_eq!(c.verdicts[0].kind, "rocev1_appeared");
+    assert_eq!(c.verdicts[0].severity, Severity::Warning);
+    let row = c.rows.iter().find(|r| r.metric == "roce_v1_share").unwrap();
+    assert_eq!((row.before, row.beyond_noise), (Some(0.0), Some(true)));
+    assert!(!c.nothing_to_compare);
+    let none = Profile { findings: Some(Default::default()), ..Default::default() };
+    let c = Comparison::new(&none, &none, &Limits::default());
+    assert!(c.nothing_to_compare && c.verdicts.is_empty());
 }

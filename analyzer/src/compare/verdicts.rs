@@ -2,15 +2,20 @@
 //! capture point compared and says what changed, only where the change is beyond noise and
 //! past its threshold ([`super::Limits`]).
 
+use super::direction::Direction;
 use super::profile::{ClassMarks, PointProfile, Profile};
 use super::{Limits, PointComparison, Row, Unmatched, Verdict};
+use crate::audit::AuditConfig;
 use crate::report::Severity;
 
 /// The rules in the order they are listed among verdicts of one severity.
 const ORDER: &[&str] = &[
     // Causes before their effects: a class turned off or left comes before the loss it brings.
+    "roce_stopped",
+    "class_left",
     "ecn_stopped",
     "dscp_moved",
+    "rocev1_appeared",
     "ecn_capable_stopped",
     "pcp_moved",
     "loss_rose",
@@ -31,6 +36,7 @@ const ORDER: &[&str] = &[
     "latency_fell",
     "side_sampled",
     "side_capture_quality",
+    "finding_rose",
 ];
 
 /// Worst first; among equals, by rule, then by weight.
@@ -142,6 +148,7 @@ impl Ctx<'_> {
             priority: prio,
             rests_on,
             weight,
+            finding: None,
         });
     }
 }
@@ -153,17 +160,19 @@ pub fn point_verdicts(
     pc: &PointComparison,
     sides: (&Profile, &Profile),
     limits: &Limits,
+    expect: &AuditConfig,
     out: &mut Vec<Verdict>,
 ) {
     let (before, after) = sides;
     let mut cx = Ctx { point: &a.name, out };
     let judge_loss = !before.sampled && !after.sampled;
     // The RoCE stopped at this point: whatever else moved, the change silenced it (its
-    // priorities are each "only before", which alone would be INFO).
+    // priorities are each "only before", which alone would be INFO). CRITICAL: whatever the
+    // cause (a link, a job, a filter), nothing the change let through can be judged.
     let roce = |p: &PointProfile| p.priorities.iter().map(|x| x.packets).sum::<u64>();
     if roce(b) > 0 && roce(a) == 0 {
         cx.say(
-            Severity::Warning,
+            Severity::Critical,
             "roce_stopped",
             format!("no RoCE after the change ({} RoCE packets before)", roce(b)),
             None,
@@ -327,7 +336,7 @@ pub fn point_verdicts(
             transport_verdicts(&mut cx, p.priority, &rows, a, counts, limits);
         }
     }
-    marks_verdicts(&mut cx, b, a, limits);
+    marks_verdicts(&mut cx, b, a, limits, expect);
     // Path MTU and QPs.
     if b.pmtu > 0 && a.pmtu > 0 && b.pmtu != a.pmtu {
         let (sev, word) =
@@ -478,7 +487,13 @@ fn sets(m: &ClassMarks, pcp: bool) -> Vec<(Vec<u8>, u64)> {
 }
 
 /// DSCP, PCP and ECN-capability changes of data, ACK/NAKs and CNPs.
-fn marks_verdicts(cx: &mut Ctx<'_>, b: &PointProfile, a: &PointProfile, limits: &Limits) {
+fn marks_verdicts(
+    cx: &mut Ctx<'_>,
+    b: &PointProfile,
+    a: &PointProfile,
+    limits: &Limits,
+    expect: &AuditConfig,
+) {
     let m = limits.mark_share;
     // Data DSCP.
     if let Some(Moved { gone, new, exact }) = moved(&b.marks.data, &a.marks.data, m, false) {
@@ -524,7 +539,11 @@ fn marks_verdicts(cx: &mut Ctx<'_>, b: &PointProfile, a: &PointProfile, limits: 
             title.push_str(&format!(" (priority {} → {})", values(&prios_before), values(&prios_after)));
             Severity::Critical
         };
-        cx.say(sev, "dscp_moved", title, None, vec!["data.dscp"], n as u64);
+        let expected = expect.roce_dscp.as_deref();
+        let dir = Direction::of(&from, &new, expected);
+        let dir = if exact { dir } else { dir.weak() };
+        title.push_str(&dir.words("DSCP", expected.unwrap_or_default()));
+        cx.say(dir.severity(sev), "dscp_moved", title, None, vec!["data.dscp"], n as u64);
     }
     // Data PCP.
     if let Some(Moved { gone, new, exact }) = moved(&b.marks.data, &a.marks.data, m, true) {
@@ -549,7 +568,11 @@ fn marks_verdicts(cx: &mut Ctx<'_>, b: &PointProfile, a: &PointProfile, limits: 
         };
         let (sev, title) =
             if exact { (Severity::Warning, title) } else { (Severity::Info, format!("{title} ({MIXED})")) };
-        cx.say(sev, "pcp_moved", title, None, vec!["data.pcp"], n as u64);
+        let expected: Option<Vec<u8>> = expect.roce_pcp.map(|p| vec![p]);
+        let dir = Direction::of(&gone, &new, expected.as_deref());
+        let dir = if exact { dir } else { dir.weak() };
+        let title = format!("{title}{}", dir.words("PCP", expected.as_deref().unwrap_or_default()));
+        cx.say(dir.severity(sev), "pcp_moved", title, None, vec!["data.pcp"], n as u64);
     }
     // CNP and ACK DSCP.
     if let Some(Moved { gone, new, exact }) = moved(&b.marks.cnp, &a.marks.cnp, m, false) {
@@ -559,7 +582,11 @@ fn marks_verdicts(cx: &mut Ctx<'_>, b: &PointProfile, a: &PointProfile, limits: 
         } else {
             (Severity::Info, format!("CNPs may now arrive with DSCP {}{was} ({MIXED})", values(&new)))
         };
-        cx.say(sev, "cnp_dscp_moved", title, None, vec!["cnp.dscp"], a.marks.cnp.packets);
+        let expected = expect.cnp_dscp.as_deref();
+        let dir = Direction::of(&gone, &new, expected);
+        let dir = if exact { dir } else { dir.weak() };
+        let title = format!("{title}{}", dir.words("DSCP", expected.unwrap_or_default()));
+        cx.say(dir.severity(sev), "cnp_dscp_moved", title, None, vec!["cnp.dscp"], a.marks.cnp.packets);
     }
     if let Some(Moved { gone, new, exact }) = moved(&b.marks.ack, &a.marks.ack, m, false) {
         let title = if gone.is_empty() {
@@ -569,7 +596,12 @@ fn marks_verdicts(cx: &mut Ctx<'_>, b: &PointProfile, a: &PointProfile, limits: 
         };
         let (sev, title) =
             if exact { (Severity::Warning, title) } else { (Severity::Info, format!("{title} ({MIXED})")) };
-        cx.say(sev, "ack_dscp_moved", title, None, vec!["ack.dscp"], a.marks.ack.packets);
+        // ACK/NAKs are held to the data's DSCP until --expect-ack-dscp gives them their own.
+        let expected = expect.ack_dscp.as_deref().or(expect.roce_dscp.as_deref());
+        let dir = Direction::of(&gone, &new, expected);
+        let dir = if exact { dir } else { dir.weak() };
+        let title = format!("{title}{}", dir.words("DSCP", expected.unwrap_or_default()));
+        cx.say(dir.severity(sev), "ack_dscp_moved", title, None, vec!["ack.dscp"], a.marks.ack.packets);
     }
     // ECN capability of data.
     let not_ect = |c: &ClassMarks| {
@@ -645,6 +677,7 @@ pub fn side_verdicts(before: &Profile, after: &Profile, unmatched: &[Unmatched],
                 priority: None,
                 rests_on: Vec::new(),
                 weight: 0,
+                finding: None,
             });
         }
         // Sampling on one side only: what the other side's figures are compared with.
@@ -659,6 +692,7 @@ pub fn side_verdicts(before: &Profile, after: &Profile, unmatched: &[Unmatched],
                 priority: None,
                 rests_on: Vec::new(),
                 weight: 0,
+                finding: None,
             });
         }
     }
@@ -679,6 +713,7 @@ pub fn side_verdicts(before: &Profile, after: &Profile, unmatched: &[Unmatched],
                 priority: None,
                 rests_on: Vec::new(),
                 weight: 0,
+                finding: None,
             });
         }
     }
@@ -707,6 +742,7 @@ pub fn side_verdicts(before: &Profile, after: &Profile, unmatched: &[Unmatched],
             priority: u.priority,
             rests_on: Vec::new(),
             weight: u.packets,
+            finding: None,
         });
     }
 }
