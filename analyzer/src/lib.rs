@@ -1246,16 +1246,11 @@ mod tests {
         assert_eq!((r.summary.flows_evicted, r.flows.len()), (55, 45));
     }
 
-    #[test]
-    fn only_pauses_under_way_are_walked_per_frame() {
-        use rocescope_decoder::build::{pfc_frame, ExtRepr, IbRepr, IcrcMode, IpRepr, RoceV2Frame};
-        use rocescope_decoder::mac_control::Pfc;
+    /// An RC SEND Only from 10.0.0.1 to QP 0x12 of 10.0.0.2 (DSCP 26, ECT(0)) with PSN
+    /// `psn` and `payload` bytes.
+    fn send_only_frame(psn: u32, payload: usize) -> Vec<u8> {
+        use rocescope_decoder::build::{ExtRepr, IbRepr, IcrcMode, IpRepr, RoceV2Frame};
         use rocescope_decoder::BthRepr;
-        let mut a = Analyzer::new(Config::default());
-        let push = |a: &mut Analyzer, n: u64, ts: i64, data: &[u8]| {
-            let p = decode(LinkType::ETHERNET, data, &DecodeOptions::default());
-            a.push(&FrameMeta { number: n, ts_ns: ts, len: data.len() as u32, link_bps: None, point: 0 }, &p);
-        };
         let ip = IpRepr::V4 {
             src: [10, 0, 0, 1].into(),
             dst: [10, 0, 0, 2].into(),
@@ -1264,10 +1259,21 @@ mod tests {
             ttl: 64,
             id: 0,
         };
-        let bth = BthRepr { opcode: Opcode::RC_SEND_ONLY, dest_qp: 0x12, ..Default::default() };
-        let ib = IbRepr { bth, ext: ExtRepr::default(), payload: vec![0; 16], icrc: IcrcMode::Correct };
-        let data =
-            RoceV2Frame::new([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2], ip, ib).build(OpcodeOptions::default());
+        let bth = BthRepr { opcode: Opcode::RC_SEND_ONLY, dest_qp: 0x12, psn, ..Default::default() };
+        let ib = IbRepr { bth, ext: ExtRepr::default(), payload: vec![0; payload], icrc: IcrcMode::Correct };
+        RoceV2Frame::new([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2], ip, ib).build(OpcodeOptions::default())
+    }
+
+    #[test]
+    fn only_pauses_under_way_are_walked_per_frame() {
+        use rocescope_decoder::build::pfc_frame;
+        use rocescope_decoder::mac_control::Pfc;
+        let mut a = Analyzer::new(Config::default());
+        let push = |a: &mut Analyzer, n: u64, ts: i64, data: &[u8]| {
+            let p = decode(LinkType::ETHERNET, data, &DecodeOptions::default());
+            a.push(&FrameMeta { number: n, ts_ns: ts, len: data.len() as u32, link_bps: None, point: 0 }, &p);
+        };
+        let data = send_only_frame(0, 16);
         // 500 hosts pause priority 3 for 1,000 quanta (5.12 us at 100G), one after the other.
         let pfc = Pfc { enable_vector: 1 << 3, quanta: [0, 0, 0, 1000, 0, 0, 0, 0], bad_dst: false };
         let mut ts = 1_000_000_000;
@@ -1330,24 +1336,11 @@ mod tests {
 
     #[test]
     fn resends_make_no_burst_and_extend_none() {
-        use rocescope_decoder::build::{ExtRepr, IbRepr, IcrcMode, IpRepr, RoceV2Frame};
-        use rocescope_decoder::BthRepr;
         let mut a = Analyzer::new(Config::default());
         let mut n = 0u64;
         let mut send = |a: &mut Analyzer, psn: u32, ts_ns: i64| {
             n += 1;
-            let ip = IpRepr::V4 {
-                src: [10, 0, 0, 1].into(),
-                dst: [10, 0, 0, 2].into(),
-                dscp: 26,
-                ecn: Ecn::Ect0,
-                ttl: 64,
-                id: 0,
-            };
-            let bth = BthRepr { opcode: Opcode::RC_SEND_ONLY, dest_qp: 0x12, psn, ..Default::default() };
-            let ib = IbRepr { bth, ext: ExtRepr::default(), payload: vec![0; 4096], icrc: IcrcMode::Correct };
-            let data = RoceV2Frame::new([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2], ip, ib)
-                .build(OpcodeOptions::default());
+            let data = send_only_frame(psn, 4096);
             let p = decode(LinkType::ETHERNET, &data, &DecodeOptions::default());
             a.push(&FrameMeta { number: n, ts_ns, len: data.len() as u32, link_bps: None, point: 0 }, &p);
         };

@@ -571,7 +571,9 @@ impl Analyzer {
         }
     }
 
-    /// Whether a switch clock's check is under way (frames are being held back).
+    /// Whether a switch clock's check is under way (frames are being held back): read by
+    /// the record path (`capture` feature).
+    #[cfg(feature = "capture")]
     pub(crate) fn mirror_checking(&self) -> bool {
         self.mirror.checking()
     }

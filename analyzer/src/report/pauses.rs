@@ -324,27 +324,25 @@ pub(super) fn pfc_without_ecn(
         // RoCE that is not ECN-capable cannot be marked: the switch is not to blame, the
         // senders' NICs are (ECN off at the reaction point, so DCQCN never slows them), and
         // PFC does all the flow control. Said as such, never as a switch that does not mark.
+        let head = format!(
+            "priority {prio}{} paused {:.0}% of the capture by {} ({}, {} in all) while its",
+            at_point(a, point),
+            share * 100.0,
+            r.src_mac,
+            plural(pauses, "pause", "pauses"),
+            ms(r.paused_ns.max(0) as u64),
+        );
         let title = if e.not_ect >= PFC_WITHOUT_ECN_MIN_ECT && e.not_ect > e.ect {
             format!(
-                "priority {prio}{} paused {:.0}% of the capture by {} ({}, {} in all) while its RoCE data is not ECN-capable ({}): no switch can mark it, so DCQCN never slows the senders and PFC does all the flow control; enable ECN for RoCE on the sending hosts' NICs (check with --expect-ecn)",
-                at_point(a, point),
-                share * 100.0,
-                r.src_mac,
-                plural(pauses, "pause", "pauses"),
-                ms(r.paused_ns.max(0) as u64),
+                "{head} RoCE data is not ECN-capable ({}): no switch can mark it, so DCQCN never slows the senders and PFC does all the flow control; enable ECN for RoCE on the sending hosts' NICs (check with --expect-ecn)",
                 plural(e.not_ect, "Not-ECT packet", "Not-ECT packets"),
             )
         } else if e.ect < PFC_WITHOUT_ECN_MIN_ECT || e.ect <= e.not_ect {
             continue;
         } else {
             format!(
-            "priority {prio}{} paused {:.0}% of the capture by {} ({}, {} in all) while its ECN-capable RoCE data ({}) carried no CE mark and drew no CNP: ECN is off on the switch for this priority, or its marking threshold sits above the PFC threshold, so pauses fire before ECN slows any sender (ECN should mark before PFC pauses)",
-            at_point(a, point),
-            share * 100.0,
-            r.src_mac,
-            plural(pauses, "pause", "pauses"),
-            ms(r.paused_ns.max(0) as u64),
-            plural(e.ect, "ECT packet", "ECT packets"),
+                "{head} ECN-capable RoCE data ({}) carried no CE mark and drew no CNP: ECN is off on the switch for this priority, or its marking threshold sits above the PFC threshold, so pauses fire before ECN slows any sender (ECN should mark before PFC pauses)",
+                plural(e.ect, "ECT packet", "ECT packets"),
             )
         };
         let evidence = r
