@@ -355,7 +355,7 @@ impl MacTraffic {
     /// that took part in at least [`STATION_SHARE`] of the point's RoCE frames (module docs),
     /// once it has seen [`STATION_MIN_FRAMES`]. Where two do (one conversation: either host
     /// could be the one on this link), the one its turnaround named
-    /// ([`MacTraffic::set_turnaround`]), if any; `None` when no MAC does, or two do and the
+    /// (`MacTraffic::set_turnaround`), if any; `None` when no MAC does, or two do and the
     /// turnaround could not tell them apart.
     pub fn station(&self, point: u16, pauser: [u8; 6]) -> Option<[u8; 6]> {
         let p = self.points.get(usize::from(point))?;

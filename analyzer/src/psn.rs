@@ -798,7 +798,7 @@ impl PsnTracker {
     /// The responder acknowledged everything up to `psn` (an ACK, or a READ response's
     /// AETH). With `check`, a PSN outside the outstanding window is returned as a
     /// violation: ahead of every request PSN sent (by more than the reordering window), or
-    /// behind the PSN already acknowledged by more than [`WINDOW`] (ACK PSNs only move
+    /// behind the PSN already acknowledged by more than `WINDOW` (512) (ACK PSNs only move
     /// forward: reference §1.10, IBTA Vol 1 9.7.5.1). Called on ACKs only (events).
     pub fn on_ack(&mut self, psn: u32, check: bool) -> Option<AckOutside> {
         if !self.started {
