@@ -159,8 +159,8 @@ fn odd_hosts(
     hosts: &HostMarks,
     checked: (bool, bool),
     out: &mut FindingSink,
-) -> Vec<(u16, IpAddr)> {
-    let mut named = Vec::new();
+) -> std::collections::BTreeSet<(u16, IpAddr)> {
+    let mut named = std::collections::BTreeSet::new();
     let points: std::collections::BTreeSet<u16> = hosts.keys().map(|k| k.0).collect();
     for point in points {
         let here: Vec<(&IpAddr, &(Marks, First))> = hosts
@@ -227,7 +227,7 @@ fn odd_hosts(
 fn end_findings(
     a: &Analyzer,
     marks: &[Option<Marks>],
-    odd: &[(u16, IpAddr)],
+    odd: &std::collections::BTreeSet<(u16, IpAddr)>,
     checked: (bool, bool),
     out: &mut FindingSink,
 ) {
