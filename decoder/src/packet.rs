@@ -580,9 +580,19 @@ fn ethernet_score(b: &[u8], at: usize) -> u8 {
         ethertype::IPV4 => next.is_some_and(|v| v >> 4 == 4 && v & 0x0F >= 5),
         ethertype::IPV6 => next.is_some_and(|v| v >> 4 == 6),
         t if ethertype::is_vlan(t) => plausible_ethertype(b, at + 4),
+        ethertype::MPLS | ethertype::MPLS_MC => mpls_stack_ends(b, at + 2),
         _ => false,
     };
     1 + u8::from(follows)
+}
+
+/// True when a label stack starting at `from` reaches its bottom-of-stack entry (the S bit,
+/// the low bit of each entry's third byte) within the 16 labels the decoder reads: what an
+/// MPLS EtherType announces. Without it, an Ethernet pseudowire carrying MPLS whose first
+/// label's bytes happen to read as an IPv6 EtherType four bytes on tied with the
+/// control-word reading, and went to it (a proptest case).
+fn mpls_stack_ends(b: &[u8], from: usize) -> bool {
+    (0..16).map_while(|k| b.get(from + 4 * k + 2)).any(|x| x & 1 == 1)
 }
 
 /// For an MPLS payload whose first nibble is 0: true when it reads better as an Ethernet

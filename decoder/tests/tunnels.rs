@@ -288,6 +288,36 @@ fn mpls_ethernet_pseudowire_with_and_without_control_word() {
     assert_eq!((control_word, payload), (None, MplsPayload::Ethernet));
 }
 
+/// A pseudowire without control word carrying MPLS, whose destination MAC begins with the
+/// nibble 0 (so a control word could be there) and whose first label's bytes read as the
+/// IPv6 EtherType where the control-word reading looks for one (a proptest case): the MPLS
+/// EtherType followed by a whole label stack is the better reading.
+#[test]
+fn a_pseudowire_carrying_mpls_is_not_taken_for_one_with_a_control_word() {
+    let data = hex::decode(
+        [
+            "020000000008 020000000007 8847",           // Ethernet: MPLS
+            "000101 00",                                // label 16, TC 0, S 1, TTL 0
+            "020000000008 020000000007 8847",           // the pseudowire's Ethernet (dst 02: nibble 0): MPLS
+            "68a686dd", // label 428648, TC 3, S 0, TTL 221: "86dd" at the CW reading's EtherType
+            "00010100", // label 16, TC 0, S 1, TTL 0
+            "4500002c0000400000117ac20000000000000000", // IPv4, UDP
+            "c00012b700180000", // UDP to 4791
+            "00000000ffff0000000000000000d72a78fe", // BTH (SEND First), ICRC
+        ]
+        .concat()
+        .replace(' ', ""),
+    )
+    .unwrap();
+    let p = dec(&data);
+    assert_eq!(p.error, None, "{:?}", p.error);
+    let outer = p.tunnels.outermost().unwrap();
+    let Encap::Mpls { control_word, payload, .. } = outer.encap else { panic!() };
+    assert_eq!((control_word, payload), (None, MplsPayload::Ethernet));
+    assert_eq!(p.tunnels.len(), 2);
+    assert!(p.roce.is_some());
+}
+
 fn outer() -> Outer {
     Outer {
         src_mac: [2, 0, 0, 0, 0, 1],
