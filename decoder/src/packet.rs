@@ -580,19 +580,27 @@ fn ethernet_score(b: &[u8], at: usize) -> u8 {
         ethertype::IPV4 => next.is_some_and(|v| v >> 4 == 4 && v & 0x0F >= 5),
         ethertype::IPV6 => next.is_some_and(|v| v >> 4 == 6),
         t if ethertype::is_vlan(t) => plausible_ethertype(b, at + 4),
-        ethertype::MPLS | ethertype::MPLS_MC => mpls_stack_ends(b, at + 2),
+        ethertype::MPLS | ethertype::MPLS_MC => mpls_carries_ip(b, at + 2),
         _ => false,
     };
     1 + u8::from(follows)
 }
 
 /// True when a label stack starting at `from` reaches its bottom-of-stack entry (the S bit,
-/// the low bit of each entry's third byte) within the 16 labels the decoder reads: what an
-/// MPLS EtherType announces. Without it, an Ethernet pseudowire carrying MPLS whose first
-/// label's bytes happen to read as an IPv6 EtherType four bytes on tied with the
-/// control-word reading, and went to it (a proptest case).
-fn mpls_stack_ends(b: &[u8], from: usize) -> bool {
-    (0..16).map_while(|k| b.get(from + 4 * k + 2)).any(|x| x & 1 == 1)
+/// the low bit of each entry's third byte) within the 16 labels the decoder reads, and an IP
+/// header follows it (version 4 with a header length of at least 5 words, or version 6):
+/// what an MPLS EtherType carrying IP announces. Without it an Ethernet pseudowire carrying
+/// MPLS, whose first label's bytes happened to read as an IPv6 EtherType four bytes on, tied
+/// with the control-word reading and went to it; a bare stack end is not enough either (an
+/// IPv6 flow label of 0x8847 four bytes on then tied the other way): proptest cases.
+fn mpls_carries_ip(b: &[u8], from: usize) -> bool {
+    let Some(k) = (0..16)
+        .take_while(|k| b.get(from + 4 * k + 2).is_some())
+        .find(|k| b.get(from + 4 * k + 2).is_some_and(|x| x & 1 == 1))
+    else {
+        return false;
+    };
+    b.get(from + 4 * (k + 1)).is_some_and(|&v| (v >> 4 == 4 && v & 0x0F >= 5) || v >> 4 == 6)
 }
 
 /// For an MPLS payload whose first nibble is 0: true when it reads better as an Ethernet
