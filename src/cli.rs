@@ -723,6 +723,10 @@ pub struct CompareArgs {
     /// Print one JSON document (schema in docs/compare-json.md).
     #[arg(long)]
     pub json: bool,
+    /// Also write the gate as a JUnit XML report to FILE (each verdict a test case, failing
+    /// when it fails the gate), for CI systems that show test reports.
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
     /// Print nothing: the exit status says whether the change passed the gate.
     #[arg(short = 'q', long, conflicts_with = "json")]
     pub quiet: bool,

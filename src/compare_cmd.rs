@@ -129,6 +129,10 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<ExitCode> {
         },
         comparison: &comparison,
     };
+    if let Some(path) = &args.junit {
+        let xml = crate::output::junit::render(&doc, level).context("writing the JUnit report")?;
+        std::fs::write(path, xml).with_context(|| format!("writing {}", text::path(path)))?;
+    }
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     let res = if args.quiet {

@@ -530,3 +530,47 @@ fn a_report_document_with_absurd_times_is_read_from_its_series() {
     assert!(matches!(o.status.code(), Some(0 | 5)), "{}", err(&o));
     assert!(!err(&o).contains("memory allocation"), "{}", err(&o));
 }
+
+/// `--junit FILE`: each verdict a test case, failing exactly when it fails the gate, for CI
+/// systems that show test reports; a clean comparison one passing case, and "nothing to
+/// compare" an error, never a silent pass.
+#[test]
+fn the_gate_as_a_junit_report() {
+    let tmp = std::env::temp_dir().join(format!("rocescope-junit-{}", std::process::id()));
+    std::fs::create_dir_all(&tmp).unwrap();
+    let xml_of = |before: &str, after: &str, extra: &[&str], code: i32| -> String {
+        let file = tmp.join(format!("{before}-{after}.xml"));
+        let (b, a) = (path(before), path(after));
+        let mut args = vec!["compare", b.as_str(), a.as_str(), "--json", "--junit", file.to_str().unwrap()];
+        args.extend_from_slice(extra);
+        let o = run(&args);
+        assert_eq!(o.status.code(), Some(code), "{}", err(&o));
+        let doc = common::compare_json(&o.stdout);
+        let xml = std::fs::read_to_string(&file).unwrap();
+        // One test case per verdict (or one for a clean or empty comparison).
+        let n = doc["verdicts"].as_array().unwrap().len().max(1);
+        assert_eq!(xml.matches("<testcase ").count(), n, "{xml}");
+        xml
+    };
+    // ECN off: the CRITICAL and the WARNING fail the default gate, the INFO passes.
+    let x = xml_of("ecn-off-before.pcap", "ecn-off-after.pcap", &[], 5);
+    assert!(x.starts_with("<?xml"), "{x}");
+    assert_eq!(x.matches("<failure ").count(), 2, "{x}");
+    assert!(x.contains(r#"<testcase name="ecn_stopped at ecn-off-after.pcap priority 3""#), "{x}");
+    assert!(x.contains("<system-out>INFO: priority 6 carries RoCE or pauses only before"), "{x}");
+    // Under --fail-on critical only the CRITICAL fails.
+    let x = xml_of("ecn-off-before.pcap", "ecn-off-after.pcap", &["--fail-on", "critical"], 5);
+    assert_eq!(x.matches("<failure ").count(), 1, "{x}");
+    // A capture against itself: one passing case.
+    let x = xml_of("ecn-off-before.pcap", "ecn-off-before.pcap", &[], 0);
+    assert!(x.contains(r#"<testcase name="no change beyond noise""#) && !x.contains("<failure"), "{x}");
+    // No RoCE on either side: an error, as the exit status 6 says.
+    let x = xml_of("no-roce-before.pcap", "no-roce-after.pcap", &[], 6);
+    assert!(x.contains(r#"<testcase name="nothing_to_compare""#) && x.contains("<error "), "{x}");
+    // A file that cannot be written is an error naming it (status 1).
+    let (b, a) = (path("ecn-off-before.pcap"), path("ecn-off-after.pcap"));
+    let o = run(&["compare", b.as_str(), a.as_str(), "-q", "--junit", "/nonexistent-dir/x.xml"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(err(&o).contains("/nonexistent-dir/x.xml"), "{}", err(&o));
+    let _ = std::fs::remove_dir_all(&tmp);
+}

@@ -7,6 +7,7 @@ pub mod compare_text;
 pub mod ecmp_text;
 pub mod fields;
 pub mod json;
+pub mod junit;
 pub mod report_text;
 pub mod sflow;
 pub mod summary;
