@@ -189,8 +189,14 @@ fn report_json_and_parquet_sides_give_the_captures_answer() {
     let tmp = tempfile::tempdir().unwrap();
     for (name, want) in pairs() {
         let mut sides = Vec::new();
+        // Each side's report made with the pair's options (its expectations): like with like.
+        let (pair, _) = pair_args(&want);
         for f in [want["before"].as_str().unwrap(), want["after"].as_str().unwrap()] {
-            let o = run(&["report", "--json", "-r", &path(f)]);
+            let mut report = vec!["report", "--json", "-r"];
+            let file = path(f);
+            report.push(&file);
+            report.extend(pair.iter().map(String::as_str));
+            let o = run(&report);
             assert!(matches!(o.status.code(), Some(0 | 3)), "{}", err(&o));
             let json = tmp.path().join(format!("{f}.json"));
             std::fs::write(&json, &o.stdout).unwrap();
@@ -224,7 +230,7 @@ fn report_json_and_parquet_sides_give_the_captures_answer() {
         // A capture, its report and its tables against each other: no change (nothing to
         // compare without RoCE).
         for (x, y) in [(&b.0, &b.1), (&b.0, &b.2), (&b.1, &b.2)] {
-            let (doc, c) = compare(&[x, y], &[]);
+            let (doc, c) = compare(&[x, y], &args);
             let want = if doc["nothing_to_compare"] == true { 6 } else { 0 };
             assert_eq!(c, Some(want), "{name}: {x} {y}: {doc:#}");
             assert!(doc["verdicts"].as_array().unwrap().is_empty(), "{name}: {x} {y}");
@@ -572,5 +578,47 @@ fn the_gate_as_a_junit_report() {
     let o = run(&["compare", b.as_str(), a.as_str(), "-q", "--junit", "/nonexistent-dir/x.xml"]);
     assert_eq!(o.status.code(), Some(1));
     assert!(err(&o).contains("/nonexistent-dir/x.xml"), "{}", err(&o));
+    let _ = std::fs::remove_dir_all(&tmp);
+}
+
+/// Like with like: report documents made with different options (here `--bin` and an
+/// expectation) get a WARNING naming each option and its two values; the same options, or a
+/// capture analysed with the command's own, none.
+#[test]
+fn sides_made_with_different_options_are_a_warning() {
+    let tmp = std::env::temp_dir().join(format!("rocescope-options-{}", std::process::id()));
+    std::fs::create_dir_all(&tmp).unwrap();
+    let doc = |name: &str, extra: &[&str]| -> String {
+        let file = tmp.join(name);
+        let pcap = path("ecn-off-before.pcap");
+        let mut args = vec!["report", "--json", "-r", pcap.as_str(), "--fail-on", "never"];
+        args.extend_from_slice(extra);
+        let o = run(&args);
+        assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+        std::fs::write(&file, &o.stdout).unwrap();
+        file.to_str().unwrap().to_string()
+    };
+    let (plain, fine, expect) = (
+        doc("plain.json", &[]),
+        doc("fine.json", &["--bin", "1ms"]),
+        doc("expect.json", &["--expect-dscp", "26"]),
+    );
+    let kinds = |v: &Value| -> Vec<(String, String)> {
+        verdicts(v).into_iter().filter(|x| x.1 == "options_differ").map(|x| (x.0, x.3)).collect()
+    };
+    let (v, code) = compare(&[fine.as_str(), plain.as_str()], &[]);
+    let k = kinds(&v);
+    assert_eq!(code, Some(5));
+    assert_eq!(k.len(), 1, "{:#}", v["verdicts"]);
+    assert_eq!(k[0].0, "warning");
+    assert!(k[0].1.contains("timeline.base_ns (--bin) 1000000 → 10000000"), "{}", k[0].1);
+    let (v, _) = compare(&[plain.as_str(), expect.as_str()], &[]);
+    let k = kinds(&v);
+    assert!(k.len() == 1 && k[0].1.contains("audit.expected.roce_dscps null → [26]"), "{:#}", v["verdicts"]);
+    // The same options, or a capture side (the command's own options): none.
+    for sides in [[plain.as_str(), plain.as_str()], [plain.as_str(), &path("ecn-off-before.pcap")]] {
+        let (v, code) = compare(&sides, &[]);
+        assert!(kinds(&v).is_empty() && code == Some(0), "{sides:?}: {:#}", v["verdicts"]);
+    }
     let _ = std::fs::remove_dir_all(&tmp);
 }

@@ -39,6 +39,20 @@ pub struct ReportFacts {
     /// The NCCL settings checked against this side (`report --nccl-env`), when they were.
     #[serde(default)]
     pub nccl: Option<NcclFacts>,
+    /// The audit's expectations the report was made with (`audit.expected`).
+    #[serde(default)]
+    pub audit: Option<AuditFacts>,
+    /// The analysis settings the report was made with (`config`).
+    #[serde(default)]
+    pub config: Option<serde_json::Map<String, serde_json::Value>>,
+}
+
+/// `audit`: what of it says how the report was made.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
+pub struct AuditFacts {
+    /// `audit.expected`: the expectations, trust mode, DSCP map and PCP tag.
+    #[serde(default)]
+    pub expected: Option<serde_json::Map<String, serde_json::Value>>,
 }
 
 /// `nccl`: the report's check of an NCCL environment against the wire (crate::nccl).

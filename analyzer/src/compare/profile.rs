@@ -36,6 +36,29 @@ pub struct Profile {
     pub family_packets: [u64; 2],
     /// The NCCL settings checked against this side, when they were (`--nccl-env`).
     pub nccl: Option<Vec<super::facts::NcclVarFacts>>,
+    /// The options the side's report was made with, by their JSON path (`timeline.base_ns`,
+    /// `audit.expected.roce_dscps`, `config.link_speed_bps`, ...), as JSON text; empty when
+    /// the side does not say (a Parquet directory).
+    pub options: BTreeMap<String, String>,
+}
+
+/// The options a report was made with, by JSON path: the `--bin` width, every key of
+/// `audit.expected` and of `config` (docs/verdicts.md "Change verdicts", like with like).
+fn options(r: &ReportFacts) -> BTreeMap<String, String> {
+    let mut o = BTreeMap::new();
+    if r.timeline.base_ns > 0 {
+        o.insert("timeline.base_ns (--bin)".to_string(), r.timeline.base_ns.to_string());
+    }
+    let maps = [
+        ("audit.expected", r.audit.as_ref().and_then(|a| a.expected.as_ref())),
+        ("config", r.config.as_ref()),
+    ];
+    for (prefix, map) in maps {
+        for (k, v) in map.into_iter().flatten() {
+            o.insert(format!("{prefix}.{k}"), v.to_string());
+        }
+    }
+    o
 }
 
 /// One capture point's profile.
@@ -269,6 +292,7 @@ impl Profile {
             roce_v1: r.summary.roce_v1,
             family_packets,
             nccl: r.nccl.as_ref().map(|n| n.variables.clone()),
+            options: options(r),
         }
     }
 

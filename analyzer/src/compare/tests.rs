@@ -59,6 +59,7 @@ fn profile(p: PriorityProfile) -> Profile {
         partial: false,
         findings: Some(Default::default()),
         nccl: None,
+        options: Default::default(),
         roce,
         family_packets: [roce, 0],
         ..Default::default()

@@ -36,6 +36,7 @@ const ORDER: &[&str] = &[
     "latency_fell",
     "side_sampled",
     "side_capture_quality",
+    "options_differ",
     "finding_rose",
 ];
 
@@ -664,9 +665,40 @@ fn moved(b: &ClassMarks, a: &ClassMarks, min: f64, pcp: bool) -> Option<Moved> {
 /// The words a verdict resting on flows with several values adds.
 const MIXED: &str = "on flows that also carry other packets: which of them carry it cannot be told";
 
+/// Like with like: two sides whose reports were made with different options (a report
+/// document made with another `--bin`, expectations, DSCP map, PCP tag, link speed, storm or
+/// pause settings) differ for that reason alone. A WARNING naming each option and its two
+/// values; not judged where a side does not say (a Parquet directory).
+fn options_differ(before: &Profile, after: &Profile, out: &mut Vec<Verdict>) {
+    let differ: Vec<String> = before
+        .options
+        .iter()
+        .filter_map(|(k, b)| after.options.get(k).filter(|a| *a != b).map(|a| format!("{k} {b} → {a}")))
+        .collect();
+    if differ.is_empty() {
+        return;
+    }
+    let shown: Vec<&str> = differ.iter().take(6).map(String::as_str).collect();
+    let more = if differ.len() > 6 { format!(" and {} more", differ.len() - 6) } else { String::new() };
+    out.push(Verdict {
+        severity: Severity::Warning,
+        kind: "options_differ",
+        title: format!(
+            "the two sides were analysed with different options ({}{more}): their figures and verdicts may differ for that reason alone; make both reports with the same options",
+            shown.join("; ")
+        ),
+        point: None,
+        priority: None,
+        rests_on: Vec::new(),
+        weight: differ.len() as u64,
+        finding: None,
+    });
+}
+
 /// Verdicts about the sides themselves: partial or sampled inputs, points and priorities on
 /// one side only.
 pub fn side_verdicts(before: &Profile, after: &Profile, unmatched: &[Unmatched], out: &mut Vec<Verdict>) {
+    options_differ(before, after, out);
     for (side, p) in [("BEFORE", before), ("AFTER", after)] {
         if p.partial {
             out.push(Verdict {
