@@ -160,7 +160,7 @@ fn runs() -> Value {
             "variables": [
                 v("NCCL_IB_TC", "mismatch", Some(tc.to_string())),
                 v("NCCL_IB_TIMEOUT", "mismatch", Some(timeout.to_string())),
-                v("NCCL_IB_RETRY_CNT", "mismatch", Some(RESENDS.to_string())),
+                v("NCCL_IB_RETRY_CNT", "mismatch", Some(format!("{RESENDS} or more (at least {RESENDS} retries seen; NCCL's default is 7)"))),
                 v("NCCL_IB_GID_INDEX", "mismatch", Some("3 (on a typical table; show_gids names the index that gives RoCEv2 over IPv4)".into())),
                 // Any divisor of the QP pairs per host pair fits: QPS, or 1.
                 v("NCCL_IB_QPS_PER_CONNECTION", "mismatch", Some(format!("{QPS} (or 1)"))),

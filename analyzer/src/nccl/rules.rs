@@ -590,7 +590,12 @@ fn retry_cnt(env: &NcclEnv, w: &Wire<'_>) -> VarCheck {
                 dur(worst.retries_span),
                 t.map_or_else(String::new, |t| dur(ack_timeout_ns(t as u8)))
             );
-            let fits = if k > 7 { "7 (the most there is; more resends mean adaptive retransmission or another timeout)".to_string() } else { k.to_string() };
+            // A lower bound: the wire shows at least k retries, any count from k up fits it.
+            let fits = if k > 7 {
+                "7 (the most there is; more resends mean adaptive retransmission or another timeout)".to_string()
+            } else {
+                format!("{k} or more (at least {k} retries seen; NCCL's default is 7)")
+            };
             c.mismatch(Severity::Warning, why, fits)
         }
         _ => c.matched(Some(format!(
@@ -1262,7 +1267,10 @@ mod tests {
         assert_eq!(verdict("NCCL_IB_RETRY_CNT=3", &w, "NCCL_IB_RETRY_CNT").0, Verdict::Match);
         // 2 × 16.8 ms < 225 ms.
         let (v, would, _) = verdict("NCCL_IB_TIMEOUT=12\nNCCL_IB_RETRY_CNT=2\n", &w, "NCCL_IB_RETRY_CNT");
-        assert_eq!((v, would.as_deref()), (Verdict::Mismatch, Some("3")));
+        assert_eq!(
+            (v, would.as_deref()),
+            (Verdict::Mismatch, Some("3 or more (at least 3 retries seen; NCCL's default is 7)"))
+        );
         // 2 × 4.29 s > 225 ms: adaptive retransmission within the budget.
         let checks = all(&env("NCCL_IB_TIMEOUT=20\nNCCL_IB_RETRY_CNT=2\n"), &w);
         let rc = get(&checks, "NCCL_IB_RETRY_CNT");
