@@ -388,19 +388,9 @@ impl Serialize for AuditConfig {
 }
 
 impl AuditConfig {
-    /// Whether anything is expected: with nothing, the audit checks nothing ("not
-    /// audited"), and only the marking's consistency is looked at (report::marking).
-    pub fn expects_anything(&self) -> bool {
-        self.roce_dscp.is_some()
-            || self.ack_dscp.is_some()
-            || self.cnp_dscp.is_some()
-            || self.roce_pcp.is_some()
-            || self.lossless_priorities.is_some()
-            || self.ecn_capable
-            || self.outer_dscp.is_some()
-    }
-
-    /// True when any check is configured (the trust mode and the map are not checks).
+    /// True when any check is configured (the trust mode and the map are not checks). With
+    /// none, the audit checks nothing ("not audited"), and only the marking's consistency is
+    /// looked at (report::marking).
     pub fn is_set(&self) -> bool {
         self.roce_dscp.is_some()
             || self.ack_dscp.is_some()

@@ -1640,7 +1640,7 @@ pub(crate) fn build_with(a: &Analyzer, detail: bool, with_flows: bool) -> (Repor
         elephants,
         overlay: a.overlay.report(),
         audit: AuditReport {
-            audited: a.cfg.audit.expects_anything(),
+            audited: a.cfg.audit.is_set(),
             expected: a.cfg.audit.clone(),
             violations,
         },
