@@ -241,6 +241,17 @@ struct ClockCheck {
 }
 
 impl ClockCheck {
+    /// A check beginning at a session's first stamped frame `frame`, captured at `capture`,
+    /// whose stamp `(ticks, gra, high)` reads as switch time; `None` when it does not.
+    fn start(
+        capture: i64,
+        frame: u64,
+        (ticks, gra, high): (u32, Granularity, Option<u32>),
+    ) -> Option<ClockCheck> {
+        let (raw, complete) = switch_ns(ticks, gra, high)?;
+        Some(ClockCheck { first: (capture, raw, complete), first_frame: frame, failed: None, passed: false })
+    }
+
     /// Compare the stamp `(ticks, gra, high)` of frame `frame` at `capture` with the first.
     fn add(&mut self, capture: i64, ticks: u32, gra: Granularity, high: Option<u32>) {
         let Some((raw, complete)) = switch_ns(ticks, gra, high) else { return };
@@ -503,14 +514,7 @@ impl Analyzer {
             if self.mirror.checked.contains_key(&(meta.point, s)) {
                 return false;
             }
-            let (ticks, gra, high) = stamp;
-            let Some((raw, complete)) = switch_ns(ticks, gra, high) else { return false };
-            let check = ClockCheck {
-                first: (meta.ts_ns, raw, complete),
-                first_frame: meta.number,
-                failed: None,
-                passed: false,
-            };
+            let Some(check) = ClockCheck::start(meta.ts_ns, meta.number, stamp) else { return false };
             self.mirror.checks.insert((meta.point, s), check);
         } else if let Some(s) = Session::of(p) {
             let stamp = p.tunnels.iter().find_map(|t| t.erspan_timestamp());
@@ -518,13 +522,7 @@ impl Analyzer {
                 (Some(c), Some((ticks, gra, high))) => c.add(meta.ts_ns, ticks, gra, high),
                 (None, Some((ticks, gra, high))) if !self.mirror.checked.contains_key(&(meta.point, s)) => {
                     // Another session begins while one is checked: checked alongside.
-                    if let Some((raw, complete)) = switch_ns(ticks, gra, high) {
-                        let check = ClockCheck {
-                            first: (meta.ts_ns, raw, complete),
-                            first_frame: meta.number,
-                            failed: None,
-                            passed: false,
-                        };
+                    if let Some(check) = ClockCheck::start(meta.ts_ns, meta.number, (ticks, gra, high)) {
                         self.mirror.checks.insert((meta.point, s), check);
                     }
                 }

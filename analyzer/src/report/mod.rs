@@ -1639,11 +1639,7 @@ pub(crate) fn build_with(a: &Analyzer, detail: bool, with_flows: bool) -> (Repor
         ecmp,
         elephants,
         overlay: a.overlay.report(),
-        audit: AuditReport {
-            audited: a.cfg.audit.is_set(),
-            expected: a.cfg.audit.clone(),
-            violations,
-        },
+        audit: AuditReport { audited: a.cfg.audit.is_set(), expected: a.cfg.audit.clone(), violations },
         config: ConfigReport {
             link_speed_bps: a.cfg.link_speed_bps,
             storm_window_ns: a.cfg.pfc.storm_window_ns,
