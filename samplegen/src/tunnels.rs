@@ -51,6 +51,27 @@ pub(crate) fn outer() -> Outer {
     }
 }
 
+/// An ERSPAN III header of this generator's session for frame `seq`, with the frame's COS and
+/// VLAN (`tag`), 100 ns ticks `ticks` from hardware `hw_id`, and the ticks' upper bits in a
+/// platform subheader when `upper_bits`.
+fn erspan3(seq: u32, (cos, vlan): (u8, u16), ticks: u64, hw_id: u8, upper_bits: bool) -> Encapsulation {
+    Encapsulation::ErspanIII {
+        seq,
+        vlan,
+        cos,
+        bso: 0,
+        truncated: false,
+        session_id: SESSION,
+        timestamp: ticks as u32,
+        sgt: 0,
+        p: false,
+        hw_id,
+        direction: false,
+        granularity: 1,
+        platform: upper_bits.then_some((3, ticks >> 32)),
+    }
+}
+
 /// The innermost 802.1Q tag's (PCP, VID) of an Ethernet frame: what a switch's ERSPAN
 /// header reports as COS and VLAN.
 fn tag(frame: &[u8]) -> (u8, u16) {
@@ -81,21 +102,7 @@ fn encap(name: &str, i: u32, ts_ns: i64, frame: &[u8]) -> Encapsulation {
             session_id: SESSION,
             index: 1,
         },
-        "erspan3" => Encapsulation::ErspanIII {
-            seq: i,
-            vlan,
-            cos,
-            bso: 0,
-            truncated: false,
-            session_id: SESSION,
-            timestamp: ticks as u32,
-            sgt: 0,
-            p: false,
-            hw_id: 1,
-            direction: false,
-            granularity: 1,
-            platform: Some((3, ticks >> 32)),
-        },
+        "erspan3" => erspan3(i, (cos, vlan), ticks, 1, true),
         "gretap" => Encapsulation::Gretap { key: None, seq: None },
         "gre" => Encapsulation::Gre { key: None, seq: None },
         "vxlan" => Encapsulation::Vxlan { sport: 49152 + (i % 4096) as u16, dport: 4789, vni: VNI },
@@ -348,21 +355,7 @@ fn batched(demo: &Gen) -> Vec<u8> {
     let t0 = demo.frames.first().map_or(0, |f| f.ts_ns);
     let frames = wrapped(demo, |i, ts, frame| {
         let (cos, vlan) = tag(frame);
-        let encap = Encapsulation::ErspanIII {
-            seq: i,
-            vlan,
-            cos,
-            bso: 0,
-            truncated: false,
-            session_id: SESSION,
-            timestamp: (ts / 100) as u32,
-            sgt: 0,
-            p: false,
-            hw_id: 1,
-            direction: false,
-            granularity: 1,
-            platform: None,
-        };
+        let encap = erspan3(i, (cos, vlan), (ts / 100) as u64, 1, false);
         TunnelRepr { outer: outer(), encap }.wrap(frame)
     });
     let frames: Vec<_> =
@@ -390,21 +383,7 @@ fn stepping(demo: &Gen) -> Vec<u8> {
         let i_ = i as usize;
         let second = i_ >= STEPPING_FIRST && ((i_ - STEPPING_FIRST) / STEPPING_RUN) % 2 == 0;
         let ticks = ((ts + if second { STEPPING_OFFSET_NS } else { 0 }) / 100) as u64;
-        let encap = Encapsulation::ErspanIII {
-            seq: i,
-            vlan,
-            cos,
-            bso: 0,
-            truncated: false,
-            session_id: SESSION,
-            timestamp: ticks as u32,
-            sgt: 0,
-            p: false,
-            hw_id: if second { 2 } else { 1 },
-            direction: false,
-            granularity: 1,
-            platform: Some((3, ticks >> 32)),
-        };
+        let encap = erspan3(i, (cos, vlan), ticks, if second { 2 } else { 1 }, true);
         TunnelRepr { outer: outer(), encap }.wrap(frame)
     })
 }
@@ -423,21 +402,7 @@ fn wrong_clock(demo: &Gen) -> Vec<u8> {
     pcap(demo, |i, ts, frame| {
         let (cos, vlan) = tag(frame);
         let ticks = ((t0 + WRONG_CLOCK_AHEAD_NS) / 100 + (ts - t0) / 100_000) as u64;
-        let encap = Encapsulation::ErspanIII {
-            seq: i,
-            vlan,
-            cos,
-            bso: 0,
-            truncated: false,
-            session_id: SESSION,
-            timestamp: ticks as u32,
-            sgt: 0,
-            p: false,
-            hw_id: 1,
-            direction: false,
-            granularity: 1,
-            platform: Some((3, ticks >> 32)),
-        };
+        let encap = erspan3(i, (cos, vlan), ticks, 1, true);
         TunnelRepr { outer: outer(), encap }.wrap(frame)
     })
 }
