@@ -419,3 +419,30 @@ fn a_vxlan_overlay_is_judged_on_its_outer_headers() {
     let text = String::from_utf8_lossy(&run(&["report", "-r", &file]).stdout).into_owned();
     assert!(text.contains("OVERLAY (1 VTEP pair(s)") && text.contains("10.1.0.1 ⇄ 10.1.0.2"), "{text}");
 }
+
+/// Frames held back while an ERSPAN III switch clock is checked are never dropped silently:
+/// a report built mid-capture counts them (`summary.frames_held`), and `finish` analyses them.
+#[test]
+fn frames_held_for_a_clock_check_are_counted_until_analysed() {
+    use rocescope_capture::CaptureReader;
+    use rocescope_decoder::{decode, DecodeOptions};
+    let path = common::root().join("samples/tunnels/erspan3-wrong-clock.pcap");
+    let opts = DecodeOptions::default();
+    let mut a = rocescope_analyzer::Analyzer::new(rocescope_analyzer::Config::default());
+    let mut r = CaptureReader::open(&path).unwrap();
+    // The first 10 frames: well inside the check's 2 ms.
+    for n in 1..=10u64 {
+        let rec = r.next_record().unwrap().expect("a frame");
+        let p = decode(rec.link_type, rec.data, &opts);
+        a.push_frame(n, &rec, &p, &opts);
+    }
+    let mid = a.report();
+    assert_eq!(mid.summary.frames_held, 10);
+    assert_eq!(mid.summary.roce, 0, "held frames are not analysed yet");
+    a.finish();
+    let done = a.report();
+    assert_eq!(done.summary.frames_held, 0);
+    assert_eq!(done.summary.packets, 10);
+    let json = serde_json::to_value(&done).unwrap();
+    assert!(json["summary"].get("frames_held").is_none(), "absent at 0");
+}

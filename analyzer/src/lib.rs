@@ -1108,7 +1108,9 @@ impl Analyzer {
 
     /// Build the report for everything seen so far (cheap enough to call once a second):
     /// findings worst first, per-flow figures, connections, PFC timelines and the audit.
-    /// See [`Analyzer::push`] for an example.
+    /// See [`Analyzer::push`] for an example. Frames held back while an ERSPAN III switch
+    /// clock is checked are not in it until the check ends (`summary.frames_held` counts
+    /// them): call [`Analyzer::finish`] before the final report.
     pub fn report(&self) -> Report {
         report::build(self, true)
     }

@@ -324,6 +324,12 @@ impl MirrorState {
         (session, clock, at(&self.pcp_from_erspan), at(&self.stamps_unused))
     }
 
+    /// Frames held back for a check still under way: not in a report built now (they are
+    /// analysed when the check ends, or by `Analyzer::finish`).
+    pub(crate) fn held_frames(&self) -> u64 {
+        self.held.len() as u64
+    }
+
     /// Whether a switch clock's check is under way (frames are being held back).
     #[inline]
     pub(crate) fn checking(&self) -> bool {

@@ -164,6 +164,13 @@ fn render_text(sr: &StreamedReport<'_>, source: &str, max_connections: usize) ->
             sm.samples, sm.suppressed_findings
         );
     }
+    if s.frames_held > 0 {
+        let _ = writeln!(
+            o,
+            "  {} frame(s) held back while an ERSPAN III switch clock is checked: not analysed yet",
+            s.frames_held
+        );
+    }
     if let Some(q) = &s.capture_quality {
         let _ = writeln!(o, "  CAPTURE QUALITY: {}", escape(&q.note));
     }

@@ -413,6 +413,10 @@ pub struct Summary {
     pub evicted_bytes: u64,
     /// Findings by severity.
     pub findings: SeverityCounts,
+    /// Frames held back while an ERSPAN III session's switch clock is checked, not yet
+    /// analysed (a report built mid-capture; `Analyzer::finish` analyses them). Absent at 0.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub frames_held: u64,
     /// The capture holds a low share of its request packets (crate::report::quality):
     /// rates and latencies are samples. Absent when it holds most of them.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -1627,6 +1631,7 @@ pub(crate) fn build_with(a: &Analyzer, detail: bool, with_flows: bool) -> (Repor
             evicted_packets: t.evicted_packets,
             evicted_bytes: t.evicted_bytes,
             findings: counts,
+            frames_held: a.mirror.held_frames(),
             capture_quality,
         },
         findings,
