@@ -2,8 +2,11 @@
 //! with `report --nccl-env`; docs/verdicts.md "Change verdicts"): each variable's verdict
 //! before and after, and a verdict on the change when a setting that matched the wire no
 //! longer does (the wire moved, not the job's environment: a re-marking switch, a NIC's
-//! forced class) or starts to.
+//! forced class) or starts to. When the environment is the same on both sides and the wire
+//! moved, the verdict says the fabric moved (which hosts and QPs, from what to what) and
+//! does not advise changing the job to match a broken switch.
 
+use super::profile::QpFact;
 use super::{Profile, Verdict};
 use crate::report::Severity;
 use serde::Serialize;
@@ -24,11 +27,16 @@ pub struct NcclChange {
     pub before: String,
     /// Its verdict after.
     pub after: String,
-    /// For a mismatch after: the value that would match the wire.
+    /// For a mismatch after: the value that would match the wire. Absent when the setting
+    /// matched the wire before with the same environment: then the fabric moved, and the
+    /// job is not what to change.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub would_match: Option<String>,
     /// What the AFTER capture shows.
     pub wire: String,
+    /// What the BEFORE capture showed, when it differs from the AFTER's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wire_before: Option<String>,
 }
 
 /// Every variable either side checked, in the order the checks list them (AFTER's first).
@@ -44,14 +52,19 @@ pub fn changes(before: &Profile, after: &Profile) -> Vec<NcclChange> {
                 v.map_or_else(|| "absent".to_string(), |v| v.verdict.clone())
             };
             let differs = vb.zip(va).is_some_and(|(b, a)| b.value != a.value);
+            let (before, after) = (verdict(vb), verdict(va));
+            // The same setting matched before: the wire moved, not the job.
+            let fabric_moved = !differs && before == "match" && after == "mismatch";
+            let wire = va.map(|v| v.wire.clone()).unwrap_or_default();
             NcclChange {
                 name: name.to_string(),
                 value: va.or(vb).and_then(|v| v.value.clone()),
                 before_value: differs.then(|| vb.and_then(|v| v.value.clone())),
-                before: verdict(vb),
-                after: verdict(va),
-                would_match: va.and_then(|v| v.would_match.clone()),
-                wire: va.map(|v| v.wire.clone()).unwrap_or_default(),
+                before,
+                after,
+                would_match: va.and_then(|v| v.would_match.clone()).filter(|_| !fabric_moved),
+                wire_before: vb.map(|v| v.wire.clone()).filter(|w| *w != wire && !w.is_empty()),
+                wire,
             }
         })
         .collect()
@@ -65,8 +78,98 @@ fn setting(c: &NcclChange) -> String {
     }
 }
 
+/// What moved on the wire under the variable of `c`: per source host whose requests changed
+/// marks, `10.0.0.1, 10.0.0.2 (2 QPs): DSCP 26 → 0`, for the variables that set a mark (the traffic
+/// class: DSCP; the service level: PCP); for the others, the two captures' own words.
+fn moved(c: &NcclChange, before: &Profile, after: &Profile) -> String {
+    let mark: Option<(&str, fn(&QpFact) -> &[u8])> = match c.name.as_str() {
+        "NCCL_IB_TC" | "NCCL_IB_FIFO_TC" => Some(("DSCP", |q| &q.dscp)),
+        "NCCL_IB_SL" => Some(("PCP", |q| &q.pcp)),
+        _ => None,
+    };
+    let hosts = mark.map(|(kind, of)| (kind, host_moves(before, after, of))).filter(|(_, m)| !m.is_empty());
+    match hosts {
+        Some((kind, m)) => {
+            // Hosts with the same move together: `10.0.0.1, 10.0.0.2 (3 QPs): DSCP 26 → 0`.
+            let mut groups: Vec<(String, Vec<&str>, usize)> = Vec::new();
+            for h in &m {
+                let mv = format!("{kind} {} → {}", marks(&h.before), marks(&h.after));
+                match groups.iter_mut().find(|g| g.0 == mv) {
+                    Some(g) => {
+                        g.1.push(&h.host);
+                        g.2 += h.qps;
+                    }
+                    None => groups.push((mv, vec![&h.host], h.qps)),
+                }
+            }
+            let shown: Vec<String> = groups
+                .iter()
+                .map(|(mv, hosts, qps)| {
+                    let more = hosts.len().saturating_sub(MAX_HOSTS);
+                    let mut names = hosts.iter().take(MAX_HOSTS).copied().collect::<Vec<_>>().join(", ");
+                    if more > 0 {
+                        names.push_str(&format!(" and {more} more"));
+                    }
+                    format!("{names} ({qps} {}): {mv}", if *qps == 1 { "QP" } else { "QPs" })
+                })
+                .collect();
+            format!("the requests of {}", shown.join("; "))
+        }
+        None => match &c.wire_before {
+            Some(b) => format!("before, {b}; after, {}", c.wire),
+            None => format!("the wire now shows {}", c.wire),
+        },
+    }
+}
+
+/// Hosts named per move in a fabric-moved verdict before "and N more".
+const MAX_HOSTS: usize = 4;
+
+/// One source host whose requests changed marks.
+struct HostMove {
+    host: String,
+    /// Its QPs that sent data after.
+    qps: usize,
+    before: Vec<u8>,
+    after: Vec<u8>,
+}
+
+/// `26`, `0/26`.
+fn marks(v: &[u8]) -> String {
+    v.iter().map(u8::to_string).collect::<Vec<_>>().join("/")
+}
+
+/// Per source host seen on both sides, the marks (`of`) its data flows carried before and
+/// after, where they differ: hosts, not QPs, survive a job restart that renumbers QPs.
+fn host_moves(before: &Profile, after: &Profile, of: fn(&QpFact) -> &[u8]) -> Vec<HostMove> {
+    use std::collections::{BTreeMap, BTreeSet};
+    type Seen = BTreeMap<String, (BTreeSet<u8>, BTreeSet<String>)>;
+    let per_host = |p: &Profile| {
+        let mut m: Seen = BTreeMap::new();
+        for q in p.points.iter().flat_map(|pt| &pt.qp).filter(|q| q.data_packets > 0) {
+            let host = q.qp.split(" > ").next().unwrap_or(&q.qp).to_string();
+            let e = m.entry(host).or_default();
+            e.0.extend(of(q).iter().copied());
+            e.1.insert(q.qp.clone());
+        }
+        m
+    };
+    let (b, a) = (per_host(before), per_host(after));
+    a.into_iter()
+        .filter_map(|(host, (marks_after, qps))| {
+            let (marks_before, _) = b.get(&host)?;
+            (*marks_before != marks_after && !marks_after.is_empty()).then(|| HostMove {
+                host,
+                qps: qps.len(),
+                before: marks_before.iter().copied().collect(),
+                after: marks_after.into_iter().collect(),
+            })
+        })
+        .collect()
+}
+
 /// The verdicts on the NCCL settings' change: a WARNING per variable that matched the wire
-/// before and does not after, an INFO per one that did not and does, and an INFO when only
+/// before and does not after with the same environment (the fabric moved: [`moved`]), an INFO per one that did not and does, and an INFO when only
 /// one side was checked.
 pub fn verdicts(before: &Profile, after: &Profile, changes: &[NcclChange], out: &mut Vec<Verdict>) {
     let verdict = |severity, kind, title| Verdict {
@@ -116,11 +219,11 @@ pub fn verdicts(before: &Profile, after: &Profile, changes: &[NcclChange], out: 
                 Severity::Warning,
                 "nccl_now_mismatch",
                 format!(
-                    "{} matched the wire before the change and does not after{}",
+                    "the fabric moved: {} is the same on both sides and matched the wire before the change, \
+                     not after: {}; fix the fabric (a switch re-marking, a NIC's trust mode or forced class), \
+                     not the job",
                     setting(c),
-                    c.would_match
-                        .as_deref()
-                        .map_or(String::new(), |w| format!(": {}={w} would match now", c.name))
+                    moved(c, before, after)
                 ),
             )),
             ("mismatch", "match") => out.push(verdict(

@@ -107,6 +107,16 @@ impl VarCheck {
         self
     }
 
+    /// A mismatch where the hosts disagree: no value would match every host (`reason` names
+    /// the hosts that do not follow the setting).
+    pub(super) fn mismatch_hosts(mut self, severity: Severity, why: String) -> VarCheck {
+        self.verdict = Verdict::Mismatch;
+        self.severity = Some(severity);
+        self.reason = Some(why);
+        self.would_match = None;
+        self
+    }
+
     /// A match, with an optional note.
     pub(super) fn matched(mut self, note: Option<String>) -> VarCheck {
         self.verdict = Verdict::Match;
@@ -297,11 +307,13 @@ impl NcclCheck {
                 severity: v.severity.unwrap_or(Severity::Warning),
                 kind: FindingKind::NcclEnvMismatch,
                 title: format!(
-                    "{} does not match the wire: {}; {}={} would match",
+                    "{} does not match the wire: {}{}",
                     v.setting(),
                     v.reason.as_deref().unwrap_or(&v.wire),
-                    v.name,
-                    v.would_match.as_deref().unwrap_or("?")
+                    // Hosts that disagree get no value: the reason names them.
+                    v.would_match
+                        .as_deref()
+                        .map_or(String::new(), |w| format!("; {}={w} would match", v.name))
                 ),
                 flow: None,
                 src_mac: None,

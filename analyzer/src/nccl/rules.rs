@@ -257,7 +257,7 @@ fn dscp_rule(
     // The file's low bits are kept only when they are 10 (ECT(0), a site convention such as
     // 106): 01 is ECT(1), and 11 is CE on every packet on NICs that pass them through.
     let value = ((i64::from(would) << 2) | if low & 3 == 2 { 2 } else { 0 }).to_string();
-    minority(c, m.wrong.len(), flows.len(), severity, why, value, &m.wrong)
+    minority(c, &m.wrong, flows, severity, why, value)
 }
 
 /// The marks of `flows` other than `main`, on how many of them: `; DSCP 48 also on 1 of
@@ -290,25 +290,37 @@ fn hosts(flows: &[&FlowFacts]) -> String {
     s.join(", ")
 }
 
-/// A mismatch on `wrong` of `total` flows. When they are fewer than half, the rest fit the
-/// setting: the wrong ones may be other traffic, or hosts with another setting, so the
-/// finding is context (info) and the value that would match is theirs only.
+/// A mismatch on `wrong` of the `all` flows checked. When every flow is wrong the hosts
+/// agree on another value, and `value` would match it. When some flows fit the setting the
+/// hosts disagree: the finding names the hosts that do not follow it and offers no value
+/// (a majority's value would tell the others to follow a misconfigured host or switch);
+/// when the wrong ones are fewer than half they may be other traffic, so it is context
+/// (info).
 fn minority(
     c: VarCheck,
-    wrong: usize,
-    total: usize,
+    wrong: &[&FlowFacts],
+    all: &[&FlowFacts],
     severity: Severity,
     why: String,
     value: String,
-    flows: &[&FlowFacts],
 ) -> VarCheck {
-    if wrong * 2 >= total {
+    if wrong.len() >= all.len() {
         return c.mismatch(severity, why, value);
     }
+    let fit: Vec<&FlowFacts> =
+        all.iter().copied().filter(|f| !wrong.iter().any(|w| std::ptr::eq(*w, *f))).collect();
+    let severity = if wrong.len() * 2 >= all.len() { severity } else { Severity::Info };
+    let (bad, good) = (hosts(wrong), hosts(&fit));
+    let verb = |h: &str, one: &'static str, many: &'static str| if h.contains(", ") { many } else { one };
     let why = format!(
-        "{why}; the other flows fit the setting: those may be other traffic, or hosts with another setting"
+        "{why}; the hosts disagree: {bad} {} not follow {} and {} from {good} {} it (a host with another \
+         setting, or other traffic)",
+        verb(&bad, "does", "do"),
+        c.setting(),
+        plural(fit.len() as u64, "flow", "flows"),
+        if fit.len() == 1 { "fits" } else { "fit" }
     );
-    c.mismatch(Severity::Info, why, format!("{value} (for {} only)", hosts(flows)))
+    c.mismatch_hosts(severity, why)
 }
 
 /// NCCL_IB_TC: the traffic class NCCL puts in every QP's address vector
@@ -439,7 +451,7 @@ fn sl(env: &NcclEnv, w: &Wire<'_>) -> VarCheck {
         hosts(&m.wrong),
         others(&m.wrong, would, |f| u64::from(f.pcp), "PCP"),
     );
-    minority(c, m.wrong.len(), flows.len(), Severity::Warning, why, would.to_string(), &m.wrong)
+    minority(c, &m.wrong, &flows, Severity::Warning, why, would.to_string())
 }
 
 /// NCCL_IB_TIMEOUT's defaults by version [NCCL-code tags, NCCL-env]: 14 before 2.14, 18 from
@@ -685,7 +697,8 @@ fn kind_mismatch(
     why: &str,
     would: impl Fn(Kind) -> String,
 ) -> VarCheck {
-    let total = w.flows.iter().filter(|f| Kind::of(f).is_some()).count();
+    let all: Vec<&FlowFacts> = w.flows.iter().filter(|f| Kind::of(f).is_some()).collect();
+    let total = all.len();
     let wrong: Vec<&FlowFacts> = w.flows.iter().filter(|f| Kind::of(f).is_some_and(|k| !fits(k))).collect();
     let mut by: BTreeMap<Kind, u64> = BTreeMap::new();
     let mut seen = Vec::new();
@@ -706,7 +719,7 @@ fn kind_mismatch(
         hosts(&wrong),
         dom.text()
     );
-    minority(c, wrong.len(), total, Severity::Info, text, would(dom), &wrong)
+    minority(c, &wrong, &all, Severity::Info, text, would(dom))
 }
 
 /// Whether NCCL auto-selects the GID (NCCL_IB_GID_INDEX -1, the default from 2.21.5
@@ -1138,19 +1151,38 @@ mod tests {
     }
 
     #[test]
-    fn a_minority_of_flows_off_the_setting_is_info_for_their_hosts_only() {
+    fn hosts_that_disagree_are_named_and_given_no_value() {
         let r = empty();
         let w = wire(&r, vec![flow(0, 1, 2, &[26]), flow(1, 2, 1, &[26]), flow(2, 9, 1, &[0])]);
         let checks = all(&env("NCCL_IB_TC=106"), &w);
         let tc = get(&checks, "NCCL_IB_TC");
+        // A minority: context (info), the hosts that do not follow named, no value offered.
         assert_eq!((tc.verdict, tc.severity), (Verdict::Mismatch, Some(Severity::Info)));
-        assert_eq!(tc.would_match.as_deref(), Some("2 (for 10.0.0.9 only)"));
-        assert!(tc
-            .reason
-            .as_deref()
-            .is_some_and(|r| r.contains("1 of the 3 flows") && r.contains("other traffic")));
+        assert_eq!(tc.would_match, None);
+        assert!(
+            tc.reason.as_deref().is_some_and(|r| r.contains("1 of the 3 flows")
+                && r.contains("10.0.0.9 does not follow NCCL_IB_TC=106")
+                && r.contains("2 flows from 10.0.0.1, 10.0.0.2 fit it")),
+            "{tc:?}"
+        );
         assert_eq!(tc.evidence.len(), 1);
         assert_eq!(tc.evidence.first().map(|e| e.frame), Some(3));
+        // A majority off the setting: still a warning, still no majority value.
+        let w = wire(&r, vec![flow(0, 1, 2, &[26]), flow(1, 2, 1, &[0]), flow(2, 9, 1, &[0])]);
+        let checks = all(&env("NCCL_IB_TC=106"), &w);
+        let tc = get(&checks, "NCCL_IB_TC");
+        assert_eq!(
+            (tc.verdict, tc.severity, tc.would_match.as_deref()),
+            (Verdict::Mismatch, Some(Severity::Warning), None)
+        );
+        assert!(
+            tc.reason.as_deref().is_some_and(|r| r.contains("10.0.0.2, 10.0.0.9 do not follow")),
+            "{tc:?}"
+        );
+        // Every host on another value: they agree, and the value that would match is given.
+        let w = wire(&r, vec![flow(0, 1, 2, &[0]), flow(1, 2, 1, &[0])]);
+        let checks = all(&env("NCCL_IB_TC=106"), &w);
+        assert_eq!(get(&checks, "NCCL_IB_TC").would_match.as_deref(), Some("2"));
     }
 
     #[test]
