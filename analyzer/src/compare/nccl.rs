@@ -82,7 +82,7 @@ fn setting(c: &NcclChange) -> String {
 /// marks, `10.0.0.1, 10.0.0.2 (2 QPs): DSCP 26 → 0`, for the variables that set a mark (the traffic
 /// class: DSCP; the service level: PCP); for the others, the two captures' own words.
 fn moved(c: &NcclChange, before: &Profile, after: &Profile) -> String {
-    let mark: Option<(&str, fn(&QpFact) -> &[u8])> = match c.name.as_str() {
+    let mark: Option<(&str, MarksOf)> = match c.name.as_str() {
         "NCCL_IB_TC" | "NCCL_IB_FIFO_TC" => Some(("DSCP", |q| &q.dscp)),
         "NCCL_IB_SL" => Some(("PCP", |q| &q.pcp)),
         _ => None,
@@ -122,6 +122,9 @@ fn moved(c: &NcclChange, before: &Profile, after: &Profile) -> String {
     }
 }
 
+/// A data flow's marks of one kind (its DSCPs, its PCPs).
+type MarksOf = fn(&QpFact) -> &[u8];
+
 /// Hosts named per move in a fabric-moved verdict before "and N more".
 const MAX_HOSTS: usize = 4;
 
@@ -141,7 +144,7 @@ fn marks(v: &[u8]) -> String {
 
 /// Per source host seen on both sides, the marks (`of`) its data flows carried before and
 /// after, where they differ: hosts, not QPs, survive a job restart that renumbers QPs.
-fn host_moves(before: &Profile, after: &Profile, of: fn(&QpFact) -> &[u8]) -> Vec<HostMove> {
+fn host_moves(before: &Profile, after: &Profile, of: MarksOf) -> Vec<HostMove> {
     use std::collections::{BTreeMap, BTreeSet};
     type Seen = BTreeMap<String, (BTreeSet<u8>, BTreeSet<String>)>;
     let per_host = |p: &Profile| {
