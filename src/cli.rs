@@ -737,6 +737,18 @@ pub struct CompareArgs {
     /// Comma-separated or repeated: `--fail-on critical,latency-rise=2`.
     #[arg(long, value_name = "LEVEL|NAME=VALUE", value_delimiter = ',', action = clap::ArgAction::Append)]
     pub fail_on: Vec<String>,
+    /// NIC counter files for a BEFORE side that is a capture, as `report --counters` reads
+    /// them (two snapshots, or one file holding both): their deltas are rows beside the
+    /// AFTER side's (--counters-after). A report document carries the counters it was made
+    /// with. docs/counters.md.
+    #[arg(long, value_name = "FILE", requires = "counters_after")]
+    pub counters_before: Vec<PathBuf>,
+    /// NIC counter files for an AFTER side that is a capture (see --counters-before).
+    #[arg(long, value_name = "FILE", requires = "counters_before")]
+    pub counters_after: Vec<PathBuf>,
+    /// The host whose NIC the counters are (IP and MAC addresses), as for `report`.
+    #[arg(long, value_name = "ADDR,...")]
+    pub counters_host: Vec<String>,
     /// The job's NCCL settings, checked against each side that is a capture (as `report
     /// --nccl-env` does): each NCCL_IB_* variable's verdict before and after, a WARNING when
     /// one that matched the wire before no longer does. A report document keeps the check

@@ -103,8 +103,13 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<ExitCode> {
     let (level, limits) = args.gate().map_err(|e| anyhow::anyhow!(e))?;
     // A bad environment file is an error before any capture is read.
     let nccl = crate::report_cmd::read_nccl_env(args.nccl.nccl_env.as_deref(), args.nccl.nccl_version)?;
-    let before = read_side(&before_files, args, nccl.as_ref()).context("BEFORE")?;
-    let after = read_side(&after_files, args, nccl.as_ref()).context("AFTER")?;
+    // Counter files too are read (and refused) before any capture.
+    let counters_before = crate::report_cmd::read_counters(&args.counters_before, &args.counters_host)
+        .context("--counters-before")?;
+    let counters_after = crate::report_cmd::read_counters(&args.counters_after, &args.counters_host)
+        .context("--counters-after")?;
+    let before = read_side(&before_files, args, nccl.as_ref(), counters_before.as_ref()).context("BEFORE")?;
+    let after = read_side(&after_files, args, nccl.as_ref(), counters_after.as_ref()).context("AFTER")?;
     // The expectations (`--expect-*`, `--lossless`, `--baseline`) the direction of a change
     // is judged against.
     let expect = crate::report_cmd::analysis_config(&args.analysis, &args.decoder.decode_options())?.audit;
@@ -155,17 +160,31 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<ExitCode> {
 /// The NCCL environment `--nccl-env` read, and the file's name.
 type NcclEnvFile = (rocescope_analyzer::nccl::NcclEnv, String);
 
+/// A side's NIC counters (`--counters-before`, `--counters-after`) and their host.
+type Counters = (rocescope_analyzer::nic_counters::CounterInput, rocescope_analyzer::nic_counters::Host);
+
 /// Read one side: a directory is a Parquet output, a file starting with `{` a report
 /// document, anything else captures (several merged as capture points). A capture side is
 /// checked against `nccl` (`--nccl-env`); a report document keeps the `nccl` section it was
 /// made with, if any; a Parquet directory has none.
-pub fn read_side(files: &[PathBuf], args: &CompareArgs, nccl: Option<&NcclEnvFile>) -> anyhow::Result<Side> {
+pub fn read_side(
+    files: &[PathBuf],
+    args: &CompareArgs,
+    nccl: Option<&NcclEnvFile>,
+    counters: Option<&Counters>,
+) -> anyhow::Result<Side> {
     let names: Vec<String> = files.iter().map(|p| text::path(p).to_string()).collect();
     let (kind, facts) = match files {
         [dir] if dir.is_dir() => (SideKind::Parquet, parquet_facts(dir, args)?),
         [file] if looks_like_json(file)? => (SideKind::ReportJson, json_facts(file)?),
-        _ => (SideKind::Capture, capture_facts(files, args, nccl)?),
+        _ => (SideKind::Capture, capture_facts(files, args, nccl, counters)?),
     };
+    if kind != SideKind::Capture && counters.is_some() {
+        anyhow::bail!(
+            "--counters-before/--counters-after apply to a capture side; a report document keeps the counters it \
+             was made with (report --counters), a Parquet directory has none"
+        );
+    }
     let mut profile = Profile::from_facts(&facts);
     if kind == SideKind::Parquet {
         // The tables hold no findings: none to compare, rather than none found.
@@ -214,6 +233,7 @@ fn capture_facts(
     files: &[PathBuf],
     args: &CompareArgs,
     nccl: Option<&NcclEnvFile>,
+    counters: Option<&Counters>,
 ) -> anyhow::Result<ReportFacts> {
     let opts = args.decoder.decode_options();
     let mut cfg = crate::report_cmd::analysis_config(&args.analysis, &opts)?;
@@ -264,6 +284,9 @@ fn capture_facts(
     // Streamed, as `report --json` writes it: one flow's entry at a time.
     let mut report = analyzer.report_streamed();
     report.report.input_errors = end.errors;
+    if let Some((input, host)) = counters {
+        crate::report_cmd::add_counters(&mut report, input, host);
+    }
     if let Some((env, file)) = nccl {
         crate::report_cmd::add_nccl(&mut report, env, file);
     }

@@ -629,3 +629,85 @@ fn sides_made_with_different_options_are_a_warning() {
     }
     let _ = std::fs::remove_dir_all(&tmp);
 }
+
+/// NIC counters on both sides: each figure's delta is a row (`counters[]`), from capture
+/// sides given `--counters-before/--counters-after` and from report documents made with
+/// `--counters` alike; a PFC storm in the AFTER counters is beyond noise, an unchanged
+/// figure is not; counters for a report-document side are refused.
+#[test]
+fn nic_counter_deltas_are_rows() {
+    let counters = common::root().join("samples/counters");
+    let c = |n: &str| counters.join(n).to_str().unwrap().to_string();
+    let (b1, b2, a1, a2) = (
+        c("agree-before.txt"),
+        c("agree-after.txt"),
+        c("bnxt-ethtool-before.txt"),
+        c("bnxt-ethtool-after.txt"),
+    );
+    let demo = common::root().join("samples/demo.pcap");
+    let demo = demo.to_str().unwrap();
+    let (doc, code) = compare(
+        &[demo, demo],
+        &[
+            "--counters-before",
+            &b1,
+            "--counters-before",
+            &b2,
+            "--counters-after",
+            &a1,
+            "--counters-after",
+            &a2,
+        ],
+    );
+    assert_eq!(code, Some(0), "counters are rows, not verdicts: {doc:#}");
+    let rows = doc["counters"].as_array().expect("counters[]");
+    let row = |figure: &str, prio: Option<u64>| {
+        rows.iter()
+            .find(|r| r["figure"] == figure && r["priority"].as_u64() == prio)
+            .unwrap_or_else(|| panic!("{figure} {prio:?}: {rows:#?}"))
+    };
+    let same = row("pause_rx_duration_us", Some(3));
+    assert_eq!(
+        (same["before"].as_u64(), same["after"].as_u64(), &same["beyond_noise"]),
+        (Some(9024), Some(9024), &false.into())
+    );
+    let one_side = row("pfc_frames_rx", Some(3));
+    assert_eq!((one_side["before"].is_null(), one_side["after"].as_u64()), (true, Some(31)));
+    assert!(one_side["beyond_noise"].is_null());
+    let text = String::from_utf8_lossy(
+        &run(&[
+            "compare",
+            demo,
+            demo,
+            "--counters-before",
+            &b1,
+            "--counters-before",
+            &b2,
+            "--counters-after",
+            &a1,
+            "--counters-after",
+            &a2,
+        ])
+        .stdout,
+    )
+    .into_owned();
+    assert!(text.contains("NIC COUNTERS") && text.contains("pause_rx_duration_us prio 3"), "{text}");
+    // Report documents made with --counters give the same rows.
+    let tmp = tempfile::tempdir().unwrap();
+    let doc_of = |name: &str, c1: &str, c2: &str| {
+        let o = run(&["report", "--json", "-r", demo, "--counters", c1, "--counters", c2]);
+        let p = tmp.path().join(name);
+        std::fs::write(&p, &o.stdout).unwrap();
+        p.to_str().unwrap().to_string()
+    };
+    let (jb, ja) = (doc_of("b.json", &b1, &b2), doc_of("a.json", &a1, &a2));
+    let (from_docs, _) = compare(&[&jb, &ja], &[]);
+    assert_eq!(from_docs["counters"], doc["counters"]);
+    // Without counters on both sides: no rows.
+    let (plain, _) = compare(&[&jb, demo], &[]);
+    assert!(plain.get("counters").is_none(), "{plain:#}");
+    // Counter files for a report document: refused, naming why.
+    let o = run(&["compare", &jb, demo, "--counters-before", &b1, "--counters-after", &a1]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(err(&o).contains("a report document keeps the counters"), "{}", err(&o));
+}

@@ -53,6 +53,7 @@ pub fn render(d: &Document<'_>) -> String {
         wrap(&mut o, &format!("{sev} {}{at}", v.title), 9);
     }
     capture_rows(&mut o, &c.rows);
+    counters(&mut o, &c.counters);
     for p in &c.points {
         point(&mut o, p);
     }
@@ -358,5 +359,27 @@ fn capture_rows(o: &mut String, rows: &[Row]) {
             None => "",
         };
         let _ = writeln!(o, "  {what:<30} {:>8} → {:<8} {noise}", pct(r.before), pct(r.after));
+    }
+}
+
+/// The NIC counters' deltas on both sides (`--counters-before/--counters-after`, or report
+/// documents made with `--counters`), when both carry two snapshots.
+fn counters(o: &mut String, rows: &[rocescope_analyzer::compare::CounterChange]) {
+    if rows.is_empty() {
+        return;
+    }
+    let _ = writeln!(o, "\nNIC COUNTERS (deltas between each side's snapshots)   before       after  noise");
+    for r in rows {
+        let v = |x: Option<u64>| x.map_or("-".to_string(), |n| n.to_string());
+        let noise = match r.beyond_noise {
+            Some(true) => "BEYOND",
+            Some(false) => "noise",
+            None => "n/a",
+        };
+        let mut name = escape(&r.label()).to_string();
+        if name.chars().count() > 48 {
+            name = name.chars().take(47).chain(['…']).collect();
+        }
+        let _ = writeln!(o, "  {name:<48} {:>11} {:>11}  {noise}", v(r.before), v(r.after));
     }
 }

@@ -45,6 +45,32 @@ pub struct ReportFacts {
     /// The analysis settings the report was made with (`config`).
     #[serde(default)]
     pub config: Option<serde_json::Map<String, serde_json::Value>>,
+    /// The NIC counters set beside the capture (`report --counters`), when they were.
+    #[serde(default)]
+    pub counters: Option<CountersFacts>,
+}
+
+/// `counters`: the NIC's figures (crate::nic_counters).
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
+pub struct CountersFacts {
+    /// `delta` (two snapshots) or `absolute` (one).
+    pub mode: String,
+    /// Figures side by side.
+    #[serde(default)]
+    pub figures: Vec<CounterFigureFacts>,
+}
+
+/// `counters.figures[]`.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
+pub struct CounterFigureFacts {
+    /// The canonical figure (`cnp_sent`, `pause_rx`, ...).
+    pub figure: String,
+    /// The priority, for per-priority figures.
+    #[serde(default)]
+    pub priority: Option<u8>,
+    /// The NIC's delta (null: no snapshot holds it, or it went backwards).
+    #[serde(default)]
+    pub nic: Option<u64>,
 }
 
 /// `audit`: what of it says how the report was made.

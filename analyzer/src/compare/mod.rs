@@ -21,6 +21,7 @@
 //! ```
 
 mod classes;
+mod counters;
 pub mod direction;
 mod facts;
 mod findings;
@@ -30,6 +31,7 @@ mod profile;
 mod rows;
 mod verdicts;
 
+pub use counters::CounterChange;
 pub use facts::*;
 pub use profile::{pool, ClassMarks, Marks, PointProfile, PriorityProfile, Profile, QpFact, Share};
 pub use rows::Row;
@@ -248,6 +250,9 @@ pub struct Comparison {
     pub changes_beyond_noise: u64,
     /// Capture-wide rows: `roce_v1_share`, `ipv6_share`.
     pub rows: Vec<Row>,
+    /// The NIC counters' deltas on both sides, when both carry two snapshots.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub counters: Vec<CounterChange>,
     /// Neither side holds any RoCE: nothing was compared, and the gate says so with its own
     /// status (never a pass).
     pub nothing_to_compare: bool,
@@ -364,6 +369,7 @@ impl Comparison {
         }
         verdicts::side_verdicts(before, after, &unmatched, &mut verdicts);
         let rows = rows::capture_rows(before, after);
+        let counters = counters::changes(before, after);
         classes::version_verdicts(before, after, &rows, &mut verdicts);
         let nccl = nccl::changes(before, after);
         nccl::verdicts(before, after, &nccl, &mut verdicts);
@@ -408,6 +414,7 @@ impl Comparison {
             counts,
             changes_beyond_noise,
             rows,
+            counters,
             nothing_to_compare,
             findings,
             nccl,

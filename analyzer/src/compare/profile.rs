@@ -36,6 +36,11 @@ pub struct Profile {
     pub family_packets: [u64; 2],
     /// The NCCL settings checked against this side, when they were (`--nccl-env`).
     pub nccl: Option<Vec<super::facts::NcclVarFacts>>,
+    /// The NIC counters' deltas set beside the side (`report --counters` with two
+    /// snapshots), per figure and priority; `None` without them (or with one snapshot:
+    /// absolute values since the NIC's last reset compare nothing).
+    #[serde(skip)]
+    pub counters: Option<BTreeMap<(String, Option<u8>), Option<u64>>>,
     /// The options the side's report was made with, by their JSON path (`timeline.base_ns`,
     /// `audit.expected.roce_dscps`, `config.link_speed_bps`, ...), as JSON text; empty when
     /// the side does not say (a Parquet directory).
@@ -292,6 +297,11 @@ impl Profile {
             roce_v1: r.summary.roce_v1,
             family_packets,
             nccl: r.nccl.as_ref().map(|n| n.variables.clone()),
+            counters: r
+                .counters
+                .as_ref()
+                .filter(|c| c.mode == "delta")
+                .map(|c| c.figures.iter().map(|f| ((f.figure.clone(), f.priority), f.nic)).collect()),
             options: options(r),
         }
     }
