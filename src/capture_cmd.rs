@@ -125,6 +125,10 @@ pub fn run(args: &CaptureArgs) -> anyhow::Result<ExitCode> {
     if let Some(e) = end.source_error {
         return Err(e.into());
     }
+    if let Some(msg) = end.empty_window() {
+        return Err(crate::window::Usage(msg).into());
+    }
+    driver::note_window(&end);
     Ok(ExitCode::SUCCESS)
 }
 

@@ -300,9 +300,19 @@ pub struct SourceArgs {
     /// Stop after N frames.
     #[arg(short = 'c', long = "count", value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub count: Option<u64>,
-    /// Stop after this many seconds.
+    /// Stop after this many seconds (of a file: counted from the first frame in the window
+    /// --from sets).
     #[arg(long, value_name = "SECS", value_parser = number_in(0.0, 1e9, "a duration in seconds"))]
     pub duration: Option<f64>,
+    /// Take only the frames at or after TIME; the others are skipped before the analysis
+    /// (counted: the report's `summary.window.frames_outside`). TIME is `+1.5s`, `+250ms`,
+    /// `+90us`, `+2` (seconds) after the first frame of all the inputs, or absolute: RFC 3339
+    /// with its zone (`2026-12-06T10:00:00.5Z`) or seconds since the epoch (`1733480000.25`).
+    #[arg(long, value_name = "TIME", value_parser = crate::window::parse_time)]
+    pub from: Option<crate::window::TimeArg>,
+    /// Take only the frames before TIME (exclusive; TIME as for --from).
+    #[arg(long, value_name = "TIME", value_parser = crate::window::parse_time)]
+    pub to: Option<crate::window::TimeArg>,
     /// Seconds without any RoCE before a live capture explains why it may be blind.
     #[arg(long, value_name = "SECS", default_value_t = 5.0, hide = true)]
     pub blind_after: f64,
@@ -697,7 +707,8 @@ const REPORT_EXIT_STATUS: &str = "Exit status:
   0        analysed; nothing failed the run (findings alone do not, unless --fail-on says so)
   1        could not read: no such file, no permission, not a capture, a capture cut short,
            a --counters or --nccl-env file that is not one (the error names the line)
-  2        usage: an unknown option or a value out of range
+  2        usage: an unknown option or a value out of range; a --from/--to window that holds
+           no frame of the capture (--from not before --to, or outside the capture)
   3        the QoS audit found violations of the expectations given (--expect-*,
            --lossless, --baseline), or saw no RoCE to check them on
   4        --fail-on critical: a CRITICAL finding; --fail-on warning: a WARNING or CRITICAL one
@@ -711,7 +722,8 @@ const REPORT_EXIT_STATUS: &str = "Exit status:
                         names); what is on one side only is listed. Every rule, threshold and how noise \
                         is judged: docs/verdicts.md \"Change verdicts\"; the JSON: docs/compare-json.md.")]
 pub struct CompareArgs {
-    /// BEFORE and AFTER, one file or directory each (or use --before/--after).
+    /// BEFORE and AFTER, one file or directory each (or use --before/--after); with
+    /// --split-at, the capture's files.
     #[arg(value_name = "SIDE")]
     pub sides: Vec<PathBuf>,
     /// The side before the change, as one or several files (`--before a.pcap b.pcap`).
@@ -720,6 +732,12 @@ pub struct CompareArgs {
     /// The side after the change, as one or several files.
     #[arg(long, value_name = "FILE", num_args = 1.., action = clap::ArgAction::Append, requires = "before")]
     pub after: Vec<PathBuf>,
+    /// A change made during one capture: compare its frames before TIME (BEFORE) with those
+    /// at or after it (AFTER), the capture given as FILE... (several files are its capture
+    /// points, merged by time). TIME as `report --from` takes it: `+30s` after the first frame
+    /// of all the files, RFC 3339 (`2026-12-06T10:00:30Z`) or epoch seconds.
+    #[arg(long, value_name = "TIME", value_parser = crate::window::parse_time, conflicts_with_all = ["before", "after"])]
+    pub split_at: Option<crate::window::TimeArg>,
     /// Print one JSON document (schema in docs/compare-json.md).
     #[arg(long)]
     pub json: bool,
@@ -768,14 +786,24 @@ const COMPARE_EXIT_STATUS: &str = "Exit status:
   0  compared; no verdict at or above --fail-on (identical captures: no change)
   1  could not read a side: no such file, not a capture, a report or a Parquet directory,
      a capture cut short; or a --nccl-env file that is not one (the error names the line)
-  2  usage: two sides are needed (BEFORE AFTER, or --before F... --after F...), an unknown
-     option, level or threshold
+  2  usage: two sides are needed (BEFORE AFTER, or --before F... --after F..., or
+     --split-at TIME FILE...), an unknown option, level or threshold; a --split-at time
+     with no frame of the capture on one side of it
   5  the change gate failed: a verdict at or above --fail-on (warning by default)
   6  nothing to compare: neither side holds any RoCE (never a pass, whatever --fail-on)";
 
 impl CompareArgs {
     /// The two sides' files, or what is wrong with how they were given.
     pub fn sides(&self) -> Result<(Vec<PathBuf>, Vec<PathBuf>), String> {
+        if let Some(t) = &self.split_at {
+            // --before/--after with it are refused by clap (conflicts_with_all).
+            return match self.sides.as_slice() {
+                [] => {
+                    Err(format!("--split-at {}: give the capture to split (--split-at TIME FILE...)", t.text))
+                }
+                files => Ok((files.to_vec(), files.to_vec())),
+            };
+        }
         match (self.sides.as_slice(), self.before.is_empty()) {
             ([b, a], true) => Ok((vec![b.clone()], vec![a.clone()])),
             ([], false) => Ok((self.before.clone(), self.after.clone())),
@@ -819,6 +847,11 @@ impl CompareArgs {
 }
 
 impl SourceArgs {
+    /// The time window `--from` and `--to` give.
+    pub fn window(&self) -> crate::window::Window {
+        crate::window::Window { from: self.from.clone(), to: self.to.clone() }
+    }
+
     /// Take the files given without -r as inputs. With -i or --sflow they are an error
     /// that says what a word after the options means elsewhere (tcpdump's capture filter).
     /// At the top level (`top`), a word that is no file and looks like no path (no `.` or

@@ -7,6 +7,7 @@
 use crate::cli::{CompareArgs, SourceArgs};
 use crate::driver::{self, Flow};
 use crate::output::compare_text;
+use crate::window::{TimeArg, Window};
 use anyhow::Context;
 use rocescope_analyzer::compare::{Comparison, Profile, ReportFacts};
 use rocescope_analyzer::report::Severity;
@@ -53,6 +54,10 @@ pub struct Side {
     pub capture_share: Option<f64>,
     /// A report of part of its input.
     pub partial: bool,
+    /// The time window its report was made over: each side of `--split-at`, or a report
+    /// document made with `--from`/`--to` (absent without one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub window: Option<rocescope_analyzer::report::Window>,
     /// The profile.
     #[serde(skip)]
     pub profile: Profile,
@@ -108,8 +113,14 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<ExitCode> {
         .context("--counters-before")?;
     let counters_after = crate::report_cmd::read_counters(&args.counters_after, &args.counters_host)
         .context("--counters-after")?;
-    let before = read_side(&before_files, args, nccl.as_ref(), counters_before.as_ref()).context("BEFORE")?;
-    let after = read_side(&after_files, args, nccl.as_ref(), counters_after.as_ref()).context("AFTER")?;
+    let counters = [counters_before.as_ref(), counters_after.as_ref()];
+    let (before, after) = match &args.split_at {
+        Some(at) => split_sides(&before_files, at, args, nccl.as_ref(), counters)?,
+        None => (
+            read_side(&before_files, args, nccl.as_ref(), None, counters[0]).context("BEFORE")?.0,
+            read_side(&after_files, args, nccl.as_ref(), None, counters[1]).context("AFTER")?.0,
+        ),
+    };
     // The expectations (`--expect-*`, `--lossless`, `--baseline`) the direction of a change
     // is judged against.
     let expect = crate::report_cmd::analysis_config(&args.analysis, &args.decoder.decode_options())?.audit;
@@ -163,21 +174,81 @@ type NcclEnvFile = (rocescope_analyzer::nccl::NcclEnv, String);
 /// A side's NIC counters (`--counters-before`, `--counters-after`) and their host.
 type Counters = (rocescope_analyzer::nic_counters::CounterInput, rocescope_analyzer::nic_counters::Host);
 
+/// `--split-at`: the capture read twice, BEFORE its frames before `at` and AFTER those at or
+/// after it (a relative time resolved against the first frame of all its files both times).
+/// A capture with no frame on one side of `at` is a usage error ([`crate::window::Usage`]):
+/// an empty side would read as the traffic stopping.
+fn split_sides(
+    files: &[PathBuf],
+    at: &TimeArg,
+    args: &CompareArgs,
+    nccl: Option<&NcclEnvFile>,
+    counters: [Option<&Counters>; 2],
+) -> anyhow::Result<(Side, Side)> {
+    for f in files {
+        if f.as_os_str() == "-" {
+            return Err(crate::window::Usage(
+                "--split-at reads the capture twice: give a file, not standard input (-)".into(),
+            )
+            .into());
+        }
+        if f.is_dir() || looks_like_json(f)? {
+            return Err(crate::window::Usage(format!(
+                "--split-at splits a capture: {} is a {}",
+                text::path(f),
+                if f.is_dir() { "directory (report --parquet's tables)" } else { "report document" }
+            ))
+            .into());
+        }
+    }
+    let before = Window { from: None, to: Some(at.clone()) };
+    let after = Window { from: Some(at.clone()), to: None };
+    let mut sides = Vec::new();
+    let sides_of = [("BEFORE", before, "before", counters[0]), ("AFTER", after, "at or after", counters[1])];
+    for (label, window, which, counters) in sides_of {
+        let (side, read) = read_side(files, args, nccl, Some(&window), counters).context(label)?;
+        if let Some((_, first, last)) = read.filter(|r| r.0 == 0) {
+            return Err(crate::window::Usage(format!(
+                "--split-at {}: no frame of the capture is {which} it (it runs from {} to {}, +0 s to +{:.6} s): {label} would be empty",
+                at.text,
+                rocescope_capture::time::utc(first),
+                rocescope_capture::time::utc(last),
+                (last - first) as f64 / 1e9
+            ))
+            .into());
+        }
+        sides.push(side);
+    }
+    let after = sides.pop().ok_or_else(|| anyhow::anyhow!("no AFTER side"))?;
+    let before = sides.pop().ok_or_else(|| anyhow::anyhow!("no BEFORE side"))?;
+    Ok((before, after))
+}
+
+/// Frames a capture side analysed, and the first and last frame read (in its window or
+/// not); `None` when it read none.
+type Read = Option<(u64, i64, i64)>;
+
 /// Read one side: a directory is a Parquet output, a file starting with `{` a report
-/// document, anything else captures (several merged as capture points). A capture side is
-/// checked against `nccl` (`--nccl-env`); a report document keeps the `nccl` section it was
-/// made with, if any; a Parquet directory has none.
+/// document, anything else captures (several merged as capture points), analysed over
+/// `window` when given. A capture side is checked against `nccl` (`--nccl-env`); a report
+/// document keeps the `nccl` section it was made with, if any; a Parquet directory has none.
 pub fn read_side(
     files: &[PathBuf],
     args: &CompareArgs,
     nccl: Option<&NcclEnvFile>,
+    window: Option<&Window>,
     counters: Option<&Counters>,
-) -> anyhow::Result<Side> {
+) -> anyhow::Result<(Side, Read)> {
     let names: Vec<String> = files.iter().map(|p| text::path(p).to_string()).collect();
+    let mut read = None;
     let (kind, facts) = match files {
-        [dir] if dir.is_dir() => (SideKind::Parquet, parquet_facts(dir, args)?),
-        [file] if looks_like_json(file)? => (SideKind::ReportJson, json_facts(file)?),
-        _ => (SideKind::Capture, capture_facts(files, args, nccl, counters)?),
+        [dir] if window.is_none() && dir.is_dir() => (SideKind::Parquet, parquet_facts(dir, args)?),
+        [file] if window.is_none() && looks_like_json(file)? => (SideKind::ReportJson, json_facts(file)?),
+        _ => {
+            let (facts, r) = capture_facts(files, args, nccl, window, counters)?;
+            read = r;
+            (SideKind::Capture, facts)
+        }
     };
     if kind != SideKind::Capture && counters.is_some() {
         anyhow::bail!(
@@ -190,15 +261,19 @@ pub fn read_side(
         // The tables hold no findings: none to compare, rather than none found.
         profile.findings = None;
     }
-    Ok(Side {
-        kind,
-        files: names,
-        points: profile.points.iter().map(|p| p.name.clone()).collect(),
-        sampled: profile.sampled,
-        capture_share: profile.capture_share,
-        partial: profile.partial,
-        profile,
-    })
+    Ok((
+        Side {
+            kind,
+            files: names,
+            points: profile.points.iter().map(|p| p.name.clone()).collect(),
+            sampled: profile.sampled,
+            capture_share: profile.capture_share,
+            partial: profile.partial,
+            window: facts.summary.window.clone(),
+            profile,
+        },
+        read,
+    ))
 }
 
 /// Whether a file's first byte that is not white space is `{`.
@@ -228,13 +303,15 @@ fn parquet_facts(dir: &Path, args: &CompareArgs) -> anyhow::Result<ReportFacts> 
         .with_context(|| format!("{} (a --parquet directory)", text::path(dir)))
 }
 
-/// Analyse capture files as `report -r F...` does and take the facts of the report.
+/// Analyse capture files as `report -r F... [--from T] [--to T]` does and take the facts
+/// of the report, with how many frames it analysed and the span of those read.
 fn capture_facts(
     files: &[PathBuf],
     args: &CompareArgs,
     nccl: Option<&NcclEnvFile>,
+    window: Option<&Window>,
     counters: Option<&Counters>,
-) -> anyhow::Result<ReportFacts> {
+) -> anyhow::Result<(ReportFacts, Read)> {
     let opts = args.decoder.decode_options();
     let mut cfg = crate::report_cmd::analysis_config(&args.analysis, &opts)?;
     let source = SourceArgs {
@@ -249,6 +326,8 @@ fn capture_facts(
         user: None,
         count: None,
         duration: None,
+        from: window.and_then(|w| w.from.clone()),
+        to: window.and_then(|w| w.to.clone()),
         blind_after: 5.0,
     };
     let mut opened = driver::open(&source, &opts, false)?;
@@ -284,11 +363,13 @@ fn capture_facts(
     // Streamed, as `report --json` writes it: one flow's entry at a time.
     let mut report = analyzer.report_streamed();
     report.report.input_errors = end.errors;
+    report.report.summary.window = end.window;
     if let Some((input, host)) = counters {
         crate::report_cmd::add_counters(&mut report, input, host);
     }
     if let Some((env, file)) = nccl {
         crate::report_cmd::add_nccl(&mut report, env, file);
     }
-    ReportFacts::from_serialize(&report).map_err(|e| anyhow::anyhow!(e))
+    let facts = ReportFacts::from_serialize(&report).map_err(|e| anyhow::anyhow!(e))?;
+    Ok((facts, end.span.map(|(first, last)| (end.frames, first, last))))
 }

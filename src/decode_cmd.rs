@@ -246,6 +246,12 @@ pub fn run(args: &DecodeArgs) -> anyhow::Result<ExitCode> {
             "kernel_dropped": s.kernel_dropped, "if_dropped": s.if_dropped}});
         note!("{}", stdio::json_safe(&doc.to_string()));
     }
+    if let Some(msg) = end.empty_window() {
+        return Err(crate::window::Usage(msg).into());
+    }
+    if args.quiet || args.write.is_some() {
+        driver::note_window(&end);
+    }
     // The error names the file, the place and the records read before it.
     match end.source_error {
         None => Ok(ExitCode::SUCCESS),

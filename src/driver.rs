@@ -159,6 +159,23 @@ pub struct RunEnd {
     /// Every input error, the first one included (merged files may fail one by one): for
     /// the report's `input_errors`.
     pub errors: Vec<String>,
+    /// The `--from`/`--to` window, resolved, and the frames read outside it (skipped: not
+    /// in `frames`); `None` without one.
+    pub window: Option<rocescope_analyzer::report::Window>,
+    /// The times of the earliest and the latest frame read, in the window or not: what an
+    /// empty window's message says the capture holds.
+    pub span: Option<(i64, i64)>,
+}
+
+impl RunEnd {
+    /// The message for a `--from`/`--to` window that held none of the frames read, when the
+    /// run was not cut short (a damaged file, a signal: their own messages say more).
+    pub fn empty_window(&self) -> Option<String> {
+        if self.source_error.is_some() || self.interrupted {
+            return None;
+        }
+        crate::window::empty_window(self.window.as_ref()?, self.frames, self.span)
+    }
 }
 
 /// How much decoding the command needs.
@@ -201,6 +218,13 @@ pub fn pump(
     let mut failure: Option<anyhow::Error> = None;
     let mut finished = false;
     let duration_ns = args.duration.map(|s| (s * 1e9) as i64);
+    // The --from/--to window, resolved against the first frame read (of all the inputs:
+    // merged files come in time order), and the record numbers skipped since the last frame
+    // handed over: added to the next one's `empty_before`, so frame numbers stay the file's.
+    let window = args.window();
+    let mut bounds: Option<crate::window::Bounds> = None;
+    let mut outside = 0u64;
+    let mut skipped_numbers = 0u64;
     loop {
         if stop.load(Ordering::Relaxed) {
             end.interrupted = true;
@@ -259,6 +283,31 @@ pub fn pump(
                 finished = true;
                 return false;
             }
+            end.span =
+                Some(end.span.map_or((rec.ts_ns, rec.ts_ns), |(a, b)| (a.min(rec.ts_ns), b.max(rec.ts_ns))));
+            if window.is_set() {
+                let b = *bounds.get_or_insert_with(|| window.bounds(rec.ts_ns));
+                if !b.holds(rec.ts_ns) {
+                    outside += 1;
+                    skipped_numbers = skipped_numbers.saturating_add(1).saturating_add(rec.empty_before);
+                    // A live capture comes in time order: past the window's end, it is over.
+                    if live && b.end.is_some_and(|e| rec.ts_ns >= e) {
+                        finished = true;
+                        return false;
+                    }
+                    return true;
+                }
+            }
+            let renumbered;
+            let rec = if skipped_numbers > 0 {
+                renumbered =
+                    Record { empty_before: rec.empty_before.saturating_add(skipped_numbers), ..*rec };
+                skipped_numbers = 0;
+                &renumbered
+            } else {
+                rec
+            };
+            // --duration of a file counts from the first frame in the window.
             let t0 = *first_ts.get_or_insert(rec.ts_ns);
             if !live && duration_ns.is_some_and(|d| rec.ts_ns - t0 > d) {
                 finished = true;
@@ -314,6 +363,9 @@ pub fn pump(
             return Err(e);
         }
     }
+    if window.is_set() {
+        end.window = Some(window.report(bounds, outside));
+    }
     end.stats = opened.source.stats();
     end.file_stats = opened.source.file_stats();
     end.empty_records = opened.source.empty_records();
@@ -345,6 +397,18 @@ pub fn pump(
         }
     }
     Ok(end)
+}
+
+/// Say on standard error how many frames a `--from`/`--to` window skipped (for the commands
+/// whose output has no summary of its own to say it in: `decode -q`, `capture`).
+pub fn note_window(end: &RunEnd) {
+    if let Some(w) = &end.window {
+        crate::stdio::note!(
+            "rocescope: window {}: {} frame(s) outside it skipped",
+            crate::window::describe(w),
+            w.frames_outside
+        );
+    }
 }
 
 /// tcpdump-style closing lines for a live capture.

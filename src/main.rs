@@ -17,6 +17,7 @@ mod report_cmd;
 mod signals;
 mod stdio;
 mod tui_cmd;
+mod window;
 
 use clap::Parser;
 // The outputs live in their own library crate (rocescope-output), under their old names here.
@@ -49,6 +50,14 @@ fn main() -> ExitCode {
     }
     // An output that is also an input: refused before anything is written.
     if let Some(msg) = cli.command.as_ref().and_then(cli::Command::output_is_input) {
+        let mut cmd = <cli::Cli as clap::CommandFactory>::command();
+        let e = cmd.error(clap::error::ErrorKind::ArgumentConflict, msg);
+        return stdio::exit_status(stdio::clap_exit(&e));
+    }
+    // A --from/--to window that cannot hold a frame: a usage error before anything is read.
+    let window =
+        cli.command.as_ref().map_or(Some(&cli.tui.source), cli::Command::source).map(cli::SourceArgs::window);
+    if let Some(Err(msg)) = window.map(|w| w.check()) {
         let mut cmd = <cli::Cli as clap::CommandFactory>::command();
         let e = cmd.error(clap::error::ErrorKind::ArgumentConflict, msg);
         return stdio::exit_status(stdio::clap_exit(&e));
@@ -128,16 +137,18 @@ fn main() -> ExitCode {
     finish(result)
 }
 
-/// Map a command's result to the exit status, printing the error (and its causes) once,
-/// its control characters escaped. A message that could not be written to standard error
-/// makes a success status 1 ([`stdio::exit_status`]).
+/// Map a command's result to the exit status (1, or 2 for a [`window::Usage`] error),
+/// printing the error (and its causes) once, its control characters escaped. A message that
+/// could not be written to standard error makes a success status 1 ([`stdio::exit_status`]).
 fn finish(result: anyhow::Result<ExitCode>) -> ExitCode {
     match result {
         Ok(code) => stdio::exit_status(code),
         Err(e) => {
             // stderr may be closed or full: nothing more can be said then.
             stdio::note!("rocescope: {e:#}");
-            ExitCode::from(1)
+            // A usage error found while running (a window that holds no frame): 2, as for a
+            // bad option.
+            ExitCode::from(if e.downcast_ref::<window::Usage>().is_some() { 2 } else { 1 })
         }
     }
 }

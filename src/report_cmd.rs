@@ -350,6 +350,10 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
         (end, shards)
     });
     let end = end?;
+    // A window that held none of the frames read: said, not reported as an empty capture.
+    if let Some(msg) = end.empty_window() {
+        return Err(crate::window::Usage(msg).into());
+    }
     // A signal that came while files were being read cut the report short (Ctrl-C on a live
     // capture is how it ends: not an interruption).
     let interrupted = (!args.source.read.is_empty() && stop.load(Ordering::SeqCst))
@@ -371,6 +375,7 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
     // A damaged or unreadable input is said in the document too, not only on stderr.
     streamed.report.input_errors = end.errors.clone();
     streamed.report.summary.empty_records = end.empty_records;
+    streamed.report.summary.window = end.window.clone();
     if let Some(sig) = interrupted {
         streamed.report.interrupted = true;
         let total = driver::file_bytes(&args.source.read);

@@ -53,8 +53,8 @@ fn verdicts(doc: &Value) -> Vec<(String, String, Option<u64>, String)> {
         .collect()
 }
 
-/// The pairs and what their generator says `compare` must find.
-fn pairs() -> Vec<(String, Value)> {
+/// Every `NAME.expected.json` of samples/compare that is not one side's own, by name.
+fn comparisons() -> Vec<(String, Value)> {
     let mut v: Vec<(String, Value)> = std::fs::read_dir(dir())
         .unwrap()
         .filter_map(|e| e.ok().map(|e| e.path()))
@@ -71,6 +71,20 @@ fn pairs() -> Vec<(String, Value)> {
         .collect();
     v.sort_by(|a, b| a.0.cmp(&b.0));
     v
+}
+
+/// The pairs and what their generator says `compare` must find.
+fn pairs() -> Vec<(String, Value)> {
+    comparisons().into_iter().filter(|(_, e)| e.get("split").is_none()).collect()
+}
+
+/// The captures with a change inside them (`compare --split-at`): the capture, and what its
+/// generator says the split must find (its `split` object: `at`, `verdicts`, `runs`).
+fn splits() -> Vec<(String, Value)> {
+    comparisons()
+        .into_iter()
+        .filter_map(|(_, e)| Some((path(e["file"].as_str()?), e.get("split")?.clone())))
+        .collect()
 }
 
 fn check_verdicts(name: &str, doc: &Value, want: &Value) {
@@ -125,6 +139,14 @@ fn the_samples_give_the_verdicts_and_statuses_their_generator_worked_out() {
             "rocev1",
             "rollback"
         ]
+    );
+    assert_eq!(
+        comparisons()
+            .iter()
+            .map(|p| p.0.as_str())
+            .filter(|n| !pairs.iter().any(|p| p.0 == *n))
+            .collect::<Vec<_>>(),
+        ["split-change"]
     );
     for (name, want) in &pairs {
         let (b, a) = (path(want["before"].as_str().unwrap()), path(want["after"].as_str().unwrap()));
@@ -710,4 +732,170 @@ fn nic_counter_deltas_are_rows() {
     let o = run(&["compare", &jb, demo, "--counters-before", &b1, "--counters-after", &a1]);
     assert_eq!(o.status.code(), Some(1));
     assert!(err(&o).contains("a report document keeps the counters"), "{}", err(&o));
+}
+
+/// `compare --split-at TIME FILE`: the captures with a change inside them give the verdicts
+/// and gate statuses their generator worked out; each side says its window, the two windows
+/// together hold every frame once, and the text names them.
+#[test]
+fn a_change_inside_one_capture_split_at_its_time() {
+    let splits = splits();
+    assert_eq!(splits.len(), 1);
+    for (file, want) in &splits {
+        let at = want["at"].as_str().unwrap();
+        let (doc, code) = compare(&["--split-at", at, file], &[]);
+        check_verdicts(file, &doc, want);
+        assert!(verdicts(&doc).iter().any(|v| v.0 == "critical"), "{file}: a CRITICAL verdict");
+        assert_eq!(code, Some(5), "{file}");
+        assert_eq!((doc["gate"]["failed"].as_bool(), doc["gate"]["exit"].as_i64()), (Some(true), Some(5)));
+        let (b, a) = (&doc["before"], &doc["after"]);
+        assert_eq!((b["kind"].as_str(), a["kind"].as_str()), (Some("capture"), Some("capture")));
+        assert_eq!(b["files"], a["files"]);
+        assert_eq!((b["window"]["from"].as_str(), b["window"]["to"].as_str()), (None, Some(at)));
+        assert_eq!((a["window"]["from"].as_str(), a["window"]["to"].as_str()), (Some(at), None));
+        // One instant splits them: BEFORE ends (exclusive) where AFTER starts (inclusive).
+        assert!(b["window"]["end_ns"].as_i64().is_some());
+        assert_eq!(b["window"]["end_ns"], a["window"]["start_ns"]);
+        // What one side skipped is the other's: every frame counted once.
+        let whole = common::report_json(&run(&["report", "--json", "-r", file]).stdout);
+        let frames = whole["summary"]["packets"].as_u64().unwrap();
+        let outside = |s: &Value| s["window"]["frames_outside"].as_u64().unwrap();
+        assert_eq!(outside(b) + outside(a), frames, "{file}");
+        assert!(outside(b) > 0 && outside(a) > 0, "{file}");
+        for r in want["runs"].as_array().unwrap() {
+            let args: Vec<&str> = r["args"].as_array().unwrap().iter().map(|a| a.as_str().unwrap()).collect();
+            let (_, code) = compare(&["--split-at", at, file], &args);
+            assert_eq!(code, r["exit"].as_i64().map(|x| x as i32), "{file} {}", r["about"]);
+        }
+        // The text says each side's window, and fits 100 columns.
+        let o = run(&["compare", "--split-at", at, file]);
+        let text = String::from_utf8(o.stdout).unwrap();
+        let words = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(
+            words.contains(&format!("window to {at} (")) && words.contains(&format!("window from {at} (")),
+            "{text}"
+        );
+        assert!(text.lines().all(|l| l.chars().count() <= 100), "{text}");
+        // --junit as for two sides.
+        let tmp = tempfile::tempdir().unwrap();
+        let xml = tmp.path().join("split.xml");
+        let o = run(&["compare", "-q", "--split-at", at, file, "--junit", xml.to_str().unwrap()]);
+        assert_eq!(o.status.code(), Some(5));
+        let xml = std::fs::read_to_string(&xml).unwrap();
+        assert_eq!(xml.matches("<testcase ").count(), doc["verdicts"].as_array().unwrap().len(), "{xml}");
+    }
+}
+
+/// The same split as two `report --from/--to` documents, or two `--parquet` directories made
+/// over the two windows, and the same time given absolute: the same verdicts and status.
+#[test]
+fn a_split_is_the_comparison_of_its_two_windows() {
+    let tmp = tempfile::tempdir().unwrap();
+    for (file, want) in splits() {
+        let at = want["at"].as_str().unwrap();
+        let (split, code) = compare(&["--split-at", at, &file], &[]);
+        let whole = common::report_json(&run(&["report", "--json", "-r", &file]).stdout);
+        let first = whole["summary"]["start_ns"].as_i64().unwrap();
+        let mut sides = Vec::new();
+        for (name, flag) in [("before", "--to"), ("after", "--from")] {
+            let json = tmp.path().join(format!("{name}.json"));
+            let o = run(&["report", "--json", "-r", &file, flag, at]);
+            assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+            let r = common::report_json(&o.stdout);
+            assert_eq!(r["summary"]["window"][&flag[2..]], at);
+            std::fs::write(&json, &o.stdout).unwrap();
+            let pq = tmp.path().join(format!("{name}.parquet"));
+            let o = run(&["report", "-q", "-r", &file, flag, at, "--parquet", pq.to_str().unwrap()]);
+            assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+            sides.push((json.to_str().unwrap().to_string(), pq.to_str().unwrap().to_string()));
+        }
+        let (doc, c) = compare(&[&sides[0].0, &sides[1].0], &[]);
+        assert_eq!(verdicts(&doc), verdicts(&split), "{file}: report documents");
+        assert_eq!(c, code);
+        // The documents say their windows (and no options_differ: a window is not an option).
+        assert_eq!(doc["before"]["window"]["to"], at);
+        assert_eq!(doc["after"]["window"]["from"], at);
+        let (doc, c) = compare(&[&sides[0].1, &sides[1].1], &[]);
+        check_verdicts_but(&file, &doc, &want, &["finding_rose"]);
+        assert_eq!(c, code, "{file}: Parquet directories");
+        // The split time as RFC 3339 and as epoch seconds: the same instant, the same answer.
+        let ns = split["before"]["window"]["end_ns"].as_i64().unwrap();
+        let (s, frac) = (ns.div_euclid(1_000_000_000), ns.rem_euclid(1_000_000_000));
+        assert_eq!(ns - first, 30_000_000, "{file}: +30ms after the first frame");
+        let epoch = format!("{s}.{frac:09}");
+        let rfc = format!("2026-01-01T00:00:{:02}.{frac:09}Z", s - 1_767_225_600);
+        for t in [epoch.as_str(), rfc.as_str()] {
+            let (doc, c) = compare(&["--split-at", t, &file], &[]);
+            assert_eq!(verdicts(&doc), verdicts(&split), "{file}: --split-at {t}");
+            assert_eq!(
+                (c, &doc["after"]["window"]["start_ns"]),
+                (code, &split["after"]["window"]["start_ns"])
+            );
+        }
+    }
+}
+
+/// A steady capture split is no change: the sample of ordinary RC traffic split in its
+/// middle, and the split sample's steady first half (before its change at +30 ms) split at
+/// +15 ms, as two `report --from/--to` documents.
+#[test]
+fn a_steady_capture_split_makes_no_warning() {
+    let no_fault = |doc: &Value, what: &str| {
+        let bad: Vec<_> = verdicts(doc).into_iter().filter(|v| v.0 != "info").collect();
+        assert!(bad.is_empty(), "{what}: {bad:#?}");
+    };
+    let rc = common::root().join("samples/rc-normal.pcap");
+    let (doc, code) = compare(&["--split-at", "+55us", rc.to_str().unwrap()], &[]);
+    no_fault(&doc, "rc-normal");
+    assert_eq!(code, Some(0), "{doc:#}");
+    let skipped = |s: &str| doc[s]["window"]["frames_outside"].as_u64().unwrap();
+    assert_eq!(skipped("before") + skipped("after"), 26, "rc-normal holds 26 frames");
+    let tmp = tempfile::tempdir().unwrap();
+    let change = path("split-change.pcap");
+    let mut docs = Vec::new();
+    for (name, window) in
+        [("first", vec!["--to", "+15ms"]), ("second", vec!["--from", "+15ms", "--to", "+30ms"])]
+    {
+        let mut args = vec!["report", "--json", "-r", change.as_str()];
+        args.extend(window);
+        let o = run(&args);
+        assert_eq!(o.status.code(), Some(0), "{name}: {}", err(&o));
+        assert_eq!(common::report_json(&o.stdout)["summary"]["packets"], 360, "{name}: 60 rounds of 3 QPs");
+        let f = tmp.path().join(format!("{name}.json"));
+        std::fs::write(&f, &o.stdout).unwrap();
+        docs.push(f.to_str().unwrap().to_string());
+    }
+    let (doc, code) = compare(&[&docs[0], &docs[1]], &[]);
+    no_fault(&doc, "split-change before its change");
+    assert_eq!(code, Some(0), "{doc:#}");
+}
+
+/// `--split-at` misused is a usage error (status 2) that says what is wrong: with
+/// `--before/--after`, without a capture, a time that does not parse, a time with no frame
+/// on one side of it, a side that is not a capture.
+#[test]
+fn split_at_misused_is_status_2() {
+    let f = path("split-change.pcap");
+    let tmp = tempfile::tempdir().unwrap();
+    let json = tmp.path().join("r.json");
+    std::fs::write(&json, run(&["report", "--json", "-r", &f]).stdout).unwrap();
+    let json = json.to_str().unwrap();
+    for (args, says) in [
+        (vec!["--split-at", "+30ms", "--before", &f, "--after", &f], "cannot be used with"),
+        (vec!["--split-at", "+30ms"], "give the capture to split"),
+        (vec!["--split-at", "yesterday", &f], "is not a time"),
+        (vec!["--split-at", "2026-01-01T00:00:00.03", &f], "give its zone"),
+        (vec!["--split-at", "+90ms", &f], "no frame of the capture is at or after it"),
+        (vec!["--split-at", "+0s", &f], "no frame of the capture is before it"),
+        (vec!["--split-at", "1700000000", &f], "no frame of the capture is before it"),
+        (vec!["--split-at", "+30ms", json], "--split-at splits a capture"),
+        (vec!["--split-at", "+30ms", "-"], "not standard input"),
+    ] {
+        let mut a = vec!["compare"];
+        a.extend(args.iter().copied());
+        let o = run(&a);
+        assert_eq!(o.status.code(), Some(2), "{a:?}: {}", err(&o));
+        assert!(err(&o).contains(says), "{a:?}: {}", err(&o));
+        assert!(o.stdout.is_empty(), "{a:?}");
+    }
 }

@@ -50,6 +50,10 @@ fn could_not_read_is_1() {
 fn usage_is_2() {
     assert_eq!(status(&["-q", "-r", &sample("demo.pcap"), "--fail-on", "sometimes"]), Some(2));
     assert_eq!(status(&["-q", "-r", &sample("demo.pcap"), "--expect-dscp", "64"]), Some(2));
+    // A --from/--to window that holds no frame: before reading (--from not before --to), or
+    // once the capture is read (the demo lasts 80 ms).
+    assert_eq!(status(&["-q", "-r", &sample("demo.pcap"), "--from", "+2s", "--to", "+1s"]), Some(2));
+    assert_eq!(status(&["-q", "-r", &sample("demo.pcap"), "--from", "+1s"]), Some(2));
 }
 
 #[test]

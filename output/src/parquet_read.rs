@@ -237,6 +237,7 @@ fn packets_facts(
         end_ns: end,
         pmtu: 0,
         capture_quality: None,
+        window: None,
     };
     // Each point's DSCP and PCP per class, counted as the analyzer counts them, read back
     // as a report document's.

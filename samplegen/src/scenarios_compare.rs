@@ -26,6 +26,14 @@
 //! - `rollback`: the DSCP re-marking rolled back (data and ACKs DSCP 0 → 26, CNPs 0 → 48),
 //!   compared with `--expect-dscp 26 --expect-cnp-dscp 48`: every move is toward what is
 //!   expected, INFO "fixed", and the gate passes; without the expectations it fails.
+//!
+//! And one capture in which the change happens (`compare --split-at TIME FILE`), written as
+//! `compare/NAME.pcap` with its `NAME.expected.json`: the capture's own expectations (as
+//! every sample's) plus a `split` object with the split time, the verdicts and the runs.
+//!
+//! - `split-change`: a switch's QoS policy pushed while a job runs: 30 ms into the capture
+//!   the RoCE data and ACKs of 3 QPs go from DSCP 26 (priority 3) to 0 (priority 0, off the
+//!   lossless class). Split at `+30ms`: the BEFORE half all on 26, the AFTER half all on 0.
 
 use crate::fabric::{Conn, Gen, Host, Req};
 use rocescope_decoder::build::{ExtRepr, IbRepr, IcrcMode, RoceV1Frame};
@@ -582,6 +590,77 @@ fn rollback(g: &mut Gen, after: bool) -> Value {
     })
 }
 
+/// A capture with a change inside it: name, description, the split time (`--split-at`), and
+/// its builder returning the split comparison's expectations.
+type Split = (&'static str, &'static str, &'static str, fn(&mut Gen) -> Value);
+
+/// Every capture with a change inside it, written as `compare/NAME.pcap` and
+/// `compare/NAME.expected.json` (the capture's expectations, the split's under `split`).
+pub const SPLITS: &[Split] = &[(
+    "split-change",
+    "A QoS policy pushed mid-capture: from +30 ms the RoCE data and ACKs of 3 QPs go from DSCP 26 (priority 3) to 0 (priority 0); compare --split-at +30ms",
+    "+30ms",
+    split_change,
+)];
+
+/// When the re-marking of `split-change` takes effect, after the capture's first frame (the
+/// `+30ms` of its split).
+const SPLIT_NS: i64 = 30_000_000;
+
+fn split_change(g: &mut Gen) -> Value {
+    let start = g.t;
+    let mut said = false;
+    steady(g, 81, 0x8100, 250_000, |g, _, _, c| {
+        let remarked = g.t >= start + SPLIT_NS;
+        c.dscp = if remarked { 0 } else { DATA_DSCP };
+        write(g, c, false, CNP_DSCP);
+        if remarked && !said {
+            // Named after its frame: the first QP's ACK, on DSCP 0 as its data.
+            g.event("remarked", "from here on the data and ACKs of 3 QPs to 10.0.0.85 carry DSCP 0".into());
+            said = true;
+        }
+    });
+    // Each half holds 120 rounds of the 3 QPs (a write and its ACK each): 720 RoCE packets on
+    // priority 3 before, 720 on priority 0 after.
+    json!({
+        "verdicts": [
+            {
+                "severity": "critical",
+                "kind": "class_left",
+                "priority": 3,
+                "title_has": ["priority 3 lost 100% of its RoCE; it now travels on priority 0, where it was not before"],
+            },
+            {
+                "severity": "critical",
+                "kind": "dscp_moved",
+                "title_has": ["RoCE data moved from DSCP 26 to 0 on 3 QPs (priority 3 → 0)"],
+            },
+            {
+                "severity": "warning",
+                "kind": "ack_dscp_moved",
+                "title_has": ["ACK/NAKs moved from DSCP 26 to 0"],
+            },
+            {
+                "severity": "info",
+                "kind": "priority_one_side",
+                "priority": 0,
+                "title_has": ["priority 0 carries RoCE or pauses only after (720 RoCE packets)"],
+            },
+            {
+                "severity": "info",
+                "kind": "priority_one_side",
+                "priority": 3,
+                "title_has": ["priority 3 carries RoCE or pauses only before (720 RoCE packets)"],
+            },
+        ],
+        "runs": [
+            { "about": "the default gate (warning) fails on the change", "args": [], "exit": 5 },
+            { "about": "a CRITICAL verdict fails --fail-on critical too", "args": ["--fail-on", "critical"], "exit": 5 },
+            { "about": "--fail-on never reports and passes", "args": ["--fail-on", "never"], "exit": 0 },
+        ],
+    })
+}
+
 /// The pairs' captures and expectations, as (path relative to the samples directory,
 /// bytes).
 pub fn outputs() -> Vec<(String, Vec<u8>)> {
@@ -604,6 +683,20 @@ pub fn outputs() -> Vec<(String, Vec<u8>)> {
         }
         let mut json = serde_json::to_vec_pretty(&expected).unwrap_or_default();
         json.push(b'\n');
+        files.push((format!("compare/{name}.expected.json"), json));
+    }
+    for (name, description, at, build) in SPLITS {
+        let mut g = Gen::new();
+        let mut split = build(&mut g);
+        let (pcap, json) = crate::render(name, description, &g);
+        let mut expected: Value = serde_json::from_slice(&json).unwrap_or_default();
+        if let (Some(o), Some(e)) = (split.as_object_mut(), expected.as_object_mut()) {
+            o.insert("at".into(), json!(at));
+            e.insert("split".into(), split);
+        }
+        let mut json = serde_json::to_vec_pretty(&expected).unwrap_or_default();
+        json.push(b'\n');
+        files.push((format!("compare/{name}.pcap"), pcap));
         files.push((format!("compare/{name}.expected.json"), json));
     }
     files

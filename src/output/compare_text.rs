@@ -100,6 +100,9 @@ fn side_line(o: &mut String, label: &str, s: &Side) {
     if s.partial {
         notes.push_str(", PARTIAL");
     }
+    if let Some(w) = &s.window {
+        notes.push_str(&format!(", window {}", crate::window::describe(w)));
+    }
     wrap(o, &format!("{label} {} ({notes})", files.join(" + ")), 7);
 }
 

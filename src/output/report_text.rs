@@ -91,6 +91,14 @@ fn render_text(sr: &StreamedReport<'_>, source: &str, max_connections: usize) ->
         s.icrc_bad,
         s.non_roce
     );
+    if let Some(w) = &s.window {
+        let _ = writeln!(
+            o,
+            "  window {}: {} frame(s) outside it skipped, in no figure of this report",
+            crate::window::describe(w),
+            w.frames_outside
+        );
+    }
     if s.empty_records > 0 {
         let _ = writeln!(
             o,

@@ -130,6 +130,9 @@ pub struct SummaryFacts {
     /// The capture holds a low share of its request packets (absent when it holds most).
     #[serde(default)]
     pub capture_quality: Option<CaptureQualityFacts>,
+    /// The time window the report was made over (`report --from/--to`), when it had one.
+    #[serde(default)]
+    pub window: Option<crate::report::Window>,
 }
 
 /// `summary.capture_quality` (crate::report::quality).

@@ -40,7 +40,7 @@ pub struct Profile {
     /// snapshots), per figure and priority; `None` without them (or with one snapshot:
     /// absolute values since the NIC's last reset compare nothing).
     #[serde(skip)]
-    pub counters: Option<BTreeMap<(String, Option<u8>), Option<u64>>>,
+    pub counters: Option<CounterDeltas>,
     /// The options the side's report was made with, by their JSON path (`timeline.base_ns`,
     /// `audit.expected.roce_dscps`, `config.link_speed_bps`, ...), as JSON text; empty when
     /// the side does not say (a Parquet directory).
@@ -65,6 +65,10 @@ fn options(r: &ReportFacts) -> BTreeMap<String, String> {
     }
     o
 }
+
+/// NIC counter deltas by (figure, priority); null: that counter went backwards or is in
+/// one snapshot only.
+pub type CounterDeltas = BTreeMap<(String, Option<u8>), Option<u64>>;
 
 /// One capture point's profile.
 #[derive(Clone, Debug, Default, Serialize, PartialEq)]

@@ -421,6 +421,30 @@ pub struct Summary {
     /// rates and latencies are samples. Absent when it holds most of them.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub capture_quality: Option<quality::CaptureQuality>,
+    /// The time window the report was made over (`--from`, `--to`; set by the caller, which
+    /// skips the frames outside it before analysis). Absent without one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub window: Option<Window>,
+}
+
+/// The time window of a report (`report --from T --to T`) or of one side of `compare
+/// --split-at`: the frames outside it were skipped before the analysis and count nowhere
+/// but in `frames_outside`. Every other figure of the report is the window's.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct Window {
+    /// `--from` as given (`+1.5s`, `2026-12-06T10:00:00.5Z`, `1733480000.25`); `None`:
+    /// from the first frame.
+    pub from: Option<String>,
+    /// `--to` as given; `None`: to the last frame.
+    pub to: Option<String>,
+    /// The window's first instant (inclusive), ns since the epoch: `from` resolved (a
+    /// relative time against the first frame of all the inputs). `None`: unbounded, or a
+    /// relative time with no frame read to resolve it against.
+    pub start_ns: Option<i64>,
+    /// The window's end (exclusive), ns since the epoch. `None`: unbounded (or unresolved).
+    pub end_ns: Option<i64>,
+    /// Frames read but outside the window: skipped, in no other figure.
+    pub frames_outside: u64,
 }
 
 /// Findings per severity.
@@ -1633,6 +1657,7 @@ pub(crate) fn build_with(a: &Analyzer, detail: bool, with_flows: bool) -> (Repor
             findings: counts,
             frames_held: a.mirror.held_frames(),
             capture_quality,
+            window: None,
         },
         findings,
         flows,
