@@ -36,20 +36,25 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Decode frames from a file or an interface, like `tshark` (-V every field, --json NDJSON).
+    #[command(after_long_help = crate::exit::TABLE)]
     Decode(DecodeArgs),
     /// Capture from an interface (or re-write a file) to pcapng/pcap, with ring buffers.
+    #[command(after_long_help = crate::exit::TABLE)]
     Capture(CaptureArgs),
     /// List the interfaces libpcap can open and whether they can show RoCE.
+    #[command(after_long_help = crate::exit::TABLE)]
     Interfaces(InterfacesArgs),
     /// Analyse a capture or an interface: findings, connections, PFC timelines, QoS audit.
-    #[command(after_long_help = REPORT_EXIT_STATUS)]
+    #[command(after_long_help = crate::exit::TABLE)]
     Report(ReportArgs),
     /// Terminal UI over a file or an interface: QPs, packets, PFC, audit, findings.
+    #[command(after_long_help = crate::exit::TABLE)]
     Tui(TuiArgs),
     /// Serve the analysis as Prometheus metrics (/metrics, /healthz), or push NDJSON.
+    #[command(after_long_help = crate::exit::TABLE)]
     Export(ExportArgs),
     /// Compare two captures (before and after a change): figures side by side, verdicts, a gate.
-    #[command(after_long_help = COMPARE_EXIT_STATUS)]
+    #[command(after_long_help = crate::exit::TABLE)]
     Compare(CompareArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     #[command(
@@ -612,13 +617,7 @@ fn parse_ecmp_hash(s: &str) -> Result<rocescope_analyzer::ecmp::EcmpHash, String
 
 /// `rocescope report`.
 #[derive(Debug, Args)]
-#[command(
-    after_help = "Exit status: 0 analysed, the QoS audit clean; 3 analysed, the audit found violations \
-                        (pauses on a priority no RoCE uses count even without expectations, and an audit given \
-                        expectations that saw no RoCE checked nothing); 1 an error \
-                        (a damaged capture: the report covers the frames before the damage); 2 a usage error. \
-                        The rule behind every finding: docs/verdicts.md."
-)]
+#[command(after_help = "The rule behind every finding: docs/verdicts.md. The exit statuses: --help.")]
 pub struct ReportArgs {
     /// Source.
     #[command(flatten)]
@@ -702,18 +701,6 @@ fn parse_nccl_version(s: &str) -> Result<rocescope_analyzer::nccl::NcclVersion, 
         .ok_or_else(|| format!("`{s}` is not an NCCL version (MAJOR.MINOR[.PATCH], e.g. 2.23.4)"))
 }
 
-/// The exit status table of `report` (README "Exit status"), in `--help` and the man page.
-const REPORT_EXIT_STATUS: &str = "Exit status:
-  0        analysed; nothing failed the run (findings alone do not, unless --fail-on says so)
-  1        could not read: no such file, no permission, not a capture, a capture cut short,
-           a --counters or --nccl-env file that is not one (the error names the line)
-  2        usage: an unknown option or a value out of range; a --from/--to window that holds
-           no frame of the capture (--from not before --to, or outside the capture)
-  3        the QoS audit found violations of the expectations given (--expect-*,
-           --lossless, --baseline), or saw no RoCE to check them on
-  4        --fail-on critical: a CRITICAL finding; --fail-on warning: a WARNING or CRITICAL one
-  130/143  cut short by SIGINT/SIGTERM: the report of the frames read, marked partial";
-
 /// `rocescope compare`.
 #[derive(Debug, Args)]
 #[command(after_help = "Each side is a capture (pcap, pcapng; several files are merged, each a capture \
@@ -748,7 +735,7 @@ pub struct CompareArgs {
     /// Print nothing: the exit status says whether the change passed the gate.
     #[arg(short = 'q', long, conflicts_with = "json")]
     pub quiet: bool,
-    /// The change gate: `warning` (the default: status 5 for a WARNING or CRITICAL
+    /// The change gate: `warning` (the default: status 4 for a WARNING or CRITICAL
     /// verdict), `critical` (a CRITICAL one), `info` (any), `never`; and the thresholds that make a
     /// change a verdict, NAME=VALUE: throughput-drop=20%, latency-rise=1.5, loss-ppm=10,
     /// resend-ppm=1000, congestion-rise=4, pause-min=1000 (µs/s), mark-share=1%.
@@ -780,17 +767,6 @@ pub struct CompareArgs {
     #[command(flatten)]
     pub decoder: DecoderOpts,
 }
-
-/// The exit status table of `compare`, in `--help` and the man page.
-const COMPARE_EXIT_STATUS: &str = "Exit status:
-  0  compared; no verdict at or above --fail-on (identical captures: no change)
-  1  could not read a side: no such file, not a capture, a report or a Parquet directory,
-     a capture cut short; or a --nccl-env file that is not one (the error names the line)
-  2  usage: two sides are needed (BEFORE AFTER, or --before F... --after F..., or
-     --split-at TIME FILE...), an unknown option, level or threshold; a --split-at time
-     with no frame of the capture on one side of it
-  5  the change gate failed: a verdict at or above --fail-on (warning by default)
-  6  nothing to compare: neither side holds any RoCE (never a pass, whatever --fail-on)";
 
 impl CompareArgs {
     /// The two sides' files, or what is wrong with how they were given.
@@ -899,6 +875,8 @@ fn parse_snaplen(s: &str) -> Result<u32, String> {
 /// What fails a `report` run (`--fail-on`): the exit status policy in README "Exit status".
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum FailOn {
+    /// Any finding, INFO included (status 4), and audit violations (status 3).
+    Info,
     /// A CRITICAL finding (status 4), and audit violations (status 3).
     Critical,
     /// A WARNING or CRITICAL finding (status 4), and audit violations (status 3).

@@ -1,7 +1,7 @@
 //! `rocescope compare BEFORE AFTER`: two captures (or `report --json` documents, or
 //! `report --parquet` directories) profiled per capture point and priority, compared side by
 //! side with each change's size and whether it is beyond noise, verdicts on the change worst
-//! first, and a gate (exit status 5) a change pipeline can use. The comparison itself is
+//! first, and a gate (exit status 4, as `report`'s) a change pipeline can use. The comparison itself is
 //! `rocescope_analyzer::compare`; the rules: docs/verdicts.md "Change verdicts".
 
 use crate::cli::{CompareArgs, SourceArgs};
@@ -20,10 +20,10 @@ use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
 
 /// Exit status when the change gate failed: a verdict at or above `--fail-on`.
-pub const EXIT_CHANGE: u8 = 5;
+pub const EXIT_CHANGE: u8 = crate::exit::GATE;
 
 /// Exit status when neither side holds any RoCE: nothing was compared (never a pass).
-pub const EXIT_NOTHING: u8 = 6;
+pub const EXIT_NOTHING: u8 = crate::exit::NOTHING;
 
 /// What a side was read from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -70,7 +70,7 @@ pub struct Gate {
     pub fail_on: &'static str,
     /// A verdict at or above it was made.
     pub failed: bool,
-    /// Neither side holds any RoCE: nothing was compared (status 6, whatever `fail_on`).
+    /// Neither side holds any RoCE: nothing was compared (status 5, whatever `fail_on`).
     pub nothing_to_compare: bool,
     /// The exit status.
     pub exit: u8,

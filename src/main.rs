@@ -1,7 +1,7 @@
 //! `rocescope`: capture and analyse RoCEv2 traffic from a terminal.
 //!
 //! Subcommands live in their own modules; this file parses the command line and maps
-//! failures to exit codes (0 success, 1 error, 2 usage). Output goes through [`stdio`], not
+//! failures to exit codes (one table for every command: [`exit`]). Output goes through [`stdio`], not
 //! `println!` or `eprintln!`, which panic when the output fails.
 
 mod capture_cmd;
@@ -10,6 +10,7 @@ mod compare_cmd;
 mod decode_cmd;
 mod docs_cmd;
 mod driver;
+mod exit;
 mod export_cmd;
 mod interfaces_cmd;
 mod output;

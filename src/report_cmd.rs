@@ -22,10 +22,10 @@ use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 
 /// Exit status when the audit found violations of the expectations given.
-pub const EXIT_VIOLATIONS: u8 = 3;
+pub const EXIT_VIOLATIONS: u8 = crate::exit::VIOLATIONS;
 
 /// Exit status when findings at or above the `--fail-on` level were found.
-pub const EXIT_FINDINGS: u8 = 4;
+pub const EXIT_FINDINGS: u8 = crate::exit::GATE;
 
 /// The exit status of an analysed run (README "Exit status"): findings at or above the
 /// `--fail-on` level first (4), then violations of the expectations the user gave (3).
@@ -35,6 +35,7 @@ pub const EXIT_FINDINGS: u8 = 4;
 pub fn analysed_status(report: &Report, audit: &AuditConfig, fail_on: FailOn) -> u8 {
     let f = &report.summary.findings;
     let findings = match fail_on {
+        FailOn::Info => f.critical + f.warning + f.info > 0,
         FailOn::Critical => f.critical > 0,
         FailOn::Warning => f.critical + f.warning > 0,
         FailOn::Audit | FailOn::Never => false,

@@ -6,6 +6,11 @@
 
 mod common;
 
+/// The gate's status (README "Exit status": the same as report's).
+const GATE: i32 = 4;
+/// Nothing to compare.
+const NOTHING: i32 = 5;
+
 use serde_json::Value;
 use std::path::PathBuf;
 use std::process::{Command, Output};
@@ -121,7 +126,7 @@ fn pair_args(want: &Value) -> (Vec<String>, i32) {
         .as_array()
         .map(|a| a.iter().map(|x| x.as_str().unwrap().to_string()).collect())
         .unwrap_or_default();
-    (args, want["exit"].as_i64().unwrap_or(5) as i32)
+    (args, want["exit"].as_i64().unwrap_or(i64::from(GATE)) as i32)
 }
 
 #[test]
@@ -155,9 +160,9 @@ fn the_samples_give_the_verdicts_and_statuses_their_generator_worked_out() {
         let (doc, code) = compare(&[&b, &a], &args);
         check_verdicts(name, &doc, want);
         assert_eq!(code, Some(exit), "{name}: the default gate");
-        assert_eq!(doc["gate"]["failed"], exit == 5, "{name}");
-        assert_eq!(doc["gate"]["nothing_to_compare"], exit == 6, "{name}");
-        assert_eq!(doc["nothing_to_compare"], exit == 6, "{name}");
+        assert_eq!(doc["gate"]["failed"], exit == GATE, "{name}");
+        assert_eq!(doc["gate"]["nothing_to_compare"], exit == NOTHING, "{name}");
+        assert_eq!(doc["nothing_to_compare"], exit == NOTHING, "{name}");
         assert_eq!(doc["gate"]["exit"], exit);
         for r in want["runs"].as_array().unwrap() {
             let args: Vec<&str> = r["args"].as_array().unwrap().iter().map(|a| a.as_str().unwrap()).collect();
@@ -253,7 +258,7 @@ fn report_json_and_parquet_sides_give_the_captures_answer() {
         // compare without RoCE).
         for (x, y) in [(&b.0, &b.1), (&b.0, &b.2), (&b.1, &b.2)] {
             let (doc, c) = compare(&[x, y], &args);
-            let want = if doc["nothing_to_compare"] == true { 6 } else { 0 };
+            let want = if doc["nothing_to_compare"] == true { NOTHING } else { 0 };
             assert_eq!(c, Some(want), "{name}: {x} {y}: {doc:#}");
             assert!(doc["verdicts"].as_array().unwrap().is_empty(), "{name}: {x} {y}");
         }
@@ -262,7 +267,7 @@ fn report_json_and_parquet_sides_give_the_captures_answer() {
 
 /// Every sample and every real capture against itself: no change, status 0; the ones
 /// without RoCE (a capture of pauses only, an undecoded tunnel, native InfiniBand) are
-/// nothing to compare, status 6.
+/// nothing to compare, status 5.
 #[test]
 fn a_capture_against_itself_is_no_change() {
     let mut files = common::pcaps_under(&common::root().join("samples"));
@@ -275,7 +280,7 @@ fn a_capture_against_itself_is_no_change() {
         let o = run(&["compare", "--json", f, f]);
         let doc = common::compare_json(&o.stdout);
         let nothing = doc["nothing_to_compare"] == true;
-        assert_eq!(o.status.code(), Some(if nothing { 6 } else { 0 }), "{f}: {}", err(&o));
+        assert_eq!(o.status.code(), Some(if nothing { NOTHING } else { 0 }), "{f}: {}", err(&o));
         if nothing {
             let r = common::report_json(&run(&["report", "--json", "-r", f]).stdout);
             assert_eq!(r["summary"]["roce"], 0, "{f}");
@@ -300,7 +305,7 @@ fn thresholds_and_levels_move_the_gate() {
     // The 30% fall is a verdict at the default 20%, not at 50%.
     let (doc, code) = compare(&[&b, &a], &["--fail-on", "throughput-drop=50%"]);
     assert!(!verdicts(&doc).iter().any(|v| v.1 == "throughput_fell"), "{doc:#}");
-    assert_eq!(code, Some(5), "the ECN verdict still fails it");
+    assert_eq!(code, Some(GATE), "the ECN verdict still fails it");
     assert_eq!(doc["limits"]["throughput_drop"], 0.5);
     // Paused time must rise 1000 times for the ECN verdict to say so: then it is a warning.
     let (doc, code) = compare(&[&b, &a], &["--fail-on", "critical,congestion-rise=1000"]);
@@ -309,7 +314,7 @@ fn thresholds_and_levels_move_the_gate() {
     assert!(v[0].3.contains("ECN may be off on the switch, or the congestion went away"), "{v:#?}");
     assert_eq!(code, Some(0), "no CRITICAL verdict: --fail-on critical passes");
     let (_, code) = compare(&[&b, &a], &["--fail-on", "info"]);
-    assert_eq!(code, Some(5));
+    assert_eq!(code, Some(GATE));
 }
 
 #[test]
@@ -326,7 +331,7 @@ fn several_files_a_side_pair_points_by_name_and_say_what_is_on_one_side() {
     );
     // The receiver's capture missing after: said, and a warning.
     let (doc, code) = compare(&["--before", s, r, "--after", s], &[]);
-    assert_eq!(code, Some(5), "{doc:#}");
+    assert_eq!(code, Some(GATE), "{doc:#}");
     let u = &doc["unmatched"][0];
     assert_eq!((u["side"].as_str(), u["point"].as_str()), (Some("before"), Some("two-points-receiver.pcap")));
     let v = verdicts(&doc);
@@ -388,7 +393,7 @@ fn usage_errors_are_status_2() {
     }
     let o = run(&["compare", "--help"]);
     let help = String::from_utf8_lossy(&o.stdout);
-    assert!(help.contains("Exit status:") && help.contains("5  the change gate failed"), "{help}");
+    assert!(help.contains("Exit status (the same in every command") && help.contains("4        the gate"), "{help}");
 }
 
 #[test]
@@ -397,14 +402,14 @@ fn the_text_fits_100_columns_and_quiet_prints_nothing() {
         [("ecn-off-before.pcap", "ecn-off-after.pcap"), ("dscp-remark-before.pcap", "dscp-remark-after.pcap")]
     {
         let o = run(&["compare", &path(b), &path(a)]);
-        assert_eq!(o.status.code(), Some(5));
+        assert_eq!(o.status.code(), Some(GATE));
         let text = String::from_utf8(o.stdout).unwrap();
         assert!(text.contains("VERDICTS") && text.contains("POINT"), "{text}");
         for line in text.lines() {
             assert!(line.chars().count() <= 100, "{} columns: {line}", line.chars().count());
         }
         let o = run(&["compare", "-q", &path(b), &path(a)]);
-        assert_eq!(o.status.code(), Some(5));
+        assert_eq!(o.status.code(), Some(GATE));
         assert!(o.stdout.is_empty());
     }
     // A long file name wraps, never past 100 columns.
@@ -493,7 +498,7 @@ fn nccl_settings_that_stop_matching_the_wire_are_a_verdict() {
     let env = env.to_str().unwrap();
     let (before, after) = (path("dscp-remark-before.pcap"), path("dscp-remark-after.pcap"));
     let (doc, code) = compare(&[&before, &after], &["--nccl-env", env]);
-    assert_eq!(code, Some(5));
+    assert_eq!(code, Some(GATE));
     let tc = doc["nccl"].as_array().unwrap().iter().find(|v| v["name"] == "NCCL_IB_TC").expect("NCCL_IB_TC");
     assert_eq!(
         (tc["value"].as_str(), tc["before"].as_str(), tc["after"].as_str()),
@@ -562,7 +567,7 @@ fn a_report_document_with_absurd_times_is_read_from_its_series() {
     let odd = tmp.path().join("odd.json");
     std::fs::write(&odd, serde_json::to_vec(&doc).unwrap()).unwrap();
     let o = run(&["compare", "--json", odd.to_str().unwrap(), &path("ecn-off-before.pcap")]);
-    assert!(matches!(o.status.code(), Some(0 | 5)), "{}", err(&o));
+    assert!(matches!(o.status.code(), Some(0 | 4)), "{}", err(&o));
     assert!(!err(&o).contains("memory allocation"), "{}", err(&o));
 }
 
@@ -588,19 +593,19 @@ fn the_gate_as_a_junit_report() {
         xml
     };
     // ECN off: the CRITICAL and the WARNING fail the default gate, the INFO passes.
-    let x = xml_of("ecn-off-before.pcap", "ecn-off-after.pcap", &[], 5);
+    let x = xml_of("ecn-off-before.pcap", "ecn-off-after.pcap", &[], GATE);
     assert!(x.starts_with("<?xml"), "{x}");
     assert_eq!(x.matches("<failure ").count(), 2, "{x}");
     assert!(x.contains(r#"<testcase name="ecn_stopped at ecn-off-after.pcap priority 3""#), "{x}");
     assert!(x.contains("<system-out>INFO: priority 6 carries RoCE or pauses only before"), "{x}");
     // Under --fail-on critical only the CRITICAL fails.
-    let x = xml_of("ecn-off-before.pcap", "ecn-off-after.pcap", &["--fail-on", "critical"], 5);
+    let x = xml_of("ecn-off-before.pcap", "ecn-off-after.pcap", &["--fail-on", "critical"], GATE);
     assert_eq!(x.matches("<failure ").count(), 1, "{x}");
     // A capture against itself: one passing case.
     let x = xml_of("ecn-off-before.pcap", "ecn-off-before.pcap", &[], 0);
     assert!(x.contains(r#"<testcase name="no change beyond noise""#) && !x.contains("<failure"), "{x}");
-    // No RoCE on either side: an error, as the exit status 6 says.
-    let x = xml_of("no-roce-before.pcap", "no-roce-after.pcap", &[], 6);
+    // No RoCE on either side: an error, as the exit status 5 says.
+    let x = xml_of("no-roce-before.pcap", "no-roce-after.pcap", &[], NOTHING);
     assert!(x.contains(r#"<testcase name="nothing_to_compare""#) && x.contains("<error "), "{x}");
     // A file that cannot be written is an error naming it (status 1).
     let (b, a) = (path("ecn-off-before.pcap"), path("ecn-off-after.pcap"));
@@ -637,7 +642,7 @@ fn sides_made_with_different_options_are_a_warning() {
     };
     let (v, code) = compare(&[fine.as_str(), plain.as_str()], &[]);
     let k = kinds(&v);
-    assert_eq!(code, Some(5));
+    assert_eq!(code, Some(GATE));
     assert_eq!(k.len(), 1, "{:#}", v["verdicts"]);
     assert_eq!(k[0].0, "warning");
     assert!(k[0].1.contains("timeline.base_ns (--bin) 1000000 → 10000000"), "{}", k[0].1);
@@ -746,8 +751,11 @@ fn a_change_inside_one_capture_split_at_its_time() {
         let (doc, code) = compare(&["--split-at", at, file], &[]);
         check_verdicts(file, &doc, want);
         assert!(verdicts(&doc).iter().any(|v| v.0 == "critical"), "{file}: a CRITICAL verdict");
-        assert_eq!(code, Some(5), "{file}");
-        assert_eq!((doc["gate"]["failed"].as_bool(), doc["gate"]["exit"].as_i64()), (Some(true), Some(5)));
+        assert_eq!(code, Some(GATE), "{file}");
+        assert_eq!(
+            (doc["gate"]["failed"].as_bool(), doc["gate"]["exit"].as_i64()),
+            (Some(true), Some(i64::from(GATE)))
+        );
         let (b, a) = (&doc["before"], &doc["after"]);
         assert_eq!((b["kind"].as_str(), a["kind"].as_str()), (Some("capture"), Some("capture")));
         assert_eq!(b["files"], a["files"]);
@@ -780,7 +788,7 @@ fn a_change_inside_one_capture_split_at_its_time() {
         let tmp = tempfile::tempdir().unwrap();
         let xml = tmp.path().join("split.xml");
         let o = run(&["compare", "-q", "--split-at", at, file, "--junit", xml.to_str().unwrap()]);
-        assert_eq!(o.status.code(), Some(5));
+        assert_eq!(o.status.code(), Some(GATE));
         let xml = std::fs::read_to_string(&xml).unwrap();
         assert_eq!(xml.matches("<testcase ").count(), doc["verdicts"].as_array().unwrap().len(), "{xml}");
     }

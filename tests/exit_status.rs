@@ -1,6 +1,8 @@
-//! The exit status policy (README "Exit status", `man rocescope-report`): one test per row.
-//! 0 analysed, 1 could not read, 2 usage, 3 violations of the expectations the user gave,
-//! 4 findings at or above `--fail-on`, 128 + a signal's number when cut short.
+//! The exit status policy (README "Exit status", `src/exit.rs`, every command's `--help`):
+//! one table for every command, a test per row and command. 0 done, 1 could not read, 2
+//! usage, 3 violations of the expectations the user gave (report), 4 the gate (report's
+//! findings, compare's verdicts, at or above `--fail-on`), 5 nothing to compare (compare),
+//! 128 + a signal's number when cut short.
 
 mod common;
 
@@ -85,6 +87,63 @@ fn findings_at_the_fail_on_level_are_4() {
     let demo = sample("demo.pcap");
     assert_eq!(status(&["-q", "-r", &demo, "--expect-dscp", "26", "--fail-on", "critical"]), Some(4));
     assert_eq!(status(&["-q", "-r", &demo, "--expect-dscp", "26"]), Some(3));
+}
+
+#[test]
+fn fail_on_info_fails_on_any_finding() {
+    // One INFO finding (a QP's new life at PSN 0), nothing worse.
+    let restart = sample("qp-restart.pcap");
+    assert_eq!(status(&["-q", "-r", &restart, "--fail-on", "warning"]), Some(0));
+    assert_eq!(status(&["-q", "-r", &restart, "--fail-on", "info"]), Some(4));
+    assert_eq!(status(&["-q", "-r", &sample("rc-normal.pcap"), "--fail-on", "info"]), Some(0));
+}
+
+/// The gate is the same number in `report` and `compare`, and `--fail-on info` works in both.
+#[test]
+fn the_gate_is_4_in_report_and_compare_and_nothing_to_compare_is_5() {
+    let compare = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_rocescope"))
+            .arg("compare")
+            .args(args)
+            .output()
+            .expect("run")
+            .status
+            .code()
+    };
+    let cmp = |n: &str| sample(&format!("compare/{n}"));
+    let (b, a) = (cmp("ecn-off-before.pcap"), cmp("ecn-off-after.pcap"));
+    assert_eq!(compare(&["-q", &b, &a]), Some(4));
+    assert_eq!(compare(&["-q", &b, &a, "--fail-on", "critical"]), Some(4));
+    assert_eq!(compare(&["-q", &b, &a, "--fail-on", "never"]), Some(0));
+    assert_eq!(compare(&["-q", &b, &b, "--fail-on", "info"]), Some(0));
+    let (nb, na) = (cmp("no-roce-before.pcap"), cmp("no-roce-after.pcap"));
+    assert_eq!(compare(&["-q", &nb, &na, "--fail-on", "never"]), Some(5));
+    assert_eq!(compare(&["-q", &b, "/nonexistent/after.pcap"]), Some(1));
+    assert_eq!(compare(&["-q", &b]), Some(2));
+    assert_eq!(compare(&["-q", &b, &a, "--fail-on", "sometimes"]), Some(2));
+}
+
+/// Every command prints the one table in its `--help`, and 1 and 2 mean the same in each.
+#[test]
+fn every_command_gives_the_one_table_and_the_same_1_and_2() {
+    let run = |args: &[&str]| Command::new(env!("CARGO_BIN_EXE_rocescope")).args(args).output().expect("run");
+    for cmd in ["decode", "capture", "interfaces", "report", "tui", "export", "compare"] {
+        let o = run(&[cmd, "--help"]);
+        assert_eq!(o.status.code(), Some(0), "{cmd}");
+        let help = String::from_utf8_lossy(&o.stdout);
+        for row in [
+            "Exit status (the same in every command",
+            "4        the gate",
+            "5        compare: nothing to compare",
+        ] {
+            assert!(help.contains(row), "{cmd} --help lacks {row:?}: {help}");
+        }
+        assert_eq!(run(&[cmd, "--no-such-option"]).status.code(), Some(2), "{cmd}");
+    }
+    for cmd in ["decode", "report", "export"] {
+        let o = run(&[cmd, "-r", "/nonexistent/roce.pcap"]);
+        assert_eq!(o.status.code(), Some(1), "{cmd}: {}", String::from_utf8_lossy(&o.stderr));
+    }
 }
 
 #[test]

@@ -22,7 +22,7 @@
 //! - `rocev1`: one host's QP switches to RoCEv1 (EtherType 0x8915), the classic slip of a GID
 //!   index naming a RoCEv1 GID (`rocev1_appeared`).
 //! - `roce-gone`: RoCE before, none after (only link pauses): `roce_stopped`, CRITICAL.
-//! - `no-roce`: link pauses on both sides, no RoCE: nothing to compare (status 6).
+//! - `no-roce`: link pauses on both sides, no RoCE: nothing to compare (status 5).
 //! - `rollback`: the DSCP re-marking rolled back (data and ACKs DSCP 0 → 26, CNPs 0 → 48),
 //!   compared with `--expect-dscp 26 --expect-cnp-dscp 48`: every move is toward what is
 //!   expected, INFO "fixed", and the gate passes; without the expectations it fails.
@@ -205,8 +205,8 @@ fn ecn_off(g: &mut Gen, after: bool) -> Value {
             },
         ],
         "runs": [
-            { "about": "the default gate (warning) fails on the change", "args": [], "exit": 5 },
-            { "about": "a CRITICAL verdict fails --fail-on critical too", "args": ["--fail-on", "critical"], "exit": 5 },
+            { "about": "the default gate (warning) fails on the change", "args": [], "exit": 4 },
+            { "about": "a CRITICAL verdict fails --fail-on critical too", "args": ["--fail-on", "critical"], "exit": 4 },
             { "about": "--fail-on never reports and passes", "args": ["--fail-on", "never"], "exit": 0 },
             { "about": "the same capture on both sides: no change", "args": ["SAME"], "exit": 0 },
         ],
@@ -309,7 +309,7 @@ fn dscp_remark(g: &mut Gen, after: bool) -> Value {
             },
         ],
         "runs": [
-            { "about": "the default gate (warning) fails on the change", "args": [], "exit": 5 },
+            { "about": "the default gate (warning) fails on the change", "args": [], "exit": 4 },
             { "about": "--fail-on never reports and passes", "args": ["--fail-on", "never"], "exit": 0 },
             { "about": "the same capture on both sides: no change", "args": ["SAME"], "exit": 0 },
         ],
@@ -378,7 +378,7 @@ fn icrc_errors(g: &mut Gen, after: bool) -> Value {
             },
         ],
         "runs": [
-            { "about": "the default gate (warning) fails on the change", "args": [], "exit": 5 },
+            { "about": "the default gate (warning) fails on the change", "args": [], "exit": 4 },
             { "about": "the same capture on both sides: no change", "args": ["SAME"], "exit": 0 },
         ],
     })
@@ -412,8 +412,8 @@ fn class_emptied(g: &mut Gen, after: bool) -> Value {
             },
         ],
         "runs": [
-            { "about": "the default gate (warning) fails on the change", "args": [], "exit": 5 },
-            { "about": "a CRITICAL verdict fails --fail-on critical too", "args": ["--fail-on", "critical"], "exit": 5 },
+            { "about": "the default gate (warning) fails on the change", "args": [], "exit": 4 },
+            { "about": "a CRITICAL verdict fails --fail-on critical too", "args": ["--fail-on", "critical"], "exit": 4 },
             { "about": "the same capture on both sides: no change", "args": ["SAME"], "exit": 0 },
         ],
     })
@@ -490,7 +490,7 @@ fn rocev1(g: &mut Gen, after: bool) -> Value {
             },
         ],
         "runs": [
-            { "about": "the default gate (warning) fails on the change", "args": [], "exit": 5 },
+            { "about": "the default gate (warning) fails on the change", "args": [], "exit": 4 },
             { "about": "the same capture on both sides: no change", "args": ["SAME"], "exit": 0 },
         ],
     })
@@ -535,7 +535,7 @@ fn roce_gone(g: &mut Gen, after: bool) -> Value {
             { "severity": "info", "kind": "qps_changed", "title_has": ["connections: 3 → 0"] },
         ],
         "runs": [
-            { "about": "--fail-on critical fails too", "args": ["--fail-on", "critical"], "exit": 5 },
+            { "about": "--fail-on critical fails too", "args": ["--fail-on", "critical"], "exit": 4 },
             { "about": "the same capture on both sides: no change", "args": ["SAME"], "exit": 0 },
         ],
     })
@@ -546,10 +546,10 @@ fn no_roce(g: &mut Gen, after: bool) -> Value {
     link_pauses(g);
     json!({
         "verdicts": [],
-        "exit": 6,
+        "exit": 5,
         "runs": [
-            { "about": "--fail-on never does not make it a pass", "args": ["--fail-on", "never"], "exit": 6 },
-            { "about": "the same capture on both sides: nothing to compare either", "args": ["SAME"], "exit": 6 },
+            { "about": "--fail-on never does not make it a pass", "args": ["--fail-on", "never"], "exit": 5 },
+            { "about": "the same capture on both sides: nothing to compare either", "args": ["SAME"], "exit": 5 },
         ],
     })
 }
@@ -584,7 +584,7 @@ fn rollback(g: &mut Gen, after: bool) -> Value {
             fixed("priority_one_side", Some(6), &["priority 6 carries RoCE or pauses only after"]),
         ],
         "runs": [
-            { "about": "without the expectations the moves are faults: the gate fails", "args": [], "exit": 5 },
+            { "about": "without the expectations the moves are faults: the gate fails", "args": [], "exit": 4 },
             { "about": "the same capture on both sides: no change", "args": ["SAME"], "exit": 0 },
         ],
     })
@@ -654,8 +654,8 @@ fn split_change(g: &mut Gen) -> Value {
             },
         ],
         "runs": [
-            { "about": "the default gate (warning) fails on the change", "args": [], "exit": 5 },
-            { "about": "a CRITICAL verdict fails --fail-on critical too", "args": ["--fail-on", "critical"], "exit": 5 },
+            { "about": "the default gate (warning) fails on the change", "args": [], "exit": 4 },
+            { "about": "a CRITICAL verdict fails --fail-on critical too", "args": ["--fail-on", "critical"], "exit": 4 },
             { "about": "--fail-on never reports and passes", "args": ["--fail-on", "never"], "exit": 0 },
         ],
     })

@@ -34,7 +34,7 @@ pub fn render(d: &Document<'_>) -> String {
         }
     );
     if c.nothing_to_compare {
-        let _ = writeln!(o, "  neither side holds any RoCE: nothing was compared (status 6, never a pass)");
+        let _ = writeln!(o, "  neither side holds any RoCE: nothing was compared (status 5, never a pass)");
     } else if c.verdicts.is_empty() {
         let _ = writeln!(o, "  no change beyond noise and thresholds");
     }

@@ -62,7 +62,7 @@ pub fn render(doc: &Document<'_>, level: Option<Severity>) -> Result<String, qui
     let c = doc.comparison;
     if c.nothing_to_compare {
         let mut s = TestCaseStatus::non_success(NonSuccessKind::Error);
-        s.set_message("nothing to compare: neither side holds any RoCE (exit status 6)");
+        s.set_message("nothing to compare: neither side holds any RoCE (exit status 5)");
         suite.add_test_case(TestCase::new("nothing_to_compare", s));
     } else if c.verdicts.is_empty() {
         let mut t = TestCase::new("no change beyond noise", TestCaseStatus::success());
