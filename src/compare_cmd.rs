@@ -131,7 +131,7 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<ExitCode> {
     } else if failed {
         EXIT_CHANGE
     } else {
-        0
+        crate::exit::OK
     };
     let doc = Document {
         schema_version: rocescope_analyzer::compare::SCHEMA_VERSION,

@@ -108,7 +108,7 @@ fn main() -> ExitCode {
                 }
                 _ => {}
             }
-            return ExitCode::from(2);
+            return ExitCode::from(exit::USAGE);
         }
         None if std::io::IsTerminal::is_terminal(&std::io::stdout()) => tui_cmd::run(&cli.tui),
         None => report_cmd::run(&cli::ReportArgs {
@@ -149,7 +149,7 @@ fn finish(result: anyhow::Result<ExitCode>) -> ExitCode {
             stdio::note!("rocescope: {e:#}");
             // A usage error found while running (a window that holds no frame): 2, as for a
             // bad option.
-            ExitCode::from(if e.downcast_ref::<window::Usage>().is_some() { 2 } else { 1 })
+            ExitCode::from(if e.downcast_ref::<window::Usage>().is_some() { exit::USAGE } else { exit::READ })
         }
     }
 }
