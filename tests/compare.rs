@@ -393,7 +393,10 @@ fn usage_errors_are_status_2() {
     }
     let o = run(&["compare", "--help"]);
     let help = String::from_utf8_lossy(&o.stdout);
-    assert!(help.contains("Exit status (the same in every command") && help.contains("4        the gate"), "{help}");
+    assert!(
+        help.contains("Exit status (the same in every command") && help.contains("4        the gate"),
+        "{help}"
+    );
 }
 
 #[test]

@@ -109,6 +109,10 @@ impl std::hash::Hash for FlowKey {
 pub enum Pairing {
     /// CM REQ/REP MADs on QP1 named both QPNs.
     Cm,
+    /// Both directions carry the same UDP source port: ConnectX derives the port from a flow
+    /// label symmetric in the two QPNs (`rdma_calc_flow_label(lqpn, rqpn)`, a product), so
+    /// the two directions of one QP pair share it (the real captures' ConnectX pairs do).
+    Port,
     /// Responses' PSNs fell in the reverse flow's request PSN stream.
     Psn,
     /// The only flow in the reverse direction between the two hosts.
@@ -120,6 +124,7 @@ impl Pairing {
     pub const fn name(self) -> &'static str {
         match self {
             Pairing::Cm => "cm",
+            Pairing::Port => "port",
             Pairing::Psn => "psn",
             Pairing::Address => "address",
         }

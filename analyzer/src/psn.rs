@@ -640,6 +640,12 @@ impl PsnTracker {
         self.started && ts_ns - self.last_new_ts >= cfg.min_ack_timeout_ns - cfg.min_ack_timeout_ns / 10
     }
 
+    /// Whether `psn` lies in the PSNs this flow's requests have used, from the first seen
+    /// to the highest (24-bit serial arithmetic).
+    pub fn covers(&self, psn: u32) -> bool {
+        self.started && psn_diff(psn, self.first) >= 0 && psn_diff(psn, psn_add(self.expected, MASK)) <= 0
+    }
+
     /// The highest PSN used so far (the last reserved one for a READ).
     pub fn highest(&self) -> Option<u32> {
         self.started.then(|| psn_add(self.expected, MASK))

@@ -22,36 +22,74 @@ impl Analyzer {
         }
     }
 
-    /// The request flow a response (or CNP) in flow `id` is about: its partner, else the one
-    /// reverse flow whose request PSNs cover `psn`, else the only reverse flow.
+    /// The request flow a response (or CNP) in flow `id` is about: its partner; else the one
+    /// unpaired reverse flow with the same UDP source port (ConnectX gives both directions of
+    /// a QP pair the same port: [`Pairing::Port`]); else the one reverse flow whose request
+    /// PSNs cover `psn` most closely; else the only reverse flow. When several reverse flows
+    /// fit equally (NCCL starts every QP at PSN 0 and parallel QPs move in lockstep), nothing
+    /// is paired yet: a later response, once their PSNs part, pairs it; timing an ACK against
+    /// another QP's request would make up its latency.
     pub(crate) fn request_flow_for(&mut self, id: usize, psn: Option<u32>) -> Option<usize> {
         let f = self.flows.get(id)?;
         if let Some(p) = f.partner() {
             return Some(p);
         }
         let key = f.key;
+        let sport = f.udp_sport_last.map(|_| f.udp_sport);
         let unpaired = |c: &usize| self.flows.get(*c).is_some_and(|f| f.partner().is_none());
-        let reverse = self.flows.pair(key.point, key.dst, key.src);
+        let reverse: Vec<usize> =
+            self.flows.pair(key.point, key.dst, key.src).filter(|c| unpaired(c)).collect();
+        // The same UDP source port, on exactly one candidate.
+        let same_port = |c: &&usize| {
+            self.flows.get(**c).is_some_and(|r| r.udp_sport_last.is_some() && Some(r.udp_sport) == sport)
+        };
+        let mut ports = reverse.iter().filter(same_port);
+        if let (Some(&c), None) = (ports.next(), ports.next()) {
+            self.link(id, c, Pairing::Port);
+            return Some(c);
+        }
+        // The one reverse flow whose requests used `psn`; several: ambiguous.
+        if let Some(q) = psn {
+            let covers = |c: &&usize| self.flows.get(**c).is_some_and(|r| r.psn.covers(q));
+            let mut covering = reverse.iter().filter(covers);
+            match (covering.next(), covering.next()) {
+                (Some(&c), None) => {
+                    self.link(id, c, Pairing::Psn);
+                    return Some(c);
+                }
+                (Some(_), Some(_)) => return None,
+                _ => {}
+            }
+        }
+        // None covers it (a flow whose first requests came before the capture): the one
+        // whose highest PSN is nearest above it; a tie is ambiguous.
         let mut best: Option<(i32, usize)> = None;
-        let mut count = 0;
-        let mut only = None;
-        for c in reverse.filter(|c| unpaired(c)) {
-            count += 1;
-            only = Some(c);
+        let mut tied = false;
+        for &c in &reverse {
             let (Some(q), Some(h)) = (psn, self.flows.get(c).and_then(|f| f.psn.highest())) else {
                 continue;
             };
             let d = psn_diff(q, h);
-            if d <= 0 && d > -(1 << 20) && best.is_none_or(|(bd, _)| -d < -bd) {
-                best = Some((d, c));
+            if d > 0 || d <= -(1 << 20) {
+                continue;
+            }
+            match best {
+                Some((bd, _)) if d == bd => tied = true,
+                Some((bd, _)) if -d >= -bd => {}
+                _ => {
+                    best = Some((d, c));
+                    tied = false;
+                }
             }
         }
-        if let Some((_, c)) = best {
-            self.link(id, c, Pairing::Psn);
-            return Some(c);
-        }
-        match (count, only) {
-            (1, Some(c)) => {
+        match (best, reverse.as_slice()) {
+            (Some(_), _) if tied => None,
+            (Some((_, c)), _) => {
+                self.link(id, c, Pairing::Psn);
+                Some(c)
+            }
+            (None, [c]) => {
+                let c = *c;
                 self.link(id, c, Pairing::Address);
                 Some(c)
             }
@@ -167,15 +205,23 @@ impl Analyzer {
                     f.note(evidence_of_cause(cause), meta.number, meta.ts_ns, || resend_text(psn, cause, op));
                 }
             }
-            Verdict::NewLife { fell_back } => f.note(EvidenceKind::NewLife, meta.number, meta.ts_ns, || {
-                if fell_back {
-                    format!(
-                        "PSN {psn}: back behind PSNs the responder had acknowledged, a new life of the QP"
-                    )
-                } else {
-                    format!("PSN {psn}: a new PSN stream on the QP (a new connection on its number)")
+            Verdict::NewLife { fell_back } => {
+                // The old life's requests are never answered in the new one: left waiting,
+                // they would block its ACKs from being timed, then be timed against them.
+                f.outstanding_ackreq.clear();
+                if !f.reads().outstanding.is_empty() {
+                    f.reads_mut().outstanding.clear();
                 }
-            }),
+                f.note(EvidenceKind::NewLife, meta.number, meta.ts_ns, || {
+                    if fell_back {
+                        format!(
+                            "PSN {psn}: back behind PSNs the responder had acknowledged, a new life of the QP"
+                        )
+                    } else {
+                        format!("PSN {psn}: a new PSN stream on the QP (a new connection on its number)")
+                    }
+                })
+            }
             Verdict::InReadRange => f.note(EvidenceKind::PsnViolation, meta.number, meta.ts_ns, || {
                 format!("request PSN {psn} reuses a PSN an earlier READ reserved for its responses")
             }),
@@ -246,6 +292,7 @@ impl Analyzer {
 
     pub(crate) fn on_response(&mut self, id: usize, meta: &FrameMeta, v: &frame::RoceFrame<'_>) {
         let psn = v.psn;
+        let paired_before = self.flows.get(id).and_then(Flow::partner).is_some();
         let target = self.request_flow_for(id, Some(psn));
         if v.info.read_response {
             self.on_read_response(target, psn, meta, v.info.ends_message);
@@ -315,13 +362,19 @@ impl Analyzer {
         if aeth.kind() != AethKind::Ack {
             return;
         }
-        // Everything up to `psn` is acknowledged.
+        // Everything up to `psn` is acknowledged. On the first response paired with the
+        // requests (by port or PSN; until then responses could not be told apart, as when
+        // parallel QPs all start at PSN 0), earlier requests may have been answered by those
+        // unattributed responses: only the request the response names is timed.
+        let fresh = !paired_before && t.pairing != Some(Pairing::Cm);
         while let Some(&(q, len, ts, _)) = t.outstanding_ackreq.front() {
             if psn_diff(q, psn) > 0 {
                 break;
             }
             t.outstanding_ackreq.pop_front();
-            t.ack_latency_mut().add(meta.ts_ns - ts);
+            if !fresh || q == psn {
+                t.ack_latency_mut().add(meta.ts_ns - ts);
+            }
             if let Some(p) = t.psn.touched_mut() {
                 p.acked_len_max = p.acked_len_max.max(len);
             }
