@@ -5,6 +5,7 @@
 //! decode alike (frame module).
 
 use crate::flow::{EvidenceKind, Flow, FlowKey, Pairing};
+use crate::latency_samples::Kind;
 use crate::psn::{psn_diff, Cause, PsnConfig, Resolution, Verdict};
 use crate::{cm, frame, psn, Analyzer, FrameMeta, MAX_OUTSTANDING};
 use rocescope_decoder::ext::{AethKind, NakCode};
@@ -285,6 +286,7 @@ impl Analyzer {
             }
             AethKind::Reserved => {}
         }
+        let start = self.totals.start_ns.unwrap_or(meta.ts_ns);
         let Some(t) = target.and_then(|t| self.flows.get_mut(t)) else { return };
         // The ACK or NAK PSN against the request PSNs outstanding (READ responses reserve
         // theirs: only an ACK's or a NAK's is checked). A sequence-error NAK acknowledges
@@ -322,6 +324,8 @@ impl Analyzer {
             }
             t.outstanding_ackreq.pop_front();
             t.ack_latency_mut().add(meta.ts_ns - ts);
+            let (point, prio) = (t.key.point, t.priority);
+            self.latency_samples.add(point, prio, Kind::Ack, meta.ts_ns, meta.ts_ns - ts, start);
             if let Some(p) = t.psn.touched_mut() {
                 p.acked_len_max = p.acked_len_max.max(len);
             }
@@ -334,6 +338,8 @@ impl Analyzer {
                 t.reads_mut().outstanding.pop_front();
                 if last == psn {
                     t.latency_mut().read.add(meta.ts_ns - ts);
+                    let (point, prio) = (t.key.point, t.priority);
+                    self.latency_samples.add(point, prio, Kind::Read, meta.ts_ns, meta.ts_ns - ts, start);
                 }
             }
         }

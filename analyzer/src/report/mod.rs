@@ -87,6 +87,10 @@ pub struct Report {
     /// Packets of a flow seen at one capture point and never at another that was capturing
     /// the flow at the time (several merged captures only).
     pub between: Vec<PointLoss>,
+    /// ACK and READ latency samples per capture point and priority, pooled over the
+    /// request flows (crate::latency_samples): what `compare` tests a latency change on.
+    /// Always written (empty without samples), so a document without it is an older one.
+    pub latency_samples: Vec<crate::latency_samples::SampleSet>,
     /// Inputs that failed part-way or could not be read (set by the caller; the report
     /// covers what was read before). Absent when there were none.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -1656,6 +1660,7 @@ pub(crate) fn build_with(a: &Analyzer, detail: bool, with_flows: bool) -> (Repor
         capture: None,
         points: points::point_reports(a, points),
         between,
+        latency_samples: a.latency_samples.report(),
     };
     (report, flow_worst)
 }
