@@ -45,6 +45,11 @@ pub struct ReportFacts {
     /// The analysis settings the report was made with (`config`).
     #[serde(default)]
     pub config: Option<serde_json::Map<String, serde_json::Value>>,
+    /// The ACK and READ latency samples per capture point and priority
+    /// (`latency_samples`); `None` in a document made before them (and in a Parquet side),
+    /// whose latency changes are then not judged.
+    #[serde(default)]
+    pub latency_samples: Option<Vec<crate::latency_samples::SampleSet>>,
 }
 
 /// `audit`: what of it says how the report was made.
