@@ -19,7 +19,6 @@
 //! would have kept (`Pools::absorb`, crate::parallel).
 
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
 
 /// Samples a pool keeps exactly; the next one moves them all into the time blocks.
 pub const EXACT_CAP: usize = 4096;
@@ -35,8 +34,11 @@ pub const SUB_BITS: u32 = 5;
 /// 2^36 ns (68.7 s); larger values count in the last.
 pub const BUCKETS: usize = 1024;
 
-/// The narrowest block, ns (widths are this doubled).
-pub const BLOCK_BASE_NS: u64 = 1_000;
+/// The narrowest block, ns (widths are this doubled: powers of two, so a sample finds its
+/// block by a shift).
+pub const BLOCK_BASE_NS: u64 = 1 << BLOCK_BASE_SHIFT;
+
+const BLOCK_BASE_SHIFT: u32 = 10;
 
 /// The most a pool holds on the heap, bytes (its time blocks).
 pub const MAX_POOL_BYTES: usize = BLOCKS * BUCKETS * 4;
@@ -88,21 +90,22 @@ pub enum Kind {
 /// allocation.
 #[derive(Clone, Debug)]
 struct Blocks {
-    width_ns: u64,
+    /// The blocks' width is `1 << shift` ns.
+    shift: u32,
     counts: Box<[u32]>,
 }
 
 impl Blocks {
     /// Blocks narrow enough for every sample up to `latest` (offset from the start, ns).
     fn new(latest: u64) -> Blocks {
-        Blocks { width_ns: width_for(latest), counts: vec![0u32; BLOCKS * BUCKETS].into_boxed_slice() }
+        Blocks { shift: shift_for(latest), counts: vec![0u32; BLOCKS * BUCKETS].into_boxed_slice() }
     }
 
     fn add(&mut self, offset: u64, ns: u64) {
-        while offset / self.width_ns >= BLOCKS as u64 {
+        while offset >> self.shift >= BLOCKS as u64 {
             self.widen();
         }
-        let at = (offset / self.width_ns) as usize * BUCKETS + bucket(ns);
+        let at = (offset >> self.shift) as usize * BUCKETS + bucket(ns);
         if let Some(c) = self.counts.get_mut(at) {
             *c = c.saturating_add(1);
         }
@@ -123,7 +126,7 @@ impl Blocks {
         for c in self.counts.iter_mut().skip(BLOCKS / 2 * BUCKETS) {
             *c = 0;
         }
-        self.width_ns = self.width_ns.saturating_mul(2);
+        self.shift += 1;
     }
 
     fn get(&self, at: usize) -> u32 {
@@ -132,10 +135,10 @@ impl Blocks {
 
     /// Add `other`'s counts (made from the same start).
     fn absorb(&mut self, mut other: Blocks) {
-        while self.width_ns < other.width_ns {
+        while self.shift < other.shift {
             self.widen();
         }
-        while other.width_ns < self.width_ns {
+        while other.shift < self.shift {
             other.widen();
         }
         for (c, o) in self.counts.iter_mut().zip(other.counts.iter()) {
@@ -144,13 +147,14 @@ impl Blocks {
     }
 }
 
-/// The narrowest block width (the base doubled) whose [`BLOCKS`] blocks hold `latest`.
-fn width_for(latest: u64) -> u64 {
-    let mut w = BLOCK_BASE_NS;
-    while latest / w >= BLOCKS as u64 {
-        w = w.saturating_mul(2);
+/// The narrowest block width (the base doubled), as a shift, whose [`BLOCKS`] blocks hold
+/// `latest`.
+fn shift_for(latest: u64) -> u32 {
+    let mut s = BLOCK_BASE_SHIFT;
+    while latest >> s >= BLOCKS as u64 {
+        s += 1;
     }
-    w
+    s
 }
 
 /// One pool's samples.
@@ -222,7 +226,7 @@ impl Pool {
                         (n > 0).then_some((i as u32, k as u32, u64::from(n)))
                     })
                     .collect();
-                (None, Some(BlockSet { width_ns: b.width_ns, sub_bits: SUB_BITS, counts }))
+                (None, Some(BlockSet { width_ns: 1 << b.shift, sub_bits: SUB_BITS, counts }))
             }
         };
         SampleSet { point, priority, kind, count: self.count, exact, blocks }
@@ -234,32 +238,50 @@ fn offset(ts: i64, start: i64) -> u64 {
     u64::try_from(ts.saturating_sub(start)).unwrap_or(0)
 }
 
-/// Every pool of an analysis, by (capture point, priority, kind).
+/// A pool's key: capture point, priority, kind.
+type Key = (u16, u8, Kind);
+
+/// Every pool of an analysis, by (capture point, priority, kind). A list searched from the
+/// start: a capture has a handful (a priority or two, ACKs and maybe READs), and a sample
+/// costs a few compares rather than a tree's search.
 #[derive(Clone, Debug, Default)]
 pub struct Pools {
-    pools: BTreeMap<(u16, u8, Kind), Pool>,
+    pools: Vec<(Key, Pool)>,
 }
 
 impl Pools {
+    /// Apply `f` to the pool of `key`, made when first met.
+    fn with(&mut self, key: Key, f: impl FnOnce(&mut Pool)) {
+        if let Some((_, p)) = self.pools.iter_mut().find(|(k, _)| *k == key) {
+            f(p);
+            return;
+        }
+        let mut p = Pool::default();
+        f(&mut p);
+        self.pools.push((key, p));
+    }
+
     /// Add a sample of `ns` (negative: 0) ended at `ts` by a response at capture point
     /// `point`, for a request flow on `priority` (`None`: 0); `start` is the capture's
     /// first frame time.
     pub(crate) fn add(&mut self, point: u16, priority: Option<u8>, kind: Kind, ts: i64, ns: i64, start: i64) {
         let key = (point, priority.unwrap_or(0) & 7, kind);
-        self.pools.entry(key).or_default().add(ts, u64::try_from(ns).unwrap_or(0), start);
+        self.with(key, |p| p.add(ts, u64::try_from(ns).unwrap_or(0), start));
     }
 
     /// Add another analysis' pools (a shard of the same capture, made from the same
     /// `start`).
     pub(crate) fn absorb(&mut self, other: Pools, start: i64) {
-        for (k, p) in other.pools {
-            self.pools.entry(k).or_default().absorb(p, start);
+        for (k, o) in other.pools {
+            self.with(k, |p| p.absorb(o, start));
         }
     }
 
     /// The report's `latency_samples`: one entry per pool, by point, priority and kind.
     pub fn report(&self) -> Vec<SampleSet> {
-        self.pools.iter().map(|((pt, pr, k), p)| p.report(*pt, *pr, *k)).collect()
+        let mut v: Vec<&(Key, Pool)> = self.pools.iter().collect();
+        v.sort_unstable_by_key(|(k, _)| *k);
+        v.into_iter().map(|((pt, pr, k), p)| p.report(*pt, *pr, *k)).collect()
     }
 }
 
