@@ -138,7 +138,9 @@ fn the_samples_give_the_verdicts_and_statuses_their_generator_worked_out() {
             "class-emptied",
             "dscp-remark",
             "ecn-off",
+            "few-acks",
             "icrc-errors",
+            "latency-rose",
             "no-roce",
             "roce-gone",
             "rocev1",
@@ -209,6 +211,138 @@ fn ecn_off_rows_and_their_noise() {
     assert_eq!(p["cnp"]["after"]["packets"], 0);
 }
 
+/// The latency rows of priority `prio` at the first point: metric -> row.
+fn latency_rows(doc: &Value, prio: u64) -> Vec<Value> {
+    let p =
+        doc["points"][0]["priorities"].as_array().unwrap().iter().find(|x| x["priority"] == prio).unwrap();
+    p["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["metric"].as_str().unwrap().contains("_p"))
+        .cloned()
+        .collect()
+}
+
+fn row<'a>(rows: &'a [Value], metric: &str) -> &'a Value {
+    rows.iter().find(|r| r["metric"] == metric).unwrap()
+}
+
+/// ACK latency samples a capture's flows recorded (their summaries' counts).
+fn ack_samples(capture: &str) -> u64 {
+    let r = common::report_json(&run(&["report", "--json", "-r", capture]).stdout);
+    r["flows"].as_array().unwrap().iter().filter_map(|f| f["latency"]["ack"]["count"].as_u64()).sum()
+}
+
+/// The few-ACKs pair: each latency row judged on the pooled samples, with its interval and
+/// samples, within noise; the same reports without their samples (an older rocescope's
+/// documents) show the flows' summaries pooled, about doubled, and judge nothing.
+#[test]
+fn few_acks_per_qp_are_no_latency_verdict() {
+    let (b, a) = (path("few-acks-before.pcap"), path("few-acks-after.pcap"));
+    let (doc, code) = compare(&[&b, &a], &["--fail-on", "latency-rise=1"]);
+    assert_eq!(code, Some(0), "{doc:#}");
+    assert!(verdicts(&doc).is_empty(), "{:?}", verdicts(&doc));
+    let rows = latency_rows(&doc, 3);
+    let p50 = row(&rows, "ack_p50_ns");
+    assert_eq!(
+        (p50["noise"].as_str(), p50["beyond_noise"].as_bool()),
+        (Some("samples"), Some(false)),
+        "{p50}"
+    );
+    assert_eq!(p50["before_samples"].as_u64(), Some(ack_samples(&b)));
+    assert_eq!(p50["after_samples"].as_u64(), Some(ack_samples(&a)));
+    let (ib, ia) = (&p50["before_interval"], &p50["after_interval"]);
+    for (i, v) in [(ib, &p50["before"]), (ia, &p50["after"])] {
+        assert!(i["lo"].as_f64() <= v.as_f64() && v.as_f64() <= i["hi"].as_f64(), "{p50}");
+    }
+    assert!(ib["hi"].as_f64() >= ia["lo"].as_f64() && ia["hi"].as_f64() >= ib["lo"].as_f64(), "{p50}");
+    // Fewer than 400 samples a side: no interval for a 99th percentile, not judged.
+    let p99 = row(&rows, "ack_p99_ns");
+    assert!(p99["before_samples"].as_u64().unwrap() < 400 && p99.get("before_interval").is_none(), "{p99}");
+    assert_eq!(p99["beyond_noise"], Value::Null);
+    // An older document has no `latency_samples`: the flows' medians pooled (what compare
+    // used to judge), far apart, and not judged.
+    let tmp = tempfile::tempdir().unwrap();
+    let mut old = Vec::new();
+    for f in [&b, &a] {
+        let mut r = common::report_json(&run(&["report", "--json", "-r", f]).stdout);
+        assert!(r["latency_samples"].as_array().is_some_and(|v| !v.is_empty()));
+        r.as_object_mut().unwrap().remove("latency_samples");
+        let p = tmp.path().join(format!("{}.json", old.len()));
+        std::fs::write(&p, serde_json::to_vec(&r).unwrap()).unwrap();
+        old.push(p.to_str().unwrap().to_string());
+    }
+    let (doc, code) = compare(&[&old[0], &old[1]], &["--fail-on", "latency-rise=1"]);
+    assert_eq!(code, Some(0), "{doc:#}");
+    let rows = latency_rows(&doc, 3);
+    let p50 = row(&rows, "ack_p50_ns");
+    assert_eq!((p50["noise"].as_str(), &p50["beyond_noise"]), (Some("summaries"), &Value::Null), "{p50}");
+    assert!(p50["ratio"].as_f64().unwrap() > 1.5, "the summaries' medians, about doubled: {p50}");
+    let o = run(&["compare", &old[0], &old[1]]);
+    assert!(String::from_utf8_lossy(&o.stdout).contains("no samples: not judged"));
+}
+
+/// The latency-rose pair: a real shift over 1,200 ACKs a side is beyond noise on both
+/// percentiles, the intervals far apart; a Parquet side holds no samples and judges none.
+#[test]
+fn a_real_latency_rise_is_a_verdict() {
+    let (b, a) = (path("latency-rose-before.pcap"), path("latency-rose-after.pcap"));
+    let (doc, code) = compare(&[&b, &a], &[]);
+    assert_eq!(code, Some(GATE));
+    let rows = latency_rows(&doc, 3);
+    for m in ["ack_p50_ns", "ack_p99_ns"] {
+        let r = row(&rows, m);
+        assert_eq!((r["noise"].as_str(), r["beyond_noise"].as_bool()), (Some("samples"), Some(true)), "{r}");
+        assert_eq!((r["before_samples"].as_u64(), r["after_samples"].as_u64()), (Some(1200), Some(1200)));
+        assert!(
+            r["before_interval"]["hi"].as_f64().unwrap() * 3.0 < r["after_interval"]["lo"].as_f64().unwrap(),
+            "{r}"
+        );
+        let ratio = r["ratio"].as_f64().unwrap();
+        assert!((3.5..4.5).contains(&ratio), "{r}");
+    }
+    // No READs: their rows have no figure.
+    assert_eq!(row(&rows, "read_p50_ns")["before"], Value::Null);
+    let tmp = tempfile::tempdir().unwrap();
+    let pq = tmp.path().join("after.parquet");
+    let o = run(&["report", "-q", "-r", &a, "--parquet", pq.to_str().unwrap()]);
+    assert!(matches!(o.status.code(), Some(0 | 3)), "{}", err(&o));
+    let (doc, code) = compare(&[&b, pq.to_str().unwrap()], &[]);
+    assert_eq!(code, Some(0), "{:?}", verdicts(&doc));
+    let r = row(&latency_rows(&doc, 3), "ack_p50_ns").clone();
+    assert_eq!((r["noise"].as_str(), &r["beyond_noise"]), (Some("summaries"), &Value::Null), "{r}");
+}
+
+/// The three Mellanox captures of the same hosts and workload (shared/real-captures: 16 QPs
+/// a direction, 2 to 8 ACKs each, latency climbing through a 1.2 ms burst) in their 6
+/// ordered pairs: no latency verdict. Judged on the flows' summaries, 4 of the 6 failed the
+/// gate on "ACK latency p50 doubled".
+#[test]
+fn the_mellanox_captures_of_one_workload_give_no_latency_verdict() {
+    let Some(d) = common::real_captures() else { return };
+    let files: Vec<String> = ["rocev2_test.pcap", "rocev2-2_test.pcap", "rocev1_test.pcap"]
+        .iter()
+        .map(|f| d.join(f).to_str().unwrap().to_string())
+        .collect();
+    let mut judged = 0;
+    for b in &files {
+        for a in files.iter().filter(|a| *a != b) {
+            let (doc, _) = compare(&[b, a], &[]);
+            let lat: Vec<_> = verdicts(&doc).into_iter().filter(|v| v.1.starts_with("latency")).collect();
+            assert!(lat.is_empty(), "{b} {a}: {lat:?}");
+            for prio in [0, 3] {
+                let rows = latency_rows(&doc, prio);
+                let p50 = row(&rows, "ack_p50_ns");
+                assert_eq!(p50["noise"], "samples", "{b} {a}: {p50}");
+                assert_eq!(p50["beyond_noise"], false, "{b} {a}: {p50}");
+                judged += 1;
+            }
+        }
+    }
+    assert_eq!(judged, 12);
+}
+
 /// Each side as a `report --json` document or a `report --parquet` directory gives the
 /// captures' answer: the same verdicts and exit status.
 #[test]
@@ -238,16 +372,19 @@ fn report_json_and_parquet_sides_give_the_captures_answer() {
         let (base, code) = compare(&[&b.0, &a.0], &args);
         for (bs, as_) in [(&b.1, &a.1), (&b.2, &a.2), (&b.0, &a.1), (&b.2, &a.0)] {
             let (doc, c) = compare(&[bs, as_], &args);
-            // A Parquet directory holds no findings: their verdicts need a report on both
-            // sides.
-            let skip: &[&str] =
-                if bs.ends_with(".parquet") || as_.ends_with(".parquet") { &["finding_rose"] } else { &[] };
+            // A Parquet directory holds no findings and no latency samples: their verdicts
+            // need a report on both sides.
+            let skip: &[&str] = if bs.ends_with(".parquet") || as_.ends_with(".parquet") {
+                &["finding_rose", "latency_rose", "latency_fell"]
+            } else {
+                &[]
+            };
             let but = |d: &Value| {
                 verdicts(d).into_iter().filter(|v| !skip.contains(&v.1.as_str())).collect::<Vec<_>>()
             };
             assert_eq!(but(&doc), but(&base), "{name}: {bs} {as_}");
             check_verdicts_but(&name, &doc, &want, skip);
-            if skip.is_empty() || !verdicts(&base).iter().any(|v| v.1 == "finding_rose") {
+            if !verdicts(&base).iter().any(|v| skip.contains(&v.1.as_str())) {
                 assert_eq!(c, code, "{name}: {bs} {as_}");
             }
         }

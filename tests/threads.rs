@@ -198,3 +198,73 @@ fn an_interrupted_parallel_report_covers_the_same_frames_in_every_shard() {
     assert!(text.lines().next().is_some_and(|l| l.contains("% of the input)") && l.contains("partial")));
     assert_eq!(out.status.code(), Some(130));
 }
+
+/// Past 4,096 ACK latency samples a priority's pool keeps time blocks of histograms
+/// (analyzer `latency_samples`): the shards' pools merge into what one analyzer keeps. A
+/// capture of 40 host pairs, one QP each, 150 WRITEs and ACKs a QP (6,000 samples on
+/// priority 3), the latency climbing with time; and 2 QPs on priority 0 (few samples, kept
+/// exactly).
+#[test]
+fn latency_samples_past_the_exact_cap_merge_across_shards() {
+    use rocescope_decoder::build::{ExtRepr, IbRepr, IcrcMode, IpRepr, RoceV2Frame};
+    use rocescope_decoder::ext::{AethRepr, RethRepr};
+    use rocescope_decoder::{BthRepr, Ecn, LinkType, Opcode, OpcodeOptions};
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("acks.pcap");
+    let file = std::fs::File::create(&path).unwrap();
+    let mut w =
+        rocescope_capture::PcapWriter::new(std::io::BufWriter::new(file), LinkType::ETHERNET, 256).unwrap();
+    let frame = |src: u8, dst: u8, dscp: u8, opcode: Opcode, qp: u32, psn: u32, ext: ExtRepr| {
+        let ip = IpRepr::V4 {
+            src: [10, 1, 0, src].into(),
+            dst: [10, 1, 0, dst].into(),
+            dscp,
+            ecn: Ecn::Ect0,
+            ttl: 64,
+            id: 0,
+        };
+        let bth = BthRepr {
+            opcode,
+            dest_qp: qp,
+            psn,
+            ack_req: opcode != Opcode::RC_ACKNOWLEDGE,
+            ..Default::default()
+        };
+        let ib = IbRepr {
+            bth,
+            ext,
+            payload: vec![0; if opcode == Opcode::RC_ACKNOWLEDGE { 0 } else { 64 }],
+            icrc: IcrcMode::Correct,
+        };
+        RoceV2Frame::new([2, 0, 0, 0, 0, src], [2, 0, 0, 0, 0, dst], ip, ib)
+            .build(OpcodeOptions { dc: false })
+    };
+    let mut ts: i64 = 1_700_000_000_000_000_000;
+    for round in 0..150u32 {
+        for pair in 0..42u8 {
+            // Pairs 40 and 41 on DSCP 0 (priority 0), every 10th round.
+            let (dscp, on) = if pair < 40 { (26, true) } else { (0, round % 10 == 0) };
+            if !on {
+                continue;
+            }
+            let (a, b) = (1 + 2 * pair, 2 + 2 * pair);
+            let reth = RethRepr { va: 0x7f00_0000_0000, rkey: 1, dma_len: 64 };
+            let ext = ExtRepr { reth: Some(reth), ..Default::default() };
+            let data = frame(a, b, dscp, Opcode::RC_WRITE_ONLY, 0x100 + u32::from(pair), round, ext);
+            w.write(ts, &data, data.len() as u32).unwrap();
+            let lat = 2_000 + i64::from(round) * 100 + i64::from(pair) * 37;
+            let ext = ExtRepr { aeth: Some(AethRepr::ack(round)), ..Default::default() };
+            let ack = frame(b, a, dscp, Opcode::RC_ACKNOWLEDGE, 0x200 + u32::from(pair), round, ext);
+            w.write(ts + lat, &ack, ack.len() as u32).unwrap();
+            ts += lat + 1_000;
+        }
+    }
+    w.finish().unwrap();
+    let r = common::analyse(&path, 0, 1).report();
+    let p3 = r.latency_samples.iter().find(|s| s.priority == 3).unwrap();
+    assert_eq!(p3.count, 6_000);
+    assert!(p3.exact.is_none() && p3.blocks.as_ref().is_some_and(|b| b.counts.len() > 100));
+    let p0 = r.latency_samples.iter().find(|s| s.priority == 0).unwrap();
+    assert_eq!(p0.exact.as_ref().map(Vec::len), Some(30));
+    check(&path);
+}

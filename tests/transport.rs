@@ -521,3 +521,88 @@ fn the_real_stall_capture_is_a_stuck_qp_with_broken_psns() {
     );
     assert_eq!(s["silent_ns"].as_i64().map(|n| n / 10_000_000), Some(918), "{s}");
 }
+
+/// NCCL's parallel QPs between two hosts all start at PSN 0 and move in lockstep, so an
+/// ACK's PSN fits every one of them: ACKs must not be timed against another QP's requests.
+/// Two QPs, one WRITE Only each in turn (AckReq), each ACKed 3 µs later: with the responder
+/// on the same UDP source port as the requester (ConnectX: both directions hash the two
+/// QPNs to one port) the directions pair by port; with another port (soft-RoCE), by PSN once
+/// they part, never crosswise. Either way no ACK latency beyond the 3 µs the wire shows.
+#[test]
+fn lockstep_qps_from_psn_0_never_pair_crosswise() {
+    use rocescope_capture::PcapWriter;
+    use rocescope_decoder::build::{ExtRepr, IbRepr, IcrcMode, IpRepr, RoceV2Frame};
+    use rocescope_decoder::ext::{AethRepr, RethRepr};
+    use rocescope_decoder::{BthRepr, Ecn, LinkType, Opcode, OpcodeOptions};
+    let dir = tempfile::tempdir().unwrap();
+    for same_port in [true, false] {
+        let path = dir.path().join(format!("lockstep-{same_port}.pcap"));
+        let file = std::fs::File::create(&path).unwrap();
+        let mut w = PcapWriter::new(std::io::BufWriter::new(file), LinkType::ETHERNET, 65535).unwrap();
+        let (a, b) = ([10, 0, 0, 1], [10, 0, 0, 2]);
+        let frame = |src: [u8; 4], dst: [u8; 4], sport: u16, bth: BthRepr, ext: ExtRepr, payload: usize| {
+            let ip =
+                IpRepr::V4 { src: src.into(), dst: dst.into(), dscp: 26, ecn: Ecn::Ect0, ttl: 64, id: 0 };
+            let mut f = RoceV2Frame::new(
+                [2, 0, 0, 0, 0, src[3]],
+                [2, 0, 0, 0, 0, dst[3]],
+                ip,
+                IbRepr { bth, ext, payload: vec![0; payload], icrc: IcrcMode::Correct },
+            );
+            f.sport = sport;
+            f.build(OpcodeOptions::default())
+        };
+        // QP i: requester QPN 0x100 + i, responder QPN 0x200 + i, port 50000 + i.
+        let mut ts = 1_767_225_600_000_000_000i64;
+        for psn in 0..200u32 {
+            for i in 0..2u32 {
+                let port = 50_000 + i as u16;
+                let bth = BthRepr {
+                    opcode: Opcode::RC_WRITE_ONLY,
+                    dest_qp: 0x200 + i,
+                    psn,
+                    ack_req: true,
+                    ..Default::default()
+                };
+                let ext = ExtRepr {
+                    reth: Some(RethRepr { va: 0x1000, rkey: 7, dma_len: 256 }),
+                    ..Default::default()
+                };
+                let req = frame(a, b, port, bth, ext, 256);
+                w.write(ts, &req, req.len() as u32).unwrap();
+                let ack_port = if same_port { port } else { port ^ 0x8000 };
+                let bth =
+                    BthRepr { opcode: Opcode::RC_ACKNOWLEDGE, dest_qp: 0x100 + i, psn, ..Default::default() };
+                let ext = ExtRepr { aeth: Some(AethRepr::ack(psn + 1)), ..Default::default() };
+                let ack = frame(b, a, ack_port, bth, ext, 0);
+                // The other QP's request goes out before this ACK comes back: lockstep.
+                w.write(ts + 3_000 + 500, &ack, ack.len() as u32).unwrap();
+                ts += 1_000;
+            }
+            ts += 10_000;
+        }
+        w.finish().unwrap();
+        let o = Command::new(env!("CARGO_BIN_EXE_rocescope"))
+            .args(["report", "--json", "-r", path.to_str().unwrap()])
+            .output()
+            .expect("run rocescope");
+        let r = common::report_json(&o.stdout);
+        let data: Vec<&Value> =
+            r["flows"].as_array().unwrap().iter().filter(|f| f["src"] == "10.0.0.1").collect();
+        assert_eq!(data.len(), 2);
+        for f in data {
+            let partner = &r["flows"][f["partner"].as_u64().expect("paired") as usize];
+            assert_eq!(
+                partner["dest_qp"].as_u64().unwrap() + 0x100,
+                f["dest_qp"].as_u64().unwrap(),
+                "crosswise: {f:#}"
+            );
+            let ack = &f["latency"]["ack"];
+            assert!(ack["max_ns"].as_u64().unwrap() <= 4_000, "same port {same_port}: {ack:#}");
+            assert!(ack["count"].as_u64().unwrap() >= 190, "{ack:#}");
+        }
+        let how: BTreeSet<&str> =
+            r["connections"].as_array().unwrap().iter().filter_map(|c| c["pairing"].as_str()).collect();
+        assert_eq!(how, BTreeSet::from([if same_port { "port" } else { "psn" }]), "{same_port}");
+    }
+}

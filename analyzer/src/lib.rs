@@ -55,6 +55,7 @@ mod findings;
 pub mod flow;
 mod frame;
 pub mod incast;
+pub mod latency_samples;
 pub mod link;
 pub mod marks;
 pub mod mirror;
@@ -391,6 +392,9 @@ pub struct Analyzer {
     fabric: fabric::Fabric,
     /// DSCP and PCP per point and class, packet by packet (crate::marks).
     marks: marks::PointMarks,
+    /// ACK and READ latency samples per point and priority, pooled over the flows
+    /// (crate::latency_samples): what `compare` tests a latency change on.
+    latency_samples: latency_samples::Pools,
     /// The capture's share of its request packets as the report being built found it (f64
     /// bits; NaN before a report): set at the start of each report build, read by verdicts
     /// that a lossy capture weakens (report::quality, report::qp_life). Atomic so that a
@@ -481,6 +485,7 @@ impl Analyzer {
             macs: link::MacTraffic::default(),
             fabric,
             marks: marks::PointMarks::default(),
+            latency_samples: latency_samples::Pools::default(),
             capture_share: std::sync::atomic::AtomicU64::new(f64::NAN.to_bits()),
             priorities: vec![PriorityUse::default(); npoints * 8],
             points: vec![PointTotals::default(); npoints],

@@ -233,7 +233,10 @@ pub fn merge(mut shards: Vec<Analyzer>) -> Option<Analyzer> {
         }
     }
     base.audit = audit;
+    // Latency samples: each shard's are its own flows'.
+    let start = base.totals.start_ns.unwrap_or(0);
     for a in &mut rest {
+        base.latency_samples.absorb(std::mem::take(&mut a.latency_samples), start);
         base.cm_pending.extend(std::mem::take(&mut a.cm_pending));
         base.cm_timeout.extend(std::mem::take(&mut a.cm_timeout));
         base.cm_partner.extend(std::mem::take(&mut a.cm_partner));

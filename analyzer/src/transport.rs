@@ -5,6 +5,7 @@
 //! decode alike (frame module).
 
 use crate::flow::{EvidenceKind, Flow, FlowKey, Pairing};
+use crate::latency_samples::Kind;
 use crate::psn::{psn_diff, Cause, PsnConfig, Resolution, Verdict};
 use crate::{cm, frame, psn, Analyzer, FrameMeta, MAX_OUTSTANDING};
 use rocescope_decoder::ext::{AethKind, NakCode};
@@ -24,8 +25,9 @@ impl Analyzer {
 
     /// The request flow a response (or CNP) in flow `id` is about: its partner; else the one
     /// unpaired reverse flow with the same UDP source port (ConnectX gives both directions of
-    /// a QP pair the same port: [`Pairing::Port`]); else the one reverse flow whose request
-    /// PSNs cover `psn` most closely; else the only reverse flow. When several reverse flows
+    /// a QP pair the same port: [`Pairing::Port`]); else the one reverse flow with a request
+    /// at `psn` waiting for its ACK; else the one whose requests used `psn`; else the one
+    /// whose highest PSN is nearest above `psn`; else the only reverse flow. When several reverse flows
     /// fit equally (NCCL starts every QP at PSN 0 and parallel QPs move in lockstep), nothing
     /// is paired yet: a later response, once their PSNs part, pairs it; timing an ACK against
     /// another QP's request would make up its latency.
@@ -37,8 +39,9 @@ impl Analyzer {
         let key = f.key;
         let sport = f.udp_sport_last.map(|_| f.udp_sport);
         let unpaired = |c: &usize| self.flows.get(*c).is_some_and(|f| f.partner().is_none());
+        // Not the flow itself (a host sending to itself is its own reverse direction).
         let reverse: Vec<usize> =
-            self.flows.pair(key.point, key.dst, key.src).filter(|c| unpaired(c)).collect();
+            self.flows.pair(key.point, key.dst, key.src).filter(|c| *c != id && unpaired(c)).collect();
         // The same UDP source port, on exactly one candidate.
         let same_port = |c: &&usize| {
             self.flows.get(**c).is_some_and(|r| r.udp_sport_last.is_some() && Some(r.udp_sport) == sport)
@@ -48,11 +51,14 @@ impl Analyzer {
             self.link(id, c, Pairing::Port);
             return Some(c);
         }
-        // The one reverse flow whose requests used `psn`; several: ambiguous.
         if let Some(q) = psn {
-            let covers = |c: &&usize| self.flows.get(**c).is_some_and(|r| r.psn.covers(q));
-            let mut covering = reverse.iter().filter(covers);
-            match (covering.next(), covering.next()) {
+            // The one reverse flow with a request at `psn` waiting for its ACK; several (NCCL's
+            // lockstep QPs): ambiguous, pair nothing yet.
+            let waits = |c: &&usize| {
+                self.flows.get(**c).is_some_and(|r| r.outstanding_ackreq.iter().any(|o| o.0 == q))
+            };
+            let mut waiting = reverse.iter().filter(waits);
+            match (waiting.next(), waiting.next()) {
                 (Some(&c), None) => {
                     self.link(id, c, Pairing::Psn);
                     return Some(c);
@@ -60,9 +66,16 @@ impl Analyzer {
                 (Some(_), Some(_)) => return None,
                 _ => {}
             }
+            // Else the one reverse flow whose requests used `psn`.
+            let covers = |c: &&usize| self.flows.get(**c).is_some_and(|r| r.psn.covers(q));
+            let mut covering = reverse.iter().filter(covers);
+            if let (Some(&c), None) = (covering.next(), covering.next()) {
+                self.link(id, c, Pairing::Psn);
+                return Some(c);
+            }
         }
-        // None covers it (a flow whose first requests came before the capture): the one
-        // whose highest PSN is nearest above it; a tie is ambiguous.
+        // Else the one whose highest PSN is nearest above it (a flow whose first requests
+        // came before the capture, or several covering it); a tie is ambiguous.
         let mut best: Option<(i32, usize)> = None;
         let mut tied = false;
         for &c in &reverse {
@@ -88,7 +101,8 @@ impl Analyzer {
                 self.link(id, c, Pairing::Psn);
                 Some(c)
             }
-            (None, [c]) => {
+            // A host sending to itself: the only other flow is no evidence of a pair.
+            (None, [c]) if key.src != key.dst => {
                 let c = *c;
                 self.link(id, c, Pairing::Address);
                 Some(c)
@@ -332,6 +346,7 @@ impl Analyzer {
             }
             AethKind::Reserved => {}
         }
+        let start = self.totals.start_ns.unwrap_or(meta.ts_ns);
         let Some(t) = target.and_then(|t| self.flows.get_mut(t)) else { return };
         // The ACK or NAK PSN against the request PSNs outstanding (READ responses reserve
         // theirs: only an ACK's or a NAK's is checked). A sequence-error NAK acknowledges
@@ -374,6 +389,8 @@ impl Analyzer {
             t.outstanding_ackreq.pop_front();
             if !fresh || q == psn {
                 t.ack_latency_mut().add(meta.ts_ns - ts);
+                let (point, prio) = (t.key.point, t.priority);
+                self.latency_samples.add(point, prio, Kind::Ack, meta.ts_ns, meta.ts_ns - ts, start);
             }
             if let Some(p) = t.psn.touched_mut() {
                 p.acked_len_max = p.acked_len_max.max(len);
@@ -387,6 +404,8 @@ impl Analyzer {
                 t.reads_mut().outstanding.pop_front();
                 if last == psn {
                     t.latency_mut().read.add(meta.ts_ns - ts);
+                    let (point, prio) = (t.key.point, t.priority);
+                    self.latency_samples.add(point, prio, Kind::Read, meta.ts_ns, meta.ts_ns - ts, start);
                 }
             }
         }

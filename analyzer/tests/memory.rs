@@ -34,6 +34,11 @@ const HOSTILE_QP_MAX: usize = 64 * 1024;
 /// allocated whole when a priority is first seen.
 const FABRIC_SERIES: usize = 2 * 40 * rocescope_analyzer::fabric::MAX_BINS;
 
+/// The capture-wide latency sample pools of the priority the hostile QP uses (its ACK and
+/// its READ latency): past their exact samples, fixed at
+/// [`rocescope_analyzer::latency_samples::MAX_POOL_BYTES`] each, allocated whole.
+const LATENCY_POOLS: usize = 2 * rocescope_analyzer::latency_samples::MAX_POOL_BYTES;
+
 struct Gen {
     n: u64,
     ts: i64,
@@ -144,7 +149,10 @@ fn per_flow_state_is_bounded() {
     // The mirror-duplicate table and the set of RoCE senders are capture-wide and allocated
     // whole at the first RoCE frame.
     let dedup = rocescope_analyzer::dedup::TABLE_BYTES + rocescope_analyzer::link::SENT_BYTES;
-    assert!(at_100k <= HOSTILE_QP_MAX + FABRIC_SERIES + dedup, "a hostile QP holds {at_100k} bytes");
+    assert!(
+        at_100k <= HOSTILE_QP_MAX + FABRIC_SERIES + LATENCY_POOLS + dedup,
+        "a hostile QP holds {at_100k} bytes"
+    );
     assert!(
         at_100k <= at_50k + GROWTH_MAX,
         "a hostile QP grew from {at_50k} to {at_100k} bytes between 50,000 and 100,000 packets"

@@ -26,6 +26,14 @@
 //! - `rollback`: the DSCP re-marking rolled back (data and ACKs DSCP 0 → 26, CNPs 0 → 48),
 //!   compared with `--expect-dscp 26 --expect-cnp-dscp 48`: every move is toward what is
 //!   expected, INFO "fixed", and the gate passes; without the expectations it fails.
+//! - `few-acks`: one workload captured twice: 16 QPs each acknowledged 2 to 8 times, the
+//!   ACK latency spread from 5 to 300 µs and climbing as the burst goes on (as in the
+//!   Mellanox captures of shared/real-captures): medians apart by chance, intervals that
+//!   overlap, no latency verdict (docs/verdicts.md "Change verdicts"). The flows' medians
+//!   pooled, what compare judged before the samples, said 10.7 µs → 20.5 µs, "doubled".
+//! - `latency-rose`: the same steady WRITEs on 8 QPs, their ACKs 10 µs (±20%) after each
+//!   request before, 40 µs after (1,200 ACKs a side): `latency_rose` on the median and the
+//!   99th percentile.
 //!
 //! And one capture in which the change happens (`compare --split-at TIME FILE`), written as
 //! `compare/NAME.pcap` with its `NAME.expected.json`: the capture's own expectations (as
@@ -88,6 +96,16 @@ pub const PAIRS: &[Pair] = &[
         "rollback",
         "The DSCP re-marking rolled back: data and ACKs from DSCP 0 to 26, CNPs from 0 to 48, compared with --expect-dscp 26 --expect-cnp-dscp 48",
         rollback,
+    ),
+    (
+        "few-acks",
+        "One workload captured twice: 16 QPs acknowledged 2 to 8 times each, ACK latency from 5 to 300 µs and climbing through the burst: no latency verdict",
+        few_acks,
+    ),
+    (
+        "latency-rose",
+        "The same WRITEs on 8 QPs, their ACKs 10 µs after each request before and 40 µs after (1,200 ACKs a side)",
+        latency_rose,
     ),
 ];
 
@@ -657,6 +675,126 @@ fn split_change(g: &mut Gen) -> Value {
             { "about": "the default gate (warning) fails on the change", "args": [], "exit": 4 },
             { "about": "a CRITICAL verdict fails --fail-on critical too", "args": ["--fail-on", "critical"], "exit": 4 },
             { "about": "--fail-on never reports and passes", "args": ["--fail-on", "never"], "exit": 0 },
+        ],
+    })
+}
+
+/// A deterministic generator (xorshift64).
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    /// Uniform in [0, 1).
+    fn unit(&mut self) -> f64 {
+        (self.next() >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+/// WRITE Only requests (64 bytes, AckReq) on `conns`, each answered by its ACK after the
+/// latency `plan` gives it: `plan` lists (connection, request time, ACK latency), both
+/// ns from now. Frames go out in time order; a connection's ACKs stay in PSN order (each
+/// request is acknowledged before the connection's next one is sent).
+fn writes_acked(g: &mut Gen, conns: &mut [Conn], plan: &[(usize, i64, i64)]) {
+    let start = g.t;
+    // (time, 0 request / 1 ACK, plan index): a request before an ACK at the same time.
+    let mut events: Vec<(i64, u8, usize)> = Vec::with_capacity(plan.len() * 2);
+    for (i, &(_, at, lat)) in plan.iter().enumerate() {
+        events.push((start + at, 0, i));
+        events.push((start + at + lat, 1, i));
+    }
+    events.sort_unstable();
+    let mut psns = vec![0u32; plan.len()];
+    for (t, what, i) in events {
+        let (Some(&(qp, _, _)), Some(psn)) = (plan.get(i), psns.get_mut(i)) else { continue };
+        let Some(c) = conns.get_mut(qp) else { continue };
+        g.t = g.t.max(t);
+        if what == 0 {
+            let reth = RethRepr { va: 0x7f00_0000_0000 + u64::from(c.psn) * 4096, rkey: 0x1234, dma_len: 64 };
+            let ext = ExtRepr { reth: Some(reth), ..Default::default() };
+            *psn = g.request(c, Opcode::RC_WRITE_ONLY, ext, 64, true, Req::New);
+            c.msn = (c.msn + 1) & 0xFF_FFFF;
+        } else {
+            g.ack(c, *psn);
+        }
+    }
+}
+
+fn few_acks(g: &mut Gen, after: bool) -> Value {
+    // 16 QPs between two hosts, each writing 2 to 8 times, 400 µs apart (every ACK comes
+    // before the QP's next request), the QPs 20 µs apart. The latency: from 5 µs, climbing
+    // through the burst towards 300 µs (the queue builds), spread log-uniformly below that.
+    let (a, b) = (Host::v4(81), Host::v4(82));
+    let mut conns: Vec<Conn> =
+        (0..16u32).map(|i| Conn::new(a, b, 0x8100 + i, 0x8200 + i, 9000 * (i + 1))).collect();
+    let mut rng = Rng(if after { 0x5eed_0001 } else { 0x5eed_0004 });
+    let mut plan = Vec::new();
+    for qp in 0..conns.len() {
+        let n = 2 + rng.next() % 7;
+        for k in 0..n as i64 {
+            let at = k * 400_000 + qp as i64 * 20_000;
+            // The ceiling climbs from 20 µs to 300 µs over the 3.5 ms burst.
+            let ceiling = 20_000.0 + 280_000.0 * (at as f64 / 3_500_000.0).min(1.0);
+            let lat = 5_000.0 * (ceiling / 5_000.0).powf(rng.unit());
+            plan.push((qp, at, lat as i64));
+        }
+    }
+    writes_acked(g, &mut conns, &plan);
+    g.event(
+        if after { "second" } else { "first" },
+        "16 QPs from 10.0.0.81 to 10.0.0.82, 2 to 8 WRITEs each".into(),
+    );
+    json!({
+        "verdicts": [],
+        "exit": 0,
+        "runs": [
+            { "about": "no latency change is judged, even at the lowest threshold", "args": ["--fail-on", "latency-rise=1"], "exit": 0 },
+            { "about": "the same capture on both sides: no change", "args": ["SAME"], "exit": 0 },
+        ],
+    })
+}
+
+fn latency_rose(g: &mut Gen, after: bool) -> Value {
+    // 8 QPs from 4 hosts to one, each writing every 400 µs (the QPs 50 µs apart) for 60 ms;
+    // the responder's ACK 10 µs ±20% after each request before, 40 µs ±20% after.
+    let rx = Host::v4(95);
+    let mut conns: Vec<Conn> = (0..8u32)
+        .map(|i| Conn::new(Host::v4(91 + (i % 4) as u8), rx, 0x9100 + i, 0x9200 + i, 11_000 * (i + 1)))
+        .collect();
+    let mut rng = Rng(if after { 0x1a7e_0002 } else { 0x1a7e_0001 });
+    let centre = if after { 40_000.0 } else { 10_000.0 };
+    let mut plan = Vec::new();
+    for k in 0..(SPAN_NS / 400_000) {
+        for qp in 0..conns.len() {
+            let lat = centre * (0.8 + 0.4 * rng.unit());
+            plan.push((qp, k * 400_000 + qp as i64 * 50_000, lat as i64));
+        }
+    }
+    writes_acked(g, &mut conns, &plan);
+    g.event(if after { "slow_acks" } else { "fast_acks" }, "8 QPs to 10.0.0.95".into());
+    json!({
+        "verdicts": [
+            {
+                "severity": "warning",
+                "kind": "latency_rose",
+                "priority": 3,
+                "title_has": ["ACK latency p99 rose", "x on priority 3 ("],
+            },
+            {
+                "severity": "warning",
+                "kind": "latency_rose",
+                "priority": 3,
+                "title_has": ["ACK latency p50 rose", "x on priority 3 ("],
+            },
+        ],
+        "runs": [
+            { "about": "a rise below --fail-on latency-rise is no verdict", "args": ["--fail-on", "latency-rise=5"], "exit": 0 },
+            { "about": "the same capture on both sides: no change", "args": ["SAME"], "exit": 0 },
         ],
     })
 }

@@ -194,8 +194,22 @@ fn noise(r: &Row) -> &'static str {
         (Some(true), _) => "BEYOND",
         (Some(false), Some(c)) if c != 0.0 => "noise",
         (Some(false), _) => "",
+        // A latency from the flows' summaries (a side without samples): never judged.
+        (None, Some(c)) if c != 0.0 && r.noise == "summaries" => "no samples: not judged",
+        (None, Some(c)) if c != 0.0 && r.noise == "samples" => "few samples",
         (None, Some(c)) if c != 0.0 => "n/a",
         (None, _) => "",
+    }
+}
+
+/// A latency's 95% interval, `12.0–15.5 µs` (`-` where none).
+fn interval(metric: &str, i: Option<rocescope_analyzer::compare::noise::Interval>) -> String {
+    let Some(i) = i else { return "-".into() };
+    let (lo, hi) = (value(metric, Some(i.lo)), value(metric, Some(i.hi)));
+    // One unit, after the upper end.
+    match (lo.rsplit_once(' '), hi.rsplit_once(' ')) {
+        (Some((l, ul)), Some((_, uh))) if ul == uh => format!("{l}–{hi}"),
+        _ => format!("{lo}–{hi}"),
     }
 }
 
@@ -244,6 +258,19 @@ fn row_line(o: &mut String, r: &Row) {
         change(r),
         noise(r)
     );
+    // A latency judged on samples: each side's interval and samples, on a line of its own.
+    if r.noise == "samples" && (r.before_interval.is_some() || r.after_interval.is_some()) {
+        let n = |x: Option<u64>| x.map_or("-".to_string(), |n| n.to_string());
+        let _ = writeln!(
+            o,
+            "      {:<21}{:>15}{:>15}  {} / {} samples",
+            "95% interval",
+            interval(r.metric, r.before_interval),
+            interval(r.metric, r.after_interval),
+            n(r.before_samples),
+            n(r.after_samples)
+        );
+    }
 }
 
 /// `26: 12000` / `26,48: 40` / `untagged: 10`, the biggest first, as many as fit.

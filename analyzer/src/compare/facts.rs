@@ -48,6 +48,11 @@ pub struct ReportFacts {
     /// The NIC counters set beside the capture (`report --counters`), when they were.
     #[serde(default)]
     pub counters: Option<CountersFacts>,
+    /// The ACK and READ latency samples per capture point and priority
+    /// (`latency_samples`); `None` in a document made before them (and in a Parquet side),
+    /// whose latency changes are then not judged.
+    #[serde(default)]
+    pub latency_samples: Option<Vec<crate::latency_samples::SampleSet>>,
 }
 
 /// `counters`: the NIC's figures (crate::nic_counters).

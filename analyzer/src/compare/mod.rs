@@ -29,6 +29,7 @@ pub mod nccl;
 pub mod noise;
 mod profile;
 mod rows;
+pub mod samples;
 mod verdicts;
 
 pub use counters::CounterChange;

@@ -5,6 +5,7 @@
 //! ([`crate::compare::ReportFacts`]).
 
 use super::facts::{FlowFacts, LatencyStat, ReportFacts, TimelinePoint};
+use crate::latency_samples::{Kind, SampleSet};
 use crate::report::Severity;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -120,6 +121,15 @@ pub struct PriorityProfile {
     pub ack: Option<LatencyStat>,
     /// READ latency.
     pub read: Option<LatencyStat>,
+    /// The ACK latency samples of the priority's request flows (`latency_samples`): what a
+    /// latency change is judged on. `None` when the side has none to give (a report document
+    /// made before them, a Parquet directory); a side that has them but took none here gets
+    /// an empty set.
+    #[serde(skip)]
+    pub ack_samples: Option<SampleSet>,
+    /// The READ latency samples, likewise.
+    #[serde(skip)]
+    pub read_samples: Option<SampleSet>,
     /// Data flows (QPs sending data).
     pub qps: u64,
     /// Throughput per whole bin of the point's series, Gb/s (the noise of the mean).
@@ -337,6 +347,11 @@ fn slot(m: &mut BTreeMap<u8, PriorityProfile>, p: u8) -> &mut PriorityProfile {
     m.entry(p).or_insert_with(|| PriorityProfile { priority: p, ..Default::default() })
 }
 
+/// A capture point's index as the documents write it.
+fn p_index(i: usize) -> u16 {
+    u16::try_from(i).unwrap_or(u16::MAX)
+}
+
 fn qp_name(f: &FlowFacts) -> String {
     format!("{} > {} QP {:#x}", f.src, f.dst, f.dest_qp)
 }
@@ -449,6 +464,21 @@ fn point_profile(r: &ReportFacts, index: usize, p: &super::facts::PointFacts) ->
     for x in prios.values_mut() {
         x.ack = ack.get(&x.priority).and_then(|v| pool(v));
         x.read = read.get(&x.priority).and_then(|v| pool(v));
+        if let Some(sets) = &r.latency_samples {
+            let find = |kind: Kind| {
+                let here = |s: &&SampleSet| {
+                    usize::from(s.point) == index && s.priority == x.priority && s.kind == kind
+                };
+                Some(sets.iter().find(here).cloned().unwrap_or(SampleSet {
+                    point: p_index(index),
+                    priority: x.priority,
+                    kind,
+                    ..SampleSet::default()
+                }))
+            };
+            x.ack_samples = find(Kind::Ack);
+            x.read_samples = find(Kind::Read);
+        }
     }
     qp.sort_by(|a, b| a.qp.cmp(&b.qp));
     let connections = r.connections.iter().filter(|c| usize::from(c.point) == index).count() as u64;

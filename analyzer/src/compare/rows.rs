@@ -4,6 +4,8 @@
 use super::facts::LatencyStat;
 use super::noise::{self, Interval};
 use super::profile::{PointProfile, PriorityProfile};
+use super::samples;
+use crate::latency_samples::{Kind, SampleSet};
 use serde::Serialize;
 
 /// One figure on both sides.
@@ -25,7 +27,8 @@ pub struct Row {
     /// Whether the change is beyond noise; null when it cannot be told (too few samples or
     /// bins, or a side without the figure).
     pub beyond_noise: Option<bool>,
-    /// How noise is judged: `wilson`, `poisson`, `series`, `samples` or `exact`.
+    /// How noise is judged: `wilson`, `poisson`, `series`, `samples`, `summaries` or
+    /// `exact` (docs/compare-json.md).
     pub noise: &'static str,
     /// Before's 95% interval, in the figure's unit (absent when not computed).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -33,6 +36,12 @@ pub struct Row {
     /// After's 95% interval.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub after_interval: Option<Interval>,
+    /// Latency rows: the samples before (absent elsewhere).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub before_samples: Option<u64>,
+    /// Latency rows: the samples after.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub after_samples: Option<u64>,
 }
 
 impl Row {
@@ -49,6 +58,8 @@ impl Row {
             noise,
             before_interval: None,
             after_interval: None,
+            before_samples: None,
+            after_samples: None,
         }
     }
 
@@ -133,26 +144,70 @@ pub fn priority_rows(
         })
         .collect();
     // Timeouts are shown as counts but judged as rates: the spans may differ.
-    type Lat = fn(&PriorityProfile) -> Option<LatencyStat>;
-    let lat: [(&'static str, Lat, bool); 4] = [
-        ("ack_p50_ns", |p| p.ack, false),
-        ("ack_p99_ns", |p| p.ack, true),
-        ("read_p50_ns", |p| p.read, false),
-        ("read_p99_ns", |p| p.read, true),
-    ];
-    for (metric, f, p99) in lat {
-        let pick = |s: LatencyStat| (s.count, if p99 { s.p99_ns } else { s.p50_ns });
-        let sb = b.and_then(f).map(pick);
-        let sa = a.and_then(f).map(pick);
-        let mut r = Row::new(metric, "samples", sb.map(|x| x.1 as f64), sa.map(|x| x.1 as f64));
-        let min = if p99 { noise::LATENCY_MIN_SAMPLES_P99 } else { noise::LATENCY_MIN_SAMPLES_P50 };
-        r.beyond_noise = sb
-            .zip(sa)
-            .and_then(|(x, y)| (x.0 >= min && y.0 >= min).then(|| noise::latency_beyond_noise(x, y, min)));
-        rows.push(r);
+    for (metric, kind, q) in [
+        ("ack_p50_ns", Kind::Ack, 0.5),
+        ("ack_p99_ns", Kind::Ack, 0.99),
+        ("read_p50_ns", Kind::Read, 0.5),
+        ("read_p99_ns", Kind::Read, 0.99),
+    ] {
+        rows.push(latency_row(metric, kind, q, b, a));
     }
     rows.push(Row::exact("qps", b.map(|p| p.qps as f64), a.map(|p| p.qps as f64)));
     rows
+}
+
+/// A latency percentile's row. With samples on both sides (`samples`): each side's
+/// percentile and its interval ([`samples::evidence`]), beyond noise when the intervals do
+/// not overlap and the change counts ([`noise::latency_change_counts`]); not judged where a
+/// side has too few samples for an interval. Without samples on a side (`summaries`: a
+/// report document made before them, a Parquet directory): the flows' percentiles pooled
+/// ([`super::pool`]) on both sides, like with like, shown but never judged.
+fn latency_row(
+    metric: &'static str,
+    kind: Kind,
+    q: f64,
+    b: Option<&PriorityProfile>,
+    a: Option<&PriorityProfile>,
+) -> Row {
+    fn sets(p: Option<&PriorityProfile>, kind: Kind) -> Option<Option<&SampleSet>> {
+        p.map(|p| match kind {
+            Kind::Ack => p.ack_samples.as_ref(),
+            Kind::Read => p.read_samples.as_ref(),
+        })
+    }
+    // A side without the priority has no figure; one without samples at all, summaries.
+    let with_samples = |p: Option<Option<&SampleSet>>| p.is_none_or(|s| s.is_some());
+    let (sb, sa) = (sets(b, kind), sets(a, kind));
+    if with_samples(sb) && with_samples(sa) {
+        let ev = |s: Option<Option<&SampleSet>>| s.flatten().and_then(|s| samples::evidence(s, q));
+        let (eb, ea) = (ev(sb), ev(sa));
+        let mut r = Row::with_intervals(
+            metric,
+            "samples",
+            eb.map(|e| e.value),
+            ea.map(|e| e.value),
+            eb.and_then(|e| e.interval),
+            ea.and_then(|e| e.interval),
+        );
+        if let (Some(true), Some(x), Some(y)) = (r.beyond_noise, r.before, r.after) {
+            r.beyond_noise = Some(noise::latency_change_counts(x, y));
+        }
+        r.before_samples = sb.flatten().map(|_| eb.map_or(0, |e| e.count));
+        r.after_samples = sa.flatten().map(|_| ea.map_or(0, |e| e.count));
+        return r;
+    }
+    let stat = |p: Option<&PriorityProfile>| {
+        p.and_then(|p| match kind {
+            Kind::Ack => p.ack,
+            Kind::Read => p.read,
+        })
+    };
+    let pick = |s: LatencyStat| if q > 0.9 { s.p99_ns } else { s.p50_ns } as f64;
+    let (xb, xa) = (stat(b), stat(a));
+    let mut r = Row::new(metric, "summaries", xb.map(pick), xa.map(pick));
+    r.before_samples = xb.map(|s| s.count);
+    r.after_samples = xa.map(|s| s.count);
+    r
 }
 
 /// The rows of a capture point: QPs, connections, path MTU.

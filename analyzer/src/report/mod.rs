@@ -87,6 +87,10 @@ pub struct Report {
     /// Packets of a flow seen at one capture point and never at another that was capturing
     /// the flow at the time (several merged captures only).
     pub between: Vec<PointLoss>,
+    /// ACK and READ latency samples per capture point and priority, pooled over the
+    /// request flows (crate::latency_samples): what `compare` tests a latency change on.
+    /// Always written (empty without samples), so a document without it is an older one.
+    pub latency_samples: Vec<crate::latency_samples::SampleSet>,
     /// Inputs that failed part-way or could not be read (set by the caller; the report
     /// covers what was read before). Absent when there were none.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -1135,10 +1139,11 @@ mod word_tests {
 }
 
 impl Word {
-    const WORDS: [&'static str; 8] = ["ok", "info", "warning", "critical", "none", "cm", "psn", "address"];
+    const WORDS: [&'static str; 9] =
+        ["ok", "info", "warning", "critical", "none", "cm", "psn", "address", "port"];
 
     /// The word for `text` when it is one of the report's fixed words ("ok", "info",
-    /// "warning", "critical", "none", "cm", "psn", "address"); else "none".
+    /// "warning", "critical", "none", "cm", "psn", "address", "port"); else "none".
     pub fn new(text: &str) -> Word {
         Word(Self::WORDS.iter().position(|w| *w == text).map_or(4, |i| i as u8))
     }
@@ -1681,6 +1686,7 @@ pub(crate) fn build_with(a: &Analyzer, detail: bool, with_flows: bool) -> (Repor
         capture: None,
         points: points::point_reports(a, points),
         between,
+        latency_samples: a.latency_samples.report(),
     };
     (report, flow_worst)
 }

@@ -114,6 +114,7 @@ struct ReportView<'r, 'a> {
     capture: Option<&'r CaptureCounters>,
     points: &'r [PointReport],
     between: &'r [PointLoss],
+    latency_samples: &'r [crate::latency_samples::SampleSet],
     #[serde(skip_serializing_if = "<[String]>::is_empty")]
     input_errors: &'r [String],
     #[serde(skip_serializing_if = "std::ops::Not::not")]
@@ -151,6 +152,7 @@ impl Serialize for StreamedReport<'_> {
             capture: r.capture.as_ref(),
             points: &r.points,
             between: &r.between,
+            latency_samples: &r.latency_samples,
             input_errors: &r.input_errors,
             interrupted: r.interrupted,
             interrupted_at: r.interrupted_at.as_ref(),
