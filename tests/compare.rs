@@ -813,19 +813,17 @@ fn nic_counter_deltas_are_rows() {
     );
     let demo = common::root().join("samples/demo.pcap");
     let demo = demo.to_str().unwrap();
-    let (doc, code) = compare(
-        &[demo, demo],
-        &[
-            "--counters-before",
-            &b1,
-            "--counters-before",
-            &b2,
-            "--counters-after",
-            &a1,
-            "--counters-after",
-            &a2,
-        ],
-    );
+    let options = [
+        "--counters-before",
+        &b1,
+        "--counters-before",
+        &b2,
+        "--counters-after",
+        &a1,
+        "--counters-after",
+        &a2,
+    ];
+    let (doc, code) = compare(&[demo, demo], &options);
     assert_eq!(code, Some(0), "counters are rows, not verdicts: {doc:#}");
     let rows = doc["counters"].as_array().expect("counters[]");
     let row = |figure: &str, prio: Option<u64>| {
@@ -841,23 +839,8 @@ fn nic_counter_deltas_are_rows() {
     let one_side = row("pfc_frames_rx", Some(3));
     assert_eq!((one_side["before"].is_null(), one_side["after"].as_u64()), (true, Some(31)));
     assert!(one_side["beyond_noise"].is_null());
-    let text = String::from_utf8_lossy(
-        &run(&[
-            "compare",
-            demo,
-            demo,
-            "--counters-before",
-            &b1,
-            "--counters-before",
-            &b2,
-            "--counters-after",
-            &a1,
-            "--counters-after",
-            &a2,
-        ])
-        .stdout,
-    )
-    .into_owned();
+    let text_args: Vec<&str> = ["compare", demo, demo].into_iter().chain(options).collect();
+    let text = String::from_utf8_lossy(&run(&text_args).stdout).into_owned();
     assert!(text.contains("NIC COUNTERS") && text.contains("pause_rx_duration_us prio 3"), "{text}");
     // Report documents made with --counters give the same rows.
     let tmp = tempfile::tempdir().unwrap();
