@@ -172,7 +172,7 @@ fn host_moves(before: &Profile, after: &Profile, of: MarksOf) -> Vec<HostMove> {
 }
 
 /// The verdicts on the NCCL settings' change: a WARNING per variable that matched the wire
-/// before and does not after with the same environment (the fabric moved: [`moved`]), an INFO per one that did not and does, and an INFO when only
+/// before and does not after with the same environment (the fabric moved, in words `moved` builds), an INFO per one that did not and does, and an INFO when only
 /// one side was checked.
 pub fn verdicts(before: &Profile, after: &Profile, changes: &[NcclChange], out: &mut Vec<Verdict>) {
     let verdict = |severity, kind, title| Verdict {
