@@ -57,7 +57,7 @@ impl Keys {
     }
 
     /// Write `"key":` into `buf`; the key's time key index, when it is one.
-    #[inline(always)]
+    #[inline]
     pub(super) fn write(&mut self, buf: &mut Vec<u8>, key: &'static str) -> Option<u8> {
         let addr = key.as_ptr() as usize;
         let mut i = slot_of(addr);

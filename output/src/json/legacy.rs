@@ -1,5 +1,5 @@
 //! The reference writer: the document through `serde_json`, with a
-//! [`Formatter`](serde_json::ser::Formatter) that adds the time twins and escapes unsafe
+//! [`Formatter`] that adds the time twins and escapes unsafe
 //! characters as the keys and strings go by ([`ExactFormatter`]). It is what
 //! [`super::to_writer`] replaced (the same bytes at a fifth of the cost or less); it stays
 //! as the reference the tests compare that writer with, byte for byte.

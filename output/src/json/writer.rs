@@ -177,7 +177,7 @@ impl<W> Writer<W> {
 
     /// `,"key":` (no comma for the first key) for a struct's key (or a variant's name): its
     /// time key index, when it is one.
-    #[inline(always)]
+    #[inline]
     fn static_key(&mut self, key: &'static str, first: bool) -> Option<u8> {
         if !first {
             self.buf.push(b',');
@@ -187,7 +187,7 @@ impl<W> Writer<W> {
 
     /// The value of a key (`time`: the key's index in [`TIME_KEYS`] when it is a time key),
     /// then its twin.
-    #[inline(always)]
+    #[inline]
     fn entry_value<T: ?Sized + Serialize>(&mut self, time: Option<u8>, value: &T) -> Result<()>
     where
         W: Write,
@@ -661,7 +661,7 @@ impl<W: Write> ser::SerializeStruct for Compound<'_, W> {
     type Ok = ();
     type Error = Error;
 
-    #[inline(always)]
+    #[inline]
     fn serialize_field<T: ?Sized + Serialize>(&mut self, key: &'static str, value: &T) -> Result<()> {
         self.w.maybe_flush()?;
         let first = self.next();
