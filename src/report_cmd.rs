@@ -408,14 +408,17 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
     let res = if args.quiet {
         Ok(())
     } else if args.json {
-        // Streamed through a large buffer: stdout is line-buffered, and the document can be
-        // gigabytes (a million flows), too much to build in memory first. Names keep no
-        // control character raw (`\u009b`, `\u202e`: the formatter escapes them).
-        let mut w = std::io::BufWriter::with_capacity(1 << 20, &mut out);
-        crate::output::exact::to_writer(&mut w, &streamed)
-            .map_err(std::io::Error::from)
-            .and_then(|()| w.write_all(b"\n"))
-            .and_then(|()| w.flush())
+        // Streamed: the document can be gigabytes (a million flows), too much to build in
+        // memory first; the writer buffers it and hands over large writes. Names keep no
+        // control character raw (`\u009b`, `\u202e`: the writer escapes them).
+        match unbuffered_stdout() {
+            Some(mut file) => crate::output::exact::report_to_writer(&mut file, &streamed)
+                .map_err(std::io::Error::from)
+                .and_then(|()| file.write_all(b"\n")),
+            None => crate::output::exact::report_to_writer(&mut out, &streamed)
+                .map_err(std::io::Error::from)
+                .and_then(|()| out.write_all(b"\n")),
+        }
     } else {
         let text = report_text::render(&streamed, &opened.name, args.max_connections);
         out.write_all(text.as_bytes())
@@ -460,6 +463,14 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::from(u8::try_from(128 + sig).unwrap_or(130)));
     }
     Ok(ExitCode::from(status))
+}
+
+/// Standard output as a file of its own (its descriptor duplicated), for the JSON document:
+/// `Stdout` is line-buffered, and searched each large write for a newline (one instruction a
+/// byte of a document of gigabytes). `None` when there is no descriptor to duplicate.
+fn unbuffered_stdout() -> Option<std::fs::File> {
+    use std::os::fd::AsFd;
+    std::io::stdout().as_fd().try_clone_to_owned().ok().map(std::fs::File::from)
 }
 
 /// Shards of a parallel analysis (`--threads`, default the cores up to 4): one file only

@@ -23,7 +23,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     analyzer.finish();
     let mut out = std::io::stdout().lock();
-    rocescope_output::json::to_writer(&mut out, &analyzer.report_streamed())?;
+    rocescope_output::json::report_to_writer(&mut out, &analyzer.report_streamed())?;
     writeln!(out)?;
     Ok(())
 }

@@ -5,7 +5,8 @@
 //! - [`json`]: the report (and any serialisable value) as JSON that common tools read
 //!   exactly: every absolute time in ns gets a decimal-seconds twin (`"ts_ns":...,"ts":"..."`),
 //!   and characters a terminal would obey are escaped. The schema is
-//!   `docs/report.schema.json`.
+//!   `docs/report.schema.json`. [`json::report_to_writer`] streams a report as
+//!   `report --json` does (its own serializer, the flows' entries written by hand).
 //! - [`metrics`]: the report as Prometheus metric families (`docs/metrics.md`), encoded as
 //!   the Prometheus text format or OpenMetrics through `prometheus-client`, or as NDJSON lines.
 //! - [`parquet`]: packets, flows and per-flow time bins as Apache Parquet tables
@@ -18,7 +19,8 @@
 //! let analyzer = Analyzer::new(Config::default());
 //! // ... analyzer.push(&meta, &packet) for each frame ...
 //! // The report's JSON, as `report --json` writes it (flows built one at a time).
-//! let json = rocescope_output::json::to_vec(&analyzer.report_streamed()).unwrap();
+//! let mut json = Vec::new();
+//! rocescope_output::json::report_to_writer(&mut json, &analyzer.report_streamed()).unwrap();
 //! assert!(json.starts_with(b"{"));
 //!
 //! // Its metrics, as `export` serves them: the 100 busiest flows get series of their own.

@@ -1,29 +1,13 @@
-//! JSON that common tools read exactly.
-//!
-//! Times are nanoseconds since the epoch, around 1.8e18: above 2^53, where tools that hold
-//! every JSON number as an IEEE double (jq 1.6, JavaScript, many spreadsheets) round them
-//! by up to 256 ns. Every absolute time key (`ts_ns`, `start_ns`, `end_ns`, `first_ns`,
-//! `last_ns`) therefore gets a twin without the `_ns` suffix holding the same instant as a
-//! decimal-seconds string (`"1767225600.069102700"`, as tshark's `frame.time_epoch`), written
-//! right after it: `"ts_ns":1767225600069102700,"ts":"1767225600.069102700"`. A `null` time
-//! has a `null` twin.
-//!
-//! The twins are added while serialising (a [`serde_json::ser::Formatter`] that watches the
-//! keys go by), so the documents stream as before and the analyzer's types stay as they are.
+//! The reference writer: the document through `serde_json`, with a
+//! [`Formatter`] that adds the time twins and escapes unsafe
+//! characters as the keys and strings go by ([`ExactFormatter`]). It is what
+//! [`super::to_writer`] replaced (the same bytes at a fifth of the cost or less); it stays
+//! as the reference the tests compare that writer with, byte for byte.
 
+use super::{epoch_secs, json_safe, TIME_KEYS};
 use serde::Serialize;
 use serde_json::ser::{CompactFormatter, Formatter};
 use std::io::{self, Write};
-
-/// Keys holding an absolute time in ns since the epoch.
-const TIME_KEYS: &[&[u8]] = &[b"ts_ns", b"start_ns", b"end_ns", b"first_ns", b"last_ns"];
-
-/// `seconds.nanoseconds` since the epoch, exactly: `1767225600.069102700`, `-0.000000001`.
-pub fn epoch_secs(ns: i64) -> String {
-    let sign = if ns < 0 { "-" } else { "" };
-    let a = ns.unsigned_abs();
-    format!("{sign}{}.{:09}", a / 1_000_000_000, a % 1_000_000_000)
-}
 
 /// A compact formatter that writes a decimal-seconds twin after every absolute time key.
 #[derive(Default)]
@@ -139,86 +123,15 @@ impl Formatter for ExactFormatter {
     }
 }
 
-/// Serialise `value` as compact JSON with time twins into `out`.
+/// Serialise `value` as compact JSON with time twins into `out`, through `serde_json`.
 pub fn to_writer<W: Write, T: Serialize + ?Sized>(out: W, value: &T) -> serde_json::Result<()> {
     let mut ser = serde_json::Serializer::with_formatter(out, ExactFormatter::default());
     value.serialize(&mut ser)
 }
 
-/// Serialise `value` as compact JSON with time twins.
+/// Serialise `value` as compact JSON with time twins, through `serde_json`.
 pub fn to_vec<T: Serialize + ?Sized>(value: &T) -> serde_json::Result<Vec<u8>> {
     let mut v = Vec::with_capacity(256);
     to_writer(&mut v, value)?;
     Ok(v)
-}
-
-/// Serialised JSON with every character [`rocescope_capture::text::is_unsafe`] calls unsafe
-/// written as a `\uXXXX` escape. serde escapes only U+0000..U+001F; DEL, the C1 controls
-/// (U+0080..U+009F, which some terminals obey) and the bidi overrides would reach the
-/// terminal raw. Such characters only occur inside strings (raw white space between tokens,
-/// which serde escapes inside them, stays), so the document reads back the same.
-pub fn json_safe(json: &str) -> std::borrow::Cow<'_, str> {
-    let unsafe_in_json = |c: char| rocescope_capture::text::is_unsafe(c) && !matches!(c, '\n' | '\r' | '\t');
-    if !json.contains(unsafe_in_json) {
-        return std::borrow::Cow::Borrowed(json);
-    }
-    let mut out = String::with_capacity(json.len() + 16);
-    for c in json.chars() {
-        if unsafe_in_json(c) {
-            // Every such character is in the Basic Multilingual Plane: one escape.
-            let _ = std::fmt::Write::write_fmt(&mut out, format_args!("\\u{:04x}", u32::from(c)));
-        } else {
-            out.push(c);
-        }
-    }
-    std::borrow::Cow::Owned(out)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[derive(Serialize)]
-    struct Inner {
-        ts_ns: i64,
-        what: &'static str,
-        quanta: [u16; 2],
-    }
-
-    #[derive(Serialize)]
-    struct Doc {
-        start_ns: Option<i64>,
-        end_ns: Option<i64>,
-        paused_ns: i64,
-        first_ns: u64,
-        evidence: Vec<Inner>,
-        last_ns: i64,
-    }
-
-    #[test]
-    fn every_time_key_gets_an_exact_twin() {
-        let d = Doc {
-            start_ns: Some(1_767_225_600_069_102_700),
-            end_ns: None,
-            paused_ns: 9_024_000,
-            first_ns: 5,
-            evidence: vec![Inner { ts_ns: -1, what: "x", quanta: [1, 2] }],
-            last_ns: 1_767_225_600_000_000_001,
-        };
-        let s = String::from_utf8(to_vec(&d).unwrap()).unwrap();
-        assert_eq!(
-            s,
-            r#"{"start_ns":1767225600069102700,"start":"1767225600.069102700","end_ns":null,"end":null,"paused_ns":9024000,"first_ns":5,"first":"0.000000005","evidence":[{"ts_ns":-1,"ts":"-0.000000001","what":"x","quanta":[1,2]}],"last_ns":1767225600000000001,"last":"1767225600.000000001"}"#
-        );
-        let v: serde_json::Value = serde_json::from_str(&s).unwrap();
-        assert_eq!(v["start"], "1767225600.069102700");
-    }
-
-    #[test]
-    fn strings_are_made_terminal_safe_on_the_way() {
-        let doc = serde_json::json!({"points": ["a\x1b\u{9b}b", "\u{202e}c\u{7f}", "é"], "n": 1});
-        let text = String::from_utf8(to_vec(&doc).unwrap()).unwrap();
-        assert_eq!(text, r#"{"n":1,"points":["a\u001b\u009bb","\u202ec\u007f","é"]}"#);
-        assert_eq!(serde_json::from_str::<serde_json::Value>(&text).unwrap(), doc);
-    }
 }
