@@ -16,7 +16,7 @@ use rocescope_analyzer::nic_findings;
 use rocescope_analyzer::report::{Finding, Report, Severity, StreamedReport};
 use rocescope_analyzer::{Analyzer, AuditConfig, Config, Sampling, SamplingSource};
 use rocescope_capture::{small_file, text};
-use rocescope_decoder::{DecodeOptions, Packet};
+use rocescope_decoder::DecodeOptions;
 use std::io::Write;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
@@ -553,11 +553,11 @@ fn shard(
     };
     // The first shard says what there is to say about the input.
     opened.quiet = true;
-    let fast = a.takes_common(opts);
     let mut number = 0u64;
     let mut agreed = None;
     let never = AtomicBool::new(false);
-    // Frames of other shards' host pairs are passed over undecoded (Analyzer::is_others).
+    // Frames of other shards' host pairs are passed over undecoded, common frames take the
+    // fast path (Analyzer::push_shard_record).
     let end = driver::pump(
         &mut opened,
         &args.source,
@@ -569,18 +569,7 @@ fn shard(
             if !agreement.read(stop, number, &mut agreed) {
                 return Ok(Flow::Stop);
             }
-            if a.is_others(rec, opts) {
-                a.skip_record(rec);
-            } else if let Some(c) =
-                fast.then(|| rocescope_decoder::fast::classify(rec.link_type, rec.data, opts)).flatten()
-            {
-                // Its own common frames through the fast path, as the first shard's.
-                a.push_common_record(number, rec, &c);
-            } else {
-                let mut p = Packet::empty(rec.data, rec.link_type);
-                p.decode_from(opts);
-                a.push_frame(number, rec, &p, opts);
-            }
+            a.push_shard_record(number, rec, opts);
             Ok(Flow::Continue)
         },
         |_| Flow::Continue,

@@ -15,22 +15,14 @@ use std::path::Path;
 /// Shard `index` of `count` of `path`, fed as `report --threads` feeds it: common frames
 /// through the fast path, other shards' pairs passed over.
 fn analyse_fast(path: &Path, index: u32, count: u32) -> Analyzer {
-    use rocescope_decoder::{decode, fast, DecodeOptions};
-    let opts = DecodeOptions::default();
+    let opts = rocescope_decoder::DecodeOptions::default();
     let mut a = Analyzer::new(rocescope_analyzer::Config::default());
     assert!(a.set_shard(index, count));
     let mut r = rocescope_capture::CaptureReader::open(path).unwrap();
     let mut n = 0;
     while let Some(rec) = r.next_record().unwrap() {
         n = rec.number_after(n);
-        if a.is_others(&rec, &opts) {
-            a.skip_record(&rec);
-        } else if let Some(c) = fast::classify(rec.link_type, rec.data, &opts) {
-            a.push_common_record(n, &rec, &c);
-        } else {
-            let p = decode(rec.link_type, rec.data, &opts);
-            a.push_frame(n, &rec, &p, &opts);
-        }
+        a.push_shard_record(n, &rec, &opts);
     }
     a.finish();
     a

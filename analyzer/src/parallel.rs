@@ -146,6 +146,32 @@ impl Analyzer {
         true
     }
 
+    /// Feed record `rec` (frame `number`) as `report --threads` feeds a shard: another
+    /// shard's plain RoCEv2 frame passed over ([`Analyzer::is_others`]), a common frame
+    /// through the fast path when the analysis takes it, anything else decoded whole. One
+    /// place for the dispatch, so tests that merge shards feed them as the command does.
+    /// Feature `capture`.
+    #[cfg(feature = "capture")]
+    pub fn push_shard_record(
+        &mut self,
+        number: u64,
+        rec: &rocescope_capture::Record<'_>,
+        opts: &rocescope_decoder::DecodeOptions,
+    ) {
+        if self.is_others(rec, opts) {
+            self.skip_record(rec);
+        } else if let Some(c) = self
+            .takes_common(opts)
+            .then(|| rocescope_decoder::fast::classify(rec.link_type, rec.data, opts))
+            .flatten()
+        {
+            self.push_common_record(number, rec, &c);
+        } else {
+            let p = rocescope_decoder::decode(rec.link_type, rec.data, opts);
+            self.push_frame(number, rec, &p, opts);
+        }
+    }
+
     /// Count a frame [`Analyzer::is_others`] passed over: its place in the capture's order
     /// (which orders the shards' flows at the merge) and its time. Feature `capture`.
     #[cfg(feature = "capture")]
