@@ -225,6 +225,9 @@ pub fn pump(
     let mut bounds: Option<crate::window::Bounds> = None;
     let mut outside = 0u64;
     let mut skipped_numbers = 0u64;
+    // No option that cuts, skips or stops at a frame: each record goes straight through.
+    let plain =
+        !live && args.snaplen.is_none() && args.count.is_none() && duration_ns.is_none() && !window.is_set();
     loop {
         if stop.load(Ordering::Relaxed) {
             end.interrupted = true;
@@ -266,53 +269,61 @@ pub fn pump(
             }
         }
         let mut on_frame = |rec: &Record<'_>| -> bool {
-            // -s on a file: cut each frame as a capture with that snap length would have.
-            let cut;
-            let rec = match args.snaplen {
-                Some(snap) if !live && rec.caplen > snap => {
-                    cut = Record {
-                        caplen: snap,
-                        data: rec.data.get(..snap as usize).unwrap_or(rec.data),
-                        ..*rec
-                    };
-                    &cut
-                }
-                _ => rec,
+            let span = |s: Option<(i64, i64)>| {
+                Some(s.map_or((rec.ts_ns, rec.ts_ns), |(a, b)| (a.min(rec.ts_ns), b.max(rec.ts_ns))))
             };
-            if args.count.is_some_and(|c| end.frames >= c) {
-                finished = true;
-                return false;
-            }
-            end.span =
-                Some(end.span.map_or((rec.ts_ns, rec.ts_ns), |(a, b)| (a.min(rec.ts_ns), b.max(rec.ts_ns))));
-            if window.is_set() {
-                let b = *bounds.get_or_insert_with(|| window.bounds(rec.ts_ns));
-                if !b.holds(rec.ts_ns) {
-                    outside += 1;
-                    skipped_numbers = skipped_numbers.saturating_add(1).saturating_add(rec.empty_before);
-                    // A live capture comes in time order: past the window's end, it is over.
-                    if live && b.end.is_some_and(|e| rec.ts_ns >= e) {
-                        finished = true;
-                        return false;
-                    }
-                    return true;
-                }
-            }
-            let renumbered;
-            let rec = if skipped_numbers > 0 {
-                renumbered =
-                    Record { empty_before: rec.empty_before.saturating_add(skipped_numbers), ..*rec };
-                skipped_numbers = 0;
-                &renumbered
+            let (cut, renumbered);
+            // A file read whole: every record is a frame as it is (the engine's walk, issue 39).
+            let rec = if plain {
+                end.span = span(end.span);
+                rec
             } else {
+                // -s on a file: cut each frame as a capture with that snap length would have.
+                let rec = match args.snaplen {
+                    Some(snap) if !live && rec.caplen > snap => {
+                        cut = Record {
+                            caplen: snap,
+                            data: rec.data.get(..snap as usize).unwrap_or(rec.data),
+                            ..*rec
+                        };
+                        &cut
+                    }
+                    _ => rec,
+                };
+                if args.count.is_some_and(|c| end.frames >= c) {
+                    finished = true;
+                    return false;
+                }
+                end.span = span(end.span);
+                if window.is_set() {
+                    let b = *bounds.get_or_insert_with(|| window.bounds(rec.ts_ns));
+                    if !b.holds(rec.ts_ns) {
+                        outside += 1;
+                        skipped_numbers = skipped_numbers.saturating_add(1).saturating_add(rec.empty_before);
+                        // A live capture comes in time order: past the window's end, it is over.
+                        if live && b.end.is_some_and(|e| rec.ts_ns >= e) {
+                            finished = true;
+                            return false;
+                        }
+                        return true;
+                    }
+                }
+                let rec = if skipped_numbers > 0 {
+                    renumbered =
+                        Record { empty_before: rec.empty_before.saturating_add(skipped_numbers), ..*rec };
+                    skipped_numbers = 0;
+                    &renumbered
+                } else {
+                    rec
+                };
+                // --duration of a file counts from the first frame in the window.
+                let t0 = *first_ts.get_or_insert(rec.ts_ns);
+                if !live && duration_ns.is_some_and(|d| rec.ts_ns - t0 > d) {
+                    finished = true;
+                    return false;
+                }
                 rec
             };
-            // --duration of a file counts from the first frame in the window.
-            let t0 = *first_ts.get_or_insert(rec.ts_ns);
-            if !live && duration_ns.is_some_and(|d| rec.ts_ns - t0 > d) {
-                finished = true;
-                return false;
-            }
             end.frames += 1;
             let want = match decoding {
                 Decoding::All | Decoding::Fast => true,

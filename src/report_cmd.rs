@@ -411,11 +411,14 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
         // Streamed: the document can be gigabytes (a million flows), too much to build in
         // memory first; the writer buffers it and hands over large writes. Names keep no
         // control character raw (`\u009b`, `\u202e`: the writer escapes them).
+        // The flows' entries are built and formatted on --threads threads (the same bytes),
+        // whatever the input (standard input and merged captures are read by one).
+        let t = requested_threads(args);
         match unbuffered_stdout() {
-            Some(mut file) => crate::output::exact::report_to_writer(&mut file, &streamed)
+            Some(mut file) => crate::output::exact::report_to_writer_threads(&mut file, &streamed, t)
                 .map_err(std::io::Error::from)
                 .and_then(|()| file.write_all(b"\n")),
-            None => crate::output::exact::report_to_writer(&mut out, &streamed)
+            None => crate::output::exact::report_to_writer_threads(&mut out, &streamed, t)
                 .map_err(std::io::Error::from)
                 .and_then(|()| out.write_all(b"\n")),
         }
@@ -480,14 +483,19 @@ fn shard_count(args: &ReportArgs, cfg: &Config) -> u32 {
     // The first shard decodes the whole file (the others only their own frames): past a few
     // shards its work, not the flows, sets the pace, so the default stops at 4 (docs:
     // README "Report").
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let want = args.threads.map_or(cores.min(4), usize::from).clamp(1, 64);
+    let want = requested_threads(args);
     let one_file = matches!(args.source.read.as_slice(), [p] if p.as_os_str() != "-");
     if one_file && cfg.points.len() <= 1 {
         u32::try_from(want).unwrap_or(1)
     } else {
         1
     }
+}
+
+/// The threads `--threads` asks for: by default the cores, up to 4.
+fn requested_threads(args: &ReportArgs) -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    args.threads.map_or(cores.min(4), usize::from).clamp(1, 64)
 }
 
 /// How the shards of a parallel analysis stop together on a signal (Ctrl-C): each, on

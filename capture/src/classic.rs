@@ -41,6 +41,9 @@ pub(crate) struct Classic {
     pub(crate) header: Header,
     /// Records with no captured byte, skipped (not frames: nothing to decode).
     pub(crate) empty: u64,
+    /// The most captured bytes a record may claim: the snap length, at least libpcap's
+    /// 256 KiB, never past [`MAX_RECORD`] (more is corruption).
+    limit: u32,
 }
 
 #[inline]
@@ -65,6 +68,7 @@ impl Classic {
             eof: false,
             header: Header { link_type: 1, snaplen: 0, nanos: false, big_endian: false, record_header: 16 },
             empty: 0,
+            limit: 0,
         };
         if !c.ensure(24) {
             return Err(Damage::CutOff(0));
@@ -86,6 +90,7 @@ impl Classic {
             big_endian: be,
             record_header: if modified { 24 } else { 16 },
         };
+        c.limit = c.header.snaplen.max(262_144).min(MAX_RECORD as u32);
         c.start = 24;
         c.offset = 24;
         Ok(c)
@@ -94,6 +99,7 @@ impl Classic {
     /// Make `n` bytes available from `start`; false when the input ends first. A read error
     /// ends the input too: the reader's stream keeps the error and reports it (see
     /// `reader::Tracked`), with the file's name and the records read.
+    #[inline(never)]
     fn ensure(&mut self, n: usize) -> bool {
         while self.end - self.start < n {
             if self.eof {
@@ -126,7 +132,7 @@ impl Classic {
     /// The next record with captured bytes, `None` at the end of the input. Records of no
     /// byte are counted in `empty` and passed over here, in the reader's own loop: millions of
     /// them (a gzip of a few MB holds 134 million) cost the decompression and no more.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn next(&mut self) -> Result<Option<RecordAt>, Damage> {
         loop {
             match self.next_any()? {
@@ -137,7 +143,7 @@ impl Classic {
     }
 
     /// The next record, empty or not.
-    #[inline]
+    #[inline(always)]
     fn next_any(&mut self) -> Result<Option<RecordAt>, Damage> {
         let hl = self.header.record_header;
         if self.end - self.start < hl && !self.ensure(hl) {
@@ -146,13 +152,19 @@ impl Classic {
             }
             return Err(Damage::CutOff(self.offset));
         }
-        let h: [u8; 16] =
-            self.buf.get(self.start..).and_then(|b| b.first_chunk::<16>()).copied().unwrap_or([0; 16]);
-        let be = self.header.big_endian;
-        let (ts_sec, ts_frac, caplen, len) =
-            (u32_at(&h, 0, be), u32_at(&h, 4, be), u32_at(&h, 8, be), u32_at(&h, 12, be));
-        let limit = self.header.snaplen.max(262_144);
-        if caplen > limit || caplen as usize > MAX_RECORD {
+        let Some(h) = self.buf.get(self.start..).and_then(|b| b.first_chunk::<16>()) else {
+            return Err(Damage::CutOff(self.offset));
+        };
+        let word = |at: usize| {
+            let w = [h[at], h[at + 1], h[at + 2], h[at + 3]];
+            if self.header.big_endian {
+                u32::from_be_bytes(w)
+            } else {
+                u32::from_le_bytes(w)
+            }
+        };
+        let (ts_sec, ts_frac, caplen, len) = (word(0), word(4), word(8), word(12));
+        if caplen > self.limit {
             return Err(Damage::Corrupt(
                 self.offset,
                 format!("a record claims {caplen} captured bytes (snap length {})", self.header.snaplen),

@@ -485,6 +485,7 @@ impl CaptureReader {
     /// assert_eq!(reader.records_read(), 182);
     /// # Ok::<(), rocescope_capture::CaptureError>(())
     /// ```
+    #[inline]
     pub fn next_record(&mut self) -> Result<Option<Record<'_>>, CaptureError> {
         if self.done {
             return Ok(None);
@@ -513,6 +514,93 @@ impl CaptureReader {
         }))
     }
 
+    /// Up to `max` records to `f` in one loop (which returns false to stop early): what
+    /// `while let Some(rec) = reader.next_record()?` hands out, the same records with the same
+    /// numbers and errors. A classic pcap is walked in its read buffer with no per-record
+    /// call out of the loop: the record walk of the engine (issue 39); pcapng goes record by
+    /// record through [`CaptureReader::next_record`].
+    #[inline]
+    pub fn walk<F: FnMut(&Record<'_>) -> bool>(
+        &mut self,
+        max: usize,
+        mut f: F,
+    ) -> Result<crate::Batch, CaptureError> {
+        let mut n = 0;
+        if self.classic.is_none() {
+            while n < max {
+                match self.next_record()? {
+                    Some(rec) => {
+                        n += 1;
+                        if !f(&rec) {
+                            break;
+                        }
+                    }
+                    None if n == 0 => return Ok(crate::Batch::End),
+                    None => break,
+                }
+            }
+            return Ok(crate::Batch::Frames(n));
+        }
+        if self.done {
+            return Ok(crate::Batch::End);
+        }
+        let CaptureReader { classic: Some(c), records, last_ts, empty, empty_seen, .. } = self else {
+            return Ok(crate::Batch::End);
+        };
+        let link_type = LinkType(c.header.link_type);
+        let ended = loop {
+            if n >= max {
+                break None;
+            }
+            match c.next() {
+                Ok(Some(at)) => {
+                    *records += 1;
+                    *last_ts = at.ts_ns;
+                    let total = empty.saturating_add(c.empty);
+                    let empty_before = total.saturating_sub(*empty_seen);
+                    *empty_seen = total;
+                    let data = c.buf.get(at.start..at.start + at.caplen as usize).unwrap_or(&[]);
+                    let rec = Record {
+                        ts_ns: at.ts_ns,
+                        caplen: at.caplen,
+                        len: at.len,
+                        link_type,
+                        interface: 0,
+                        link_bps: None,
+                        point: 0,
+                        data,
+                        empty_before,
+                    };
+                    n += 1;
+                    if !f(&rec) {
+                        break None;
+                    }
+                }
+                Ok(None) => break Some(Ok(())),
+                Err(damage) => break Some(Err(damage)),
+            }
+        };
+        match ended {
+            None => Ok(crate::Batch::Frames(n)),
+            Some(end) => {
+                self.done = true;
+                let failure = match end {
+                    Ok(()) => {
+                        let offset = self.classic.as_ref().map_or(0, Classic::offset);
+                        self.stream_failure(offset)
+                    }
+                    Err(damage) => Some(self.fail(damage)),
+                };
+                match failure {
+                    // As `next_record` (the records before it were handed out).
+                    Some(e) => Err(e),
+                    None if n == 0 => Ok(crate::Batch::End),
+                    None => Ok(crate::Batch::Frames(n)),
+                }
+            }
+        }
+    }
+
     /// The empty records passed over since the last record handed out.
     fn take_empty_before(&mut self) -> u64 {
         let total = self.empty_records();
@@ -522,6 +610,7 @@ impl CaptureReader {
     }
 
     /// The next record of a classic pcap, borrowed from the read buffer.
+    #[inline]
     fn next_classic(&mut self) -> Result<Option<Record<'_>>, CaptureError> {
         let next = self.classic.as_mut().map_or(Ok(None), Classic::next);
         let at = match next {

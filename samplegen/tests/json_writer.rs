@@ -2,7 +2,8 @@
 //! bytes of the reference it replaced (`json::legacy`, serde_json with the time-twin
 //! formatter) on the bench captures this generator writes (`--bulk`: many QPs, the shape
 //! where the JSON is most of the run; `--mixed`: CNPs, READs and pauses too), for one
-//! analyzer and for three shards merged as `report --threads 3` merges them. (The samples
+//! analyzer and for three shards merged as `report --threads 3` merges them; and the flows'
+//! entries written on several threads (`json::report_to_writer_threads`) give those bytes. (The samples
 //! and the real captures: the workspace's `tests/json_writer.rs`.)
 
 use rocescope_analyzer::{parallel, Analyzer};
@@ -68,6 +69,13 @@ fn check(path: &Path, flows_at_least: usize) {
             );
         }
         assert_eq!(json::to_vec(&streamed).unwrap(), fast, "{}", path.display());
+        // The flows' entries built and formatted on several threads, in chunks handed over
+        // in order (`report --threads N --json`): the same bytes.
+        for threads in [2, 3, 8] {
+            let mut parallel = Vec::new();
+            json::report_to_writer_threads(&mut parallel, &streamed, threads).unwrap();
+            assert!(parallel == fast, "{} on {threads} JSON threads differs", path.display());
+        }
     }
 }
 

@@ -27,6 +27,7 @@ mod escape;
 mod flows;
 mod keys;
 pub mod legacy;
+mod parallel;
 mod report;
 mod writer;
 
@@ -59,8 +60,18 @@ pub fn to_writer<W: Write, T: Serialize + ?Sized>(out: W, value: &T) -> serde_js
 /// [`to_writer`] writes for it, its flows' entries written by hand as they are built (at
 /// many QPs they are nine in ten of the bytes).
 pub fn report_to_writer<W: Write>(out: W, report: &StreamedReport<'_>) -> serde_json::Result<()> {
+    report_to_writer_threads(out, report, 1)
+}
+
+/// [`report_to_writer`] with the flows' entries built and formatted on `threads` threads
+/// (the same bytes; issue 39): what `report --threads N --json` does after its shards merge.
+pub fn report_to_writer_threads<W: Write>(
+    out: W,
+    report: &StreamedReport<'_>,
+    threads: usize,
+) -> serde_json::Result<()> {
     let mut w = Writer::new(out);
-    report::write(&mut w, report)?;
+    report::write(&mut w, report, threads)?;
     w.finish().map(|_| ()).map_err(serde_json::Error::io)
 }
 

@@ -16,8 +16,8 @@ type Result<T> = std::result::Result<T, Error>;
 const FLOWS: &str = "flows";
 
 /// Serialise the report into `w`: the same bytes as `w` serialising it through serde.
-pub(super) fn write<W: Write>(w: &mut Writer<W>, report: &StreamedReport<'_>) -> Result<()> {
-    report.serialize(Top { w, report })
+pub(super) fn write<W: Write>(w: &mut Writer<W>, report: &StreamedReport<'_>, threads: usize) -> Result<()> {
+    report.serialize(Top { w, report, threads })
 }
 
 /// The serializer the report's own `Serialize` is handed: the report is an object, whose
@@ -25,16 +25,22 @@ pub(super) fn write<W: Write>(w: &mut Writer<W>, report: &StreamedReport<'_>) ->
 struct Top<'w, 'r, 'a, W> {
     w: &'w mut Writer<W>,
     report: &'r StreamedReport<'a>,
+    /// Threads for the flows' entries.
+    threads: usize,
 }
 
 /// The report's fields.
 struct Fields<'w, 'r, 'a, W> {
     object: Compound<'w, W>,
     report: &'r StreamedReport<'a>,
+    threads: usize,
 }
 
 /// The flows' entries, as serde writes the report's list of them.
-fn write_flows<W: Write>(w: &mut Writer<W>, report: &StreamedReport<'_>) -> Result<()> {
+fn write_flows<W: Write>(w: &mut Writer<W>, report: &StreamedReport<'_>, threads: usize) -> Result<()> {
+    if super::parallel::write_flows(w, report, threads)? {
+        return Ok(());
+    }
     w.raw(b"[");
     let mut first = true;
     for id in 0..report.flow_count() {
@@ -56,8 +62,8 @@ impl<W: Write> ser::SerializeStruct for Fields<'_, '_, '_, W> {
 
     fn serialize_field<T: ?Sized + Serialize>(&mut self, key: &'static str, value: &T) -> Result<()> {
         if key == FLOWS {
-            let report = self.report;
-            self.object.field_with(key, |w| write_flows(w, report))
+            let (report, threads) = (self.report, self.threads);
+            self.object.field_with(key, |w| write_flows(w, report, threads))
         } else {
             ser::SerializeStruct::serialize_field(&mut self.object, key, value)
         }
@@ -90,7 +96,7 @@ impl<'w, 'r, 'a, W: Write> ser::Serializer for Top<'w, 'r, 'a, W> {
 
     fn serialize_struct(self, name: &'static str, len: usize) -> Result<Fields<'w, 'r, 'a, W>> {
         let object = ser::Serializer::serialize_struct(self.w, name, len)?;
-        Ok(Fields { object, report: self.report })
+        Ok(Fields { object, report: self.report, threads: self.threads })
     }
 
     pass!(

@@ -99,6 +99,11 @@ impl Writer<io::Sink> {
     pub fn into_buffer(self) -> Vec<u8> {
         self.buf
     }
+
+    /// What was written so far, leaving the writer empty for more (and its keys encoded).
+    pub(super) fn take_buffer(&mut self) -> Vec<u8> {
+        std::mem::take(&mut self.buf)
+    }
 }
 
 impl<W> Writer<W> {
