@@ -39,6 +39,12 @@ fn pair_of(k: &FlowKey) -> (u16, IpAddr, IpAddr) {
 /// Flows per chunk.
 const CHUNK: usize = 1024;
 
+/// Flows of one host pair past which [`FlowStore::unpaired_in_pair`] keeps the pair's
+/// unpaired flows in a list of their own: a response of a pair with thousands of QPs then
+/// looks at the few flows still waiting for a partner, not at all of them (issue 40: 40,000
+/// QPs of one host pair took seconds). Smaller pairs are walked whole, and cost no memory.
+const PAIR_LIST_FROM: usize = 16;
+
 /// The analysis' flows, indexed by flow id (the order they were first seen).
 #[derive(Debug, Default)]
 pub struct FlowStore {
@@ -53,6 +59,32 @@ pub struct FlowStore {
     by_pair: HashTable<(u32, u32)>,
     /// Per flow, the next flow of its host pair (`NONE` for the last).
     next_in_pair: Vec<u32>,
+    /// The flows without a partner of each host pair of more than [`PAIR_LIST_FROM`] flows
+    /// that pairing has asked about, in id order: kept up to date as flows are stored, and
+    /// cleared of paired ones when read.
+    unpaired: rustc_hash::FxHashMap<(u16, IpAddr, IpAddr), Vec<u32>>,
+    /// Flows [`FlowStore::unpaired_in_pair`] has looked at: what the scale tests count.
+    pair_visits: u64,
+    /// What the report asks of a large host pair's flows ([`FlowStore::pair_summary`]),
+    /// worked out once for every large pair; emptied when a flow is stored.
+    summaries: std::sync::OnceLock<rustc_hash::FxHashMap<(u16, IpAddr, IpAddr), PairSummary>>,
+}
+
+/// What the report asks of all the flows of one host pair (one direction, one point).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PairSummary {
+    /// Some flow of the pair carried responses.
+    pub responses: bool,
+    /// The largest request frame acknowledged on any of them
+    /// ([`crate::psn::PsnTracker::acked_len_max`]).
+    pub acked_len_max: u32,
+}
+
+impl PairSummary {
+    fn add(&mut self, f: &Flow) {
+        self.responses |= f.responses > 0;
+        self.acked_len_max = self.acked_len_max.max(f.psn.acked_len_max);
+    }
 }
 
 /// The flow at position `pos` (chunk × `CHUNK` + slot).
@@ -117,6 +149,73 @@ impl FlowStore {
         PairFlows { next: &self.next_in_pair, at: head }
     }
 
+    /// The flows from `src` to `dst` at `point` that have no partner, in id order: the
+    /// candidates of pairing (transport module). Linear in the pair's unpaired flows once
+    /// the pair is large (see [`PAIR_LIST_FROM`]).
+    pub(crate) fn unpaired_in_pair(&mut self, point: u16, src: IpAddr, dst: IpAddr) -> Vec<usize> {
+        let (chunks, order) = (&self.chunks, &self.order);
+        let unpaired = |id: u32| at(chunks, order, id).is_some_and(|f| f.partner().is_none());
+        if let Some(list) = self.unpaired.get_mut(&(point, src, dst)) {
+            self.pair_visits += list.len() as u64;
+            list.retain(|&id| unpaired(id));
+            return list.iter().map(|&id| id as usize).collect();
+        }
+        let all: Vec<usize> = self.pair(point, src, dst).collect();
+        self.pair_visits += all.len() as u64;
+        let (chunks, order) = (&self.chunks, &self.order);
+        let free: Vec<usize> = all
+            .iter()
+            .copied()
+            .filter(|&id| at(chunks, order, id as u32).is_some_and(|f| f.partner().is_none()))
+            .collect();
+        if all.len() > PAIR_LIST_FROM {
+            let list = free.iter().filter_map(|&id| u32::try_from(id).ok()).collect();
+            self.unpaired.insert((point, src, dst), list);
+        }
+        free
+    }
+
+    /// What the flows from `src` to `dst` at `point` add up to: walked for a small pair, and
+    /// looked up for a large one (every large pair's worked out in one pass over the flows
+    /// the first time one is asked for: the report asks per flow, and a pair of 40,000 QPs
+    /// walked per flow took seconds, issue 40).
+    pub fn pair_summary(&self, point: u16, src: IpAddr, dst: IpAddr) -> PairSummary {
+        let mut sum = PairSummary::default();
+        let mut walked = 0;
+        for id in self.pair(point, src, dst) {
+            walked += 1;
+            if walked > PAIR_LIST_FROM {
+                break;
+            }
+            if let Some(f) = self.get(id) {
+                sum.add(f);
+            }
+        }
+        if walked <= PAIR_LIST_FROM {
+            return sum;
+        }
+        let all = self.summaries.get_or_init(|| {
+            let mut count: rustc_hash::FxHashMap<(u16, IpAddr, IpAddr), usize> = Default::default();
+            for f in self.iter() {
+                *count.entry(pair_of(&f.key)).or_default() += 1;
+            }
+            let mut out: rustc_hash::FxHashMap<(u16, IpAddr, IpAddr), PairSummary> = Default::default();
+            for f in self.iter() {
+                let k = pair_of(&f.key);
+                if count.get(&k).is_some_and(|&n| n > PAIR_LIST_FROM) {
+                    out.entry(k).or_default().add(f);
+                }
+            }
+            out
+        });
+        all.get(&(point, src, dst)).copied().unwrap_or_default()
+    }
+
+    /// Flows [`FlowStore::unpaired_in_pair`] has looked at so far (the scale tests' count).
+    pub fn pair_visits(&self) -> u64 {
+        self.pair_visits
+    }
+
     /// Store a flow; its id is the previous [`FlowStore::len`]. Its key is new to the store
     /// (the analyzer makes a flow for a key only when [`FlowStore::find`] found none).
     pub(crate) fn push(&mut self, f: Flow) {
@@ -156,6 +255,12 @@ impl FlowStore {
         }
         let (chunks, order) = (&self.chunks, &self.order);
         let Some(key) = at(chunks, order, id).map(|f| f.key) else { return };
+        if let Some(list) = self.unpaired.get_mut(&pair_of(&key)) {
+            list.push(id);
+        }
+        if self.summaries.get().is_some() {
+            self.summaries = std::sync::OnceLock::new();
+        }
         let rehash = |i: &u32| at(chunks, order, *i).map_or(0, |f| key_hash(&f.key));
         self.by_key.insert_unique(key_hash(&key), id, rehash);
         let want = pair_of(&key);
@@ -326,6 +431,53 @@ mod tests {
         assert_eq!(pair.len(), (2 * CHUNK + 5) / 3);
         assert!(pair.windows(2).all(|w| w[0] < w[1]) && pair.iter().all(|i| i % 3 == 1));
         assert_eq!(s.pair(0, ip(9), ip(1)).count(), 0);
+    }
+
+    #[test]
+    fn a_large_pairs_unpaired_flows_are_listed_without_walking_the_paired_ones() {
+        let ip = |x| IpAddr::V4(Ipv4Addr::new(10, 0, 0, x));
+        let mut s = FlowStore::default();
+        let n = 1000u32;
+        for i in 0..n {
+            s.push(flow(1, 2, i, u64::from(i)));
+        }
+        // Asked once: the pair is walked whole, and its list kept.
+        assert_eq!(s.unpaired_in_pair(0, ip(1), ip(2)).len(), n as usize);
+        assert_eq!(s.pair_visits(), u64::from(n));
+        // All but the last ten paired: one more look costs the list, then the ten.
+        for id in 0..(n - 10) as usize {
+            s.get_mut(id).unwrap().set_partner(Some(id + 5000));
+        }
+        assert_eq!(s.unpaired_in_pair(0, ip(1), ip(2)), ((n - 10) as usize..n as usize).collect::<Vec<_>>());
+        assert_eq!(s.unpaired_in_pair(0, ip(1), ip(2)).len(), 10);
+        assert_eq!(s.pair_visits(), u64::from(2 * n + 10));
+        // A flow stored later is on the list; a small pair is walked and kept no list.
+        s.push(flow(1, 2, 9999, 9999));
+        assert_eq!(s.unpaired_in_pair(0, ip(1), ip(2)).last(), Some(&(n as usize)));
+        s.push(flow(3, 4, 1, 1));
+        assert_eq!(s.unpaired_in_pair(0, ip(3), ip(4)), vec![n as usize + 1]);
+        assert_eq!(s.unpaired.len(), 1);
+    }
+
+    #[test]
+    fn a_pairs_summary_is_the_same_walked_or_looked_up() {
+        let ip = |x| IpAddr::V4(Ipv4Addr::new(10, 0, 0, x));
+        for n in [3u32, PAIR_LIST_FROM as u32 + 1, 500] {
+            let mut s = FlowStore::default();
+            for i in 0..n {
+                s.push(flow(1, 2, i, u64::from(i)));
+                s.push(flow(2, 1, i, u64::from(i)));
+            }
+            assert_eq!(s.pair_summary(0, ip(1), ip(2)), PairSummary::default(), "{n} flows");
+            // A later flow empties what was worked out.
+            let mut last = flow(1, 2, n, 10_000);
+            last.responses = 1;
+            last.psn.acked_len_max = 1100;
+            s.push(last);
+            let want = PairSummary { responses: true, acked_len_max: 1100 };
+            assert_eq!(s.pair_summary(0, ip(1), ip(2)), want, "{n} flows");
+            assert_eq!(s.pair_summary(0, ip(2), ip(1)), PairSummary::default(), "{n} flows");
+        }
     }
 
     #[test]

@@ -38,10 +38,9 @@ impl Analyzer {
         }
         let key = f.key;
         let sport = f.udp_sport_last.map(|_| f.udp_sport);
-        let unpaired = |c: &usize| self.flows.get(*c).is_some_and(|f| f.partner().is_none());
         // Not the flow itself (a host sending to itself is its own reverse direction).
-        let reverse: Vec<usize> =
-            self.flows.pair(key.point, key.dst, key.src).filter(|c| *c != id && unpaired(c)).collect();
+        let mut reverse = self.flows.unpaired_in_pair(key.point, key.dst, key.src);
+        reverse.retain(|c| *c != id);
         // The same UDP source port, on exactly one candidate.
         let same_port = |c: &&usize| {
             self.flows.get(**c).is_some_and(|r| r.udp_sport_last.is_some() && Some(r.udp_sport) == sport)

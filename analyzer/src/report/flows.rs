@@ -251,7 +251,7 @@ pub(crate) fn responses_missing(f: &Flow, a: &Analyzer) -> bool {
     if !asked.into_iter().any(|t| t < end - 1_000_000) {
         return false;
     }
-    !a.flows.pair(f.key.point, f.key.dst, f.key.src).filter_map(|i| a.flows.get(i)).any(|b| b.responses > 0)
+    !a.flows.pair_summary(f.key.point, f.key.dst, f.key.src).responses
 }
 
 /// Said once for the whole capture: connections whose other direction is absent, so their

@@ -65,13 +65,7 @@ pub(crate) fn stall_of(f: &Flow, a: &Analyzer) -> Option<Stall> {
 /// at its capture point ([`crate::psn::PsnTracker::acked_len_max`]: `u32::MAX` once a
 /// multi-packet message was acknowledged; 0 when nothing was).
 fn acked_len_max(f: &Flow, a: &Analyzer) -> u32 {
-    a.flows
-        .pair(f.key.point, f.key.src, f.key.dst)
-        .filter_map(|i| a.flows.get(i))
-        .map(|g| g.psn.acked_len_max)
-        .chain(std::iter::once(f.psn.acked_len_max))
-        .max()
-        .unwrap_or(0)
+    a.flows.pair_summary(f.key.point, f.key.src, f.key.dst).acked_len_max.max(f.psn.acked_len_max)
 }
 
 /// Seconds with three decimals.
