@@ -8,6 +8,7 @@ mod capture_cmd;
 mod cli;
 mod compare_cmd;
 mod decode_cmd;
+mod divided;
 mod docs_cmd;
 mod driver;
 mod exit;

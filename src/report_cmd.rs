@@ -293,63 +293,76 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
     let never = AtomicBool::new(false);
     let pump_stop: &AtomicBool = if threads > 1 { &never } else { &stop };
     let mut agreed = None;
-    let (end, shards) = std::thread::scope(|scope| {
-        // The other shards read the file too, each decoding and keeping its own host pairs'
-        // flows (rocescope_analyzer::parallel); this thread decodes every frame, keeps the
-        // capture-wide figures, reports and writes Parquet.
-        let others: Vec<_> = (1..threads)
-            .map(|i| {
-                let cfg = cfg.clone();
-                let (args, opts, agreement, stop) = (&*args, &opts, &agreement, &*stop);
-                scope.spawn(move || shard(args, opts, agreement, stop, cfg, i, threads))
-            })
-            .collect();
-        let end = driver::pump(
-            &mut opened,
-            &args.source,
-            &opts,
-            // The common RoCEv2 frame goes through the fast path (classified at fixed
-            // offsets), unless Parquet wants every frame decoded.
-            if parquet.is_none() && analyzer.takes_common(&opts) {
-                driver::Decoding::Fast
-            } else {
-                driver::Decoding::All
-            },
-            pump_stop,
-            |rec, packet, common| {
-                number = rec.number_after(number);
-                if threads > 1 && !agreement.read(&stop, number, &mut agreed) {
-                    return Ok(Flow::Stop);
-                }
-                bytes_read += driver::record_cost(rec.caplen);
-                match (common, packet) {
-                    (Some(c), _) => analyzer.push_common_record(number, rec, c),
-                    (None, Some(p)) => {
-                        analyzer.push_frame(number, rec, p, &opts);
-                        if let Some(out) = &mut parquet {
-                            out.push(number, rec, p, &opts);
-                        }
-                    }
-                    (None, None) => return Ok(Flow::Continue),
-                }
-                // A live report runs as long as it is let: past --max-flows the least
-                // recently seen flows go (a file's report keeps every flow).
-                if live && analyzer.flows().len() > max_flows {
-                    analyzer.evict_over(max_flows);
-                }
-                Ok(Flow::Continue)
-            },
-            |_| Flow::Continue,
-        );
-        if threads > 1 {
-            agreement.done(number, agreed.is_some());
+    // A capture file on several threads, Parquet aside: read once, each shard handed its
+    // frames (crate::divided).
+    let divided = threads > 1 && parquet.is_none();
+    let (end, shards) = if divided {
+        let d = crate::divided::run(&mut opened, &args.source, &opts, &cfg, threads, &stop);
+        bytes_read = d.bytes_read;
+        let mut shards = d.shards.into_iter();
+        if let Some(first) = shards.next() {
+            analyzer = first.context("parallel analysis")?;
         }
-        let shards: Vec<anyhow::Result<Analyzer>> = others
-            .into_iter()
-            .map(|h| h.join().unwrap_or_else(|_| Err(anyhow::anyhow!("a shard failed"))))
-            .collect();
-        (end, shards)
-    });
+        (d.end, shards.collect())
+    } else {
+        std::thread::scope(|scope| {
+            // The other shards read the file too, each decoding and keeping its own host pairs'
+            // flows (rocescope_analyzer::parallel); this thread decodes every frame, keeps the
+            // capture-wide figures, reports and writes Parquet.
+            let others: Vec<_> = (1..threads)
+                .map(|i| {
+                    let cfg = cfg.clone();
+                    let (args, opts, agreement, stop) = (&*args, &opts, &agreement, &*stop);
+                    scope.spawn(move || shard(args, opts, agreement, stop, cfg, i, threads))
+                })
+                .collect();
+            let end = driver::pump(
+                &mut opened,
+                &args.source,
+                &opts,
+                // The common RoCEv2 frame goes through the fast path (classified at fixed
+                // offsets), unless Parquet wants every frame decoded.
+                if parquet.is_none() && analyzer.takes_common(&opts) {
+                    driver::Decoding::Fast
+                } else {
+                    driver::Decoding::All
+                },
+                pump_stop,
+                |rec, packet, common| {
+                    number = rec.number_after(number);
+                    if threads > 1 && !agreement.read(&stop, number, &mut agreed) {
+                        return Ok(Flow::Stop);
+                    }
+                    bytes_read += driver::record_cost(rec.caplen);
+                    match (common, packet) {
+                        (Some(c), _) => analyzer.push_common_record(number, rec, c),
+                        (None, Some(p)) => {
+                            analyzer.push_frame(number, rec, p, &opts);
+                            if let Some(out) = &mut parquet {
+                                out.push(number, rec, p, &opts);
+                            }
+                        }
+                        (None, None) => return Ok(Flow::Continue),
+                    }
+                    // A live report runs as long as it is let: past --max-flows the least
+                    // recently seen flows go (a file's report keeps every flow).
+                    if live && analyzer.flows().len() > max_flows {
+                        analyzer.evict_over(max_flows);
+                    }
+                    Ok(Flow::Continue)
+                },
+                |_| Flow::Continue,
+            );
+            if threads > 1 {
+                agreement.done(number, agreed.is_some());
+            }
+            let shards: Vec<anyhow::Result<Analyzer>> = others
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|_| Err(anyhow::anyhow!("a shard failed"))))
+                .collect();
+            (end, shards)
+        })
+    };
     let end = end?;
     // A window that held none of the frames read: said, not reported as an empty capture.
     if let Some(msg) = end.empty_window() {

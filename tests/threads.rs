@@ -21,7 +21,54 @@ fn check(path: &Path) {
         let merged = parallel::merge(shards).unwrap();
         let many = serde_json::to_value(merged.report()).unwrap();
         assert!(one == many, "{} with {count} fast-path shards differs from one analyzer", path.display());
+        // Read once, each shard handed the frames the router gives it (the command's
+        // divided reading, src/divided.rs).
+        let merged = parallel::merge(analyse_divided(path, count)).unwrap();
+        let many = serde_json::to_value(merged.report()).unwrap();
+        assert!(one == many, "{} read once for {count} shards differs from one analyzer", path.display());
     }
+}
+
+/// `count` shards of `path` fed as `report --threads` feeds them from one reading: the first
+/// every frame, the others those the router hands them.
+fn analyse_divided(path: &Path, count: u32) -> Vec<Analyzer> {
+    use rocescope_analyzer::divide::{Route, Router};
+    let opts = rocescope_decoder::DecodeOptions::default();
+    let mut shards: Vec<Analyzer> = (0..count)
+        .map(|i| {
+            let mut a = Analyzer::new(rocescope_analyzer::Config::default());
+            assert!(a.set_shard(i, count));
+            a
+        })
+        .collect();
+    let mut router = Router::new(&shards[0], count, &opts);
+    let mut r = rocescope_capture::CaptureReader::open(path).unwrap();
+    let (mut n, mut seq, mut first_ts) = (0, 0, None);
+    let mut handed = vec![0u64; count as usize];
+    while let Some(rec) = r.next_record().unwrap() {
+        n = rec.number_after(n);
+        seq += 1;
+        let first = *first_ts.get_or_insert(rec.ts_ns);
+        let route = router.route(&rec, &opts);
+        for (k, a) in shards.iter_mut().enumerate() {
+            let take = k == 0 || route == Route::All || route == Route::Owner(k as u32);
+            if take {
+                handed[k] += 1;
+                if k == 0 {
+                    a.push_shard_record(n, &rec, &opts);
+                } else {
+                    a.push_divided(seq, first, n, &rec, &opts);
+                }
+            }
+        }
+    }
+    // The first shard sees every frame; the others never more.
+    assert_eq!(handed[0], seq);
+    assert!(handed.iter().all(|&h| h <= seq));
+    for a in &mut shards {
+        a.finish();
+    }
+    shards
 }
 
 /// Shard `index` of `count` of `path`, fed as `report --threads` feeds it.
@@ -259,4 +306,80 @@ fn latency_samples_past_the_exact_cap_merge_across_shards() {
     let p0 = r.latency_samples.iter().find(|s| s.priority == 0).unwrap();
     assert_eq!(p0.exact.as_ref().map(Vec::len), Some(30));
     check(&path);
+}
+
+/// The router of the divided reading: a plain RoCEv2 frame goes to its host pair's shard (and
+/// the first), anything else to every shard, and a full-size packet that could raise the path
+/// MTU to every shard until the shards' MTU is known to be at least its own.
+#[test]
+fn the_router_hands_each_shard_its_own_frames_and_every_shard_the_rest() {
+    use rocescope_analyzer::divide::{Route, Router};
+    use rocescope_analyzer::parallel::shard_of;
+    use rocescope_decoder::build::{IbRepr, IpRepr, RoceV2Frame};
+    use rocescope_decoder::{BthRepr, DecodeOptions, Ecn, LinkType, Opcode};
+    use std::net::Ipv4Addr;
+    let opts = DecodeOptions::default();
+    let a = Analyzer::new(rocescope_analyzer::Config::default());
+    let mut router = Router::new(&a, 4, &opts);
+    let frame = |src: u8, dst: u8, opcode: Opcode, payload: usize| {
+        let ip = IpRepr::V4 {
+            src: Ipv4Addr::new(10, 0, 0, src),
+            dst: Ipv4Addr::new(10, 0, 0, dst),
+            dscp: 26,
+            ecn: Ecn::Ect0,
+            ttl: 64,
+            id: 0,
+        };
+        let ib = IbRepr {
+            bth: BthRepr { opcode, dest_qp: 7, ..Default::default() },
+            payload: vec![0; payload],
+            ..Default::default()
+        };
+        RoceV2Frame::new([2, 0, 0, 0, 0, src], [2, 0, 0, 0, 0, dst], ip, ib).build(opts.opcode)
+    };
+    let mut route = |data: &[u8]| {
+        let rec = rocescope_capture::Record {
+            ts_ns: 0,
+            caplen: data.len() as u32,
+            len: data.len() as u32,
+            link_type: LinkType::ETHERNET,
+            interface: 0,
+            link_bps: None,
+            point: 0,
+            data,
+            empty_before: 0,
+        };
+        router.route(&rec, &opts)
+    };
+    let ip = |x: u8| std::net::IpAddr::V4(Ipv4Addr::new(10, 0, 0, x));
+    // SEND Only: its pair's shard, both directions alike.
+    for (s, d) in [(1, 2), (2, 1), (3, 9), (9, 3), (5, 6)] {
+        assert_eq!(route(&frame(s, d, Opcode::RC_SEND_ONLY, 64)), Route::Owner(shard_of(ip(s), ip(d), 4)));
+    }
+    // A SEND First of 1,024 bytes may raise the path MTU: every shard, once.
+    assert_eq!(route(&frame(1, 2, Opcode::RC_SEND_FIRST, 1024)), Route::All);
+    assert_eq!(route(&frame(3, 9, Opcode::RC_SEND_MIDDLE, 1024)), Route::Owner(shard_of(ip(3), ip(9), 4)));
+    // A larger one raises it again.
+    assert_eq!(route(&frame(3, 9, Opcode::RC_SEND_MIDDLE, 4096)), Route::All);
+    assert_eq!(route(&frame(1, 2, Opcode::RC_SEND_FIRST, 4096)), Route::Owner(shard_of(ip(1), ip(2), 4)));
+    // Not RoCEv2 at all (a PFC frame, an ARP, a cut frame): every shard.
+    let mut pfc = vec![0x01, 0x80, 0xC2, 0, 0, 0x01, 2, 0, 0, 0, 0, 9, 0x88, 0x08, 0x01, 0x01, 0, 0x08];
+    pfc.resize(60, 0);
+    assert_eq!(route(&pfc), Route::All);
+    assert_eq!(route(&frame(1, 2, Opcode::RC_SEND_ONLY, 64)[..30]), Route::All);
+    // One shard: everything is the first's.
+    let mut one = Router::new(&a, 1, &opts);
+    let data = frame(1, 2, Opcode::RC_SEND_ONLY, 64);
+    let rec = rocescope_capture::Record {
+        ts_ns: 0,
+        caplen: data.len() as u32,
+        len: data.len() as u32,
+        link_type: LinkType::ETHERNET,
+        interface: 0,
+        link_bps: None,
+        point: 0,
+        data: &data,
+        empty_before: 0,
+    };
+    assert_eq!(one.route(&rec, &opts), Route::Owner(0));
 }

@@ -49,6 +49,8 @@ pub mod compare;
 mod congestion;
 pub mod crosspoint;
 pub mod dedup;
+#[cfg(feature = "capture")]
+pub mod divide;
 pub mod ecmp;
 pub mod fabric;
 mod findings;

@@ -1,0 +1,123 @@
+//! Divided reading (issue 39): one walker reads the capture once and hands each shard of a
+//! parallel analysis ([`crate::parallel`]) only the frames it must see, where each shard
+//! used to read the whole file again and glance at every frame.
+//!
+//! The shards and their figures are those of [`crate::parallel`]: the first shard takes
+//! every frame (it keeps the capture-wide figures); another takes the frames of its own host
+//! pairs and every frame it could not pass over by [`Analyzer::is_others`]. The [`Router`]
+//! decides that once per frame, for all the shards, from the same glance
+//! ([`rocescope_decoder::peek`]). A frame a shard does not get is one it would have passed
+//! over: what passing over kept (the frame's place, which orders flows at the merge, and the
+//! capture's first time, which the flows' series start from) comes with the next frame it
+//! gets ([`Analyzer::push_divided`]).
+//!
+//! The one figure that runs through the whole capture and that the shards read is the path
+//! MTU READs are measured with: a shard must see every full-size packet that could raise its
+//! own. The router keeps a value never above any shard's (raised only by frames it has seen
+//! raise it, common frames read at fixed offsets) and hands a First or Middle packet that
+//! could be above it to every shard; each shard then passes it over or not by its own value,
+//! as it did when it read the file itself.
+
+use crate::{frame, mtu_class, parallel::shard_of, Analyzer};
+use rocescope_decoder::{fast, peek, DecodeOptions, Opcode, Position};
+
+/// Where each frame of a parallel analysis goes (the module's documentation).
+#[derive(Clone, Debug)]
+pub struct Router {
+    /// Shards.
+    count: u32,
+    /// The path MTU is configured: no frame is needed for it.
+    fixed_pmtu: bool,
+    /// The RoCE port is sFlow's and sFlow is read: every frame goes to every shard.
+    sflow: bool,
+    /// A path MTU no shard's is below (0 until a full-size packet is seen).
+    pmtu_floor: u32,
+    /// A tunnelled frame (an overlay, a mirror session) has been seen: from it on, every
+    /// frame goes to every shard, as when each read the file (a mirror session's clock is
+    /// checked on frames held back in order, the passed-over ones among them).
+    every_frame: bool,
+}
+
+/// Which shards get a frame.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Route {
+    /// The first shard, and shard `k` (which may be the first).
+    Owner(u32),
+    /// Every shard.
+    All,
+}
+
+impl Router {
+    /// The router of `count` shards of analyzers made with `a`'s settings.
+    pub fn new(a: &Analyzer, count: u32, opts: &DecodeOptions) -> Self {
+        Router {
+            count: count.max(1),
+            fixed_pmtu: a.cfg.pmtu.is_some(),
+            sflow: a.cfg.sflow && opts.roce_port == rocescope_decoder::sflow::PORT,
+            pmtu_floor: 0,
+            every_frame: false,
+        }
+    }
+
+    /// Where record `rec` goes.
+    pub fn route(&mut self, rec: &rocescope_capture::Record<'_>, opts: &DecodeOptions) -> Route {
+        if self.count <= 1 {
+            return Route::Owner(0);
+        }
+        if self.sflow || self.every_frame {
+            return Route::All;
+        }
+        let Some(g) = peek::roce_v2(rec.link_type, rec.data, opts.roce_port) else {
+            // Not plain RoCEv2 (a pause, a tunnel, anything else): every shard decodes it.
+            // (Decoded here too, but only to see a tunnel.)
+            if !rocescope_decoder::decode(rec.link_type, rec.data, opts).tunnels.is_empty() {
+                self.every_frame = true;
+            }
+            return Route::All;
+        };
+        let owner = shard_of(g.src, g.dst, self.count);
+        let Some(op) = g.opcode.map(Opcode) else { return Route::All };
+        if self.fixed_pmtu || !matches!(op.position(), Some(Position::First | Position::Middle)) {
+            return Route::Owner(owner);
+        }
+        // As `Analyzer::is_others`: the most payload this packet can carry.
+        let headers: usize = op.layout(opts.opcode).headers.iter().map(|k| k.size()).sum();
+        let most = usize::from(g.udp_len).saturating_sub(8 + 12 + 4 + headers);
+        if most == 0 || mtu_class(most) <= self.pmtu_floor {
+            return Route::Owner(owner);
+        }
+        // It may raise some shard's MTU: every shard gets it. Read at fixed offsets, what it
+        // raises every shard's to is known (a frame the fast path does not take raises the
+        // floor by nothing: the floor stays below).
+        if let Some(c) = fast::classify(rec.link_type, rec.data, opts) {
+            if frame::op_info(c.opcode).full_size && c.payload_len > 0 {
+                self.pmtu_floor = self.pmtu_floor.max(mtu_class(c.payload_len as usize));
+            }
+        }
+        Route::All
+    }
+}
+
+impl Analyzer {
+    /// Feed a shard record `rec` (frame `number`), the `seq`-th record of the capture (from
+    /// 1), whose first record was at `first_ts`: [`Analyzer::push_shard_record`] after the
+    /// records before it that this shard did not get were passed over. Feature `capture`.
+    pub fn push_divided(
+        &mut self,
+        seq: u64,
+        first_ts: i64,
+        number: u64,
+        rec: &rocescope_capture::Record<'_>,
+        opts: &DecodeOptions,
+    ) {
+        // Passed over, a record counted its place and the capture's first time; the frame
+        // count and last time of a shard but the first are not read (the merge keeps the
+        // first shard's). Frames held back for a mirror's clock check count their places
+        // themselves, the passed-over ones among them (every frame comes then).
+        if !self.mirror.checking() {
+            self.pushed = seq.saturating_sub(1).max(self.pushed);
+        }
+        self.totals.start_ns.get_or_insert(first_ts);
+        self.push_shard_record(number, rec, opts);
+    }
+}
