@@ -56,8 +56,8 @@ impl Chunk {
     fn new(shards: u32, first_ts: i64) -> Self {
         Chunk {
             data: Vec::with_capacity(CHUNK_BYTES),
-            recs: Vec::with_capacity(CHUNK_BYTES / 128),
-            own: (1..shards).map(|_| Vec::new()).collect(),
+            recs: Vec::with_capacity(CHUNK_BYTES / 64),
+            own: (1..shards).map(|_| Vec::with_capacity(CHUNK_BYTES / 64)).collect(),
             first_ts,
         }
     }
@@ -86,8 +86,11 @@ impl Chunk {
         }
     }
 
-    fn full(&self) -> bool {
-        self.data.len() >= CHUNK_BYTES || self.recs.len() >= u32::MAX as usize - 1
+    /// No room for `bytes` more without growing (a chunk's buffers are never copied to
+    /// grow, but for a first record larger than a chunk).
+    fn full_for(&self, bytes: usize) -> bool {
+        !self.recs.is_empty()
+            && (self.data.len() + bytes > self.data.capacity() || self.recs.len() == self.recs.capacity())
     }
 
     /// Record `i` as the reader handed it out.
@@ -184,14 +187,14 @@ pub fn run(
                 bytes_read += driver::record_cost(rec.caplen);
                 let route = router.route(rec, opts);
                 let c = chunk.get_or_insert_with(|| Chunk::new(count, rec.ts_ns));
-                c.push(rec, number, seq, route);
-                if c.full() {
+                if c.full_for(rec.data.len()) {
                     let first_ts = c.first_ts;
                     let full = std::mem::replace(c, Chunk::new(count, first_ts));
                     if !send(&senders, full) {
                         return Ok(Flow::Stop);
                     }
                 }
+                c.push(rec, number, seq, route);
                 Ok(Flow::Continue)
             },
             |_| Flow::Continue,

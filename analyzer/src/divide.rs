@@ -18,8 +18,36 @@
 //! could be above it to every shard; each shard then passes it over or not by its own value,
 //! as it did when it read the file itself.
 
-use crate::{frame, mtu_class, parallel::shard_of, Analyzer};
-use rocescope_decoder::{fast, peek, DecodeOptions, Opcode, Position};
+use crate::parallel::{shard_of, shard_of_v4};
+use crate::{frame, mtu_class, Analyzer};
+use rocescope_decoder::{fast, peek, DecodeOptions, LinkType, Opcode, Position};
+
+/// [`peek::roce_v2`] at fixed offsets for the common frame (Ethernet, no tag or one 802.1Q
+/// tag, IPv4 without options): the source and destination, the UDP length and the opcode
+/// byte; `None` for any other frame (the glance then decides). Where it answers, it answers
+/// as the glance does.
+#[inline]
+fn glance_v4(link_type: LinkType, data: &[u8], roce_port: u16) -> Option<(u32, u32, u16, Option<u8>)> {
+    if link_type != LinkType::ETHERNET {
+        return None;
+    }
+    let at = match data.get(12..14)? {
+        [0x08, 0x00] => 14,
+        [0x81, 0x00] if data.get(16..18)? == [0x08, 0x00] => 18,
+        _ => return None,
+    };
+    let h: &[u8; 28] = data.get(at..)?.first_chunk()?;
+    let [vihl, _, _, _, _, _, f0, f1, _, proto, _, _, s0, s1, s2, s3, d0, d1, d2, d3, _, _, p0, p1, l0, l1, _, _] = *h;
+    if vihl != 0x45 || proto != 17 || u16::from_be_bytes([f0, f1]) & 0x3FFF != 0 {
+        return None;
+    }
+    if u16::from_be_bytes([p0, p1]) != roce_port {
+        return None;
+    }
+    let src = u32::from_be_bytes([s0, s1, s2, s3]);
+    let dst = u32::from_be_bytes([d0, d1, d2, d3]);
+    Some((src, dst, u16::from_be_bytes([l0, l1]), data.get(at + 28).copied()))
+}
 
 /// Where each frame of a parallel analysis goes (the module's documentation).
 #[derive(Clone, Debug)]
@@ -32,6 +60,9 @@ pub struct Router {
     sflow: bool,
     /// A path MTU no shard's is below (0 until a full-size packet is seen).
     pmtu_floor: u32,
+    /// Per opcode byte: the bytes of its extended headers when it is a First or Middle
+    /// packet (whose payload is the path MTU), else `None`.
+    full_size: Box<[Option<u8>; 256]>,
     /// A tunnelled frame (an overlay, a mirror session) has been seen: from it on, every
     /// frame goes to every shard, as when each read the file (a mirror session's clock is
     /// checked on frames held back in order, the passed-over ones among them).
@@ -56,6 +87,13 @@ impl Router {
             sflow: a.cfg.sflow && opts.roce_port == rocescope_decoder::sflow::PORT,
             pmtu_floor: 0,
             every_frame: false,
+            full_size: Box::new(std::array::from_fn(|op| {
+                let op = Opcode(op as u8);
+                matches!(op.position(), Some(Position::First | Position::Middle)).then(|| {
+                    let n: usize = op.layout(opts.opcode).headers.iter().map(|k| k.size()).sum();
+                    u8::try_from(n).unwrap_or(u8::MAX)
+                })
+            })),
         }
     }
 
@@ -67,7 +105,14 @@ impl Router {
         if self.sflow || self.every_frame {
             return Route::All;
         }
-        let Some(g) = peek::roce_v2(rec.link_type, rec.data, opts.roce_port) else {
+        let (owner, glance) = match glance_v4(rec.link_type, rec.data, opts.roce_port) {
+            Some((src, dst, udp_len, opcode)) => (shard_of_v4(src, dst, self.count), Some((udp_len, opcode))),
+            None => match peek::roce_v2(rec.link_type, rec.data, opts.roce_port) {
+                Some(g) => (shard_of(g.src, g.dst, self.count), Some((g.udp_len, g.opcode))),
+                None => (0, None),
+            },
+        };
+        let Some((udp_len, opcode)) = glance else {
             // Not plain RoCEv2 (a pause, a tunnel, anything else): every shard decodes it.
             // (Decoded here too, but only to see a tunnel.)
             if !rocescope_decoder::decode(rec.link_type, rec.data, opts).tunnels.is_empty() {
@@ -75,14 +120,12 @@ impl Router {
             }
             return Route::All;
         };
-        let owner = shard_of(g.src, g.dst, self.count);
-        let Some(op) = g.opcode.map(Opcode) else { return Route::All };
-        if self.fixed_pmtu || !matches!(op.position(), Some(Position::First | Position::Middle)) {
+        let Some(op) = opcode else { return Route::All };
+        let Some(headers) = self.full_size[usize::from(op)].filter(|_| !self.fixed_pmtu) else {
             return Route::Owner(owner);
-        }
+        };
         // As `Analyzer::is_others`: the most payload this packet can carry.
-        let headers: usize = op.layout(opts.opcode).headers.iter().map(|k| k.size()).sum();
-        let most = usize::from(g.udp_len).saturating_sub(8 + 12 + 4 + headers);
+        let most = usize::from(udp_len).saturating_sub(8 + 12 + 4 + usize::from(headers));
         if most == 0 || mtu_class(most) <= self.pmtu_floor {
             return Route::Owner(owner);
         }
