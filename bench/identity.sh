@@ -6,8 +6,8 @@
 #   bash bench/identity.sh OLD_BINARY [EXTRA_CAPTURE ...]
 #
 # NEW is ${NEW:-${CARGO_TARGET_DIR:-target}/release/rocescope}. The bench captures are made with
-# that target's rocescope-samplegen (the budget's three shapes at their large size, and the
-# mixed shape over two capture points). Exits 1 on the first difference, after printing the diff's head.
+# that target's rocescope-samplegen (the budget's three shapes at their large size, the
+# mixed shape over two capture points, and one with `--fold-breakers`). Exits 1 on the first difference, after printing the diff's head.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 old=${1:?usage: bench/identity.sh OLD_BINARY [EXTRA_CAPTURE ...]}
@@ -31,7 +31,10 @@ if [ -z "${NO_BENCH:-}" ]; then
   "$gen" --bulk "$work/mixed.pcap" --packets 120000 --qps 1024 "${mixed[@]}" >/dev/null
   "$gen" --bulk "$work/qps10k.pcap" --packets 100000 --qps 10000 "${mixed[@]}" >/dev/null
   "$gen" --bulk "$work/points.pcap" --packets 60000 --qps 512 --points 2 "${mixed[@]}" >/dev/null
-  caps+=("$work/bulk.pcap" "$work/mixed.pcap" "$work/qps10k.pcap" "$work/points.pcap")
+  # Frames that break the folds' conditions (analyzer/src/fold.rs: time going back past a
+  # bin, marks and priority changing in a bin, three classes on a flow, marked copies).
+  "$gen" --bulk "$work/breakers.pcap" --packets 60000 --qps 512 --fold-breakers "${mixed[@]}" >/dev/null
+  caps+=("$work/bulk.pcap" "$work/mixed.pcap" "$work/qps10k.pcap" "$work/points.pcap" "$work/breakers.pcap")
 fi
 caps+=("$@")
 

@@ -5,6 +5,13 @@
 //! The state lives in a flow's cold part and is allocated on the flow's first CE mark or
 //! first CNP received (`Flow::cc_mut`); it is a fixed size (528 bytes)
 //! however long the flow runs.
+//!
+//! It takes every packet of such a flow ([`CcState::on_packet`]), not the flow's closed
+//! `--bin` bins (crate::fold folds the fan-in, fabric and marks that way): its rate bins are
+//! an eighth of `--cc-window-us` (6.25 µs), on the absolute clock, and a CNP reads the
+//! window before it mid-bin, so no `--bin` bin (1 µs to 1 s, from the capture start) gives
+//! the same figures. A packet in the bin being filled costs a division and two adds; one
+//! that opens a bin two windows or more after the last empties the ring at once.
 
 use crate::stats::Latency;
 
@@ -163,10 +170,19 @@ impl CcState {
         };
         if idx > cur {
             // Windows after that end before this bin are complete: judge them first.
-            self.close_pending(idx);
-            for i in (cur + 1)..=idx.min(cur + RING as i64) {
-                self.bytes[Self::slot(i)] = 0;
-                self.packets[Self::slot(i)] = 0;
+            if self.pending_len > 0 {
+                self.close_pending(idx);
+            }
+            if idx.saturating_sub(cur) >= RING as i64 {
+                // The whole ring is older than the window (a flow's packets further apart
+                // than two windows, the common case of a sparse flow): emptied at once.
+                self.bytes = [0; RING];
+                self.packets = [0; RING];
+            } else {
+                for i in (cur + 1)..=idx {
+                    self.bytes[Self::slot(i)] = 0;
+                    self.packets[Self::slot(i)] = 0;
+                }
             }
             self.cur = Some(idx);
         } else if idx <= cur - RING as i64 {
@@ -412,6 +428,40 @@ mod tests {
             s.on_ce(i * 90 * US, i as u64, p);
         }
         assert_eq!(s.unanswered(p).0, 1);
+    }
+
+    proptest::proptest! {
+        /// Packets at any spacing (within a bin, a few bins on, far past the ring): the
+        /// rate ring holds the bytes and packets of its last 16 bins, whether it was emptied
+        /// bin by bin or at once, and drops packets older than that.
+        #[test]
+        fn the_ring_holds_the_last_bins_whatever_the_spacing(
+            gaps in proptest::collection::vec((0i64..3, 0i64..40_000, 1u64..2_000), 1..200),
+        ) {
+            let cfg = CcConfig::default();
+            let mut s = CcState::new(&cfg);
+            let bin = s.bin_ns;
+            let mut model: std::collections::BTreeMap<i64, (u64, u64)> = Default::default();
+            let mut ts = 1_000_000i64;
+            for (kind, gap, bytes) in gaps {
+                // Mostly forward by up to 40 µs, sometimes far on, sometimes back.
+                ts += match kind { 0 => gap, 1 => gap * 50, _ => -gap };
+                s.on_packet(ts, bytes);
+                let idx = ts.div_euclid(bin);
+                let cur = model.keys().next_back().copied().unwrap_or(idx).max(idx);
+                if idx > cur - RING as i64 {
+                    let e = model.entry(idx).or_default();
+                    e.0 += bytes;
+                    e.1 += 1;
+                }
+                let want = |from: i64, to: i64| {
+                    model.range(from.max(cur - RING as i64 + 1)..to.min(cur + 1)).fold((0, 0), |a, (_, v)| (a.0 + v.0, a.1 + v.1))
+                };
+                for (from, to) in [(cur - 8, cur), (cur - 20, cur + 1), (cur - 3, cur + 5)] {
+                    proptest::prop_assert_eq!(s.sum(from, to), want(from, to));
+                }
+            }
+        }
     }
 
     #[test]

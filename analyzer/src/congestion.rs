@@ -52,6 +52,9 @@ impl Analyzer {
         let w = self.weight;
         let start = self.totals.start_ns.unwrap_or(meta.ts_ns);
         if self.keeps_capture_state() {
+            // The point's clock first: a mark in a later bin closes the bin being filled,
+            // the flows' shares of it included (crate::fold).
+            self.fold_clock(meta.point, meta.ts_ns - start);
             self.fabric.add_ce(meta.point, prio, meta.ts_ns - start, w);
         }
         if !self.owns(key.src, key.dst) {

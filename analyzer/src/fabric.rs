@@ -2,6 +2,9 @@
 //! marks, CNPs and PFC paused time on one time axis at the `--bin` resolution (10 µs to
 //! 10 ms), plus the busiest bins at that resolution (docs/verdicts.md "Microbursts").
 //!
+//! A flow's frames come once per flow and bin, summed (crate::fold); frames that cannot fold,
+//! one by one ([`Fabric::add`]).
+//!
 //! Memory is fixed per capture point and priority in use: [`MAX_BINS`] bins, allocated
 //! whole when the priority is first seen so the series never grows after (past that many
 //! bins, neighbouring bins merge and the width doubles, as a flow's bins do), the bin being
@@ -309,7 +312,7 @@ impl Fabric {
 
     /// Add bytes, packets, CE marks and CNPs (`c`) to priority `prio` at `point`.
     #[inline]
-    fn add_counts(&mut self, point: u16, prio: u8, offset_ns: i64, c: [u64; 4]) {
+    pub(crate) fn add_counts(&mut self, point: u16, prio: u8, offset_ns: i64, c: [u64; 4]) {
         let base = self.base_ns;
         let ps = match self.points.get_mut(usize::from(point)) {
             Some(Some(ps)) => ps,

@@ -373,6 +373,8 @@ pub struct Flow {
     /// The analyzer's packet count when the flow was created (orders the flows of merged
     /// shards as one analysis would have: `parallel`).
     pub(crate) first_seq: u64,
+    /// Its share of the capture-wide figures in the bin being filled (crate::fold).
+    pub(crate) fold: crate::fold::FlowFold,
 }
 
 impl Flow {
@@ -410,6 +412,7 @@ impl Flow {
             first_ts: ts,
             first_seq: 0,
             pairing: None,
+            fold: crate::fold::FlowFold::default(),
         }
     }
 

@@ -22,9 +22,12 @@
 //!   **before** the queue. Each sender's own rate is visible there.
 //! - Neither: **unknown**.
 //!
-//! Cost: one table probe per data frame (a one-entry cache for runs of one receiver) and a
-//! scan of that receiver's senders in the bin; state per receiver, fan-in counted up to
-//! [`MAX_SENDERS`] a bin.
+//! Cost: a data frame adds to its flow's share of the bin (crate::fold); each flow's share
+//! comes here once per bin, to the receiver the flow found once (no table probe), and
+//! scans that receiver's senders in the bin. A frame that cannot fold (its host pair another
+//! `--threads` shard's, a point whose time went back, ...) comes alone ([`FanIn::add`]: one
+//! table probe, a one-entry cache for runs of one receiver). State per receiver, fan-in
+//! counted up to [`MAX_SENDERS`] a bin.
 
 use crate::chunked::Chunked;
 use hashbrown::HashTable;
@@ -129,6 +132,38 @@ pub struct DataPacket {
     pub ce: bool,
 }
 
+/// Data from one sender to a receiver within one bin: a packet ([`FanIn::add`]) or a flow's
+/// packets in the bin, folded when the bin closes (crate::fold).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Share {
+    /// Sender.
+    pub src: IpAddr,
+    /// The `--bin` bin.
+    pub bin: i64,
+    /// The first frame of it.
+    pub frame: u64,
+    /// Wire bytes.
+    pub bytes: u64,
+    /// Packets.
+    pub packets: u64,
+    /// Of those, CE-marked.
+    pub ce: u64,
+}
+
+/// Receivers as they would be with shares not yet folded added ([`FanIn::put_over`]): the
+/// changed receivers only, by id. What a report reads while flows' bins are still open.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Overlay {
+    rx: rustc_hash::FxHashMap<u32, Rx>,
+}
+
+impl Overlay {
+    /// Receiver `i` as changed, if it is.
+    fn get(&self, i: usize) -> Option<&Rx> {
+        self.rx.get(&u32::try_from(i).ok()?)
+    }
+}
+
 /// What a receiver with a bin of two or more senders keeps (allocated then: most receivers
 /// of a training job have one sender per bin, and keep none of it).
 #[derive(Clone, Copy, Debug, Default)]
@@ -228,6 +263,28 @@ impl Rx {
         }
     }
 
+    /// Data to this receiver: `s.bin` opens the next bin (closing the one being filled), or
+    /// adds to it; older data is not counted (its bin is over). The bin's first data frame
+    /// is the least frame number of its shares (one share is a packet, or a flow's packets
+    /// in the bin: crate::fold).
+    fn put(&mut self, s: &Share) {
+        if s.bin > self.cur.bin {
+            self.close();
+            self.cur.bin = s.bin;
+        } else if s.bin < self.cur.bin {
+            // Older than the bin being filled (merged captures slightly out of order): its
+            // bin is over; the packet is not counted in another's.
+            return;
+        }
+        self.sender(s.src);
+        if self.cur.packets == 0 || s.frame < self.cur.first_frame {
+            self.cur.first_frame = s.frame;
+        }
+        self.cur.bytes = self.cur.bytes.saturating_add(s.bytes);
+        self.cur.packets = self.cur.packets.saturating_add(s.packets);
+        self.cur.ce = self.cur.ce.saturating_add(s.ce);
+    }
+
     /// The busiest bin, the one being filled included, and where the capture point sits
     /// (module docs); `None` for a receiver that never had two senders in a bin.
     fn busiest(&self, bin_ns: u64, link_bps: u64) -> Option<(Busiest, Position)> {
@@ -283,51 +340,93 @@ impl FanIn {
             self.last.filter(|&i| self.rx.get(i).is_some_and(|r| r.point == d.point && r.addr == d.dst));
         let i = match cached.or_else(|| self.find(d.point, d.dst)) {
             Some(i) => i,
-            None => {
-                let Ok(id) = u32::try_from(self.rx.len()) else { return };
-                self.rx.push(Rx {
-                    point: d.point,
-                    addr: d.dst,
-                    cur: Cur { bin: d.bin, ..Cur::default() },
-                    first: 0,
-                    senders: 0,
-                    more: None,
-                    busy: None,
-                });
-                let rx = &self.rx;
-                self.index.insert_unique(rx_hash(d.point, d.dst), id, |&i| {
-                    rx.get(i as usize).map_or(0, |r| rx_hash(r.point, r.addr))
-                });
-                id as usize
-            }
+            None => match self.create(d.point, d.dst, d.bin) {
+                Some(id) => id as usize,
+                None => return,
+            },
         };
         self.last = Some(i);
         let Some(rx) = self.rx.get_mut(i) else { return };
-        if d.bin > rx.cur.bin {
-            rx.close();
-            rx.cur.bin = d.bin;
-        } else if d.bin < rx.cur.bin {
-            // Older than the bin being filled (merged captures slightly out of order): its
-            // bin is over; the packet is not counted in another's.
-            return;
+        rx.put(&Share {
+            src: d.src,
+            bin: d.bin,
+            frame: d.frame,
+            bytes: d.bytes,
+            packets: d.packets,
+            ce: if d.ce { d.packets } else { 0 },
+        });
+    }
+
+    /// A new receiver at `point`, filling `bin`: its id (`None` past `u32::MAX` receivers:
+    /// its data is not counted).
+    fn create(&mut self, point: u16, addr: IpAddr, bin: i64) -> Option<u32> {
+        let id = u32::try_from(self.rx.len()).ok()?;
+        self.rx.push(Rx {
+            point,
+            addr,
+            cur: Cur { bin, ..Cur::default() },
+            first: 0,
+            senders: 0,
+            more: None,
+            busy: None,
+        });
+        let rx = &self.rx;
+        self.index.insert_unique(rx_hash(point, addr), id, |&i| {
+            rx.get(i as usize).map_or(0, |r| rx_hash(r.point, r.addr))
+        });
+        Some(id)
+    }
+
+    /// The id of receiver `addr` at `point`, made (filling `bin`) when it has none yet, as
+    /// [`FanIn::add`] makes it on the receiver's first data packet: a flow keeps it, so its
+    /// shares ([`FanIn::put`]) need no table probe (crate::fold).
+    pub(crate) fn resolve(&mut self, point: u16, addr: IpAddr, bin: i64) -> Option<u32> {
+        match self.find(point, addr) {
+            Some(i) => u32::try_from(i).ok(),
+            None => self.create(point, addr, bin),
         }
-        rx.sender(d.src);
-        if rx.cur.packets == 0 {
-            rx.cur.first_frame = d.frame;
+    }
+
+    /// One flow's data to receiver `id` in one bin (crate::fold), as the packets one by one
+    /// would have added it.
+    pub(crate) fn put(&mut self, id: u32, s: &Share) {
+        if let Some(rx) = self.rx.get_mut(id as usize) {
+            rx.put(s);
         }
-        rx.cur.bytes = rx.cur.bytes.saturating_add(d.bytes);
-        rx.cur.packets = rx.cur.packets.saturating_add(d.packets);
-        if d.ce {
-            rx.cur.ce = rx.cur.ce.saturating_add(d.packets);
-        }
+    }
+
+    /// Add `s` to receiver `id` in `overlay` (a copy of the receiver made on its first
+    /// share): the figures as they would be with the shares folded, this receiver left as
+    /// it is ([`FanIn::busiest_in`]).
+    pub(crate) fn put_over(&self, overlay: &mut Overlay, id: u32, s: &Share) {
+        let r = match overlay.rx.entry(id) {
+            std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+            std::collections::hash_map::Entry::Vacant(e) => match self.rx.get(id as usize) {
+                Some(r) => e.insert(r.clone()),
+                None => return,
+            },
+        };
+        r.put(s);
     }
 
     /// Every receiver's busiest bin of two or more senders, most senders first (then most
     /// bytes), with a link of `link_bps` and bins of `bin_ns`.
     pub fn busiest(&self, bin_ns: u64, link_bps: u64) -> Vec<ReceiverBusiest> {
+        self.busiest_in(None, bin_ns, link_bps)
+    }
+
+    /// [`FanIn::busiest`], with the receivers of `overlay` in place of their own.
+    pub(crate) fn busiest_in(
+        &self,
+        overlay: Option<&Overlay>,
+        bin_ns: u64,
+        link_bps: u64,
+    ) -> Vec<ReceiverBusiest> {
         let mut v: Vec<ReceiverBusiest> = self
             .rx
             .iter()
+            .enumerate()
+            .map(|(i, r)| overlay.and_then(|o| o.get(i)).unwrap_or(r))
             .filter_map(|r| {
                 let (busiest, position) = r.busiest(bin_ns, link_bps)?;
                 Some(ReceiverBusiest { point: r.point, receiver: r.addr, busiest, position })
@@ -348,8 +447,21 @@ impl FanIn {
     /// position could not be told: its senders' rates there are their shares of the drain
     /// rate, so no sender's reaction to CNPs can be judged from them.
     pub fn shares_bottleneck(&self, point: u16, receiver: IpAddr, bin_ns: u64, link_bps: u64) -> bool {
+        self.shares_bottleneck_in(None, point, receiver, bin_ns, link_bps)
+    }
+
+    /// [`FanIn::shares_bottleneck`], with the receivers of `overlay` in place of their own.
+    pub(crate) fn shares_bottleneck_in(
+        &self,
+        overlay: Option<&Overlay>,
+        point: u16,
+        receiver: IpAddr,
+        bin_ns: u64,
+        link_bps: u64,
+    ) -> bool {
         let Some(i) = self.find(point, receiver) else { return false };
-        let Some((b, pos)) = self.rx.get(i).and_then(|r| r.busiest(bin_ns, link_bps)) else {
+        let r = overlay.and_then(|o| o.get(i)).or_else(|| self.rx.get(i));
+        let Some((b, pos)) = r.and_then(|r| r.busiest(bin_ns, link_bps)) else {
             return false;
         };
         is_incast(b.fan_in, b.bytes, bin_ns, link_bps) && pos != Position::Before
@@ -616,8 +728,12 @@ pub(crate) fn report(
     let link = a.config().link_speed_bps.max(1);
     let start = a.totals().start_ns.unwrap_or(0);
     // The receivers more than one host sent to in a bin: the only ones reported.
-    let busy: Vec<ReceiverBusiest> =
-        a.fan_in.busiest(bin_ns, link).into_iter().filter(|rb| rb.busiest.fan_in >= 2).collect();
+    let busy: Vec<ReceiverBusiest> = a
+        .fan_in
+        .busiest_in(a.fan_in_overlay().as_deref(), bin_ns, link)
+        .into_iter()
+        .filter(|rb| rb.busiest.fan_in >= 2)
+        .collect();
     // Per (point, receiver) of those: the priorities its data used, and its flows that did
     // not react (only theirs: a map of every receiver took 16 MB at 100,000 QPs).
     let mut flows: FxHashMap<(u16, IpAddr), (u8, u64)> =

@@ -55,6 +55,7 @@ pub mod ecmp;
 pub mod fabric;
 mod findings;
 pub mod flow;
+mod fold;
 mod frame;
 pub mod incast;
 pub mod latency_samples;
@@ -394,6 +395,9 @@ pub struct Analyzer {
     fabric: fabric::Fabric,
     /// DSCP and PCP per point and class, packet by packet (crate::marks).
     marks: marks::PointMarks,
+    /// The flows' shares of the fan-in, fabric series and marks, folded at bin close
+    /// (crate::fold).
+    folds: fold::Folds,
     /// ACK and READ latency samples per point and priority, pooled over the flows
     /// (crate::latency_samples): what `compare` tests a latency change on.
     latency_samples: latency_samples::Pools,
@@ -470,6 +474,7 @@ impl Analyzer {
         let audit_active = cfg.audit.is_set();
         let npoints = cfg.points.len().max(1);
         let fabric = fabric::Fabric::new(cfg.bin_ns);
+        let folds = fold::Folds::new(cfg.bin_ns);
         // Sampled points never take part in matching across points: a packet sampled at one
         // point is almost never the one sampled at the other.
         let matcher = (cfg.points.len() > 1 && cfg.sampling.is_none())
@@ -487,6 +492,7 @@ impl Analyzer {
             macs: link::MacTraffic::default(),
             fabric,
             marks: marks::PointMarks::default(),
+            folds,
             latency_samples: latency_samples::Pools::default(),
             capture_share: std::sync::atomic::AtomicU64::new(f64::NAN.to_bits()),
             priorities: vec![PriorityUse::default(); npoints * 8],
@@ -826,8 +832,12 @@ impl Analyzer {
         if is_cnp {
             self.totals.cnps += w;
         }
+        let owned = self.owns(src, dst);
+        let mut folded = None;
         if self.keeps_capture_state() {
-            self.capture_wide_pass(meta, v, start);
+            // A frame of a flow kept here adds to its flow's share (crate::fold).
+            folded = self.fold_clock(meta.point, meta.ts_ns - start).filter(|_| owned);
+            self.capture_wide_pass(meta, v, start, folded.is_some());
         }
         if v.info.full_size && v.payload_len > 0 {
             // A First/Middle packet is full-size: its payload is the path MTU.
@@ -835,7 +845,7 @@ impl Analyzer {
         }
         // Everything above concerns the whole capture; what follows, the flows of this host
         // pair, which a shard of a parallel analysis keeps only when they are its own.
-        if !self.owns(src, dst) {
+        if !owned {
             return;
         }
         let id = self.flow_id(key, meta.number, meta.ts_ns);
@@ -852,10 +862,17 @@ impl Analyzer {
         }
         self.count_in_flow(id, meta, v, start);
         if is_cnp {
+            if let Some(bin_key) = folded {
+                self.fold_frame(id, bin_key, meta, v);
+            }
             self.on_cnp(id, meta, v.dest_qp, start);
             return;
         }
         let Some(f) = self.flows.get_mut(id) else { return };
+        // The flow's share of its bin takes the frame, or a new share starts (below).
+        let fold_start = folded
+            .map(|k| fold::frame_key(k, v))
+            .filter(|&k| !fold::add_frame(&mut self.folds, f, id, k, v, meta.number));
         if ecn == Ecn::Ce {
             Self::on_ce(f, &self.cfg.cc, &self.cnp_hosts, meta, v.psn);
         }
@@ -868,6 +885,9 @@ impl Analyzer {
         if v.info.full_size && v.payload_len > 0 {
             // A First/Middle packet is full-size: its payload is the path MTU.
             f.pmtu = f.pmtu.max(mtu_class(v.payload_len));
+        }
+        if let Some(k) = fold_start {
+            self.fold_start(id, k, meta, v);
         }
         if v.info.request {
             self.on_request(id, meta, v);
@@ -919,6 +939,7 @@ impl Analyzer {
     /// expiry).
     fn fabric_report(&self) -> fabric::FabricReport {
         let mut fab = self.fabric.clone();
+        self.fold_into_fabric(&mut fab);
         let start = self.totals.start_ns.unwrap_or(0);
         let end = self.totals.end_ns.unwrap_or(0);
         let points = self.points();
@@ -1012,6 +1033,8 @@ impl Analyzer {
         if !gone.iter().any(|g| *g) {
             return Vec::new();
         }
+        // Flows go and the rest are renumbered: their shares fold first (crate::fold).
+        self.fold_all();
         let evicted: Vec<report::FlowReport> = self
             .flows
             .iter()
@@ -1074,6 +1097,7 @@ impl Analyzer {
             self.flows.iter().map(|f| (f.key.point, f.key.src, f.key.dst)).collect();
         let receivers: rustc_hash::FxHashSet<(u16, IpAddr)> = live.iter().map(|&(p, _, d)| (p, d)).collect();
         self.fan_in.retain(|point, addr| receivers.contains(&(point, addr)));
+        self.fold_forget_receivers();
         self.cnp_hosts.retain(|k, _| live.contains(k));
         let room = self.flows.len().max(incast::MAX_ORPHANS);
         if self.cm_pending.len() > room {
@@ -1111,6 +1135,8 @@ impl Analyzer {
                 Self::note_resolution(f, r);
             }
         }
+        // The flows' open shares (crate::fold): the report reads no copies.
+        self.fold_all();
     }
 
     /// Build the report for everything seen so far (cheap enough to call once a second):

@@ -2,7 +2,8 @@
 //! counted packet by packet (`points[].marks`). A flow keeps the set of DSCPs its packets
 //! carried, and an RC QP's ACKs and CNPs travel on one flow: its set cannot say which of them
 //! carry which value. These counts can (compare's DSCP verdicts, docs/verdicts.md "Change
-//! verdicts"). Counted in the capture-wide pass, one add per frame.
+//! verdicts"). Counted in the capture-wide pass, one add per frame, or once per flow and bin
+//! (crate::fold).
 
 use crate::audit::Class;
 use serde::Serialize;
@@ -37,21 +38,23 @@ impl PointMarks {
     /// `n` packets of `class` at `point`, with their DSCP and PCP (`None`: untagged).
     #[inline]
     pub fn add(&mut self, point: u16, class: Class, dscp: u8, pcp: Option<u8>, n: u64) {
+        if let Some(mut at) = self.point_mut(point) {
+            at.add(class, dscp, pcp, n);
+        }
+    }
+
+    /// The counts of `point`, room made for them (`None` past [`MAX_POINTS`]): for adding
+    /// many at one point (crate::fold folds a bin's flows at once).
+    #[inline]
+    pub(crate) fn point_mut(&mut self, point: u16) -> Option<PointCounts<'_>> {
         let p = usize::from(point);
         if p >= MAX_POINTS {
-            return;
+            return None;
         }
-        let base = (p * 3 + index(class)) * SLOTS;
         if self.counts.len() < (p + 1) * 3 * SLOTS {
             self.counts.resize((p + 1) * 3 * SLOTS, 0);
         }
-        if let Some(x) = self.counts.get_mut(base + usize::from(dscp & 63)) {
-            *x = x.wrapping_add(n);
-        }
-        let slot = 64 + pcp.map_or(UNTAGGED, |v| usize::from(v & 7));
-        if let Some(x) = self.counts.get_mut(base + slot) {
-            *x = x.wrapping_add(n);
-        }
+        self.counts.get_mut(p * 3 * SLOTS..(p + 1) * 3 * SLOTS).map(PointCounts)
     }
 
     /// The report of `point`, when it is counted.
@@ -62,6 +65,24 @@ impl PointMarks {
             self.counts.get(base..base + SLOTS).map(class_report)
         };
         Some(MarksReport { data: class(0)?, ack: class(1)?, cnp: class(2)? })
+    }
+}
+
+/// One capture point's counts, three classes ([`PointMarks::point_mut`]).
+pub(crate) struct PointCounts<'a>(&'a mut [u64]);
+
+impl PointCounts<'_> {
+    /// `n` packets of `class` with their DSCP and PCP (`None`: untagged).
+    #[inline]
+    pub(crate) fn add(&mut self, class: Class, dscp: u8, pcp: Option<u8>, n: u64) {
+        let base = index(class) * SLOTS;
+        if let Some(x) = self.0.get_mut(base + usize::from(dscp & 63)) {
+            *x = x.wrapping_add(n);
+        }
+        let slot = 64 + pcp.map_or(UNTAGGED, |v| usize::from(v & 7));
+        if let Some(x) = self.0.get_mut(base + slot) {
+            *x = x.wrapping_add(n);
+        }
     }
 }
 

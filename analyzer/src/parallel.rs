@@ -237,6 +237,8 @@ pub fn merge(mut shards: Vec<Analyzer>) -> Option<Analyzer> {
         if a.mirror.checking() {
             a.end_clock_checks();
         }
+        // Flows are renumbered: their open shares fold first (crate::fold).
+        a.fold_all();
     }
     let mut shards = shards.into_iter();
     let mut base = shards.next()?;

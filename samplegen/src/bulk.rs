@@ -33,6 +33,34 @@ pub struct Bulk {
     /// besides the WRITEs and their ACKs, every 50th frame a CNP to a data sender's QP and
     /// every 200th a READ (request and its one response) the other way.
     pub mixed: bool,
+    /// Frames that break the conditions the analyzer's folds at bin close need (issue 39,
+    /// analyzer/src/fold.rs), to check that it counts them as frame by frame: every 97th
+    /// frame 10.5 ms older than the one before (a capture point's time going back past a
+    /// bin), a QP's every 7th message on DSCP 10 and every 5th frame VLAN-tagged with PCP 5
+    /// (marks and priority changing within a bin), every 13th frame CE-marked, after every
+    /// 61st frame its mirror copy (TTL one less, CE-marked); with `--mixed`, the CNPs (DSCP
+    /// 48) and READ responses on the QP of the ACKs (three classes on one flow).
+    pub fold_breakers: bool,
+}
+
+/// How `--fold-breakers` changes data frame `n` of message `msg`: its DSCP, ECN and PCP.
+fn breaker_marks(b: &Bulk, n: u64, msg: u32) -> (u8, Ecn, Option<u8>) {
+    if !b.fold_breakers {
+        return (26, Ecn::Ect0, None);
+    }
+    let dscp = if msg % 7 == 3 { 10 } else { 26 };
+    let ecn = if n % 13 == 5 { Ecn::Ce } else { Ecn::Ect0 };
+    (dscp, ecn, (n % 5 == 2).then_some(5))
+}
+
+/// The time frame `n` is written at: `ts`, or with `--fold-breakers` 10.5 ms earlier for
+/// every 97th.
+fn breaker_time(b: &Bulk, n: u64, ts: i64) -> i64 {
+    if b.fold_breakers && n % 97 == 50 {
+        ts - 10_500_000
+    } else {
+        ts
+    }
 }
 
 /// `frame` as it goes on the wire: mirrored in VXLAN with VNI `vni % points` when `points`
@@ -98,20 +126,35 @@ pub fn write(path: &Path, b: &Bulk) -> io::Result<u64> {
                     ack_req: i + 1 == msg_pkts,
                     ..Default::default()
                 };
-                let ip =
-                    IpRepr::V4 { src: src.into(), dst: dst.into(), dscp: 26, ecn: Ecn::Ect0, ttl: 64, id: 0 };
-                let f = RoceV2Frame::new(
+                let (dscp, ecn, pcp) = breaker_marks(b, n, p / msg_pkts);
+                let ip = IpRepr::V4 { src: src.into(), dst: dst.into(), dscp, ecn, ttl: 64, id: 0 };
+                let mut f = RoceV2Frame::new(
                     [2, 0, 0, 0, (q >> 8) as u8, q as u8],
                     [2, 0, 0, 1, (q >> 8) as u8, q as u8],
                     ip,
                     IbRepr { bth, ext, payload: vec![0xab; b.payload], icrc },
                 );
+                if let Some(pcp) = pcp {
+                    f.vlans.push(rocescope_decoder::VlanTag { tpid: 0x8100, pcp, dei: false, vid: 10 });
+                }
                 let data = mirrored(f.build(OPTS), b.points, q);
-                w.write(ts, &data, data.len() as u32)?;
+                w.write(breaker_time(b, n, ts), &data, data.len() as u32)?;
                 ts += 200;
                 n += 1;
                 if n >= b.packets {
                     break 'outer;
+                }
+                if b.fold_breakers && n % 61 == 7 {
+                    // Its mirror copy, one router on and CE-marked there.
+                    f.ip =
+                        IpRepr::V4 { src: src.into(), dst: dst.into(), dscp, ecn: Ecn::Ce, ttl: 63, id: 0 };
+                    let data = mirrored(f.build(OPTS), b.points, q);
+                    w.write(ts, &data, data.len() as u32)?;
+                    ts += 200;
+                    n += 1;
+                    if n >= b.packets {
+                        break 'outer;
+                    }
                 }
                 if b.mixed {
                     for data in mixed_frames(n, q, (src, dst), b) {
@@ -194,10 +237,22 @@ fn mixed_frames(n: u64, q: u32, hosts: ([u8; 4], [u8; 4]), b: &Bulk) -> Vec<Vec<
         mirrored(f.build(OPTS), b.points, q)
     };
     let mut out = Vec::new();
+    // `--fold-breakers`: CNPs and READ responses on the QP the ACKs go to.
+    let ack_qp = |qp: u32| if b.fold_breakers { qpn } else { qp };
     if n % 50 == 0 {
         // A CNP carries no PSN; its destination QP is the data sender's (reference §1.6).
-        let bth = BthRepr { opcode: Opcode::CNP, dest_qp: qpn + 0x10_0000, psn: 0, ..Default::default() };
-        out.push(frame(1, dst, src, bth, ExtRepr::default(), 16));
+        let bth =
+            BthRepr { opcode: Opcode::CNP, dest_qp: ack_qp(qpn + 0x10_0000), psn: 0, ..Default::default() };
+        let mut cnp = frame(1, dst, src, bth, ExtRepr::default(), 16);
+        if b.fold_breakers {
+            // On a DSCP of its own (48), as NICs send CNPs: the marks of the flow change.
+            let ip =
+                IpRepr::V4 { src: dst.into(), dst: src.into(), dscp: 48, ecn: Ecn::Ect0, ttl: 64, id: 0 };
+            let ib =
+                IbRepr { bth, ext: ExtRepr::default(), payload: vec![0xcd; 16], icrc: IcrcMode::Correct };
+            cnp = mirrored(RoceV2Frame::new(mac(1), mac(0), ip, ib).build(OPTS), b.points, q);
+        }
+        out.push(cnp);
     }
     if n % 200 == 0 {
         // The receiver reads back what it was written: its own QP toward the sender.
@@ -206,6 +261,15 @@ fn mixed_frames(n: u64, q: u32, hosts: ([u8; 4], [u8; 4]), b: &Bulk) -> Vec<Vec<
         let reth = Some(RethRepr { va: 0x7f00_0000_0000, rkey: 7, dma_len: len });
         let bth =
             BthRepr { opcode: Opcode::RC_READ_REQUEST, dest_qp: qpn + 0x20_0000, psn, ..Default::default() };
+        let ext = ExtRepr { aeth: Some(AethRepr::ack(0)), ..Default::default() };
+        if b.fold_breakers {
+            // The sender reads: its request to the receiver, the response back on the ACKs' QP.
+            out.push(frame(0, src, dst, bth, ExtRepr { reth, ..Default::default() }, 0));
+            let bth =
+                BthRepr { opcode: Opcode::RC_READ_RESPONSE_ONLY, dest_qp: qpn, psn, ..Default::default() };
+            out.push(frame(1, dst, src, bth, ext, b.payload));
+            return out;
+        }
         out.push(frame(1, dst, src, bth, ExtRepr { reth, ..Default::default() }, 0));
         let bth = BthRepr {
             opcode: Opcode::RC_READ_RESPONSE_ONLY,
@@ -213,7 +277,6 @@ fn mixed_frames(n: u64, q: u32, hosts: ([u8; 4], [u8; 4]), b: &Bulk) -> Vec<Vec<
             psn,
             ..Default::default()
         };
-        let ext = ExtRepr { aeth: Some(AethRepr::ack(0)), ..Default::default() };
         out.push(frame(0, src, dst, bth, ext, b.payload));
     }
     out

@@ -154,7 +154,7 @@ fn outputs() -> Vec<(String, Vec<u8>)> {
 }
 
 fn usage() -> ExitCode {
-    eprintln!("usage: rocescope-samplegen [--check] [DIR]\n       rocescope-samplegen --bulk FILE [--packets N] [--qps N] [--payload BYTES] [--snap BYTES] [--msg-pkts N] [--bad-icrc] [--no-acks] [--pause-hosts N] [--points N] [--mixed]");
+    eprintln!("usage: rocescope-samplegen [--check] [DIR]\n       rocescope-samplegen --bulk FILE [--packets N] [--qps N] [--payload BYTES] [--snap BYTES] [--msg-pkts N] [--bad-icrc] [--no-acks] [--pause-hosts N] [--points N] [--mixed] [--fold-breakers]");
     ExitCode::from(2)
 }
 
@@ -170,14 +170,16 @@ fn bulk_main(args: &[String]) -> ExitCode {
         pause_hosts: 0,
         points: 0,
         mixed: false,
+        fold_breakers: false,
     };
     let Some(path) = args.first() else { return usage() };
     let mut it = args.iter().skip(1);
     while let Some(flag) = it.next() {
-        if flag == "--bad-icrc" || flag == "--no-acks" || flag == "--mixed" {
+        if ["--bad-icrc", "--no-acks", "--mixed", "--fold-breakers"].contains(&flag.as_str()) {
             b.bad_icrc |= flag == "--bad-icrc";
             b.no_acks |= flag == "--no-acks";
             b.mixed |= flag == "--mixed";
+            b.fold_breakers |= flag == "--fold-breakers";
             continue;
         }
         let Some(v) = it.next() else { return usage() };

@@ -200,7 +200,14 @@ pub(super) fn cc_report(c: &crate::cc::CcState, cfg: &crate::cc::CcConfig) -> Cc
 /// (or where the position could not be told): its rate there is its share of the drain rate,
 /// so its reaction to CNPs is not judged from it (crate::incast).
 pub(crate) fn cc_shares_bottleneck(f: &Flow, a: &Analyzer) -> bool {
-    a.fan_in.shares_bottleneck(f.key.point, f.key.dst, a.cfg.bin_ns, a.cfg.link_speed_bps)
+    let overlay = a.fan_in_overlay();
+    a.fan_in.shares_bottleneck_in(
+        overlay.as_deref(),
+        f.key.point,
+        f.key.dst,
+        a.cfg.bin_ns,
+        a.cfg.link_speed_bps,
+    )
 }
 
 /// Why the `cc_not_reacting` verdict of flow `f` is withheld, if it is (docs/verdicts.md

@@ -61,7 +61,7 @@ struct PointClasses {
 }
 
 fn point_classes(a: &Analyzer, point: u16) -> PointClasses {
-    let Some(m) = a.marks.report(point) else { return PointClasses::default() };
+    let Some(m) = a.marks_report(point) else { return PointClasses::default() };
     let mask = |v: &[crate::marks::ValueCount]| {
         v.iter().filter_map(|x| x.value).fold(0u64, |m, d| m | 1u64 << (d & 63))
     };

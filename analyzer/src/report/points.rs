@@ -109,7 +109,7 @@ pub(super) fn point_reports(a: &Analyzer, points: Vec<crate::PointTotals>) -> Ve
                 switch_stamps_unused,
                 matched: a.matcher.as_ref().is_some_and(|m| usize::from(i) < m.points()),
                 capture_counters: None,
-                marks: a.marks.report(i),
+                marks: a.marks_report(i),
             }
         })
         .collect()
