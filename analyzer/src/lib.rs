@@ -67,6 +67,7 @@ pub mod nic_counters;
 pub mod nic_findings;
 pub mod overlay;
 pub mod parallel;
+mod pause_watch;
 mod pauses;
 pub mod pfc;
 pub mod psn;
@@ -383,10 +384,9 @@ pub struct Analyzer {
     cm_timeout: FxHashMap<FlowKey, i64>,
     cm_partner: FxHashMap<FlowKey, (FlowKey, Option<u32>)>,
     timelines: FxHashMap<TimelineKey, Timeline>,
-    /// The timelines with a pause under way: the only ones a RoCE frame can change (the
-    /// per-frame walk stays as short as the pauses in progress, whatever the number of hosts
-    /// that ever paused; issue 28).
-    paused: Vec<TimelineKey>,
+    /// The timelines with a pause under way: the only ones a RoCE frame can change, followed
+    /// without a walk per frame (pause_watch module; issues 28 and 39).
+    pause_watch: pause_watch::PauseWatch,
     /// RoCE per (capture point, MAC), sent and received, per priority, and each point's
     /// station: which way traffic goes during pauses.
     macs: link::MacTraffic,
@@ -488,7 +488,7 @@ impl Analyzer {
             cm_partner: FxHashMap::default(),
             cm_timeout: FxHashMap::default(),
             timelines: FxHashMap::default(),
-            paused: Vec::new(),
+            pause_watch: pause_watch::PauseWatch::default(),
             macs: link::MacTraffic::default(),
             fabric,
             marks: marks::PointMarks::default(),
@@ -846,9 +846,15 @@ impl Analyzer {
         // Everything above concerns the whole capture; what follows, the flows of this host
         // pair, which a shard of a parallel analysis keeps only when they are its own.
         if !owned {
+            if self.keeps_capture_state() {
+                self.count_to_mac(None, meta.point, v);
+            }
             return;
         }
         let id = self.flow_id(key, meta.number, meta.ts_ns);
+        if self.keeps_capture_state() {
+            self.count_to_mac(Some(id), meta.point, v);
+        }
         // Across capture points, only packets a PSN names: connected requests and READ
         // responses (ACKs repeat PSNs, CNPs carry none).
         if let Some(m) = &mut self.matcher {
@@ -1318,8 +1324,8 @@ mod tests {
             ts += 1_000;
             push(&mut a, u64::from(h) * 2 + 2, ts, &data);
             ts += 10_000;
-            // The pause before has ended by now: at most the one just begun is walked.
-            assert!(a.paused.len() <= 1, "{} timelines walked per frame", a.paused.len());
+            // The pause before has ended by now: at most the one just begun is watched.
+            assert!(a.pause_watch.len() <= 1, "{} timelines watched", a.pause_watch.len());
         }
         assert_eq!(a.timelines.len(), 500);
         // Every RoCE frame sent during a pause still counts (the 500 pauses each saw one).

@@ -31,15 +31,21 @@
 //! capture-wide (every frame of the point, whatever shard keeps its flows), so a parallel
 //! analysis names the same station.
 //!
-//! **Cost per frame** (every RoCE frame passes here): one table probe for the destination,
-//! four compares for the station, one bit for the source. The station is followed without
-//! a count per MAC: the two MACs of a reference frame are the candidates, each counting the
-//! frames it takes part in since; a MAC in 90% of the point's frames is in 90% of any long
-//! enough run of them, so while neither candidate keeps that share (checked from
-//! [`STATION_MIN_FRAMES`] × 2 frames on), the frame at hand becomes the reference. Whether a
-//! MAC sent RoCE at a point is one bit of a fixed set ([`SENT_BITS`], hashed): a MAC that
-//! never sent may read as one that did (about 2% at 10,000 sending MACs), which only makes
-//! its pauses judged by the frames sent to it (rule 1), never a verdict of rule 2.
+//! **Cost per frame** (every RoCE frame passes here): four compares for the station and a
+//! count per priority ([`MacTraffic::add_link`]); the destination's count through the slot
+//! its flow holds, checked by two compares ([`MacTraffic::add_bound`]: the table is probed
+//! and the source's bit set only on a flow's first frame, or when its MACs or priority
+//! change; a frame of another shard's flow probes it, [`MacTraffic::add_dst`]). The station
+//! is followed without a count per MAC: the two MACs of a reference frame are the
+//! candidates, each counting the frames it takes part in since; a MAC in 90% of the point's
+//! frames is in 90% of any long enough run of them, so while neither candidate keeps that
+//! share (checked from [`STATION_MIN_FRAMES`] × 2 frames on), the frame at hand becomes the
+//! reference. Whether a MAC sent RoCE at a point is one bit of a fixed set ([`SENT_BITS`],
+//! hashed): a MAC that never sent may read as one that did, which only makes its pauses
+//! judged by the frames sent to it (rule 1), never a verdict of rule 2. (The bit is taken
+//! from hash bits that depend only on the point and the MAC's last 9 bits: at one point at
+//! most 512 of the 2^19 bits are used, so with a few hundred sending MACs almost every MAC
+//! reads as one that sent.)
 
 use hashbrown::HashTable;
 use rustc_hash::FxHashMap;
@@ -168,6 +174,9 @@ struct Candidate {
 /// and when that was worked out.
 #[derive(Clone, Debug, Default)]
 struct PointLink {
+    /// RoCE frames (with Ethernet MACs) per priority, never reset: what the pauses under way
+    /// count their frames from ([`MacTraffic::frames_on`]).
+    by_prio: [u64; 8],
     frames: u64,
     cands: [Candidate; 2],
     turn: Option<Box<Turn>>,
@@ -178,13 +187,19 @@ struct PointLink {
 impl PointLink {
     #[inline]
     fn add(&mut self, src: u64, dst: u64, prio: u8, x: Exchange) {
+        if let Some(n) = self.by_prio.get_mut(usize::from(prio & 7)) {
+            *n += 1;
+        }
         self.frames += 1;
+        let mut both = true;
         for c in &mut self.cands {
             if c.mac == src || c.mac == dst {
                 c.hits += 1;
                 if c.mac == src {
                     c.sent |= 1 << (prio & 7);
                 }
+            } else {
+                both = false;
             }
         }
         // Neither candidate holds its share any more (checked in integers: hits ≥ 90% of
@@ -199,8 +214,11 @@ impl PointLink {
             ];
             self.by_turnaround = None;
             self.turn = None;
+            // One frame since: no exchange to pair yet.
+            return;
         }
-        if x.ack_req || x.ack {
+        // Only between the two candidates (`exchange`).
+        if both && (x.ack_req || x.ack) {
             self.exchange(src, dst, x);
         }
     }
@@ -223,7 +241,8 @@ impl PointLink {
 
 /// RoCE received per (capture point, MAC) and priority, which MACs sent RoCE, and each
 /// point's station (module docs). Updated for every RoCE frame, so kept cheap: one 64-bit key
-/// per (point, MAC) and a one-entry cache for runs of packets to one host.
+/// per (point, MAC), each flow's slot kept for its next frames ([`MacTraffic::add_bound`]),
+/// and a one-entry cache for runs of packets to one host ([`MacTraffic::add_dst`]).
 #[derive(Clone, Debug, Default)]
 pub struct MacTraffic {
     /// Slots by key: ids into `slots` (4 bytes each).
@@ -236,6 +255,30 @@ pub struct MacTraffic {
     points: Vec<PointLink>,
     /// (point, MAC)s that sent RoCE, hashed ([`SENT_BITS`] bits, allocated at the first frame).
     sent: Vec<u64>,
+    /// Per flow id: the MACs and priority of its last frame and the slot they count in
+    /// ([`MacTraffic::add_bound`]).
+    bound: Vec<Bound>,
+}
+
+/// A flow's MACs, point, priority and destination slot ([`MacTraffic::add_bound`]): a cache,
+/// checked whole on every frame, so it needs no care when flows are renumbered.
+#[derive(Clone, Copy, Debug)]
+struct Bound {
+    /// Source and destination MACs ([`pack`]).
+    macs: (u64, u32),
+    point: u16,
+    /// The priority, 0-7 (8: no binding yet).
+    prio: u8,
+    /// The destination's slot.
+    slot: u32,
+}
+
+/// The 12 bytes of a source and destination MAC as two integers: compared in two
+/// instructions, not twelve.
+#[inline]
+fn pack(macs: &([u8; 6], [u8; 6])) -> (u64, u32) {
+    let ([a, b, c, d, e, f], [g, h, i, j, k, l]) = *macs;
+    (u64::from_ne_bytes([a, b, c, d, e, f, g, h]), u32::from_ne_bytes([i, j, k, l]))
 }
 
 /// (point, MAC) as one integer: the MAC in the top 48 bits, the point below. (The point in
@@ -247,9 +290,10 @@ fn mac_key(point: u16, mac: [u8; 6]) -> u64 {
 }
 
 /// A MAC as a 48-bit integer.
-fn mac_bits(mac: [u8; 6]) -> u64 {
+#[inline]
+pub(crate) fn mac_bits(mac: [u8; 6]) -> u64 {
     let [a, b, c, d, e, f] = mac;
-    u64::from_be_bytes([0, 0, a, b, c, d, e, f])
+    u64::from(u32::from_be_bytes([a, b, c, d])) << 16 | u64::from(u16::from_be_bytes([e, f]))
 }
 
 fn key_hash(key: u64) -> u64 {
@@ -265,16 +309,76 @@ fn sent_bit(key: u64) -> (usize, u64) {
 
 impl MacTraffic {
     /// Count a RoCE frame from `src` to `dst` on `prio` at `point`; `x` says what it tells
-    /// the turnaround (module docs).
+    /// the turnaround (module docs): [`MacTraffic::add_link`] and [`MacTraffic::add_dst`].
     pub fn add(&mut self, point: u16, src: [u8; 6], dst: [u8; 6], prio: u8, x: Exchange) {
-        let prio = prio & 7;
+        self.add_link(point, src, dst, prio, x);
+        self.add_dst(point, src, dst, prio);
+    }
+
+    /// The part of [`MacTraffic::add`] that must see every frame in order: the point's
+    /// station and its frames per priority.
+    #[inline]
+    pub fn add_link(&mut self, point: u16, src: [u8; 6], dst: [u8; 6], prio: u8, x: Exchange) {
         let at = usize::from(point);
         if self.points.len() <= at {
             self.points.resize(at + 1, PointLink::default());
         }
         if let Some(p) = self.points.get_mut(at) {
-            p.add(mac_bits(src), mac_bits(dst), prio, x);
+            p.add(mac_bits(src), mac_bits(dst), prio & 7, x);
         }
+    }
+
+    /// The rest of [`MacTraffic::add`], by table probe: `src` sent RoCE, and one more frame
+    /// to `dst` on `prio` at `point`.
+    pub fn add_dst(&mut self, point: u16, src: [u8; 6], dst: [u8; 6], prio: u8) {
+        let prio = prio & 7;
+        self.set_sent(point, src);
+        let key = mac_key(point, dst);
+        let i = match self.last {
+            Some((k, i)) if k == key => i,
+            _ => {
+                let Some(i) = self.slot_of(key, prio) else { return };
+                self.last = Some((key, i));
+                i
+            }
+        };
+        self.count(i, prio);
+    }
+
+    /// [`MacTraffic::add_dst`] for a frame of flow `id` (an index the caller keeps stable
+    /// for one flow, such as its place in the flow store): the flow's MACs and priority
+    /// are checked against those of its last frame, and while they hold, its destination's
+    /// slot is counted without a probe, and the source is already in the sent set.
+    #[inline]
+    pub fn add_bound(&mut self, id: usize, point: u16, macs: &([u8; 6], [u8; 6]), prio: u8) {
+        let prio = prio & 7;
+        match self.bound.get(id) {
+            Some(b) if b.macs == pack(macs) && b.point == point && b.prio == prio => {
+                self.count(b.slot as usize, prio)
+            }
+            _ => self.bind(id, point, macs, prio),
+        }
+    }
+
+    /// Flow `id`'s first frame, or one whose MACs or priority changed: counted by probe, and
+    /// its slot kept for the next frames.
+    #[cold]
+    fn bind(&mut self, id: usize, point: u16, macs: &([u8; 6], [u8; 6]), prio: u8) {
+        let (src, dst) = *macs;
+        self.set_sent(point, src);
+        let Some(i) = self.slot_of(mac_key(point, dst), prio) else { return };
+        self.count(i, prio);
+        let Ok(slot) = u32::try_from(i) else { return };
+        if self.bound.len() <= id {
+            self.bound.resize(id + 1, Bound { macs: (0, 0), point: 0, prio: 8, slot: 0 });
+        }
+        if let Some(b) = self.bound.get_mut(id) {
+            *b = Bound { macs: pack(macs), point, prio, slot };
+        }
+    }
+
+    /// Mark (point, `src`) as a MAC that sent RoCE.
+    fn set_sent(&mut self, point: u16, src: [u8; 6]) {
         if self.sent.is_empty() {
             self.sent = vec![0; SENT_BITS / 64];
         }
@@ -282,31 +386,49 @@ impl MacTraffic {
         if let Some(word) = self.sent.get_mut(w) {
             *word |= b;
         }
-        let key = mac_key(point, dst);
-        let i = match self.last {
-            Some((k, i)) if k == key => i,
-            _ => {
-                let i = match self.find(key) {
-                    Some(i) => i,
-                    None => {
-                        let Ok(id) = u32::try_from(self.slots.len()) else { return };
-                        self.slots.push(Slot { key, count: 0, prio });
-                        let slots = &self.slots;
-                        self.index.insert_unique(key_hash(key), id, |&i| {
-                            slots.get(i as usize).map_or(0, |s| key_hash(s.key))
-                        });
-                        id as usize
-                    }
-                };
-                self.last = Some((key, i));
-                i
-            }
-        };
+    }
+
+    /// The slot of (point, MAC) `key`, made on its first frame (`prio` then its first
+    /// priority); `None` past 2^32 slots.
+    fn slot_of(&mut self, key: u64, prio: u8) -> Option<usize> {
+        if let Some(i) = self.find(key) {
+            return Some(i);
+        }
+        let id = u32::try_from(self.slots.len()).ok()?;
+        self.slots.push(Slot { key, count: 0, prio });
+        let slots = &self.slots;
+        self.index
+            .insert_unique(key_hash(key), id, |&i| slots.get(i as usize).map_or(0, |s| key_hash(s.key)));
+        Some(id as usize)
+    }
+
+    /// One more frame to slot `i` on `prio`.
+    #[inline]
+    fn count(&mut self, i: usize, prio: u8) {
         match self.slots.get_mut(i) {
             Some(s) if s.prio == prio => s.count += 1,
             Some(_) => *self.more.entry((i as u32, prio)).or_default() += 1,
             None => {}
         }
+    }
+
+    /// RoCE frames with MACs at `point` on `prio` so far (a counter that only grows).
+    #[inline]
+    pub fn frames_on(&self, point: u16, prio: u8) -> u64 {
+        self.points
+            .get(usize::from(point))
+            .and_then(|p| p.by_prio.get(usize::from(prio & 7)))
+            .copied()
+            .unwrap_or(0)
+    }
+
+    /// Whether `mac` (a 48-bit integer) is one of the two MACs the station of `point` is
+    /// chosen from: a station is always one ([`MacTraffic::station`]).
+    #[inline]
+    pub(crate) fn is_candidate(&self, point: u16, mac: u64) -> bool {
+        self.points
+            .get(usize::from(point))
+            .is_some_and(|p| p.cands.iter().any(|c| c.mac == mac && c.hits > 0))
     }
 
     fn find(&self, key: u64) -> Option<usize> {
@@ -340,6 +462,12 @@ impl MacTraffic {
     pub fn sends(&self, point: u16, mac: [u8; 6]) -> bool {
         let (w, b) = sent_bit(mac_key(point, mac));
         self.sent.get(w).is_some_and(|word| word & b != 0)
+    }
+
+    /// [`MacTraffic::sends`] as it reads once a frame from `src` at `point` is counted (the
+    /// sent set may be given the frame's source later in the frame's analysis).
+    pub(crate) fn sends_with(&self, point: u16, mac: [u8; 6], src: [u8; 6]) -> bool {
+        self.sends(point, mac) || sent_bit(mac_key(point, mac)) == sent_bit(mac_key(point, src))
     }
 
     /// The priorities the station `mac` of `point` sent RoCE on since it became a candidate
@@ -463,6 +591,44 @@ mod tests {
         t.add(0, A, B, 0, X);
         assert_eq!(t.to(0, B), [1, 0, 0, 1, 0, 2, 0, 0]);
         assert!(t.sends(0, A) && t.sends(0, B) && !t.sends(0, SW) && !t.sends(3, A));
+    }
+
+    #[test]
+    fn a_flows_slot_counts_as_the_probe_does() {
+        // The same frames counted by probe (`add`) and through flows' slots (`add_bound`),
+        // with a flow whose MACs change (a new next hop), one whose priority changes, and a
+        // flow id that comes to stand for another flow (flows renumbered).
+        let (mut probe, mut slots) = (MacTraffic::default(), MacTraffic::default());
+        // (flow id, point, source, destination, priority)
+        type Frame = (usize, u16, [u8; 6], [u8; 6], u8);
+        let frames: [Frame; 10] = [
+            (0, 0, A, B, 3),
+            (0, 0, A, B, 3),
+            (1, 0, B, A, 3),
+            (0, 0, A, C, 3), // flow 0's next hop changed
+            (0, 0, A, C, 3),
+            (1, 0, B, A, 5), // flow 1 moved to priority 5
+            (1, 1, B, A, 5), // id 1 is now a flow at point 1
+            (2, 0, SW, A, 3),
+            (2, 0, SW, A, 3),
+            (1, 1, B, A, 5),
+        ];
+        for (id, point, src, dst, prio) in frames {
+            probe.add(point, src, dst, prio, X);
+            slots.add_link(point, src, dst, prio, X);
+            slots.add_bound(id, point, &(src, dst), prio);
+        }
+        for point in 0..2 {
+            for mac in [A, B, C, SW] {
+                assert_eq!(slots.to(point, mac), probe.to(point, mac), "point {point}, {mac:?}");
+                assert_eq!(slots.sends(point, mac), probe.sends(point, mac));
+                assert_eq!(slots.station(point, mac), probe.station(point, mac));
+            }
+            assert_eq!(slots.frames_on(point, 3), probe.frames_on(point, 3));
+        }
+        assert_eq!(slots.to(0, A), [0, 0, 0, 3, 0, 1, 0, 0]);
+        assert_eq!(slots.to(1, A), [0, 0, 0, 0, 0, 2, 0, 0]);
+        assert_eq!((slots.frames_on(0, 3), slots.frames_on(0, 5), slots.frames_on(1, 5)), (7, 1, 2));
     }
 
     #[test]

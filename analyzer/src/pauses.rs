@@ -1,15 +1,18 @@
 //! The pause pass: PFC and 802.3x PAUSE frames open and close pause timelines; a RoCE
-//! frame is counted per priority and MAC, and walks only the timelines with a pause under
-//! way (reference §1.8; issue 28: no per-frame cost that grows with the pausing hosts).
+//! frame is counted per priority and MAC, and given to the timelines with a pause under way
+//! that it concerns, which the `pause_watch` module finds without walking them (issue 28: no
+//! per-frame cost that grows with the pausing hosts; issue 39: none that grows with the
+//! pauses under way).
 
 use crate::pfc::{PauseKind, Timeline};
-use crate::{pfc, Analyzer, FrameMeta};
+use crate::{pfc, Analyzer, FrameMeta, TimelineKey};
 use rocescope_decoder::{MacControl, Packet};
 
 impl Analyzer {
     /// A RoCE frame on priority `prio` between Ethernet `macs` (source, destination: the
-    /// link's): count it for the priority and its MACs, and give it to the pause timelines
-    /// at its capture point that it concerns.
+    /// link's): count it for the priority and its point's station, and give it to the
+    /// pauses under way at its capture point that it concerns. (Its destination's count in
+    /// the MAC table comes with its flow: [`Analyzer::count_to_mac`].)
     pub(crate) fn on_priority_traffic(
         &mut self,
         meta: &FrameMeta,
@@ -23,42 +26,40 @@ impl Analyzer {
             u.first_ts.get_or_insert(ts);
         }
         let Some((src, dst)) = macs else { return };
-        self.macs.add(point, src, dst, prio, x);
-        if self.timelines.is_empty() {
-            return;
-        }
         // A pause stops the pausing MAC's link peer (reference §1.8; `link` module): the
         // frames sent to the pausing MAC where it takes part in RoCE here, else those the
-        // station at the other end of the link sends, to anyone. Only the timelines with a
-        // pause under way are walked; one whose pause has ended leaves the list (a new
-        // pause frame puts it back).
-        let mut i = 0;
-        while let Some(&key) = self.paused.get(i) {
-            let (pt, mac, kind, pr) = key;
-            let Some(tl) = self.timelines.get_mut(&key) else {
-                self.paused.swap_remove(i);
-                continue;
-            };
-            if tl.pause_end().is_none_or(|end| ts >= end) {
-                self.paused.swap_remove(i);
-                continue;
+        // station at the other end of the link sends, to anyone. The pauses that ended by
+        // this frame leave the watch before it is counted.
+        self.pause_watch.before_frame(ts, &mut self.timelines, &self.macs);
+        self.macs.add_link(point, src, dst, prio, x);
+        if !self.pause_watch.is_empty() {
+            let f = crate::pause_watch::Watched { point, prio, ts, number: meta.number, src, dst };
+            self.pause_watch.on_frame(&f, &mut self.timelines, &self.macs, &self.cfg.pfc);
+        }
+    }
+
+    /// The MAC table's count of a RoCE frame `v` to its destination (capture-wide state, of
+    /// the shard that keeps it): through the slot its flow `flow` holds, or by probe for a
+    /// frame of another shard's flow.
+    #[inline]
+    pub(crate) fn count_to_mac(&mut self, flow: Option<usize>, point: u16, v: &crate::frame::RoceFrame<'_>) {
+        let Some(macs) = &v.macs else { return };
+        match flow {
+            Some(id) => self.macs.add_bound(id, point, macs, v.prio),
+            None => self.macs.add_dst(point, macs.0, macs.1, v.prio),
+        }
+    }
+
+    /// Timeline `key` (`tl`) as the report reads it: with the frames the pause under way
+    /// has yet to take ([`crate::pause_watch`]), finished at `end` ([`Timeline::finish`]).
+    pub(crate) fn finished_timeline(&self, key: TimelineKey, tl: &Timeline, end: i64) -> Timeline {
+        match self.pause_watch.pending(key, &self.macs) {
+            0 => tl.finish(end, &self.cfg.pfc),
+            n => {
+                let mut t = tl.clone();
+                t.add_during(n);
+                t.finish(end, &self.cfg.pfc)
             }
-            i += 1;
-            if pt != point || (kind == PauseKind::Pfc && pr != prio) {
-                continue;
-            }
-            // Whether the pausing MAC has sent RoCE here so far (the MAC table counts every
-            // frame, paused or not).
-            tl.pauser_sends |= src == mac || self.macs.sends(point, mac);
-            let towards = if dst == mac {
-                pfc::Towards::Mac
-            } else if !tl.pauser_sends && self.macs.station(point, mac) == Some(src) {
-                tl.peer = Some(src);
-                pfc::Towards::Peer
-            } else {
-                pfc::Towards::No
-            };
-            tl.on_roce(ts, meta.number, towards, &self.cfg.pfc);
         }
     }
 
@@ -103,16 +104,16 @@ impl Analyzer {
                     any: used.iter().any(|u| u.packets > 0),
                 },
             };
-            let tl = this.timelines.entry((meta.point, src, kind, prio)).or_insert_with(|| {
+            let key = (meta.point, src, kind, prio);
+            // The frames counted during its pause so far go into that pause first.
+            this.pause_watch.settle(key, &mut this.timelines, &this.macs);
+            let tl = this.timelines.entry(key).or_insert_with(|| {
                 let mut t = Timeline::new(link_bps, meta.number, origin);
                 t.pauser_sends = sends;
                 t
             });
             let closed = tl.on_frame(meta.ts_ns, quanta, meta.number, &this.cfg.pfc, seen);
-            let key = (meta.point, src, kind, prio);
-            if tl.pause_end().is_some() && !this.paused.contains(&key) {
-                this.paused.push(key);
-            }
+            this.pause_watch.join(key, tl, &this.macs);
             if let Some((s, e)) = closed {
                 let start = this.totals.start_ns.unwrap_or(s);
                 let prio = (kind == PauseKind::Pfc).then_some(prio);

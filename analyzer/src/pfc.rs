@@ -261,6 +261,11 @@ impl Timeline {
         self.current.map(|c| c.end_ns)
     }
 
+    /// When the pause under way began (ns since the epoch), if one is.
+    pub fn pause_start(&self) -> Option<i64> {
+        self.current.map(|c| c.start_ns)
+    }
+
     /// Whether the priority is paused at `ts`.
     pub fn paused_at(&self, ts: i64) -> bool {
         self.current.is_some_and(|c| ts < c.end_ns)
@@ -268,13 +273,33 @@ impl Timeline {
 
     /// A RoCE packet on this timeline's priority at its capture point (for 802.3x PAUSE, of
     /// any priority): frame `frame` at `ts`, going `towards` the pausing side or not.
+    ///
+    /// The analyzer splits this in two (`pause_watch` module): the packets during the pause
+    /// come as one count ([`Timeline::add_during`]), and only those going towards the
+    /// pausing side one by one ([`Timeline::on_towards`]).
     pub fn on_roce(&mut self, ts: i64, frame: u64, towards: Towards, cfg: &PfcConfig) {
         let Some(c) = &mut self.current else { return };
         if ts >= c.end_ns || ts < c.start_ns {
             return;
         }
         c.roce_during += 1;
-        if towards == Towards::No {
+        self.on_towards(ts, frame, towards, cfg);
+    }
+
+    /// `n` more RoCE packets during the pause under way ([`Interval::roce_during`]), counted
+    /// elsewhere: those [`Timeline::on_roce`] would have counted one by one.
+    pub fn add_during(&mut self, n: u64) {
+        if let Some(c) = &mut self.current {
+            c.roce_during += n;
+        }
+    }
+
+    /// The part of [`Timeline::on_roce`] after [`Interval::roce_during`]: a packet going
+    /// `towards` the pausing side (nothing for [`Towards::No`]), judged against the
+    /// response allowance.
+    pub fn on_towards(&mut self, ts: i64, frame: u64, towards: Towards, cfg: &PfcConfig) {
+        let Some(c) = &mut self.current else { return };
+        if ts >= c.end_ns || ts < c.start_ns || towards == Towards::No {
             return;
         }
         c.roce_towards += 1;

@@ -22,7 +22,7 @@ pub struct Bulk {
     /// Leave out the ACKs (one packet per QP with `--msg-pkts 1`).
     pub no_acks: bool,
     /// Hosts that send PFC pauses (priority 3, the data's): every 1,000th frame is a pause
-    /// of 1,000 quanta from the next of them in turn (0: none). The per-frame cost must not
+    /// ([`Bulk::pause_quanta`]) from the next of them in turn (0: none). The per-frame cost must not
     /// grow with their number (issue 28).
     pub pause_hosts: u32,
     /// Capture points: with N > 0, every frame is mirrored in VXLAN (one way, so each VNI is
@@ -41,6 +41,19 @@ pub struct Bulk {
     /// 61st frame its mirror copy (TTL one less, CE-marked); with `--mixed`, the CNPs (DSCP
     /// 48) and READ responses on the QP of the ACKs (three classes on one flow).
     pub fold_breakers: bool,
+    /// Quanta of each pause (`--pause-hosts`): 1,000 (5.12 µs at 100G); 65,535 keeps two or
+    /// three pauses under way at every frame (335 µs).
+    pub pause_quanta: u16,
+    /// The pauses come from the data receivers' MACs (the WRITEs go to them: frames towards
+    /// the pausing MAC, most beyond the allowance) instead of MACs that take no part in RoCE.
+    pub pause_receivers: bool,
+    /// Every QP's sending side has one MAC (one host with many QPs, on the captured link):
+    /// that MAC is the point's station, and the pauses come from switch ports that send no
+    /// RoCE, which judge the station's frames (the link peer's).
+    pub one_sender: bool,
+    /// Every Nth frame is stamped 3 µs before the frame ahead of it (0: none): time going
+    /// back, as in merged captures.
+    pub back_every: u64,
 }
 
 /// How `--fold-breakers` changes data frame `n` of message `msg`: its DSCP, ECN and PCP.
@@ -60,6 +73,25 @@ fn breaker_time(b: &Bulk, n: u64, ts: i64) -> i64 {
         ts - 10_500_000
     } else {
         ts
+    }
+}
+
+impl Bulk {
+    /// The MAC of side `side` (0: the data's sender, 1: its receiver) of QP `q`.
+    fn mac(&self, side: u8, q: u32) -> [u8; 6] {
+        if self.one_sender && side == 0 {
+            return [2, 0, 0, 0x0a, 0, 1];
+        }
+        [2, 0, 0, side, (q >> 8) as u8, q as u8]
+    }
+
+    /// The time frame `n` (counted from 0) is stamped with at `ts` ([`Bulk::back_every`]).
+    fn stamp(&self, ts: i64, n: u64) -> i64 {
+        if self.back_every > 0 && n % self.back_every == self.back_every - 1 {
+            ts - 3_000
+        } else {
+            ts
+        }
     }
 }
 
@@ -129,8 +161,8 @@ pub fn write(path: &Path, b: &Bulk) -> io::Result<u64> {
                 let (dscp, ecn, pcp) = breaker_marks(b, n, p / msg_pkts);
                 let ip = IpRepr::V4 { src: src.into(), dst: dst.into(), dscp, ecn, ttl: 64, id: 0 };
                 let mut f = RoceV2Frame::new(
-                    [2, 0, 0, 0, (q >> 8) as u8, q as u8],
-                    [2, 0, 0, 1, (q >> 8) as u8, q as u8],
+                    b.mac(0, q),
+                    b.mac(1, q),
                     ip,
                     IbRepr { bth, ext, payload: vec![0xab; b.payload], icrc },
                 );
@@ -138,7 +170,7 @@ pub fn write(path: &Path, b: &Bulk) -> io::Result<u64> {
                     f.vlans.push(rocescope_decoder::VlanTag { tpid: 0x8100, pcp, dei: false, vid: 10 });
                 }
                 let data = mirrored(f.build(OPTS), b.points, q);
-                w.write(breaker_time(b, n, ts), &data, data.len() as u32)?;
+                w.write(b.stamp(breaker_time(b, n, ts), n), &data, data.len() as u32)?;
                 ts += 200;
                 n += 1;
                 if n >= b.packets {
@@ -158,7 +190,7 @@ pub fn write(path: &Path, b: &Bulk) -> io::Result<u64> {
                 }
                 if b.mixed {
                     for data in mixed_frames(n, q, (src, dst), b) {
-                        w.write(ts, &data, data.len() as u32)?;
+                        w.write(b.stamp(ts, n), &data, data.len() as u32)?;
                         ts += 200;
                         n += 1;
                         if n >= b.packets {
@@ -172,13 +204,23 @@ pub fn write(path: &Path, b: &Bulk) -> io::Result<u64> {
                     pauses += 1;
                     let pfc = rocescope_decoder::mac_control::Pfc {
                         enable_vector: 1 << 3,
-                        quanta: [0, 0, 0, 1000, 0, 0, 0, 0],
+                        quanta: [0, 0, 0, b.pause_quanta, 0, 0, 0, 0],
                         bad_dst: false,
                     };
-                    let mac = [2, 0, 0, 2, (h >> 8) as u8, h as u8];
+                    let mac = if b.pause_receivers {
+                        b.mac(1, h % qps)
+                    } else if b.one_sender {
+                        // Switch ports whose MACs end apart from the hosts' (below 256 QPs)
+                        // in their last 9 bits, which is all the MAC table's set of senders
+                        // tells MACs by (`rocescope_analyzer::link`): they read as sending
+                        // no RoCE, so their pauses judge the station's frames.
+                        [2, 0, 0, 3, 1 + (h >> 8) as u8, h as u8]
+                    } else {
+                        [2, 0, 0, 2, (h >> 8) as u8, h as u8]
+                    };
                     let data =
                         mirrored(rocescope_decoder::build::pfc_frame(mac, None, &[], &pfc), b.points, h);
-                    w.write(ts, &data, data.len() as u32)?;
+                    w.write(b.stamp(ts, n), &data, data.len() as u32)?;
                     ts += 200;
                     n += 1;
                     if n >= b.packets {
@@ -202,13 +244,13 @@ pub fn write(path: &Path, b: &Bulk) -> io::Result<u64> {
                     };
                     let ext = ExtRepr { aeth: Some(AethRepr::ack(0)), ..Default::default() };
                     let f = RoceV2Frame::new(
-                        [2, 0, 0, 1, (q >> 8) as u8, q as u8],
-                        [2, 0, 0, 0, (q >> 8) as u8, q as u8],
+                        b.mac(1, q),
+                        b.mac(0, q),
                         ip,
                         IbRepr { bth, ext, payload: Vec::new(), icrc },
                     );
                     let data = mirrored(f.build(OPTS), b.points, q);
-                    w.write(ts, &data, data.len() as u32)?;
+                    w.write(b.stamp(ts, n), &data, data.len() as u32)?;
                     ts += 200;
                     n += 1;
                     if n >= b.packets {
@@ -228,7 +270,7 @@ pub fn write(path: &Path, b: &Bulk) -> io::Result<u64> {
 fn mixed_frames(n: u64, q: u32, hosts: ([u8; 4], [u8; 4]), b: &Bulk) -> Vec<Vec<u8>> {
     let (src, dst) = hosts;
     let qpn = 0x1000 + q;
-    let mac = |side: u8| [2, 0, 0, side, (q >> 8) as u8, q as u8];
+    let mac = |side: u8| b.mac(side, q);
     let frame = |from: u8, ip_src: [u8; 4], ip_dst: [u8; 4], bth: BthRepr, ext: ExtRepr, payload: usize| {
         let ip =
             IpRepr::V4 { src: ip_src.into(), dst: ip_dst.into(), dscp: 26, ecn: Ecn::Ect0, ttl: 64, id: 0 };

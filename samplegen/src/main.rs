@@ -154,7 +154,7 @@ fn outputs() -> Vec<(String, Vec<u8>)> {
 }
 
 fn usage() -> ExitCode {
-    eprintln!("usage: rocescope-samplegen [--check] [DIR]\n       rocescope-samplegen --bulk FILE [--packets N] [--qps N] [--payload BYTES] [--snap BYTES] [--msg-pkts N] [--bad-icrc] [--no-acks] [--pause-hosts N] [--points N] [--mixed] [--fold-breakers]");
+    eprintln!("usage: rocescope-samplegen [--check] [DIR]\n       rocescope-samplegen --bulk FILE [--packets N] [--qps N] [--payload BYTES] [--snap BYTES] [--msg-pkts N] [--bad-icrc] [--no-acks] [--pause-hosts N] [--pause-quanta N] [--pause-receivers] [--one-sender] [--back-every N] [--points N] [--mixed] [--fold-breakers]");
     ExitCode::from(2)
 }
 
@@ -171,14 +171,21 @@ fn bulk_main(args: &[String]) -> ExitCode {
         points: 0,
         mixed: false,
         fold_breakers: false,
+        pause_quanta: 1000,
+        pause_receivers: false,
+        one_sender: false,
+        back_every: 0,
     };
     let Some(path) = args.first() else { return usage() };
     let mut it = args.iter().skip(1);
     while let Some(flag) = it.next() {
-        if ["--bad-icrc", "--no-acks", "--mixed", "--fold-breakers"].contains(&flag.as_str()) {
+        let switches = ["--bad-icrc", "--no-acks", "--mixed", "--pause-receivers", "--one-sender", "--fold-breakers"];
+        if switches.contains(&flag.as_str()) {
             b.bad_icrc |= flag == "--bad-icrc";
             b.no_acks |= flag == "--no-acks";
             b.mixed |= flag == "--mixed";
+            b.pause_receivers |= flag == "--pause-receivers";
+            b.one_sender |= flag == "--one-sender";
             b.fold_breakers |= flag == "--fold-breakers";
             continue;
         }
@@ -190,6 +197,8 @@ fn bulk_main(args: &[String]) -> ExitCode {
             "--snap" => v.parse().map(|x| b.snap = x).is_ok(),
             "--msg-pkts" => v.parse().map(|x| b.msg_pkts = x).is_ok(),
             "--pause-hosts" => v.parse().map(|x| b.pause_hosts = x).is_ok(),
+            "--pause-quanta" => v.parse().map(|x| b.pause_quanta = x).is_ok(),
+            "--back-every" => v.parse().map(|x| b.back_every = x).is_ok(),
             "--points" => v.parse().map(|x| b.points = x).is_ok(),
             _ => false,
         };

@@ -96,7 +96,7 @@ pub(super) fn pause_reports(
         let point_end = points.get(usize::from(point)).and_then(|p| p.end_ns).unwrap_or(end);
         // Per second of this point's own capture (merged captures span more): the timeline's
         // windows start at the point's first frame and end at its latest.
-        let tl = tl.finish(point_end, &a.cfg.pfc);
+        let tl = a.finished_timeline(key, tl, point_end);
         let to_mac = a.macs.to(point, mac);
         // The pausing MAC's RoCE is in the MAC table whether or not it was paused.
         let pauser_sends = tl.pauser_sends || a.macs.sends(point, mac);
