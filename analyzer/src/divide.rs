@@ -37,7 +37,8 @@ fn glance_v4(link_type: LinkType, data: &[u8], roce_port: u16) -> Option<(u32, u
         _ => return None,
     };
     let h: &[u8; 28] = data.get(at..)?.first_chunk()?;
-    let [vihl, _, _, _, _, _, f0, f1, _, proto, _, _, s0, s1, s2, s3, d0, d1, d2, d3, _, _, p0, p1, l0, l1, _, _] = *h;
+    let [vihl, _, _, _, _, _, f0, f1, _, proto, _, _, s0, s1, s2, s3, d0, d1, d2, d3, _, _, p0, p1, l0, l1, _, _] =
+        *h;
     if vihl != 0x45 || proto != 17 || u16::from_be_bytes([f0, f1]) & 0x3FFF != 0 {
         return None;
     }

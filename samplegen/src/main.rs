@@ -179,7 +179,8 @@ fn bulk_main(args: &[String]) -> ExitCode {
     let Some(path) = args.first() else { return usage() };
     let mut it = args.iter().skip(1);
     while let Some(flag) = it.next() {
-        let switches = ["--bad-icrc", "--no-acks", "--mixed", "--pause-receivers", "--one-sender", "--fold-breakers"];
+        let switches =
+            ["--bad-icrc", "--no-acks", "--mixed", "--pause-receivers", "--one-sender", "--fold-breakers"];
         if switches.contains(&flag.as_str()) {
             b.bad_icrc |= flag == "--bad-icrc";
             b.no_acks |= flag == "--no-acks";
