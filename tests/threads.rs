@@ -315,21 +315,14 @@ fn latency_samples_past_the_exact_cap_merge_across_shards() {
 fn the_router_hands_each_shard_its_own_frames_and_every_shard_the_rest() {
     use rocescope_analyzer::divide::{Route, Router};
     use rocescope_analyzer::parallel::shard_of;
-    use rocescope_decoder::build::{IbRepr, IpRepr, RoceV2Frame};
-    use rocescope_decoder::{BthRepr, DecodeOptions, Ecn, LinkType, Opcode};
+    use rocescope_decoder::build::{IbRepr, RoceV2Frame};
+    use rocescope_decoder::{BthRepr, DecodeOptions, LinkType, Opcode};
     use std::net::Ipv4Addr;
     let opts = DecodeOptions::default();
     let a = Analyzer::new(rocescope_analyzer::Config::default());
     let mut router = Router::new(&a, 4, &opts);
     let frame = |src: u8, dst: u8, opcode: Opcode, payload: usize| {
-        let ip = IpRepr::V4 {
-            src: Ipv4Addr::new(10, 0, 0, src),
-            dst: Ipv4Addr::new(10, 0, 0, dst),
-            dscp: 26,
-            ecn: Ecn::Ect0,
-            ttl: 64,
-            id: 0,
-        };
+        let ip = common::ipv4(src, dst);
         let ib = IbRepr {
             bth: BthRepr { opcode, dest_qp: 7, ..Default::default() },
             payload: vec![0; payload],
@@ -337,8 +330,8 @@ fn the_router_hands_each_shard_its_own_frames_and_every_shard_the_rest() {
         };
         RoceV2Frame::new([2, 0, 0, 0, 0, src], [2, 0, 0, 0, 0, dst], ip, ib).build(opts.opcode)
     };
-    let mut route = |data: &[u8]| {
-        let rec = rocescope_capture::Record {
+    fn record(data: &[u8]) -> rocescope_capture::Record<'_> {
+        rocescope_capture::Record {
             ts_ns: 0,
             caplen: data.len() as u32,
             len: data.len() as u32,
@@ -348,9 +341,9 @@ fn the_router_hands_each_shard_its_own_frames_and_every_shard_the_rest() {
             point: 0,
             data,
             empty_before: 0,
-        };
-        router.route(&rec, &opts)
-    };
+        }
+    }
+    let mut route = |data: &[u8]| router.route(&record(data), &opts);
     let ip = |x: u8| std::net::IpAddr::V4(Ipv4Addr::new(10, 0, 0, x));
     // SEND Only: its pair's shard, both directions alike.
     for (s, d) in [(1, 2), (2, 1), (3, 9), (9, 3), (5, 6)] {
@@ -369,17 +362,5 @@ fn the_router_hands_each_shard_its_own_frames_and_every_shard_the_rest() {
     assert_eq!(route(&frame(1, 2, Opcode::RC_SEND_ONLY, 64)[..30]), Route::All);
     // One shard: everything is the first's.
     let mut one = Router::new(&a, 1, &opts);
-    let data = frame(1, 2, Opcode::RC_SEND_ONLY, 64);
-    let rec = rocescope_capture::Record {
-        ts_ns: 0,
-        caplen: data.len() as u32,
-        len: data.len() as u32,
-        link_type: LinkType::ETHERNET,
-        interface: 0,
-        link_bps: None,
-        point: 0,
-        data: &data,
-        empty_before: 0,
-    };
-    assert_eq!(one.route(&rec, &opts), Route::Owner(0));
+    assert_eq!(one.route(&record(&frame(1, 2, Opcode::RC_SEND_ONLY, 64)), &opts), Route::Owner(0));
 }

@@ -612,20 +612,11 @@ fn lockstep_qps_from_psn_0_never_pair_crosswise() {
 /// flows it paired.
 fn one_host_pair(n: u32) -> (u64, usize) {
     use rocescope_analyzer::{Analyzer, Config, FrameMeta};
-    use rocescope_decoder::build::{ExtRepr, IbRepr, IpRepr, RoceV2Frame};
+    use rocescope_decoder::build::{ExtRepr, IbRepr, RoceV2Frame};
     use rocescope_decoder::ext::{AethRepr, RethRepr};
-    use rocescope_decoder::{decode, BthRepr, DecodeOptions, Ecn, LinkType, Opcode};
-    use std::net::Ipv4Addr;
+    use rocescope_decoder::{decode, BthRepr, DecodeOptions, LinkType, Opcode};
     let opts = DecodeOptions::default();
     let mut a = Analyzer::new(Config::default());
-    let ip = |src: u8, dst: u8| IpRepr::V4 {
-        src: Ipv4Addr::new(10, 0, 0, src),
-        dst: Ipv4Addr::new(10, 0, 0, dst),
-        dscp: 26,
-        ecn: Ecn::Ect0,
-        ttl: 64,
-        id: 0,
-    };
     let mut number = 0u64;
     for q in 0..n {
         let write = IbRepr {
@@ -645,7 +636,7 @@ fn one_host_pair(n: u32) -> (u64, usize) {
             ..Default::default()
         };
         for (ib, (s, d)) in [(write, (1, 2)), (ack, (2, 1))] {
-            let mut frame = RoceV2Frame::new([2, 0, 0, 0, 0, s], [2, 0, 0, 0, 0, d], ip(s, d), ib);
+            let mut frame = RoceV2Frame::new([2, 0, 0, 0, 0, s], [2, 0, 0, 0, 0, d], common::ipv4(s, d), ib);
             frame.sport = if s == 1 { 10_000 + (q % 40_000) as u16 } else { 60_000 - (q % 5_000) as u16 };
             let data = frame.build(opts.opcode);
             number += 1;

@@ -525,22 +525,10 @@ impl CaptureReader {
         max: usize,
         mut f: F,
     ) -> Result<crate::Batch, CaptureError> {
-        let mut n = 0;
         if self.classic.is_none() {
-            while n < max {
-                match self.next_record()? {
-                    Some(rec) => {
-                        n += 1;
-                        if !f(&rec) {
-                            break;
-                        }
-                    }
-                    None if n == 0 => return Ok(crate::Batch::End),
-                    None => break,
-                }
-            }
-            return Ok(crate::Batch::Frames(n));
+            return crate::source::batch(self, max, f);
         }
+        let mut n = 0;
         if self.done {
             return Ok(crate::Batch::End);
         }

@@ -26,7 +26,7 @@ pub enum Source {
 }
 
 /// A file-like source read record by record.
-trait Records {
+pub(crate) trait Records {
     /// The next record, or `None` at the end.
     fn next_one(&mut self) -> Result<Option<Record<'_>>, CaptureError>;
 }
@@ -48,7 +48,7 @@ impl Records for Merged {
 /// `f`, so that the record walk and the caller's per-frame work compile into one loop (no
 /// call through a pointer per frame: issue 39).
 #[inline]
-fn batch<F: FnMut(&Record<'_>) -> bool>(
+pub(crate) fn batch<F: FnMut(&Record<'_>) -> bool>(
     src: &mut impl Records,
     max: usize,
     mut f: F,

@@ -403,3 +403,15 @@ pub fn analyse(path: &Path, index: u32, count: u32) -> rocescope_analyzer::Analy
     a.finish();
     a
 }
+
+/// The IPv4 header of a built test frame from 10.0.0.`src` to 10.0.0.`dst`: DSCP 26, ECT(0).
+pub fn ipv4(src: u8, dst: u8) -> rocescope_decoder::build::IpRepr {
+    rocescope_decoder::build::IpRepr::V4 {
+        src: std::net::Ipv4Addr::new(10, 0, 0, src),
+        dst: std::net::Ipv4Addr::new(10, 0, 0, dst),
+        dscp: 26,
+        ecn: rocescope_decoder::Ecn::Ect0,
+        ttl: 64,
+        id: 0,
+    }
+}
