@@ -598,9 +598,10 @@ pub struct AnalysisOpts {
     /// crc32-hi (CRC-32C halves), crc32-eth-lo, crc32-eth-hi, crc32-koopman-lo,
     /// crc32-koopman-hi, xor16, xor8, or eecmp (crc32-lo over the 5-tuple and the RoCE
     /// destination QP, as switches hash it through UDF fields); `,seed=S` sets the seed
-    /// (decimal or 0x-hex), `,qp` adds the destination QP to any of them.
-    #[arg(long, value_name = "NAME[,seed=S][,qp]", default_value = "crc32-lo", value_parser = parse_ecmp_hash)]
-    pub ecmp_hash: rocescope_analyzer::ecmp::EcmpHash,
+    /// (decimal or 0x-hex), `,qp` adds the destination QP to any of them. Default crc32-lo;
+    /// with --ecmp-paths or --uplinks only.
+    #[arg(long, value_name = "NAME[,seed=S][,qp]", value_parser = parse_ecmp_hash)]
+    pub ecmp_hash: Option<rocescope_analyzer::ecmp::EcmpHash>,
     /// The capture points that are one switch's ECMP uplinks, comma-separated (a point's
     /// name as the report shows it, e.g. up1.pcap for `-r up1.pcap`, or without the
     /// extension): the bytes each carried, over time and in all, beside the prediction;
@@ -800,11 +801,24 @@ impl CompareArgs {
     {
         use rocescope_analyzer::report::Severity;
         let mut level = Some(Severity::Warning);
+        // The level given, to refuse a second one: `never,info` must not mean whichever
+        // came last (issue 40).
+        let mut given: Option<&str> = None;
         let mut limits = rocescope_analyzer::compare::Limits::default();
-        for item in self.fail_on.iter().map(|s| s.trim()).filter(|s| !s.is_empty()) {
+        for item in self.fail_on.iter().map(|s| s.trim()) {
+            if item.is_empty() {
+                return Err(
+                    "--fail-on \"\": give a level (critical, warning, info, never) or NAME=VALUE".into()
+                );
+            }
             match item.split_once('=') {
                 Some((name, value)) => limits.set(name.trim(), value)?,
                 None => {
+                    if let Some(first) = given.replace(item) {
+                        return Err(format!(
+                            "--fail-on gives two levels, {first:?} and {item:?}: give one (with any NAME=VALUE thresholds)"
+                        ));
+                    }
                     level = match item {
                         "critical" => Some(Severity::Critical),
                         "warning" => Some(Severity::Warning),

@@ -126,10 +126,28 @@ pub fn analysis_config(
     cfg.mirror_sessions = !a.one_point_per_capture;
     cfg.switch_clock = !a.capture_clock;
     cfg.erspan_cos = !a.no_erspan_cos;
+    let uplinks: Vec<String> =
+        a.uplinks.iter().map(|u| u.trim().to_string()).filter(|u| !u.is_empty()).collect();
+    // What would otherwise be passed over without a word (issue 40): a hash with nothing to
+    // predict, more uplinks than the prediction's paths.
+    if a.ecmp_hash.is_some() && a.ecmp_paths.is_none() && uplinks.is_empty() {
+        return Err(crate::window::Usage(
+            "--ecmp-hash models the switch hash of an ECMP prediction: give the paths too (--ecmp-paths N, or --uplinks)".into(),
+        )
+        .into());
+    }
+    let max = usize::from(rocescope_analyzer::ecmp::MAX_PATHS);
+    if a.ecmp_paths.is_none() && uplinks.len() > max {
+        return Err(crate::window::Usage(format!(
+            "--uplinks: {} uplinks, more than the {max} paths an ECMP prediction models",
+            uplinks.len()
+        ))
+        .into());
+    }
     cfg.ecmp = rocescope_analyzer::ecmp::EcmpConfig {
         paths: a.ecmp_paths,
-        hash: a.ecmp_hash,
-        uplinks: a.uplinks.iter().map(|u| u.trim().to_string()).filter(|u| !u.is_empty()).collect(),
+        hash: a.ecmp_hash.unwrap_or_default(),
+        uplinks,
     };
     Ok(cfg)
 }
@@ -148,11 +166,13 @@ pub fn check_uplinks(cfg: &Config) -> anyhow::Result<()> {
         .filter(|u| !cfg.points.iter().any(|p| rocescope_analyzer::ecmp::names_point(u, p)))
         .collect();
     if let Some(u) = unknown.first() {
-        anyhow::bail!(
+        // A bad option value: a usage error (2), not an input that could not be read.
+        return Err(crate::window::Usage(format!(
             "--uplinks: no capture point is named {:?} (the points are {})",
             text::escape(u).to_string(),
             cfg.points.iter().map(|p| text::escape(p).to_string()).collect::<Vec<_>>().join(", ")
-        );
+        ))
+        .into());
     }
     Ok(())
 }

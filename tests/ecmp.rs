@@ -286,7 +286,8 @@ fn four_uplinks_measured_show_two_elephants_on_one() {
 fn an_uplink_no_point_has_is_an_error_before_reading() {
     let o =
         run(&["report"].into_iter().chain(uplink_args(&["--uplinks", "uplink1,spine9"])).collect::<Vec<_>>());
-    assert_eq!(o.status.code(), Some(1));
+    // A bad option value: usage (2), as every other (issue 40: it was 1, "could not read").
+    assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("\"spine9\"") && err.contains("uplink4.pcap"), "{err}");
     // One capture's points may be mirror sessions found while reading: named in the report.
@@ -295,6 +296,30 @@ fn an_uplink_no_point_has_is_an_error_before_reading() {
     let o = run(&["report", "-r", "uplink1.pcap", "--ecmp-hash", "md5"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("crc16-ccitt"));
+    // A hash with nothing to predict, and more uplinks than the prediction's paths, were
+    // passed over without a word (issue 40): usage errors.
+    let o = run(&["report", "-r", "uplink1.pcap", "--ecmp-hash", "xor8"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("--ecmp-paths"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let many = (0..1030).map(|i| format!("up{i}")).collect::<Vec<_>>().join(",");
+    let o = run(&["report", "-r", "uplink1.pcap", "--uplinks", &many]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("1030 uplinks"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    // With paths, or with uplinks, the hash is taken.
+    assert_eq!(
+        run(&["report", "-q", "-r", "uplink1.pcap", "--ecmp-paths", "4", "--ecmp-hash", "xor8"])
+            .status
+            .code(),
+        Some(0)
+    );
 }
 
 /// No real capture gets an ECMP finding, by default or under any modelled hash.

@@ -121,6 +121,14 @@ fn the_gate_is_4_in_report_and_compare_and_nothing_to_compare_is_5() {
     assert_eq!(compare(&["-q", &b, "/nonexistent/after.pcap"]), Some(1));
     assert_eq!(compare(&["-q", &b]), Some(2));
     assert_eq!(compare(&["-q", &b, &a, "--fail-on", "sometimes"]), Some(2));
+    // An empty level and two levels are usage errors, as in report (issue 40: `never,info`
+    // let the last win, `""` passed as the default).
+    assert_eq!(compare(&["-q", &b, &a, "--fail-on", ""]), Some(2));
+    assert_eq!(compare(&["-q", &b, &a, "--fail-on", "never,info"]), Some(2));
+    assert_eq!(compare(&["-q", &b, &a, "--fail-on", "never", "--fail-on", "critical"]), Some(2));
+    assert_eq!(status(&["-q", "-r", &sample("demo.pcap"), "--fail-on", ""]), Some(2));
+    // A level with thresholds is one level.
+    assert_eq!(compare(&["-q", &b, &a, "--fail-on", "never,loss-ppm=5"]), Some(0));
 }
 
 /// Every command prints the one table in its `--help`, and 1 and 2 mean the same in each.

@@ -211,7 +211,8 @@ impl FlowStore {
         all.get(&(point, src, dst)).copied().unwrap_or_default()
     }
 
-    /// Flows [`FlowStore::unpaired_in_pair`] has looked at so far (the scale tests' count).
+    /// Flows pairing has looked at so far, to find a response's request flow (the scale
+    /// tests' count).
     pub fn pair_visits(&self) -> u64 {
         self.pair_visits
     }
