@@ -4,11 +4,14 @@
 # count up to the machine's: wall time (hyperfine, median) and CPU time; then what the
 # design predicts on 4 to 64 free cores; then the machine's own ceiling for this work.
 #
-# The design (analyzer/src/parallel.rs): the first shard decodes every frame and keeps the
-# capture-wide figures, and a part of the host pairs; the others glance at each frame's
-# addresses and decode only their own pairs' frames. With one thread's work per frame split
-# into reading r, the glance k, decoding and capture-wide figures dc, and the flows p, the
-# first shard's wall is r + dc + s*p and each other's r + k + (1 - s)/(N - 1)*(dc + p).
+# The design (src/divided.rs, analyzer/src/divide.rs and parallel.rs, issue 39): one walker
+# reads the file once and hands each shard its records; the first shard decodes every frame
+# and keeps the capture-wide figures and a part of the host pairs, the others decode only
+# their own pairs' frames. With one thread's work per frame split into the walker's w, the
+# first shard's work on every frame d, the flows' work of all pairs on a shard that decodes
+# anyway p and on one that decodes only its own q, the first shard's wall is d + s*p and
+# each other's (1 - s)/(N - 1)*q; the walker runs beside them (w), and on as many cores as
+# threads it takes a share of theirs.
 #
 #   bash bench/threads.sh [FRAMES] [QPS]     (default 10,000,000 frames over 10,000 QPs)
 #
@@ -46,19 +49,20 @@ t1 = next(w for n, w, c in rows if n == 1)
 for n, w, c in rows:
     print(f"{int(n):8d} {w:10.2f} {c:10.2f} {t1 / w:9.2f}x")
 # The prediction, with the parts of one thread's work analyzer/src/parallel.rs balances
-# the shards by (measured on this benchmark's capture) and r from the same split.
-r, k, dc, p = 0.07, 0.03, 0.46, 0.47
+# the shards by (callgrind per thread, 200,000 mixed frames, 2026-12-07).
+w, d, p, q = 0.20, 0.63, 0.27, 0.80
 def first(n):
     if n <= 1:
         return 1.0
-    q = (dc + p) / (n - 1)
-    return min(max((q - dc + k) / (p + q), 0.0), 1.0 / n)
-print("predicted on a machine with that many free cores (one thread's work = 1):")
+    qn = q / (n - 1)
+    return min(max((qn - d) / (p + qn), 0.0), 1.0 / n)
+print("predicted on a machine with that many free cores and one more for the walker (one thread's work = 1):")
 for n in (2, 4, 8, 16, 32, 64):
     s = first(n)
-    wall = max(r + dc + s * p, r + k + (1 - s) / (n - 1) * (dc + p))
+    wall = max(w, d + s * p, (1 - s) / (n - 1) * q)
     print(f"  {n:3d} threads: first shard keeps {s:.0%} of the pairs, {1 / wall:.2f}x")
-print(f"  limit: {1 / (r + dc):.2f}x (the first shard's reading, decoding and capture-wide figures)")
+print(f"  limit: {1 / d:.2f}x (the first shard's decoding and capture-wide figures on every frame; "
+      f"with them divided among the shards too, the walker's {1 / w:.1f}x)")
 PY
 # The machine's own ceiling for this work: two independent one-thread reports at once, as
 # many as there are cores (nothing shared between them but the cores, caches and memory
