@@ -771,8 +771,20 @@ pub struct CompareArgs {
 }
 
 impl CompareArgs {
-    /// The two sides' files, or what is wrong with how they were given.
+    /// The two sides' files, or what is wrong with how they were given (standard input
+    /// can be one side's only file, once: it is read once).
     pub fn sides(&self) -> Result<(Vec<PathBuf>, Vec<PathBuf>), String> {
+        let (before, after) = self.sides_given()?;
+        let stdin = before.iter().chain(&after).filter(|p| p.as_os_str() == "-").count();
+        if stdin > 1 {
+            return Err(
+                "standard input (-) can be read once: give it as one side, the other as a file".into()
+            );
+        }
+        Ok((before, after))
+    }
+
+    fn sides_given(&self) -> Result<(Vec<PathBuf>, Vec<PathBuf>), String> {
         if let Some(t) = &self.split_at {
             // --before/--after with it are refused by clap (conflicts_with_all).
             return match self.sides.as_slice() {

@@ -18,6 +18,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
 
 /// Exit status when the change gate failed: a verdict at or above `--fail-on`.
 pub const EXIT_CHANGE: u8 = crate::exit::GATE;
@@ -103,6 +104,9 @@ fn level_name(l: Option<Severity>) -> &'static str {
 
 /// Run the command.
 pub fn run(args: &CompareArgs) -> anyhow::Result<ExitCode> {
+    // Ctrl-C or SIGTERM while a side is read stops the reading: no verdict, status 130/143
+    // with a word (crate::signals::Interrupted), never a gate passed on half a side.
+    driver::install_signals()?;
     // Checked when the command line was read (main): a usage error there.
     let (before_files, after_files) = args.sides().map_err(|e| anyhow::anyhow!(e))?;
     let (level, limits) = args.gate().map_err(|e| anyhow::anyhow!(e))?;
@@ -335,13 +339,13 @@ fn capture_facts(
     let mut analyzer = Analyzer::new(cfg);
     let decoding = if analyzer.takes_common(&opts) { driver::Decoding::Fast } else { driver::Decoding::All };
     let mut number = 0u64;
-    let never = AtomicBool::new(false);
+    let stop = crate::signals::stop_flag().unwrap_or_else(|| Arc::new(AtomicBool::new(false)));
     let end = driver::pump(
         &mut opened,
         &source,
         &opts,
         decoding,
-        &never,
+        &stop,
         |rec, packet, common| {
             number = rec.number_after(number);
             match (common, packet) {
@@ -353,6 +357,12 @@ fn capture_facts(
         },
         |_| Flow::Continue,
     )?;
+    if end.interrupted {
+        return Err(crate::signals::Interrupted(
+            crate::signals::received().unwrap_or(signal_hook::consts::SIGINT),
+        )
+        .into());
+    }
     if let Some(e) = end.source_error {
         // A gate must not pass on half a capture.
         anyhow::bail!("{e}: a damaged capture is not compared");

@@ -30,4 +30,5 @@ pub const TABLE: &str = "Exit status (the same in every command; README \"Exit s
   5        compare: nothing to compare, neither side holds any RoCE (never a pass,
            whatever --fail-on)
   130/143  cut short by SIGINT/SIGTERM: report, decode, capture and export write what they
-           read (a report marked partial), the terminal UI restores the terminal";
+           read (a report marked partial), compare gives no verdict (it says so), the
+           terminal UI restores the terminal";

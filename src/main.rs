@@ -150,6 +150,10 @@ fn finish(result: anyhow::Result<ExitCode>) -> ExitCode {
             stdio::note!("rocescope: {e:#}");
             // A usage error found while running (a window that holds no frame): 2, as for a
             // bad option.
+            if let Some(signals::Interrupted(sig)) = e.downcast_ref::<signals::Interrupted>() {
+                // Cut short by a signal: 128 + its number, as a shell says.
+                return ExitCode::from(u8::try_from(128 + sig).unwrap_or(130));
+            }
             ExitCode::from(if e.downcast_ref::<window::Usage>().is_some() { exit::USAGE } else { exit::READ })
         }
     }

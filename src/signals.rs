@@ -35,7 +35,16 @@ pub fn install() -> anyhow::Result<Arc<AtomicBool>> {
         signal_hook::flag::register_conditional_shutdown(sig, status, Arc::clone(&flag))?;
         signal_hook::flag::register(sig, Arc::clone(&flag))?;
     }
+    let _ = INSTALLED.set(Arc::clone(&flag));
     Ok(flag)
+}
+
+/// The flag [`install`] made, for the parts of a command that read without being handed it.
+static INSTALLED: std::sync::OnceLock<Arc<AtomicBool>> = std::sync::OnceLock::new();
+
+/// The flag a SIGINT or SIGTERM sets, once [`install`] has run.
+pub fn stop_flag() -> Option<Arc<AtomicBool>> {
+    INSTALLED.get().cloned()
 }
 
 /// Run `open` (opening the source) so that a SIGINT or SIGTERM meanwhile ends the process
@@ -46,3 +55,17 @@ pub fn opening<T>(open: impl FnOnce() -> T) -> T {
     OPENING.store(false, Ordering::SeqCst);
     opened
 }
+
+/// A run cut short by SIGINT or SIGTERM (its number) with nothing to show for it (compare:
+/// no verdict from half a side): the command's error, mapped to 128 + the signal's number.
+#[derive(Debug)]
+pub struct Interrupted(pub i32);
+
+impl std::fmt::Display for Interrupted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let name = if self.0 == SIGTERM { "SIGTERM" } else { "SIGINT" };
+        write!(f, "interrupted by {name}: no verdict")
+    }
+}
+
+impl std::error::Error for Interrupted {}

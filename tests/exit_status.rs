@@ -129,6 +129,8 @@ fn the_gate_is_4_in_report_and_compare_and_nothing_to_compare_is_5() {
     assert_eq!(status(&["-q", "-r", &sample("demo.pcap"), "--fail-on", ""]), Some(2));
     // A level with thresholds is one level.
     assert_eq!(compare(&["-q", &b, &a, "--fail-on", "never,loss-ppm=5"]), Some(0));
+    // Standard input as both sides: a usage error (it said "AFTER: standard input is empty", 1).
+    assert_eq!(compare(&["-q", "-", "-"]), Some(2));
 }
 
 /// Every command prints the one table in its `--help`, and 1 and 2 mean the same in each.
@@ -159,4 +161,46 @@ fn never_is_0_for_anything_analysed() {
     let demo = sample("demo.pcap");
     assert_eq!(status(&["-q", "-r", &demo, "--expect-dscp", "26", "--fail-on", "never"]), Some(0));
     assert_eq!(status(&["-q", "-r", &sample("nak-gobackn.pcap"), "--fail-on", "never"]), Some(0));
+}
+
+/// Ctrl-C while compare reads a side: no verdict from half a capture, a word saying so, and
+/// 130 as every command (issue 40: it died on the signal without a word).
+#[test]
+fn compare_cut_short_by_a_signal_says_so_and_exits_130() {
+    use rocescope_capture::PcapWriter;
+    use rocescope_decoder::build::{IbRepr, RoceV2Frame};
+    use rocescope_decoder::{BthRepr, LinkType, Opcode, OpcodeOptions};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("big.pcap");
+    let file = std::fs::File::create(&path).unwrap();
+    let mut w = PcapWriter::new(std::io::BufWriter::new(file), LinkType::ETHERNET, 65535).unwrap();
+    let frames: Vec<Vec<u8>> = (0..64u8)
+        .map(|q| {
+            let bth =
+                BthRepr { opcode: Opcode::RC_SEND_ONLY, dest_qp: 0x100 + u32::from(q), ..Default::default() };
+            let ib = IbRepr { bth, payload: vec![0xab; 64], ..Default::default() };
+            RoceV2Frame::new([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2], common::ipv4(1, q.max(2)), ib)
+                .build(OpcodeOptions::default())
+        })
+        .collect();
+    // More than a debug build reads before the signal.
+    let mut ts = 1_767_225_600_000_000_000i64;
+    for i in 0..3_000_000usize {
+        let f = &frames[i % frames.len()];
+        ts += 100;
+        w.write(ts, f, f.len() as u32).unwrap();
+    }
+    drop(w);
+    let child = Command::new(env!("CARGO_BIN_EXE_rocescope"))
+        .args(["compare", "-q"])
+        .args([&path, &path])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(700));
+    let _ = Command::new("kill").args(["-INT", &child.id().to_string()]).status();
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    assert!(err.contains("interrupted by SIGINT: no verdict"), "{err}");
 }
