@@ -775,8 +775,9 @@ impl CompareArgs {
     /// can be one side's only file, once: it is read once).
     pub fn sides(&self) -> Result<(Vec<PathBuf>, Vec<PathBuf>), String> {
         let (before, after) = self.sides_given()?;
+        // (--split-at reads its files once, for both sides, and refuses standard input.)
         let stdin = before.iter().chain(&after).filter(|p| p.as_os_str() == "-").count();
-        if stdin > 1 {
+        if stdin > 1 && self.split_at.is_none() {
             return Err(
                 "standard input (-) can be read once: give it as one side, the other as a file".into()
             );
