@@ -167,13 +167,10 @@ fn never_is_0_for_anything_analysed() {
 /// 130 as every command (issue 40: it died on the signal without a word).
 #[test]
 fn compare_cut_short_by_a_signal_says_so_and_exits_130() {
-    use rocescope_capture::PcapWriter;
     use rocescope_decoder::build::{IbRepr, RoceV2Frame};
-    use rocescope_decoder::{BthRepr, LinkType, Opcode, OpcodeOptions};
+    use rocescope_decoder::{BthRepr, Opcode, OpcodeOptions};
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("big.pcap");
-    let file = std::fs::File::create(&path).unwrap();
-    let mut w = PcapWriter::new(std::io::BufWriter::new(file), LinkType::ETHERNET, 65535).unwrap();
     let frames: Vec<Vec<u8>> = (0..64u8)
         .map(|q| {
             let bth =
@@ -183,23 +180,14 @@ fn compare_cut_short_by_a_signal_says_so_and_exits_130() {
                 .build(OpcodeOptions::default())
         })
         .collect();
-    // More than a debug build reads before the signal.
-    let mut ts = 1_767_225_600_000_000_000i64;
-    for i in 0..3_000_000usize {
-        let f = &frames[i % frames.len()];
-        ts += 100;
-        w.write(ts, f, f.len() as u32).unwrap();
-    }
-    drop(w);
+    common::repeated_capture(&path, &frames, 3_000_000);
     let child = Command::new(env!("CARGO_BIN_EXE_rocescope"))
         .args(["compare", "-q"])
         .args([&path, &path])
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(700));
-    let _ = Command::new("kill").args(["-INT", &child.id().to_string()]).status();
-    let out = child.wait_with_output().unwrap();
+    let out = common::interrupt_after(child, 700);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(130), "{err}");
     assert!(err.contains("interrupted by SIGINT: no verdict"), "{err}");

@@ -165,14 +165,11 @@ fn the_command_gives_the_same_report_on_any_number_of_threads() {
 /// every shard: its flows hold exactly the RoCE packets its summary counts.
 #[test]
 fn an_interrupted_parallel_report_covers_the_same_frames_in_every_shard() {
-    use rocescope_capture::PcapWriter;
     use rocescope_decoder::build::{ExtRepr, IbRepr, IcrcMode, IpRepr, RoceV2Frame};
     use rocescope_decoder::ext::RethRepr;
-    use rocescope_decoder::{BthRepr, Ecn, LinkType, Opcode, OpcodeOptions};
+    use rocescope_decoder::{BthRepr, Ecn, Opcode, OpcodeOptions};
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("big.pcap");
-    let file = std::fs::File::create(&path).unwrap();
-    let mut w = PcapWriter::new(std::io::BufWriter::new(file), LinkType::ETHERNET, 65535).unwrap();
     let mut frames = Vec::new();
     for q in 0..256u32 {
         let ip = IpRepr::V4 {
@@ -191,22 +188,14 @@ fn an_interrupted_parallel_report_covers_the_same_frames_in_every_shard() {
         );
     }
     // 3 M frames: more than a debug build reads in the time before the signal.
-    let mut ts = 1_767_225_600_000_000_000i64;
-    for i in 0..3_000_000usize {
-        let f = &frames[i % frames.len()];
-        ts += 100;
-        w.write(ts, f, f.len() as u32).unwrap();
-    }
-    drop(w);
+    common::repeated_capture(&path, &frames, 3_000_000);
     let child = Command::new(env!("CARGO_BIN_EXE_rocescope"))
         .args(["report", "--json", "--threads", "3", "-r"])
         .arg(&path)
         .stdout(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(700));
-    let _ = Command::new("kill").args(["-INT", &child.id().to_string()]).status();
-    let out = child.wait_with_output().unwrap();
+    let out = common::interrupt_after(child, 700);
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("a report after SIGINT");
     let roce = v["summary"]["roce"].as_u64().unwrap();
     let in_flows: u64 = v["flows"].as_array().unwrap().iter().map(|f| f["packets"].as_u64().unwrap()).sum();
@@ -229,9 +218,7 @@ fn an_interrupted_parallel_report_covers_the_same_frames_in_every_shard() {
         .stdout(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(700));
-    let _ = Command::new("kill").args(["-INT", &child.id().to_string()]).status();
-    let out = child.wait_with_output().unwrap();
+    let out = common::interrupt_after(child, 700);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.starts_with("INTERRUPTED by SIGINT after "), "{}", text.lines().next().unwrap_or(""));
     assert!(text.lines().next().is_some_and(|l| l.contains("% of the input)") && l.contains("partial")));

@@ -415,3 +415,27 @@ pub fn ipv4(src: u8, dst: u8) -> rocescope_decoder::build::IpRepr {
         id: 0,
     }
 }
+
+/// A classic pcap at `path` of `count` records, `frames` over and over 100 ns apart: a
+/// capture larger than a debug build reads before a signal sent a moment after it starts.
+pub fn repeated_capture(path: &Path, frames: &[Vec<u8>], count: usize) {
+    let file = std::fs::File::create(path).unwrap();
+    let mut w = rocescope_capture::PcapWriter::new(
+        std::io::BufWriter::new(file),
+        rocescope_decoder::LinkType::ETHERNET,
+        65535,
+    )
+    .unwrap();
+    let mut ts = 1_767_225_600_000_000_000i64;
+    for f in frames.iter().cycle().take(count) {
+        ts += 100;
+        w.write(ts, f, f.len() as u32).unwrap();
+    }
+}
+
+/// Wait `ms` milliseconds, send SIGINT to `child` and collect what it wrote.
+pub fn interrupt_after(child: std::process::Child, ms: u64) -> std::process::Output {
+    std::thread::sleep(Duration::from_millis(ms));
+    let _ = Command::new("kill").args(["-INT", &child.id().to_string()]).status();
+    child.wait_with_output().unwrap()
+}
