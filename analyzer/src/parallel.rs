@@ -28,23 +28,23 @@ use std::hash::{Hash, Hasher};
 use std::net::IpAddr;
 
 /// The first shard's part of the host pairs, out of `count` shards. The first shard decodes
-/// every frame and keeps the capture-wide figures; the others get only their own frames from
-/// the walker of the divided reading ([`crate::divide`]). So it takes fewer pairs, as many as
-/// balance the threads' work: with `d` the first shard's work on every frame (decoding, the
-/// capture-wide figures), `p` the flows' work of all pairs on a shard that decodes anyway and
-/// `q` the work of all pairs on a shard that decodes only theirs, as parts of one thread's
-/// work (callgrind per thread, 200,000 mixed frames over 1,024 QPs, 2026-12-07, fitted on two
-/// splits: 0.63, 0.27, 0.80), the first shard's `d + s·p` equals each other's
-/// `(1 - s)·q / (n - 1)`. Two shards: 0.16; three and more: none.
+/// every frame and keeps the capture-wide figures; the others pass over the frames of pairs
+/// not their own undecoded ([`Analyzer::is_others`]). So it takes fewer pairs, as many as
+/// balance the threads' work: with `r` the reading, `k` the glance at a frame's addresses,
+/// `dc` the decoding and capture-wide figures and `p` the flows' work per frame, as parts of
+/// one thread's time (measured by callgrind and bench/threads.sh on 10 M frames over 10,000
+/// QPs: 0.07, 0.03, 0.46, 0.47), the first shard's `r + dc + s·p` equals each other's
+/// `r + k + (1 - s)/(n - 1)·(dc + p)`. Two shards: 0.36 (measured best 0.34 to 0.39); three:
+/// 0.04; four and more: none.
 const fn first_fraction(count: u64) -> f64 {
-    const D: f64 = 0.63;
-    const P: f64 = 0.27;
-    const Q: f64 = 0.80;
+    const K: f64 = 0.03;
+    const DC: f64 = 0.46;
+    const P: f64 = 0.47;
     if count <= 1 {
         return 1.0;
     }
-    let q = Q / (count - 1) as f64;
-    ((q - D) / (P + q)).clamp(0.0, 1.0 / count as f64)
+    let q = (DC + P) / (count - 1) as f64;
+    ((q - DC + K) / (P + q)).clamp(0.0, 1.0 / count as f64)
 }
 
 /// Most shards `report --threads` makes.
