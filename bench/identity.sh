@@ -41,22 +41,28 @@ caps+=("$@")
 n=0
 for cap in "${caps[@]}"; do
   for t in $threads; do
-    for out in text json; do
-      flag=()
-      [ "$out" = json ] && flag=(--json)
-      set +e
-      "$old" report -r "$cap" --threads "$t" "${flag[@]}" >"$work/old" 2>"$work/old.err"
-      a=$?
-      "$new" report -r "$cap" --threads "$t" "${flag[@]}" >"$work/new" 2>"$work/new.err"
-      b=$?
-      set -e
-      if [ "$a" != "$b" ] || ! cmp -s "$work/old" "$work/new" || ! cmp -s "$work/old.err" "$work/new.err"; then
-        echo "DIFFERS: $cap --threads $t $out (exit $a vs $b)"
-        diff "$work/old" "$work/new" | head -20 || true
-        diff "$work/old.err" "$work/new.err" | head -5 || true
-        exit 1
-      fi
-      n=$((n + 1))
+    # With several threads, both ways of reading: every shard reading the file, and the file
+    # read once and divided among the shards (src/divided.rs; ROCESCOPE_DIVIDED).
+    modes=0
+    [ "$t" -gt 1 ] && modes="0 1"
+    for mode in $modes; do
+      for out in text json; do
+        flag=()
+        [ "$out" = json ] && flag=(--json)
+        set +e
+        "$old" report -r "$cap" --threads "$t" "${flag[@]}" >"$work/old" 2>"$work/old.err"
+        a=$?
+        ROCESCOPE_DIVIDED=$mode "$new" report -r "$cap" --threads "$t" "${flag[@]}" >"$work/new" 2>"$work/new.err"
+        b=$?
+        set -e
+        if [ "$a" != "$b" ] || ! cmp -s "$work/old" "$work/new" || ! cmp -s "$work/old.err" "$work/new.err"; then
+          echo "DIFFERS: $cap --threads $t $out (ROCESCOPE_DIVIDED=$mode; exit $a vs $b)"
+          diff "$work/old" "$work/new" | head -20 || true
+          diff "$work/old.err" "$work/new.err" | head -5 || true
+          exit 1
+        fi
+        n=$((n + 1))
+      done
     done
   done
 done

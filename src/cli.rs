@@ -647,9 +647,10 @@ pub struct ReportArgs {
     #[arg(long, value_name = "DIR")]
     pub parquet: Option<PathBuf>,
     /// Analyse a capture file on N threads (default: the cores, up to 4), each keeping the
-    /// flows of its share of the host pairs; the report is the single-threaded one. The
-    /// file is read once and each thread handed its frames; the first decodes every frame
-    /// for the capture-wide figures. The JSON's flow entries are written on N threads too.
+    /// flows of its share of the host pairs; the report is the single-threaded one. With a
+    /// core to spare the file is read once and each thread handed its frames, else each
+    /// reads it; the first decodes every frame for the capture-wide figures. The JSON's flow
+    /// entries are written on N threads too.
     /// Standard input and merged captures (`-r a -r b`) are analysed on one.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     pub threads: Option<u16>,

@@ -157,6 +157,14 @@ fn the_command_gives_the_same_report_on_any_number_of_threads() {
                 let many = report(&[&["-r", &f, "--threads", n], extra].concat());
                 assert!(one == many, "{f} {extra:?}: --threads {n} differs from --threads 1");
             }
+            // Read once and divided among the shards (src/divided.rs), whatever the cores.
+            let o = Command::new(env!("CARGO_BIN_EXE_rocescope"))
+                .env("ROCESCOPE_DIVIDED", "1")
+                .arg("report")
+                .args([&["-r", &f, "--threads", "3"], extra].concat())
+                .output()
+                .unwrap();
+            assert!(one == (o.stdout, o.status.code()), "{f} {extra:?}: read once for 3 threads differs");
         }
     }
 }
