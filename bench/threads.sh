@@ -11,7 +11,11 @@
 # first shard's work on every frame d, the flows' work of all pairs on a shard that decodes
 # anyway p and on one that decodes only its own q, the first shard's wall is d + s*p and
 # each other's (1 - s)/(N - 1)*q; the walker runs beside them (w), and on as many cores as
-# threads it takes a share of theirs.
+# threads it takes a share of theirs (so `report` reads divided only with a core to spare).
+# The prediction balances the shards for this design (s = 0.16 at two); the code still
+# balances them for every shard reading the file (analyzer/src/parallel.rs first_fraction,
+# 0.36 at two), which it does without a spare core: one fit for both waits for the
+# capture-wide figures to be divided among the shards too (issue 39).
 #
 #   bash bench/threads.sh [FRAMES] [QPS]     (default 10,000,000 frames over 10,000 QPs)
 #
