@@ -163,7 +163,7 @@ pub fn run(
     count: u32,
     stop: &AtomicBool,
 ) -> Divided {
-    let mut router = Router::new(&Analyzer::new(cfg.clone()), count, opts);
+    let mut router = Router::new(cfg, count, opts);
     std::thread::scope(|scope| {
         let mut senders = Vec::new();
         let mut workers = Vec::new();

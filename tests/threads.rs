@@ -41,7 +41,7 @@ fn analyse_divided(path: &Path, count: u32) -> Vec<Analyzer> {
             a
         })
         .collect();
-    let mut router = Router::new(&shards[0], count, &opts);
+    let mut router = Router::new(shards[0].config(), count, &opts);
     let mut r = rocescope_capture::CaptureReader::open(path).unwrap();
     let (mut n, mut seq, mut first_ts) = (0, 0, None);
     let mut handed = vec![0u64; count as usize];
@@ -315,7 +315,7 @@ fn the_router_hands_each_shard_its_own_frames_and_every_shard_the_rest() {
     use std::net::Ipv4Addr;
     let opts = DecodeOptions::default();
     let a = Analyzer::new(rocescope_analyzer::Config::default());
-    let mut router = Router::new(&a, 4, &opts);
+    let mut router = Router::new(a.config(), 4, &opts);
     let frame = |src: u8, dst: u8, opcode: Opcode, payload: usize| {
         let ip = common::ipv4(src, dst);
         let ib = IbRepr {
@@ -356,6 +356,6 @@ fn the_router_hands_each_shard_its_own_frames_and_every_shard_the_rest() {
     assert_eq!(route(&pfc), Route::All);
     assert_eq!(route(&frame(1, 2, Opcode::RC_SEND_ONLY, 64)[..30]), Route::All);
     // One shard: everything is the first's.
-    let mut one = Router::new(&a, 1, &opts);
+    let mut one = Router::new(a.config(), 1, &opts);
     assert_eq!(one.route(&record(&frame(1, 2, Opcode::RC_SEND_ONLY, 64)), &opts), Route::Owner(0));
 }

@@ -80,12 +80,12 @@ pub enum Route {
 }
 
 impl Router {
-    /// The router of `count` shards of analyzers made with `a`'s settings.
-    pub fn new(a: &Analyzer, count: u32, opts: &DecodeOptions) -> Self {
+    /// The router of `count` shards of analyzers made with settings `cfg`.
+    pub fn new(cfg: &crate::Config, count: u32, opts: &DecodeOptions) -> Self {
         Router {
             count: count.max(1),
-            fixed_pmtu: a.cfg.pmtu.is_some(),
-            sflow: a.cfg.sflow && opts.roce_port == rocescope_decoder::sflow::PORT,
+            fixed_pmtu: cfg.pmtu.is_some(),
+            sflow: cfg.sflow && opts.roce_port == rocescope_decoder::sflow::PORT,
             pmtu_floor: 0,
             every_frame: false,
             full_size: Box::new(std::array::from_fn(|op| {
