@@ -25,9 +25,6 @@ use std::net::IpAddr;
 /// A first frame and its time, for evidence.
 type First = (u64, i64);
 
-/// Per (capture point, host): its marks and its first frame.
-type HostMarks = BTreeMap<(u16, IpAddr), (Marks, First)>;
-
 /// Hosts needed before one can be unlike "the rest".
 const MIN_HOSTS: usize = 3;
 
@@ -127,6 +124,10 @@ fn disagree(x: &Marks, y: &Marks, (dscp, pcp): (bool, bool)) -> Option<bool> {
 }
 
 /// The `marking_inconsistent` findings.
+///
+/// Per-host marks are merged from the flows in (point, host) order, through a sorted list
+/// of flow ids (4 bytes a flow), not a map of hosts: at 100,000 QPs a map of every host's
+/// marks and a per-flow table of marks held 25 MB at the report's peak (issue 39).
 pub(super) fn marking_findings(a: &Analyzer, out: &mut FindingSink) {
     let au = &a.cfg.audit;
     let checked = unchecked(au);
@@ -134,99 +135,157 @@ pub(super) fn marking_findings(a: &Analyzer, out: &mut FindingSink) {
         return;
     }
     let mut classes: BTreeMap<u16, PointClasses> = BTreeMap::new();
-    let mut marks: Vec<Option<Marks>> = Vec::with_capacity(a.flows.len());
     for f in a.flows.iter() {
-        let pc = *classes.entry(f.key.point).or_insert_with(|| point_classes(a, f.key.point));
-        marks.push(flow_marks(f, au, pc));
+        classes.entry(f.key.point).or_insert_with(|| point_classes(a, f.key.point));
     }
-    // Per capture point, each host's marks and first frame.
-    let mut hosts: HostMarks = BTreeMap::new();
-    for (f, m) in a.flows.iter().zip(&marks) {
-        if let Some(m) = m {
-            let first = (f.first_frame, f.first_ts);
-            let h = hosts.entry((f.key.point, f.key.src)).or_insert((Marks::default(), first));
-            h.0.merge(*m);
-            h.1 = h.1.min(first);
-        }
+    let marks_of = |f: &Flow| flow_marks(f, au, classes.get(&f.key.point).copied().unwrap_or_default());
+    let odd = odd_hosts(a, &HostOrder::new(a, &marks_of), &marks_of, checked, out);
+    end_findings(a, &marks_of, &odd, checked, out);
+}
+
+/// The flows with marks, ordered by (capture point, source host): each host's flows in a
+/// run, hosts in the order a map keyed by (point, host) would give.
+struct HostOrder {
+    ids: Vec<u32>,
+}
+
+/// One host at a capture point: its merged marks and its first frame.
+struct HostMarks {
+    point: u16,
+    host: IpAddr,
+    marks: Marks,
+    first: First,
+}
+
+impl HostOrder {
+    fn new(a: &Analyzer, marks_of: &impl Fn(&Flow) -> Option<Marks>) -> Self {
+        let mut ids: Vec<u32> = (0..a.flows.len())
+            .filter(|&i| a.flows.get(i).is_some_and(|f| marks_of(f).is_some()))
+            .filter_map(|i| u32::try_from(i).ok())
+            .collect();
+        let key = |i: &u32| a.flows.get(*i as usize).map(|f| (f.key.point, f.key.src));
+        ids.sort_unstable_by_key(key);
+        HostOrder { ids }
     }
-    let odd = odd_hosts(a, &hosts, checked, out);
-    end_findings(a, &marks, &odd, checked, out);
+
+    /// Each host in order, its flows' marks merged.
+    fn hosts<'a>(
+        &'a self,
+        a: &'a Analyzer,
+        marks_of: &'a impl Fn(&Flow) -> Option<Marks>,
+    ) -> impl Iterator<Item = HostMarks> + 'a {
+        let mut flows = self.ids.iter().filter_map(|&i| a.flows.get(i as usize)).peekable();
+        std::iter::from_fn(move || {
+            let f = flows.next()?;
+            let mut h = HostMarks {
+                point: f.key.point,
+                host: f.key.src,
+                marks: marks_of(f).unwrap_or_default(),
+                first: (f.first_frame, f.first_ts),
+            };
+            while let Some(g) = flows.next_if(|g| (g.key.point, g.key.src) == (h.point, h.host)) {
+                h.marks.merge(marks_of(g).unwrap_or_default());
+                h.first = h.first.min((g.first_frame, g.first_ts));
+            }
+            Some(h)
+        })
+    }
 }
 
 /// Hosts unlike the rest at each point: a finding per point, and the hosts it names.
 fn odd_hosts(
     a: &Analyzer,
-    hosts: &HostMarks,
+    order: &HostOrder,
+    marks_of: &impl Fn(&Flow) -> Option<Marks>,
     checked: (bool, bool),
     out: &mut FindingSink,
 ) -> std::collections::BTreeSet<(u16, IpAddr)> {
     let mut named = std::collections::BTreeSet::new();
-    let points: std::collections::BTreeSet<u16> = hosts.keys().map(|k| k.0).collect();
-    for point in points {
-        let here: Vec<(&IpAddr, &(Marks, First))> = hosts
-            .range((point, IpAddr::from([0u8; 4]))..)
-            .take_while(|(k, _)| k.0 == point)
-            .map(|(k, v)| (&k.1, v))
-            .collect();
-        let here: Vec<_> = here.into_iter().filter(|(_, (m, _))| m.dscp != 0).collect();
-        if !checked.0 || here.len() < MIN_HOSTS {
+    if !checked.0 {
+        return named;
+    }
+    // Per point: hosts that mark with a DSCP, and how many of them use each DSCP.
+    let mut per_point: BTreeMap<u16, (usize, [usize; 64])> = BTreeMap::new();
+    for h in order.hosts(a, marks_of).filter(|h| h.marks.dscp != 0) {
+        let e = per_point.entry(h.point).or_insert((0, [0; 64]));
+        e.0 += 1;
+        for (d, n) in e.1.iter_mut().enumerate() {
+            *n += usize::from(h.marks.dscp & (1 << d) != 0);
+        }
+    }
+    for (&point, &(hosts, ref uses)) in &per_point {
+        if hosts < MIN_HOSTS {
             continue;
         }
         // The DSCP the most hosts use.
         let Some((common, n)) = (0..64u8)
-            .map(|d| (d, here.iter().filter(|(_, (m, _))| m.dscp & (1 << d) != 0).count()))
+            .map(|d| (d, uses.get(usize::from(d)).copied().unwrap_or(0)))
             .max_by_key(|&(d, n)| (n, std::cmp::Reverse(d)))
         else {
             continue;
         };
-        if n * 3 < here.len() * 2 || n == here.len() {
+        if n * 3 < hosts * 2 || n == hosts {
             continue;
         }
-        let common_prio = 1u8 << (a.cfg.audit.dscp_priority(common) & 7);
-        let odd: Vec<_> = here.iter().filter(|(_, (m, _))| m.dscp & (1 << common) == 0).collect();
-        let other_prio = odd.iter().any(|(_, (m, _))| m.prio & common_prio == 0);
-        let names: Vec<String> =
-            odd.iter().take(8).map(|(h, (m, _))| format!("{h} ({})", describe(m))).collect();
-        let more = if odd.len() > 8 { format!(" and {} more", odd.len() - 8) } else { String::new() };
-        let title = format!(
-            "{} of {} hosts mark their RoCE differently from the other {}, which use DSCP {common} (priority {}): {}{more}{}; {} (no --expect-dscp given: which is right is not known)",
-            odd.len(),
-            here.len(),
-            n,
-            a.cfg.audit.dscp_priority(common),
-            names.join(", "),
-            at_point(a, point),
-            if other_prio {
-                "their traffic is on another priority than the rest, lossless or not: check NCCL_IB_TC, the NIC's trust mode and DSCP settings on those hosts"
-            } else {
-                "the same priority, so PFC treats them alike, but a switch's DSCP-based ECN or queue maps may not"
-            },
-        );
-        let evidence = odd
-            .iter()
-            .take(3)
-            .map(|(h, (_, (frame, ts_ns)))| EvidenceRef {
-                frame: *frame,
-                ts_ns: *ts_ns,
-                what: format!("first RoCE frame from {h}"),
-            })
+        let odd: Vec<HostMarks> = order
+            .hosts(a, marks_of)
+            .filter(|h| h.point == point && h.marks.dscp != 0 && h.marks.dscp & (1 << common) == 0)
             .collect();
-        out.push(Finding::about_capture(
-            if other_prio { Severity::Warning } else { Severity::Info },
-            FindingKind::MarkingInconsistent,
-            title,
-            evidence,
-            odd.len() as u64,
-        ));
-        named.extend(odd.iter().map(|(h, _)| (point, **h)));
+        odd_finding(a, point, (common, n, hosts), &odd, out);
+        named.extend(odd.iter().map(|h| (point, h.host)));
     }
     named
+}
+
+/// The finding for hosts `odd` at `point`, where `n` of `hosts` use DSCP `common`.
+fn odd_finding(
+    a: &Analyzer,
+    point: u16,
+    (common, n, hosts): (u8, usize, usize),
+    odd: &[HostMarks],
+    out: &mut FindingSink,
+) {
+    let common_prio = 1u8 << (a.cfg.audit.dscp_priority(common) & 7);
+    let other_prio = odd.iter().any(|h| h.marks.prio & common_prio == 0);
+    let names: Vec<String> =
+        odd.iter().take(8).map(|h| format!("{} ({})", h.host, describe(&h.marks))).collect();
+    let more = if odd.len() > 8 { format!(" and {} more", odd.len() - 8) } else { String::new() };
+    let title = format!(
+        "{} of {} hosts mark their RoCE differently from the other {}, which use DSCP {common} (priority {}): {}{more}{}; {} (no --expect-dscp given: which is right is not known)",
+        odd.len(),
+        hosts,
+        n,
+        a.cfg.audit.dscp_priority(common),
+        names.join(", "),
+        at_point(a, point),
+        if other_prio {
+            "their traffic is on another priority than the rest, lossless or not: check NCCL_IB_TC, the NIC's trust mode and DSCP settings on those hosts"
+        } else {
+            "the same priority, so PFC treats them alike, but a switch's DSCP-based ECN or queue maps may not"
+        },
+    );
+    let evidence = odd
+        .iter()
+        .take(3)
+        .map(|h| EvidenceRef {
+            frame: h.first.0,
+            ts_ns: h.first.1,
+            what: format!("first RoCE frame from {}", h.host),
+        })
+        .collect();
+    out.push(Finding::about_capture(
+        if other_prio { Severity::Warning } else { Severity::Info },
+        FindingKind::MarkingInconsistent,
+        title,
+        evidence,
+        odd.len() as u64,
+    ));
 }
 
 /// The two ends of connections that disagree: one finding per host pair.
 fn end_findings(
     a: &Analyzer,
-    marks: &[Option<Marks>],
+    marks_of: &impl Fn(&Flow) -> Option<Marks>,
     odd: &std::collections::BTreeSet<(u16, IpAddr)>,
     checked: (bool, bool),
     out: &mut FindingSink,
@@ -237,19 +296,18 @@ fn end_findings(
     let mut pairs: BTreeMap<Pair, (u64, bool, First, First)> = BTreeMap::new();
     for (i, f) in a.flows.iter().enumerate() {
         let Some(p) = f.partner().filter(|&p| p > i) else { continue };
-        let (Some(Some(x)), Some(Some(y)), Some(g)) = (marks.get(i), marks.get(p), a.flows.get(p)) else {
-            continue;
-        };
+        let Some(g) = a.flows.get(p) else { continue };
+        let (Some(x), Some(y)) = (marks_of(f), marks_of(g)) else { continue };
         let point = f.key.point;
         if odd.contains(&(point, f.key.src)) || odd.contains(&(point, g.key.src)) {
             continue;
         }
-        let Some(other_prio) = disagree(x, y, checked) else { continue };
+        let Some(other_prio) = disagree(&x, &y, checked) else { continue };
         // One order per host pair, whichever end the connection starts from.
         let (ka, kb, ma, mb, fa, fb) = if f.key.src <= g.key.src {
-            (f.key.src, g.key.src, *x, *y, (f.first_frame, f.first_ts), (g.first_frame, g.first_ts))
+            (f.key.src, g.key.src, x, y, (f.first_frame, f.first_ts), (g.first_frame, g.first_ts))
         } else {
-            (g.key.src, f.key.src, *y, *x, (g.first_frame, g.first_ts), (f.first_frame, f.first_ts))
+            (g.key.src, f.key.src, y, x, (g.first_frame, g.first_ts), (f.first_frame, f.first_ts))
         };
         let e = pairs.entry((point, ka, kb, ma, mb)).or_insert((0, false, fa, fb));
         e.0 += 1;
