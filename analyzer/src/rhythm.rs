@@ -28,6 +28,8 @@
 //! Sampled captures have no rhythm here: a sampled packet's time says little about when a
 //! burst ends.
 
+mod onsets;
+
 use crate::report::PauseReport;
 use crate::runs::Run;
 use crate::{fabric::FabricReport, Analyzer};
@@ -263,6 +265,15 @@ pub fn period(series: &[f64]) -> Option<(f64, f64)> {
     Some((refine(k), strength))
 }
 
+/// The autocorrelation's highest value within a bin of `lag` (fractional bins): the strength
+/// of a period the bursts' starts settled ([`onsets::settle`]).
+fn strength_near(series: &[f64], lag: f64) -> Option<f64> {
+    let hi = lag.ceil() as usize + 1;
+    let r = autocorrelation(series, hi)?;
+    let lo = (lag.floor() as usize).saturating_sub(1);
+    r.get(lo..=hi)?.iter().copied().reduce(f64::max)
+}
+
 /// The quietest phase of `series` folded on a period of `lag` bins: the bin offset in
 /// `0..lag` where a window of one period should start. That is the middle of the longest
 /// stretch of the folded series within 5% (of its range) of its minimum, so that a burst
@@ -431,6 +442,11 @@ fn point_rhythm(
     let w = (dur + n as i64 - 1) / n as i64;
     let series = series_of(&pr.runs, t0, w, n);
     let (lag, strength) = period(&series)?;
+    // The bursts' own starts settle a multiple or an aliased lag (rhythm::onsets).
+    let (lag, strength) = match onsets::settle(&pr.runs, lag * w as f64) {
+        Some(p) => (p / w as f64, strength_near(&series, p / w as f64).unwrap_or(strength)),
+        None => (lag, strength),
+    };
     let period_ns = (lag * w as f64).round() as i64;
     if period_ns <= 0 {
         return None;
@@ -889,5 +905,60 @@ mod tests {
         // Two hosts sending: nobody is a straggler.
         let two: Vec<Iteration> = (0..6).map(|_| it(9, 8_000_000, 2)).collect();
         assert!(stragglers(&two, 50_000_000).iter().all(|h| !h.verdict && h.of == 0));
+    }
+
+    /// A job of `hosts` hosts: every `period_ns` each sends a burst of `burst_ns` (its
+    /// start shifted by `jitter(k)` in iteration `k`), `n` iterations; the capture spans
+    /// them exactly. Returns the rhythm read from it.
+    fn job(hosts: usize, n: i64, period_ns: i64, burst_ns: i64, jitter: impl Fn(i64) -> i64) -> RhythmReport {
+        let mut runs = Vec::new();
+        let mut host = BTreeMap::new();
+        for h in 0..hosts {
+            host.insert(h, (IpAddr::from([10, 0, 0, h as u8]), h as u32));
+            for k in 0..n {
+                let start = 1_000_000 + k * period_ns + jitter(k) + h as i64 * 1_000;
+                let end = start + burst_ns;
+                runs.push((
+                    h,
+                    Run {
+                        start_ns: start,
+                        end_ns: end,
+                        end_frame: (k * 10 + h as i64) as u64,
+                        bytes: 1 << 20,
+                    },
+                ));
+            }
+        }
+        runs.sort_by_key(|(_, r)| r.start_ns);
+        let pr = PointRuns { runs, host };
+        let cap = (0, 1_000_000 + n * period_ns + period_ns / 2);
+        point_rhythm(0, &pr, cap, &[], &FabricReport::default()).expect("a rhythm")
+    }
+
+    /// Issue 40: short bursts far apart were read at a multiple of their period (1.3 ms
+    /// bursts every 200 ms read as 400 or 800 ms), and long captures at coarse bins a few
+    /// per cent off it (500 iterations read as 511): the bursts' own starts settle both.
+    #[test]
+    fn the_period_is_the_bursts_own_not_a_multiple_nor_a_bin_alias() {
+        let wobble = |k: i64| (k * 7919 % 13 - 6) * 40_000;
+        for (hosts, n, period, burst) in [
+            // Read as 400 ms, 582 ms and 2.07 s before the bursts' starts settled it.
+            (1, 50, 200_000_000, 1_300_000),
+            (8, 100, 200_000_000, 1_300_000),
+            (8, 300, 200_000_000, 1_300_000),
+            (8, 10, 200_000_000, 1_300_000),
+            // Read as 195.1 ms (511 iterations).
+            (4, 500, 200_000_000, 10_000_000),
+            (4, 500, 195_000_000, 10_000_000),
+        ] {
+            let r = job(hosts, n, period, burst, wobble);
+            let err = (r.period_ns - period).abs() as f64 / period as f64;
+            assert!(
+                err < 0.002,
+                "{hosts} hosts, {n} x {period} ns bursts of {burst} ns: read {} ns",
+                r.period_ns
+            );
+            assert!((r.iterations as i64 - n).abs() <= 1, "{n} iterations read as {}", r.iterations);
+        }
     }
 }

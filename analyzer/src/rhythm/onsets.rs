@@ -1,0 +1,178 @@
+//! The period checked against the bursts' own starts (issue 40).
+//!
+//! The autocorrelation reads the period from a series of at most [`super::SERIES_BINS`]
+//! bins. Two things fool it: short bursts far apart fill one bin each, and a period that is
+//! not a whole number of bins aliases to a lag that fits the bins better (1.3 ms bursts
+//! every 200 ms over 20 s were read as 582 ms); and over a long capture a period read to
+//! the nearest bin is a few per cent off (500 iterations of 200 ms read as 195.1 ms, 511
+//! iterations). The bursts' starts know better: in a training job's rhythm nearly every
+//! burst start has another one period later.
+//!
+//! - **Onsets.** The data runs merged where they overlap or nearly touch (within a
+//!   fiftieth of the autocorrelation's period): each merged span's start is an onset.
+//! - **The fundamental.** Candidates are the autocorrelation's period and its fractions,
+//!   and the median spacing of onsets one, two and three apart. A candidate's score is
+//!   the share of onsets with another onset one candidate later (within a twentieth of
+//!   it), above the share chance gives onsets that dense.
+//!   The shortest candidate that scores within [`NEAR_BEST`] of the best is the period (a
+//!   multiple scores as well as its fundamental; a fraction of a period with two unequal
+//!   bursts does not).
+//! - **Its length.** The onsets one period apart are chained (each a whole number of
+//!   periods after the last one taken) and the period is the slope of a least-squares line
+//!   through them: exact to the bursts' jitter, not to a bin.
+//!
+//! When the onsets cannot settle it (too few, or no candidate that at least
+//! [`MIN_SCORE`] of them follow), the autocorrelation's reading stands.
+
+use crate::runs::Run;
+
+/// A candidate the onsets follow this much (share of onsets with a partner one period
+/// later) or more may be the period.
+pub const MIN_SCORE: f64 = 0.6;
+
+/// The shortest candidate scoring at least this share of the best one is the fundamental.
+pub const NEAR_BEST: f64 = 0.9;
+
+/// The settled period, ns, from `runs` (sorted or not) and the autocorrelation's `period_ns`;
+/// `None` when the onsets cannot settle it.
+pub fn settle(runs: &[(usize, Run)], period_ns: f64) -> Option<f64> {
+    if period_ns.is_nan() || period_ns < 1.0 {
+        return None;
+    }
+    let onsets = onsets(runs, (period_ns / 50.0) as i64);
+    if onsets.len() <= super::MIN_ITERATIONS {
+        return None;
+    }
+    let mut candidates: Vec<f64> = (1..=8).map(|m| period_ns / f64::from(m)).collect();
+    for apart in 1..=3 {
+        if let Some(d) = median_spacing(&onsets, apart) {
+            candidates.push(d as f64);
+        }
+    }
+    let scored: Vec<(f64, f64)> =
+        candidates.into_iter().filter(|&p| p >= 1.0).map(|p| (p, score(&onsets, p))).collect();
+    let best = scored.iter().map(|&(_, s)| s).fold(0.0, f64::max);
+    if best < MIN_SCORE {
+        return None;
+    }
+    let fundamental =
+        scored.iter().filter(|&&(_, s)| s >= NEAR_BEST * best).map(|&(p, _)| p).fold(f64::INFINITY, f64::min);
+    fit(&onsets, fundamental)
+}
+
+/// The starts of the spans the runs make when merged across gaps of at most `gap` ns.
+fn onsets(runs: &[(usize, Run)], gap: i64) -> Vec<i64> {
+    let mut spans: Vec<(i64, i64)> =
+        runs.iter().map(|(_, r)| (r.start_ns, r.end_ns.max(r.start_ns))).collect();
+    spans.sort_unstable();
+    let mut out = Vec::new();
+    let mut end = i64::MIN;
+    for (s, e) in spans {
+        if out.is_empty() || s > end.saturating_add(gap) {
+            out.push(s);
+            end = e;
+        } else {
+            end = end.max(e);
+        }
+    }
+    out
+}
+
+/// The median of `onsets[i + apart] - onsets[i]`.
+fn median_spacing(onsets: &[i64], apart: usize) -> Option<i64> {
+    let mut d: Vec<i64> = onsets.iter().zip(onsets.iter().skip(apart)).map(|(a, b)| b - a).collect();
+    if d.is_empty() {
+        return None;
+    }
+    let mid = d.len() / 2;
+    Some(*d.select_nth_unstable(mid).1)
+}
+
+/// The share of onsets (those a period before the last one, at least) with another onset
+/// within a twentieth of `period` of one period later, above what chance gives onsets as
+/// dense as these (scaled so that 1 is every onset; 0 when they are too dense to tell).
+fn score(onsets: &[i64], period: f64) -> f64 {
+    let tol = period / 20.0;
+    let (Some(&first), Some(&last)) = (onsets.first(), onsets.last()) else { return 0.0 };
+    if (last - first) as f64 + tol < period * super::MIN_ITERATIONS as f64 {
+        return 0.0;
+    }
+    let (mut eligible, mut hits) = (0u64, 0u64);
+    for &o in onsets {
+        let (lo, hi) = (o as f64 + period - tol, o as f64 + period + tol);
+        if hi > last as f64 + tol {
+            break;
+        }
+        eligible += 1;
+        let i = onsets.partition_point(|&x| (x as f64) < lo);
+        hits += u64::from(onsets.get(i).is_some_and(|&x| (x as f64) <= hi));
+    }
+    // The chance that an onset lands in a window of 2 × tol, at these onsets' density.
+    let chance = (onsets.len() - 1) as f64 / (last - first).max(1) as f64 * 2.0 * tol;
+    if eligible == 0 || chance >= 0.5 {
+        return 0.0;
+    }
+    let share = hits as f64 / eligible as f64;
+    ((share - chance) / (1.0 - chance)).max(0.0)
+}
+
+/// The period through the onsets a whole number of `period`s apart, chained from the
+/// first: the slope of a least-squares line of onset against its period count.
+fn fit(onsets: &[i64], period: f64) -> Option<f64> {
+    let tol = period / 10.0;
+    let (&o0, rest) = onsets.split_first()?;
+    let mut points = vec![(0.0, 0.0)];
+    let (mut k, mut prev) = (0.0, o0);
+    for &o in rest {
+        let d = (o - prev) as f64;
+        let j = (d / period).round();
+        if j >= 1.0 && (d - j * period).abs() <= tol {
+            k += j;
+            prev = o;
+            points.push((k, (o - o0) as f64));
+        }
+    }
+    if points.len() <= super::MIN_ITERATIONS {
+        return None;
+    }
+    let n = points.len() as f64;
+    let (mk, mt) = points.iter().fold((0.0, 0.0), |a, p| (a.0 + p.0 / n, a.1 + p.1 / n));
+    let (sxy, sxx) =
+        points.iter().fold((0.0, 0.0), |a, p| (a.0 + (p.0 - mk) * (p.1 - mt), a.1 + (p.0 - mk) * (p.0 - mk)));
+    let slope = sxy / sxx;
+    (sxx > 0.0 && slope.is_finite() && (slope - period).abs() <= tol).then_some(slope)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn runs(starts: &[i64], len: i64) -> Vec<(usize, Run)> {
+        starts.iter().map(|&s| (0, Run { start_ns: s, end_ns: s + len, end_frame: 0, bytes: 1000 })).collect()
+    }
+
+    #[test]
+    fn a_multiple_settles_to_its_fundamental() {
+        let starts: Vec<i64> = (0..40).map(|k| k * 200_000 + (k * 31 % 7) * 1_000).collect();
+        let p = settle(&runs(&starts, 1_300), 800_000.0).expect("settled");
+        assert!((p - 200_000.0).abs() < 500.0, "{p}");
+    }
+
+    #[test]
+    fn two_unequal_bursts_a_period_stay_one_period() {
+        // Bursts at 0 and 60 in every 200: the period is 200, not 60 or 100.
+        let starts: Vec<i64> = (0..30).flat_map(|k| [k * 200_000, k * 200_000 + 60_000]).collect();
+        let p = settle(&runs(&starts, 5_000), 200_000.0).expect("settled");
+        assert!((p - 200_000.0).abs() < 1.0, "{p}");
+    }
+
+    #[test]
+    fn irregular_starts_leave_the_reading_alone() {
+        // Starts with no period: no candidate the onsets follow.
+        let starts: Vec<i64> = (0..60i64).map(|k| k * k * 7_919 % 1_000_003 * 1_000).collect();
+        assert_eq!(settle(&runs(&starts, 1_000), 150_000_000.0), None);
+        assert_eq!(settle(&runs(&[0, 10, 20], 1), 10.0), None);
+        assert_eq!(settle(&[], 10.0), None);
+        assert_eq!(settle(&runs(&[0, 10, 20, 30, 40], 1), f64::NAN), None);
+    }
+}
