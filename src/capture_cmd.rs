@@ -37,6 +37,7 @@ pub fn run(args: &CaptureArgs) -> anyhow::Result<ExitCode> {
         rotate_bytes: args.file_mb.map(|mb| (mb * 1e6) as u64),
         rotate_every: args.rotate_secs.map(Duration::from_secs_f64),
         keep_files: args.keep_files,
+        snaplen: args.source.snaplen,
     };
     if args.keep_files.is_some() && sink_opts.rotate_bytes.is_none() && sink_opts.rotate_every.is_none() {
         anyhow::bail!("-W needs -C or -G: it keeps the newest N of the rotated files");

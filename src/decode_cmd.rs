@@ -53,6 +53,7 @@ pub fn run(args: &DecodeArgs) -> anyhow::Result<ExitCode> {
                 rotate_bytes: None,
                 rotate_every: None,
                 keep_files: None,
+                snaplen: args.source.snaplen,
             };
             match CaptureSink::create(sink_opts, &opened.source.interfaces()) {
                 Ok(s) => Some(s),

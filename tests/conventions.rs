@@ -228,6 +228,22 @@ fn snap_length_applies_to_files() {
     let copy = common::decode_lines(&run(&["decode", "--json", "-r", w.to_str().unwrap()]).stdout);
     assert_eq!(copy.len(), whole.len());
     assert!(copy.iter().all(|f| f["caplen"].as_u64().unwrap() <= 96));
+    // The files say the snap length they were cut to (issue 41: the input's was kept): the
+    // classic header's snaplen field (offset 16) and the pcapng IDB's (block offset 12).
+    let pcap = dir.path().join("cut.pcap");
+    let o = run(&["decode", "-s", "128", "-r", &demo(), "-w", pcap.to_str().unwrap(), "--pcap"]);
+    assert!(o.status.success(), "{}", err(&o));
+    let bytes = std::fs::read(&pcap).unwrap();
+    assert_eq!(u32::from_le_bytes(bytes[16..20].try_into().unwrap()), 128);
+    let ng = std::fs::read(&w).unwrap();
+    let shb_len = u32::from_le_bytes(ng[4..8].try_into().unwrap()) as usize;
+    assert_eq!(u32::from_le_bytes(ng[shb_len..shb_len + 4].try_into().unwrap()), 1, "an IDB follows the SHB");
+    assert_eq!(u32::from_le_bytes(ng[shb_len + 12..shb_len + 16].try_into().unwrap()), 96);
+    // Without -s, the input's snap length stays.
+    let o = run(&["decode", "-r", &demo(), "-w", pcap.to_str().unwrap(), "--pcap"]);
+    assert!(o.status.success(), "{}", err(&o));
+    let demo_snap = u32::from_le_bytes(std::fs::read(demo()).unwrap()[16..20].try_into().unwrap());
+    assert_eq!(u32::from_le_bytes(std::fs::read(&pcap).unwrap()[16..20].try_into().unwrap()), demo_snap);
     // -s 0 is whole frames, as in tcpdump and tshark.
     let zero = common::decode_lines(&run(&["decode", "--json", "-s", "0", "-r", &demo()]).stdout);
     assert_eq!(zero, whole);

@@ -162,6 +162,9 @@ fn one_port_for_every_busy_qp_of_a_pair_is_low_entropy_and_hashed_ports_are_not(
     let o = run(&["report", "-r", "low-entropy.pcap"]);
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(text.contains("ELEPHANTS (16 data flows"), "{text}");
+    // The header speaks of the top 10; the 5 lines under it say they are its head (issue 41).
+    assert!(text.contains("the top 10 carry 62.5%"), "{text}");
+    assert!(text.contains("  the 5 largest of those 10 (all 10 in --json):"), "{text}");
     assert!(
         text.contains(
             "10.0.0.61 → 10.0.0.62: 8 QPs (8 busy) on 1 port(s), 8 on port 49152: 0.00 bits of 3.00"

@@ -41,9 +41,21 @@ pub struct SinkOptions {
     pub rotate_every: Option<Duration>,
     /// Keep only the newest N files (`-W`).
     pub keep_files: Option<usize>,
+    /// The snap length the frames were cut to (`-s`), declared in the file header and each
+    /// interface where it is below what the input declared: a capture cut to 128 bytes says
+    /// 128, not the input's snap length (capinfos reads it from there).
+    pub snaplen: Option<u32>,
 }
 
 impl SinkOptions {
+    /// The snap length to declare for an input that declared `snap` (0: not known).
+    fn declared(&self, snap: u32) -> u32 {
+        match self.snaplen {
+            Some(s) if snap == 0 || s < snap => s,
+            _ => snap,
+        }
+    }
+
     /// One file (or stdout) at `path` in `format`, no rotation.
     pub fn new(path: &Path, format: FileFormat) -> Self {
         SinkOptions {
@@ -52,6 +64,7 @@ impl SinkOptions {
             rotate_bytes: None,
             rotate_every: None,
             keep_files: None,
+            snaplen: None,
         }
     }
 
@@ -177,10 +190,18 @@ impl CaptureSink {
         if opts.keep_files == Some(0) {
             return Err(io::Error::new(io::ErrorKind::InvalidInput, "-W needs at least 1 file"));
         }
+        let interfaces = interfaces
+            .iter()
+            .map(|i| {
+                let mut i = i.clone();
+                i.snaplen = opts.declared(i.snaplen);
+                i
+            })
+            .collect();
         let mut sink = CaptureSink {
             out: Out::Stdout(io::stdout()),
             opts,
-            interfaces: interfaces.to_vec(),
+            interfaces,
             committed: 0,
             buf: Vec::with_capacity(FLUSH_AT + 65536),
             header_len: 0,
@@ -303,7 +324,7 @@ impl CaptureSink {
                 let (lt, snap) = self
                     .interfaces
                     .first()
-                    .map_or((LinkType::ETHERNET, 262_144), |i| (i.link_type, i.snaplen));
+                    .map_or((LinkType::ETHERNET, self.opts.declared(262_144)), |i| (i.link_type, i.snaplen));
                 self.pcap_link = self.interfaces.first().map(|i| i.link_type);
                 self.buf.extend_from_slice(&0xA1B2_3C4Du32.to_le_bytes());
                 self.buf.extend_from_slice(&2u16.to_le_bytes());
@@ -371,7 +392,8 @@ impl CaptureSink {
                 while self.idbs_in_file < want {
                     let i = self.idbs_in_file;
                     if self.interfaces.len() <= i {
-                        let mut ifc = Interface::live("", rec.link_type, 262_144, rec.link_bps);
+                        let mut ifc =
+                            Interface::live("", rec.link_type, self.opts.declared(262_144), rec.link_bps);
                         ifc.name = None;
                         self.interfaces.push(ifc);
                     }

@@ -55,6 +55,11 @@ fn elephant_lines(o: &mut String, r: &Report, multi: bool) {
         el.share * 100.0,
         BUSY_MIN_BYTES >> 20
     );
+    if el.top.len() > LINES {
+        // The header's share is the top list's: say that only its head follows (issue 41).
+        let _ =
+            writeln!(o, "  the {LINES} largest of those {} (all {} in --json):", el.top.len(), el.top.len());
+    }
     for x in el.top.iter().take(LINES) {
         let _ = writeln!(
             o,
