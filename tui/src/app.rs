@@ -9,6 +9,11 @@ use std::cell::RefCell;
 use std::rc::Rc;
 use std::sync::Arc;
 
+/// Columns one `Right` or `Left` scrolls the Packets lines by.
+pub const HSCROLL_STEP: usize = 20;
+/// The farthest right they scroll: past any line's end.
+const HSCROLL_MAX: usize = 400;
+
 /// The screens, in Tab order. Detail views hang off QPs and Packets.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Screen {
@@ -208,8 +213,10 @@ fn qp_row(r: &Report, i: usize, c: &Connection) -> QpRow {
             Some(p) if r.points.len() > 1 => p.name.clone(),
             _ => String::new(),
         },
-        a_label: format!("{} ({})", c.a, c.a_qpn.map_or("?".into(), |q| format!("0x{q:x}"))),
-        b_label: format!("{} (0x{:x})", c.b, c.b_qpn),
+        // The QP first: it tells the rows of one host pair apart, and at 80 columns the
+        // address's end is what gets cut (issue 41).
+        a_label: format!("{} {}", c.a_qpn.map_or("?".into(), |q| format!("0x{q:x}")), c.a),
+        b_label: format!("0x{:x} {}", c.b_qpn, c.b),
         row: Row {
             qps,
             ips: vec![c.a.to_string(), c.b.to_string()],
@@ -338,6 +345,8 @@ pub struct App {
     filter_parses: u64,
     /// Help overlay shown.
     pub help: bool,
+    /// Packets: columns the lines are scrolled right by (`Right`, `Left`; as less -S).
+    pub packet_hscroll: usize,
     /// Leave at the next turn.
     pub quit: bool,
     /// The user asked to clear counters (the worker restarts the analysis).
@@ -431,6 +440,7 @@ impl Default for App {
             packet_filter_before: None,
             filter_parses: 0,
             help: false,
+            packet_hscroll: 0,
             quit: false,
             clear_requested: false,
             page: 20,
@@ -704,9 +714,11 @@ impl App {
     /// Apply an action.
     pub fn act(&mut self, a: Action) {
         self.notice = None;
-        if self.help && a != Action::Quit {
+        if self.help {
+            // Any key closes the key list; `q`, `?` and `Esc` only close it (`q` does not
+            // quit from it: issue 41). Ctrl-C still quits (term.rs).
             self.help = false;
-            if a == Action::Help || a == Action::Back {
+            if matches!(a, Action::Help | Action::Back | Action::Quit) {
                 return;
             }
         }
@@ -725,6 +737,13 @@ impl App {
         match a {
             Action::Quit => self.quit = true,
             Action::Help => self.help = true,
+            Action::ScrollRight | Action::ScrollLeft if self.screen != Screen::Packets => {
+                self.notice = Some("Right and Left scroll the Packets screen's lines".into());
+            }
+            Action::ScrollRight => {
+                self.packet_hscroll = (self.packet_hscroll + HSCROLL_STEP).min(HSCROLL_MAX)
+            }
+            Action::ScrollLeft => self.packet_hscroll = self.packet_hscroll.saturating_sub(HSCROLL_STEP),
             Action::NextScreen | Action::PrevScreen => {
                 let i = self.screen.index();
                 let n = Screen::ALL.len();
@@ -892,7 +911,9 @@ impl App {
             Screen::Fabric => {
                 // A host's row: the connection of its QP that ended last most often.
                 let rows = crate::fabric::rows(&s.report, self.point);
-                let Some(flow) = rows.get(self.selected[Screen::Fabric.index()]).copied() else { return };
+                let Some(flow) = rows.get(self.selected[Screen::Fabric.index()]).copied().flatten() else {
+                    return;
+                };
                 let conn = s.report.connections.iter().position(|c| c.flows.contains(&flow));
                 if conn.is_some() {
                     self.screen = Screen::Qps;

@@ -24,12 +24,14 @@ pub fn rhythm_at(r: &Report, app_point: usize) -> Option<&RhythmReport> {
     r.rhythm.iter().find(|x| x.point == p)
 }
 
-/// The screen's rows, in order: the flows of the hosts that finished last (stragglers first),
-/// then the elephant flows (most bytes first, every capture point).
-pub fn rows(r: &Report, app_point: usize) -> Vec<usize> {
-    let mut rows: Vec<usize> =
-        rhythm_at(r, app_point).map(|rh| rh.stragglers.iter().map(|s| s.flow).collect()).unwrap_or_default();
-    rows.extend(r.elephants.top.iter().map(|e| e.flow));
+/// The screen's rows, in order, each with the flow Enter opens: the flows of the hosts that
+/// finished last (stragglers first), then every line of the elephants and ECMP pane (the
+/// elephants' open their flow; the entropy lines and the bars scroll into view).
+pub fn rows(r: &Report, app_point: usize) -> Vec<Option<usize>> {
+    let mut rows: Vec<Option<usize>> = rhythm_at(r, app_point)
+        .map(|rh| rh.stragglers.iter().map(|s| Some(s.flow)).collect())
+        .unwrap_or_default();
+    rows.extend(crate::fabric_ecmp::lines(r).into_iter().map(|(_, flow)| flow));
     rows
 }
 
@@ -146,7 +148,7 @@ pub(crate) fn draw(f: &mut Frame<'_>, app: &App, area: Rect) {
         draw_last(f, app, r, rh, last_area);
     }
     let offset = rhythm.map_or(0, |rh| rh.stragglers.len());
-    crate::fabric_ecmp::draw(f, app, r, offset, rest);
+    crate::fabric_ecmp::draw(f, r, app.selected_row().checked_sub(offset), rest);
 }
 
 /// Who finished last: one row per host last in two or more iterations (its QP is the row's

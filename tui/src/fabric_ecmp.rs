@@ -3,10 +3,9 @@
 //! `--ecmp-paths`, measured at the capture points `--uplinks` names (docs/verdicts.md
 //! "ECMP").
 
-use crate::app::App;
 use ratatui::layout::Rect;
 use ratatui::style::{Color, Modifier, Style};
-use ratatui::text::Line;
+use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Paragraph};
 use ratatui::Frame;
 use rocescope_analyzer::ecmp::{
@@ -41,24 +40,29 @@ fn uplink_of(u: Option<&UplinkReport>, flow: usize) -> Option<&str> {
     measured_imbalance(u?).filter(|l| l.elephants.contains(&flow)).map(|l| l.name.as_str())
 }
 
-fn elephant_lines(r: &Report, offset: usize, selected: usize, lines: &mut Vec<Line<'static>>) {
+/// The pane's lines, each with the flow Enter opens on it (the elephants').
+type Lines = Vec<(Line<'static>, Option<usize>)>;
+
+fn elephant_lines(r: &Report, lines: &mut Lines) {
     let el = &r.elephants;
     if el.data_flows == 0 {
-        lines.push(Line::from("no data flows: nothing for ECMP to spread"));
+        lines.push((Line::from("no data flows: nothing for ECMP to spread"), None));
         return;
     }
-    lines.push(Line::from(format!(
-        "{} data flows, {}: the top {} carry {:.1}%, {} carry {:.0}% of the bytes",
-        el.data_flows,
-        size(el.data_bytes),
-        el.top.len(),
-        el.top_share * 100.0,
-        el.flows_for_share,
-        el.share * 100.0
-    )));
+    lines.push((
+        Line::from(format!(
+            "{} data flows, {}: the top {} carry {:.1}%, {} carry {:.0}% of the bytes",
+            el.data_flows,
+            size(el.data_bytes),
+            el.top.len(),
+            el.top_share * 100.0,
+            el.flows_for_share,
+            el.share * 100.0
+        )),
+        None,
+    ));
     let multi = r.points.len() > 1;
-    for (i, x) in el.top.iter().enumerate() {
-        let sel = offset + i == selected;
+    for x in &el.top {
         let at = match r.points.get(usize::from(x.point)) {
             Some(p) if multi => format!(" at {}", p.name),
             _ => String::new(),
@@ -71,8 +75,7 @@ fn elephant_lines(r: &Report, offset: usize, selected: usize, lines: &mut Vec<Li
                     .map(|p| format!("  on the overloaded path {p} (predicted)"))
             });
         let text = format!(
-            "{} {:<15} → {:<15} QP 0x{:06x} {:>10} {:>5.1}%  port {}{at}{}",
-            if sel { '>' } else { ' ' },
+            "{:<15} → {:<15} QP 0x{:06x} {:>10} {:>5.1}%  port {}{at}{}",
             x.src.to_string(),
             x.dst.to_string(),
             x.dest_qp,
@@ -81,11 +84,8 @@ fn elephant_lines(r: &Report, offset: usize, selected: usize, lines: &mut Vec<Li
             x.udp_src_port.map_or("- (RoCEv1)".to_string(), |p| p.to_string()),
             path.as_deref().unwrap_or("")
         );
-        let mut style = if path.is_some() { Style::new().fg(Color::Red) } else { Style::new() };
-        if sel {
-            style = style.add_modifier(Modifier::REVERSED);
-        }
-        lines.push(Line::styled(text, style));
+        let style = if path.is_some() { Style::new().fg(Color::Red) } else { Style::new() };
+        lines.push((Line::styled(text, style), Some(x.flow)));
     }
 }
 
@@ -174,26 +174,59 @@ fn uplink_lines(u: &UplinkReport, lines: &mut Vec<Line<'static>>) {
     }
 }
 
-/// Draw the elephants and the ECMP picture into `area`; the elephants are the screen's rows
-/// from `offset` on (the stragglers' come first).
-pub(crate) fn draw(f: &mut Frame<'_>, app: &App, r: &Report, offset: usize, area: Rect) {
-    let mut lines: Vec<Line<'static>> = Vec::new();
-    elephant_lines(r, offset, app.selected_row(), &mut lines);
-    entropy_lines(r, &mut lines);
+/// The pane's lines: the elephants (Enter opens one), the ECMP entropy, the paths or
+/// uplinks as bars. Every line is a row of the Fabric screen after the stragglers', so `j`,
+/// `k`, `PgDn` and `G` reach the last bar however short the terminal (issue 41).
+pub(crate) fn lines(r: &Report) -> Lines {
+    let mut lines = Lines::new();
+    elephant_lines(r, &mut lines);
+    let mut rest: Vec<Line<'static>> = Vec::new();
+    entropy_lines(r, &mut rest);
     if let Some(p) = &r.ecmp.prediction {
-        prediction_lines(p, &mut lines);
+        prediction_lines(p, &mut rest);
     }
     if let Some(u) = &r.ecmp.uplinks {
-        uplink_lines(u, &mut lines);
+        uplink_lines(u, &mut rest);
     }
     if r.ecmp.prediction.is_none() && r.ecmp.uplinks.is_none() && r.elephants.busy_flows > 0 {
-        lines.push(Line::styled(
+        rest.push(Line::styled(
             "(--ecmp-paths N predicts where a switch's hash puts them; --uplinks A,B,... measures it)",
             Style::new().add_modifier(Modifier::DIM),
         ));
     }
+    lines.extend(rest.into_iter().map(|l| (l, None)));
+    lines
+}
+
+/// Draw the pane into `area` with line `selected` (of [`lines`]; none when `None`) marked
+/// and scrolled into view.
+pub(crate) fn draw(f: &mut Frame<'_>, r: &Report, selected: Option<usize>, area: Rect) {
+    let all = lines(r);
+    let total = all.len();
+    let inner = usize::from(area.height.saturating_sub(2)).max(1);
+    let first = selected.map_or(0, |s| (s + 1).saturating_sub(inner));
+    let shown: Vec<Line<'static>> = all
+        .into_iter()
+        .enumerate()
+        .skip(first)
+        .take(inner)
+        .map(|(i, (line, _))| {
+            let sel = Some(i) == selected;
+            let mut spans = vec![Span::raw(if sel { "> " } else { "  " })];
+            spans.extend(line.spans);
+            let style = if sel { line.style.add_modifier(Modifier::REVERSED) } else { line.style };
+            Line::from(spans).style(style)
+        })
+        .collect();
+    // Lines past the pane's end: say how far down it is.
+    let more = if total > inner {
+        format!(" line {} of {total}: j, k, PgDn, G ", selected.map_or(1, |s| s + 1))
+    } else {
+        String::new()
+    };
     f.render_widget(
-        Paragraph::new(lines).block(Block::bordered().title(" elephants and ECMP; Enter: QP detail ")),
+        Paragraph::new(shown)
+            .block(Block::bordered().title(" elephants and ECMP; Enter: QP detail ").title_bottom(more)),
         area,
     );
 }

@@ -43,6 +43,10 @@ pub enum Action {
     PrevPoint,
     /// Congestion screen: the next capture point.
     NextPoint,
+    /// Packets: scroll the lines right (their ends: PSN, flags).
+    ScrollRight,
+    /// Packets: scroll the lines back left.
+    ScrollLeft,
     /// Show or hide the key list.
     Help,
 }
@@ -77,7 +81,7 @@ pub const KEYS: &[Binding] = &[
         chars: &[],
         names: &["tab"],
         action: Action::NextScreen,
-        help: "next screen",
+        help: "next / previous screen",
     },
     Binding {
         label: "",
@@ -92,7 +96,7 @@ pub const KEYS: &[Binding] = &[
         chars: &['1'],
         names: &[],
         action: Action::Screen(1),
-        help: "screens: QPs, Packets, Pause, Audit, Findings, Congestion, Fabric",
+        help: "the screens, as the tab bar numbers them",
     },
     Binding { label: "", chars: &['2'], names: &[], action: Action::Screen(2), help: "Packets" },
     Binding {
@@ -118,18 +122,31 @@ pub const KEYS: &[Binding] = &[
         action: Action::Screen(7),
         help: "Fabric (iterations, stragglers, elephants, ECMP)",
     },
-    Binding { label: "k, Up", chars: &['k'], names: &["up"], action: Action::Up, help: "move up" },
-    Binding { label: "j, Down", chars: &['j'], names: &["down"], action: Action::Down, help: "move down" },
-    Binding { label: "PgUp, Ctrl-B", chars: &[], names: &["pgup"], action: Action::PageUp, help: "page up" },
+    // Pairs share a help line (the second's label is empty): the list fits 80x24.
     Binding {
-        label: "PgDn, Ctrl-F",
+        label: "j k, Down Up",
+        chars: &['j'],
+        names: &["down"],
+        action: Action::Down,
+        help: "move down / up",
+    },
+    Binding { label: "", chars: &['k'], names: &["up"], action: Action::Up, help: "move up" },
+    Binding {
+        label: "PgDn PgUp",
         chars: &[],
         names: &["pgdn"],
         action: Action::PageDown,
-        help: "page down",
+        help: "page down / up (also Ctrl-F, Ctrl-B)",
     },
-    Binding { label: "g, Home", chars: &['g'], names: &["home"], action: Action::Top, help: "first row" },
-    Binding { label: "G, End", chars: &['G'], names: &["end"], action: Action::Bottom, help: "last row" },
+    Binding { label: "", chars: &[], names: &["pgup"], action: Action::PageUp, help: "page up" },
+    Binding {
+        label: "g G, Home End",
+        chars: &['g'],
+        names: &["home"],
+        action: Action::Top,
+        help: "first / last row",
+    },
+    Binding { label: "", chars: &['G'], names: &["end"], action: Action::Bottom, help: "last row" },
     Binding {
         label: "Enter, l",
         chars: &['l'],
@@ -139,13 +156,21 @@ pub const KEYS: &[Binding] = &[
     },
     Binding { label: "Esc, h", chars: &['h'], names: &["esc"], action: Action::Back, help: "back" },
     Binding {
-        label: "s",
+        label: "s, S",
         chars: &['s'],
         names: &[],
         action: Action::SortNext,
-        help: "sort by the next column (QPs)",
+        help: "QPs: sort by the next column / reverse the sort",
     },
-    Binding { label: "S", chars: &['S'], names: &[], action: Action::SortReverse, help: "reverse the sort" },
+    Binding { label: "", chars: &['S'], names: &[], action: Action::SortReverse, help: "reverse the sort" },
+    Binding {
+        label: "Right, Left",
+        chars: &['>'],
+        names: &["right"],
+        action: Action::ScrollRight,
+        help: "Packets: scroll the lines sideways (as less -S)",
+    },
+    Binding { label: "", chars: &['<'], names: &["left"], action: Action::ScrollLeft, help: "scroll left" },
     Binding {
         label: "Space",
         chars: &[' '],

@@ -145,6 +145,8 @@ fn handle_event(app: &mut App, ev: Event) {
                 KeyCode::PageDown => keys::for_name("pgdn"),
                 KeyCode::Home => keys::for_name("home"),
                 KeyCode::End => keys::for_name("end"),
+                KeyCode::Right => keys::for_name("right"),
+                KeyCode::Left => keys::for_name("left"),
                 _ => None,
             };
             if let Some(a) = action {

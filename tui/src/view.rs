@@ -227,7 +227,9 @@ fn draw_footer(f: &mut Frame<'_>, app: &App, area: Rect) {
         Line::from(Span::styled(n.clone(), health_style("warning")))
     } else if app.screen == Screen::Packets && !app.packet_filter_text.is_empty() {
         Line::from(format!("packet filter: {}   (/ to edit)   q quit  ? keys", app.packet_filter_text))
-    } else if app.screen != Screen::Packets && !app.filter_text.is_empty() {
+    } else if app.screen == Screen::Qps && !app.filter_text.is_empty() {
+        // Only where it filters: the QPs rows (issue 41: Findings showed the badge over all
+        // of its rows).
         Line::from(format!("filter: {}   (/ to edit)   q quit  ? keys", app.filter_text))
     } else {
         let live = app.shown.as_ref().is_some_and(|s| s.live);
@@ -268,8 +270,8 @@ fn key_bar(width: usize, live: bool) -> String {
 /// keeps it. Narrow keeps what answers "is it losing, is it marked": 80x24 stays readable.
 const QP_COLUMNS: [(&str, Constraint, bool); 14] = [
     ("health", Constraint::Length(7), true),
-    ("A (QP)", Constraint::Min(16), true),
-    ("B (QP)", Constraint::Min(16), true),
+    ("QP A", Constraint::Min(16), true),
+    ("QP B", Constraint::Min(16), true),
     ("pkts", Constraint::Length(7), true),
     ("Gb/s now/peak", Constraint::Length(13), false),
     ("msgs", Constraint::Length(6), false),
@@ -282,6 +284,14 @@ const QP_COLUMNS: [(&str, Constraint, bool); 14] = [
     ("DSCP", Constraint::Length(6), false),
     ("PCP", Constraint::Length(4), false),
 ];
+
+/// A fixed column's width (a `Min` column's least).
+fn width_of(c: Constraint) -> u16 {
+    match c {
+        Constraint::Length(n) | Constraint::Min(n) => n,
+        _ => 0,
+    }
+}
 
 /// Terminal width from which every QPs column is shown.
 const WIDE_QPS: u16 = 130;
@@ -321,6 +331,25 @@ fn draw_qps(f: &mut Frame<'_>, app: &App, area: Rect) {
     let sel = app.selected[0].min(rows.len().saturating_sub(1));
     // Build widgets for the visible window only (the selection kept in view): formatting
     // 10,000 rows to show 40 is what made large captures sluggish.
+    // The host columns' width, so a label cut there says so (`…`): the QP comes first and
+    // stays (issue 41).
+    let fixed: u16 = QP_COLUMNS
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| keep(*i) && *i != 1 && *i != 2)
+        .map(|(_, c)| width_of(c.1))
+        .sum();
+    let n_cols =
+        QP_COLUMNS.iter().enumerate().filter(|(i, _)| keep(*i)).count() as u16 + u16::from(point_w > 0);
+    let host_w =
+        usize::from(area.width.saturating_sub(2 + 2 + fixed + point_w + n_cols.saturating_sub(1)) / 2);
+    let fit = |label: &str| -> String {
+        if label.chars().count() <= host_w || host_w < 2 {
+            label.to_string()
+        } else {
+            label.chars().take(host_w - 1).chain(['…']).collect()
+        }
+    };
     let visible = usize::from(area.height.saturating_sub(3)).max(1);
     let start = (sel + 1).saturating_sub(visible);
     app.qps_offset.set(start);
@@ -329,8 +358,8 @@ fn draw_qps(f: &mut Frame<'_>, app: &App, area: Rect) {
         .map(|r| {
             let cells = [
                 Cell::from(health_mark(r.row.health)).style(health_style(r.row.health)),
-                Cell::from(r.a_label.clone()),
-                Cell::from(r.b_label.clone()),
+                Cell::from(fit(&r.a_label)),
+                Cell::from(fit(&r.b_label)),
                 Cell::from(format!("{}", r.row.pkts)),
                 Cell::from(format!("{:.2}/{:.2}", r.gbps_now, r.gbps_peak)),
                 Cell::from(r.messages.to_string()),
@@ -650,8 +679,26 @@ fn draw_packets(f: &mut Frame<'_>, app: &App, area: Rect, tree: TreeFn<'_>) {
         }
     }
     let sel = app.selected[1].min(rows.len().saturating_sub(1));
-    let body: Vec<Row<'_>> = rows.iter().map(|r| Row::new(vec![Cell::from(r.summary.clone())])).collect();
+    // Scrolled sideways (Right, Left; as less -S): a line's end (PSN, flags) is reachable at
+    // any width (issue 41).
+    let skip = app.packet_hscroll;
+    let body: Vec<Row<'_>> = rows
+        .iter()
+        .map(|r| {
+            let text: String =
+                if skip == 0 { r.summary.clone() } else { r.summary.chars().skip(skip).collect() };
+            Row::new(vec![Cell::from(text)])
+        })
+        .collect();
     let kept = s.frames.len();
+    let width = usize::from(area.width.saturating_sub(4));
+    let cut = rows.get(sel).is_some_and(|r| r.summary.chars().count() > skip + width);
+    let sideways = match (skip, cut) {
+        (0, false) => String::new(),
+        (0, true) => "Right: more ".to_string(),
+        (n, true) => format!("from column {}, Left Right ", n + 1),
+        (n, false) => format!("from column {}, Left ", n + 1),
+    };
     let title = match (&app.packet_flows, app.packet_filter.is_some()) {
         (Some(_), false) => format!(" packets of the selected QP: {} (Esc: all) ", rows.len()),
         (Some(_), true) => {
@@ -661,7 +708,7 @@ fn draw_packets(f: &mut Frame<'_>, app: &App, area: Rect, tree: TreeFn<'_>) {
         (None, false) => format!(" packets: the last {} ", rows.len()),
     };
     let table = Table::new(body, [Constraint::Min(10)])
-        .block(Block::bordered().title(title))
+        .block(Block::bordered().title(title).title_bottom(sideways))
         .row_highlight_style(Style::new().add_modifier(Modifier::REVERSED))
         .highlight_symbol("> ");
     let mut state = TableState::default().with_selected(if rows.is_empty() { None } else { Some(sel) });
@@ -670,6 +717,8 @@ fn draw_packets(f: &mut Frame<'_>, app: &App, area: Rect, tree: TreeFn<'_>) {
 
 /// Widths of the Pause screen's columns before the strip.
 const PAUSE_FIXED: [u16; 5] = [17, 7, 9, 8, 18];
+/// The marks column under 100 columns: the worst mark alone ("DEADLOCK?").
+const NARROW_MARKS: u16 = 9;
 
 /// The NIC's counters beside the capture's figures (`--counters`), under the timelines.
 fn draw_counters(f: &mut Frame<'_>, c: &rocescope_analyzer::nic_counters::CountersReport, area: Rect) {
@@ -733,11 +782,17 @@ fn draw_pause(f: &mut Frame<'_>, app: &App, area: Rect) {
     } else {
         0
     };
-    let fixed: u16 = PAUSE_FIXED.iter().sum::<u16>() + 5 + 2 + if point_w > 0 { point_w + 1 } else { 0 };
+    // Narrow (80 columns): the worst mark alone, in a column as wide as "DEADLOCK?", so the
+    // strip keeps 23 columns rather than 14 (issue 41).
+    let narrow = area.width < 100;
+    let marks_w = if narrow { NARROW_MARKS } else { PAUSE_FIXED[4] };
+    let fixed: u16 =
+        PAUSE_FIXED[..4].iter().sum::<u16>() + marks_w + 5 + 2 + if point_w > 0 { point_w + 1 } else { 0 };
     let strip_w = usize::from(area.width.saturating_sub(fixed)).max(10);
     if s.report.pfc.is_empty() {
         f.render_widget(
             Paragraph::new("no PFC or PAUSE frames. Hosts consume them: capture from a TAP or a switch mirror to see pauses.")
+                .wrap(Wrap { trim: true })
                 .block(Block::bordered().title(" Pause ")),
             area,
         );
@@ -785,7 +840,12 @@ fn draw_pause(f: &mut Frame<'_>, app: &App, area: Rect) {
                 Cell::from(what),
                 Cell::from(format!("{}/{}", p.pause_frames, p.xon_frames)),
                 Cell::from(format!("{:.0}", p.max_pause_us_per_s)),
-                Cell::from(marks.join(" ")).style(style),
+                Cell::from(if narrow {
+                    marks.first().copied().unwrap_or_default().to_string()
+                } else {
+                    marks.join(" ")
+                })
+                .style(style),
                 Cell::from(strip.into_iter().collect::<String>()).style(style),
             ];
             if point_w > 0 {
@@ -797,8 +857,15 @@ fn draw_pause(f: &mut Frame<'_>, app: &App, area: Rect) {
         })
         .collect();
     let mut titles = vec!["source MAC", "kind", "pause/XON", "µs/s max", "", "paused over the capture (█)"];
-    let mut widths: Vec<Constraint> =
-        PAUSE_FIXED.iter().map(|w| Constraint::Length(*w)).chain([Constraint::Min(10)]).collect();
+    let mut widths: Vec<Constraint> = PAUSE_FIXED[..4]
+        .iter()
+        .chain([&marks_w])
+        .map(|w| Constraint::Length(*w))
+        .chain([Constraint::Min(10)])
+        .collect();
+    if narrow {
+        titles[5] = "paused (█)";
+    }
     if point_w > 0 {
         titles.insert(0, "point");
         widths.insert(0, Constraint::Length(point_w));
@@ -896,7 +963,10 @@ fn draw_findings(f: &mut Frame<'_>, app: &App, area: Rect) {
         f.render_widget(Paragraph::new("no findings").block(Block::bordered().title(" Findings ")), area);
         return;
     }
-    let [list, detail] = Layout::vertical([Constraint::Min(3), Constraint::Length(7)]).areas(area);
+    // The selected finding whole (its title wraps there: the list cuts it at 80 columns) and
+    // its evidence, below the list.
+    let detail_h = (area.height / 2).clamp(7, 12);
+    let [list, detail] = Layout::vertical([Constraint::Min(3), Constraint::Length(detail_h)]).areas(area);
     let sel = app.selected[4].min(fs.len().saturating_sub(1));
     let body: Vec<Row<'_>> = fs
         .iter()
@@ -914,9 +984,8 @@ fn draw_findings(f: &mut Frame<'_>, app: &App, area: Rect) {
     let lines: Vec<Line<'_>> = fs
         .get(sel)
         .map(|fd| {
-            fd.evidence
-                .iter()
-                .map(|e| {
+            std::iter::once(Line::styled(fd.title.clone(), Style::new().add_modifier(Modifier::BOLD)))
+                .chain(fd.evidence.iter().map(|e| {
                     if e.ts_ns > 0 {
                         Line::from(format!(
                             "frame {} at {:.6} s: {}",
@@ -927,26 +996,58 @@ fn draw_findings(f: &mut Frame<'_>, app: &App, area: Rect) {
                     } else {
                         Line::from(format!("frame {}: {}", e.frame, e.what))
                     }
-                })
+                }))
                 .collect()
         })
         .unwrap_or_default();
-    f.render_widget(Paragraph::new(lines).block(Block::bordered().title(" evidence ")), detail);
+    f.render_widget(
+        Paragraph::new(lines)
+            .wrap(Wrap { trim: false })
+            .block(Block::bordered().title(" the finding and its evidence ")),
+        detail,
+    );
 }
 
 fn draw_help(f: &mut Frame<'_>, area: Rect) {
-    let w = area.width.min(76);
-    // Bindings without a label are covered by the line before theirs.
-    let shown = KEYS.iter().filter(|b| !b.label.is_empty()).count();
-    let h = (u16::try_from(shown).unwrap_or(u16::MAX).saturating_add(2)).min(area.height);
+    let w = area.width.min(80);
+    // Bindings without a label are covered by the line before theirs; a help text longer
+    // than the box wraps under itself, never cut (issue 41).
+    let text_w = usize::from(w.saturating_sub(2)).saturating_sub(HELP_LABEL + 1).max(10);
+    let mut lines: Vec<Line<'_>> = Vec::new();
+    for b in KEYS.iter().filter(|b| !b.label.is_empty()) {
+        for (i, part) in wrap_words(b.help, text_w).into_iter().enumerate() {
+            let label = if i == 0 { b.label } else { "" };
+            lines.push(Line::from(format!("{label:<HELP_LABEL$} {part}")));
+        }
+    }
+    let h = (u16::try_from(lines.len()).unwrap_or(u16::MAX).saturating_add(2)).min(area.height);
     let r = Rect { x: area.x + (area.width - w) / 2, y: area.y + (area.height - h) / 2, width: w, height: h };
-    let lines: Vec<Line<'_>> = KEYS
-        .iter()
-        .filter(|b| !b.label.is_empty())
-        .map(|b| Line::from(format!("{:<16} {}", b.label, b.help)))
-        .collect();
     f.render_widget(Clear, r);
-    f.render_widget(Paragraph::new(lines).block(Block::bordered().title(" keys (any key closes) ")), r);
+    f.render_widget(
+        Paragraph::new(lines).block(Block::bordered().title(" keys: q, Esc or any key closes ")),
+        r,
+    );
+}
+
+/// The key column of the help.
+const HELP_LABEL: usize = 16;
+
+/// `text` in lines of at most `width` characters, broken between words (a longer word is a
+/// line of its own).
+fn wrap_words(text: &str, width: usize) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut line = String::new();
+    for word in text.split(' ') {
+        if !line.is_empty() && line.chars().count() + 1 + word.chars().count() > width {
+            out.push(std::mem::take(&mut line));
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    out.push(line);
+    out
 }
 
 #[cfg(test)]

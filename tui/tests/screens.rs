@@ -24,7 +24,26 @@ fn snapshot(name: &str, audit: AuditConfig) -> Snapshot {
 
 /// [`snapshot`] with any analysis settings.
 fn snapshot_with(name: &str, cfg: Config) -> Snapshot {
-    let mut src = Source::file(&sample(name)).expect("sample opens");
+    snapshot_of(&sample(name), name, cfg)
+}
+
+/// A real capture (`../shared/real-captures`, or `$ROCESCOPE_REAL_CAPTURES`), or `None`
+/// where the folder is absent: the test then skips, saying so.
+fn real(name: &str) -> Option<PathBuf> {
+    let dir = std::env::var_os("ROCESCOPE_REAL_CAPTURES")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/real-captures"));
+    let path = dir.join(name);
+    if !path.is_file() {
+        eprintln!("skipped: no real capture at {}", path.display());
+        return None;
+    }
+    Some(path)
+}
+
+/// The capture at `path`, analysed as [`snapshot`] does, shown as `name`.
+fn snapshot_of(path: &std::path::Path, name: &str, cfg: Config) -> Snapshot {
+    let mut src = Source::file(path).expect("capture opens");
     let opts = DecodeOptions::default();
     let mut analyzer = Analyzer::new(cfg);
     let mut frames = Vec::new();
@@ -381,7 +400,7 @@ fn merged_captures_show_their_points() {
         app_with(snapshot_merged(&["two-points-sender.pcap", "two-points-receiver.pcap", "pfc-storm.pcap"]));
     let screen = render(&mut app, 160, 12);
     insta::assert_snapshot!("qps_merged_points", screen);
-    let row = |point: &str| screen.lines().find(|l| l.contains(point) && l.contains("10.0.0.1 (0x71)"));
+    let row = |point: &str| screen.lines().find(|l| l.contains(point) && l.contains("0x71 10.0.0.1"));
     assert!(row("two-points-sender.pcap").is_some_and(|l| l.contains("3/0")), "{screen}");
     assert!(row("two-points-receiver.pcap").is_some(), "{screen}");
     app.act(Action::Screen(3));
@@ -430,7 +449,7 @@ fn loss_means_what_the_report_means() {
     assert!(s.report.findings.iter().any(|f| f.kind == "rnr" && f.title.contains("not loss")));
     let mut app = app_with(s.clone());
     assert_eq!(filtered(&mut app, "loss"), Vec::<String>::new(), "an RNR retry is not loss");
-    assert_eq!(filtered(&mut app, "rnr and retx>0"), ["10.0.0.1 (0x61)"], "but it is a resend");
+    assert_eq!(filtered(&mut app, "rnr and retx>0"), ["0x61 10.0.0.1"], "but it is a resend");
     assert_eq!(filtered(&mut app, "not loss").len(), 1);
     assert!(lossy_in_report(&s).is_empty());
 
@@ -440,7 +459,7 @@ fn loss_means_what_the_report_means() {
     let mut app = app_with(s.clone());
     let mut lossy = filtered(&mut app, "loss");
     lossy.sort();
-    assert_eq!(lossy, ["10.0.0.1 (0x31)", "10.0.0.3 (0x41)", "10.0.0.5 (0x51)"]);
+    assert_eq!(lossy, ["0x31 10.0.0.1", "0x41 10.0.0.3", "0x51 10.0.0.5"]);
     let mut conns: Vec<usize> = app.rows().iter().map(|r| r.conn).collect();
     conns.sort_unstable();
     assert_eq!(conns, lossy_in_report(&s));
@@ -449,7 +468,7 @@ fn loss_means_what_the_report_means() {
     let s = snapshot("demo.pcap", AuditConfig::default());
     let mut app = app_with(s.clone());
     let lossy = filtered(&mut app, "loss");
-    assert!(!lossy.contains(&"10.0.0.1 (0x61)".to_string()), "{lossy:?}");
+    assert!(!lossy.contains(&"0x61 10.0.0.1".to_string()), "{lossy:?}");
     let mut conns: Vec<usize> = app.rows().iter().map(|r| r.conn).collect();
     conns.sort_unstable();
     assert_eq!(conns, lossy_in_report(&s));
@@ -857,9 +876,12 @@ fn fabric_screen_shows_the_iterations_and_the_straggler() {
     app.act(Action::Screen(7));
     let screen = render(&mut app, 160, 45);
     assert!(screen.contains("no training rhythm here"), "{screen}");
-    // Its rows are then the elephants alone.
-    let top = app.shown.as_ref().map(|s| s.report.elephants.top.len());
-    assert_eq!(Some(app.row_count()), top);
+    // Its rows are then the lower pane's lines, of which the elephants open their QPs.
+    let shown = app.shown.clone().expect("a snapshot");
+    let flows: Vec<usize> = rocescope_tui::fabric::rows(&shown.report, 0).into_iter().flatten().collect();
+    let top: Vec<usize> = shown.report.elephants.top.iter().map(|e| e.flow).collect();
+    assert_eq!(flows, top);
+    assert!(app.row_count() > top.len(), "the other lines scroll too");
 }
 
 /// The Fabric screen's elephants and ECMP: a host pair whose busy QPs share one UDP source
@@ -887,12 +909,23 @@ fn fabric_screen_shows_the_elephants_and_where_ecmp_puts_them() {
     ] {
         assert!(screen.contains(&text), "{text}:\n{screen}");
     }
-    assert_eq!(app.row_count(), r.elephants.top.len(), "no rhythm: the elephants are the rows");
+    // No rhythm: the rows are the pane's lines; the elephants' open their QPs, the header,
+    // the entropy lines and the path bars only scroll (issue 41: at 80x24 the bars were out
+    // of reach).
+    let rows = rocescope_tui::fabric::rows(r, 0);
+    assert_eq!(app.row_count(), rows.len());
+    let flows: Vec<usize> = rows.iter().flatten().copied().collect();
+    assert_eq!(flows, r.elephants.top.iter().map(|e| e.flow).collect::<Vec<_>>());
+    app.act(Action::Bottom);
+    let bottom = render(&mut app, 80, 24);
+    assert!(bottom.contains(&format!("│>   path {:<4}", p.loads.len().min(8) - 1)), "{bottom}");
+    app.act(Action::Top);
     let _ = render(&mut app, 80, 24);
     for (w, h) in TINY {
         let _ = render(&mut app, w, h);
     }
-    // Enter on the second elephant: its connection.
+    // Enter on the second elephant (the pane's third line): its connection.
+    app.act(Action::Down);
     app.act(Action::Down);
     app.act(Action::Enter);
     assert_eq!(app.screen, Screen::Qps);
@@ -987,4 +1020,75 @@ fn the_packet_filter_decodes_as_the_worker_did() {
     assert_eq!(app.packet_rows(&s).len(), 1);
     s.decode.roce_port = 4792;
     assert_eq!(app.packet_rows(&s).len(), 0);
+}
+
+/// Issue 41: an 80x24 terminal on real captures. Every screen is snapshotted; the QPs rows
+/// show their QP numbers (the addresses are what is cut); the key list closes on `q` and
+/// `Esc` without quitting and no help line is cut; the Packets lines scroll sideways; every
+/// line of the Fabric screen's lower pane is reachable.
+#[test]
+fn every_screen_at_80x24_on_real_captures() {
+    for name in ["rocev2_test.pcap", "rdma-nccl2.pcap"] {
+        let Some(path) = real(name) else { return };
+        let mut app = app_with(snapshot_of(&path, name, Config::default()));
+        let screens = ["qps", "packets", "pause", "audit", "findings", "congestion", "fabric"];
+        for (i, screen) in screens.iter().enumerate() {
+            app.act(Action::Screen(i as u8 + 1));
+            let shot = render(&mut app, 80, 24);
+            insta::assert_snapshot!(format!("real_80x24_{}_{screen}", name.replace(['.', '-'], "_")), shot);
+        }
+        // QPs: each row's two QP numbers are on screen.
+        app.act(Action::Screen(1));
+        let shot = render(&mut app, 80, 24);
+        let rows: Vec<&str> = shot.lines().skip(6).take_while(|l| !l.starts_with('└')).collect();
+        assert!(!rows.is_empty(), "{shot}");
+        for row in &rows {
+            assert!(
+                row.matches(" 0x").count() + row.matches(" ? ").count() >= 2,
+                "a row without its QPs: {row}\n{shot}"
+            );
+        }
+        // The key list: q and Esc close it, and the program goes on.
+        for close in [Action::Quit, Action::Back] {
+            app.act(Action::Help);
+            assert!(app.help);
+            let shot = render(&mut app, 80, 24);
+            for b in rocescope_tui::keys::KEYS.iter().filter(|b| !b.label.is_empty()) {
+                let last = b.help.split(' ').next_back().unwrap_or_default();
+                assert!(shot.contains(last), "help for {} cut:\n{shot}", b.label);
+            }
+            app.act(close);
+            assert!(!app.help && !app.quit, "{close:?} closes the key list only");
+        }
+        // Packets: Right shows a line's end, Left brings its start back.
+        app.act(Action::Screen(2));
+        let start = render(&mut app, 80, 24);
+        app.act(Action::ScrollRight);
+        let right = render(&mut app, 80, 24);
+        assert_ne!(start, right);
+        assert!(right.contains("from column 21"), "{right}");
+        app.act(Action::ScrollLeft);
+        assert_eq!(render(&mut app, 80, 24), start);
+        // Fabric: G selects the pane's last line, and it is drawn.
+        app.act(Action::Screen(7));
+        app.act(Action::Bottom);
+        let shot = render(&mut app, 80, 24);
+        let marked: Vec<&str> = shot.lines().filter(|l| l.starts_with("│> ")).collect();
+        assert_eq!(marked.len(), 1, "{shot}");
+    }
+}
+
+/// Issue 41: the `/` badge shows only where the filter applies (the QPs rows).
+#[test]
+fn the_filter_badge_only_where_it_filters() {
+    let mut app = app_with(snapshot("demo.pcap", AuditConfig::default()));
+    app.act(Action::Filter);
+    app.filter_edits("ce>0".chars().map(LineEdit::Insert));
+    app.filter_edits([LineEdit::Apply]);
+    assert!(render(&mut app, 80, 24).contains("filter: ce>0"));
+    app.act(Action::Screen(5));
+    let findings = render(&mut app, 80, 24);
+    assert!(!findings.contains("filter: ce>0"), "{findings}");
+    app.act(Action::Screen(1));
+    assert!(render(&mut app, 80, 24).contains("filter: ce>0"));
 }
