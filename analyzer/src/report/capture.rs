@@ -3,29 +3,6 @@
 
 use super::*;
 
-impl Finding {
-    /// A finding about the capture as a whole (no flow, MAC or priority).
-    pub(super) fn about_capture(
-        severity: Severity,
-        kind: FindingKind,
-        title: String,
-        evidence: Vec<EvidenceRef>,
-        weight: u64,
-    ) -> Finding {
-        Finding {
-            severity,
-            kind,
-            title,
-            flow: None,
-            src_mac: None,
-            priority: None,
-            evidence,
-            weight,
-            folded: None,
-        }
-    }
-}
-
 /// The findings about the capture as a whole, from its totals `t`.
 pub(super) fn capture_findings(t: &crate::Totals, findings: &mut FindingSink) {
     if t.malformed > 0 {
