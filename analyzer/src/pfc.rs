@@ -23,7 +23,7 @@
 //! way does not count against it).
 
 use rocescope_decoder::mac_control::quanta_to_ns;
-use serde::Serialize;
+pub use rocescope_model::pauses::{Interval, PauseKind, Storm};
 
 /// Intervals kept per timeline for the report (totals stay exact beyond it).
 const MAX_INTERVALS: usize = 512;
@@ -56,58 +56,6 @@ pub const DEFAULT_PAUSE_ALLOWANCE_NS: i64 = 7_000;
 /// compliant peer can deliver late even with capture timestamps off by a frame or two, so
 /// the finding rests on a pattern, not on one frame's timing.
 pub const IGNORED_CRITICAL_FRAMES: u64 = 8;
-
-/// PFC or link-level PAUSE.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum PauseKind {
-    /// 802.1Qbb per-priority flow control.
-    Pfc,
-    /// 802.3x PAUSE (the whole link; reported as priority 0).
-    Pause,
-}
-
-/// One paused interval.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-pub struct Interval {
-    /// Start, ns since the epoch: the pause frame that began it (the pause took effect).
-    pub start_ns: i64,
-    /// End (expiry or XON).
-    pub end_ns: i64,
-    /// Ended by an XON rather than by expiry.
-    pub xon: bool,
-    /// Pause frames that started or extended it.
-    pub frames: u64,
-    /// Frame number that started it.
-    pub first_frame: u64,
-    /// RoCE packets on this priority at this capture point while paused, to any destination
-    /// (for 802.3x PAUSE, on any priority).
-    pub roce_during: u64,
-    /// Of those, packets the pause asks to stop: sent to the pausing MAC, or by its link
-    /// peer when the pausing MAC sends no RoCE here ([`Towards`]).
-    pub roce_towards: u64,
-    /// Of those, packets that arrived more than the response allowance after the pause
-    /// took effect: sent in spite of the pause.
-    pub ignored: u64,
-    /// RoCE to the pausing MAC on this priority had been seen before the pause began, so
-    /// the traffic's direction can be judged (not in the JSON).
-    #[serde(skip)]
-    pub towards_before: bool,
-    /// RoCE on this priority had been seen before the pause began (not in the JSON).
-    #[serde(skip)]
-    pub any_before: bool,
-}
-
-/// A run of storm windows.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
-pub struct Storm {
-    /// Start of the first window.
-    pub start_ns: i64,
-    /// End of the last window.
-    pub end_ns: i64,
-    /// Highest paused fraction of a window.
-    pub max_fraction: f64,
-}
 
 /// Settings.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -190,6 +138,9 @@ pub struct Timeline {
     /// Intervals beyond those kept.
     pub intervals_dropped: u64,
     current: Option<Interval>,
+    /// What RoCE the priority had carried before the pause under way began: whether its
+    /// traffic's direction can be judged (for the deadlock hint).
+    current_seen: SeenBefore,
     /// Link speed used.
     pub link_bps: u64,
     /// First frame number.
@@ -237,6 +188,7 @@ impl Timeline {
             intervals: Vec::new(),
             intervals_dropped: 0,
             current: None,
+            current_seen: SeenBefore::default(),
             link_bps,
             first_frame,
             storms: Vec::new(),
@@ -366,9 +318,8 @@ impl Timeline {
                     roce_during: 0,
                     roce_towards: 0,
                     ignored: 0,
-                    towards_before: seen.towards,
-                    any_before: seen.any,
-                })
+                });
+                self.current_seen = seen;
             }
         }
         closed
@@ -392,7 +343,8 @@ impl Timeline {
         // may continue in a deadlock). When it had not (the pausing MAC is no RoCE
         // destination here: a switch port in an L2 fabric, or a one-way capture), the
         // direction cannot be told: the priority's RoCE as a whole stopped.
-        let stopped = if c.towards_before { c.ignored == 0 } else { c.any_before && c.roce_during == 0 };
+        let seen = self.current_seen;
+        let stopped = if seen.towards { c.ignored == 0 } else { seen.any && c.roce_during == 0 };
         if len >= cfg.deadlock_ns && stopped {
             let longer = self.deadlock.is_none_or(|d| d.end_ns - d.start_ns < len);
             if longer {

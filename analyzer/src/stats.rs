@@ -3,7 +3,7 @@
 //! byte count of a frame, and mean and peak rates figured on one basis.
 
 use rocescope_decoder::{Link, Packet};
-use serde::Serialize;
+pub use rocescope_model::flows::{Burst, LatencySummary};
 
 /// Histogram buckets (fewer than 256: a bucket index fits a byte): bucket k holds values in [2^(k/4), 2^((k+1)/4)) nanoseconds.
 const BUCKETS: usize = 160;
@@ -144,23 +144,6 @@ impl Latency {
     }
 }
 
-/// A latency summary in nanoseconds.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-pub struct LatencySummary {
-    /// Samples.
-    pub count: u64,
-    /// Smallest.
-    pub min_ns: u64,
-    /// Mean.
-    pub mean_ns: u64,
-    /// Median (quarter-octave resolution).
-    pub p50_ns: u64,
-    /// 99th percentile (quarter-octave resolution).
-    pub p99_ns: u64,
-    /// Largest.
-    pub max_ns: u64,
-}
-
 /// Most bins a flow keeps; past that, adjacent bins merge and the width doubles.
 pub const MAX_BINS: usize = 64;
 
@@ -247,23 +230,6 @@ const PACKETS: usize = 1;
 const CE: usize = 2;
 const RESENT: usize = 3;
 const CNPS: usize = 4;
-
-/// The busiest bins of a series at the `--bin` width ([`Bins::burst`]).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
-pub struct Burst {
-    /// The bin width these figures are at (`--bin`).
-    pub bin_ns: u64,
-    /// The busiest bin's rate over its full width, Gb/s.
-    pub peak_gbps: f64,
-    /// Its start, ns after the capture start.
-    pub peak_offset_ns: u64,
-    /// Most CE-marked packets in one bin.
-    pub ce_peak: u32,
-    /// Packets in that bin (its CE fraction is `ce_peak / ce_peak_packets`).
-    pub ce_peak_packets: u32,
-    /// Its start, ns after the capture start (0 when no packet was marked).
-    pub ce_peak_offset_ns: u64,
-}
 
 impl Bins {
     /// Bins of `width_ns` (at least 1 µs).

@@ -11,9 +11,18 @@
 //! nothing from packets. docs/report-json.md in the repository says what every field means.
 #![forbid(unsafe_code)]
 
+pub mod connections;
 pub mod findings;
+pub mod flows;
+pub mod pauses;
 
+pub use connections::{ConnFlows, Connection, Word};
 pub use findings::{EvidenceRef, Finding, FindingKind, Severity, SeverityCounts};
+pub use flows::{
+    Burst, CcReaction, CcReport, CeRunReport, EcnCounts, FlowReport, Latencies, LatencySummary, NakCounts,
+    OpcodeCount, PsnReport, StallReport, Throughput,
+};
+pub use pauses::{Interval, PauseDirection, PauseKind, PauseReport, Storm};
 
 /// The version of the report's JSON schema ([`REPORT_SCHEMA`]). It changes only when a field
 /// is removed or renamed or changes its type or meaning; fields are added without a change,

@@ -859,7 +859,7 @@ impl FlowCols {
             b.push(v.as_deref());
         }
         self.partner.append_option(f.partner.map(|p| p as u64));
-        self.pairing.append_option(f.pairing);
+        self.pairing.append_option(f.pairing.as_deref());
         self.cm_start_psn.append_option(f.cm_start_psn);
         self.ack_timeout_ns.append_option(f.ack_timeout_ns);
         self.pmtu.append_value(f.pmtu);
@@ -869,7 +869,7 @@ impl FlowCols {
         self.iterations_last.append_value(shape.iterations_last);
         self.elephant_rank.append_option(shape.elephant_rank);
         self.ecmp_path.append_option(shape.ecmp_path);
-        self.health.append_value(f.health);
+        self.health.append_value(&f.health);
         let cc = f.cc.as_ref();
         self.cc_cnp_interval_p50_ns.append_option(cc.and_then(|c| c.cnp_interval).map(|l| l.p50_ns));
         self.cc_cnp_too_fast.append_option(cc.map(|c| c.cnp_too_fast));

@@ -898,7 +898,7 @@ fn cc_lines(o: &mut String, sr: &StreamedReport<'_>, max: usize) {
         let rx = &cc.reaction;
         // Why a verdict the figures would make is withheld (docs/verdicts.md "Congestion
         // control").
-        let withheld = match rx.not_judged {
+        let withheld = match rx.not_judged.as_deref() {
             Some("past_queue") => {
                 " (not judged: the data arrives CE-marked, past a marking queue, at its drain rate)"
             }

@@ -184,11 +184,11 @@ pub fn flow_rows(r: &Report) -> Vec<QpRow> {
                 a_qpn: None,
                 b_qpn: f.dest_qp,
                 flows: ConnFlows::one(i),
-                pairing: Word::new(f.pairing.unwrap_or("none")),
+                pairing: Word::new(f.pairing.as_deref().unwrap_or("none")),
                 packets: f.packets,
                 bytes: f.bytes,
                 // Its worst finding, also when the report folded it into a summary.
-                health: Word::new(f.health),
+                health: Word::new(&f.health),
             };
             let mut row = qp_row(r, conn_of.get(i).copied().unwrap_or(0), &one);
             row.a_label = f.src.clone();

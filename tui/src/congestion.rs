@@ -732,8 +732,6 @@ mod tests {
                 roce_during: 0,
                 roce_towards: 0,
                 ignored: 0,
-                towards_before: false,
-                any_before: false,
             })
             .collect();
         PauseReport {

@@ -56,7 +56,7 @@ pub(crate) fn flow_report(id: usize, f: &Flow, a: &Analyzer, detail: bool) -> Fl
         opcodes: f
             .opcodes
             .iter()
-            .map(|(o, n)| OpcodeCount { opcode: o.0, name: o.name(opts), packets: n })
+            .map(|(o, n)| OpcodeCount { opcode: o.0, name: o.name(opts).into(), packets: n })
             .collect(),
         ecn: EcnCounts {
             not_ect: f.ecn[0],
@@ -153,12 +153,12 @@ pub(crate) fn flow_report(id: usize, f: &Flow, a: &Analyzer, detail: bool) -> Fl
         cc: f.cc().map(|c| {
             let mut r = cc_report(c, &a.cfg.cc);
             if c.not_reacting() {
-                r.reaction.not_judged = cc_withheld(f, a);
+                r.reaction.not_judged = cc_withheld(f, a).map(Into::into);
             }
             Box::new(r)
         }),
         partner: f.partner(),
-        pairing: f.pairing.map(|p| p.name()),
+        pairing: f.pairing.map(|p| p.name().into()),
         cm_start_psn: f.cold().cm_start_psn,
         ack_timeout_ns: f.cold().cm_ack_timeout_ns,
         pmtu: f.pmtu,
@@ -166,7 +166,7 @@ pub(crate) fn flow_report(id: usize, f: &Flow, a: &Analyzer, detail: bool) -> Fl
         udp_src_port_changes: f.udp_sport_changes,
         udp_src_port_last: f.udp_sport_last.filter(|_| f.udp_sport_changes > 0),
         bursts: f.runs().count() as u64 + u64::from(f.runs_merged()),
-        health: "ok",
+        health: "ok".into(),
     }
 }
 

@@ -27,7 +27,7 @@ impl<'a> StreamedReport<'a> {
     pub fn flow(&self, id: usize) -> Option<FlowReport> {
         let f = self.analyzer.flows.get(id)?;
         let mut r = flow_report(id, f, self.analyzer, true);
-        r.health = health_name(self.worst.get(id).copied().flatten());
+        r.health = health_name(self.worst.get(id).copied().flatten()).into();
         Some(r)
     }
 
@@ -36,7 +36,7 @@ impl<'a> StreamedReport<'a> {
     pub fn flow_counters(&self, id: usize) -> Option<FlowReport> {
         let f = self.analyzer.flows.get(id)?;
         let mut r = flow_report(id, f, self.analyzer, false);
-        r.health = health_name(self.worst.get(id).copied().flatten());
+        r.health = health_name(self.worst.get(id).copied().flatten()).into();
         Some(r)
     }
 

@@ -83,7 +83,7 @@ macro_rules! value {
         }
     };
     ($w:ident, $s:ident, $key:ident, os) => {
-        match $s.$key {
+        match &$s.$key {
             Some(v) => $w.string(v),
             None => $w.raw(b"null"),
         }
