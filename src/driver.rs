@@ -443,7 +443,7 @@ pub fn attach_file_stats(points: &mut [PointReport], stats: &[FileStats]) {
         };
         let (if_dropped, os_dropped) = (sum(&|i| i.if_dropped), sum(&|i| i.os_dropped));
         p.capture_counters = Some(PointCaptureCounters {
-            source: "pcapng",
+            source: "pcapng".into(),
             interfaces: f
                 .interfaces
                 .iter()

@@ -414,7 +414,7 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
         streamed.report.interrupted = true;
         let total = driver::file_bytes(&args.source.read);
         streamed.report.interrupted_at = Some(rocescope_analyzer::report::Interruption {
-            signal: if sig == signal_hook::consts::SIGTERM { "SIGTERM" } else { "SIGINT" },
+            signal: (if sig == signal_hook::consts::SIGTERM { "SIGTERM" } else { "SIGINT" }).into(),
             frames_read: frames_analysed,
             bytes_read: total.map(|t| bytes_read.min(t)),
             bytes_total: total,

@@ -18,7 +18,7 @@
 //! holds the latest sample. So the shards of a parallel analysis merge into what one analyzer
 //! would have kept (`Pools::absorb`, crate::parallel).
 
-use serde::{Deserialize, Serialize};
+pub use rocescope_model::latency_samples::{BlockSet, Kind, SampleSet};
 
 /// Samples a pool keeps exactly; the next one moves them all into the time blocks.
 pub const EXACT_CAP: usize = 4096;
@@ -73,17 +73,6 @@ pub fn bucket_end(k: usize) -> u64 {
     } else {
         bucket_floor(k + 1)
     }
-}
-
-/// Which latency a pool holds.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Kind {
-    /// AckReq request to the ACK that covers it.
-    #[default]
-    Ack,
-    /// READ request to its last response.
-    Read,
 }
 
 /// The time blocks of a pool past [`EXACT_CAP`]: one histogram per block, in one
@@ -283,39 +272,6 @@ impl Pools {
         v.sort_unstable_by_key(|(k, _)| *k);
         v.into_iter().map(|((pt, pr, k), p)| p.report(*pt, *pr, *k)).collect()
     }
-}
-
-/// `latency_samples[]` of a report (docs/report-json.md): one capture point's, priority's
-/// and kind's samples, exactly (`exact`) or in time blocks (`blocks`).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct SampleSet {
-    /// The capture point (index into `points`).
-    pub point: u16,
-    /// The priority of the request flows (as `flows[].priority`).
-    pub priority: u8,
-    /// `ack` or `read`.
-    pub kind: Kind,
-    /// Samples.
-    pub count: u64,
-    /// Every sample, ns, in the order they were taken (the time of the response that ended
-    /// each; ties by value); absent past [`EXACT_CAP`].
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub exact: Option<Vec<u64>>,
-    /// Past [`EXACT_CAP`]: every sample counted per time block and bucket.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub blocks: Option<BlockSet>,
-}
-
-/// `latency_samples[].blocks`: block `i` holds the samples taken in
-/// `[start + i × width_ns, start + (i + 1) × width_ns)` from the capture's first frame.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct BlockSet {
-    /// Each block's width, ns.
-    pub width_ns: u64,
-    /// The bucket layout: [`SUB_BITS`] bits below a value's leading one ([`bucket`]).
-    pub sub_bits: u32,
-    /// `[block, bucket, samples]`, the non-empty ones, by block then bucket.
-    pub counts: Vec<(u32, u32, u64)>,
 }
 
 #[cfg(test)]

@@ -90,6 +90,7 @@ pub use cc::CcConfig;
 pub use flow::{Flow, FlowKey, Pairing};
 pub use pfc::{PauseKind, PfcConfig};
 pub use report::Report;
+pub use rocescope_model::summary::SamplingSource;
 
 use flow::MAX_OUTSTANDING;
 use pfc::Timeline;
@@ -172,26 +173,6 @@ pub struct Sampling {
     /// One packet in this many was captured: the weight of a packet fed with
     /// [`Analyzer::push`] (sFlow samples bring their own, [`Analyzer::push_sampled`]).
     pub rate: u32,
-}
-
-/// Where a sampling rate comes from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum SamplingSource {
-    /// `--sample-rate N`: the user says the capture holds one packet in N.
-    Flag,
-    /// sFlow flow samples, each with the sampling rate its agent used.
-    Sflow,
-}
-
-impl SamplingSource {
-    /// Its name in the report: `flag` or `sflow`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SamplingSource::Flag => "flag",
-            SamplingSource::Sflow => "sflow",
-        }
-    }
 }
 
 /// The sampling rates actually met.

@@ -6,7 +6,7 @@
 //! (crate::fold).
 
 use crate::audit::Class;
-use serde::Serialize;
+pub use rocescope_model::marks::{ClassMarksReport, MarksReport, ValueCount};
 
 /// Capture points counted: the first 256 (a point is a file or a mirror session; a capture
 /// that makes more cannot make these counts grow without bound).
@@ -100,35 +100,6 @@ fn class_report(slots: &[u64]) -> ClassMarksReport {
     };
     let (dscp, pcp) = slots.split_at(64.min(slots.len()));
     ClassMarksReport { dscp: list(dscp, false), pcp: list(pcp, true) }
-}
-
-/// A capture point's marks per class.
-#[derive(Clone, Debug, Default, Serialize)]
-pub struct MarksReport {
-    /// Requests and READ responses.
-    pub data: ClassMarksReport,
-    /// Acknowledges (ACK/NAK).
-    pub ack: ClassMarksReport,
-    /// CNPs.
-    pub cnp: ClassMarksReport,
-}
-
-/// One class's DSCP and PCP values with their packets (values with none left out).
-#[derive(Clone, Debug, Default, Serialize)]
-pub struct ClassMarksReport {
-    /// DSCP values.
-    pub dscp: Vec<ValueCount>,
-    /// PCP values (`value` null: untagged).
-    pub pcp: Vec<ValueCount>,
-}
-
-/// A value and its packets.
-#[derive(Clone, Copy, Debug, Serialize)]
-pub struct ValueCount {
-    /// The value (null: untagged, for PCP).
-    pub value: Option<u8>,
-    /// Packets that carried it.
-    pub packets: u64,
 }
 
 #[cfg(test)]

@@ -312,7 +312,7 @@ impl MirrorState {
                     steps: c.steps,
                     max_departure_ns: c.max_departure_ns,
                     fallback: c.fallback.map(|f| ClockFallback {
-                        reason: f.reason,
+                        reason: f.reason.into(),
                         frame: f.frame,
                         ts_ns: f.ts_ns,
                         departure_ns: f.departure_ns,

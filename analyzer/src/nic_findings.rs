@@ -6,38 +6,9 @@
 
 use crate::nic_counters::{CaptureSide, CounterRow, Figure, Host};
 use crate::report::{EvidenceRef, Finding, FindingKind, Severity};
-use serde::Serialize;
+pub use rocescope_model::counters::{NicDropFlow, NicDrops};
 use std::collections::BTreeMap;
 use std::net::IpAddr;
-
-/// Losses beyond the capture point on their way to the host, beside the receive drops its
-/// NIC counted between the snapshots (JSON `counters.nic_drops`).
-#[derive(Clone, Debug, Serialize)]
-pub struct NicDrops {
-    /// Packets to the host lost beyond the capture point (one per sequence-error NAK for a
-    /// PSN the capture saw pass, answered by go-back-N).
-    pub lost_beyond: u64,
-    /// Receive drops the NIC counted: the largest of the counters below (not their sum:
-    /// one packet may count at the port and at its priority).
-    pub nic_dropped: u64,
-    /// The drop counters that moved (`PORT NAME`).
-    pub counters: Vec<String>,
-    /// The flows (indices into `flows`) whose losses these are, with their packets lost
-    /// beyond the capture point.
-    pub flows: Vec<NicDropFlow>,
-}
-
-/// One flow's losses beyond the capture point.
-#[derive(Clone, Debug, Serialize)]
-pub struct NicDropFlow {
-    /// Index into `flows`.
-    pub flow: usize,
-    /// Packets lost beyond the capture point.
-    pub packets: u64,
-    /// The flow also lost packets before the capture point (gaps there).
-    #[serde(skip)]
-    pub gaps_here: bool,
-}
 
 /// The NIC's receive-drop figures, and whether each counts on one priority only.
 fn is_drop(r: &CounterRow, roce: u8) -> bool {
@@ -199,7 +170,7 @@ mod tests {
             counters: vec![format!("ethtool -S {name}")],
             capture: None,
             capture_figure: String::new(),
-            status: "",
+            status: "".into(),
         }
     }
 

@@ -12,17 +12,33 @@
 #![forbid(unsafe_code)]
 
 pub mod connections;
+pub mod counters;
+pub mod ecmp;
+pub mod fabric;
 pub mod findings;
 pub mod flows;
+pub mod latency_samples;
+pub mod marks;
 pub mod pauses;
+pub mod points;
+pub mod rhythm;
+pub mod summary;
 
 pub use connections::{ConnFlows, Connection, Word};
+pub use counters::CountersReport;
+pub use ecmp::{EcmpReport, ElephantsReport};
+pub use fabric::FabricReport;
 pub use findings::{EvidenceRef, Finding, FindingKind, Severity, SeverityCounts};
 pub use flows::{
     Burst, CcReaction, CcReport, CeRunReport, EcnCounts, FlowReport, Latencies, LatencySummary, NakCounts,
     OpcodeCount, PsnReport, StallReport, Throughput,
 };
+pub use latency_samples::SampleSet;
+pub use marks::MarksReport;
 pub use pauses::{Interval, PauseDirection, PauseKind, PauseReport, Storm};
+pub use points::{PointLoss, PointReport};
+pub use rhythm::RhythmReport;
+pub use summary::{Summary, Window};
 
 /// The version of the report's JSON schema ([`REPORT_SCHEMA`]). It changes only when a field
 /// is removed or renamed or changes its type or meaning; fields are added without a change,

@@ -670,7 +670,7 @@ impl Exposition {
                 if let Some(x) = row.capture {
                     cap.samples.push((labels.clone(), x as f64));
                 }
-                let bad = matches!(row.status, "capture_misses" | "capture_more");
+                let bad = matches!(row.status.as_ref(), "capture_misses" | "capture_more");
                 dis.samples.push((labels, if bad { 1.0 } else { 0.0 }));
             }
             fams.extend([nic, cap, dis]);

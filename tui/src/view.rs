@@ -728,7 +728,7 @@ fn draw_counters(f: &mut Frame<'_>, c: &rocescope_analyzer::nic_counters::Counte
         .filter(|r| r.nic.unwrap_or(1) > 0 || r.capture.unwrap_or(0) > 0)
         .map(|r| {
             let num = |v: Option<u64>| v.map_or_else(|| "-".to_string(), |v| v.to_string());
-            let style = match r.status {
+            let style = match r.status.as_ref() {
                 "capture_misses" | "capture_more" => health_style("warning"),
                 _ => Style::new(),
             };
@@ -736,7 +736,7 @@ fn draw_counters(f: &mut Frame<'_>, c: &rocescope_analyzer::nic_counters::Counte
                 Cell::from(r.label()),
                 Cell::from(num(r.nic)),
                 Cell::from(num(r.capture)),
-                Cell::from(r.status).style(style),
+                Cell::from(r.status.clone()).style(style),
                 Cell::from(r.capture_figure.clone()),
             ])
         })

@@ -9,6 +9,7 @@
 //! compare, with one capture-wide `capture_loss` finding in place of the per-flow ones.
 
 use super::*;
+pub use rocescope_model::summary::CaptureQuality;
 
 /// A capture holding less than this share of its RoCE request packets gets the headline.
 pub const HEADLINE_BELOW: f64 = 0.9;
@@ -16,23 +17,6 @@ pub const HEADLINE_BELOW: f64 = 0.9;
 pub const HEADLINE_MIN_MISSING: u64 = 16;
 /// Below this share, rates and latencies are called sampled.
 const SAMPLED_BELOW: f64 = 0.5;
-
-/// The capture's share of the request packets of its RC/XRC QPs (estimated from PSN gaps
-/// no NAK, resend or late packet explains). Absent from the report when the capture holds
-/// at least [`HEADLINE_BELOW`] of them.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct CaptureQuality {
-    /// Request packets seen / (seen + missing), 0..1.
-    pub share: f64,
-    /// Distinct request PSNs the capture holds (resends counted once).
-    pub psns_seen: u64,
-    /// Request PSNs missing in gaps no NAK, resend or late packet explains.
-    pub psns_missing: u64,
-    /// Request flows with such gaps.
-    pub flows: u64,
-    /// The sentence the report leads with.
-    pub note: String,
-}
 
 /// The PSNs one flow shows and those the capture missed (UC left out: a UC gap may be
 /// network loss, which UC never repairs, so it says nothing of the capture).
