@@ -64,7 +64,6 @@ pub mod marks;
 pub mod mirror;
 pub mod nccl;
 pub mod nic_counters;
-pub mod nic_findings;
 pub mod overlay;
 pub mod parallel;
 mod pause_watch;
@@ -90,6 +89,8 @@ pub use cc::CcConfig;
 pub use flow::{Flow, FlowKey, Pairing};
 pub use pfc::{PauseKind, PfcConfig};
 pub use report::Report;
+/// The findings a NIC's counters add ([`nic_counters::findings`]), at the path they had.
+pub use nic_counters::findings as nic_findings;
 pub use rocescope_model::summary::SamplingSource;
 
 use flow::MAX_OUTSTANDING;

@@ -17,9 +17,14 @@
 //! the next snapshot. Text only: reading files is the caller's business. Nothing here
 //! panics on any input.
 
+pub mod findings;
+
 use crate::pfc::PauseKind;
-use crate::report::{EvidenceRef, Finding, FindingKind, FlowReport, Report, Severity};
+use crate::report::Report;
 pub use rocescope_model::counters::{CounterRow, CountersReport, Figure, Unmapped};
+pub use findings::place_drops;
+use rocescope_model::findings::{EvidenceRef, Finding, FindingKind, Severity};
+use rocescope_model::flows::FlowReport;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::net::IpAddr;
@@ -830,9 +835,9 @@ pub fn reconcile(
     // Beyond the rows: PFC on another priority than RoCE's, drops placing the losses.
     let judged = delta && !sampled;
     if judged {
-        findings.extend(crate::nic_findings::pfc_priority_mismatch(&rows, &c, host));
+        findings.extend(findings::pfc_priority_mismatch(&rows, &c, host));
     }
-    let nic_drops = judged.then(|| crate::nic_findings::drops_beyond(&rows, &c)).flatten();
+    let nic_drops = judged.then(|| findings::drops_beyond(&rows, &c)).flatten();
 
     let mut notes = Vec::new();
     if delta {

@@ -4,9 +4,9 @@
 //! Both need two snapshots (deltas over the capture); neither is ever critical, since a
 //! port's counters count all of its traffic, not only the capture's.
 
-use crate::nic_counters::{CaptureSide, CounterRow, Figure, Host};
-use crate::report::{EvidenceRef, Finding, FindingKind, Severity};
+use super::{CaptureSide, CounterRow, Figure, Host};
 pub use rocescope_model::counters::{NicDropFlow, NicDrops};
+use rocescope_model::findings::{EvidenceRef, Finding, FindingKind, Severity};
 use std::collections::BTreeMap;
 use std::net::IpAddr;
 
