@@ -11,7 +11,7 @@
 //!
 //! [`Config::findings_per_kind`]: crate::Config::findings_per_kind
 
-use crate::report::{EvidenceRef, Finding, FindingKind, Severity, SeverityCounts};
+use rocescope_model::findings::{EvidenceRef, Finding, FindingKind, Severity, SeverityCounts};
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 

@@ -87,10 +87,10 @@ pub struct ReadmeDoctests;
 pub use audit::AuditConfig;
 pub use cc::CcConfig;
 pub use flow::{Flow, FlowKey, Pairing};
-pub use pfc::{PauseKind, PfcConfig};
-pub use report::Report;
 /// The findings a NIC's counters add ([`nic_counters::findings`]), at the path they had.
 pub use nic_counters::findings as nic_findings;
+pub use pfc::{PauseKind, PfcConfig};
+pub use report::Report;
 pub use rocescope_model::summary::SamplingSource;
 
 use flow::MAX_OUTSTANDING;

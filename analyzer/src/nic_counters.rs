@@ -21,8 +21,8 @@ pub mod findings;
 
 use crate::pfc::PauseKind;
 use crate::report::Report;
-pub use rocescope_model::counters::{CounterRow, CountersReport, Figure, Unmapped};
 pub use findings::place_drops;
+pub use rocescope_model::counters::{CounterRow, CountersReport, Figure, Unmapped};
 use rocescope_model::findings::{EvidenceRef, Finding, FindingKind, Severity};
 use rocescope_model::flows::FlowReport;
 use std::collections::BTreeMap;

@@ -30,9 +30,9 @@
 
 mod onsets;
 
-use crate::report::PauseReport;
 use crate::runs::Run;
 use crate::{fabric::FabricReport, Analyzer};
+use rocescope_model::pauses::PauseReport;
 pub use rocescope_model::rhythm::{Iteration, LastFlow, RhythmReport, Straggler};
 use std::collections::BTreeMap;
 use std::net::IpAddr;

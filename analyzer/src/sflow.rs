@@ -4,10 +4,10 @@
 //! (ifIndex). The first datagram makes the analysis a sampled one
 //! ([`crate::Analyzer::mark_sampled`]).
 
-use crate::report::{SflowReport, SflowSource};
 use crate::{Analyzer, FrameMeta, SamplingSource};
 use rocescope_decoder::sflow::{self, HEADER_ETHERNET};
 use rocescope_decoder::{decode, DecodeOptions, LinkType, Packet};
+use rocescope_model::summary::{SflowReport, SflowSource};
 use rustc_hash::FxHashMap;
 use std::net::IpAddr;
 

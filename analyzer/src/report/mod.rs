@@ -66,18 +66,18 @@ pub struct Report {
     pub pfc: Vec<PauseReport>,
     /// Per capture point and priority: throughput, CE marks, CNPs and paused time on one
     /// time axis, with the busiest bins at the `--bin` resolution.
-    pub timeline: crate::fabric::FabricReport,
+    pub timeline: rocescope_model::fabric::FabricReport,
     /// The receivers with the most senders at once (fan-in), busiest first (crate::incast).
     pub incast: Vec<crate::incast::IncastReport>,
     /// The training iteration's rhythm and its stragglers, per capture point that has one
     /// (crate::rhythm; absent when none has).
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub rhythm: Vec<crate::rhythm::RhythmReport>,
+    pub rhythm: Vec<rocescope_model::rhythm::RhythmReport>,
     /// ECMP entropy per host pair and source host, and where ECMP puts the data flows
     /// (predicted with `--ecmp-paths`, measured with `--uplinks`; crate::ecmp).
-    pub ecmp: crate::ecmp::EcmpReport,
+    pub ecmp: rocescope_model::ecmp::EcmpReport,
     /// The data flows with the most bytes (crate::ecmp).
-    pub elephants: crate::ecmp::ElephantsReport,
+    pub elephants: rocescope_model::ecmp::ElephantsReport,
     /// VXLAN/Geneve VTEP pairs carrying the fabric's traffic (crate::overlay). Absent when
     /// there is none.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -98,7 +98,7 @@ pub struct Report {
     /// ACK and READ latency samples per capture point and priority, pooled over the
     /// request flows (crate::latency_samples): what `compare` tests a latency change on.
     /// Always written (empty without samples), so a document without it is an older one.
-    pub latency_samples: Vec<crate::latency_samples::SampleSet>,
+    pub latency_samples: Vec<rocescope_model::latency_samples::SampleSet>,
     /// Inputs that failed part-way or could not be read (set by the caller; the report
     /// covers what was read before). Absent when there were none.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -120,7 +120,7 @@ pub struct Report {
     /// The NIC's counters beside the capture's figures (`--counters`; set by the caller,
     /// absent without it).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub counters: Option<crate::nic_counters::CountersReport>,
+    pub counters: Option<rocescope_model::counters::CountersReport>,
     /// The job's NCCL settings against the wire (`--nccl-env`; set by the caller through
     /// [`crate::nccl::attach`], absent without it).
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -100,12 +100,12 @@ struct ReportView<'r, 'a> {
     flows: LazyFlows<'r, 'a>,
     connections: &'r [Connection],
     pfc: &'r [PauseReport],
-    timeline: &'r crate::fabric::FabricReport,
+    timeline: &'r rocescope_model::fabric::FabricReport,
     incast: &'r [crate::incast::IncastReport],
-    #[serde(skip_serializing_if = "<[crate::rhythm::RhythmReport]>::is_empty")]
-    rhythm: &'r [crate::rhythm::RhythmReport],
-    ecmp: &'r crate::ecmp::EcmpReport,
-    elephants: &'r crate::ecmp::ElephantsReport,
+    #[serde(skip_serializing_if = "<[rocescope_model::rhythm::RhythmReport]>::is_empty")]
+    rhythm: &'r [rocescope_model::rhythm::RhythmReport],
+    ecmp: &'r rocescope_model::ecmp::EcmpReport,
+    elephants: &'r rocescope_model::ecmp::ElephantsReport,
     #[serde(skip_serializing_if = "<[crate::overlay::VtepPairReport]>::is_empty")]
     overlay: &'r [crate::overlay::VtepPairReport],
     audit: &'r AuditReport,
@@ -114,7 +114,7 @@ struct ReportView<'r, 'a> {
     capture: Option<&'r CaptureCounters>,
     points: &'r [PointReport],
     between: &'r [PointLoss],
-    latency_samples: &'r [crate::latency_samples::SampleSet],
+    latency_samples: &'r [rocescope_model::latency_samples::SampleSet],
     #[serde(skip_serializing_if = "<[String]>::is_empty")]
     input_errors: &'r [String],
     #[serde(skip_serializing_if = "std::ops::Not::not")]
@@ -126,7 +126,7 @@ struct ReportView<'r, 'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     sflow: Option<&'r SflowReport>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    counters: Option<&'r crate::nic_counters::CountersReport>,
+    counters: Option<&'r rocescope_model::counters::CountersReport>,
     #[serde(skip_serializing_if = "Option::is_none")]
     nccl: Option<&'r crate::nccl::NcclCheck>,
 }
