@@ -374,7 +374,40 @@ pub struct Flow {
     /// shards as one analysis would have: `parallel`).
     pub(crate) first_seq: u64,
     /// Its share of the capture-wide figures in the bin being filled (crate::fold).
-    pub(crate) fold: crate::fold::FlowFold,
+    pub(crate) fold: FlowFold,
+}
+
+/// A flow's share of the bin being filled at its point: its frames that agree in class,
+/// DSCP, PCP and priority. 40 bytes. Per-flow state, kept here with the flow; the folds
+/// that fill it and hand it over at bin close are crate::fold's.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct FlowFold {
+    /// Bin (top 40 bits), class (bits 20-21), PCP slot (16-19: 8 untagged), DSCP (8-13),
+    /// priority (0-7); [`FlowFold::EMPTY`] for none.
+    pub(crate) key: u64,
+    /// Wire bytes.
+    pub(crate) bytes: u64,
+    /// The first frame's number.
+    pub(crate) first: u64,
+    /// Packets and CE-marked packets (at most `u32::MAX`: a share that full is folded).
+    pub(crate) packets: u32,
+    pub(crate) ce: u32,
+    /// The flow's fan-in receiver (crate::incast), resolved on its first data frame;
+    /// [`FlowFold::NO_RX`] until then.
+    pub(crate) rx: u32,
+}
+
+impl FlowFold {
+    /// No share (the key of none).
+    pub(crate) const EMPTY: u64 = u64::MAX;
+    /// No fan-in receiver resolved.
+    pub(crate) const NO_RX: u32 = u32::MAX;
+}
+
+impl Default for FlowFold {
+    fn default() -> Self {
+        FlowFold { key: Self::EMPTY, bytes: 0, first: 0, packets: 0, ce: 0, rx: Self::NO_RX }
+    }
 }
 
 impl Flow {
@@ -412,7 +445,7 @@ impl Flow {
             first_ts: ts,
             first_seq: 0,
             pairing: None,
-            fold: crate::fold::FlowFold::default(),
+            fold: FlowFold::default(),
         }
     }
 

@@ -34,7 +34,7 @@
 //! report being built), so a live report is what the frames one by one would have made.
 
 use crate::audit::Class;
-use crate::flow::Flow;
+use crate::flow::{Flow, FlowFold};
 use crate::frame::RoceFrame;
 use crate::incast::{Overlay, Share};
 use crate::{fabric, incast, marks, Analyzer, FrameMeta};
@@ -46,31 +46,13 @@ use std::sync::{Arc, Mutex};
 pub(crate) const MAX_POINTS: usize = fabric::MAX_POINTS;
 
 /// No share (a flow's [`FlowFold::key`]), and a clock whose bin does not fold.
-const EMPTY: u64 = u64::MAX;
+const EMPTY: u64 = FlowFold::EMPTY;
 
 /// Bin indices below this fold: the key keeps the bin in its top 40 bits.
 const MAX_BIN: u64 = (1 << 40) - 1;
 
 /// No fan-in receiver resolved.
-const NO_RX: u32 = u32::MAX;
-
-/// A flow's share of the bin being filled at its point: its frames that agree in class,
-/// DSCP, PCP and priority. 40 bytes.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct FlowFold {
-    /// Bin (top 40 bits), class (bits 20-21), PCP slot (16-19: 8 untagged), DSCP (8-13),
-    /// priority (0-7); [`EMPTY`] for none.
-    key: u64,
-    /// Wire bytes.
-    bytes: u64,
-    /// The first frame's number.
-    first: u64,
-    /// Packets and CE-marked packets (at most `u32::MAX`: a share that full is folded).
-    packets: u32,
-    ce: u32,
-    /// The flow's fan-in receiver (crate::incast), resolved on its first data frame.
-    rx: u32,
-}
+const NO_RX: u32 = FlowFold::NO_RX;
 
 impl FlowFold {
     /// Frame `v` of key `key` ([`frame_key`]) joins the share when it agrees with it (and
@@ -120,12 +102,6 @@ pub(crate) fn add_frame(
 pub(crate) fn frame_key(bin_key: u64, v: &RoceFrame<'_>) -> u64 {
     let slot = v.pcp.map_or(8, |p| u64::from(p & 7));
     bin_key | class_bits(v.info.class) << 20 | slot << 16 | u64::from(v.dscp & 63) << 8 | u64::from(v.prio)
-}
-
-impl Default for FlowFold {
-    fn default() -> Self {
-        FlowFold { key: EMPTY, bytes: 0, first: 0, packets: 0, ce: 0, rx: NO_RX }
-    }
 }
 
 /// One capture point's clock.
