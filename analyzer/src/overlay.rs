@@ -27,7 +27,7 @@
 //! Cost: one set lookup per tunnelled frame; at most [`MAX_PAIRS`] directions are tracked
 //! (a capture with more VTEP pairs reads the rest as mirrors, and says how many).
 
-use crate::audit::PcpTag;
+use crate::audit::{PcpTag, ReadPcp};
 use rocescope_decoder::{Ecn, Encap, Link, Packet};
 use rustc_hash::FxHashMap;
 use serde::Serialize;

@@ -1,6 +1,7 @@
 //! The QoS pass: the priority a switch gives a frame (trust mode, DSCP map, PCP tag, an
 //! overlay's outer headers) and the audit's verdicts per packet (reference §1.7, §1.9).
 
+use crate::audit::{Check as _, ReadPcp as _};
 use crate::{audit, mirror, overlay, Analyzer};
 use rocescope_decoder::{Ecn, Packet};
 

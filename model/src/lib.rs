@@ -11,6 +11,7 @@
 //! nothing from packets. docs/report-json.md in the repository says what every field means.
 #![forbid(unsafe_code)]
 
+pub mod audit;
 pub mod connections;
 pub mod counters;
 pub mod ecmp;
@@ -24,6 +25,7 @@ pub mod points;
 pub mod rhythm;
 pub mod summary;
 
+pub use audit::{AuditConfig, AuditReport, Violation};
 pub use connections::{ConnFlows, Connection, Word};
 pub use counters::CountersReport;
 pub use ecmp::{EcmpReport, ElephantsReport};

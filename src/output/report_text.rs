@@ -495,7 +495,7 @@ fn render_text(sr: &StreamedReport<'_>, source: &str, max_connections: usize) ->
             let who = match (&v.flow, &v.src_mac) {
                 (Some(f), _) => format!("QP 0x{:06x} {} → {}", f.dest_qp, f.src, f.dst),
                 (None, Some(m)) => format!("pause frames from {m}"),
-                (None, None) => match v.what {
+                (None, None) => match v.what.as_ref() {
                     "pcp_untagged" => "untagged RoCE".into(),
                     "no_roce" => "the capture".into(),
                     _ => "flows no longer tracked".into(),

@@ -3,7 +3,7 @@
 //! `docs/report-json.md`.
 
 use crate::audit::serde_json_value::Value;
-use crate::audit::{AuditConfig, FlowRef, Violation};
+use crate::audit::{FlowRef, Violation};
 use crate::findings::FindingSink;
 use crate::flow::{EvidenceKind, Flow};
 use crate::pfc::{PauseKind, PfcConfig, Timeline, IGNORED_CRITICAL_FRAMES};
@@ -31,6 +31,7 @@ use points::{at_point, point_losses};
 use qos::{qos_findings, roce_priorities};
 pub use streamed::StreamedReport;
 
+pub use rocescope_model::audit::AuditReport;
 pub use rocescope_model::connections::{ConnFlows, Connection, Word};
 pub use rocescope_model::findings::{EvidenceRef, Finding, FindingKind, Severity, SeverityCounts};
 pub use rocescope_model::flows::{
@@ -282,19 +283,6 @@ fn us_text(ns: i64) -> String {
     } else {
         format!("{:.3} ms", ns as f64 / 1e6)
     }
-}
-
-/// The QoS audit.
-#[derive(Clone, Debug, Serialize)]
-pub struct AuditReport {
-    /// Something was expected (`--expect-*`, `--lossless`, `--baseline`): false means
-    /// the audit checked nothing ("not audited", never "clean"); the marking's consistency
-    /// is checked either way (`marking_inconsistent` findings).
-    pub audited: bool,
-    /// Expectations given.
-    pub expected: AuditConfig,
-    /// Differences found.
-    pub violations: Vec<Violation>,
 }
 
 fn bits(mask: u64) -> Vec<u8> {

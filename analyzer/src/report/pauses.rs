@@ -227,7 +227,7 @@ pub(super) fn pause_reports(
             violations.push(Violation {
                 point,
                 flow: None,
-                what: "pause_priority",
+                what: "pause_priority".into(),
                 expected,
                 seen: Value::Num(u64::from(prio)),
                 packets: r.pause_frames,

@@ -45,13 +45,13 @@ pub(super) fn qos_findings(violations: &[Violation], out: &mut FindingSink, a: &
             ts_ns: 0,
             what: format!("first of {}", plural(v.packets, "frame", "frames")),
         }];
-        let (severity, kind) = match v.what {
+        let (severity, kind) = match v.what.as_ref() {
             "pause_priority" => (Severity::Warning, FindingKind::PauseUnusedPriority),
             "pcp_untagged" => (Severity::Warning, FindingKind::PcpUntagged),
             "no_roce" => (Severity::Warning, FindingKind::AuditNoRoce),
             _ => (Severity::Critical, FindingKind::QosViolation),
         };
-        let title = match v.what {
+        let title = match v.what.as_ref() {
             "pause_priority" => {
                 let prio = num(&v.seen) as u8;
                 let lossless = au.lossless_priorities.as_deref().filter(|l| !l.contains(&prio));
@@ -201,13 +201,14 @@ pub(super) fn audit_violations(a: &Analyzer, violations: &mut Vec<Violation>) {
             "not_lossless" => {
                 Value::List(au.lossless_priorities.iter().flatten().map(|p| u64::from(*p)).collect())
             }
-            _ => Value::Text("ECN-capable"),
+            _ => Value::Text("ECN-capable".into()),
         };
-        let seen_v = if *what == "ecn" { Value::Text("Not-ECT") } else { Value::Num(u64::from(*seen)) };
+        let seen_v =
+            if *what == "ecn" { Value::Text("Not-ECT".into()) } else { Value::Num(u64::from(*seen)) };
         violations.push(Violation {
             point,
             flow: f.map(flow_ref),
-            what,
+            what: (*what).into(),
             expected,
             seen: seen_v,
             packets: *packets,
@@ -220,9 +221,9 @@ pub(super) fn audit_violations(a: &Analyzer, violations: &mut Vec<Violation>) {
         violations.push(Violation {
             point,
             flow: None,
-            what: "pcp_untagged",
+            what: "pcp_untagged".into(),
             expected: Value::Num(u64::from(au.roce_pcp.unwrap_or(0))),
-            seen: Value::Text("untagged"),
+            seen: Value::Text("untagged".into()),
             packets,
             first_frame: first,
             src_mac: None,
@@ -234,8 +235,8 @@ pub(super) fn audit_violations(a: &Analyzer, violations: &mut Vec<Violation>) {
         violations.push(Violation {
             point: 0,
             flow: None,
-            what: "no_roce",
-            expected: Value::Text("RoCE"),
+            what: "no_roce".into(),
+            expected: Value::Text("RoCE".into()),
             seen: Value::Num(0),
             packets: t.packets,
             first_frame: u64::from(t.packets > 0),
