@@ -36,25 +36,25 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Decode frames from a file or an interface, like `tshark` (-V every field, --json NDJSON).
-    #[command(after_long_help = crate::exit::TABLE)]
+    #[command(after_long_help = crate::exit::help_table())]
     Decode(DecodeArgs),
     /// Capture from an interface (or re-write a file) to pcapng/pcap, with ring buffers.
-    #[command(after_long_help = crate::exit::TABLE)]
+    #[command(after_long_help = crate::exit::help_table())]
     Capture(CaptureArgs),
     /// List the interfaces libpcap can open and whether they can show RoCE.
-    #[command(after_long_help = crate::exit::TABLE)]
+    #[command(after_long_help = crate::exit::help_table())]
     Interfaces(InterfacesArgs),
     /// Analyse a capture or an interface: findings, connections, PFC timelines, QoS audit.
-    #[command(after_long_help = crate::exit::TABLE)]
+    #[command(after_long_help = crate::exit::help_table())]
     Report(ReportArgs),
     /// Terminal UI over a file or an interface: QPs, packets, PFC, audit, findings.
-    #[command(after_long_help = crate::exit::TABLE)]
+    #[command(after_long_help = crate::exit::help_table())]
     Tui(TuiArgs),
     /// Serve the analysis as Prometheus metrics (/metrics, /healthz), or push NDJSON.
-    #[command(after_long_help = crate::exit::TABLE)]
+    #[command(after_long_help = crate::exit::help_table())]
     Export(ExportArgs),
     /// Compare two captures (before and after a change): figures side by side, verdicts, a gate.
-    #[command(after_long_help = crate::exit::TABLE)]
+    #[command(after_long_help = crate::exit::help_table())]
     Compare(CompareArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     #[command(
@@ -1253,14 +1253,48 @@ mod tests {
         cmds
     }
 
-    /// Every `rocescope` command in the README's `sh` blocks (also after `sudo`, in a
-    /// pipeline, or after `cargo run ... --`) is accepted by today's command line.
+    /// README.md and every page in docs/, each with its name.
+    fn documentation_pages() -> Vec<(String, String)> {
+        let mut pages = vec![("README.md".to_string(), include_str!("../README.md").to_string())];
+        let docs = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs");
+        let mut names: Vec<_> = std::fs::read_dir(&docs)
+            .expect("docs/")
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "md"))
+            .collect();
+        names.sort();
+        for path in names {
+            let text = std::fs::read_to_string(&path).expect("a docs page");
+            pages.push((format!("docs/{}", path.file_name().unwrap_or_default().to_string_lossy()), text));
+        }
+        pages
+    }
+
+    /// Every `rocescope` command in the `sh` blocks of README.md and of every page in docs/
+    /// (also after `sudo`, in a pipeline, or after `cargo run ... --`) is accepted by today's
+    /// command line.
     #[test]
-    fn every_readme_command_line_parses() {
-        let readme = include_str!("../README.md");
+    fn every_documented_command_line_parses() {
+        let pages = documentation_pages();
+        assert!(pages.len() > 10, "README.md and the pages in docs/");
+        let mut checked = 0;
+        let mut readme_checked = 0;
+        for (page, text) in &pages {
+            let before = checked;
+            checked += command_lines_parse(page, text);
+            if page == "README.md" {
+                readme_checked = checked - before;
+            }
+        }
+        assert!(readme_checked > 12, "{readme_checked} command lines checked in README.md");
+        assert!(checked > 60, "{checked} command lines checked");
+    }
+
+    /// Parse every `rocescope` command line in `text`'s `sh` blocks; how many there were.
+    fn command_lines_parse(page: &str, text: &str) -> usize {
         let mut in_sh = false;
         let mut checked = 0;
-        for line in readme.lines() {
+        for line in text.lines() {
             if line.starts_with("```") {
                 in_sh = line == "```sh";
                 continue;
@@ -1284,12 +1318,12 @@ mod tests {
                     continue;
                 };
                 if let Err(e) = <Cli as clap::Parser>::try_parse_from(&args) {
-                    panic!("README: `{line}` does not parse:\n{e}");
+                    panic!("{page}: `{line}` does not parse:\n{e}");
                 }
                 checked += 1;
             }
         }
-        assert!(checked > 30, "{checked} command lines checked");
+        checked
     }
 
     #[test]

@@ -514,8 +514,8 @@ fn unbuffered_stdout() -> Option<std::fs::File> {
 /// capture points.
 fn shard_count(args: &ReportArgs, cfg: &Config) -> u32 {
     // The first shard decodes the whole file (the others only their own frames): past a few
-    // shards its work, not the flows, sets the pace, so the default stops at 4 (docs:
-    // README "Report").
+    // shards its work, not the flows, sets the pace, so the default stops at 4 (docs/performance.md,
+    // "Report").
     let want = requested_threads(args);
     let one_file = matches!(args.source.read.as_slice(), [p] if p.as_os_str() != "-");
     if one_file && cfg.points.len() <= 1 {

@@ -1,4 +1,4 @@
-//! The exit status policy (README "Exit status", `src/exit.rs`, every command's `--help`):
+//! The exit status policy (README "Exit status", `src/exit.rs`, every command's `--help` and man page):
 //! one table for every command, a test per row and command. 0 done, 1 could not read, 2
 //! usage, 3 violations of the expectations the user gave (report), 4 the gate (report's
 //! findings, compare's verdicts, at or above `--fail-on`), 5 nothing to compare (compare),
@@ -133,26 +133,87 @@ fn the_gate_is_4_in_report_and_compare_and_nothing_to_compare_is_5() {
     assert_eq!(compare(&["-q", "-", "-"]), Some(2));
 }
 
-/// Every command prints the one table in its `--help`, and 1 and 2 mean the same in each.
+/// The commands whose `--help` and man page carry the exit-status table.
+const COMMANDS: [&str; 7] = ["decode", "capture", "interfaces", "report", "tui", "export", "compare"];
+
+/// README.md's "Exit status" table, each row as `STATUS WHEN` with the Markdown's backticks
+/// taken out and its spaces collapsed: what `--help` and the man pages must say, row by row.
+fn readme_rows() -> Vec<String> {
+    let readme = std::fs::read_to_string(common::root().join("README.md")).expect("README.md");
+    let at = readme.find("| status | when |").expect("README.md has the exit-status table");
+    let rows: Vec<String> = readme[at..]
+        .lines()
+        .skip(2)
+        .take_while(|l| l.starts_with("| "))
+        .map(|l| {
+            let row = l.trim_start_matches("| ").trim_end_matches(" |").replacen(" | ", " ", 1);
+            flat(&row.replace('`', ""))
+        })
+        .collect();
+    assert!(rows.len() >= 7, "{rows:?}");
+    rows
+}
+
+/// `text` with every run of white space made one space.
+fn flat(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Every command prints the one table in its `--help`, row by row as README.md shows it, and 1
+/// and 2 mean the same in each.
 #[test]
 fn every_command_gives_the_one_table_and_the_same_1_and_2() {
     let run = |args: &[&str]| Command::new(env!("CARGO_BIN_EXE_rocescope")).args(args).output().expect("run");
-    for cmd in ["decode", "capture", "interfaces", "report", "tui", "export", "compare"] {
+    let rows = readme_rows();
+    for cmd in COMMANDS {
         let o = run(&[cmd, "--help"]);
         assert_eq!(o.status.code(), Some(0), "{cmd}");
         let help = String::from_utf8_lossy(&o.stdout);
-        for row in [
-            "Exit status (the same in every command",
-            "4        the gate",
-            "5        compare: nothing to compare",
-        ] {
-            assert!(help.contains(row), "{cmd} --help lacks {row:?}: {help}");
+        assert!(help.contains("Exit status (the same in every command"), "{cmd} --help: {help}");
+        let help = flat(&help);
+        for row in &rows {
+            assert!(help.contains(row.as_str()), "{cmd} --help lacks the README's row {row:?}: {help}");
         }
         assert_eq!(run(&[cmd, "--no-such-option"]).status.code(), Some(2), "{cmd}");
     }
     for cmd in ["decode", "report", "export"] {
         let o = run(&[cmd, "-r", "/nonexistent/roce.pcap"]);
         assert_eq!(o.status.code(), Some(1), "{cmd}: {}", String::from_utf8_lossy(&o.stderr));
+    }
+}
+
+/// Every command's man page carries the same table, row by row.
+#[test]
+fn every_man_page_gives_the_one_table() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let o = Command::new(env!("CARGO_BIN_EXE_rocescope"))
+        .args(["man", "--dir"])
+        .arg(dir.path())
+        .output()
+        .expect("run rocescope man");
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let rows = readme_rows();
+    for cmd in COMMANDS {
+        let page = dir.path().join(format!("rocescope-{cmd}.1"));
+        let roff = std::fs::read_to_string(&page).unwrap_or_else(|e| panic!("{}: {e}", page.display()));
+        // The page's text as man shows it: roff's escapes undone, its requests left out.
+        let text: String = roff
+            .lines()
+            .filter(|l| !l.starts_with('.'))
+            .map(|l| {
+                l.replace("\\-", "-")
+                    .replace("\\(aq", "'")
+                    .replace("\\*(Aq", "'")
+                    .replace("\\&", "")
+                    .replace("\\\\", "\\")
+            })
+            .collect::<Vec<_>>()
+            .join(" ");
+        let text = flat(&text);
+        assert!(text.contains("Exit status (the same in every command"), "rocescope-{cmd}.1: {text}");
+        for row in &rows {
+            assert!(text.contains(row.as_str()), "rocescope-{cmd}.1 lacks the README's row {row:?}: {text}");
+        }
     }
 }
 

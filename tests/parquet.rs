@@ -1,5 +1,5 @@
 //! `rocescope report --parquet DIR` end to end: the files read back with the parquet crate
-//! hold what the JSON report says; the README's DuckDB query (when DuckDB's Python module is
+//! hold what the JSON report says; docs/parquet.md's DuckDB query (when DuckDB's Python module is
 //! installed) gives the same answer; several captures share a directory; errors are clear.
 
 mod common;
@@ -242,19 +242,19 @@ fn docs_parquet_md_lists_every_column() {
     assert!(missing.is_empty(), "docs/parquet.md does not list: {missing:?}");
 }
 
-/// The README's query: the lines of the SQL block after `<!-- parquet query -->`.
-fn readme_query() -> String {
-    let readme = std::fs::read_to_string(common::root().join("README.md")).unwrap();
-    let at = readme.find("<!-- parquet query -->").expect("README marks its Parquet query");
-    let rest = &readme[at..];
+/// docs/parquet.md's query: the lines of the SQL block after `<!-- parquet query -->`.
+fn documented_query() -> String {
+    let page = std::fs::read_to_string(common::root().join("docs/parquet.md")).unwrap();
+    let at = page.find("<!-- parquet query -->").expect("docs/parquet.md marks its Parquet query");
+    let rest = &page[at..];
     let start = rest.find("```sql\n").expect("an sql block") + 7;
     let end = rest[start..].find("```").unwrap();
     rest[start..start + end].to_string()
 }
 
 #[test]
-fn the_readme_query_runs_in_duckdb() {
-    let query = readme_query();
+fn the_documented_query_runs_in_duckdb() {
+    let query = documented_query();
     assert!(query.contains("'parquet/flows-*.parquet'"), "{query}");
     // DuckDB's Python module (in the interpreter `ROCESCOPE_PYTHON` names: .ci/run's
     // virtual environment), else its command-line shell.
@@ -262,7 +262,7 @@ fn the_readme_query_runs_in_duckdb() {
     let python = Command::new(&py).args(["-c", "import duckdb"]).output().is_ok_and(|o| o.status.success());
     let cli = !python && Command::new("duckdb").arg("-version").output().is_ok_and(|o| o.status.success());
     if !python && !cli {
-        common::skip("neither DuckDB's Python module (pip install duckdb) nor its CLI is installed: the README query is not run");
+        common::skip("neither DuckDB's Python module (pip install duckdb) nor its CLI is installed: docs/parquet.md's query is not run");
         return;
     }
     let dir = tempfile::tempdir().unwrap();

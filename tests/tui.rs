@@ -29,7 +29,7 @@ fn browse_a_capture_in_tmux() {
     let cmd = format!("{} tui -r {}; echo EXITED $?; sleep 30", bin(), sample.display());
     let Some(t) = Tmux::start(&cmd) else { return };
     let s = t.wait_for("3 of 3");
-    assert!(s.contains("10.0.0.1 (0x31)"), "the NAK'd QP is listed:\n{s}");
+    assert!(s.contains("0x31 10.0.0.1"), "the NAK'd QP is listed:\n{s}");
     assert!(s.contains("!! crit"), "and marked critical:\n{s}");
     // Open it: the detail names the gap, the NAK and the resend.
     t.keys(&["Enter"]);
@@ -61,7 +61,7 @@ fn sflow_datagrams_are_unpacked_in_the_tui() {
     let Some(t) = Tmux::start(&cmd) else { return };
     let s = t.wait_for("29 of 29");
     assert!(s.contains("sflow 10.255.0.1 ifIndex"), "agents are the capture points:\n{s}");
-    assert!(s.contains("10.0.0.2 (0x32)"), "a sampled QP:\n{s}");
+    assert!(s.contains("0x32 10.0.0.2"), "a sampled QP:\n{s}");
     t.keys(&["2"]);
     let s = t.wait_for("sFlow v5 agent 10.255.0.1 sub-agent 0 seq 1, 4 sampled headers");
     assert!(
