@@ -9,8 +9,8 @@ times each command once (wall seconds; best of --runs):
   nccl-doc    compare two documents checked against N NCCL variables (match -> mismatch)
   dscp-move   compare two documents of N QPs at one point, DSCP 26 -> 0 (and unchanged)
   nccl-env    report -q --nccl-env FILE of N variables, on samples/demo.pcap
-  incast      report -q --no-icrc of N senders to one receiver, each sending twice a pass
-              apart (and N host pairs)
+  incast      report -q --no-icrc of N senders to one receiver, each sending twice, all in
+              one --bin (and N host pairs)
 
 Usage: bench/corners.py ROCESCOPE DIR [--runs 1] [--only NAME] [--scale 1.0]
 """
@@ -49,10 +49,12 @@ def write(path, doc):
 
 
 def with_points(base, n):
-    """`base` with `n` points, each a copy of its point 0 and of its flows and series there."""
+    """`base` with `n` points, each a copy of its point 0, of its first data flow and of its
+    series there."""
     d = copy.deepcopy(base)
-    p0 = base["points"][0]
-    flows0 = [f for f in base["flows"] if f["point"] == 0]
+    p0 = dict(base["points"][0])
+    p0.pop("marks", None)
+    flows0 = [f for f in base["flows"] if f["point"] == 0 and f.get("requests", 0) > 0][:1]
     tl0 = [t for t in base["timeline"]["points"] if t["point"] == 0]
     d["points"], d["flows"], d["timeline"]["points"], d["connections"] = [], [], [], []
     d["latency_samples"] = []
@@ -101,11 +103,12 @@ def with_nccl(base, n, verdict):
 
 
 def pcap(path, frames):
+    """Frames 10 ns apart (nanosecond pcap): 400,000 of them within one 10 ms --bin."""
     with open(path, "wb") as f:
-        f.write(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1))
+        f.write(struct.pack("<IHHiIII", 0xA1B23C4D, 2, 4, 0, 0, 65535, 1))
         for i, fr in enumerate(frames):
-            ts = 1_700_000_000 * 10**6 + i  # a microsecond apart
-            f.write(struct.pack("<IIII", ts // 10**6, ts % 10**6, len(fr), len(fr)))
+            ts = 1_700_000_000 * 10**9 + 10 * i
+            f.write(struct.pack("<IIII", ts // 10**9, ts % 10**9, len(fr), len(fr)))
             f.write(fr)
 
 
@@ -141,7 +144,13 @@ def main():
     after = report(a.binary, os.path.join(cmp_dir, "ecn-off-after.pcap"))
     J = lambda name: os.path.join(a.dir, name)
     want = lambda name: a.only in (None, name)
-    rows = []
+    class Rows(list):
+        def append(self, row):
+            what, (secs, status) = row
+            print("%-48s %8.2f s  (status %s)" % (what, secs, status))
+            sys.stdout.flush()
+
+    rows = Rows()
 
     if want("wrap"):
         n = sc(4_000_000)
@@ -182,16 +191,13 @@ def main():
                      timed([a.binary, "report", "-q", "-r", demo, "--nccl-env", J("nccl.env")], a.runs)))
     if want("incast"):
         n = sc(200_000)
-        # Each sender twice, a pass apart: every one is sending during the busiest bin.
+        # Each sender twice, a pass apart, all in one bin: every one is sending in it.
         pcap(J("incast.pcap"), (write_frame(host(i % n + 2), [10, 255, 0, 1], 0x100) for i in range(2 * n)))
         pcap(J("pairs.pcap"), (write_frame(host(2 * (i % n) + 2), host(2 * (i % n) + 3), 0x100) for i in range(2 * n)))
         rows.append(("%d senders to one receiver" % n,
                      timed([a.binary, "report", "-q", "--no-icrc", "--threads", "1", "-r", J("incast.pcap")], a.runs)))
         rows.append(("%d host pairs" % n,
                      timed([a.binary, "report", "-q", "--no-icrc", "--threads", "1", "-r", J("pairs.pcap")], a.runs)))
-    for what, (secs, status) in rows:
-        print("%-48s %8.2f s  (status %s)" % (what, secs, status))
-    sys.stdout.flush()
 
 
 if __name__ == "__main__":
