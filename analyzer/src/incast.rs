@@ -538,8 +538,8 @@ mod tests {
 
     /// Naming an incast's senders is one pass over the flows: 200,000 senders to one
     /// receiver took 14-21 s when each flow searched the senders found before it (issue 40).
-    /// The naming alone, on 8 times the senders, takes less than 24 times as long (best of
-    /// three; it took 64 times).
+    /// The naming alone, on 8 times the senders, takes less than 24 times as long (it took 64
+    /// times).
     #[test]
     fn naming_the_senders_of_a_large_incast_is_linear() {
         use crate::{Analyzer, Config, FrameMeta};
@@ -586,32 +586,35 @@ mod tests {
             let out = a.report().incast;
             (a, out)
         };
+        // Ten namings a run (a run of the small one takes about a millisecond, where the
+        // machine's other work would decide the ratio), the best of five runs.
         let named = |a: &Analyzer, out: &[IncastReport]| {
-            (0..3)
+            (0..5)
                 .map(|_| {
-                    let mut out = out.to_vec();
-                    for r in &mut out {
-                        r.senders.clear();
-                    }
                     let t = std::time::Instant::now();
-                    name_senders(a, &mut out);
-                    let secs = t.elapsed().as_secs_f64();
-                    let top = out.first().expect("the receiver's busiest bin");
-                    assert_eq!(top.receiver, "10.255.0.1");
-                    assert_eq!(top.senders.len(), NAMED_SENDERS);
-                    assert_eq!(
-                        top.senders.first().map(String::as_str),
-                        Some("10.0.0.2"),
-                        "{:?}",
-                        top.senders
-                    );
-                    secs
+                    for _ in 0..10 {
+                        let mut out = out.to_vec();
+                        for r in &mut out {
+                            r.senders.clear();
+                        }
+                        name_senders(a, &mut out);
+                        let top = out.first().expect("the receiver's busiest bin");
+                        assert_eq!(top.receiver, "10.255.0.1");
+                        assert_eq!(top.senders.len(), NAMED_SENDERS);
+                        assert_eq!(
+                            top.senders.first().map(String::as_str),
+                            Some("10.0.0.2"),
+                            "{:?}",
+                            top.senders
+                        );
+                    }
+                    t.elapsed().as_secs_f64()
                 })
                 .fold(f64::INFINITY, f64::min)
         };
         let (small, large) = (incast(2_000), incast(16_000));
         let (s, l) = (named(&small.0, &small.1), named(&large.0, &large.1));
-        assert!(l < s * 24.0 + 0.02, "{s:.4} s for 2,000 senders, {l:.4} s for 16,000: not linear");
+        assert!(l < s * 24.0 + 0.05, "{s:.4} s for 2,000 senders, {l:.4} s for 16,000: not linear");
     }
 
     #[test]

@@ -482,6 +482,6 @@ mod tests {
                 .fold(f64::INFINITY, f64::min)
         };
         let (small, large) = (run(100_000), run(800_000));
-        assert!(large < small * 24.0, "{small:.4} s for 100,000 characters, {large:.4} s for 800,000");
+        assert!(large < small * 24.0 + 0.05, "{small:.4} s for 100,000 characters, {large:.4} s for 800,000");
     }
 }
