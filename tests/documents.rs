@@ -48,6 +48,14 @@ fn a_document_out_of_the_schema_is_refused_naming_the_side_and_the_path() {
     assert!(o.stdout.is_empty(), "no comparison is printed");
     assert!(e.contains("AFTER") && e.contains("after.json"), "names the side and its file: {e}");
     assert!(e.contains("timeline.points[0].priorities[0].priority is 255; the schema allows 0 to 7"), "{e}");
+    // A series' bin of 1 ns (the schema's least is 1 µs).
+    let mut bad = after.clone();
+    bad["timeline"]["points"][0]["bin_ns"] = 1.into();
+    write(&a, &bad);
+    let o = run(&["compare", bs, as_]);
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{e}");
+    assert!(e.contains("timeline.points[0].bin_ns is 1; the schema allows 1000 or more"), "{e}");
     // A value beyond its type (a priority of 256) is refused too, as BEFORE.
     let mut bad = report("ecn-off-before.pcap");
     bad["flows"][0]["priority"] = 256.into();
