@@ -313,3 +313,33 @@ fn options(r: &ReportFacts) -> Result<(), OutOfSchema> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The words checked here are the schema's own.
+    #[test]
+    fn the_words_are_the_schemas() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/report.schema.json");
+        let text = std::fs::read_to_string(path).expect("docs/report.schema.json");
+        let schema: serde_json::Value = serde_json::from_str(&text).expect("the schema parses");
+        let words = |pointer: &str| -> Vec<String> {
+            schema
+                .pointer(pointer)
+                .and_then(serde_json::Value::as_array)
+                .unwrap_or_else(|| panic!("{pointer}"))
+                .iter()
+                .filter_map(|w| w.as_str().map(str::to_string))
+                .collect()
+        };
+        let figures = words("/properties/counters/properties/figures/items/properties/figure/enum");
+        assert_eq!(figures, COUNTER_FIGURES);
+        let kinds = words("/properties/findings/items/properties/kind/enum");
+        assert_eq!(kinds, FindingKind::ALL.iter().map(|k| k.as_str()).collect::<Vec<_>>());
+        let severities = words("/properties/findings/items/properties/severity/enum");
+        assert_eq!(severities, ["critical", "warning", "info"]);
+        let verdicts = words("/properties/nccl/properties/variables/items/properties/verdict/enum");
+        assert_eq!(verdicts, ["match", "mismatch", "not_checked"]);
+    }
+}
