@@ -4,11 +4,14 @@
 #   corpus/readers  every sample behind each of the readers target's modes: as it is,
 #                   compressed by the target, gzip-compressed here, and two merged
 #   corpus/analyzer every sample as the analyzer target's length-prefixed frames
+#   corpus/report_document  the samples' reports (`report --json`), alone and as the
+#                   before/after pairs of samples/compare, NUL-separated (needs a built
+#                   rocescope: target/release or target/debug, or $ROCESCOPE)
 # Usage: fuzz/seed.sh (from anywhere). Needs python3 for the decode and analyzer seeds.
 set -euo pipefail
 cd "$(dirname "$0")"
 samples=(../samples/*.pcap* ../samples/cases/*.pcap ../samples/qos/*.pcap)
-mkdir -p corpus/readers corpus/analyzer corpus/decode
+mkdir -p corpus/readers corpus/analyzer corpus/decode corpus/report_document
 
 n=0
 for f in "${samples[@]}"; do
@@ -96,4 +99,25 @@ PY
 else
   echo "fuzz/seed.sh: no python3; the analyzer and decode corpora are not seeded" >&2
 fi
-echo "seeded: $(ls corpus/readers | wc -l) readers, $(ls corpus/analyzer | wc -l) analyzer, $(ls corpus/decode | wc -l) decode inputs from $n samples"
+# Report documents, made by a rocescope already built (this script builds nothing).
+target=${CARGO_TARGET_DIR:-../target}
+case "$target" in /*) ;; *) target="../$target" ;; esac
+rocescope=${ROCESCOPE:-}
+for b in "$target/release/rocescope" "$target/debug/rocescope"; do
+  [ -z "$rocescope" ] && [ -x "$b" ] && rocescope=$b
+done
+if [ -n "$rocescope" ]; then
+  for f in ../samples/*.pcap ../samples/qos/*.pcap; do
+    [ -f "$f" ] || continue
+    "$rocescope" report --json -r "$f" > "corpus/report_document/$(basename "$f" .pcap)" 2>/dev/null || true
+  done
+  for b in ../samples/compare/*-before.pcap; do
+    a=${b%-before.pcap}-after.pcap
+    [ -f "$a" ] || continue
+    out="corpus/report_document/pair-$(basename "${b%-before.pcap}")"
+    { "$rocescope" report --json -r "$b"; printf '\0'; "$rocescope" report --json -r "$a"; } > "$out" 2>/dev/null || true
+  done
+else
+  echo "fuzz/seed.sh: no rocescope binary (build it, or set ROCESCOPE): the report_document corpus is not seeded" >&2
+fi
+echo "seeded: $(ls corpus/readers | wc -l) readers, $(ls corpus/analyzer | wc -l) analyzer, $(ls corpus/decode | wc -l) decode, $(ls corpus/report_document | wc -l) report_document inputs from $n samples"

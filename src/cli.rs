@@ -982,7 +982,7 @@ pub struct ExportArgs {
           value_parser = number_in(0.0, 86_400.0, "a timeout in seconds"))]
     pub http_write_timeout: f64,
     /// NIC counter files, as `report --counters` reads them: their figures beside the
-    /// capture's become `rocescope_nic_counter` and `rocescope_nic_counter_capture` series
+    /// capture's become `rocescope_nic_figure` and `rocescope_nic_figure_capture` series
     /// (docs/counters.md, docs/metrics.md).
     #[arg(long, value_name = "FILE")]
     pub counters: Vec<PathBuf>,

@@ -129,6 +129,37 @@ fn display_filter_selects_the_frames_that_match() {
     let o = run(&["decode", "-Y", "gaps>0", "-r", &demo()]);
     assert_eq!(o.status.code(), Some(2), "a usage error");
     assert!(err(&o).contains("display filter") && err(&o).contains("psn"), "{}", err(&o));
+    // A Wireshark name rocescope does not know is a usage error that lists the ones it does;
+    // `-e` says the same.
+    let o = run(&["decode", "-Y", "tcp.port == 80", "-r", &demo()]);
+    assert_eq!(o.status.code(), Some(2), "a usage error");
+    for name in ["unknown field \"tcp.port\"", "eth.addr", "ip.ttl", "ip.id", "infiniband.bth.a", "psn"] {
+        assert!(err(&o).contains(name), "{name} missing: {}", err(&o));
+    }
+    let o = run(&["decode", "-T", "fields", "-e", "tcp.port", "-r", &demo()]);
+    assert_eq!(o.status.code(), Some(2), "a usage error: {}", err(&o));
+    assert!(
+        err(&o).contains("Wireshark's names: frame.number") && err(&o).contains("eth.addr"),
+        "{}",
+        err(&o)
+    );
+    // What `-e` prints under a name, `-Y` selects by: the PFC frames' source MAC.
+    let o = run(&[
+        "decode",
+        "-Y",
+        "eth.dst == 01:80:c2:00:00:01 && pfc",
+        "-T",
+        "fields",
+        "-e",
+        "eth.addr",
+        "-r",
+        &demo(),
+    ]);
+    assert!(o.status.success(), "{}", err(&o));
+    let text = out(&o);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), pfc);
+    assert!(lines.iter().all(|l| l.starts_with("01:80:c2:00:00:01,")), "{lines:?}");
 }
 
 #[test]

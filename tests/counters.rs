@@ -310,11 +310,11 @@ fn the_exporter_serves_the_figures() {
             })
             .and_then(|m| m["value"].as_f64())
     };
-    assert_eq!(value("rocescope_nic_counter", "pause_tx", Some("3")), Some(12.0));
-    assert_eq!(value("rocescope_nic_counter_capture", "pause_tx", Some("3")), Some(0.0));
-    assert_eq!(value("rocescope_nic_counter_disagree", "pause_tx", Some("3")), Some(1.0));
-    assert_eq!(value("rocescope_nic_counter_disagree", "pause_rx", Some("3")), Some(0.0));
-    assert_eq!(value("rocescope_nic_counter", "cnp_sent", None), Some(7.0));
+    assert_eq!(value("rocescope_nic_figure", "pause_tx", Some("3")), Some(12.0));
+    assert_eq!(value("rocescope_nic_figure_capture", "pause_tx", Some("3")), Some(0.0));
+    assert_eq!(value("rocescope_nic_figure_disagree", "pause_tx", Some("3")), Some(1.0));
+    assert_eq!(value("rocescope_nic_figure_disagree", "pause_rx", Some("3")), Some(0.0));
+    assert_eq!(value("rocescope_nic_figure", "cnp_sent", None), Some(7.0));
     // A bad file stops the exporter before it starts.
     let dir = tempfile::tempdir().unwrap();
     let bad = dir.path().join("bad.txt");

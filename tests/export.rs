@@ -667,8 +667,7 @@ fn encode(q: &str) -> String {
 
 #[test]
 fn shipped_rules_and_config_pass_promtool() {
-    if Command::new("promtool").arg("--version").output().is_err() {
-        common::skip("promtool not installed (apt-get install prometheus)");
+    if !have_promtool("the shipped rules and config") {
         return;
     }
     let dir = common::root().join("deploy/prometheus");
@@ -685,6 +684,65 @@ fn shipped_rules_and_config_pass_promtool() {
             String::from_utf8_lossy(&o.stderr)
         );
     }
+}
+
+/// promtool is here, or the test may skip: `.ci/run` sets `ROCESCOPE_REQUIRE_PROMTOOL=1`
+/// (it installs promtool), so there a missing promtool fails the build instead.
+fn have_promtool(what: &str) -> bool {
+    if Command::new("promtool").arg("--version").output().is_ok() {
+        return true;
+    }
+    assert!(
+        std::env::var_os("ROCESCOPE_REQUIRE_PROMTOOL").is_none(),
+        "promtool is required here (ROCESCOPE_REQUIRE_PROMTOOL) for {what}"
+    );
+    common::skip(&format!("promtool not installed (apt-get install prometheus): {what}"));
+    false
+}
+
+/// The exporter's `/metrics` (the Prometheus text format) passes `promtool check metrics`,
+/// the lint exporters are held to (names, units, HELP and TYPE), with no complaint. The
+/// inputs make it serve every family with series: flows at two points, NIC counters, a
+/// training rhythm with a straggler, ECMP host pairs, a prediction and measured uplinks.
+#[test]
+fn every_family_passes_promtool_check_metrics() {
+    if !have_promtool("the exposition's lint") {
+        return;
+    }
+    let files: Vec<PathBuf> =
+        ["demo.pcap", "two-points-receiver.pcap", "rhythm-straggler.pcap", "ecmp/low-entropy.pcap"]
+            .into_iter()
+            .map(sample)
+            .chain((1..=4).map(|i| sample(&format!("ecmp/uplink{i}.pcap"))))
+            .collect();
+    let counters = [sample("counters/agree-before.txt"), sample("counters/agree-after.txt")];
+    let mut args: Vec<&str> = files.iter().flat_map(|f| ["-r", path_str(f)]).collect();
+    args.extend(["--uplinks", "uplink1,uplink2,uplink3,uplink4", "--ecmp-paths", "4"]);
+    args.extend(["--counters", path_str(&counters[0]), "--counters", path_str(&counters[1])]);
+    args.extend(["--counters-host", COUNTERS_HOST]);
+    let (_exp, port) = start_export(&args);
+    let (code, text) = get(port, "/metrics", None).expect("/metrics answers");
+    assert_eq!(code, 200, "{text}");
+    // The families the fabric-shape and NIC panels read are there to be linted.
+    for family in [
+        "rocescope_ecmp_entropy",
+        "rocescope_ecmp_qp_entropy",
+        "rocescope_nic_figure",
+        "rocescope_flow_bytes_total",
+    ] {
+        assert!(text.contains(&format!("\n{family}{{")), "no {family} series in:\n{text}");
+    }
+    let mut lint = Command::new("promtool")
+        .args(["check", "metrics"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start promtool");
+    lint.stdin.take().expect("promtool's stdin").write_all(text.as_bytes()).expect("feed promtool");
+    let out = lint.wait_with_output().expect("promtool ends");
+    let said = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success() && said.trim().is_empty(), "promtool check metrics:\n{said}");
 }
 
 /// Metric names a PromQL expression refers to (`rocescope_...`, not recording rules).
@@ -783,7 +841,7 @@ fn dashboard_and_rules_ask_only_for_metrics_the_exporter_serves() {
     // Every congestion-control and NIC counter family served is on the dashboard, in its row.
     let rows: [(&str, &[&str]); 2] = [
         ("Congestion control", &["rocescope_cc_", "rocescope_cnp_too_fast"]),
-        ("NIC counters vs capture", &["rocescope_nic_counter"]),
+        ("NIC counters vs capture", &["rocescope_nic_figure"]),
     ];
     let mut in_rows = 0;
     for (row, prefixes) in rows {
@@ -822,7 +880,7 @@ fn dashboard_and_rules_ask_only_for_metrics_the_exporter_serves() {
         "rocescope_cnp_packets_total",
         "rocescope_pfc_pause_frames_total",
         "rocescope_cc_cnp_intervals_total",
-        "rocescope_nic_counter_disagree",
+        "rocescope_nic_figure_disagree",
     ] {
         assert!(served.contains(must), "{must}");
     }

@@ -8,7 +8,9 @@
 //!   becomes a point of its own, so two mirror sessions of one capture are analysed apart
 //!   as two merged captures are. Frames outside any session stay at the point. Points found
 //!   while reading take no part in matching packets across points (as sFlow's). At most
-//!   [`MAX_SESSION_POINTS`] points are added; the sessions beyond share the last one.
+//!   [`MAX_SESSION_POINTS`] points are added; the sessions beyond share the last one,
+//!   named as the overflow it is ([`OVERFLOW_LABEL`]), and so do the later frames of a
+//!   VXLAN or Geneve overlay whose first frames went there.
 //! - **The switch's clock.** An ERSPAN type III header carries the time the switch mirrored
 //!   the frame (draft-foschiano-erspan-03 §4.3: 32 bits in 100 µs, 100 ns or IEEE 1588
 //!   ns ticks; the platform subheader IDs 0x3/0x5/0x6 carry the upper 32 bits, or the 1588
@@ -59,6 +61,10 @@ use rustc_hash::FxHashMap;
 
 /// Most capture points that mirror sessions add to an analysis.
 pub const MAX_SESSION_POINTS: usize = 256;
+
+/// How the point the sessions beyond [`MAX_SESSION_POINTS`] share is named (after its
+/// capture's name): it says it is an overflow, so no one reads it as one session.
+pub const OVERFLOW_LABEL: &str = "overflow: more than 256 mirror sessions or VNIs";
 
 /// The most a mirror's path and its collector can move a frame in time (ns): 100 ms. A
 /// collector's interrupt batching moves frames by tens of µs; a switch's mirror port, its
@@ -459,6 +465,16 @@ impl Analyzer {
                 let vni = matches!(s, Session::Vxlan(_) | Session::Geneve(_));
                 if !(overlay && vni) || self.mirror.sessions.contains_key(&(meta.point, s)) {
                     m.point = self.session_point(meta.point, s);
+                    if vni && !overlay && self.mirror.overflow == Some(m.point) {
+                        self.overlay.mark_overflow(meta.point, p);
+                    }
+                } else if let Some(o) =
+                    self.mirror.overflow.filter(|_| self.overlay.overflowed(meta.point, p))
+                {
+                    // Sessions past the cap are not remembered one by one: the pair's first
+                    // frames went to the overflow point, and so do the rest (the capture
+                    // point's own is named after its first session, another one).
+                    m.point = o;
                 }
             }
         }
@@ -609,7 +625,7 @@ impl Analyzer {
             }
             base
         } else if self.mirror.added + 1 >= MAX_SESSION_POINTS {
-            let p = self.add_point(format!("{root} [other mirror sessions]"));
+            let p = self.add_point(format!("{root} [{OVERFLOW_LABEL}]"));
             self.mirror.added += 1;
             self.mirror.overflow = Some(p);
             return p;
@@ -687,11 +703,65 @@ mod tests {
         assert_eq!(r.points[0].name, "c.pcap [VXLAN VNI 0]");
         assert_eq!(r.points[1].session.as_deref(), Some("VXLAN VNI 1"));
         let last = r.points.last().unwrap();
-        assert_eq!(last.name, "c.pcap [other mirror sessions]");
+        assert_eq!(last.name, "c.pcap [overflow: more than 256 mirror sessions or VNIs]");
         assert_eq!(last.session, None);
         assert_eq!(last.roce, u64::from(n) - MAX_SESSION_POINTS as u64);
         assert_eq!(a.mirror.sessions.len(), MAX_SESSION_POINTS, "the shared sessions are not remembered");
         assert_eq!(r.points.iter().map(|p| p.roce).sum::<u64>(), u64::from(n));
+    }
+
+    /// Past the cap, a VXLAN overlay's VTEP pairs whose first frames (read as a mirror's
+    /// before the pair was seen both ways) went to the overflow point keep their later
+    /// frames there: they landed on the capture point's own, named after VNI 0 (issue 40:
+    /// 316 frames where VNI 0 had 8).
+    #[test]
+    fn overlay_pairs_past_the_cap_stay_on_the_overflow_point() {
+        let opts = DecodeOptions::default();
+        let (frame, _) = mirrored(&opts);
+        let mut a = Analyzer::new(Config { points: vec!["c.pcap".into()], ..Config::default() });
+        let pairs = 300u32;
+        let per_pair = 4u64;
+        let mut number = 0u64;
+        for vni in 0..pairs {
+            // VTEPs 10.1.x.y and 10.2.x.y, the pair's VNI its index; one way, back, and again.
+            let vtep = |side: u8| Ipv4Addr::new(10, side, (vni >> 8) as u8, vni as u8);
+            for (s, d) in [(1, 2), (2, 1), (1, 2), (2, 1)] {
+                let outer = Outer {
+                    src_mac: [2, 0, 0, 0, 0xee, s],
+                    dst_mac: [2, 0, 0, 0, 0xee, d],
+                    vlans: Vec::new(),
+                    ip: IpRepr::V4 { src: vtep(s), dst: vtep(d), dscp: 26, ecn: Ecn::Ect0, ttl: 64, id: 0 },
+                };
+                let encap = Encapsulation::Vxlan { sport: 49152, dport: 4789, vni };
+                let bytes = TunnelRepr { outer, encap }.wrap(&frame).unwrap();
+                number += 1;
+                let meta = FrameMeta {
+                    number,
+                    ts_ns: number as i64 * 1_000,
+                    len: bytes.len() as u32,
+                    link_bps: None,
+                    point: 0,
+                };
+                a.push(&meta, &decode(LinkType::ETHERNET, &bytes, &opts));
+            }
+        }
+        let r = a.report();
+        assert_eq!(r.points.len(), 1 + MAX_SESSION_POINTS);
+        let first = &r.points[0];
+        assert_eq!(
+            (first.name.as_str(), first.roce),
+            ("c.pcap [VXLAN VNI 0]", per_pair),
+            "only its own pair's frames"
+        );
+        let last = r.points.last().unwrap();
+        assert_eq!(last.name, format!("c.pcap [{OVERFLOW_LABEL}]"));
+        assert!(last.name.contains("overflow"));
+        // The 256 sessions with points of their own: VNI 0 at the capture point, 255 added;
+        // the 44 pairs past them, every frame.
+        assert_eq!(last.roce, u64::from(pairs - MAX_SESSION_POINTS as u32) * per_pair);
+        assert!(r.points.iter().take(MAX_SESSION_POINTS).all(|p| p.roce == per_pair));
+        assert_eq!(r.points.iter().map(|p| p.roce).sum::<u64>(), u64::from(pairs) * per_pair);
+        assert_eq!(r.overlay.len(), pairs as usize, "every pair is an overlay");
     }
 
     #[test]

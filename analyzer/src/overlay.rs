@@ -62,6 +62,10 @@ struct Pair {
     inner_ce: u64,
     cnps: u64,
     overlay: bool,
+    /// Its first frames, read as a mirror's before the pair was known as an overlay, went
+    /// to the point the sessions beyond the cap share (crate::mirror): its later frames
+    /// follow them there, not to the capture point's own (named after another session).
+    overflow: bool,
 }
 
 /// VTEP pairs seen in VXLAN and Geneve layers, per capture point.
@@ -147,6 +151,23 @@ impl Overlay {
         let Some((src, dst, _)) = layer(p, PcpTag::Outer) else { return false };
         let (a, b) = if src <= dst { (src, dst) } else { (dst, src) };
         self.pairs.get(&(point, a, b)).is_some_and(|x| x.overlay)
+    }
+
+    /// The VTEP pair of `p` at `point` had frames read as a mirror's counted at the point
+    /// of the sessions beyond the cap (crate::mirror).
+    pub(crate) fn mark_overflow(&mut self, point: u16, p: &Packet<'_>) {
+        let Some((src, dst, _)) = layer(p, PcpTag::Outer) else { return };
+        let (a, b) = if src <= dst { (src, dst) } else { (dst, src) };
+        if let Some(x) = self.pairs.get_mut(&(point, a, b)) {
+            x.overflow = true;
+        }
+    }
+
+    /// Whether [`Overlay::mark_overflow`] marked the VTEP pair of `p` at `point`.
+    pub(crate) fn overflowed(&self, point: u16, p: &Packet<'_>) -> bool {
+        let Some((src, dst, _)) = layer(p, PcpTag::Outer) else { return false };
+        let (a, b) = if src <= dst { (src, dst) } else { (dst, src) };
+        self.pairs.get(&(point, a, b)).is_some_and(|x| x.overflow)
     }
 
     /// The overlay's VTEP pairs, by point and address.

@@ -640,19 +640,19 @@ impl Exposition {
         // NIC counters beside the capture (`--counters`; docs/counters.md).
         if let Some(c) = &r.counters {
             let mut nic = Family::new(
-                "rocescope_nic_counter",
+                "rocescope_nic_figure",
                 "The NIC's counters (--counters) mapped to canonical figures: the delta between two snapshots (mode=\"delta\") or the absolute value of one (mode=\"absolute\"). docs/counters.md.",
                 Kind::Gauge,
                 None,
             );
             let mut cap = Family::new(
-                "rocescope_nic_counter_capture",
+                "rocescope_nic_figure_capture",
                 "What the capture shows for the same figure, for the --counters-host (or the whole capture).",
                 Kind::Gauge,
                 None,
             );
             let mut dis = Family::new(
-                "rocescope_nic_counter_disagree",
+                "rocescope_nic_figure_disagree",
                 "1 when the figure makes a counters_disagree finding (status capture_misses or capture_more).",
                 Kind::Gauge,
                 None,
@@ -909,14 +909,14 @@ fn rhythm_families(r: &Report) -> Vec<Family> {
 fn ecmp_families(r: &Report) -> Vec<Family> {
     let point = |p: u16| r.points.get(usize::from(p)).map_or_else(|| p.to_string(), |x| x.name.clone());
     let mut entropy = Family::new(
-        "rocescope_ecmp_entropy_bits",
-        "Entropy of a host pair's RoCE data bytes over its UDP source ports (host pairs with two or more data QPs).",
+        "rocescope_ecmp_entropy",
+        "Entropy, in bits, of a host pair's RoCE data bytes over its UDP source ports (host pairs with two or more data QPs).",
         Kind::Gauge,
         None,
     );
     let mut qp_entropy = Family::new(
-        "rocescope_ecmp_qp_entropy_bits",
-        "The same over the pair's QPs: the most its source ports could give.",
+        "rocescope_ecmp_qp_entropy",
+        "Entropy, in bits, of the pair's RoCE data bytes over its QPs: the most its source ports could give.",
         Kind::Gauge,
         None,
     );

@@ -106,30 +106,49 @@ fn side_line(o: &mut String, label: &str, s: &Side) {
     wrap(o, &format!("{label} {} ({notes})", files.join(" + ")), 7);
 }
 
-/// Write `line`, wrapped at [`WIDTH`] on spaces, continuation lines indented by `indent`.
+/// Write `line`, wrapped at [`WIDTH`] columns on spaces, continuation lines indented by
+/// `indent`. Columns, not characters: a CJK character takes two, a combining mark none
+/// (`unicode-width`). Linear in the line: each character is looked at once, so a point
+/// named with millions of characters costs milliseconds (issue 40: a `Vec<char>` drained
+/// per line took 17-20 s for a 4 M-character name).
 fn wrap(o: &mut String, line: &str, indent: usize) {
+    use unicode_width::UnicodeWidthChar;
     let mut cur = String::new();
+    // The columns `cur` takes.
+    let mut cols = 0usize;
     // At the start of a line (nothing but the indent yet): no space before the next word.
     let mut fresh = true;
+    let new_line = |o: &mut String, cur: &mut String, cols: &mut usize| {
+        let _ = writeln!(o, "{}", cur.trim_end());
+        cur.clear();
+        cur.extend(std::iter::repeat_n(' ', indent));
+        *cols = indent;
+    };
     for word in line.split(' ') {
-        let mut w: Vec<char> = word.chars().collect();
-        let len = cur.chars().count();
-        if !fresh && len + 1 + w.len() > WIDTH && len > indent {
-            let _ = writeln!(o, "{}", cur.trim_end());
-            cur = " ".repeat(indent);
+        // Control characters (the line feed a heading starts with) take no column.
+        let width: usize = word.chars().map(|c| c.width().unwrap_or(0)).sum();
+        if !fresh && cols + 1 + width > WIDTH && cols > indent {
+            new_line(o, &mut cur, &mut cols);
             fresh = true;
         }
         if !fresh {
             cur.push(' ');
+            cols += 1;
         }
-        // A word longer than a line is cut into pieces.
-        while cur.chars().count() + w.len() > WIDTH {
-            let room = WIDTH.saturating_sub(cur.chars().count()).max(1).min(w.len());
-            let head: String = w.drain(..room).collect();
-            let _ = writeln!(o, "{cur}{head}");
-            cur = " ".repeat(indent);
+        if cols + width <= WIDTH {
+            cur.push_str(word);
+            cols += width;
+        } else {
+            // A word longer than a line is cut into pieces, each filling its line.
+            for c in word.chars() {
+                let w = c.width().unwrap_or(0);
+                if cols + w > WIDTH && cols > indent {
+                    new_line(o, &mut cur, &mut cols);
+                }
+                cur.push(c);
+                cols += w;
+            }
         }
-        cur.extend(w);
         fresh = false;
     }
     let _ = writeln!(o, "{}", cur.trim_end());
@@ -411,5 +430,58 @@ fn counters(o: &mut String, rows: &[rocescope_analyzer::compare::CounterChange])
             name = name.chars().take(47).chain(['…']).collect();
         }
         let _ = writeln!(o, "  {name:<48} {:>11} {:>11}  {noise}", v(r.before), v(r.after));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{wrap, WIDTH};
+    use unicode_width::UnicodeWidthStr;
+
+    /// Every line of `text` fits [`WIDTH`] columns.
+    fn widest(text: &str) -> usize {
+        text.lines().map(UnicodeWidthStr::width).max().unwrap_or(0)
+    }
+
+    #[test]
+    fn wrapping_counts_columns_not_characters() {
+        // A CJK point name: two columns a character (it gave 176-column lines).
+        let name: String = std::iter::repeat_n('點', 300).collect();
+        let mut o = String::new();
+        wrap(&mut o, &format!("  before {name}: the whole capture point, 12 RoCE packets"), 9);
+        assert!(widest(&o) <= WIDTH, "{o}");
+        assert_eq!(o.matches('點').count(), 300, "nothing lost");
+        assert!(o.lines().filter(|l| l.contains('點')).count() >= 6, "{o}");
+        // ASCII as before: words move whole, a long one is cut to fill its lines.
+        let mut o = String::new();
+        let long = "x".repeat(250);
+        wrap(&mut o, &format!("WARNING  short words then {long} end"), 9);
+        let lines: Vec<&str> = o.lines().collect();
+        assert_eq!(lines.first().copied(), Some("WARNING  short words then"));
+        assert!(lines.iter().all(|l| l.len() <= WIDTH), "{o}");
+        assert_eq!(o.matches('x').count(), 250);
+        assert!(lines.last().is_some_and(|l| l.ends_with(" end")), "{o}");
+    }
+
+    /// Wrapping is linear in the line: a name 8 times longer costs about 8 times as much
+    /// (the drained `Vec<char>` made it 64 times; a 4 M-character name took 17-20 s).
+    /// Best of three runs each, and a generous bound: the machine is shared.
+    #[test]
+    fn wrapping_a_huge_name_is_linear() {
+        let run = |n: usize| {
+            let name = "n".repeat(n);
+            let line = format!("  before {name}: the whole capture point");
+            (0..3)
+                .map(|_| {
+                    let t = std::time::Instant::now();
+                    let mut o = String::new();
+                    wrap(&mut o, &line, 9);
+                    assert_eq!(o.matches('n').count(), n + 1);
+                    t.elapsed().as_secs_f64()
+                })
+                .fold(f64::INFINITY, f64::min)
+        };
+        let (small, large) = (run(100_000), run(800_000));
+        assert!(large < small * 24.0 + 0.05, "{small:.4} s for 100,000 characters, {large:.4} s for 800,000");
     }
 }

@@ -3,7 +3,9 @@
 //! dotted for nested ones (`ip.src`, `bth.psn`, `vlan.pcp`); the list of valid names comes
 //! from `docs/decode.schema.json`, so the two cannot disagree. Wireshark's names
 //! (`infiniband.bth.psn`, `ip.dsfield.dscp`, `frame.time_relative`) and the display filter's
-//! (`psn`, `dscp`, `qp`) name the same fields ([`rocescope_tui::filter::FIELD_NAMES`]).
+//! (`psn`, `dscp`, `qp`) name the same fields ([`rocescope_tui::filter::FIELD_NAMES`], the
+//! table `-Y` reads too); a field of both ends (`ip.addr`, `eth.addr`) prints both, in
+//! tshark's order.
 
 use serde_json::Value;
 
@@ -22,7 +24,8 @@ pub enum Occurrence {
 #[derive(Clone, Debug)]
 pub struct Fields {
     names: Vec<String>,
-    paths: Vec<Vec<String>>,
+    /// Each field's JSON paths: one, or two for a field of both ends (`ip.addr`).
+    paths: Vec<Vec<Vec<String>>>,
     /// How each field is shown: under a Wireshark name, as tshark shows it.
     views: Vec<View>,
     separator: String,
@@ -39,13 +42,14 @@ pub const TIME_RELATIVE: &str = "time_relative";
 impl Fields {
     /// Whether a field needs [`TIME_RELATIVE`] in the frame's object.
     pub fn wants_time_relative(&self) -> bool {
-        self.paths.iter().any(|p| p.len() == 1 && p[0] == TIME_RELATIVE)
+        self.paths.iter().flatten().any(|p| p.len() == 1 && p[0] == TIME_RELATIVE)
     }
 }
 
 /// A field asked for by its Wireshark name is shown as tshark shows it, where our JSON
 /// differs: `ip.*` only for IPv4 (`ipv6.*` only for IPv6: our `ip` object holds both), `vlan.*`
-/// only for 802.1Q tags (an 802.1ad S-tag is tshark's `ieee8021ad`), the destination QP in hex.
+/// only for 802.1Q tags (an 802.1ad S-tag is tshark's `ieee8021ad`), the destination QP,
+/// RETH address and key and the ICRC (read big-endian) in hex, BTH bits as 0 and 1.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum View {
     Ours,
@@ -53,6 +57,12 @@ enum View {
     Ipv6,
     Dot1q,
     QpHex,
+    /// A number in hex of this many digits.
+    Hex(usize),
+    /// The ICRC word, read big-endian, in hex.
+    IcrcHex,
+    /// `true`/`false` as 1/0.
+    Bit,
 }
 
 impl View {
@@ -64,6 +74,10 @@ impl View {
         match name {
             _ if !wireshark => View::Ours,
             "infiniband.bth.destqp" => View::QpHex,
+            "infiniband.reth.va" => View::Hex(16),
+            "infiniband.reth.r_key" => View::Hex(8),
+            "infiniband.invariant.crc" => View::IcrcHex,
+            "infiniband.bth.a" | "infiniband.bth.fecn" | "infiniband.bth.becn" => View::Bit,
             n if n.starts_with("ip.") => View::Ipv4,
             n if n.starts_with("ipv6.") => View::Ipv6,
             n if n.starts_with("vlan.") => View::Dot1q,
@@ -113,8 +127,11 @@ impl Fields {
             rocescope_tui::filter::json_name(n).map_or_else(|| n.to_string(), str::to_string)
         };
         for n in names {
-            let n = &path_of(n);
-            if !known.contains(n) && n != TIME_RELATIVE {
+            for n in path_of(n).split(',') {
+                let n = &n.to_string();
+                if known.contains(n) || n == TIME_RELATIVE {
+                    continue;
+                }
                 let near: Vec<&str> = known
                     .iter()
                     .filter(|k| k.split('.').next_back() == n.split('.').next_back())
@@ -125,12 +142,20 @@ impl Fields {
                 } else {
                     format!(" (did you mean {}?)", near.join(", "))
                 };
-                return Err(format!("unknown field {n:?}{hint}; the fields are: {}", known.join(", ")));
+                let ws: Vec<&str> = rocescope_tui::filter::wireshark_names().collect();
+                return Err(format!(
+                    "unknown field {n:?}{hint}; the fields are: {}; and Wireshark's names: {}",
+                    known.join(", "),
+                    ws.join(", ")
+                ));
             }
         }
         let mut f = Fields {
             names: names.to_vec(),
-            paths: names.iter().map(|n| path_of(n).split('.').map(str::to_owned).collect()).collect(),
+            paths: names
+                .iter()
+                .map(|n| path_of(n).split(',').map(|p| p.split('.').map(str::to_owned).collect()).collect())
+                .collect(),
             views: names.iter().map(|n| View::of(n)).collect(),
             separator: "\t".into(),
             aggregator: ",".into(),
@@ -171,31 +196,37 @@ impl Fields {
 
     /// One frame's line (without the newline) from its JSON object.
     pub fn line(&self, frame: &Value, out: &mut String) {
-        for (i, path) in self.paths.iter().enumerate() {
+        for (i, paths) in self.paths.iter().enumerate() {
             if i > 0 {
                 out.push_str(&self.separator);
             }
             let mut values = Vec::new();
             let view = self.views.get(i).copied().unwrap_or(View::Ours);
             let version = || frame.get("ip").and_then(|ip| ip.get("version")).and_then(Value::as_u64);
-            match view {
-                View::Ipv4 if version() != Some(4) => {}
-                View::Ipv6 if version() != Some(6) => {}
-                View::Dot1q => {
-                    // tshark's `vlan`: the 802.1Q (TPID 0x8100) tags only.
-                    let tags = frame.get("vlan").and_then(Value::as_array).into_iter().flatten();
-                    for t in tags.filter(|t| t.get("tpid").and_then(Value::as_u64) == Some(0x8100)) {
-                        collect(t, path.get(1..).unwrap_or(&[]), &mut values);
+            for path in paths {
+                match view {
+                    View::Ipv4 if version() != Some(4) => {}
+                    View::Ipv6 if version() != Some(6) => {}
+                    View::Dot1q => {
+                        // tshark's `vlan`: the 802.1Q (TPID 0x8100) tags only.
+                        let tags = frame.get("vlan").and_then(Value::as_array).into_iter().flatten();
+                        for t in tags.filter(|t| t.get("tpid").and_then(Value::as_u64) == Some(0x8100)) {
+                            collect(t, path.get(1..).unwrap_or(&[]), &mut values);
+                        }
                     }
+                    _ => collect(frame, path, &mut values),
                 }
-                _ => collect(frame, path, &mut values),
             }
-            if view == View::QpHex {
-                for v in &mut values {
-                    if let Ok(q) = v.parse::<u32>() {
-                        *v = format!("0x{q:06x}");
-                    }
-                }
+            for v in &mut values {
+                let n = v.parse::<u64>();
+                *v = match (view, n) {
+                    (View::QpHex, Ok(q)) => format!("0x{q:06x}"),
+                    (View::Hex(w), Ok(x)) => format!("0x{x:0w$x}"),
+                    (View::IcrcHex, Ok(x)) => format!("0x{:08x}", (x as u32).swap_bytes()),
+                    (View::Bit, _) if v.as_str() == "true" => "1".into(),
+                    (View::Bit, _) if v.as_str() == "false" => "0".into(),
+                    _ => continue,
+                };
             }
             let chosen: &[String] = match (self.occurrence, values.len()) {
                 (_, 0) => &[],
@@ -271,28 +302,82 @@ mod tests {
 }
 
 #[cfg(test)]
+mod wireshark_views {
+    use super::*;
+
+    /// Wireshark's names print as tshark prints them: both ends of `*.addr` (tshark's order),
+    /// RETH address and key and the ICRC in hex (the ICRC read big-endian), BTH bits as 0/1.
+    #[test]
+    fn both_ends_and_tsharks_formats() {
+        let v: Value = serde_json::from_str(
+            r#"{"frame":1,"eth":{"src":"02:00:00:00:00:01","dst":"02:00:00:00:00:02"},
+            "ip":{"version":4,"src":"10.0.0.2","dst":"10.0.0.1","id":4660},
+            "bth":{"ackreq":true,"fecn":false},"reth":{"va":139637980823552,"rkey":4660},
+            "icrc":{"value":1761941418}}"#,
+        )
+        .unwrap();
+        let names: Vec<String> = [
+            "eth.addr",
+            "ip.addr",
+            "ipv6.addr",
+            "infiniband.bth.a",
+            "infiniband.bth.fecn",
+            "infiniband.reth.va",
+            "infiniband.reth.r_key",
+            "infiniband.invariant.crc",
+            "ip.id",
+            "ip",
+            "bth.ackreq",
+        ]
+        .map(String::from)
+        .to_vec();
+        let mut s = String::new();
+        Fields::new(&names, &[]).unwrap().line(&v, &mut s);
+        assert_eq!(
+            s,
+            "02:00:00:00:00:02,02:00:00:00:00:01\t10.0.0.2,10.0.0.1\t\t1\t0\t0x00007f00003e8000\t0x00001234\t0xaa170569\t4660\t10.0.0.2,10.0.0.1\ttrue"
+        );
+        let e = Fields::new(&["tcp.port".into()], &[]).unwrap_err();
+        assert!(e.contains("Wireshark's names: frame.number") && e.contains("eth.addr"), "{e}");
+    }
+}
+
+#[cfg(test)]
 mod names {
     use super::*;
 
     #[test]
     fn every_other_name_of_a_field_is_one_the_schema_knows() {
         let known = known();
+        let joined = |f: &Fields| -> Vec<String> {
+            f.paths.iter().map(|p| p.iter().map(|p| p.join(".")).collect::<Vec<_>>().join(",")).collect()
+        };
+        // Every name `-Y` takes under the table, `-e` takes too (and the reverse:
+        // tui::filter's tests parse every Wireshark name).
         for f in rocescope_tui::filter::FIELD_NAMES {
-            assert!(
-                f.json.is_empty() || f.json == TIME_RELATIVE || known.iter().any(|k| k == f.json),
-                "{f:?}"
-            );
-            if !f.json.is_empty() && !f.wireshark.is_empty() {
+            assert!(!f.json.is_empty(), "{f:?} has no JSON path");
+            for path in f.json.split(',') {
+                assert!(path == TIME_RELATIVE || known.iter().any(|k| k == path), "{f:?}");
+            }
+            for name in [f.wireshark, f.short].into_iter().filter(|n| !n.is_empty()) {
+                let by_name = Fields::new(&[name.to_string()], &[]).expect(name);
+                assert!(
+                    by_name.paths[0]
+                        .iter()
+                        .all(|p| known.contains(&p.join(".")) || p.join(".") == TIME_RELATIVE),
+                    "{name}"
+                );
+            }
+            if !f.wireshark.is_empty() {
                 let by_ws = Fields::new(&[f.wireshark.to_string()], &[]).expect(f.wireshark);
-                assert_eq!(by_ws.paths[0].join("."), f.json);
+                assert_eq!(joined(&by_ws), [f.json]);
             }
         }
-        let f = Fields::new(&["psn".into(), "qp".into(), "frame.time_relative".into()], &[]).unwrap();
-        assert_eq!(
-            f.paths.iter().map(|p| p.join(".")).collect::<Vec<_>>(),
-            ["bth.psn", "bth.dqpn", TIME_RELATIVE]
-        );
-        assert_eq!(f.header_line(), "psn\tqp\tframe.time_relative");
+        let f =
+            Fields::new(&["psn".into(), "qp".into(), "frame.time_relative".into(), "ip.addr".into()], &[])
+                .unwrap();
+        assert_eq!(joined(&f), ["bth.psn", "bth.dqpn", TIME_RELATIVE, "ip.src,ip.dst"]);
+        assert_eq!(f.header_line(), "psn\tqp\tframe.time_relative\tip.addr");
         assert!(f.wants_time_relative());
     }
 }

@@ -200,6 +200,7 @@ fn ip_j(ip: &Ip<'_>, fragment: bool) -> IpJ {
         dscp: ip.dscp(),
         ecn: ip.ecn() as u8,
         ttl: ip.ttl(),
+        id: (ip.version() == 4).then(|| ip.ident()).and_then(|i| u16::try_from(i).ok()),
         len: ip.len_field(),
         fragment,
     }
@@ -352,6 +353,9 @@ struct IpJ {
     dscp: u8,
     ecn: u8,
     ttl: u8,
+    /// IPv4 identification (Wireshark's `ip.id`); none for IPv6.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    id: Option<u16>,
     len: u16,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     fragment: bool,

@@ -11,27 +11,32 @@
 //! filter := alt (("or" | "||") alt)*
 //! alt    := unary (("and" | "&&") unary)*
 //! unary  := ("not" | "!") unary  |  "(" filter ")"  |  term
-//! term   := WORD  |  FIELD OP VALUE
-//! OP     := "=" | "==" | "!=" | ">" | ">=" | "<" | "<="
+//! term   := WORD  |  FIELD OP VALUE  |  FIELD "in" "{" MEMBER+ "}"  |  WIRESHARK-FIELD
+//! OP     := "=" | "==" | "!=" | ">" | ">=" | "<" | "<="  (or eq, ne, gt, ge, lt, le)
+//! MEMBER := VALUE  |  VALUE ".." VALUE     (members separated by spaces or commas)
 //! ```
 //!
 //! `not` binds tighter than `and`, and `and` tighter than `or`: `nak or ce and not cnp` reads
 //! `nak or (ce and (not cnp))`. Keywords, fields and words are case-insensitive; spaces around
-//! operators are optional (`qp = 0x12` is `qp=0x12`). Numbers are decimal or `0x` hex. An
-//! empty filter is no filter (everything passes).
+//! operators are optional (`qp = 0x12` is `qp=0x12`). Numbers are decimal or `0x` hex
+//! (`True`/`False` are 1/0); addresses take a CIDR prefix (`ip=10.0.0.0/24`, `ip=fd00::/64`),
+//! which `=` reads as "in the subnet". An empty filter is no filter (everything passes).
 //!
-//! A field with several values (a connection's two QPs or the DSCPs it carried, a packet's
-//! VLAN IDs) compares true when any value does: `dscp!=26` picks connections with some packet
-//! not marked 26, `not dscp=26` those with none marked 26. A field the item does not have (the
-//! PSN of a PFC frame, the PCP of an untagged frame) compares false whatever the operator:
-//! `psn!=5` does not pick PFC frames, `not psn=5` does.
+//! A connection field with several values (its two QPs, the DSCPs it carried) compares true
+//! when any value does: `dscp!=26` picks connections with some packet not marked 26, `not
+//! dscp=26` those with none marked 26. A packet field with several values (`ip` and
+//! Wireshark's `ip.addr`, `eth.addr`: both ends; `vlan`: every tag) follows Wireshark: `!=` is
+//! true when no value equals (`ip.addr != 10.0.0.1`: neither end is 10.0.0.1), the other
+//! operators and `in` when some value does. A field the item does not have (the PSN of a PFC
+//! frame, the PCP of an untagged frame) compares false whatever the operator: `psn!=5` does
+//! not pick PFC frames, `not psn=5` does.
 //!
 //! # Connections (the TUI's `/`)
 //!
 //! | term | picks connections |
 //! |---|---|
 //! | `qp=N` | either QP is N (`=` only; `not qp=N` for the opposite) |
-//! | `ip=ADDR` | either end is ADDR (`=` only) |
+//! | `ip=ADDR` | either end is ADDR, or in the subnet ADDR/N (`=` only) |
 //! | `pkts`, `gaps`, `retx`, `naks`, `rnr`, `cnps` `OP N` | packets, PSN gaps, retransmissions (any cause), NAKs (not RNR), RNR NAKs, CNPs |
 //! | `ce OP N` | CE-marked share of the packets, in percent |
 //! | `dscp`, `pcp` `OP N` | a DSCP / 802.1p PCP value seen |
@@ -42,6 +47,14 @@
 //! # Packets (`rocescope decode -Y`)
 //!
 //! RoCE fields and words read whatever decoded, also from a malformed frame whose BTH did.
+//! Wireshark's field names ([`FIELD_NAMES`], docs/decode.md) are fields here too and mean
+//! what they mean in Wireshark: `ip.src` and `ip.ttl` read IPv4 headers only, `ipv6.addr`
+//! IPv6 headers only (not a RoCEv1 GRH, which the short `ip` reads), `eth.addr` either MAC,
+//! `infiniband.bth.a == 1` the AckReq bit; one named alone picks the frames that have it
+//! (`infiniband.bth.psn`: every frame with a BTH). Sets: `infiniband.bth.opcode in {17 18}`,
+//! `udp.srcport in {49152..49200}`, `ip.addr in {10.0.0.1, 10.0.0.5..10.0.0.9}`. Not taken:
+//! Wireshark's `contains`, `matches`, slices, functions, `===`/`!==`, layer numbers (`#2`)
+//! and octal numbers.
 //!
 //! | term | picks packets |
 //! |---|---|
@@ -49,8 +62,8 @@
 //! | `psn OP N` | BTH PSN |
 //! | `opcode OP N` | BTH opcode as a number (`opcode=0x0a`, `opcode<0x20` for RC) |
 //! | `opcode=NAME` | opcode by name: a case-insensitive part of its name, `_` for a space (`opcode=read_request`, `opcode=write`, `opcode=acknowledge`, `opcode=ud_send`); `=` and `!=` only; 0x40-0x5F are named as Mellanox DC unless [`PacketFilter::with_opcode_options`] says RD |
-//! | `ip=ADDR` | source or destination IP, for RoCEv1 the GRH GIDs (`=` only) |
-//! | `src=ADDR`, `dst=ADDR` | source / destination (`=` and `!=`) |
+//! | `ip OP ADDR` | source or destination IP, for RoCEv1 the GRH GIDs; `ip!=ADDR`: neither |
+//! | `src OP ADDR`, `dst OP ADDR` | source / destination; `<`, `>` order addresses as numbers |
 //! | `dscp OP N`, `ecn OP N` | IP (RoCEv1: GRH traffic class) DSCP / ECN; `ecn` also takes `not-ect`, `ect1`, `ect0`, `ce` |
 //! | `pcp OP N` | 802.1p priority of the innermost VLAN tag |
 //! | `vlan OP N` | VLAN ID of any tag |
@@ -67,10 +80,9 @@
 //! | `pfc`, `pause` | 802.1Qbb PFC, 802.3x PAUSE |
 //!
 //! Examples: `nak or rnr`, `qp=0x32 and psn>=100 and psn<110`, `ip=10.0.0.1 and not ack`,
-//! `cnp or ce`, `pfc and pcp=3`, `roce and not (dscp=26)`, `opcode=read_request and len>1000`.
+//! `cnp or ce`, `pfc and pcp=3`, `roce and not (dscp=26)`, `opcode=read_request and len>1000`,
+//! `eth.src == 02:00:00:00:00:07 and pfc`, `ip.addr == 172.17.242.0/24 and ip.ttl < 64`.
 
-use rocescope_decoder::ext::AethKind;
-use rocescope_decoder::{IcrcStatus, MacControl, Opcode, OpcodeOptions, Packet, RoceVersion};
 use std::net::IpAddr;
 
 /// What a connection filter is matched against: one connection's aggregated figures.
@@ -119,76 +131,13 @@ pub const PACKET_FIELDS: &[&str] = &[
     "syndrome", "frame", "time", "dscp4", "ecn4", "dscp6", "ecn6",
 ];
 
-/// One field under its names: Wireshark's, the JSON output's (`decode -e`, docs/decode-json.md)
-/// and the display filter's short one. `-Y` and `-e` take any of them (docs/decode.md has the
-/// table); an empty name is one the field does not have there.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct FieldName {
-    /// Wireshark's display filter name.
-    pub wireshark: &'static str,
-    /// The dotted JSON path (`-e`); empty for a filter-only field.
-    pub json: &'static str,
-    /// The display filter's name (a field, or a word for a flag); empty for `-e` only.
-    pub short: &'static str,
-}
+mod names;
+mod packet;
+mod value;
 
-/// Every field known under more than one name.
-pub const FIELD_NAMES: &[FieldName] = &[
-    FieldName { wireshark: "frame.number", json: "frame", short: "frame" },
-    FieldName { wireshark: "frame.time_relative", json: "time_relative", short: "time" },
-    FieldName { wireshark: "frame.len", json: "len", short: "len" },
-    FieldName { wireshark: "frame.cap_len", json: "caplen", short: "" },
-    FieldName { wireshark: "eth.src", json: "eth.src", short: "" },
-    FieldName { wireshark: "eth.dst", json: "eth.dst", short: "" },
-    FieldName { wireshark: "vlan.id", json: "vlan.id", short: "vlan" },
-    FieldName { wireshark: "vlan.priority", json: "vlan.pcp", short: "pcp" },
-    FieldName { wireshark: "ip.src", json: "ip.src", short: "src" },
-    FieldName { wireshark: "ip.dst", json: "ip.dst", short: "dst" },
-    FieldName { wireshark: "ip.addr", json: "", short: "ip" },
-    FieldName { wireshark: "ipv6.src", json: "ip.src", short: "src" },
-    FieldName { wireshark: "ipv6.dst", json: "ip.dst", short: "dst" },
-    FieldName { wireshark: "ipv6.addr", json: "", short: "ip" },
-    FieldName { wireshark: "", json: "ip.dscp", short: "dscp" },
-    FieldName { wireshark: "", json: "ip.ecn", short: "ecn" },
-    FieldName { wireshark: "ip.dsfield.dscp", json: "ip.dscp", short: "dscp4" },
-    FieldName { wireshark: "ip.dsfield.ecn", json: "ip.ecn", short: "ecn4" },
-    FieldName { wireshark: "ipv6.tclass.dscp", json: "ip.dscp", short: "dscp6" },
-    FieldName { wireshark: "ipv6.tclass.ecn", json: "ip.ecn", short: "ecn6" },
-    FieldName { wireshark: "ip.ttl", json: "ip.ttl", short: "" },
-    FieldName { wireshark: "udp.srcport", json: "udp.sport", short: "sport" },
-    FieldName { wireshark: "udp.dstport", json: "udp.dport", short: "dport" },
-    FieldName { wireshark: "infiniband.bth.opcode", json: "bth.opcode", short: "opcode" },
-    FieldName { wireshark: "infiniband.bth.destqp", json: "bth.dqpn", short: "qp" },
-    FieldName { wireshark: "infiniband.bth.psn", json: "bth.psn", short: "psn" },
-    FieldName { wireshark: "infiniband.bth.pkey", json: "bth.pkey", short: "" },
-    FieldName { wireshark: "infiniband.bth.fecn", json: "bth.fecn", short: "fecn" },
-    FieldName { wireshark: "infiniband.bth.becn", json: "bth.becn", short: "becn" },
-    FieldName { wireshark: "infiniband.bth.ackreq", json: "bth.ackreq", short: "ackreq" },
-    FieldName { wireshark: "infiniband.aeth.syndrome", json: "aeth.syndrome", short: "syndrome" },
-    FieldName { wireshark: "infiniband.aeth.msn", json: "aeth.msn", short: "" },
-    FieldName { wireshark: "infiniband.reth.va", json: "reth.va", short: "" },
-    FieldName { wireshark: "infiniband.reth.r_key", json: "reth.rkey", short: "" },
-    FieldName { wireshark: "infiniband.reth.dma_length", json: "reth.dmalen", short: "" },
-    FieldName { wireshark: "infiniband.invariant.crc", json: "icrc.value", short: "" },
-];
+pub use names::{json_name, short_name, wireshark_names, FieldName, FIELD_NAMES};
+pub use packet::{FramePlace, PacketFilter};
 
-/// The display filter's name for `name` given under another (Wireshark's or the JSON's), if
-/// it has one.
-pub fn short_name(name: &str) -> Option<&'static str> {
-    FIELD_NAMES
-        .iter()
-        .find(|f| !f.short.is_empty() && ((!f.wireshark.is_empty() && f.wireshark == name) || f.json == name))
-        .map(|f| f.short)
-}
-
-/// The JSON path (`-e`) for `name` given under another (Wireshark's or the filter's), if it
-/// has one.
-pub fn json_name(name: &str) -> Option<&'static str> {
-    FIELD_NAMES
-        .iter()
-        .find(|f| !f.json.is_empty() && ((!f.wireshark.is_empty() && f.wireshark == name) || f.short == name))
-        .map(|f| f.json)
-}
 /// Words of packet filters.
 pub const PACKET_WORDS: &[&str] = &[
     "roce",
@@ -210,7 +159,7 @@ pub const PACKET_WORDS: &[&str] = &[
 ];
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Op {
+pub(crate) enum Op {
     Eq,
     Ne,
     Gt,
@@ -241,11 +190,6 @@ impl Op {
             Op::Le => "<=",
         }
     }
-}
-
-/// A value that may be absent compares false whatever the operator.
-fn holds_opt(v: Option<f64>, op: Op, n: f64) -> bool {
-    v.is_some_and(|v| op.holds(v, n))
 }
 
 /// The boolean structure both contexts share.
@@ -284,6 +228,12 @@ enum Tok<'a> {
     And,
     Or,
     Op(Op),
+    /// `in`, before a set.
+    In,
+    /// `{` and `}` around a set, `,` between its members.
+    OpenSet,
+    CloseSet,
+    Comma,
     Atom(&'a str),
 }
 
@@ -295,12 +245,16 @@ fn show(t: Tok<'_>) -> String {
         Tok::And => "and".into(),
         Tok::Or => "or".into(),
         Tok::Op(op) => op.text().into(),
+        Tok::In => "in".into(),
+        Tok::OpenSet => "{".into(),
+        Tok::CloseSet => "}".into(),
+        Tok::Comma => ",".into(),
         Tok::Atom(a) => format!("{a:?}"),
     }
 }
 
 /// Characters that end an atom (a name or a value).
-const PUNCT: &str = "()!=<>&|";
+const PUNCT: &str = "()!=<>&|{},";
 
 fn lex(text: &str) -> Result<Vec<Tok<'_>>, String> {
     let mut toks = Vec::new();
@@ -320,6 +274,9 @@ fn lex(text: &str) -> Result<Vec<Tok<'_>>, String> {
             ('!', _) => (Tok::Not, 1),
             ('(', _) => (Tok::Open, 1),
             (')', _) => (Tok::Close, 1),
+            ('{', _) => (Tok::OpenSet, 1),
+            ('}', _) => (Tok::CloseSet, 1),
+            (',', _) => (Tok::Comma, 1),
             ('&' | '|', _) => return Err(format!("a lone {c:?}: write and (&&) or or (||)")),
             _ => {
                 let len = rest.find(|c: char| c.is_whitespace() || PUNCT.contains(c)).unwrap_or(rest.len());
@@ -328,6 +285,14 @@ fn lex(text: &str) -> Result<Vec<Tok<'_>>, String> {
                     "and" => Tok::And,
                     "or" => Tok::Or,
                     "not" => Tok::Not,
+                    "in" => Tok::In,
+                    // Wireshark's English comparisons.
+                    "eq" => Tok::Op(Op::Eq),
+                    "ne" => Tok::Op(Op::Ne),
+                    "gt" => Tok::Op(Op::Gt),
+                    "ge" => Tok::Op(Op::Ge),
+                    "lt" => Tok::Op(Op::Lt),
+                    "le" => Tok::Op(Op::Le),
                     _ => Tok::Atom(atom),
                 };
                 (tok, len)
@@ -357,6 +322,22 @@ trait Vocab: Sized {
     fn canonical(_name: &str) -> Option<&'static str> {
         None
     }
+    /// Whether `f` (lower-case, canonical) takes an operator and a value.
+    fn is_field(f: &str) -> bool {
+        Self::FIELDS.contains(&f)
+    }
+    /// The term for `f in {...}`: each member a value or a range (`a..b`).
+    fn members(f: &str, _items: &[(&str, Option<&str>)]) -> Result<Self, String> {
+        Err(format!("{f} in {{...}}: sets are for packet filters (decode -Y, the Packets screen)"))
+    }
+    /// The term for a field named alone, which Wireshark reads as "the frame has it".
+    fn present(_f: &str) -> Option<Self> {
+        None
+    }
+    /// More names this vocabulary takes, for messages (after its fields and words).
+    fn more_names() -> String {
+        String::new()
+    }
 }
 
 /// The contexts, for saying where a name from the other one belongs.
@@ -364,13 +345,15 @@ const CONTEXTS: [(&str, &[&str], &[&str]); 2] =
     [("connection", CONNECTION_FIELDS, CONNECTION_WORDS), ("packet", PACKET_FIELDS, PACKET_WORDS)];
 
 fn vocabulary<V: Vocab>() -> String {
-    format!("{} fields: {}; words: {}", V::WHAT, V::FIELDS.join(", "), V::WORDS.join(", "))
+    format!("{} fields: {}; words: {}{}", V::WHAT, V::FIELDS.join(", "), V::WORDS.join(", "), V::more_names())
 }
 
 /// A name that is not in `V`: where it belongs instead, if anywhere.
 fn elsewhere<V: Vocab>(name: &str, as_field: bool) -> Option<String> {
     let (ctx, fields, words) = CONTEXTS.iter().find(|(ctx, ..)| *ctx != V::WHAT)?;
-    let kind = if fields.contains(&name) && (as_field || !words.contains(&name)) {
+    // Wireshark's names are packet fields.
+    let wireshark = *ctx == "packet" && names::by_wireshark(name).is_some();
+    let kind = if (fields.contains(&name) || wireshark) && (as_field || !words.contains(&name)) {
         "field"
     } else if words.contains(&name) {
         "word"
@@ -465,38 +448,111 @@ impl<'a> Parser<'a> {
     fn term<V: Vocab>(&mut self, a: &str) -> Result<V, String> {
         let lower = a.to_ascii_lowercase();
         // Wireshark's names and the JSON output's (`ip.dsfield.dscp`, `bth.psn`) are the
-        // short ones.
+        // vocabulary's own.
         let name = V::canonical(&lower).unwrap_or(lower.as_str());
-        if let Some(Tok::Op(op)) = self.peek() {
-            self.pos += 1;
-            let Some(Tok::Atom(v)) = self.next() else {
-                return Err(format!("{a}{} needs a value", op.text()));
+        let unknown = || {
+            elsewhere::<V>(name, true)
+                .unwrap_or_else(|| format!("unknown field {a:?} ({})", vocabulary::<V>()))
+        };
+        match self.peek() {
+            Some(Tok::Op(op)) => {
+                self.pos += 1;
+                let Some(Tok::Atom(v)) = self.next() else {
+                    return Err(format!("{a}{} needs a value", op.text()));
+                };
+                if V::is_field(name) {
+                    return V::field(name, op, v);
+                }
+                // A flag under its JSON path (`bth.fecn == 1`): the word.
+                if V::WORDS.contains(&name) && name != lower && op == Op::Eq && number(v) == Some(1.0) {
+                    return V::word(name).ok_or_else(|| format!("unknown word {a:?}"));
+                }
+                if V::WORDS.contains(&name) {
+                    return Err(format!(
+                        "{name:?} is a word in {} filters: use it alone ({})",
+                        V::WHAT,
+                        vocabulary::<V>()
+                    ));
+                }
+                Err(unknown())
+            }
+            Some(Tok::In) => {
+                self.pos += 1;
+                let items = self.set(a)?;
+                if V::is_field(name) {
+                    V::members(name, &items)
+                } else {
+                    Err(unknown())
+                }
+            }
+            _ => {
+                if V::WORDS.contains(&name) {
+                    return V::word(name).ok_or_else(|| format!("unknown word {a:?}"));
+                }
+                if let Some(t) = V::present(name) {
+                    return Ok(t);
+                }
+                if V::is_field(name) {
+                    return Err(format!("{name} needs a comparison, like {name}=1 or {name}>0"));
+                }
+                // A dotted name that is not an address: a Wireshark field we do not know.
+                if name.contains('.') && name.starts_with(|c: char| c.is_ascii_alphabetic()) {
+                    return Err(unknown());
+                }
+                Err(elsewhere::<V>(name, false)
+                    .unwrap_or_else(|| format!("not a term: {a:?} (try {})", V::EXAMPLE)))
+            }
+        }
+    }
+
+    /// The members of `{...}` after `field in`: values or ranges (`a..b`, `a .. b`),
+    /// separated by spaces or commas.
+    fn set(&mut self, field: &str) -> Result<Vec<(&'a str, Option<&'a str>)>, String> {
+        if !self.eat(Tok::OpenSet) {
+            return Err(format!("{field} in needs a set: {field} in {{1 2 5..9}}"));
+        }
+        // Values and range marks, in order: `4430..4434` is three of them.
+        let mut parts: Vec<Option<&'a str>> = Vec::new();
+        loop {
+            match self.next() {
+                Some(Tok::CloseSet) => break,
+                Some(Tok::Comma) => {}
+                Some(Tok::Atom(mut v)) => {
+                    while let Some((lo, hi)) = v.split_once("..") {
+                        if !lo.is_empty() {
+                            parts.push(Some(lo));
+                        }
+                        parts.push(None);
+                        v = hi;
+                    }
+                    if !v.is_empty() {
+                        parts.push(Some(v));
+                    }
+                }
+                None => return Err(format!("{field} in {{...}}: missing }}")),
+                Some(t) => return Err(format!("{field} in {{...}}: expected a value, found {}", show(t))),
+            }
+        }
+        let mut items = Vec::new();
+        let mut it = parts.into_iter().peekable();
+        while let Some(p) = it.next() {
+            let Some(lo) = p else {
+                return Err(format!("{field} in {{...}}: a range needs a value before .."));
             };
-            if V::FIELDS.contains(&name) {
-                return V::field(name, op, v);
+            if it.peek() == Some(&None) {
+                it.next();
+                let Some(Some(hi)) = it.next() else {
+                    return Err(format!("{field} in {{...}}: a range needs a value after .."));
+                };
+                items.push((lo, Some(hi)));
+            } else {
+                items.push((lo, None));
             }
-            // A flag under a field's name (`infiniband.bth.fecn == 1`): the word.
-            if V::WORDS.contains(&name) && name != lower && op == Op::Eq && matches!(v, "1" | "true" | "True")
-            {
-                return V::word(name).ok_or_else(|| format!("unknown word {a:?}"));
-            }
-            if V::WORDS.contains(&name) {
-                return Err(format!(
-                    "{name:?} is a word in {} filters: use it alone ({})",
-                    V::WHAT,
-                    vocabulary::<V>()
-                ));
-            }
-            return Err(elsewhere::<V>(name, true)
-                .unwrap_or_else(|| format!("unknown field {a:?} (try {})", V::FIELDS.join(", "))));
         }
-        if V::WORDS.contains(&name) {
-            return V::word(name).ok_or_else(|| format!("unknown word {a:?}"));
+        if items.is_empty() {
+            return Err(format!("{field} in {{}}: an empty set"));
         }
-        if V::FIELDS.contains(&name) {
-            return Err(format!("{name} needs a comparison, like {name}=1 or {name}>0"));
-        }
-        Err(elsewhere::<V>(name, false).unwrap_or_else(|| format!("not a term: {a:?} (try {})", V::EXAMPLE)))
+        Ok(items)
     }
 }
 
@@ -514,19 +570,10 @@ fn parse<V: Vocab>(text: &str) -> Result<Option<Expr<V>>, String> {
     }
 }
 
-fn number(s: &str) -> Option<f64> {
-    match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
-        Some(h) => u64::from_str_radix(h, 16).ok().map(|v| v as f64),
-        None => s.parse::<f64>().ok().filter(|v| v.is_finite()),
-    }
-}
+use value::number;
 
 fn need_number(v: &str) -> Result<f64, String> {
     number(v).ok_or_else(|| format!("not a number: {v:?}"))
-}
-
-fn address(v: &str) -> Result<IpAddr, String> {
-    v.parse().map_err(|_| format!("not an IP address: {v:?}"))
 }
 
 fn eq_only(f: &str, op: Op, v: &str) -> Result<(), String> {
@@ -567,7 +614,8 @@ enum RowWord {
 #[derive(Clone, Debug, PartialEq)]
 enum RowTerm {
     Qp(u32),
-    Ip(IpAddr),
+    /// An end in the subnet (a whole address for one address).
+    Ip(IpAddr, u8),
     Num(RowNum, Op, f64),
     Word(RowWord),
 }
@@ -602,7 +650,7 @@ impl Vocab for RowTerm {
             }
             "ip" => {
                 eq_only(f, op, v)?;
-                return address(v).map(RowTerm::Ip);
+                return value::net(v).map(|(a, len)| RowTerm::Ip(a, len));
             }
             "pkts" => RowNum::Pkts,
             "gaps" => RowNum::Gaps,
@@ -623,7 +671,9 @@ fn row_matches(t: &RowTerm, r: &Row) -> bool {
     match t {
         RowTerm::Qp(q) => r.qps.contains(q),
         // Compared as addresses, so `fe80::0:1` finds `fe80::1`; RoCEv1 ends are GIDs.
-        RowTerm::Ip(a) => r.ips.iter().any(|i| i.parse::<IpAddr>().is_ok_and(|i| i == *a)),
+        RowTerm::Ip(a, len) => {
+            r.ips.iter().any(|i| i.parse::<IpAddr>().is_ok_and(|i| value::in_net(i, *a, *len)))
+        }
         RowTerm::Word(w) => match w {
             RowWord::Nak => r.naks > 0.0,
             RowWord::Rnr => r.rnr > 0.0,
@@ -666,318 +716,6 @@ impl Filter {
     /// Whether `row` passes.
     pub fn matches(&self, row: &Row) -> bool {
         self.0.eval(&|t| row_matches(t, row))
-    }
-}
-
-// ---------------------------------------------------------------------------------------
-// Packets.
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum PacketNum {
-    Qp,
-    Psn,
-    Opcode,
-    Dscp,
-    Ecn,
-    Pcp,
-    Vlan,
-    Len,
-    Sport,
-    Dport,
-    Syndrome,
-    Frame,
-    Time,
-    Dscp4,
-    Dscp6,
-    Ecn4,
-    Ecn6,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Side {
-    Either,
-    Src,
-    Dst,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum PacketWord {
-    Roce,
-    V1,
-    V2,
-    Nak,
-    Rnr,
-    Ack,
-    Cnp,
-    Ce,
-    Fecn,
-    Becn,
-    AckReq,
-    Icrc,
-    Malformed,
-    Pfc,
-    Pause,
-    /// Wireshark's `infiniband`: RoCE the dissector ran on, well-formed or not.
-    Infiniband,
-}
-
-/// The opcodes whose names contain a pattern, as a 256-bit set.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct OpcodeSet([u64; 4]);
-
-impl OpcodeSet {
-    fn named(pattern: &str, opts: OpcodeOptions) -> OpcodeSet {
-        let mut set = [0u64; 4];
-        for b in 0..=255u8 {
-            if Opcode(b).name(opts).to_ascii_lowercase().contains(pattern) {
-                set[usize::from(b >> 6)] |= 1 << (b & 63);
-            }
-        }
-        OpcodeSet(set)
-    }
-
-    fn contains(self, b: u8) -> bool {
-        self.0[usize::from(b >> 6)] & (1 << (b & 63)) != 0
-    }
-
-    fn is_empty(self) -> bool {
-        self.0 == [0; 4]
-    }
-}
-
-#[derive(Clone, Debug, PartialEq)]
-enum PacketTerm {
-    Num(PacketNum, Op, f64),
-    /// `opcode=NAME` (or `!=`): the pattern as typed (lower-case, spaces for `_`) and the
-    /// opcodes it names.
-    OpcodeName(String, Op, OpcodeSet),
-    Addr(Side, Op, IpAddr),
-    Word(PacketWord),
-}
-
-impl Vocab for PacketTerm {
-    const WHAT: &'static str = "packet";
-    const FIELDS: &'static [&'static str] = PACKET_FIELDS;
-    const WORDS: &'static [&'static str] = PACKET_WORDS;
-    const EXAMPLE: &'static str = "qp=0x12, ip=10.0.0.3, psn>100, opcode=read_request, nak, ce, pfc";
-
-    fn canonical(name: &str) -> Option<&'static str> {
-        short_name(name)
-    }
-
-    fn word(w: &str) -> Option<Self> {
-        Some(PacketTerm::Word(match w {
-            "roce" => PacketWord::Roce,
-            "v1" => PacketWord::V1,
-            "v2" => PacketWord::V2,
-            "nak" => PacketWord::Nak,
-            "rnr" => PacketWord::Rnr,
-            "ack" => PacketWord::Ack,
-            "cnp" => PacketWord::Cnp,
-            "ce" => PacketWord::Ce,
-            "fecn" => PacketWord::Fecn,
-            "becn" => PacketWord::Becn,
-            "ackreq" => PacketWord::AckReq,
-            "icrc" => PacketWord::Icrc,
-            "malformed" => PacketWord::Malformed,
-            "pfc" => PacketWord::Pfc,
-            "pause" => PacketWord::Pause,
-            "infiniband" => PacketWord::Infiniband,
-            _ => return None,
-        }))
-    }
-
-    fn field(f: &str, op: Op, v: &str) -> Result<Self, String> {
-        let num = match f {
-            "ip" => {
-                eq_only(f, op, v)?;
-                return address(v).map(|a| PacketTerm::Addr(Side::Either, op, a));
-            }
-            "src" | "dst" => {
-                if !matches!(op, Op::Eq | Op::Ne) {
-                    return Err(format!("{f} takes = or != only"));
-                }
-                let side = if f == "src" { Side::Src } else { Side::Dst };
-                return address(v).map(|a| PacketTerm::Addr(side, op, a));
-            }
-            "opcode" if number(v).is_none() => {
-                if !matches!(op, Op::Eq | Op::Ne) {
-                    return Err(format!("opcode{}{v} compares a name: use = or != (or a number)", op.text()));
-                }
-                let pattern = v.to_ascii_lowercase().replace(['_', '-'], " ");
-                let set = OpcodeSet::named(&pattern, OpcodeOptions::default());
-                // Named under either reading of 0x40-0x5F: `rd_ack` is fine for a decode
-                // that is told `--no-dc` later (`with_opcode_options`).
-                if set.is_empty() && OpcodeSet::named(&pattern, OpcodeOptions { dc: false }).is_empty() {
-                    return Err(format!(
-                        "no opcode name contains {v:?} (try a number such as 0x0a, or part of a name: send, write_only, read_request, acknowledge, cnp)"
-                    ));
-                }
-                return Ok(PacketTerm::OpcodeName(pattern, op, set));
-            }
-            "dscp4" | "dscp6" | "ecn4" | "ecn6" => {
-                // Wireshark's `ip.dsfield.*` (IPv4 only) and `ipv6.tclass.*` (IPv6 only).
-                let v4 = f.ends_with('4');
-                let num = match (f.starts_with("dscp"), v4) {
-                    (true, true) => PacketNum::Dscp4,
-                    (true, false) => PacketNum::Dscp6,
-                    (false, true) => PacketNum::Ecn4,
-                    (false, false) => PacketNum::Ecn6,
-                };
-                return Ok(PacketTerm::Num(num, op, need_number(v)?));
-            }
-            "ecn" => {
-                let n = match v.to_ascii_lowercase().as_str() {
-                    "not-ect" | "notect" | "not_ect" => 0.0,
-                    "ect1" | "ect(1)" => 1.0,
-                    "ect0" | "ect(0)" => 2.0,
-                    "ce" => 3.0,
-                    _ => number(v).ok_or_else(|| {
-                        format!("not an ECN value: {v:?} (0-3, or not-ect, ect1, ect0, ce)")
-                    })?,
-                };
-                return Ok(PacketTerm::Num(PacketNum::Ecn, op, n));
-            }
-            "qp" => PacketNum::Qp,
-            "psn" => PacketNum::Psn,
-            "opcode" => PacketNum::Opcode,
-            "dscp" => PacketNum::Dscp,
-            "pcp" => PacketNum::Pcp,
-            "vlan" => PacketNum::Vlan,
-            "len" => PacketNum::Len,
-            "sport" => PacketNum::Sport,
-            "dport" => PacketNum::Dport,
-            "syndrome" => PacketNum::Syndrome,
-            "frame" => PacketNum::Frame,
-            "time" => PacketNum::Time,
-            _ => return Err(format!("unknown field {f:?}")),
-        };
-        Ok(PacketTerm::Num(num, op, need_number(v)?))
-    }
-}
-
-/// Source and destination: the IP header's, or for RoCEv1 the GRH's GIDs (as the analyzer
-/// keys flows).
-fn addresses(p: &Packet<'_>) -> Option<(IpAddr, IpAddr)> {
-    if let Some(ip) = &p.ip {
-        return Some((ip.src(), ip.dst()));
-    }
-    let g = p.roce.as_ref()?.grh?;
-    Some((IpAddr::V6(g.sgid()), IpAddr::V6(g.dgid())))
-}
-
-/// The TOS / traffic-class byte: the IP header's, or for RoCEv1 the GRH's.
-fn traffic_class(p: &Packet<'_>) -> Option<u8> {
-    match &p.ip {
-        Some(ip) => Some(ip.tos()),
-        None => p.roce.as_ref()?.grh.map(|g| g.tclass()),
-    }
-}
-
-/// Where a frame sits in its capture, for `frame` and `time` terms.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct FramePlace {
-    /// 1-based frame number.
-    pub number: u64,
-    /// Time since the capture's first frame, ns.
-    pub rel_ns: i64,
-}
-
-fn packet_matches(t: &PacketTerm, p: &Packet<'_>, len: u64, place: Option<FramePlace>) -> bool {
-    let roce = p.roce.as_ref();
-    let aeth = || roce.and_then(|r| r.ext.aeth).map(|a| a.kind());
-    match t {
-        PacketTerm::Num(f, op, n) => {
-            let v = match f {
-                PacketNum::Vlan => return p.vlans.as_slice().iter().any(|t| op.holds(f64::from(t.vid), *n)),
-                PacketNum::Qp => roce.map(|r| f64::from(r.bth.dest_qp())),
-                PacketNum::Psn => roce.map(|r| f64::from(r.bth.psn())),
-                PacketNum::Opcode => roce.map(|r| f64::from(r.bth.opcode().0)),
-                PacketNum::Dscp => traffic_class(p).map(|t| f64::from(t >> 2)),
-                PacketNum::Ecn => traffic_class(p).map(|t| f64::from(t & 3)),
-                PacketNum::Pcp => p.vlans.pcp().map(f64::from),
-                PacketNum::Len => Some(len as f64),
-                PacketNum::Sport => p.udp.as_ref().map(|u| f64::from(u.source_port())),
-                PacketNum::Dport => p.udp.as_ref().map(|u| f64::from(u.destination_port())),
-                PacketNum::Syndrome => roce.and_then(|r| r.ext.aeth).map(|a| f64::from(a.syndrome())),
-                PacketNum::Frame => place.map(|f| f.number as f64),
-                PacketNum::Time => place.map(|f| f.rel_ns as f64 / 1e9),
-                PacketNum::Dscp4 | PacketNum::Ecn4 | PacketNum::Dscp6 | PacketNum::Ecn6 => {
-                    let want = if matches!(f, PacketNum::Dscp4 | PacketNum::Ecn4) { 4 } else { 6 };
-                    let tos = p.ip.as_ref().filter(|ip| ip.version() == want).map(|ip| ip.tos());
-                    let dscp = matches!(f, PacketNum::Dscp4 | PacketNum::Dscp6);
-                    tos.map(|t| f64::from(if dscp { t >> 2 } else { t & 3 }))
-                }
-            };
-            holds_opt(v, *op, *n)
-        }
-        PacketTerm::OpcodeName(_, op, set) => {
-            roce.is_some_and(|r| set.contains(r.bth.opcode().0) == (*op == Op::Eq))
-        }
-        PacketTerm::Addr(side, op, a) => addresses(p).is_some_and(|(s, d)| match side {
-            Side::Either => s == *a || d == *a,
-            Side::Src => (s == *a) == (*op == Op::Eq),
-            Side::Dst => (d == *a) == (*op == Op::Eq),
-        }),
-        PacketTerm::Word(w) => match w {
-            PacketWord::Roce => p.roce_ok().is_some(),
-            PacketWord::V1 => roce.is_some_and(|r| r.version == RoceVersion::V1),
-            PacketWord::V2 => roce.is_some_and(|r| r.version == RoceVersion::V2),
-            PacketWord::Nak => aeth() == Some(AethKind::Nak),
-            PacketWord::Rnr => aeth() == Some(AethKind::RnrNak),
-            PacketWord::Ack => aeth() == Some(AethKind::Ack) && roce.is_some_and(|r| r.bth.opcode().is_ack()),
-            PacketWord::Cnp => roce.is_some_and(|r| r.bth.opcode().is_cnp()),
-            PacketWord::Ce => traffic_class(p).is_some_and(|t| t & 3 == 3),
-            PacketWord::Fecn => roce.is_some_and(|r| r.bth.fecn()),
-            PacketWord::Becn => roce.is_some_and(|r| r.bth.becn()),
-            PacketWord::AckReq => roce.is_some_and(|r| r.bth.ack_req()),
-            PacketWord::Icrc => roce.is_some_and(|r| r.icrc.status == IcrcStatus::Invalid),
-            PacketWord::Malformed => p.is_malformed_roce(),
-            PacketWord::Pfc => matches!(p.mac_control, Some(MacControl::Pfc(_))),
-            PacketWord::Pause => matches!(p.mac_control, Some(MacControl::Pause(_))),
-            PacketWord::Infiniband => roce.is_some() || p.is_malformed_roce(),
-        },
-    }
-}
-
-/// A parsed packet filter (`rocescope decode -Y`): the module documentation lists its terms.
-#[derive(Clone, Debug, PartialEq)]
-pub struct PacketFilter(Expr<PacketTerm>);
-
-impl PacketFilter {
-    /// Parse `text`; an empty text is no filter. The error says what is wrong and, for an
-    /// unknown name, what the packet context offers (a connection-only name such as `gaps`
-    /// or `loss` is named as such).
-    pub fn parse(text: &str) -> Result<Option<PacketFilter>, String> {
-        Ok(parse::<PacketTerm>(text)?.map(PacketFilter))
-    }
-
-    /// Read opcode names (`opcode=NAME`) as the decoder was told to: 0x40-0x5F are Mellanox
-    /// DC by default, IBTA Reliable Datagram with `dc: false` (`--no-dc`).
-    pub fn with_opcode_options(mut self, opts: OpcodeOptions) -> Self {
-        self.0.for_each_term_mut(&mut |t| {
-            if let PacketTerm::OpcodeName(pattern, _, set) = t {
-                *set = OpcodeSet::named(pattern, opts);
-            }
-        });
-        self
-    }
-
-    /// Whether `p` passes; `len` compares the captured length (`p.data`).
-    pub fn matches(&self, p: &Packet<'_>) -> bool {
-        self.matches_frame(p, p.data.len() as u64)
-    }
-
-    /// Whether `p` passes, `len` comparing `wire_len`: the frame's length on the wire (the
-    /// capture record's original length), which a snap length may have cut `p.data` short of.
-    pub fn matches_frame(&self, p: &Packet<'_>, wire_len: u64) -> bool {
-        self.0.eval(&|t| packet_matches(t, p, wire_len, None))
-    }
-
-    /// As [`PacketFilter::matches_frame`], with the frame's number and time in its capture
-    /// for `frame` and `time` terms (which match nothing without them).
-    pub fn matches_at(&self, p: &Packet<'_>, wire_len: u64, place: FramePlace) -> bool {
-        self.0.eval(&|t| packet_matches(t, p, wire_len, Some(place)))
     }
 }
 
@@ -1126,12 +864,134 @@ mod tests {
 
     #[test]
     fn packet_field_values_are_checked() {
-        assert!(PacketFilter::parse("ip!=10.0.0.1").unwrap_err().contains("= only"));
-        assert!(PacketFilter::parse("src>10.0.0.1").unwrap_err().contains("= or != only"));
+        let e = |t: &str| PacketFilter::parse(t).unwrap_err();
+        assert!(e("ip.src == fe80::1").contains("takes IPv4 addresses"));
+        assert!(e("ipv6.addr == 10.0.0.1").contains("takes IPv6 addresses"));
+        assert!(e("eth.src == 02:00:00:00:01").contains("not a MAC address"));
+        assert!(e("ip.addr > 10.0.0.0/24").contains("a subnet takes == or !="));
+        assert!(e("ip=10.0.0.0/40").contains("not a prefix length"));
+        assert!(e("ip.addr in {10.0.0.0/24..10.0.0.9}").contains("not subnets"));
+        assert!(e("psn in {}").contains("an empty set"));
+        assert!(e("psn in {1..}").contains("a value after .."));
+        assert!(e("psn in {..3}").contains("a value before .."));
+        assert!(e("psn in 1").contains("needs a set"));
+        assert!(e("psn in {1 2").contains("missing }"));
+        assert!(e("psn in {1 (2}").contains("expected a value, found ("));
+        assert!(e("psn in {1 x}").contains("not a number"));
+        assert!(Filter::parse("qp in {1 2}").unwrap_err().contains("sets are for packet filters"));
         assert!(PacketFilter::parse("opcode=frobnicate").unwrap_err().contains("no opcode name contains"));
         assert!(PacketFilter::parse("opcode>write").unwrap_err().contains("compares a name"));
         assert!(PacketFilter::parse("ecn=lots").unwrap_err().contains("not an ECN value"));
         assert!(PacketFilter::parse("psn>x").unwrap_err().contains("not a number"));
+    }
+
+    #[test]
+    fn an_unknown_name_lists_wiresharks_names_that_work() {
+        for t in ["tcp.port == 80", "tcp.port", "udp.port in {4791}", "ip.hdr_len > 5"] {
+            let e = PacketFilter::parse(t).unwrap_err();
+            assert!(e.starts_with("unknown field"), "{t}: {e}");
+            for name in wireshark_names().chain(["psn", "nak"]) {
+                assert!(e.contains(name), "{t}: {name} missing from {e}");
+            }
+        }
+        // In the connection context a Wireshark name is said to be a packet field.
+        let e = Filter::parse("ip.ttl < 64").unwrap_err();
+        assert!(e.starts_with("\"ip.ttl\" is a packet field, not valid for connections"), "{e}");
+    }
+
+    #[test]
+    fn sets_take_spaces_or_commas_and_ranges() {
+        let p = |t: &str| PacketFilter::parse(t).unwrap().unwrap();
+        assert_eq!(p("infiniband.bth.opcode in {17 18}"), p("infiniband.bth.opcode in {17,18}"));
+        assert_eq!(p("psn in {1 5..9}"), p("psn in { 1, 5 .. 9 }"));
+        assert_eq!(p("psn in {5..9}"), p("psn in {5.. 9}"));
+        assert_eq!(p("ip.addr == 10.0.0.1"), p("ip.addr eq 10.0.0.1"));
+        assert_eq!(p("psn ge 3 && psn lt 9"), p("psn >= 3 and psn < 9"));
+        let subnet = |t: &str, r: &Row| Filter::parse(t).unwrap().unwrap().matches(r);
+        assert!(subnet("ip=10.0.0.0/30", &row()) && !subnet("ip=10.0.0.4/30", &row()));
+    }
+
+    #[test]
+    fn wireshark_names_on_a_built_frame() {
+        // Ethernet 02:..:01 -> 02:..:02, IPv4 10.0.0.2 -> 10.0.0.1 (TTL 64, ID 0), BTH opcode
+        // 0x11 with FECN and AckReq, P_Key 0xffff, PSN 7; AETH MSN 1.
+        let nak = ack_frame(0x11, 0x60, 3);
+        for yes in [
+            "eth.src == 02:00:00:00:00:01",
+            "eth.dst == 02-00-00-00-00-02",
+            "eth.addr == 0200.0000.0001 && eth.addr == 02:00:00:00:00:02",
+            "eth.addr != 02:00:00:00:00:09",
+            "eth.src < 02:00:00:00:00:02",
+            "eth.src",
+            "ip.ttl == 64 and ip.id == 0 and ip.ttl",
+            "ip.addr == 10.0.0.0/24",
+            "ip.addr == 10.0.0.1/32",
+            "ip.src == 10.0.0.2 && ip.dst == 10.0.0.1",
+            "ip.src == 10.0.0.3/31",
+            "ip.addr != 10.0.0.9",
+            "ip.addr != 10.0.1.0/24",
+            "ip.src > 10.0.0.1 and ip.dst le 10.0.0.1",
+            "ip.addr in {10.0.0.5 10.0.0.1}",
+            "ip.src in {10.0.0.1..10.0.0.3}",
+            "infiniband.bth.a == 1",
+            "infiniband.bth.a == True",
+            "infiniband.bth.a != 0",
+            "infiniband.bth.a",
+            "infiniband.bth.fecn == 1 and infiniband.bth.becn == 0",
+            "infiniband.bth.opcode in {17 18}",
+            "infiniband.bth.opcode in {0x10,0x11}",
+            "infiniband.bth.opcode in {16..17}",
+            "infiniband.bth.psn in {1 5..9}",
+            "infiniband.bth.p_key == 0xffff and bth.pkey == 65535",
+            "infiniband.aeth.msn == 1 and infiniband.aeth.syndrome == 0x60",
+            "frame.cap_len == 66 and caplen == 66",
+            "ip=10.0.0.0/30 and src!=10.0.0.0/31",
+            "psn eq 7",
+            "vlan.id in {99..101}",
+        ] {
+            assert!(pick(yes, &nak), "{yes} should pick the NAK");
+        }
+        for no in [
+            "eth.src == 02:00:00:00:00:02",
+            "eth.addr == 02:00:00:00:00:03",
+            "ip.addr != 10.0.0.1",
+            "ip.addr != 10.0.0.0/24",
+            "ip.src == 10.0.0.0/31",
+            "ip.src > 10.0.0.2",
+            "ip.addr in {10.0.0.3..10.0.0.9}",
+            "ipv6.src",
+            "ipv6.addr == ::/0",
+            "ip.ttl == 63",
+            "infiniband.bth.a == 0",
+            "infiniband.bth.a == False",
+            "infiniband.bth.becn == 1",
+            "infiniband.bth.opcode in {16 18}",
+            "infiniband.reth.va",
+            "infiniband.reth.va == 0",
+            "psn in {1..6, 8}",
+        ] {
+            assert!(!pick(no, &nak), "{no} should not pick the NAK");
+        }
+    }
+
+    #[test]
+    fn wireshark_fields_a_frame_lacks_match_no_comparison() {
+        // No IP, no RoCE: an Ethernet frame of EtherType 0 from and to 00:00:00:00:00:00.
+        let other = [0u8; 60];
+        let p = decode(LinkType::ETHERNET, &other, &DecodeOptions::default());
+        let f = |t: &str| PacketFilter::parse(t).unwrap().unwrap().matches(&p);
+        for t in [
+            "ip.addr != 10.0.0.1",
+            "ip.ttl != 1",
+            "infiniband.bth.a != 1",
+            "ip.src",
+            "ip.addr in {0.0.0.0/0}",
+        ] {
+            assert!(!f(t), "{t}");
+        }
+        for t in ["not ip.ttl == 1", "eth.src", "eth.addr == 00:00:00:00:00:00", "not infiniband.bth.a"] {
+            assert!(f(t), "{t}");
+        }
     }
 
     /// A RoCEv2 frame built by hand: Ethernet, an 802.1Q tag with PCP 3 and VID 100, IPv4
@@ -1214,28 +1074,5 @@ mod tests {
         assert!(f("not psn=5") && f("len=60") && f("not roce"));
         assert!(PacketFilter::parse("len=60").unwrap().unwrap().matches_frame(&p, 60));
         assert!(!PacketFilter::parse("len=60").unwrap().unwrap().matches_frame(&p, 1500));
-    }
-
-    fn opcode_set(f: &PacketFilter) -> OpcodeSet {
-        match &f.0 {
-            Expr::Term(PacketTerm::OpcodeName(_, _, set)) => *set,
-            other => panic!("not an opcode name: {other:?}"),
-        }
-    }
-
-    #[test]
-    fn opcode_names_follow_the_decoder_options() {
-        // 0x51 is a DC Acknowledge by default and an RD one with --no-dc.
-        let dc = PacketFilter::parse("opcode=dc_ack").unwrap().unwrap();
-        assert!(
-            opcode_set(&dc).contains(0x51) && !opcode_set(&dc).contains(0x52),
-            "not DC Atomic Acknowledge"
-        );
-        assert!(!opcode_set(&dc).contains(0x11));
-        assert!(opcode_set(&dc.with_opcode_options(OpcodeOptions { dc: false })).is_empty());
-        let rd = PacketFilter::parse("opcode=rd_ack").unwrap().unwrap();
-        assert!(opcode_set(&rd).is_empty(), "RD names are not the default");
-        let rd = rd.with_opcode_options(OpcodeOptions { dc: false });
-        assert!(opcode_set(&rd).contains(0x51) && !opcode_set(&rd).contains(0x11));
     }
 }

@@ -418,6 +418,8 @@ impl ReportFacts {
         facts.checked()
     }
 
+    /// The schema version this build reads, and every value a comparison reads within the
+    /// schema's ranges (super::schema): an out-of-range value names its JSON path.
     fn checked(self) -> Result<ReportFacts, String> {
         if self.schema_version != crate::report::SCHEMA_VERSION {
             return Err(format!(
@@ -426,6 +428,8 @@ impl ReportFacts {
                 crate::report::SCHEMA_VERSION
             ));
         }
+        super::schema::check(&self)
+            .map_err(|e| format!("a value out of the report schema (docs/report.schema.json): {e}"))?;
         Ok(self)
     }
 

@@ -30,6 +30,7 @@ pub mod noise;
 mod profile;
 mod rows;
 pub mod samples;
+pub mod schema;
 mod verdicts;
 
 pub use counters::CounterChange;
@@ -278,10 +279,20 @@ fn pair_points<'a>(
     if let ([b], [a]) = (before.points.as_slice(), after.points.as_slice()) {
         return (vec![(b, a)], Vec::new());
     }
+    // Each side's points by name (the first of a name, as a search would find): one look-up
+    // a point, where a search of the other side per point took 17-22 s at 40,000 points.
+    let by_name = |p: &'a Profile| {
+        let mut m: std::collections::HashMap<&'a str, &'a PointProfile> = std::collections::HashMap::new();
+        for x in &p.points {
+            m.entry(x.name.as_str()).or_insert(x);
+        }
+        m
+    };
+    let (before_names, after_names) = (by_name(before), by_name(after));
     let mut pairs = Vec::new();
     let mut unmatched = Vec::new();
     for b in &before.points {
-        match after.point(&b.name) {
+        match after_names.get(b.name.as_str()).copied() {
             Some(a) => pairs.push((b, a)),
             None => unmatched.push(Unmatched {
                 side: "before",
@@ -291,7 +302,7 @@ fn pair_points<'a>(
             }),
         }
     }
-    for a in after.points.iter().filter(|a| before.point(&a.name).is_none()) {
+    for a in after.points.iter().filter(|a| !before_names.contains_key(a.name.as_str())) {
         unmatched.push(Unmatched { side: "after", point: a.name.clone(), priority: None, packets: roce(a) });
     }
     (pairs, unmatched)

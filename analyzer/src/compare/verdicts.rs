@@ -500,15 +500,21 @@ fn marks_verdicts(
     if let Some(Moved { gone, new, exact }) = moved(&b.marks.data, &a.marks.data, m, false) {
         let qps: Vec<_> = a.qp.iter().filter(|q| q.dscp.iter().any(|d| new.contains(d))).collect();
         // The same QPs before, when their numbers survived the change: where they were.
-        let same: Vec<_> = qps.iter().filter_map(|q| b.qp.iter().find(|x| x.qp == q.qp)).collect();
+        // `b.qp` is sorted by name: a binary search a QP (the first of its name, as a search
+        // from the start finds), where a walk of them per QP took 14.5-17.2 s at 100,000 QPs.
+        let before_qp = |name: &str| {
+            let i = b.qp.partition_point(|x| x.qp.as_str() < name);
+            b.qp.get(i).filter(|x| x.qp == name)
+        };
+        let same: Vec<_> = qps.iter().filter_map(|q| before_qp(&q.qp)).collect();
         let sorted = |mut v: Vec<u8>| {
             v.sort_unstable();
             v.dedup();
             v
         };
         // What those QPs carried before and no longer carry (a value still there did not
-        // move).
-        let still: Vec<u8> = qps.iter().flat_map(|q| q.dscp.iter().copied()).collect();
+        // move): the values once each, not once per QP.
+        let still: Vec<u8> = sorted(qps.iter().flat_map(|q| q.dscp.iter().copied()).collect());
         let was = sorted(
             same.iter()
                 .flat_map(|x| x.dscp.iter().copied())

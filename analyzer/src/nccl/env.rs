@@ -23,6 +23,7 @@
 //! or auto), may be given in the file as a comment: `# nccl 2.23.4`, or the line NCCL prints
 //! with `NCCL_DEBUG=INFO`, `NCCL version 2.23.4+cuda12.6` (also as a comment).
 
+use rustc_hash::FxHashMap;
 use serde::Serialize;
 use std::fmt;
 
@@ -146,36 +147,70 @@ pub struct NcclEnv {
     /// `NCCL_*` assignments other than `NCCL_IB_*` (not checked; counted to tell an
     /// environment that sets none of the IB variables from a file that is no environment).
     pub other_nccl: usize,
+    /// Each variable's place in `vars`, for [`NcclEnv::get`] (one look-up, where a search of
+    /// `vars` per variable made a file of N variables cost N²: 60,000 lines took 24-38 s).
+    #[serde(skip)]
+    index: FxHashMap<String, usize>,
 }
 
 impl NcclEnv {
     /// The assignment of `name`, if the file has one.
     pub fn get(&self, name: &str) -> Option<&EnvVar> {
-        self.vars.iter().find(|v| v.name == name)
+        if self.index.len() == self.vars.len() {
+            self.index.get(name).and_then(|&i| self.vars.get(i))
+        } else {
+            // `vars` changed since it was read: the index does not cover it.
+            self.vars.iter().find(|v| v.name == name)
+        }
     }
+}
 
+/// The assignments as a file is read: a variable unset leaves its place empty (an `unset`
+/// costs one look-up, not a pass over every variable), and the places are closed up once
+/// the file is read.
+#[derive(Default)]
+struct Assignments {
+    vars: Vec<Option<EnvVar>>,
+    index: FxHashMap<String, usize>,
+}
+
+impl Assignments {
     /// Set `name` to `value` as line `line` did (the last assignment wins).
     fn set(&mut self, name: &str, value: String, line: usize, conf_quoted: bool) {
-        match self.vars.iter_mut().find(|v| v.name == name) {
+        match self.index.get(name).and_then(|&i| self.vars.get_mut(i)).and_then(Option::as_mut) {
             Some(v) => {
                 v.earlier_lines.push(v.line);
                 v.value = value;
                 v.line = line;
                 v.conf_quoted = conf_quoted;
             }
-            None => self.vars.push(EnvVar {
-                name: name.to_string(),
-                value,
-                line,
-                earlier_lines: Vec::new(),
-                conf_quoted,
-            }),
+            None => {
+                self.index.insert(name.to_string(), self.vars.len());
+                self.vars.push(Some(EnvVar {
+                    name: name.to_string(),
+                    value,
+                    line,
+                    earlier_lines: Vec::new(),
+                    conf_quoted,
+                }));
+            }
         }
     }
 
-    /// `unset name`: NCCL sees no such variable after it.
+    /// `unset name`: NCCL sees no such variable after it (set again, it comes last).
     fn unset(&mut self, name: &str) {
-        self.vars.retain(|v| v.name != name);
+        if let Some(i) = self.index.remove(name) {
+            if let Some(slot) = self.vars.get_mut(i) {
+                *slot = None;
+            }
+        }
+    }
+
+    /// The variables left, in order, and where each is.
+    fn into_env(self, version: Option<NcclVersion>, other_nccl: usize) -> NcclEnv {
+        let vars: Vec<EnvVar> = self.vars.into_iter().flatten().collect();
+        let index = vars.iter().enumerate().map(|(i, v)| (v.name.clone(), i)).collect();
+        NcclEnv { vars, version, other_nccl, index }
     }
 }
 
@@ -405,7 +440,8 @@ pub fn parse(text: &str) -> Result<NcclEnv, EnvError> {
 
 /// Read an environment file of `kind` (see the module's documentation for the forms).
 pub fn parse_as(text: &str, kind: FileKind) -> Result<NcclEnv, EnvError> {
-    let mut env = NcclEnv::default();
+    let mut env = Assignments::default();
+    let (mut version, mut other_nccl) = (None, 0usize);
     // An NCCL_* variable named anywhere (assigned, declared with no value, unset).
     let mut seen = false;
     // /proc/PID/environ separates its entries with NUL.
@@ -414,7 +450,7 @@ pub fn parse_as(text: &str, kind: FileKind) -> Result<NcclEnv, EnvError> {
         let line = raw.trim_end_matches('\r').trim();
         if let Some(comment) = line.strip_prefix('#') {
             if let Some(v) = version_comment(comment) {
-                env.version = Some(v);
+                version = Some(v);
             }
             continue;
         }
@@ -484,7 +520,7 @@ pub fn parse_as(text: &str, kind: FileKind) -> Result<NcclEnv, EnvError> {
                 }
                 env.set(name, value.to_string(), line_no, raw.is_some());
             } else if name.starts_with("NCCL_") {
-                env.other_nccl += 1;
+                other_nccl += 1;
             }
         }
     }
@@ -494,7 +530,7 @@ pub fn parse_as(text: &str, kind: FileKind) -> Result<NcclEnv, EnvError> {
             message: "no NCCL_* assignment (NAME=VALUE) in it: give `env | grep NCCL`, `export -p` or a shell script's lines".into(),
         });
     }
-    Ok(env)
+    Ok(env.into_env(version, other_nccl))
 }
 
 /// In NCCL's config file, a value of `name` written in quotes: the rest of the line after
