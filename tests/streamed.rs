@@ -5,6 +5,7 @@
 
 mod common;
 
+use rocescope_analyzer::report::ReportTotals;
 use std::path::Path;
 
 fn check(path: &Path) {

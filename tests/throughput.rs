@@ -5,6 +5,7 @@
 
 mod common;
 
+use rocescope_analyzer::report::ReportTotals;
 use rocescope_capture::CaptureReader;
 use serde_json::Value;
 use std::path::{Path, PathBuf};

@@ -31,8 +31,8 @@
 
 use crate::chunked::Chunked;
 use hashbrown::HashTable;
+pub use rocescope_model::incast::{IncastReport, Position};
 use rustc_hash::FxHashMap;
-use serde::Serialize;
 use std::net::IpAddr;
 
 /// Distinct senders to one receiver in one bin that make an incast: four. Two or three
@@ -81,18 +81,6 @@ pub const NAMED_SENDERS: usize = 8;
 /// at most this many, the largest fan-ins ([`FanIn::retain`]). The same bound limits CM
 /// set-up state whose QPs never sent (at least this many entries, or one a flow kept).
 pub const MAX_ORPHANS: usize = 4096;
-
-/// Where the capture point sits relative to the queue the senders share.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Position {
-    /// Upstream of the queue: the data to the receiver arrived faster than one link.
-    Before,
-    /// Downstream of it: the data carried CE marks.
-    Past,
-    /// Neither could be told.
-    Unknown,
-}
 
 /// One receiver's busiest bin.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -756,55 +744,16 @@ mod tests {
 /// Receivers listed in the report's `incast`, most senders first.
 pub const REPORTED: usize = 16;
 
-/// A receiver's busiest bin in the report (`incast[]`).
-#[derive(Clone, Debug, Serialize)]
-pub struct IncastReport {
-    /// Capture point.
-    pub point: u16,
-    /// The receiver.
-    pub receiver: String,
-    /// Distinct senders of data to it in its busiest `--bin` bin.
-    pub fan_in: u32,
-    /// The bin width (`--bin`), ns.
-    pub bin_ns: u64,
-    /// When the bin began, ns since the epoch.
-    pub start_ns: i64,
-    /// Wire bytes of data to the receiver in the bin.
-    pub bytes: u64,
-    /// Data packets.
-    pub packets: u64,
-    /// Of those, CE-marked.
-    pub ce: u64,
-    /// CE-marked share of the packets.
-    pub ce_fraction: f64,
-    /// The data's rate over the bin, Gb/s.
-    pub gbps: f64,
-    /// That rate over the link speed (`--link-speed`).
-    pub link_share: f64,
-    /// PFC paused time during the bin at this point, on the priorities of the data to the
-    /// receiver (802.3x PAUSE on any), summed over the pausing MACs.
-    pub paused_ns: i64,
-    /// Where the capture point sits relative to the queue the senders share.
-    pub position: Position,
-    /// The first senders (up to eight).
-    pub senders: Vec<String>,
-    /// The first data frame of the bin.
-    pub first_frame: u64,
-    /// Flows to the receiver whose `cc_not_reacting` verdict is withheld: past the queue
-    /// (or where the position is unknown), a sender's rate is its share of the drain rate.
-    pub cc_not_judged: u64,
-}
-
 /// The `incast` section and findings: every receiver's busiest bin (the first
 /// [`REPORTED`]), and an `incast` warning for each that is an incast ([`is_incast`]: at
 /// least [`INCAST_MIN_SENDERS`] senders at once, at least [`INCAST_MIN_LINK_SHARE`] of the
 /// link together) with CE marks or pauses during it.
 pub(crate) fn report(
     a: &crate::Analyzer,
-    pfc: &[crate::report::PauseReport],
+    pfc: &[rocescope_model::pauses::PauseReport],
     findings: &mut crate::findings::FindingSink,
 ) -> Vec<IncastReport> {
-    use crate::report::{EvidenceRef, Finding, FindingKind, Severity};
+    use rocescope_model::findings::{EvidenceRef, Finding, FindingKind, Severity};
     let bin_ns = a.config().bin_ns.max(1);
     let link = a.config().link_speed_bps.max(1);
     let start = a.totals().start_ns.unwrap_or(0);

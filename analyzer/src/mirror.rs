@@ -53,10 +53,10 @@
 //!   from the frame itself), is not given one: Linux's `erspan` driver, for one, fills COS
 //!   from the DSCP, not from a tag.
 
-use crate::report::{ClockFallback, PointClock};
 use crate::{Analyzer, FrameMeta};
 use rocescope_decoder::tunnel::Granularity;
 use rocescope_decoder::{Encap, Packet};
+use rocescope_model::points::{ClockFallback, PointClock};
 use rustc_hash::FxHashMap;
 
 /// Most capture points that mirror sessions add to an analysis.

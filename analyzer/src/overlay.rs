@@ -29,8 +29,8 @@
 
 use crate::audit::{PcpTag, ReadPcp};
 use rocescope_decoder::{Ecn, Encap, Link, Packet};
+pub use rocescope_model::overlay::VtepPairReport;
 use rustc_hash::FxHashMap;
-use serde::Serialize;
 use std::net::IpAddr;
 
 /// Outer directions (capture point, VTEP, VTEP) remembered.
@@ -74,31 +74,6 @@ pub struct Overlay {
     pairs: FxHashMap<(u16, IpAddr, IpAddr), Pair>,
     /// Frames in pairs beyond [`MAX_PAIRS`], read as mirrors.
     untracked: u64,
-}
-
-/// A VTEP pair of an overlay, as the report gives it (`overlay[]`).
-#[derive(Clone, Debug, Serialize)]
-pub struct VtepPairReport {
-    /// Capture point.
-    pub point: u16,
-    /// The lower VTEP address.
-    pub vtep_a: String,
-    /// The higher one.
-    pub vtep_b: String,
-    /// Tunnelled frames from `vtep_a` to `vtep_b`.
-    pub frames_ab: u64,
-    /// And back.
-    pub frames_ba: u64,
-    /// Of all those, RoCE frames.
-    pub roce: u64,
-    /// Outer DSCPs of the RoCE frames.
-    pub outer_dscp: Vec<u8>,
-    /// RoCE frames CE-marked in the outer header (by the underlay).
-    pub outer_ce: u64,
-    /// RoCE frames CE-marked in the inner header (before the ingress VTEP, or copied in).
-    pub inner_ce: u64,
-    /// CNPs carried.
-    pub cnps: u64,
 }
 
 /// The outermost VXLAN or Geneve layer of `p` with an outer IP header: its (source,

@@ -4,7 +4,7 @@ use crate::congestion::{rank_qps, QpRanking, MAX_QP_ROWS};
 use crate::filter::{Filter, FramePlace, PacketFilter, Row};
 use crate::keys::Action;
 use crate::snapshot::Snapshot;
-use rocescope_analyzer::report::{ConnFlows, Connection, Report, Word};
+use rocescope_analyzer::report::{ConnFlows, Connection, Report, ReportTotals, Word};
 use std::cell::RefCell;
 use std::rc::Rc;
 use std::sync::Arc;

@@ -9,72 +9,35 @@
 //! DSCP, NCCL ≥ 2.26 lets the application set the traffic class, the GID table is the
 //! host's), so a mismatch is a warning, or context (info) where the rule is a heuristic.
 
-use super::env::{NcclEnv, NcclVersion};
+use super::env::NcclEnv;
 use super::rules;
-use crate::report::{EvidenceRef, Finding, FindingKind, FlowReport, Report, Severity};
-use serde::Serialize;
+use crate::report::{EvidenceRef, FlowReport, Report, Severity};
+pub use rocescope_model::nccl::{NcclCheck, VarCheck, Verdict};
 use std::borrow::Borrow;
 use std::net::IpAddr;
 
-/// What the capture says about one variable.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Verdict {
-    /// The wire shows what the setting sets.
-    Match,
-    /// It shows something else (`would_match` names the value that fits the wire).
-    Mismatch,
-    /// The capture cannot tell (`reason` says why).
-    NotChecked,
-}
-
-impl Verdict {
-    /// Its JSON name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Verdict::Match => "match",
-            Verdict::Mismatch => "mismatch",
-            Verdict::NotChecked => "not_checked",
-        }
-    }
-}
-
-/// One variable's check.
-#[derive(Clone, Debug, Serialize)]
-pub struct VarCheck {
-    /// The variable (`NCCL_IB_TC`).
-    pub name: String,
-    /// Its value in the file; null when the file does not set it (NCCL's default applies).
-    pub value: Option<String>,
-    /// The line that set it (null when not set).
-    pub line: Option<usize>,
-    /// What it sets, in words: `DSCP 26 (106 >> 2); ECN bits from the NIC`, `ACK timeout
-    /// 4.29 s (4.096 µs × 2^20)`; for an unset variable, NCCL's default.
-    pub sets: String,
-    /// What the capture shows, with counts.
-    pub wire: String,
-    /// The verdict.
-    pub verdict: Verdict,
-    /// Why it is not checked, what the mismatch is, or a note on a match. Absent when
-    /// there is nothing to add.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
-    /// For a mismatch: the value of the variable that would match the wire.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub would_match: Option<String>,
-    /// For a mismatch: the severity of its `nccl_env_mismatch` finding.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub severity: Option<Severity>,
-    /// The flows (or host-pair directions, for NCCL_IB_QPS_PER_CONNECTION) the verdict rests on.
-    pub checked: u64,
-    /// Frames that show the wire's side (for a mismatch).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub evidence: Vec<EvidenceRef>,
-}
-
-impl VarCheck {
+/// How the rules build a variable's check ([`VarCheck`]): its value from the environment,
+/// then its verdict.
+pub(super) trait Build: Sized {
     /// A check of `name` (value and line from `env`), to be given its verdict.
-    pub(super) fn new(env: &NcclEnv, name: &str) -> VarCheck {
+    fn new(env: &NcclEnv, name: &str) -> VarCheck;
+
+    /// Not checked, because `why`.
+    fn not_checked(self, why: impl Into<String>) -> VarCheck;
+
+    /// A mismatch: `why`, and the value that would match the wire.
+    fn mismatch(self, severity: Severity, why: String, would: String) -> VarCheck;
+
+    /// A mismatch where the hosts disagree: no value would match every host (`reason` names
+    /// the hosts that do not follow the setting).
+    fn mismatch_hosts(self, severity: Severity, why: String) -> VarCheck;
+
+    /// A match, with an optional note.
+    fn matched(self, note: Option<String>) -> VarCheck;
+}
+
+impl Build for VarCheck {
+    fn new(env: &NcclEnv, name: &str) -> VarCheck {
         let var = env.get(name).filter(|v| !v.value.trim().is_empty());
         VarCheck {
             name: name.to_string(),
@@ -91,15 +54,13 @@ impl VarCheck {
         }
     }
 
-    /// Not checked, because `why`.
-    pub(super) fn not_checked(mut self, why: impl Into<String>) -> VarCheck {
+    fn not_checked(mut self, why: impl Into<String>) -> VarCheck {
         self.verdict = Verdict::NotChecked;
         self.reason = Some(why.into());
         self
     }
 
-    /// A mismatch: `why`, and the value that would match the wire.
-    pub(super) fn mismatch(mut self, severity: Severity, why: String, would: String) -> VarCheck {
+    fn mismatch(mut self, severity: Severity, why: String, would: String) -> VarCheck {
         self.verdict = Verdict::Mismatch;
         self.severity = Some(severity);
         self.reason = Some(why);
@@ -107,9 +68,7 @@ impl VarCheck {
         self
     }
 
-    /// A mismatch where the hosts disagree: no value would match every host (`reason` names
-    /// the hosts that do not follow the setting).
-    pub(super) fn mismatch_hosts(mut self, severity: Severity, why: String) -> VarCheck {
+    fn mismatch_hosts(mut self, severity: Severity, why: String) -> VarCheck {
         self.verdict = Verdict::Mismatch;
         self.severity = Some(severity);
         self.reason = Some(why);
@@ -117,40 +76,11 @@ impl VarCheck {
         self
     }
 
-    /// A match, with an optional note.
-    pub(super) fn matched(mut self, note: Option<String>) -> VarCheck {
+    fn matched(mut self, note: Option<String>) -> VarCheck {
         self.verdict = Verdict::Match;
         self.reason = note;
         self
     }
-
-    /// The setting as written: `NCCL_IB_TC=106`, or `NCCL_IB_TC unset`.
-    pub fn setting(&self) -> String {
-        match &self.value {
-            Some(v) => format!("{}={v}", self.name),
-            None => format!("{} unset", self.name),
-        }
-    }
-}
-
-/// The `nccl` section of the report.
-#[derive(Clone, Debug, Serialize)]
-pub struct NcclCheck {
-    /// The environment file (set by the caller; null when it did not say).
-    pub file: Option<String>,
-    /// The NCCL version the defaults were taken for (`--nccl-version`, or a `# nccl X.Y`
-    /// comment in the file); null when unknown (then each default names the versions it
-    /// holds for, and a check holds against every one of them).
-    pub version: Option<NcclVersion>,
-    /// One entry per variable: the checked ones always (set or not), then every other
-    /// `NCCL_IB_*` the file sets (not checked).
-    pub variables: Vec<VarCheck>,
-    /// Variables matching the wire.
-    pub matched: u64,
-    /// Variables the wire contradicts.
-    pub mismatched: u64,
-    /// Variables not checked.
-    pub not_checked: u64,
 }
 
 /// What the rules need of one flow (taken from its report entry, so that a streamed report
@@ -294,35 +224,6 @@ pub fn check_flows<F: Borrow<FlowReport>>(
         mismatched: count(Verdict::Mismatch),
         not_checked: count(Verdict::NotChecked),
         variables,
-    }
-}
-
-impl NcclCheck {
-    /// One `nccl_env_mismatch` finding per variable the wire contradicts.
-    pub fn findings(&self) -> Vec<Finding> {
-        self.variables
-            .iter()
-            .filter(|v| v.verdict == Verdict::Mismatch)
-            .map(|v| Finding {
-                severity: v.severity.unwrap_or(Severity::Warning),
-                kind: FindingKind::NcclEnvMismatch,
-                title: format!(
-                    "{} does not match the wire: {}{}",
-                    v.setting(),
-                    v.reason.as_deref().unwrap_or(&v.wire),
-                    // Hosts that disagree get no value: the reason names them.
-                    v.would_match
-                        .as_deref()
-                        .map_or(String::new(), |w| format!("; {}={w} would match", v.name))
-                ),
-                flow: None,
-                src_mac: None,
-                priority: None,
-                evidence: v.evidence.clone(),
-                weight: v.checked,
-                folded: None,
-            })
-            .collect()
     }
 }
 

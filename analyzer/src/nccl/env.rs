@@ -23,6 +23,7 @@
 //! or auto), may be given in the file as a comment: `# nccl 2.23.4`, or the line NCCL prints
 //! with `NCCL_DEBUG=INFO`, `NCCL version 2.23.4+cuda12.6` (also as a comment).
 
+pub use rocescope_model::nccl::NcclVersion;
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 use std::fmt;
@@ -90,50 +91,6 @@ impl FileKind {
         } else {
             FileKind::Shell
         }
-    }
-}
-
-/// An NCCL version (`2.23.4`; the patch level may be unknown).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct NcclVersion {
-    /// Major (2).
-    pub major: u32,
-    /// Minor (23).
-    pub minor: u32,
-    /// Patch (4), when given.
-    pub patch: Option<u32>,
-}
-
-impl NcclVersion {
-    /// `2.23`, `2.23.4`, `v2.23.4-1`, `2.23.4+cuda12.6`: the numbers before any suffix.
-    pub fn parse(s: &str) -> Option<NcclVersion> {
-        let s = s.trim().trim_start_matches(['v', 'V']);
-        let end = s.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(s.len());
-        let mut parts = s.get(..end)?.split('.').filter(|p| !p.is_empty());
-        let major = parts.next()?.parse().ok()?;
-        let minor = parts.next()?.parse().ok()?;
-        let patch = parts.next().and_then(|p| p.parse().ok());
-        Some(NcclVersion { major, minor, patch })
-    }
-
-    /// At least `major.minor` (the patch level does not matter to any default used here).
-    pub fn at_least(self, major: u32, minor: u32) -> bool {
-        (self.major, self.minor) >= (major, minor)
-    }
-}
-
-impl fmt::Display for NcclVersion {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.patch {
-            Some(p) => write!(f, "{}.{}.{p}", self.major, self.minor),
-            None => write!(f, "{}.{}", self.major, self.minor),
-        }
-    }
-}
-
-impl Serialize for NcclVersion {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_str(self)
     }
 }
 

@@ -3,7 +3,7 @@
 //! `src/transport/net_ib/`), [NCCL-env] its `docs/userguide/source/env.rst`, [mlx5-qp]
 //! `drivers/infiniband/hw/mlx5/qp.c` `mlx5_set_path()`.
 
-use super::check::{dur, FlowFacts, VarCheck, Wire};
+use super::check::{dur, Build, FlowFacts, VarCheck, Wire};
 use super::env::{NcclEnv, NcclVersion};
 use crate::psn::ack_timeout_ns;
 use crate::report::Severity;

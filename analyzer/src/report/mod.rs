@@ -40,93 +40,11 @@ pub use rocescope_model::flows::{
 };
 pub use rocescope_model::pauses::{PauseDirection, PauseReport};
 pub use rocescope_model::points::{ClockFallback, PointCaptureCounters, PointClock, PointLoss, PointReport};
+pub use rocescope_model::report::Report;
 pub use rocescope_model::summary::{
     CaptureCounters, ConfigReport, Interruption, SampledReport, SflowReport, SflowSource, Summary, Window,
 };
 pub use rocescope_model::SCHEMA_VERSION;
-
-/// Everything the analyzer found.
-#[derive(Clone, Debug, Serialize)]
-pub struct Report {
-    /// [`SCHEMA_VERSION`]: the first key of the JSON document.
-    pub schema_version: u32,
-    /// Whole-capture counters.
-    pub summary: Summary,
-    /// What is wrong, worst first.
-    pub findings: Vec<Finding>,
-    /// Per-flow figures: one entry per direction of a QP, keyed by (capture point, source,
-    /// destination, destination QP). A requester's flow carries its requests (SENDs,
-    /// WRITEs, READ requests) and its PSN analysis; the other direction's flow carries the
-    /// responses, ACKs and NAKs (and CNPs sent back). `summary.flows` counts these.
-    pub flows: Vec<FlowReport>,
-    /// One entry per QP pair: the two flows of a connection paired (by CM exchange, else by
-    /// PSN matching), or one flow alone when the other direction was not seen.
-    /// `summary.connections` counts these.
-    pub connections: Vec<Connection>,
-    /// PFC and PAUSE per (source MAC, kind, priority).
-    pub pfc: Vec<PauseReport>,
-    /// Per capture point and priority: throughput, CE marks, CNPs and paused time on one
-    /// time axis, with the busiest bins at the `--bin` resolution.
-    pub timeline: rocescope_model::fabric::FabricReport,
-    /// The receivers with the most senders at once (fan-in), busiest first (crate::incast).
-    pub incast: Vec<crate::incast::IncastReport>,
-    /// The training iteration's rhythm and its stragglers, per capture point that has one
-    /// (crate::rhythm; absent when none has).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub rhythm: Vec<rocescope_model::rhythm::RhythmReport>,
-    /// ECMP entropy per host pair and source host, and where ECMP puts the data flows
-    /// (predicted with `--ecmp-paths`, measured with `--uplinks`; crate::ecmp).
-    pub ecmp: rocescope_model::ecmp::EcmpReport,
-    /// The data flows with the most bytes (crate::ecmp).
-    pub elephants: rocescope_model::ecmp::ElephantsReport,
-    /// VXLAN/Geneve VTEP pairs carrying the fabric's traffic (crate::overlay). Absent when
-    /// there is none.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub overlay: Vec<crate::overlay::VtepPairReport>,
-    /// The QoS audit.
-    pub audit: AuditReport,
-    /// Settings the analysis used.
-    pub config: ConfigReport,
-    /// Capture counters of a live run (set by the caller; absent for files).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub capture: Option<CaptureCounters>,
-    /// The capture points (one per merged capture; one for a single source). Flows and
-    /// pause timelines name theirs by index.
-    pub points: Vec<PointReport>,
-    /// Packets of a flow seen at one capture point and never at another that was capturing
-    /// the flow at the time (several merged captures only).
-    pub between: Vec<PointLoss>,
-    /// ACK and READ latency samples per capture point and priority, pooled over the
-    /// request flows (crate::latency_samples): what `compare` tests a latency change on.
-    /// Always written (empty without samples), so a document without it is an older one.
-    pub latency_samples: Vec<rocescope_model::latency_samples::SampleSet>,
-    /// Inputs that failed part-way or could not be read (set by the caller; the report
-    /// covers what was read before). Absent when there were none.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub input_errors: Vec<String>,
-    /// A signal (Ctrl-C) stopped the reading of files before their end: the report is
-    /// partial (set by the caller). Absent when false.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub interrupted: bool,
-    /// How far the reading got when it was interrupted. Absent when not interrupted.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub interrupted_at: Option<Interruption>,
-    /// The capture is sampled (`--sample-rate`, or sFlow): how, and what that changes.
-    /// Absent when every packet was captured.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub sampled: Option<SampledReport>,
-    /// The sFlow datagrams read (absent when there were none).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub sflow: Option<SflowReport>,
-    /// The NIC's counters beside the capture's figures (`--counters`; set by the caller,
-    /// absent without it).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub counters: Option<rocescope_model::counters::CountersReport>,
-    /// The job's NCCL settings against the wire (`--nccl-env`; set by the caller through
-    /// [`crate::nccl::attach`], absent without it).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub nccl: Option<crate::nccl::NcclCheck>,
-}
 
 /// A connection's figures summed over its directions: what a one-line view of it (the text
 /// report's table, the UI's QPs row) shows.
@@ -191,88 +109,84 @@ impl ConnectionTotals {
     }
 }
 
-impl Report {
-    /// Packets the capture itself dropped, as far as it recorded them: a live run's libpcap
-    /// counters (`capture`) and every point's pcapng statistics (`points[].capture_counters`).
-    /// Findings may reflect capture loss when it is not zero.
-    pub fn capture_dropped(&self) -> u64 {
-        let live = self.capture.as_ref().map_or(0, |c| c.kernel_dropped.saturating_add(c.if_dropped));
-        self.points
-            .iter()
-            .filter_map(|p| p.capture_counters.as_ref().and_then(|c| c.dropped))
-            .fold(live, u64::saturating_add)
-    }
-
+/// A connection's totals from a report ([`ConnectionTotals`]: what its one-line views show),
+/// summed here rather than in the model: the rates are read from the flows' throughput bins
+/// as the analysis reads them ([`crate::stats::rates`]).
+pub trait ReportTotals {
     /// Sum `c`'s directions.
-    pub fn connection_totals(&self, c: &Connection) -> ConnectionTotals {
-        let flows: Vec<&FlowReport> = c.flows.iter().filter_map(|i| self.flows.get(*i)).collect();
-        self.totals_of(&flows)
-    }
+    fn connection_totals(&self, c: &Connection) -> ConnectionTotals;
+}
 
-    /// The totals of a connection whose flows are `flows`.
-    fn totals_of(&self, flows: &[&FlowReport]) -> ConnectionTotals {
-        let sum = |g: &dyn Fn(&FlowReport) -> u64| flows.iter().map(|f| g(f)).sum::<u64>();
-        let sorted = |g: &dyn Fn(&FlowReport) -> &[u8]| {
-            let mut v: Vec<u8> = flows.iter().flat_map(|f| g(f).iter().copied()).collect();
-            v.sort_unstable();
-            v.dedup();
-            v
-        };
-        // Both directions' bins together, over the capture's span; a report without the
-        // series (`Analyzer::report_counters`) gives the busier direction's figures.
-        let capture_ns =
-            self.summary.end_ns.zip(self.summary.start_ns).map_or(0, |(e, s)| (e - s).max(0) as u64);
-        let series: Vec<Series<'_>> = flows
+impl ReportTotals for Report {
+    fn connection_totals(&self, c: &Connection) -> ConnectionTotals {
+        let flows: Vec<&FlowReport> = c.flows.iter().filter_map(|i| self.flows.get(*i)).collect();
+        totals_of(self, &flows)
+    }
+}
+
+/// The totals of a connection of `report` whose flows are `flows`.
+fn totals_of(report: &Report, flows: &[&FlowReport]) -> ConnectionTotals {
+    let sum = |g: &dyn Fn(&FlowReport) -> u64| flows.iter().map(|f| g(f)).sum::<u64>();
+    let sorted = |g: &dyn Fn(&FlowReport) -> &[u8]| {
+        let mut v: Vec<u8> = flows.iter().flat_map(|f| g(f).iter().copied()).collect();
+        v.sort_unstable();
+        v.dedup();
+        v
+    };
+    // Both directions' bins together, over the capture's span; a report without the
+    // series (`Analyzer::report_counters`) gives the busier direction's figures.
+    let capture_ns =
+        report.summary.end_ns.zip(report.summary.start_ns).map_or(0, |(e, s)| (e - s).max(0) as u64);
+    let series: Vec<Series<'_>> = flows
+        .iter()
+        .map(|f| Series {
+            width_ns: f.throughput.bin_ns,
+            bytes: &f.throughput.bins,
+            packets: &f.throughput.packets,
+        })
+        .collect();
+    let rate = if flows.iter().any(|f| f.bytes > 0 && f.throughput.bins.is_empty()) {
+        flows
             .iter()
-            .map(|f| Series {
-                width_ns: f.throughput.bin_ns,
-                bytes: &f.throughput.bins,
-                packets: &f.throughput.packets,
+            .max_by_key(|f| f.bytes)
+            .map(|f| Rate { mean_gbps: f.throughput.mean_gbps, peak_gbps: f.throughput.peak_gbps })
+            .unwrap_or_default()
+    } else {
+        rates(&series, capture_ns)
+    };
+    ConnectionTotals {
+        packets: sum(&|f| f.packets),
+        bytes: sum(&|f| f.bytes),
+        first_ns: flows.iter().map(|f| f.first_ns).min().unwrap_or(0),
+        last_ns: flows.iter().map(|f| f.last_ns).max().unwrap_or(0),
+        messages: sum(&|f| f.messages),
+        gaps: sum(&|f| f.psn.gaps),
+        retransmits: sum(&|f| f.psn.retransmits),
+        retransmits_nak: sum(&|f| f.psn.retransmits_nak),
+        retransmits_timeout: sum(&|f| f.psn.retransmits_timeout),
+        naks: sum(&|f| {
+            f.naks.psn_seq_err
+                + f.naks.invalid_request
+                + f.naks.remote_access
+                + f.naks.remote_operational
+                + f.naks.invalid_rd
+                + f.naks.other
+        }),
+        rnr: sum(&|f| f.naks.rnr),
+        ce: sum(&|f| f.ecn.ce),
+        cnps: sum(&|f| f.cnps),
+        peak_gbps: rate.peak_gbps,
+        mean_gbps_windows: rate.mean_gbps,
+        now_gbps: flows
+            .iter()
+            .map(|f| {
+                f.throughput.bins.last().copied().unwrap_or(0) as f64 * 8.0
+                    / f.throughput.bin_ns.max(1) as f64
             })
-            .collect();
-        let rate = if flows.iter().any(|f| f.bytes > 0 && f.throughput.bins.is_empty()) {
-            flows
-                .iter()
-                .max_by_key(|f| f.bytes)
-                .map(|f| Rate { mean_gbps: f.throughput.mean_gbps, peak_gbps: f.throughput.peak_gbps })
-                .unwrap_or_default()
-        } else {
-            rates(&series, capture_ns)
-        };
-        ConnectionTotals {
-            packets: sum(&|f| f.packets),
-            bytes: sum(&|f| f.bytes),
-            first_ns: flows.iter().map(|f| f.first_ns).min().unwrap_or(0),
-            last_ns: flows.iter().map(|f| f.last_ns).max().unwrap_or(0),
-            messages: sum(&|f| f.messages),
-            gaps: sum(&|f| f.psn.gaps),
-            retransmits: sum(&|f| f.psn.retransmits),
-            retransmits_nak: sum(&|f| f.psn.retransmits_nak),
-            retransmits_timeout: sum(&|f| f.psn.retransmits_timeout),
-            naks: sum(&|f| {
-                f.naks.psn_seq_err
-                    + f.naks.invalid_request
-                    + f.naks.remote_access
-                    + f.naks.remote_operational
-                    + f.naks.invalid_rd
-                    + f.naks.other
-            }),
-            rnr: sum(&|f| f.naks.rnr),
-            ce: sum(&|f| f.ecn.ce),
-            cnps: sum(&|f| f.cnps),
-            peak_gbps: rate.peak_gbps,
-            mean_gbps_windows: rate.mean_gbps,
-            now_gbps: flows
-                .iter()
-                .map(|f| {
-                    f.throughput.bins.last().copied().unwrap_or(0) as f64 * 8.0
-                        / f.throughput.bin_ns.max(1) as f64
-                })
-                .sum(),
-            dscp: sorted(&|f| &f.dscp),
-            pcp: sorted(&|f| &f.pcp),
-            udp_src_ports: flows.iter().filter_map(|f| Some((f.src.clone(), f.udp_src_port?))).collect(),
-        }
+            .sum(),
+        dscp: sorted(&|f| &f.dscp),
+        pcp: sorted(&|f| &f.pcp),
+        udp_src_ports: flows.iter().filter_map(|f| Some((f.src.clone(), f.udp_src_port?))).collect(),
     }
 }
 

@@ -71,7 +71,7 @@ impl<'a> StreamedReport<'a> {
     pub fn connection_totals(&self, c: &Connection) -> ConnectionTotals {
         let flows: Vec<FlowReport> = c.flows.iter().filter_map(|i| self.flow(*i)).collect();
         let refs: Vec<&FlowReport> = flows.iter().collect();
-        self.report.totals_of(&refs)
+        totals_of(&self.report, &refs)
     }
 }
 
@@ -101,13 +101,13 @@ struct ReportView<'r, 'a> {
     connections: &'r [Connection],
     pfc: &'r [PauseReport],
     timeline: &'r rocescope_model::fabric::FabricReport,
-    incast: &'r [crate::incast::IncastReport],
+    incast: &'r [rocescope_model::incast::IncastReport],
     #[serde(skip_serializing_if = "<[rocescope_model::rhythm::RhythmReport]>::is_empty")]
     rhythm: &'r [rocescope_model::rhythm::RhythmReport],
     ecmp: &'r rocescope_model::ecmp::EcmpReport,
     elephants: &'r rocescope_model::ecmp::ElephantsReport,
-    #[serde(skip_serializing_if = "<[crate::overlay::VtepPairReport]>::is_empty")]
-    overlay: &'r [crate::overlay::VtepPairReport],
+    #[serde(skip_serializing_if = "<[rocescope_model::overlay::VtepPairReport]>::is_empty")]
+    overlay: &'r [rocescope_model::overlay::VtepPairReport],
     audit: &'r AuditReport,
     config: &'r ConfigReport,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -128,7 +128,7 @@ struct ReportView<'r, 'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     counters: Option<&'r rocescope_model::counters::CountersReport>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    nccl: Option<&'r crate::nccl::NcclCheck>,
+    nccl: Option<&'r rocescope_model::nccl::NcclCheck>,
 }
 
 impl Serialize for StreamedReport<'_> {
