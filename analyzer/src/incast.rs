@@ -511,6 +511,177 @@ pub fn gbps(bytes: u64, bin_ns: u64) -> f64 {
     bytes as f64 * 8.0 / bin_ns.max(1) as f64
 }
 
+/// Receivers listed in the report's `incast`, most senders first.
+pub const REPORTED: usize = 16;
+
+/// The `incast` section and findings: every receiver's busiest bin (the first
+/// [`REPORTED`]), and an `incast` warning for each that is an incast ([`is_incast`]: at
+/// least [`INCAST_MIN_SENDERS`] senders at once, at least [`INCAST_MIN_LINK_SHARE`] of the
+/// link together) with CE marks or pauses during it.
+pub(crate) fn report(
+    a: &crate::Analyzer,
+    pfc: &[rocescope_model::pauses::PauseReport],
+    findings: &mut crate::findings::FindingSink,
+) -> Vec<IncastReport> {
+    use rocescope_model::findings::{EvidenceRef, Finding, FindingKind, Severity};
+    let bin_ns = a.config().bin_ns.max(1);
+    let link = a.config().link_speed_bps.max(1);
+    let start = a.totals().start_ns.unwrap_or(0);
+    // The receivers more than one host sent to in a bin: the only ones reported.
+    let busy: Vec<ReceiverBusiest> = a
+        .fan_in
+        .busiest_in(a.fan_in_overlay().as_deref(), bin_ns, link)
+        .into_iter()
+        .filter(|rb| rb.busiest.fan_in >= 2)
+        .collect();
+    // Per (point, receiver) of those: the priorities its data used, and its flows that did
+    // not react (only theirs: a map of every receiver took 16 MB at 100,000 QPs).
+    let mut flows: FxHashMap<(u16, IpAddr), (u8, u64)> =
+        busy.iter().map(|rb| ((rb.point, rb.receiver), (0, 0))).collect();
+    if !flows.is_empty() {
+        for f in a.flows().iter() {
+            let Some(e) = flows.get_mut(&(f.key.point, f.key.dst)) else { continue };
+            if let Some(p) = f.priority {
+                e.0 |= 1 << (p & 7);
+            }
+            e.1 += u64::from(f.cc().is_some_and(|c| c.not_reacting()));
+        }
+    }
+    let mut out = Vec::new();
+    for rb in busy {
+        let b = &rb.busiest;
+        let (mask, not_reacting) = flows.get(&(rb.point, rb.receiver)).copied().unwrap_or_default();
+        let s = start + b.bin.saturating_mul(bin_ns as i64);
+        let e = s + bin_ns as i64;
+        let paused_ns: i64 = pfc
+            .iter()
+            .filter(|p| {
+                p.point == rb.point
+                    && (p.kind == crate::PauseKind::Pause || mask & (1 << (p.priority & 7)) != 0)
+            })
+            .flat_map(|p| p.intervals.iter())
+            .map(|i| (i.end_ns.min(e) - i.start_ns.max(s)).max(0))
+            .sum();
+        let pos = rb.position;
+        let incast = is_incast(b.fan_in, b.bytes, bin_ns, link);
+        let judged_not = incast && pos != Position::Before;
+        let r = IncastReport {
+            point: rb.point,
+            receiver: rb.receiver.to_string(),
+            fan_in: b.fan_in,
+            bin_ns,
+            start_ns: s,
+            bytes: b.bytes,
+            packets: b.packets,
+            ce: b.ce,
+            ce_fraction: if b.packets == 0 { 0.0 } else { b.ce as f64 / b.packets as f64 },
+            gbps: gbps(b.bytes, bin_ns),
+            link_share: gbps(b.bytes, bin_ns) * 1e9 / link as f64,
+            paused_ns,
+            position: pos,
+            senders: Vec::new(),
+            first_frame: b.first_frame,
+            cc_not_judged: if judged_not { not_reacting } else { 0 },
+        };
+        if incast && (b.ce > 0 || paused_ns > 0) {
+            findings.push(Finding {
+                severity: Severity::Warning,
+                kind: FindingKind::Incast,
+                title: incast_title(a, &r),
+                flow: None,
+                src_mac: None,
+                priority: None,
+                evidence: vec![EvidenceRef {
+                    frame: r.first_frame,
+                    ts_ns: s,
+                    what: format!("first data frame to {} of the busiest bin", r.receiver),
+                }],
+                weight: u64::from(r.fan_in),
+                folded: None,
+            });
+        }
+        if out.len() < REPORTED {
+            out.push(r);
+        }
+    }
+    name_senders(a, &mut out);
+    out
+}
+
+/// The first [`NAMED_SENDERS`] senders of each listed busiest bin: the flows to the receiver
+/// at its point that were sending during the bin (first seen by its end, last seen from its
+/// start), by when they began (the bins keep senders as hashes only).
+///
+/// One pass over the flows, each sender looked up in a set: a search of the senders found
+/// so far per flow took 14-21 s for 200,000 senders to one receiver (issue 40).
+fn name_senders(a: &crate::Analyzer, out: &mut [IncastReport]) {
+    let mut wanted: FxHashMap<(u16, IpAddr), usize> = FxHashMap::default();
+    for (i, r) in out.iter().enumerate() {
+        if let Ok(addr) = r.receiver.parse::<IpAddr>() {
+            wanted.entry((r.point, addr)).or_insert(i);
+        }
+    }
+    let mut found: Vec<Vec<(i64, IpAddr)>> = vec![Vec::new(); out.len()];
+    let mut seen: Vec<rustc_hash::FxHashSet<IpAddr>> = vec![Default::default(); out.len()];
+    for f in a.flows().iter() {
+        let Some(&i) = wanted.get(&(f.key.point, f.key.dst)) else { continue };
+        let (Some(r), Some(v), Some(seen)) = (out.get(i), found.get_mut(i), seen.get_mut(i)) else {
+            continue;
+        };
+        let active = f.first_ts < r.start_ns + r.bin_ns as i64 && f.last_ts >= r.start_ns;
+        if active && f.requests > 0 && seen.insert(f.key.src) {
+            v.push((f.first_ts, f.key.src));
+        }
+    }
+    for (r, mut v) in out.iter_mut().zip(found) {
+        v.sort();
+        r.senders = v.iter().take(NAMED_SENDERS).map(|(_, s)| s.to_string()).collect();
+    }
+}
+
+/// The `incast` finding's title.
+fn incast_title(a: &crate::Analyzer, r: &IncastReport) -> String {
+    let at = if a.config().points.len() > 1 {
+        format!(" (at {})", a.config().points.get(usize::from(r.point)).map_or("?", String::as_str))
+    } else {
+        String::new()
+    };
+    let offset = (r.start_ns - a.totals().start_ns.unwrap_or(r.start_ns)) as f64 / 1e6;
+    let position = match r.position {
+        Position::Past => format!(
+            "the capture point is past the queue they share (their data arrives CE-marked): each sender's rate here is its share of the drain rate, so their reaction to CNPs is not judged per flow{}",
+            if r.cc_not_judged > 0 { format!(" ({} cc_not_reacting verdicts withheld)", r.cc_not_judged) } else { String::new() }
+        ),
+        Position::Before => "the capture point is before the queue they share (their data arrives faster than one link): each sender's own rate is seen here".to_string(),
+        Position::Unknown => format!(
+            "where the capture point sits relative to the queue cannot be told (no CE mark on the data, not above the link rate), so the senders' reaction to CNPs is not judged per flow{}",
+            if r.cc_not_judged > 0 { format!(" ({} cc_not_reacting verdicts withheld)", r.cc_not_judged) } else { String::new() }
+        ),
+    };
+    format!(
+        "incast at {}{at}: {} senders in one {} bin at +{offset:.3} ms, {:.2} Gb/s ({:.0}% of the link), {} of {} packets CE-marked, paused {:.1} µs in the bin; {position}",
+        r.receiver,
+        r.fan_in,
+        width_text(r.bin_ns),
+        r.gbps,
+        r.link_share * 100.0,
+        r.ce,
+        r.packets,
+        r.paused_ns as f64 / 1e3,
+    )
+}
+
+/// A bin width as `10 µs`, `1 ms`, `250 ns` (how reports name `--bin`).
+pub fn width_text(ns: u64) -> String {
+    if ns % 1_000_000 == 0 {
+        format!("{} ms", ns / 1_000_000)
+    } else if ns % 1_000 == 0 {
+        format!("{} µs", ns / 1_000)
+    } else {
+        format!("{ns} ns")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -738,176 +909,5 @@ mod tests {
         }
         let top = &k.busiest(bin, link)[0];
         assert_eq!((top.position, top.busiest.bin), (Position::Past, 1), "the bin with CE marks ranks first");
-    }
-}
-
-/// Receivers listed in the report's `incast`, most senders first.
-pub const REPORTED: usize = 16;
-
-/// The `incast` section and findings: every receiver's busiest bin (the first
-/// [`REPORTED`]), and an `incast` warning for each that is an incast ([`is_incast`]: at
-/// least [`INCAST_MIN_SENDERS`] senders at once, at least [`INCAST_MIN_LINK_SHARE`] of the
-/// link together) with CE marks or pauses during it.
-pub(crate) fn report(
-    a: &crate::Analyzer,
-    pfc: &[rocescope_model::pauses::PauseReport],
-    findings: &mut crate::findings::FindingSink,
-) -> Vec<IncastReport> {
-    use rocescope_model::findings::{EvidenceRef, Finding, FindingKind, Severity};
-    let bin_ns = a.config().bin_ns.max(1);
-    let link = a.config().link_speed_bps.max(1);
-    let start = a.totals().start_ns.unwrap_or(0);
-    // The receivers more than one host sent to in a bin: the only ones reported.
-    let busy: Vec<ReceiverBusiest> = a
-        .fan_in
-        .busiest_in(a.fan_in_overlay().as_deref(), bin_ns, link)
-        .into_iter()
-        .filter(|rb| rb.busiest.fan_in >= 2)
-        .collect();
-    // Per (point, receiver) of those: the priorities its data used, and its flows that did
-    // not react (only theirs: a map of every receiver took 16 MB at 100,000 QPs).
-    let mut flows: FxHashMap<(u16, IpAddr), (u8, u64)> =
-        busy.iter().map(|rb| ((rb.point, rb.receiver), (0, 0))).collect();
-    if !flows.is_empty() {
-        for f in a.flows().iter() {
-            let Some(e) = flows.get_mut(&(f.key.point, f.key.dst)) else { continue };
-            if let Some(p) = f.priority {
-                e.0 |= 1 << (p & 7);
-            }
-            e.1 += u64::from(f.cc().is_some_and(|c| c.not_reacting()));
-        }
-    }
-    let mut out = Vec::new();
-    for rb in busy {
-        let b = &rb.busiest;
-        let (mask, not_reacting) = flows.get(&(rb.point, rb.receiver)).copied().unwrap_or_default();
-        let s = start + b.bin.saturating_mul(bin_ns as i64);
-        let e = s + bin_ns as i64;
-        let paused_ns: i64 = pfc
-            .iter()
-            .filter(|p| {
-                p.point == rb.point
-                    && (p.kind == crate::PauseKind::Pause || mask & (1 << (p.priority & 7)) != 0)
-            })
-            .flat_map(|p| p.intervals.iter())
-            .map(|i| (i.end_ns.min(e) - i.start_ns.max(s)).max(0))
-            .sum();
-        let pos = rb.position;
-        let incast = is_incast(b.fan_in, b.bytes, bin_ns, link);
-        let judged_not = incast && pos != Position::Before;
-        let r = IncastReport {
-            point: rb.point,
-            receiver: rb.receiver.to_string(),
-            fan_in: b.fan_in,
-            bin_ns,
-            start_ns: s,
-            bytes: b.bytes,
-            packets: b.packets,
-            ce: b.ce,
-            ce_fraction: if b.packets == 0 { 0.0 } else { b.ce as f64 / b.packets as f64 },
-            gbps: gbps(b.bytes, bin_ns),
-            link_share: gbps(b.bytes, bin_ns) * 1e9 / link as f64,
-            paused_ns,
-            position: pos,
-            senders: Vec::new(),
-            first_frame: b.first_frame,
-            cc_not_judged: if judged_not { not_reacting } else { 0 },
-        };
-        if incast && (b.ce > 0 || paused_ns > 0) {
-            findings.push(Finding {
-                severity: Severity::Warning,
-                kind: FindingKind::Incast,
-                title: incast_title(a, &r),
-                flow: None,
-                src_mac: None,
-                priority: None,
-                evidence: vec![EvidenceRef {
-                    frame: r.first_frame,
-                    ts_ns: s,
-                    what: format!("first data frame to {} of the busiest bin", r.receiver),
-                }],
-                weight: u64::from(r.fan_in),
-                folded: None,
-            });
-        }
-        if out.len() < REPORTED {
-            out.push(r);
-        }
-    }
-    name_senders(a, &mut out);
-    out
-}
-
-/// The first [`NAMED_SENDERS`] senders of each listed busiest bin: the flows to the receiver
-/// at its point that were sending during the bin (first seen by its end, last seen from its
-/// start), by when they began (the bins keep senders as hashes only).
-///
-/// One pass over the flows, each sender looked up in a set: a search of the senders found
-/// so far per flow took 14-21 s for 200,000 senders to one receiver (issue 40).
-fn name_senders(a: &crate::Analyzer, out: &mut [IncastReport]) {
-    let mut wanted: FxHashMap<(u16, IpAddr), usize> = FxHashMap::default();
-    for (i, r) in out.iter().enumerate() {
-        if let Ok(addr) = r.receiver.parse::<IpAddr>() {
-            wanted.entry((r.point, addr)).or_insert(i);
-        }
-    }
-    let mut found: Vec<Vec<(i64, IpAddr)>> = vec![Vec::new(); out.len()];
-    let mut seen: Vec<rustc_hash::FxHashSet<IpAddr>> = vec![Default::default(); out.len()];
-    for f in a.flows().iter() {
-        let Some(&i) = wanted.get(&(f.key.point, f.key.dst)) else { continue };
-        let (Some(r), Some(v), Some(seen)) = (out.get(i), found.get_mut(i), seen.get_mut(i)) else {
-            continue;
-        };
-        let active = f.first_ts < r.start_ns + r.bin_ns as i64 && f.last_ts >= r.start_ns;
-        if active && f.requests > 0 && seen.insert(f.key.src) {
-            v.push((f.first_ts, f.key.src));
-        }
-    }
-    for (r, mut v) in out.iter_mut().zip(found) {
-        v.sort();
-        r.senders = v.iter().take(NAMED_SENDERS).map(|(_, s)| s.to_string()).collect();
-    }
-}
-
-/// The `incast` finding's title.
-fn incast_title(a: &crate::Analyzer, r: &IncastReport) -> String {
-    let at = if a.config().points.len() > 1 {
-        format!(" (at {})", a.config().points.get(usize::from(r.point)).map_or("?", String::as_str))
-    } else {
-        String::new()
-    };
-    let offset = (r.start_ns - a.totals().start_ns.unwrap_or(r.start_ns)) as f64 / 1e6;
-    let position = match r.position {
-        Position::Past => format!(
-            "the capture point is past the queue they share (their data arrives CE-marked): each sender's rate here is its share of the drain rate, so their reaction to CNPs is not judged per flow{}",
-            if r.cc_not_judged > 0 { format!(" ({} cc_not_reacting verdicts withheld)", r.cc_not_judged) } else { String::new() }
-        ),
-        Position::Before => "the capture point is before the queue they share (their data arrives faster than one link): each sender's own rate is seen here".to_string(),
-        Position::Unknown => format!(
-            "where the capture point sits relative to the queue cannot be told (no CE mark on the data, not above the link rate), so the senders' reaction to CNPs is not judged per flow{}",
-            if r.cc_not_judged > 0 { format!(" ({} cc_not_reacting verdicts withheld)", r.cc_not_judged) } else { String::new() }
-        ),
-    };
-    format!(
-        "incast at {}{at}: {} senders in one {} bin at +{offset:.3} ms, {:.2} Gb/s ({:.0}% of the link), {} of {} packets CE-marked, paused {:.1} µs in the bin; {position}",
-        r.receiver,
-        r.fan_in,
-        width_text(r.bin_ns),
-        r.gbps,
-        r.link_share * 100.0,
-        r.ce,
-        r.packets,
-        r.paused_ns as f64 / 1e3,
-    )
-}
-
-/// A bin width as `10 µs`, `1 ms`, `250 ns` (how reports name `--bin`).
-pub fn width_text(ns: u64) -> String {
-    if ns % 1_000_000 == 0 {
-        format!("{} ms", ns / 1_000_000)
-    } else if ns % 1_000 == 0 {
-        format!("{} µs", ns / 1_000)
-    } else {
-        format!("{ns} ns")
     }
 }

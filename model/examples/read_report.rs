@@ -25,7 +25,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         println!("  {:?} {}: {}", f.severity, f.kind, f.title);
     }
     let mut busiest: Vec<_> = report.connections.iter().collect();
-    busiest.sort_by(|a, b| b.bytes.cmp(&a.bytes));
+    busiest.sort_by_key(|c| std::cmp::Reverse(c.bytes));
     for c in busiest.iter().take(3) {
         println!("  {} ↔ {} QP {:#08x}: {} bytes, {} ({})", c.a, c.b, c.b_qpn, c.bytes, c.health, c.pairing);
     }

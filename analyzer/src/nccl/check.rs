@@ -20,24 +20,24 @@ use std::net::IpAddr;
 /// then its verdict.
 pub(super) trait Build: Sized {
     /// A check of `name` (value and line from `env`), to be given its verdict.
-    fn new(env: &NcclEnv, name: &str) -> VarCheck;
+    fn new(env: &NcclEnv, name: &str) -> Self;
 
     /// Not checked, because `why`.
-    fn not_checked(self, why: impl Into<String>) -> VarCheck;
+    fn not_checked(self, why: impl Into<String>) -> Self;
 
     /// A mismatch: `why`, and the value that would match the wire.
-    fn mismatch(self, severity: Severity, why: String, would: String) -> VarCheck;
+    fn mismatch(self, severity: Severity, why: String, would: String) -> Self;
 
     /// A mismatch where the hosts disagree: no value would match every host (`reason` names
     /// the hosts that do not follow the setting).
-    fn mismatch_hosts(self, severity: Severity, why: String) -> VarCheck;
+    fn mismatch_hosts(self, severity: Severity, why: String) -> Self;
 
     /// A match, with an optional note.
-    fn matched(self, note: Option<String>) -> VarCheck;
+    fn matched(self, note: Option<String>) -> Self;
 }
 
 impl Build for VarCheck {
-    fn new(env: &NcclEnv, name: &str) -> VarCheck {
+    fn new(env: &NcclEnv, name: &str) -> Self {
         let var = env.get(name).filter(|v| !v.value.trim().is_empty());
         VarCheck {
             name: name.to_string(),
@@ -54,13 +54,13 @@ impl Build for VarCheck {
         }
     }
 
-    fn not_checked(mut self, why: impl Into<String>) -> VarCheck {
+    fn not_checked(mut self, why: impl Into<String>) -> Self {
         self.verdict = Verdict::NotChecked;
         self.reason = Some(why.into());
         self
     }
 
-    fn mismatch(mut self, severity: Severity, why: String, would: String) -> VarCheck {
+    fn mismatch(mut self, severity: Severity, why: String, would: String) -> Self {
         self.verdict = Verdict::Mismatch;
         self.severity = Some(severity);
         self.reason = Some(why);
@@ -68,7 +68,7 @@ impl Build for VarCheck {
         self
     }
 
-    fn mismatch_hosts(mut self, severity: Severity, why: String) -> VarCheck {
+    fn mismatch_hosts(mut self, severity: Severity, why: String) -> Self {
         self.verdict = Verdict::Mismatch;
         self.severity = Some(severity);
         self.reason = Some(why);
@@ -76,7 +76,7 @@ impl Build for VarCheck {
         self
     }
 
-    fn matched(mut self, note: Option<String>) -> VarCheck {
+    fn matched(mut self, note: Option<String>) -> Self {
         self.verdict = Verdict::Match;
         self.reason = note;
         self
