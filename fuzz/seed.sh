@@ -4,11 +4,21 @@
 #   corpus/readers  every sample behind each of the readers target's modes: as it is,
 #                   compressed by the target, gzip-compressed here, and two merged
 #   corpus/analyzer every sample as the analyzer target's length-prefixed frames
+#   corpus/parquet  a few damages of the tables the parquet target writes itself (no damage,
+#                   a flipped byte in each table, both cut short, a footer overwritten)
 # Usage: fuzz/seed.sh (from anywhere). Needs python3 for the decode and analyzer seeds.
 set -euo pipefail
 cd "$(dirname "$0")"
 samples=(../samples/*.pcap* ../samples/cases/*.pcap ../samples/qos/*.pcap)
-mkdir -p corpus/readers corpus/analyzer corpus/decode
+mkdir -p corpus/readers corpus/analyzer corpus/decode corpus/parquet
+# The parquet target starts from valid tables (samples/demo.pcap's) and damages them as its
+# input says: mode 2 with no damage, flips in each table, cuts, bytes written at the end.
+printf '\x02' > corpus/parquet/intact
+printf '\x02\x00\x10\x00\x00\xff' > corpus/parquet/flip-flows
+printf '\x02\x01\x10\x00\x00\x01\x01\x40\x00\x00\x80' > corpus/parquet/flip-packets
+printf '\x03\x00\x40\x00\x00\x00\x20\x00\x00' > corpus/parquet/cut
+printf '\x00\xf0\xff\xff\xff\x00\x00\x00\x00' > corpus/parquet/footer-flows
+printf '\x01\x00\x01\x00\x00\x15\x00\x15\x00' > corpus/parquet/page-packets
 
 n=0
 for f in "${samples[@]}"; do
@@ -96,4 +106,4 @@ PY
 else
   echo "fuzz/seed.sh: no python3; the analyzer and decode corpora are not seeded" >&2
 fi
-echo "seeded: $(ls corpus/readers | wc -l) readers, $(ls corpus/analyzer | wc -l) analyzer, $(ls corpus/decode | wc -l) decode inputs from $n samples"
+echo "seeded: $(ls corpus/readers | wc -l) readers, $(ls corpus/analyzer | wc -l) analyzer, $(ls corpus/decode | wc -l) decode inputs from $n samples, $(ls corpus/parquet | wc -l) parquet inputs"
