@@ -334,7 +334,9 @@ fn json_facts(o: crate::input::Opened) -> anyhow::Result<ReportFacts> {
 fn parquet_facts(dir: &Path, args: &CompareArgs) -> anyhow::Result<ReportFacts> {
     let opts = args.decoder.decode_options();
     let cfg = crate::report_cmd::analysis_config(&args.analysis, &opts)?;
-    rocescope_output::parquet_read::facts(dir, &cfg)
+    // The Parquet library reads as it reads, without looking at the stop flag: a signal
+    // meanwhile ends the process at once (there is no verdict to give from half a side).
+    crate::signals::opening(|| rocescope_output::parquet_read::facts(dir, &cfg))
         .with_context(|| format!("{} (a --parquet directory)", text::path(dir)))
 }
 

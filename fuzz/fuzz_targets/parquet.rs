@@ -36,13 +36,21 @@ fn tables() -> &'static (Vec<u8>, Vec<u8>) {
         let mut reader = CaptureReader::open(sample).expect("samples/demo.pcap");
         let mut analyzer = Analyzer::new(Config::default());
         let name = "demo.pcap".to_string();
-        let mut out = ParquetOut::create(&dir, std::slice::from_ref(&name), vec![name.clone()]).expect("tables");
+        let mut out =
+            ParquetOut::create(&dir, std::slice::from_ref(&name), vec![name.clone()]).expect("tables");
         let opts = DecodeOptions::default();
         let mut number = 0;
         while let Ok(Some(rec)) = reader.next_record() {
             number = rec.number_after(number);
             let packet = decode(rec.link_type, rec.data, &opts);
-            analyzer.push(&FrameMeta::from_record(number, &rec), &packet);
+            let meta = FrameMeta {
+                number,
+                ts_ns: rec.ts_ns,
+                len: rec.len,
+                link_bps: rec.link_bps,
+                point: rec.point,
+            };
+            analyzer.push(&meta, &packet);
             out.push(number, &rec, &packet, &opts);
         }
         analyzer.finish();
