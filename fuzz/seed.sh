@@ -5,7 +5,7 @@
 #                   compressed by the target, gzip-compressed here, and two merged
 #   corpus/analyzer every sample as the analyzer target's length-prefixed frames
 #   corpus/parquet  a few damages of the tables the parquet target writes itself (no damage,
-#                   a flipped byte in each table, both cut short, a footer overwritten)
+#                   a flipped byte in each table, both cut short, bytes written over each)
 # Usage: fuzz/seed.sh (from anywhere). Needs python3 for the decode and analyzer seeds.
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -17,8 +17,8 @@ printf '\x02' > corpus/parquet/intact
 printf '\x02\x00\x10\x00\x00\xff' > corpus/parquet/flip-flows
 printf '\x02\x01\x10\x00\x00\x01\x01\x40\x00\x00\x80' > corpus/parquet/flip-packets
 printf '\x03\x00\x40\x00\x00\x00\x20\x00\x00' > corpus/parquet/cut
-printf '\x00\xf0\xff\xff\xff\x00\x00\x00\x00' > corpus/parquet/footer-flows
-printf '\x01\x00\x01\x00\x00\x15\x00\x15\x00' > corpus/parquet/page-packets
+printf '\x00\xf0\xff\xff\xff\x00\x00\x00\x00' > corpus/parquet/overwrite-flows
+printf '\x01\x00\x01\x00\x00\x15\x00\x15\x00' > corpus/parquet/overwrite-packets
 
 n=0
 for f in "${samples[@]}"; do
