@@ -7,11 +7,21 @@
 #   corpus/report_document  the samples' reports (`report --json`), alone and as the
 #                   before/after pairs of samples/compare, NUL-separated (needs a built
 #                   rocescope: target/release or target/debug, or $ROCESCOPE)
+#   corpus/parquet  a few damages of the tables the parquet target writes itself (no damage,
+#                   a flipped byte in each table, both cut short, bytes written over each)
 # Usage: fuzz/seed.sh (from anywhere). Needs python3 for the decode and analyzer seeds.
 set -euo pipefail
 cd "$(dirname "$0")"
 samples=(../samples/*.pcap* ../samples/cases/*.pcap ../samples/qos/*.pcap)
-mkdir -p corpus/readers corpus/analyzer corpus/decode corpus/report_document
+mkdir -p corpus/readers corpus/analyzer corpus/decode corpus/report_document corpus/parquet
+# The parquet target starts from valid tables (samples/demo.pcap's) and damages them as its
+# input says: mode 2 with no damage, flips in each table, cuts, bytes written at the end.
+printf '\x02' > corpus/parquet/intact
+printf '\x02\x00\x10\x00\x00\xff' > corpus/parquet/flip-flows
+printf '\x02\x01\x10\x00\x00\x01\x01\x40\x00\x00\x80' > corpus/parquet/flip-packets
+printf '\x03\x00\x40\x00\x00\x00\x20\x00\x00' > corpus/parquet/cut
+printf '\x00\xf0\xff\xff\xff\x00\x00\x00\x00' > corpus/parquet/overwrite-flows
+printf '\x01\x00\x01\x00\x00\x15\x00\x15\x00' > corpus/parquet/overwrite-packets
 
 n=0
 for f in "${samples[@]}"; do
@@ -121,3 +131,4 @@ else
   echo "fuzz/seed.sh: no rocescope binary (build it, or set ROCESCOPE): the report_document corpus is not seeded" >&2
 fi
 echo "seeded: $(ls corpus/readers | wc -l) readers, $(ls corpus/analyzer | wc -l) analyzer, $(ls corpus/decode | wc -l) decode, $(ls corpus/report_document | wc -l) report_document inputs from $n samples"
+echo "seeded: $(ls corpus/readers | wc -l) readers, $(ls corpus/analyzer | wc -l) analyzer, $(ls corpus/decode | wc -l) decode inputs from $n samples, $(ls corpus/parquet | wc -l) parquet inputs"

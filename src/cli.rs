@@ -651,7 +651,8 @@ pub struct ReportArgs {
     /// core to spare the file is read once and each thread handed its frames, else each
     /// reads it; the first decodes every frame for the capture-wide figures. The JSON's flow
     /// entries are written on N threads too.
-    /// Standard input and merged captures (`-r a -r b`) are analysed on one.
+    /// A pipe, FIFO or standard input is read once: by that one reading where it is done,
+    /// else on one thread. Merged captures (`-r a -r b`) are analysed on one.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     pub threads: Option<u16>,
     /// NIC counters to set beside the capture's figures (a COUNTERS section, and a

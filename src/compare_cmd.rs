@@ -121,8 +121,14 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<ExitCode> {
     let (before, after) = match &args.split_at {
         Some(at) => split_sides(&before_files, at, args, nccl.as_ref(), counters)?,
         None => (
-            read_side(&before_files, args, nccl.as_ref(), None, counters[0]).context("BEFORE")?.0,
-            read_side(&after_files, args, nccl.as_ref(), None, counters[1]).context("AFTER")?.0,
+            read_side(&before_files, args, nccl.as_ref(), None, counters[0])
+                .map_err(interrupted_or)
+                .context("BEFORE")?
+                .0,
+            read_side(&after_files, args, nccl.as_ref(), None, counters[1])
+                .map_err(interrupted_or)
+                .context("AFTER")?
+                .0,
         ),
     };
     // The expectations (`--expect-*`, `--lossless`, `--baseline`) the direction of a change
@@ -172,6 +178,17 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::from(exit))
 }
 
+/// A side that failed once a signal had asked to stop failed because of it (a pipe or FIFO
+/// that ended where the signal came, [`crate::input::Stream`]): said as the interruption.
+fn interrupted_or(e: anyhow::Error) -> anyhow::Error {
+    match crate::signals::received() {
+        Some(sig) if e.downcast_ref::<crate::signals::Interrupted>().is_none() => {
+            crate::signals::Interrupted(sig).into()
+        }
+        _ => e,
+    }
+}
+
 /// The NCCL environment `--nccl-env` read, and the file's name.
 type NcclEnvFile = (rocescope_analyzer::nccl::NcclEnv, String);
 
@@ -196,6 +213,13 @@ fn split_sides(
             )
             .into());
         }
+        if crate::input::is_stream(f) {
+            return Err(crate::window::Usage(format!(
+                "--split-at reads the capture twice: give a file, not a pipe or FIFO ({})",
+                text::path(f)
+            ))
+            .into());
+        }
         if f.is_dir() || looks_like_json(f)? {
             return Err(crate::window::Usage(format!(
                 "--split-at splits a capture: {} is a {}",
@@ -210,7 +234,8 @@ fn split_sides(
     let mut sides = Vec::new();
     let sides_of = [("BEFORE", before, "before", counters[0]), ("AFTER", after, "at or after", counters[1])];
     for (label, window, which, counters) in sides_of {
-        let (side, read) = read_side(files, args, nccl, Some(&window), counters).context(label)?;
+        let (side, read) =
+            read_side(files, args, nccl, Some(&window), counters).map_err(interrupted_or).context(label)?;
         if let Some((_, first, last)) = read.filter(|r| r.0 == 0) {
             return Err(crate::window::Usage(format!(
                 "--split-at {}: no frame of the capture is {which} it (it runs from {} to {}, +0 s to +{:.6} s): {label} would be empty",
@@ -245,11 +270,22 @@ pub fn read_side(
 ) -> anyhow::Result<(Side, Read)> {
     let names: Vec<String> = files.iter().map(|p| text::path(p).to_string()).collect();
     let mut read = None;
-    let (kind, facts) = match files {
-        [dir] if window.is_none() && dir.is_dir() => (SideKind::Parquet, parquet_facts(dir, args)?),
-        [file] if window.is_none() && looks_like_json(file)? => (SideKind::ReportJson, json_facts(file)?),
-        _ => {
-            let (facts, r) = capture_facts(files, args, nccl, window, counters)?;
+    // One file is opened once and sniffed without consuming a byte: a pipe, a FIFO or
+    // `<(...)` is read whole by whichever reader it turns out to be for (issue 40).
+    let mut one = match files {
+        [dir] if window.is_none() && dir.is_dir() => None,
+        [file] if window.is_none() => Some(crate::input::Opened::open(file)?),
+        _ => None,
+    };
+    let json = match one.as_mut() {
+        Some(o) => o.looks_like_json().with_context(|| format!("cannot read {}", text::path(&o.path)))?,
+        None => false,
+    };
+    let (kind, facts) = match (files, one) {
+        ([dir], None) if window.is_none() && dir.is_dir() => (SideKind::Parquet, parquet_facts(dir, args)?),
+        (_, Some(o)) if json => (SideKind::ReportJson, json_facts(o)?),
+        (_, one) => {
+            let (facts, r) = capture_facts(files, one, args, nccl, window, counters)?;
             read = r;
             (SideKind::Capture, facts)
         }
@@ -280,37 +316,36 @@ pub fn read_side(
     ))
 }
 
-/// Whether a file's first byte that is not white space is `{`.
+/// Whether a regular file's first byte that is not white space is `{` (`--split-at`, which
+/// refuses streams: a side is sniffed through [`crate::input::Opened::looks_like_json`]).
 fn looks_like_json(path: &Path) -> anyhow::Result<bool> {
-    use std::io::Read;
-    // Standard input is a capture, as `report -r -` reads it.
-    if path.as_os_str() == "-" {
-        return Ok(false);
-    }
-    let mut f = std::fs::File::open(path).with_context(|| format!("cannot open {}", text::path(path)))?;
-    let mut head = [0u8; 64];
-    let n = f.read(&mut head).with_context(|| format!("cannot read {}", text::path(path)))?;
-    Ok(head.get(..n).unwrap_or(&[]).iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{'))
+    crate::input::Opened::open(path)?
+        .looks_like_json()
+        .with_context(|| format!("cannot read {}", text::path(path)))
 }
 
-/// The facts of a `report --json` document.
-fn json_facts(path: &Path) -> anyhow::Result<ReportFacts> {
-    let f = std::fs::File::open(path).with_context(|| format!("cannot read {}", text::path(path)))?;
-    ReportFacts::from_reader(f).map_err(|e| anyhow::anyhow!("{}: {e}", text::path(path)))
+/// The facts of a `report --json` document, read from where the sniff left it.
+fn json_facts(o: crate::input::Opened) -> anyhow::Result<ReportFacts> {
+    let name = text::path(&o.path).to_string();
+    ReportFacts::from_reader(o.reader).map_err(|e| anyhow::anyhow!("{name}: {e}"))
 }
 
 /// The facts of a `report --parquet` directory.
 fn parquet_facts(dir: &Path, args: &CompareArgs) -> anyhow::Result<ReportFacts> {
     let opts = args.decoder.decode_options();
     let cfg = crate::report_cmd::analysis_config(&args.analysis, &opts)?;
-    rocescope_output::parquet_read::facts(dir, &cfg)
+    // The Parquet library reads as it reads, without looking at the stop flag: a signal
+    // meanwhile ends the process at once (there is no verdict to give from half a side).
+    crate::signals::opening(|| rocescope_output::parquet_read::facts(dir, &cfg))
         .with_context(|| format!("{} (a --parquet directory)", text::path(dir)))
 }
 
 /// Analyse capture files as `report -r F... [--from T] [--to T]` does and take the facts
-/// of the report, with how many frames it analysed and the span of those read.
+/// of the report, with how many frames it analysed and the span of those read; `one`: the
+/// side's one file, already opened (and sniffed).
 fn capture_facts(
     files: &[PathBuf],
+    one: Option<crate::input::Opened>,
     args: &CompareArgs,
     nccl: Option<&NcclEnvFile>,
     window: Option<&Window>,
@@ -334,7 +369,16 @@ fn capture_facts(
         to: window.and_then(|w| w.to.clone()),
         blind_after: 5.0,
     };
-    let mut opened = driver::open(&source, &opts, false)?;
+    let mut opened = match one {
+        Some(o) => driver::Opened {
+            name: o.path.display().to_string(),
+            source: rocescope_capture::Source::File(rocescope_capture::CaptureReader::from_read(
+                o.reader, &o.path,
+            )?),
+            quiet: false,
+        },
+        None => driver::open(&source, &opts, false)?,
+    };
     cfg.points = opened.point_names();
     let mut analyzer = Analyzer::new(cfg);
     let decoding = if analyzer.takes_common(&opts) { driver::Decoding::Fast } else { driver::Decoding::All };
@@ -357,7 +401,7 @@ fn capture_facts(
         },
         |_| Flow::Continue,
     )?;
-    if end.interrupted {
+    if end.interrupted || crate::signals::received().is_some() {
         return Err(crate::signals::Interrupted(
             crate::signals::received().unwrap_or(signal_hook::consts::SIGINT),
         )

@@ -21,9 +21,11 @@ use std::time::{Duration, Instant};
 pub fn file_bytes(read: &[std::path::PathBuf]) -> Option<u64> {
     read.iter()
         .map(|p| {
+            // A pipe's or FIFO's size says nothing of what it will carry.
             (p.as_os_str() != "-" && p.extension().is_none_or(|e| e != "gz"))
                 .then(|| std::fs::metadata(p).ok())
                 .flatten()
+                .filter(std::fs::Metadata::is_file)
                 .map(|m| m.len())
         })
         .sum::<Option<u64>>()
@@ -94,9 +96,15 @@ impl Opened {
 /// packet at once (decode, TUI) rather than per kernel block (capture to a file).
 pub fn open(args: &SourceArgs, decoder: &DecodeOptions, interactive: bool) -> anyhow::Result<Opened> {
     let opened = match (args.read.as_slice(), &args.interface) {
-        ([path], _) => Opened { source: Source::file(path)?, name: path.display().to_string(), quiet: false },
+        // A pipe, FIFO or standard input is read on a thread of its own, so that a signal
+        // ends a wait in its open(2) or read(2) (crate::input).
+        ([path], _) => Opened {
+            source: crate::input::open_files(std::slice::from_ref(path))?,
+            name: path.display().to_string(),
+            quiet: false,
+        },
         ([_, ..], _) => {
-            let source = Source::files(&args.read)?;
+            let source = crate::input::open_files(&args.read)?;
             let name = source.point_names().unwrap_or_default().join(" + ");
             Opened { source, name, quiet: false }
         }
@@ -362,8 +370,18 @@ pub fn pump(
             }
         };
         match opened.source.for_each_batch(BATCH, &mut on_frame) {
-            Ok(Batch::End) => break,
+            // A stream ends where a signal came (crate::input::Stream): the run was cut
+            // short, the input did not end.
+            Ok(Batch::End) => {
+                end.interrupted |= stop.load(Ordering::Relaxed);
+                break;
+            }
             Ok(_) => {}
+            // Nor is a stream that a signal cut in the middle of a record damaged.
+            Err(_) if stop.load(Ordering::Relaxed) => {
+                end.interrupted = true;
+                break;
+            }
             Err(e) => {
                 end.errors.push(e.to_string());
                 end.source_error = Some(e);

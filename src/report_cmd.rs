@@ -315,6 +315,7 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
     let mut agreed = None;
     // A capture file on several threads, Parquet aside, with a core free for the walker:
     // read once, each shard handed its frames (crate::divided).
+    // (A pipe, FIFO or standard input on several threads is always read so: shard_count.)
     let divided = threads > 1 && parquet.is_none() && divided_wanted(threads);
     let (end, shards) = if divided {
         let d = crate::divided::run(&mut opened, &args.source, &opts, &cfg, threads, &stop);
@@ -509,19 +510,27 @@ fn unbuffered_stdout() -> Option<std::fs::File> {
     std::io::stdout().as_fd().try_clone_to_owned().ok().map(std::fs::File::from)
 }
 
-/// Shards of a parallel analysis (`--threads`, default the cores up to 4): one file only
-/// (each shard reads it), not standard input, and not merged captures matched across
-/// capture points.
+/// Shards of a parallel analysis (`--threads`, default the cores up to 4): one input only,
+/// and not merged captures matched across capture points. A file is read by each shard or
+/// once for all ([`divided_wanted`]); a pipe, FIFO or standard input, which can be read only
+/// once, by the divided reading where it is wanted and by one thread otherwise (and with
+/// `--parquet`, which the divided reading does not write) (issue 40: each shard reopened a
+/// `<(...)` and read garbage, or waited in open(2) on a FIFO).
 fn shard_count(args: &ReportArgs, cfg: &Config) -> u32 {
     // The first shard decodes the whole file (the others only their own frames): past a few
     // shards its work, not the flows, sets the pace, so the default stops at 4 (docs/performance.md,
     // "Report").
-    let want = requested_threads(args);
-    let one_file = matches!(args.source.read.as_slice(), [p] if p.as_os_str() != "-");
-    if one_file && cfg.points.len() <= 1 {
-        u32::try_from(want).unwrap_or(1)
-    } else {
-        1
+    let want = u32::try_from(requested_threads(args)).unwrap_or(1);
+    match args.source.read.as_slice() {
+        [p] if cfg.points.len() <= 1 => {
+            let stream = crate::input::is_stream(p);
+            if stream && (args.parquet.is_some() || !divided_wanted(want)) {
+                1
+            } else {
+                want
+            }
+        }
+        _ => 1,
     }
 }
 

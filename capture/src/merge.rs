@@ -116,6 +116,16 @@ impl Merged {
     /// gzip stream) does not stop the others: it keeps its place as a capture point with no
     /// records, and its error is reported with the others' ([`Merged::take_errors`]).
     pub fn open(paths: &[PathBuf]) -> Result<Self, CaptureError> {
+        Self::open_with(paths, CaptureReader::open_with_buffer)
+    }
+
+    /// [`Merged::open`], each file opened by `open` (its path and the read buffer it may
+    /// take, as [`CaptureReader::open_with_buffer`] takes them): a caller that reads a pipe or
+    /// FIFO its own way ([`CaptureReader::from_read_with_buffer`]) opens those itself.
+    pub fn open_with(
+        paths: &[PathBuf],
+        mut open: impl FnMut(&Path, usize) -> Result<CaptureReader, CaptureError>,
+    ) -> Result<Self, CaptureError> {
         if paths.iter().filter(|p| p.as_path() == Path::new("-")).count() > 1 {
             return Err(CaptureError::Io {
                 source_name: PathBuf::from("-"),
@@ -135,7 +145,7 @@ impl Merged {
         // 4 MiB of read buffers in all, at least 64 KiB each (they grow for larger records).
         let buffer = (4 << 20) / paths.len().max(1);
         for (path, name) in paths.iter().zip(names) {
-            let reader = match CaptureReader::open_with_buffer(path, buffer) {
+            let reader = match open(path, buffer) {
                 Ok(reader) => Some(reader),
                 Err(e) if e.is_damaged_input() && paths.len() > 1 => {
                     failed.push(e);

@@ -253,6 +253,16 @@ impl CaptureReader {
         Self::from_read_with(r, name, BUFFER)
     }
 
+    /// [`CaptureReader::from_read`] with a smaller read buffer to start with, as
+    /// [`CaptureReader::open_with_buffer`] (a merge's opener, [`crate::merge::Merged::open_with`]).
+    pub fn from_read_with_buffer<R: Read + Send + 'static>(
+        r: R,
+        name: &Path,
+        buffer: usize,
+    ) -> Result<Self, CaptureError> {
+        Self::from_read_with(r, name, buffer)
+    }
+
     fn from_read_with<R: Read + Send + 'static>(
         r: R,
         name: &Path,

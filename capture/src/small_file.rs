@@ -41,6 +41,20 @@ pub fn read_small(path: &Path, what: &str, limit: u64) -> io::Result<Vec<u8>> {
     Ok(bytes)
 }
 
+/// Open `path` for reading if it is a regular file, whatever its size, `what` naming it in
+/// errors (`Parquet table`): checked as [`read_small`] checks, before opening (a FIFO is
+/// never opened) and on the handle opened without blocking, so that a FIFO, device or
+/// directory in a file's place is refused at once rather than waited on or read for ever.
+/// For a file read in pieces by a library that wants the handle (the Parquet tables).
+pub fn open_regular(path: &Path, what: &str) -> io::Result<File> {
+    let name = crate::text::path(path);
+    let fail = |e: io::Error| io::Error::new(e.kind(), format!("cannot read {what} {name}: {e}"));
+    check(&std::fs::metadata(path).map_err(fail)?, what, &name, u64::MAX)?;
+    let file = open_nonblocking(path).map_err(fail)?;
+    check(&file.metadata().map_err(fail)?, what, &name, u64::MAX)?;
+    Ok(file)
+}
+
 /// A regular file of at most `limit` bytes, or the error that says what it is instead.
 fn check(meta: &Metadata, what: &str, name: &str, limit: u64) -> io::Result<()> {
     if !meta.is_file() {
@@ -110,6 +124,8 @@ mod tests {
         assert!(made.success());
         let e = read_small(&fifo, "counter file", 1024).unwrap_err().to_string();
         assert!(e.contains("not a regular file"), "{e}");
+        let e = open_regular(&fifo, "Parquet table").unwrap_err().to_string();
+        assert!(e.contains("Parquet table") && e.contains("not a regular file"), "{e}");
         // The handle check: a FIFO opened without blocking is refused on its own metadata.
         let f = open_nonblocking(&fifo).unwrap();
         assert!(check(&f.metadata().unwrap(), "counter file", "fifo", 1024).is_err());

@@ -16,7 +16,9 @@ use arrow_array::{
     Array, BooleanArray, ListArray, RecordBatch, StringArray, TimestampNanosecondArray, UInt16Array,
     UInt32Array, UInt64Array, UInt8Array,
 };
-use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use parquet::arrow::arrow_reader::{ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder};
+use parquet::arrow::ProjectionMask;
+use parquet::file::reader::{ChunkReader, Length};
 use rocescope_analyzer::audit::Class;
 use rocescope_analyzer::compare::{
     ConnectionFacts, EcnFacts, FlowFacts, LatencyFacts, LatencyStat, NakFacts, PointFacts, PsnFacts,
@@ -30,22 +32,224 @@ use rocescope_decoder::Opcode;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
+/// Rows decoded at a time: the tables are read batch by batch, so memory does not grow with
+/// them (issue 40: a side of 500,000 packets took 176 MB read whole, 1 M took 352 MB).
+const BATCH: usize = 8192;
+
 /// The facts of the one run whose tables `dir` holds (`flows-STEM-TIME.parquet` and its
 /// `packets-` twin). A directory with several runs is refused: which to compare is the
-/// user's to say (one directory per side).
+/// user's to say (one directory per side). A table that is not a regular file (a FIFO
+/// named like one) is refused without being opened; a damaged one is an error naming it,
+/// never a panic, even where the Parquet library panics on it (the panic is caught).
 pub fn facts(dir: &Path, cfg: &Config) -> anyhow::Result<ReportFacts> {
     let (flows_path, packets_path) = run_files(dir)?;
-    let packets = read(&packets_path)?;
-    let flows = read(&flows_path)?;
+    let open = |p: &Path| {
+        rocescope_capture::small_file::open_regular(p, "Parquet table").map_err(anyhow::Error::from)
+    };
+    let packets = Table { name: text(&packets_path), open: || open(&packets_path) };
+    let flows = Table { name: text(&flows_path), open: || open(&flows_path) };
+    facts_of(&packets, &flows, cfg)
+}
+
+/// [`facts`] of a run's two tables held in memory (`flows` and `packets` as `report
+/// --parquet` writes them): the fuzz target's way in.
+pub fn facts_from_bytes(flows: Vec<u8>, packets: Vec<u8>, cfg: &Config) -> anyhow::Result<ReportFacts> {
+    let (flows, packets) = (bytes::Bytes::from(flows), bytes::Bytes::from(packets));
+    let packets = Table { name: "the packets table".into(), open: || Ok(packets.clone()) };
+    let flows = Table { name: "the flows table".into(), open: || Ok(flows.clone()) };
+    facts_of(&packets, &flows, cfg)
+}
+
+/// A table's bytes as the Parquet reader reads them, where a read past the end of the file
+/// is an error rather than the end: a table's pages and its footer end before the end of
+/// the file, so only damage makes the reader read there. (The library's Thrift reader skips
+/// a field by copying its length's worth of bytes, and takes the end of the file for bytes
+/// copied: a damaged page header holding a long list of doubles was skipped 8 bytes at a
+/// time past the end, each skip an 8 KiB copy of nothing: minutes for one damaged byte
+/// run. Found by the `parquet` fuzz target.)
+struct Strict<R>(R);
+
+impl<R: ChunkReader> Length for Strict<R> {
+    fn len(&self) -> u64 {
+        self.0.len()
+    }
+}
+
+impl<R: ChunkReader> ChunkReader for Strict<R> {
+    type T = NoReadPastEnd<R::T>;
+
+    fn get_read(&self, start: u64) -> parquet::errors::Result<Self::T> {
+        self.0.get_read(start).map(NoReadPastEnd)
+    }
+
+    fn get_bytes(&self, start: u64, length: usize) -> parquet::errors::Result<bytes::Bytes> {
+        self.0.get_bytes(start, length)
+    }
+}
+
+/// A reader for which the end of its bytes is an error ([`Strict`]).
+struct NoReadPastEnd<R>(R);
+
+impl<R: std::io::Read> std::io::Read for NoReadPastEnd<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        match self.0.read(buf)? {
+            0 if !buf.is_empty() => Err(std::io::Error::new(
+                std::io::ErrorKind::UnexpectedEof,
+                "a read past the end of the file (a damaged page header)",
+            )),
+            n => Ok(n),
+        }
+    }
+}
+
+/// A table to read (once or more), and its name for messages.
+struct Table<F> {
+    name: String,
+    open: F,
+}
+
+impl<R: ChunkReader + 'static, F: Fn() -> anyhow::Result<R>> Table<F> {
+    /// Its batches, of every column or of the `only` one.
+    fn batches(&self, only: Option<&str>) -> anyhow::Result<Batches> {
+        let source = Strict((self.open)()?);
+        let not_parquet = || format!("{} is not a Parquet file", self.name);
+        let builder = guarded(|| ParquetRecordBatchReaderBuilder::try_new(source))
+            .with_context(|| self.name.clone())?
+            .with_context(not_parquet)?
+            .with_batch_size(BATCH);
+        let builder = match only {
+            Some(c) => {
+                let mask = ProjectionMask::columns(builder.parquet_schema(), [c]);
+                builder.with_projection(mask)
+            }
+            None => builder,
+        };
+        let reader =
+            guarded(|| builder.build()).with_context(|| self.name.clone())?.with_context(not_parquet)?;
+        Ok(Batches { reader: Some(reader) })
+    }
+}
+
+/// A table's record batches, one at a time; the first error (or panic of the library) ends
+/// them. Its errors do not name the table: the caller's context does.
+struct Batches {
+    reader: Option<ParquetRecordBatchReader>,
+}
+
+impl Iterator for Batches {
+    type Item = anyhow::Result<RecordBatch>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let reader = self.reader.as_mut()?;
+        let got = match guarded(|| reader.next()) {
+            Ok(Some(Ok(b))) => return Some(Ok(b)),
+            Ok(None) => None,
+            Ok(Some(Err(e))) => Some(Err(anyhow::Error::from(e).context("a damaged table"))),
+            Err(e) => Some(Err(e)),
+        };
+        self.reader = None;
+        got
+    }
+}
+
+fn facts_of<P, F, RP, RF>(packets: &Table<P>, flows: &Table<F>, cfg: &Config) -> anyhow::Result<ReportFacts>
+where
+    RP: ChunkReader + 'static,
+    RF: ChunkReader + 'static,
+    P: Fn() -> anyhow::Result<RP>,
+    F: Fn() -> anyhow::Result<RF>,
+{
     let mut facts =
         ReportFacts { schema_version: rocescope_analyzer::report::SCHEMA_VERSION, ..Default::default() };
     let mut points = Points::default();
-    let timeline =
-        packets_facts(&packets, cfg, &mut points, &mut facts).with_context(|| text(&packets_path))?;
+    // The analysis' origin, the first frame: a first pass over the times alone.
+    let origin = first_time(packets.batches(Some("ts_ns"))?).with_context(|| packets.name.clone())?;
+    let timeline = packets_facts(packets.batches(None)?, origin.unwrap_or(0), cfg, &mut points, &mut facts)
+        .with_context(|| packets.name.clone())?;
     facts.timeline = timeline;
-    flows_facts(&flows, &mut points, &mut facts).with_context(|| text(&flows_path))?;
+    flows_facts(flows.batches(None)?, &mut points, &mut facts).with_context(|| flows.name.clone())?;
     facts.points = points.list;
     Ok(facts)
+}
+
+/// The earliest `ts_ns` of the packets.
+fn first_time(batches: Batches) -> anyhow::Result<Option<i64>> {
+    let mut origin: Option<i64> = None;
+    for b in batches {
+        let b = b?;
+        let ts = col::<TimestampNanosecondArray>(&b, "ts_ns")?;
+        if let Some(t) = (0..ts.len()).filter(|i| ts.is_valid(*i)).map(|i| ts.value(i)).min() {
+            origin = Some(origin.map_or(t, |o| o.min(t)));
+        }
+    }
+    Ok(origin)
+}
+
+/// Run `f`, a call into the Parquet library, turning a panic of the library into an error
+/// (the caller names the table). Some damaged files make it panic rather than
+/// return an error (parquet 59: a corrupt run header of a level or dictionary-index
+/// RLE/bit-packed run indexes past its buffer); the message the panic would have printed
+/// is kept off the terminal and goes into the error ([`quiet_panics`]).
+fn guarded<T>(f: impl FnOnce() -> T) -> anyhow::Result<T> {
+    quiet_panics();
+    QUIET.with(|q| q.set(true));
+    let got = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
+    QUIET.with(|q| q.set(false));
+    got.map_err(|payload| {
+        let said = QUIET_MESSAGE.with(|m| m.take());
+        let what = payload
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "a panic".into());
+        anyhow!("damaged: the Parquet reader gave up on it ({})", said.unwrap_or(what))
+    })
+}
+
+std::thread_local! {
+    /// Set while [`guarded`] runs on this thread: a panic then says nothing on the terminal.
+    static QUIET: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// What the panic [`guarded`] caught said, and where.
+    static QUIET_MESSAGE: std::cell::Cell<Option<String>> = const { std::cell::Cell::new(None) };
+}
+
+/// Install, once, a panic hook that keeps the message of a panic inside [`guarded`] (on
+/// its thread) for the error, and hands every other panic to the hook that was there
+/// before (the default, which prints it; a fuzzer's, which aborts).
+fn quiet_panics() {
+    static INSTALLED: std::sync::Once = std::sync::Once::new();
+    INSTALLED.call_once(|| {
+        let before = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if QUIET.with(|q| q.get()) {
+                let what = info
+                    .payload()
+                    .downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| info.payload().downcast_ref::<String>().cloned())
+                    .unwrap_or_else(|| "a panic".into());
+                let at = info
+                    .location()
+                    .map(|l| format!(" at {}:{}", crate_path(l.file()), l.line()))
+                    .unwrap_or_default();
+                QUIET_MESSAGE.with(|m| m.set(Some(format!("{what}{at}"))));
+            } else {
+                before(info);
+            }
+        }));
+    });
+}
+
+/// A source file's path from its crate's directory on (`parquet-59.3.2/src/...`), for a
+/// panic's place: the registry's directory says nothing.
+fn crate_path(file: &str) -> &str {
+    match file.rfind("/registry/src/") {
+        Some(i) => file
+            .get(i + "/registry/src/".len()..)
+            .and_then(|rest| rest.split_once('/'))
+            .map_or(file, |(_, p)| p),
+        None => file,
+    }
 }
 
 fn text(p: &Path) -> String {
@@ -64,7 +268,7 @@ fn run_files(dir: &Path) -> anyhow::Result<(PathBuf, PathBuf)> {
         [] => bail!("no flows-*.parquet in {} (written by `rocescope report --parquet DIR`)", text(dir)),
         [one] => {
             let packets = dir.join(format!("packets-{one}.parquet"));
-            if !packets.is_file() {
+            if !packets.exists() {
                 bail!("{} has flows-{one}.parquet but not its packets-{one}.parquet", text(dir));
             }
             Ok((dir.join(format!("flows-{one}.parquet")), packets))
@@ -76,14 +280,6 @@ fn run_files(dir: &Path) -> anyhow::Result<(PathBuf, PathBuf)> {
             many.join(", ")
         ),
     }
-}
-
-fn read(path: &Path) -> anyhow::Result<Vec<RecordBatch>> {
-    let file = std::fs::File::open(path).with_context(|| format!("cannot open {}", text(path)))?;
-    let reader = ParquetRecordBatchReaderBuilder::try_new(file)
-        .and_then(|b| b.build())
-        .with_context(|| format!("{} is not a Parquet file", text(path)))?;
-    reader.collect::<Result<Vec<_>, _>>().with_context(|| format!("reading {}", text(path)))
 }
 
 /// A column of a batch, of the type the tables write it with.
@@ -119,20 +315,12 @@ type PauseKey = (u16, String, u8);
 
 /// The series per capture point and priority, rebuilt from the packets.
 fn packets_facts(
-    batches: &[RecordBatch],
+    batches: Batches,
+    origin: i64,
     cfg: &Config,
     points: &mut Points,
     facts: &mut ReportFacts,
 ) -> anyhow::Result<TimelineFacts> {
-    // The analysis' origin: the first frame.
-    let mut origin: Option<i64> = None;
-    for b in batches {
-        let ts = col::<TimestampNanosecondArray>(b, "ts_ns")?;
-        if let Some(t) = (0..ts.len()).filter(|i| ts.is_valid(*i)).map(|i| ts.value(i)).min() {
-            origin = Some(origin.map_or(t, |o| o.min(t)));
-        }
-    }
-    let origin = origin.unwrap_or(0);
     let mut fabric = Fabric::new(cfg.bin_ns);
     let mut timelines: HashMap<PauseKey, Timeline> = HashMap::new();
     let mut closed: Vec<(u16, u8, i64, i64)> = Vec::new();
@@ -140,6 +328,7 @@ fn packets_facts(
     let mut marks = PointMarks::default();
     let (mut start, mut end): (Option<i64>, Option<i64>) = (None, None);
     for b in batches {
+        let b = &b?;
         let point = col::<StringArray>(b, "point")?;
         let ts = col::<TimestampNanosecondArray>(b, "ts_ns")?;
         let kind = col::<StringArray>(b, "kind")?;
@@ -188,7 +377,7 @@ fn packets_facts(
                     fabric.add(Sample {
                         point: p,
                         prio: cfg.audit.priority(d, opt8(pcp, i)),
-                        offset_ns: t - origin,
+                        offset_ns: t.saturating_sub(origin),
                         bytes: wire.value(i),
                         packets: 1,
                         ce: opt8(ecn, i) == Some(3),
@@ -227,7 +416,7 @@ fn packets_facts(
         }
     }
     for (p, prio, s, e) in closed {
-        fabric.add_pause(p, Some(prio), s - origin, e - origin);
+        fabric.add_pause(p, Some(prio), s.saturating_sub(origin), e.saturating_sub(origin));
     }
     facts.summary = SummaryFacts {
         packets: frames,
@@ -271,10 +460,11 @@ fn list8(a: &ListArray, i: usize) -> Vec<u8> {
 }
 
 /// The flows, their connections.
-fn flows_facts(batches: &[RecordBatch], points: &mut Points, facts: &mut ReportFacts) -> anyhow::Result<()> {
+fn flows_facts(batches: Batches, points: &mut Points, facts: &mut ReportFacts) -> anyhow::Result<()> {
     let mut ids: HashMap<u64, usize> = HashMap::new();
     let mut partners: Vec<Option<u64>> = Vec::new();
     for b in batches {
+        let b = &b?;
         let u64c = |name: &str| col::<UInt64Array>(b, name);
         let (point, src, dst) =
             (col::<StringArray>(b, "point")?, col::<StringArray>(b, "src")?, col::<StringArray>(b, "dst")?);
@@ -363,4 +553,134 @@ fn flows_facts(batches: &[RecordBatch], points: &mut Points, facts: &mut ReportF
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rocescope_analyzer::{Analyzer, FrameMeta};
+    use rocescope_capture::CaptureReader;
+    use rocescope_decoder::{decode, DecodeOptions};
+
+    /// The flows and packets tables of `samples/demo.pcap`, as `report --parquet` writes them.
+    fn demo_tables() -> (Vec<u8>, Vec<u8>) {
+        let path = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../samples/demo.pcap"));
+        let dir = tempfile::tempdir().unwrap();
+        let mut reader = CaptureReader::open(path).unwrap();
+        let mut analyzer = Analyzer::new(Config::default());
+        let name = "demo.pcap".to_string();
+        let mut tables =
+            crate::parquet::ParquetOut::create(dir.path(), std::slice::from_ref(&name), vec![name.clone()])
+                .unwrap();
+        let opts = DecodeOptions::default();
+        let mut number = 0;
+        while let Some(rec) = reader.next_record().unwrap() {
+            number = rec.number_after(number);
+            let packet = decode(rec.link_type, rec.data, &opts);
+            analyzer.push(&FrameMeta::from_record(number, &rec), &packet);
+            tables.push(number, &rec, &packet, &opts);
+        }
+        analyzer.finish();
+        let written = tables.finish(&analyzer.report_streamed()).unwrap();
+        let file = |table: &str| {
+            let (path, _) = written
+                .files
+                .iter()
+                .find(|(p, _)| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with(table)))
+                .unwrap();
+            std::fs::read(path).unwrap()
+        };
+        (file("flows-"), file("packets-"))
+    }
+
+    /// Read from memory, the tables give what they give from their directory.
+    #[test]
+    fn tables_in_memory_read_as_from_their_directory() {
+        let (flows, packets) = demo_tables();
+        let cfg = Config::default();
+        let facts = facts_from_bytes(flows.clone(), packets.clone(), &cfg).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("flows-demo-1.parquet"), &flows).unwrap();
+        std::fs::write(dir.path().join("packets-demo-1.parquet"), &packets).unwrap();
+        let from_dir = super::facts(dir.path(), &cfg).unwrap();
+        assert_eq!(serde_json::to_value(&facts).unwrap(), serde_json::to_value(&from_dir).unwrap());
+        assert!(facts.summary.packets > 100 && !facts.flows.is_empty());
+    }
+
+    /// A page header damaged into a long list of doubles: an error at once (the library
+    /// skipped it past the end of the file 8 bytes at a time: 222 s in a debug build, over
+    /// 100 s in the fuzzer's; the `parquet` fuzz target's first find: its mode 0, bytes
+    /// written over the flows table).
+    #[test]
+    fn a_field_skipped_past_the_end_of_the_table_is_an_error_at_once() {
+        let (mut flows, packets) = demo_tables();
+        let at = 0xe301_e360usize % flows.len();
+        let bytes = [0xfa, 0xfd, 0xff, 0xff, 0xff, 0xe3, 0x02, 0x00];
+        if flows.len() < at + bytes.len() {
+            flows.resize(at + bytes.len(), 0);
+        }
+        flows[at..at + bytes.len()].copy_from_slice(&bytes);
+        let start = std::time::Instant::now();
+        let e = facts_from_bytes(flows, packets, &Config::default()).unwrap_err();
+        assert!(format!("{e:#}").contains("flows table"), "{e:#}");
+        assert!(start.elapsed() < std::time::Duration::from_secs(20), "{:?}", start.elapsed());
+    }
+
+    /// Where each column chunk's first data page starts, in a table's bytes.
+    fn data_pages(table: &[u8]) -> Vec<usize> {
+        use parquet::file::reader::FileReader;
+        let r =
+            parquet::file::serialized_reader::SerializedFileReader::new(bytes::Bytes::from(table.to_vec()))
+                .unwrap();
+        let md = r.metadata();
+        (0..md.num_row_groups())
+            .flat_map(|g| {
+                let rg = md.row_group(g);
+                (0..rg.num_columns()).map(|c| rg.column(c).data_page_offset() as usize).collect::<Vec<_>>()
+            })
+            .collect()
+    }
+
+    /// One byte of either table changed where a damage hurts most: just past each column
+    /// chunk's first page header (its first level run header), and across the footer. An
+    /// error naming the table, or facts, never a panic (one escaping fails this test). Many
+    /// of these make the Parquet library panic (parquet 59: "offset + len out of bounds",
+    /// "slice must not be empty", "num_bits <= T::BIT_CAPACITY", "column start and length
+    /// should not be negative"): those are caught and said as damage, and the test checks
+    /// that it met some.
+    #[test]
+    fn damaged_tables_are_errors_never_panics() {
+        let (flows, packets) = demo_tables();
+        let cfg = Config::default();
+        let (mut caught, mut runs) = (0, 0);
+        for which in 0..2 {
+            let good = if which == 0 { &flows } else { &packets };
+            let len = good.len();
+            // The footer: its length is in the 4 bytes before the closing "PAR1".
+            let footer = good
+                .get(len - 8..len - 4)
+                .map_or(0, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize + 8);
+            let pages = data_pages(good).into_iter().flat_map(|p| [p + 23, p + 27]);
+            let footer = (len.saturating_sub(footer)..len).step_by(97);
+            for at in pages.chain(footer).filter(|at| *at < len) {
+                let mut bad = good.clone();
+                bad[at] ^= 0xff;
+                runs += 1;
+                let got = if which == 0 {
+                    facts_from_bytes(bad, packets.clone(), &cfg)
+                } else {
+                    facts_from_bytes(flows.clone(), bad, &cfg)
+                };
+                if let Err(e) = got {
+                    let e = format!("{e:#}");
+                    assert!(e.contains(if which == 0 { "flows table" } else { "packets table" }), "{e}");
+                    caught += usize::from(e.contains("the Parquet reader gave up on it"));
+                }
+            }
+        }
+        assert!(
+            caught > 0,
+            "none of {runs} damages made the Parquet reader panic: the test misses its point"
+        );
+    }
 }

@@ -18,6 +18,7 @@ pub fn render(d: &Document<'_>) -> String {
     side_line(&mut o, "BEFORE", d.before);
     side_line(&mut o, "AFTER ", d.after);
     let c = d.comparison;
+    pairing(&mut o, c);
     let _ = writeln!(
         o,
         "\nVERDICTS ({} critical, {} warning, {} info; gate --fail-on {}: {})",
@@ -104,6 +105,25 @@ fn side_line(o: &mut String, label: &str, s: &Side) {
         notes.push_str(&format!(", window {}", crate::window::describe(w)));
     }
     wrap(o, &format!("{label} {} ({notes})", files.join(" + ")), 7);
+}
+
+/// How the capture points were paired, when a side has several (one on each side pair
+/// whatever their names, which goes without saying).
+fn pairing(o: &mut String, c: &rocescope_analyzer::compare::Comparison) {
+    let p = &c.pairing;
+    let how = match (p.by, &p.before_root, &p.after_root) {
+        ("one_each", _, _) => return,
+        ("path_below_root", b, a) => {
+            let root = |r: &Option<String>| {
+                r.as_deref().map_or_else(|| "(none)".to_string(), |r| escape(r).to_string())
+            };
+            format!("by their path below each side's directory ({} and {})", root(b), root(a))
+        }
+        _ => "by name".to_string(),
+    };
+    let alone = c.unmatched.iter().filter(|u| u.priority.is_none()).count();
+    let rest = if alone > 0 { format!(", {alone} on one side only") } else { String::new() };
+    wrap(o, &format!("POINTS {how}: {} paired{rest}", p.paired), 7);
 }
 
 /// Write `line`, wrapped at [`WIDTH`] columns on spaces, continuation lines indented by

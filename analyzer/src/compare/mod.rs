@@ -240,6 +240,8 @@ pub struct VerdictCounts {
 /// Two profiles compared.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Comparison {
+    /// How the capture points were paired.
+    pub pairing: Pairing,
     /// Every capture point found on both sides.
     pub points: Vec<PointComparison>,
     /// What is on one side only (never silently dropped).
@@ -269,30 +271,95 @@ pub struct Comparison {
     pub limits: Limits,
 }
 
+/// How the capture points of the two sides were paired (docs/verdicts.md "What is
+/// compared").
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Pairing {
+    /// `one_each`: one point on each side, paired whatever their names; `name`: by name;
+    /// `path_below_root`: by the path below each side's root, the directory all of that
+    /// side's points lie in (`before/host1/roce.pcap` with `after/host1/roce.pcap`: their
+    /// paths are their names when the files share a name).
+    pub by: &'static str,
+    /// BEFORE's root (`path_below_root` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub before_root: Option<String>,
+    /// AFTER's root (`path_below_root` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub after_root: Option<String>,
+    /// Points paired.
+    pub paired: u64,
+}
+
+/// The directory all of `names` lie in, with its trailing `/` (`before/` for
+/// `before/host1/roce.pcap` and `before/host2/roce.pcap`); `None` when they share none or
+/// are not paths.
+fn root<'a>(names: impl Iterator<Item = &'a str>) -> Option<String> {
+    let mut common: Option<Vec<&str>> = None;
+    for name in names {
+        // The directories a name lies in: all but its last part.
+        let mut parts: Vec<&str> = name.split('/').collect();
+        parts.pop();
+        common = Some(match common {
+            None => parts,
+            Some(c) => c.iter().zip(&parts).take_while(|(a, b)| a == b).map(|(a, _)| *a).collect(),
+        });
+    }
+    let common = common?;
+    // `/x` splits into "", "x": a root of "" alone is `/`, which every absolute path shares.
+    (!common.is_empty() && common != [""]).then(|| common.join("/") + "/")
+}
+
 /// Pair the capture points: one on each side pair whatever their names (a capture before
-/// and after a change rarely shares a file name); else by name.
+/// and after a change rarely shares a file name); else by name, or by the path below each
+/// side's root when that pairs more of them (issue 40: `before/hostN/roce.pcap` and
+/// `after/hostN/roce.pcap` are named by their paths, which never matched).
 fn pair_points<'a>(
     before: &'a Profile,
     after: &'a Profile,
-) -> (Vec<(&'a PointProfile, &'a PointProfile)>, Vec<Unmatched>) {
+) -> (Vec<(&'a PointProfile, &'a PointProfile)>, Vec<Unmatched>, Pairing) {
     let roce = |p: &PointProfile| p.priorities.iter().map(|x| x.packets).sum::<u64>();
     if let ([b], [a]) = (before.points.as_slice(), after.points.as_slice()) {
-        return (vec![(b, a)], Vec::new());
+        let pairing = Pairing { by: "one_each", before_root: None, after_root: None, paired: 1 };
+        return (vec![(b, a)], Vec::new(), pairing);
     }
-    // Each side's points by name (the first of a name, as a search would find): one look-up
-    // a point, where a search of the other side per point took 17-22 s at 40,000 points.
-    let by_name = |p: &'a Profile| {
+    let roots = (
+        root(before.points.iter().map(|p| p.name.as_str())),
+        root(after.points.iter().map(|p| p.name.as_str())),
+    );
+    fn below<'n>(name: &'n str, root: &Option<String>) -> &'n str {
+        root.as_deref().and_then(|r| name.strip_prefix(r)).unwrap_or(name)
+    }
+    // The after side's points by name and by the path below its root (the first of a key, as
+    // a search would find): one look-up a point, where a search of the other side per point
+    // took 17-22 s at 40,000 points.
+    let index = |root: Option<&Option<String>>| {
         let mut m: std::collections::HashMap<&'a str, &'a PointProfile> = std::collections::HashMap::new();
-        for x in &p.points {
-            m.entry(x.name.as_str()).or_insert(x);
+        for x in &after.points {
+            m.entry(root.map_or(x.name.as_str(), |r| below(&x.name, r))).or_insert(x);
         }
         m
     };
-    let (before_names, after_names) = (by_name(before), by_name(after));
+    let (after_names, after_paths) = (index(None), index(Some(&roots.1)));
+    let by_name = |b: &PointProfile| after_names.get(b.name.as_str()).copied();
+    let by_path = |b: &PointProfile| after_paths.get(below(&b.name, &roots.0)).copied();
+    let named = before.points.iter().filter(|b| by_name(b).is_some()).count();
+    let pathed = before.points.iter().filter(|b| by_path(b).is_some()).count();
+    let paths = pathed > named;
+    let pairing = if paths {
+        Pairing {
+            by: "path_below_root",
+            before_root: roots.0.clone(),
+            after_root: roots.1.clone(),
+            paired: pathed as u64,
+        }
+    } else {
+        Pairing { by: "name", before_root: None, after_root: None, paired: named as u64 }
+    };
+    let partner = |b: &PointProfile| if paths { by_path(b) } else { by_name(b) };
     let mut pairs = Vec::new();
     let mut unmatched = Vec::new();
     for b in &before.points {
-        match after_names.get(b.name.as_str()).copied() {
+        match partner(b) {
             Some(a) => pairs.push((b, a)),
             None => unmatched.push(Unmatched {
                 side: "before",
@@ -302,10 +369,12 @@ fn pair_points<'a>(
             }),
         }
     }
-    for a in after.points.iter().filter(|a| !before_names.contains_key(a.name.as_str())) {
+    // The after side's points no before point took (by address: one look-up each).
+    let taken: std::collections::HashSet<*const PointProfile> = pairs.iter().map(|(_, x)| *x as *const _).collect();
+    for a in after.points.iter().filter(|a| !taken.contains(&(*a as *const PointProfile))) {
         unmatched.push(Unmatched { side: "after", point: a.name.clone(), priority: None, packets: roce(a) });
     }
-    (pairs, unmatched)
+    (pairs, unmatched, pairing)
 }
 
 impl Comparison {
@@ -323,7 +392,7 @@ impl Comparison {
         limits: &Limits,
         expect: &crate::audit::AuditConfig,
     ) -> Comparison {
-        let (pairs, mut unmatched) = pair_points(before, after);
+        let (pairs, mut unmatched, pairing) = pair_points(before, after);
         let mut points = Vec::new();
         for (b, a) in &pairs {
             let mut prios: Vec<u8> = b.priorities.iter().chain(&a.priorities).map(|p| p.priority).collect();
@@ -420,6 +489,7 @@ impl Comparison {
             _ => Vec::new(),
         };
         Comparison {
+            pairing,
             points,
             unmatched,
             verdicts,

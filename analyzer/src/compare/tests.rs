@@ -260,6 +260,58 @@ fn points_pair_by_name_and_the_rest_is_said() {
     let u: Vec<(&str, &str)> = c.unmatched.iter().map(|u| (u.side, u.point.as_str())).collect();
     assert_eq!(u, [("before", "b.pcap"), ("after", "c.pcap")]);
     assert!(c.verdicts.iter().all(|v| v.kind == "point_one_side" && v.severity == Severity::Warning));
+    assert_eq!(c.pairing, Pairing { by: "name", before_root: None, after_root: None, paired: 1 });
+}
+
+/// Points named by their paths (files sharing a file name) pair by the path below each
+/// side's directory; names that pair as they are keep pairing by name; one point a side
+/// pairs whatever its name.
+#[test]
+fn points_named_by_path_pair_below_each_sides_root() {
+    let named = |names: &[&str]| {
+        let mut p = profile(prio(3, 1000));
+        let one = p.points[0].clone();
+        p.points = names.iter().map(|n| PointProfile { name: n.to_string(), ..one.clone() }).collect();
+        p
+    };
+    let b = named(&[
+        "/data/before/host1/roce.pcap",
+        "/data/before/host2/roce.pcap",
+        "/data/before/host3/roce.pcap",
+    ]);
+    let a = named(&["after/host2/roce.pcap", "after/host1/roce.pcap", "after/host4/roce.pcap"]);
+    let c = Comparison::new(&b, &a, &Limits::default());
+    assert_eq!(
+        c.pairing,
+        Pairing {
+            by: "path_below_root",
+            before_root: Some("/data/before/".into()),
+            after_root: Some("after/".into()),
+            paired: 2
+        }
+    );
+    let pairs: Vec<(&str, &str)> =
+        c.points.iter().map(|p| (p.before_name.as_str(), p.name.as_str())).collect();
+    assert_eq!(
+        pairs,
+        [
+            ("/data/before/host1/roce.pcap", "after/host1/roce.pcap"),
+            ("/data/before/host2/roce.pcap", "after/host2/roce.pcap")
+        ]
+    );
+    let u: Vec<(&str, &str)> = c.unmatched.iter().map(|u| (u.side, u.point.as_str())).collect();
+    assert_eq!(u, [("before", "/data/before/host3/roce.pcap"), ("after", "after/host4/roce.pcap")]);
+    // The same names on both sides: by name, whatever their directories.
+    let same = named(&["x/a.pcap", "x/b.pcap"]);
+    assert_eq!(Comparison::new(&same, &same, &Limits::default()).pairing.by, "name");
+    // One a side.
+    let (one, other) = (named(&["before/roce.pcap"]), named(&["after/new.pcap"]));
+    let c = Comparison::new(&one, &other, &Limits::default());
+    assert_eq!((c.pairing.by, c.points.len()), ("one_each", 1));
+    // Roots are whole directories: `/` alone, shared by every absolute path, is none.
+    assert_eq!(root(["/a/x.pcap", "/b/x.pcap"].into_iter()), None);
+    assert_eq!(root(["ab/x.pcap", "ac/x.pcap"].into_iter()), None);
+    assert_eq!(root(["r/ab/x.pcap", "r/ac/x.pcap"].into_iter()), Some("r/".into()));
 }
 
 #[test]
