@@ -370,7 +370,8 @@ fn pair_points<'a>(
         }
     }
     // The after side's points no before point took (by address: one look-up each).
-    let taken: std::collections::HashSet<*const PointProfile> = pairs.iter().map(|(_, x)| *x as *const _).collect();
+    let taken: std::collections::HashSet<*const PointProfile> =
+        pairs.iter().map(|(_, x)| *x as *const _).collect();
     for a in after.points.iter().filter(|a| !taken.contains(&(*a as *const PointProfile))) {
         unmatched.push(Unmatched { side: "after", point: a.name.clone(), priority: None, packets: roce(a) });
     }
