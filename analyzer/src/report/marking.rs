@@ -213,6 +213,8 @@ fn odd_hosts(
             *n += usize::from(h.marks.dscp & (1 << d) != 0);
         }
     }
+    // Per point with a common DSCP most hosts use: (that DSCP, the hosts using it, hosts).
+    let mut common_at: BTreeMap<u16, (u8, usize, usize)> = BTreeMap::new();
     for (&point, &(hosts, ref uses)) in &per_point {
         if hosts < MIN_HOSTS {
             continue;
@@ -224,15 +226,26 @@ fn odd_hosts(
         else {
             continue;
         };
-        if n * 3 < hosts * 2 || n == hosts {
-            continue;
+        if n * 3 >= hosts * 2 && n != hosts {
+            common_at.insert(point, (common, n, hosts));
         }
-        let odd: Vec<HostMarks> = order
-            .hosts(a, marks_of)
-            .filter(|h| h.point == point && h.marks.dscp != 0 && h.marks.dscp & (1 << common) == 0)
-            .collect();
-        odd_finding(a, point, (common, n, hosts), &odd, out);
-        named.extend(odd.iter().map(|h| (point, h.host)));
+    }
+    if common_at.is_empty() {
+        return named;
+    }
+    // The hosts without it, every point in one pass (a pass per point was points x flows).
+    let mut odd: BTreeMap<u16, Vec<HostMarks>> = BTreeMap::new();
+    for h in order.hosts(a, marks_of) {
+        if let Some(&(common, _, _)) = common_at.get(&h.point) {
+            if h.marks.dscp != 0 && h.marks.dscp & (1 << common) == 0 {
+                odd.entry(h.point).or_default().push(h);
+            }
+        }
+    }
+    for (point, hosts) in odd {
+        let Some(&c) = common_at.get(&point) else { continue };
+        odd_finding(a, point, c, &hosts, out);
+        named.extend(hosts.iter().map(|h| (point, h.host)));
     }
     named
 }
