@@ -192,9 +192,14 @@ fn ecn_off_rows_and_their_noise() {
     let row = |m: &str| prio3["rows"].as_array().unwrap().iter().find(|r| r["metric"] == m).unwrap().clone();
     let ce = row("ce_fraction");
     // One data packet in 20 marked before (1200 data packets, 60 marks), none after; the
-    // ACKs share the priority, so the fraction is of every RoCE packet on it.
+    // fraction is of the data packets, as the data ECN row beside it (CE 5.0%), not of the
+    // 2,400 RoCE packets the ACKs share the priority with (issue 41: it read 2.5%).
     assert_eq!(ce["after"], 0.0);
-    assert!((ce["before"].as_f64().unwrap() - 60.0 / 2400.0).abs() < 1e-3, "{ce}");
+    let data_ecn = p["data"]["before"]["ecn"].as_array().unwrap();
+    let ecn_total: u64 = data_ecn.iter().map(|n| n.as_u64().unwrap()).sum();
+    let row_ce = data_ecn[3].as_u64().unwrap() as f64 / ecn_total as f64;
+    assert!((ce["before"].as_f64().unwrap() - 60.0 / 1200.0).abs() < 1e-9, "{ce}");
+    assert!((ce["before"].as_f64().unwrap() - row_ce).abs() < 1e-9, "{ce} vs the data ECN row {row_ce}");
     assert_eq!(ce["beyond_noise"], true);
     assert_eq!(ce["noise"], "wilson");
     let pause = row("pause_us_per_s");
@@ -209,6 +214,25 @@ fn ecn_off_rows_and_their_noise() {
     assert_eq!(p["data"]["after"]["ecn"][3], 0);
     assert_eq!(p["data"]["before"]["ecn"][3], 60);
     assert_eq!(p["cnp"]["after"]["packets"], 0);
+    // Priority 3 carries no CNPs itself (they travel on DSCP 48): no carried row there.
+    assert!(prio3["rows"].as_array().unwrap().iter().all(|r| r["metric"] != "cnps_carried_per_s"));
+    // Priority 6 carries only the CNPs (60 in 0.06 s before): it says what it carries and
+    // has no data rows that would read as zeros ("QPs sending data 0", "CNPs per second 0.0").
+    let prio6 = p["priorities"].as_array().unwrap().iter().find(|x| x["priority"] == 6).unwrap();
+    let rows6 = prio6["rows"].as_array().unwrap();
+    let r6 = |m: &str| rows6.iter().find(|r| r["metric"] == m).unwrap().clone();
+    let carried = r6("cnps_carried_per_s");
+    assert!((carried["before"].as_f64().unwrap() - 1000.0).abs() < 10.0, "{carried}");
+    assert_eq!(carried["after"], Value::Null);
+    for m in ["ce_fraction", "cnps_per_s", "timeouts", "qps"] {
+        assert_eq!((r6(m)["before"].clone(), r6(m)["after"].clone()), (Value::Null, Value::Null), "{m}");
+    }
+    let text = run(&["compare", &path("ecn-off-before.pcap"), &path("ecn-off-after.pcap")]).stdout;
+    let text = String::from_utf8(text).unwrap();
+    let six = &text[text.find("  priority 6 (").unwrap()..text.find("  marks").unwrap()];
+    assert!(six.contains("CNPs carried per second") && six.contains("1002"), "{six}");
+    assert!(!six.contains("QPs sending data") && !six.contains("CNPs per second"), "{six}");
+    assert!(text.contains("CE fraction (data)              5.000%"), "{text}");
 }
 
 /// The latency rows of priority `prio` at the first point: metric -> row.

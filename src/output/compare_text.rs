@@ -178,8 +178,9 @@ fn wrap(o: &mut String, line: &str, indent: usize) {
 fn label(metric: &str) -> &'static str {
     match metric {
         "throughput_gbps" => "throughput (Gb/s)",
-        "ce_fraction" => "CE fraction",
+        "ce_fraction" => "CE fraction (data)",
         "cnps_per_s" => "CNPs per second",
+        "cnps_carried_per_s" => "CNPs carried per second",
         "pause_us_per_s" => "paused (µs per s)",
         "loss_per_million" => "loss per M packets",
         "resends_per_million" => "resends per M packets",
@@ -207,7 +208,11 @@ fn value(metric: &str, v: Option<f64>) -> String {
                 format!("{:.1} µs", v / 1e3)
             }
         }
-        "cnps_per_s" | "pause_us_per_s" | "loss_per_million" | "resends_per_million" => {
+        "cnps_per_s"
+        | "cnps_carried_per_s"
+        | "pause_us_per_s"
+        | "loss_per_million"
+        | "resends_per_million" => {
             if v >= 100.0 {
                 format!("{v:.0}")
             } else {

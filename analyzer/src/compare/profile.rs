@@ -102,11 +102,20 @@ pub struct PriorityProfile {
     pub bytes: u64,
     /// RoCE packets at this priority.
     pub packets: u64,
-    /// Of those, ECN-CE marked.
+    /// Of those, ECN-CE marked (ACKs and CNPs included: the switch's marks on the class).
     pub ce: u64,
+    /// Packets with an ECN field of the flows at this priority that mostly carry data (the
+    /// base of `ce_fraction`, the same flows as the marks' data ECN row: ACKs and CNPs would
+    /// halve the fraction beside that row, issue 41).
+    pub data_ecn_packets: u64,
+    /// Of those, ECN-CE marked.
+    pub data_ce: u64,
     /// CNPs answering data at this priority (a CNP counts at the priority of the data flow
     /// its pairing names, else at its own flow's).
     pub cnps: u64,
+    /// CNPs travelling at this priority, whatever data they answer: what a priority that
+    /// carries only CNPs (DSCP 48 on a class of its own) carries.
+    pub cnps_carried: u64,
     /// PFC paused time, summed over the pausing MACs, ns.
     pub pause_ns: u64,
     /// Data packets of PSN-tracked flows (the base of loss and resends per million).
@@ -422,6 +431,9 @@ fn point_profile(
             x.bytes = sum(&s.bytes);
             x.packets = sum(&s.packets);
             x.ce = sum(&s.ce);
+            // Each CNP at the priority its own packet carried (a CNP flow shares its key
+            // with the ACKs to the same QP, so a flow's priority cannot tell).
+            x.cnps_carried = sum(&s.cnps);
             x.pause_ns = sum(&s.pause_ns);
             if let Some((a, b)) = bins {
                 let w = tl.bin_ns as f64;
@@ -482,14 +494,18 @@ fn point_profile(
         marks.data.add(data, &f.dscp, &f.pcp);
         marks.ack.add(acks, &f.dscp, &f.pcp);
         marks.cnp.add(cnps, &f.dscp, &f.pcp);
+        let ecn = [f.ecn.not_ect, f.ecn.ect0, f.ecn.ect1, f.ecn.ce];
         let main = if data >= acks && data >= cnps && data > 0 {
+            let x = slot(&mut prios, pr);
+            x.data_ecn_packets = ecn.iter().fold(x.data_ecn_packets, |a, n| a.saturating_add(*n));
+            x.data_ce = x.data_ce.saturating_add(f.ecn.ce);
             &mut marks.data
         } else if acks >= cnps && acks > 0 {
             &mut marks.ack
         } else {
             &mut marks.cnp
         };
-        for (slot, n) in main.ecn.iter_mut().zip([f.ecn.not_ect, f.ecn.ect0, f.ecn.ect1, f.ecn.ce]) {
+        for (slot, n) in main.ecn.iter_mut().zip(ecn) {
             *slot = slot.saturating_add(n);
         }
     }

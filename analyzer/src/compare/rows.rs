@@ -11,7 +11,8 @@ use serde::Serialize;
 /// One figure on both sides.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Row {
-    /// The figure: `throughput_gbps`, `ce_fraction`, `cnps_per_s`, `pause_us_per_s`,
+    /// The figure: `throughput_gbps`, `ce_fraction`, `cnps_per_s`, `cnps_carried_per_s`,
+    /// `pause_us_per_s`,
     /// `loss_per_million`, `resends_per_million`, `timeouts`, `ack_p50_ns`, `ack_p99_ns`,
     /// `read_p50_ns`, `read_p99_ns`, `qps` (per priority); `qps`, `connections`, `pmtu` (per
     /// capture point).
@@ -119,6 +120,12 @@ fn level(total: f64, span_ns: u64, bins: &[f64]) -> (Option<f64>, Option<Interva
 }
 
 /// The rows of one priority present on one side or both.
+///
+/// A priority with no data on either side (a class of its own for CNPs, DSCP 48) gets no
+/// data rows: its CE fraction, the CNPs answering its data, its timeouts and QPs sending
+/// data are not measurable there (null), rather than zeros that read as "the CNPs stopped"
+/// (issue 41). What it carries shows as `cnps_carried_per_s`, a row present wherever the
+/// CNPs a priority carries are not those answering its own data.
 pub fn priority_rows(
     b: Option<&PriorityProfile>,
     bs: u64,
@@ -126,15 +133,23 @@ pub fn priority_rows(
     as_: u64,
 ) -> Vec<Row> {
     type Measure = fn(&PriorityProfile, u64) -> (Option<f64>, Option<Interval>);
+    let has_data = [b, a].iter().flatten().any(|p| p.qps > 0);
     let both = |m: Measure| (b.map_or((None, None), |p| m(p, bs)), a.map_or((None, None), |p| m(p, as_)));
+    let none: Measure = |_, _| (None, None);
+    let data_only = |m: Measure| if has_data { m } else { none };
     let interval_rows: [(&'static str, &'static str, Measure); 7] = [
         ("throughput_gbps", "series", |p, s| level(p.bytes as f64 * 8.0 / 1e9, s, &p.gbps_bins)),
-        ("ce_fraction", "wilson", |p, _| share(p.ce, p.packets, 1.0)),
-        ("cnps_per_s", "poisson", |p, s| per_s(p.cnps, s)),
+        // Over the packets of the flows that carry data, as the marks' data ECN row.
+        ("ce_fraction", "wilson", |p, _| share(p.data_ce, p.data_ecn_packets, 1.0)),
+        ("cnps_per_s", "poisson", data_only(|p, s| per_s(p.cnps, s))),
         ("pause_us_per_s", "series", |p, s| level(p.pause_ns as f64 / 1e3, s, &p.pause_bins)),
         ("loss_per_million", "wilson", |p, _| share(p.network_loss, p.data_packets, 1e6)),
         ("resends_per_million", "wilson", |p, _| share(p.resends, p.data_packets, 1e6)),
-        ("timeouts", "poisson", |p, s| (Some(p.timeouts as f64), noise::poisson_rate(p.timeouts, secs(s)))),
+        (
+            "timeouts",
+            "poisson",
+            data_only(|p, s| (Some(p.timeouts as f64), noise::poisson_rate(p.timeouts, secs(s)))),
+        ),
     ];
     let mut rows: Vec<Row> = interval_rows
         .iter()
@@ -143,6 +158,12 @@ pub fn priority_rows(
             Row::with_intervals(metric, how, vb, va, ib, ia)
         })
         .collect();
+    let carried_elsewhere = [b, a].iter().flatten().any(|p| p.cnps_carried != p.cnps);
+    let carries = [b, a].iter().flatten().any(|p| p.cnps_carried > 0);
+    if carried_elsewhere && carries {
+        let ((vb, ib), (va, ia)) = both(|p, s| per_s(p.cnps_carried, s));
+        rows.insert(3, Row::with_intervals("cnps_carried_per_s", "poisson", vb, va, ib, ia));
+    }
     // Timeouts are shown as counts but judged as rates: the spans may differ.
     for (metric, kind, q) in [
         ("ack_p50_ns", Kind::Ack, 0.5),
@@ -152,7 +173,8 @@ pub fn priority_rows(
     ] {
         rows.push(latency_row(metric, kind, q, b, a));
     }
-    rows.push(Row::exact("qps", b.map(|p| p.qps as f64), a.map(|p| p.qps as f64)));
+    let qps = |p: Option<&PriorityProfile>| p.filter(|_| has_data).map(|p| p.qps as f64);
+    rows.push(Row::exact("qps", qps(b), qps(a)));
     rows
 }
 

@@ -11,6 +11,7 @@ fn prio(p: u8, packets: u64) -> PriorityProfile {
         bytes: packets * 1000,
         packets,
         data_packets: packets / 2,
+        data_ecn_packets: packets / 2,
         qps: 2,
         gbps_bins: vec![8.0 * packets as f64 * 1000.0 / 1e9; 10],
         pause_bins: vec![0.0; 10],
@@ -190,11 +191,13 @@ fn loss_appeared_on_the_qps_that_lose_and_one_loss_is_noise() {
 fn ecn_stopped_and_what_the_pause_says() {
     let mut b = prio(3, 100_000);
     b.ce = 2_000;
+    b.data_ce = 2_000;
     b.cnps = 500;
     b.pause_ns = 1_000_000; // 1000 µs/s
     b.pause_bins = vec![1000.0; 10];
     let mut a = b.clone();
     a.ce = 0;
+    a.data_ce = 0;
     a.cnps = 0;
     a.pause_ns = 40_000_000;
     a.pause_bins = vec![40_000.0; 10];
@@ -215,8 +218,10 @@ fn ecn_stopped_and_what_the_pause_says() {
 fn data_no_longer_ecn_capable_is_told_apart_from_a_switch() {
     let mut b = prio(3, 100_000);
     b.ce = 1_000;
+    b.data_ce = 1_000;
     let mut a = b.clone();
     a.ce = 0;
+    a.data_ce = 0;
     let before = profile(b);
     let mut after = profile(a);
     after.points[0].marks.data.ecn = [50_000, 0, 0, 0];
