@@ -135,6 +135,7 @@ fn the_samples_give_the_verdicts_and_statuses_their_generator_worked_out() {
     assert_eq!(
         pairs.iter().map(|p| p.0.as_str()).collect::<Vec<_>>(),
         [
+            "acks-marked",
             "class-emptied",
             "dscp-remark",
             "ecn-off",

@@ -45,6 +45,7 @@ impl Analyzer {
             packets: w,
             ce,
             cnp: v.info.cnp,
+            data: v.info.class == audit::Class::Data,
         });
         if v.info.class == audit::Class::Data {
             let bin = (meta.ts_ns - start).max(0) / (self.cfg.bin_ns.max(1) as i64);

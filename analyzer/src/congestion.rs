@@ -16,6 +16,7 @@ impl Analyzer {
         cnp_hosts: &FxHashMap<(u16, IpAddr, IpAddr), i64>,
         meta: &FrameMeta,
         psn: u32,
+        w: u64,
     ) {
         let key = f.key;
         // The mark the next CNP answers: the first not yet answered, unless it is more than
@@ -27,7 +28,9 @@ impl Analyzer {
         // (a mark 1.2 µs before each CNP read as 49 µs otherwise).
         let pacing = cc_cfg.cnp_pacing_ns;
         let window_end = f.cc().and_then(|c| c.last_cnp()).map(|c| c.saturating_add(pacing));
-        let pending = &mut f.cold_mut().ce_pending;
+        let cold = f.cold_mut();
+        cold.data_ce = cold.data_ce.saturating_add(w);
+        let pending = &mut cold.ce_pending;
         let paced_out = |p: i64| window_end.is_some_and(|w| p < w && meta.ts_ns >= w);
         if pending.is_none_or(|p| meta.ts_ns - p > pacing || paced_out(p)) {
             *pending = Some(meta.ts_ns);
@@ -47,15 +50,16 @@ impl Analyzer {
     /// A mirror's second copy of a packet carries CE where its first copy did not: the
     /// switch marked it between the two mirror ports (dedup module). The packet, counted
     /// once already, counts as CE-marked: its flow's ECN counts move it to CE, and its bins,
-    /// the fabric series and congestion control take the mark, with no packet added.
-    pub(crate) fn on_marked_copy(&mut self, meta: &FrameMeta, key: FlowKey, psn: u32, prio: u8) {
+    /// the fabric series and congestion control take the mark, with no packet added;
+    /// `data`: the packet is of the data class.
+    pub(crate) fn on_marked_copy(&mut self, meta: &FrameMeta, key: FlowKey, psn: u32, prio: u8, data: bool) {
         let w = self.weight;
         let start = self.totals.start_ns.unwrap_or(meta.ts_ns);
         if self.keeps_capture_state() {
             // The point's clock first: a mark in a later bin closes the bin being filled,
             // the flows' shares of it included (crate::fold).
             self.fold_clock(meta.point, meta.ts_ns - start);
-            self.fabric.add_ce(meta.point, prio, meta.ts_ns - start, w);
+            self.fabric.add_ce(meta.point, prio, meta.ts_ns - start, w, data);
         }
         if !self.owns(key.src, key.dst) {
             return;
@@ -68,7 +72,9 @@ impl Analyzer {
             f.ecn[Ecn::Ce as usize] += w;
         }
         f.bins.add_ce(meta.ts_ns - start, w);
-        Self::on_ce(f, &self.cfg.cc, &self.cnp_hosts, meta, psn);
+        if data {
+            Self::on_ce(f, &self.cfg.cc, &self.cnp_hosts, meta, psn, w);
+        }
     }
 }
 

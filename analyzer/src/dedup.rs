@@ -320,7 +320,13 @@ impl crate::Analyzer {
                 if !self.cfg.keep_duplicates {
                     if marked {
                         let key = crate::FlowKey { src, dst, dest_qp: v.dest_qp, point: meta.point };
-                        self.on_marked_copy(meta, key, v.psn, prio);
+                        self.on_marked_copy(
+                            meta,
+                            key,
+                            v.psn,
+                            prio,
+                            v.info.class == crate::audit::Class::Data,
+                        );
                     }
                     return true;
                 }

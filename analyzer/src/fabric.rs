@@ -34,10 +34,17 @@ struct Cell {
     ce: u64,
     cnps: u64,
     pause_ns: u64,
+    /// Packets of the data class (not ACKs, NAKs or CNPs) and of those CE-marked: a
+    /// priority's CE fraction of data, packet by packet (a flow may carry data and ACKs).
+    data: u64,
+    data_ce: u64,
 }
 
-/// The bin being filled at the `--bin` width, per priority: bytes, packets, CE, CNPs.
-type FineBin = [[u64; 4]; 8];
+/// Figures of a frame or a share: [bytes, packets, CE, CNPs, data packets, data CE].
+pub(crate) type Counts = [u64; 6];
+
+/// The bin being filled at the `--bin` width, per priority ([`Counts`]).
+type FineBin = [Counts; 8];
 
 /// One priority's busiest bins at the `--bin` width.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -51,8 +58,8 @@ struct Peaks {
 }
 
 impl Peaks {
-    fn take(&mut self, idx: u64, c: &[u64; 4]) {
-        let [bytes, packets, ce, cnps] = *c;
+    fn take(&mut self, idx: u64, c: &Counts) {
+        let [bytes, packets, ce, cnps, ..] = *c;
         if bytes > self.bytes.1 {
             self.bytes = (idx, bytes);
         }
@@ -97,7 +104,7 @@ impl PointSeries {
             used: 0,
             fine_idx: 0,
             fine_start: 0,
-            fine: [[0; 4]; 8],
+            fine: [[0; 6]; 8],
             peaks: [Peaks::default(); 8],
         }
     }
@@ -153,6 +160,8 @@ impl PointSeries {
                     o.ce += c.ce;
                     o.cnps += c.cnps;
                     o.pause_ns += c.pause_ns;
+                    o.data += c.data;
+                    o.data_ce += c.data_ce;
                 }
                 if let Some(x) = v.get_mut(k) {
                     *x = o;
@@ -183,17 +192,19 @@ impl PointSeries {
             }
             self.put(fi.saturating_mul(self.base_ns), p, c);
         }
-        self.fine = [[0; 4]; 8];
+        self.fine = [[0; 6]; 8];
     }
 
-    /// Add figures [bytes, packets, CE, CNPs] to priority `p`'s bin holding `off`.
-    fn put(&mut self, off: u64, p: usize, c: &[u64; 4]) {
+    /// Add figures ([`Counts`]) to priority `p`'s bin holding `off`.
+    fn put(&mut self, off: u64, p: usize, c: &Counts) {
         let i = self.bin(off, Some(p));
         if let Some(x) = self.bins.get_mut(p).and_then(|b| b.get_mut(i)) {
             x.bytes = x.bytes.saturating_add(c[0]);
             x.packets = x.packets.saturating_add(c[1]);
             x.ce = x.ce.saturating_add(c[2]);
             x.cnps = x.cnps.saturating_add(c[3]);
+            x.data = x.data.saturating_add(c[4]);
+            x.data_ce = x.data_ce.saturating_add(c[5]);
         }
     }
 
@@ -259,6 +270,8 @@ pub struct Sample {
     pub ce: bool,
     /// A CNP.
     pub cnp: bool,
+    /// Of the data class (crate::audit::Class::Data).
+    pub data: bool,
 }
 
 /// The fabric-wide series of every capture point (see the module documentation).
@@ -300,19 +313,23 @@ impl Fabric {
     /// peaks, so a peak may be missed but is never overstated.
     #[inline]
     pub fn add(&mut self, s: Sample) {
-        let c = [s.bytes, s.packets, if s.ce { s.packets } else { 0 }, if s.cnp { s.packets } else { 0 }];
+        let ce = if s.ce { s.packets } else { 0 };
+        let (data, data_ce) = if s.data { (s.packets, ce) } else { (0, 0) };
+        let c = [s.bytes, s.packets, ce, if s.cnp { s.packets } else { 0 }, data, data_ce];
         self.add_counts(s.point, s.prio, s.offset_ns, c);
     }
 
     /// `n` CE marks with no packet of their own at `offset_ns`: the mirror copy of a packet
-    /// already counted, marked by the switch between the two copies (crate::dedup).
-    pub fn add_ce(&mut self, point: u16, prio: u8, offset_ns: i64, n: u64) {
-        self.add_counts(point, prio, offset_ns, [0, 0, n, 0]);
+    /// already counted, marked by the switch between the two copies (crate::dedup); `data`:
+    /// a copy of a data packet.
+    pub fn add_ce(&mut self, point: u16, prio: u8, offset_ns: i64, n: u64, data: bool) {
+        self.add_counts(point, prio, offset_ns, [0, 0, n, 0, 0, if data { n } else { 0 }]);
     }
 
-    /// Add bytes, packets, CE marks and CNPs (`c`) to priority `prio` at `point`.
+    /// Add bytes, packets, CE marks, CNPs, data packets and data CE marks (`c`) to priority
+    /// `prio` at `point`.
     #[inline]
-    pub(crate) fn add_counts(&mut self, point: u16, prio: u8, offset_ns: i64, c: [u64; 4]) {
+    pub(crate) fn add_counts(&mut self, point: u16, prio: u8, offset_ns: i64, c: Counts) {
         let base = self.base_ns;
         let ps = match self.points.get_mut(usize::from(point)) {
             Some(Some(ps)) => ps,
@@ -380,6 +397,8 @@ impl Fabric {
                             ce: col(|c| c.ce),
                             cnps: col(|c| c.cnps),
                             pause_ns: col(|c| c.pause_ns),
+                            data_packets: col(|c| c.data),
+                            data_ce: col(|c| c.data_ce),
                             peak: FabricPeak {
                                 gbps: pk.bytes.1 as f64 * 8.0 / base as f64,
                                 offset_ns: pk.bytes.0.saturating_mul(base),
@@ -415,7 +434,7 @@ mod tests {
     use super::*;
 
     fn frame(offset_ns: i64, prio: u8, bytes: u64, ce: bool) -> Sample {
-        Sample { point: 0, prio, offset_ns, bytes, packets: 1, ce, cnp: false }
+        Sample { point: 0, prio, offset_ns, bytes, packets: 1, ce, cnp: false, data: true }
     }
 
     #[test]
@@ -483,17 +502,19 @@ mod tests {
         #[test]
         fn the_series_keep_every_figure(
             base in 1_000u64..20_000_000,
-            frames in proptest::collection::vec((-1_000_000i64..5_000_000_000, 0u8..8, 0u64..10_000, proptest::bool::ANY, proptest::bool::ANY), 0..200),
+            frames in proptest::collection::vec((-1_000_000i64..5_000_000_000, 0u8..8, 0u64..10_000, proptest::bool::ANY, proptest::bool::ANY, proptest::bool::ANY), 0..200),
             pauses in proptest::collection::vec((0i64..5_000_000_000, 0i64..1_000_000, proptest::option::of(0u8..8)), 0..20),
         ) {
             let mut f = Fabric::new(base);
-            let mut want = [0u64; 4];
-            for (off, prio, bytes, ce, cnp) in &frames {
-                f.add(Sample { point: 0, prio: *prio, offset_ns: *off, bytes: *bytes, packets: 1, ce: *ce, cnp: *cnp });
+            let mut want = [0u64; 6];
+            for (off, prio, bytes, ce, cnp, data) in &frames {
+                f.add(Sample { point: 0, prio: *prio, offset_ns: *off, bytes: *bytes, packets: 1, ce: *ce, cnp: *cnp, data: *data });
                 want[0] += bytes;
                 want[1] += 1;
                 want[2] += u64::from(*ce);
                 want[3] += u64::from(*cnp);
+                want[4] += u64::from(*data);
+                want[5] += u64::from(*data && *ce);
             }
             let mut paused = (0u64, 0u64);
             for (s, len, prio) in &pauses {
@@ -501,7 +522,7 @@ mod tests {
                 if prio.is_some() { paused.0 += *len as u64 } else { paused.1 += *len as u64 }
             }
             let r = f.report();
-            let mut got = [0u64; 4];
+            let mut got = [0u64; 6];
             let mut got_paused = (0u64, 0u64);
             for p in &r.points {
                 proptest::prop_assert!(p.link_pause_ns.len() <= MAX_BINS);
@@ -512,6 +533,9 @@ mod tests {
                     got[1] += s.packets.iter().sum::<u64>();
                     got[2] += s.ce.iter().sum::<u64>();
                     got[3] += s.cnps.iter().sum::<u64>();
+                    got[4] += s.data_packets.iter().sum::<u64>();
+                    got[5] += s.data_ce.iter().sum::<u64>();
+                    proptest::prop_assert_eq!(s.data_packets.len(), s.packets.len());
                     got_paused.0 += s.pause_ns.iter().sum::<u64>();
                 }
             }

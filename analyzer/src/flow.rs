@@ -141,6 +141,8 @@ pub(crate) const MAX_OUTSTANDING: usize = 1024;
 pub struct FlowCold {
     /// First CE mark not yet answered by a CNP.
     pub ce_pending: Option<i64>,
+    /// CE-marked data packets (CE on ACKs, NAKs and CNPs left out: no CNP answers them).
+    pub data_ce: u64,
     /// CNPs in this flow (this flow's destination QP is the data sender's).
     pub cnps: u64,
     /// CNPs answering this flow's data (through the pairing).
@@ -215,6 +217,7 @@ static NO_READS: Reads = Reads {
 /// What a flow without events reads as its cold part.
 static NO_EVENTS: FlowCold = FlowCold {
     ce_pending: None,
+    data_ce: 0,
     cnps: 0,
     cnps_received: 0,
     icrc_bad: 0,
@@ -322,7 +325,8 @@ pub struct Flow {
     pub dscp_seen: u64,
     /// PCP values seen on tagged packets (bit n = PCP n).
     pub pcp_seen: u8,
-    /// Priority of its packets (PCP, or DSCP >> 3 untagged): last seen.
+    /// Priority of its packets (PCP, or DSCP >> 3 untagged): last seen, a CNP's only when
+    /// it is the flow's first packet (CNPs ride a class of their own).
     pub priority: Option<u8>,
     /// PSN tracking applies (RC, UC, XRC requests).
     pub tracked: bool,

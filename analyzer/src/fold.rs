@@ -165,6 +165,13 @@ fn unkey(key: u64) -> (u64, Class, u8, Option<u8>, u8) {
     (key >> 24, class, ((key >> 8) & 63) as u8, pcp, (key & 255) as u8)
 }
 
+/// A share's figures for the fabric series ([`fabric::Counts`]).
+fn counts(class: Class, bytes: u64, packets: u64, ce: u64) -> fabric::Counts {
+    let cnps = if class == Class::Cnp { packets } else { 0 };
+    let (data, data_ce) = if class == Class::Data { (packets, ce) } else { (0, 0) };
+    [bytes, packets, ce, cnps, data, data_ce]
+}
+
 /// Where bin `bin` of width `base` starts, ns after the capture start (at most a frame's
 /// offset: an `i64`).
 fn offset(bin: u64, base: u64) -> i64 {
@@ -194,8 +201,7 @@ fn fold_into(s: &FlowFold, f: &Flow, base: u64, to: &mut Sinks<'_>) {
     let packets = u64::from(s.packets);
     let ce = u64::from(s.ce);
     if let Some(fab) = to.fabric.as_deref_mut() {
-        let cnps = if class == Class::Cnp { packets } else { 0 };
-        fab.add_counts(point, prio, offset(bin, base), [s.bytes, packets, ce, cnps]);
+        fab.add_counts(point, prio, offset(bin, base), counts(class, s.bytes, packets, ce));
     }
     if let Some(m) = to.marks.as_deref_mut() {
         m.add(point, class, dscp, pcp, packets);
@@ -325,7 +331,7 @@ impl Analyzer {
         }
         let (Ok(point), bin) = (u16::try_from(p), c.bin) else { return };
         let mut list = std::mem::take(&mut c.pending);
-        let mut sums = [[0u64; 4]; 8];
+        let mut sums = [[0u64; 6]; 8];
         let mut used = 0u8;
         let mut marks = self.marks.point_mut(point);
         for &id in &list {
@@ -338,7 +344,7 @@ impl Analyzer {
             let (sbin, class, dscp, pcp, prio) = unkey(s.key);
             let packets = u64::from(s.packets);
             let ce = u64::from(s.ce);
-            let c = [s.bytes, packets, ce, if class == Class::Cnp { packets } else { 0 }];
+            let c = counts(class, s.bytes, packets, ce);
             if sbin == bin {
                 let q = usize::from(prio & 7);
                 used |= 1 << q;

@@ -234,7 +234,12 @@ impl Analyzer {
         if let Some(pc) = v.pcp {
             f.pcp_seen |= 1 << (pc & 7);
         }
-        f.priority = Some(prio);
+        // A CNP travels on a class of its own (DSCP 48, say) and shares its key with the
+        // ACKs, and any data, to the QP it answers: it names the flow's priority only when
+        // it is the flow's first packet, so a flow's data keeps its class.
+        if !is_cnp || f.priority.is_none() {
+            f.priority = Some(prio);
+        }
         // The ECMP entropy: the UDP source port the NIC set for the QP, and any change of it
         // (CNPs, sent by the notification point to this QP, carry the NP's own port).
         if let Some(sport) = v.sport.filter(|_| !is_cnp) {

@@ -861,8 +861,10 @@ impl Analyzer {
         let fold_start = folded
             .map(|k| fold::frame_key(k, v))
             .filter(|&k| !fold::add_frame(&mut self.folds, f, id, k, v, meta.number));
-        if ecn == Ecn::Ce {
-            Self::on_ce(f, &self.cfg.cc, &self.cnp_hosts, meta, v.psn);
+        // The notification point answers CE-marked data (reference §1.6): a marked ACK or
+        // NAK (a flow carrying data one way holds the ACKs of the other) draws no CNP.
+        if ecn == Ecn::Ce && v.info.class == audit::Class::Data {
+            Self::on_ce(f, &self.cfg.cc, &self.cnp_hosts, meta, v.psn, w);
         }
         if let Some(cc) = f.cc_if_any() {
             cc.on_packet(meta.ts_ns, wire.saturating_mul(w));

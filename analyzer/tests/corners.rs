@@ -134,6 +134,8 @@ fn points(n: usize) -> ReportFacts {
                 ce: vec![0],
                 cnps: vec![0],
                 pause_ns: vec![0],
+                data_packets: Some(vec![10]),
+                data_ce: Some(vec![0]),
             }],
         })
         .collect();

@@ -49,6 +49,15 @@ pub struct PrioritySeries {
     /// PFC paused ns per bin, summed over the MACs that paused this priority (above the
     /// bin width when several paused at once).
     pub pause_ns: Vec<u64>,
+    /// Packets of the data class per bin (RDMA requests and READ responses: not ACKs,
+    /// NAKs or CNPs).
+    #[serde(default)]
+    pub data_packets: Vec<u64>,
+    /// Of those, ECN-CE marked: `data_ce / data_packets` is the priority's CE fraction of
+    /// data, packet by packet, where a flow's own ECN counts mix the data with the ACKs and
+    /// CNPs it carries back.
+    #[serde(default)]
+    pub data_ce: Vec<u64>,
     /// The busiest bins at the `--bin` width.
     pub peak: FabricPeak,
 }

@@ -382,6 +382,7 @@ fn packets_facts(
                         packets: 1,
                         ce: opt8(ecn, i) == Some(3),
                         cnp: cnp.is_valid(i) && cnp.value(i),
+                        data: class == Class::Data,
                     });
                 }
                 "pfc" => {

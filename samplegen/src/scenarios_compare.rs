@@ -31,6 +31,9 @@
 //!   Mellanox captures of shared/real-captures): medians apart by chance, intervals that
 //!   overlap, no latency verdict (docs/verdicts.md "Change verdicts"). The flows' medians
 //!   pooled, what compare judged before the samples, said 10.7 µs → 20.5 µs, "doubled".
+//! - `acks-marked`: 3 QP pairs with data both ways, so each flow holds data and the ACKs of
+//!   the other direction; one data packet in 20 CE-marked on both sides, one ACK in 4 after.
+//!   The data's CE fraction is unchanged (counted per flow it read 5% → 24%): no verdict.
 //! - `latency-rose`: the same steady WRITEs on 8 QPs, their ACKs 10 µs (±20%) after each
 //!   request before, 40 µs after (1,200 ACKs a side): `latency_rose` on the median and the
 //!   99th percentile.
@@ -103,6 +106,11 @@ pub const PAIRS: &[Pair] = &[
         few_acks,
     ),
     (
+        "acks-marked",
+        "QPs that carry data both ways (each direction's flow holds its data and the ACKs of the other's): one data packet in 20 CE-marked on both sides; after, the switch also marks one ACK in 4. The data's CE fraction is unchanged: no verdict",
+        acks_marked,
+    ),
+    (
         "latency-rose",
         "The same WRITEs on 8 QPs, their ACKs 10 µs after each request before and 40 µs after (1,200 ACKs a side)",
         latency_rose,
@@ -124,6 +132,52 @@ fn write(g: &mut Gen, c: &mut Conn, ce: bool, cnp_dscp: u8) {
         g.wait_us(2);
         g.cnp(c.b, c.a, c.a_qpn, cnp_dscp, None);
     }
+}
+
+/// `acks-marked`: 3 QP pairs, a WRITE each way per slot; a twentieth of the data marked on
+/// both sides, a quarter of the ACKs marked after (ECT ACKs through a queue that marks every
+/// ECT packet). The CE fraction of data stays 5%; counted over each flow's packets it rose.
+fn acks_marked(g: &mut Gen, after: bool) -> Value {
+    let mut pairs: Vec<(Conn, Conn)> = (0..3u32)
+        .map(|i| {
+            let (a, b) = (Host::v4(131 + i as u8), Host::v4(141 + i as u8));
+            let (qa, qb) = (0x3100 + i, 0x3200 + i);
+            (Conn::new(a, b, qa, qb, 7000 * (i + 1)), Conn::new(b, a, qb, qa, 9000 * (i + 1)))
+        })
+        .collect();
+    let start = g.t;
+    let mut slot = start;
+    let (mut writes, mut acks) = (0u64, 0u64);
+    g.event(if after { "acks_marked" } else { "acks_clear" }, "3 QP pairs, data both ways".to_string());
+    while slot < start + SPAN_NS {
+        g.t = g.t.max(slot);
+        for (x, y) in &mut pairs {
+            for c in [&mut *x, &mut *y] {
+                writes += 1;
+                let ce = writes % CE_EVERY == 0;
+                c.ecn = if ce { Ecn::Ce } else { Ecn::Ect0 };
+                let last = g.write(c, 64, false);
+                acks += 1;
+                c.ecn = if after && acks % 4 == 0 { Ecn::Ce } else { Ecn::Ect0 };
+                g.wait_us(3);
+                g.ack(c, last);
+                c.ecn = Ecn::Ect0;
+                if ce {
+                    g.wait_us(2);
+                    g.cnp(c.b, c.a, c.a_qpn, CNP_DSCP, None);
+                }
+            }
+        }
+        slot += 200_000;
+    }
+    json!({
+        "verdicts": [],
+        "exit": 0,
+        "runs": [
+            { "about": "nor with --fail-on info", "args": ["--fail-on", "info"], "exit": 0 },
+            { "about": "the same capture on both sides: no change", "args": ["SAME"], "exit": 0 },
+        ],
+    })
 }
 
 /// A WRITE of three packets whose middle one the network loses: the responder NAKs it

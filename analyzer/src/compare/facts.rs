@@ -400,6 +400,13 @@ pub struct TimelinePriority {
     pub cnps: Vec<u64>,
     /// PFC paused ns per bin.
     pub pause_ns: Vec<u64>,
+    /// Data-class packets per bin (absent from documents made before them: the flows'
+    /// ECN counts stand in).
+    #[serde(default)]
+    pub data_packets: Option<Vec<u64>>,
+    /// Of those, CE-marked.
+    #[serde(default)]
+    pub data_ce: Option<Vec<u64>>,
 }
 
 impl ReportFacts {

@@ -104,12 +104,17 @@ pub struct PriorityProfile {
     pub packets: u64,
     /// Of those, ECN-CE marked (ACKs and CNPs included: the switch's marks on the class).
     pub ce: u64,
-    /// Packets with an ECN field of the flows at this priority that mostly carry data (the
-    /// base of `ce_fraction`, the same flows as the marks' data ECN row: ACKs and CNPs would
-    /// halve the fraction beside that row, issue 41).
+    /// Data packets at this priority, the base of `ce_fraction`: counted packet by packet
+    /// (the timeline's `data_packets`), or in documents made before that, the ECN-counted
+    /// packets of the flows that mostly carry data. ACKs and CNPs are left out: they halved
+    /// the fraction beside the marks' data ECN row (issue 41), and CE-marked ACKs read as
+    /// congestion of the data.
     pub data_ecn_packets: u64,
     /// Of those, ECN-CE marked.
     pub data_ce: u64,
+    /// Whether the two above were counted packet by packet.
+    #[serde(skip)]
+    pub data_exact: bool,
     /// CNPs answering data at this priority (a CNP counts at the priority of the data flow
     /// its pairing names, else at its own flow's).
     pub cnps: u64,
@@ -434,6 +439,11 @@ fn point_profile(
             // Each CNP at the priority its own packet carried (a CNP flow shares its key
             // with the ACKs to the same QP, so a flow's priority cannot tell).
             x.cnps_carried = sum(&s.cnps);
+            if let (Some(d), Some(c)) = (&s.data_packets, &s.data_ce) {
+                x.data_ecn_packets = sum(d);
+                x.data_ce = sum(c);
+                x.data_exact = true;
+            }
             x.pause_ns = sum(&s.pause_ns);
             if let Some((a, b)) = bins {
                 let w = tl.bin_ns as f64;
@@ -497,8 +507,10 @@ fn point_profile(
         let ecn = [f.ecn.not_ect, f.ecn.ect0, f.ecn.ect1, f.ecn.ce];
         let main = if data >= acks && data >= cnps && data > 0 {
             let x = slot(&mut prios, pr);
-            x.data_ecn_packets = ecn.iter().fold(x.data_ecn_packets, |a, n| a.saturating_add(*n));
-            x.data_ce = x.data_ce.saturating_add(f.ecn.ce);
+            if !x.data_exact {
+                x.data_ecn_packets = ecn.iter().fold(x.data_ecn_packets, |a, n| a.saturating_add(*n));
+                x.data_ce = x.data_ce.saturating_add(f.ecn.ce);
+            }
             &mut marks.data
         } else if acks >= cnps && acks > 0 {
             &mut marks.ack

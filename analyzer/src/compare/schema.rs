@@ -236,6 +236,9 @@ fn timeline(r: &ReportFacts, points: usize) -> Result<(), OutOfSchema> {
             ] {
                 most(v.len(), 256, || format!("{}.{name}", at()))?;
             }
+            for (name, v) in [("data_packets", &s.data_packets), ("data_ce", &s.data_ce)] {
+                most(v.as_ref().map_or(0, Vec::len), 256, || format!("{}.{name}", at()))?;
+            }
         }
     }
     Ok(())

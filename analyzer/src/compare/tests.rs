@@ -514,3 +514,39 @@ fn rocev1_appearing_and_nothing_to_compare() {
     let c = Comparison::new(&none, &none, &Limits::default());
     assert!(c.nothing_to_compare && c.verdicts.is_empty());
 }
+
+#[test]
+fn ce_no_longer_seen_while_cnps_go_on_is_the_capture_point_not_ecn_off() {
+    let mut b = prio(3, 100_000);
+    b.ce = 2_000;
+    b.data_ce = 2_000;
+    b.cnps = 500;
+    let mut a = b.clone();
+    a.ce = 0;
+    a.data_ce = 0;
+    let c = Comparison::new(&profile(b.clone()), &profile(a.clone()), &Limits::default());
+    let t = titles(&c);
+    assert!(
+        t.iter().any(|x| x.starts_with("Info ce_unseen: CE marks on priority 3 are no longer seen here")),
+        "{t:?}"
+    );
+    assert!(!t.iter().any(|x| x.contains("ecn_stopped")), "no ECN-off verdict while CNPs go on: {t:?}");
+    // The CNPs stopped too: ECN off after all.
+    a.cnps = 0;
+    let c = Comparison::new(&profile(b), &profile(a), &Limits::default());
+    assert!(titles(&c).iter().any(|x| x.contains("ecn_stopped")), "{:?}", titles(&c));
+}
+
+#[test]
+fn cnps_moved_to_another_pcp_are_a_warning() {
+    let base = prio(3, 100_000);
+    let mut before = profile(base.clone());
+    before.points[0].marks.cnp = marks(48, Some(6), 500);
+    let mut after = profile(base);
+    after.points[0].marks.cnp = marks(48, Some(0), 500);
+    let c = Comparison::new(&before, &after, &Limits::default());
+    let t = titles(&c);
+    assert!(t.iter().any(|x| x == "Warning cnp_pcp_moved: CNPs moved from PCP 6 to PCP 0"), "{t:?}");
+    let c = Comparison::new(&before, &before.clone(), &Limits::default());
+    assert!(!titles(&c).iter().any(|x| x.contains("cnp_pcp_moved")));
+}

@@ -202,7 +202,23 @@ pub fn point_verdicts(
         });
         // ECN marking stopped.
         let mut pause_said = false;
-        if let Some(c) = ce.filter(|c| c.fell() && pa.ce == 0 && pb.ce > 0) {
+        // CNPs answering the priority's data still come, at no lower rate beyond noise:
+        // marks are being made, past this capture point (a mirror before the marking
+        // switch), and the missing CE is the capture's view, not ECN off (black-box judge).
+        let cnps_go_on = r("cnps_per_s").is_some_and(|x| x.after.is_some_and(|v| v > 0.0) && !x.fell());
+        if let Some(c) = ce.filter(|c| c.fell() && pa.ce == 0 && pb.ce > 0 && cnps_go_on) {
+            cx.say(
+                Severity::Info,
+                "ce_unseen",
+                format!(
+                    "CE marks on priority {pr} are no longer seen here (CE {} of data before) while CNPs go on: the marking happens past this capture point, not ECN off",
+                    pct(c.before.unwrap_or(0.0))
+                ),
+                Some(pr),
+                vec!["ce_fraction", "cnps_per_s"],
+                pb.ce,
+            );
+        } else if let Some(c) = ce.filter(|c| c.fell() && pa.ce == 0 && pb.ce > 0) {
             let ect = ect_share(&a.marks.data);
             if ect >= 0.5 {
                 let (sev, title) = if pause_rose {
@@ -218,7 +234,7 @@ pub fn point_verdicts(
                     (
                         Severity::Warning,
                         format!(
-                            "ECN marking stopped on priority {pr} (CE {} of packets before): ECN may be off on the switch, or the congestion went away (paused time did not rise)",
+                            "ECN marking stopped on priority {pr} (CE {} of data before): ECN may be off on the switch, or the congestion went away (paused time did not rise)",
                             pct(c.before.unwrap_or(0.0))
                         ),
                     )
@@ -594,6 +610,26 @@ fn marks_verdicts(
         let dir = if exact { dir } else { dir.weak() };
         let title = format!("{title}{}", dir.words("DSCP", expected.unwrap_or_default()));
         cx.say(dir.severity(sev), "cnp_dscp_moved", title, None, vec!["cnp.dscp"], a.marks.cnp.packets);
+    }
+    // CNP PCP: with PCP trusted (the default) the tag is the class; a CNP moved off its
+    // class waits behind the data it should slow (black-box judge: PCP 6 → 0 was only INFO).
+    if let Some(Moved { gone, new, exact }) = moved(&b.marks.cnp, &a.marks.cnp, m, true) {
+        let what =
+            |v: &[u8]| if v == [UNTAGGED] { "untagged".to_string() } else { format!("PCP {}", values(v)) };
+        let title = if gone.is_empty() {
+            format!(
+                "CNPs now also {}",
+                if new == [UNTAGGED] { "untagged".into() } else { format!("on {}", what(&new)) }
+            )
+        } else {
+            format!("CNPs moved from {} to {}", what(&gone), what(&new))
+        };
+        let (sev, title) =
+            if exact { (Severity::Warning, title) } else { (Severity::Info, format!("{title} ({MIXED})")) };
+        let dir = Direction::of(&gone, &new, None);
+        let dir = if exact { dir } else { dir.weak() };
+        let title = format!("{title}{}", dir.words("PCP", &[]));
+        cx.say(dir.severity(sev), "cnp_pcp_moved", title, None, vec!["cnp.pcp"], a.marks.cnp.packets);
     }
     if let Some(Moved { gone, new, exact }) = moved(&b.marks.ack, &a.marks.ack, m, false) {
         let title = if gone.is_empty() {

@@ -678,18 +678,37 @@ fn ecn_findings(
             .summary()
             .map(|l| format!(", CE to CNP {} median", ms(l.p50_ns)))
             .unwrap_or_default();
-        if f.cold().cnps_received == 0 {
+        // The notification point answers CE-marked data (reference §1.6: "the NP (receiver
+        // of CE-marked data) sends the CNP"); a flow of ACKs, NAKs or CNPs only, marked on
+        // the way, is congestion on the path back, never a silent NP.
+        let data_ce = f.cold().data_ce;
+        if data_ce == 0 {
             push(
-                Severity::Warning,
-                FindingKind::CeWithoutCnp,
+                Severity::Info,
+                FindingKind::Congestion,
                 format!(
-                    "{}: {} CE-marked ({:.1}%) but no CNP came back to the sender (notification point off, or CNPs not in the capture)",
+                    "{}: congestion on the way back: {} CE-marked ({:.1}%), none of them data (NICs answer CE-marked data with CNPs, not ACKs or CNPs)",
                     qp_name(f, a),
                     plural(ce, "packet", "packets"),
                     f.ce_fraction() * 100.0
                 ),
                 ev(f, &[EvidenceKind::Ce]),
                 ce,
+            );
+        } else if f.cold().cnps_received == 0 {
+            let data =
+                f.packets.saturating_sub(f.acks).saturating_sub(f.nak_total()).saturating_sub(f.cold().cnps);
+            push(
+                Severity::Warning,
+                FindingKind::CeWithoutCnp,
+                format!(
+                    "{}: {} CE-marked ({:.1}%) but no CNP came back to the sender (notification point off, or CNPs not in the capture)",
+                    qp_name(f, a),
+                    plural(data_ce, "data packet", "data packets"),
+                    data_ce as f64 / data.max(1) as f64 * 100.0
+                ),
+                ev(f, &[EvidenceKind::Ce]),
+                data_ce,
             );
         } else {
             let mut e = ev(f, &[EvidenceKind::Ce]);
