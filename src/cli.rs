@@ -646,6 +646,18 @@ pub struct ReportArgs {
     /// named by capture and start time so many runs can share DIR (docs/parquet.md).
     #[arg(long, value_name = "DIR")]
     pub parquet: Option<PathBuf>,
+    /// Also write a timeline trace to FILE (Trace Event Format JSON, for ui.perfetto.dev or
+    /// chrome://tracing): a process per capture point, a thread per QP direction with its
+    /// messages as slices and its resends, NAKs, ACK timeouts and CNPs as instants, and
+    /// throughput and paused time per priority as counters; times in µs since the Unix
+    /// epoch (docs/trace.md). The files are read a second time for it: not standard input,
+    /// a pipe or an interface.
+    #[arg(long, value_name = "FILE")]
+    pub trace: Option<PathBuf>,
+    /// The most slices and instants --trace writes; past it they are counted (on standard
+    /// error and in the trace's otherData), not written.
+    #[arg(long, value_name = "N", default_value_t = rocescope_output::trace::DEFAULT_MAX_EVENTS)]
+    pub trace_max_events: usize,
     /// Analyse a capture file on N threads (default: the cores, up to 4), each keeping the
     /// flows of its share of the host pairs; the report is the single-threaded one. With a
     /// core to spare the file is read once and each thread handed its frames, else each

@@ -19,6 +19,7 @@ mod output;
 mod report_cmd;
 mod signals;
 mod stdio;
+mod trace_out;
 mod tui_cmd;
 mod window;
 
@@ -120,6 +121,8 @@ fn main() -> ExitCode {
             fail_on: cli::FailOn::Audit,
             max_connections: 50,
             parquet: None,
+            trace: None,
+            trace_max_events: rocescope_output::trace::DEFAULT_MAX_EVENTS,
             threads: None,
             counters: cli.tui.counters,
             counters_host: cli.tui.counters_host,

@@ -297,6 +297,8 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
         }
         None => None,
     };
+    // Refused for an input that cannot be read twice, its file created: before any frame.
+    let trace = crate::trace_out::TraceOut::create(args)?;
     let threads = shard_count(args, &cfg);
     let live = args.source.read.is_empty();
     let max_flows = usize::try_from(args.analysis.max_flows).unwrap_or(usize::MAX);
@@ -484,6 +486,23 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::from(1));
         }
         None => {}
+    }
+    // The trace: a pass of its own over the files, once the report is out (docs/trace.md).
+    if let Some(t) = trace {
+        if interrupted.is_some() {
+            note!("rocescope: --trace: the reading was interrupted; no trace written");
+        } else {
+            let path = t.path().to_path_buf();
+            match t.run(args, &opts, &cfg, &stop) {
+                Ok(w) => crate::trace_out::note_written(&path, &w, args.quiet),
+                Err(e) => {
+                    note!("rocescope: --trace: {e:#}");
+                    std::mem::forget(streamed);
+                    std::mem::forget(analyzer);
+                    return Ok(ExitCode::from(1));
+                }
+            }
+        }
     }
     let status = analysed_status(&streamed.report, &cfg.audit, args.fail_on);
     // Freeing a million flows one by one takes seconds; the process is about to end.

@@ -41,3 +41,4 @@ pub mod metrics;
 pub mod parquet;
 pub mod parquet_read;
 pub mod tmpfile;
+pub mod trace;
