@@ -120,6 +120,7 @@ fn main() -> ExitCode {
             fail_on: cli::FailOn::Audit,
             max_connections: 50,
             parquet: None,
+            html: None,
             threads: None,
             counters: cli.tui.counters,
             counters_host: cli.tui.counters_host,
