@@ -12,7 +12,7 @@ const SIZE: (u32, u32) = (720, 260);
 /// A sparkline's.
 const SPARK: (u32, u32) = (160, 30);
 /// Axis numbers' font size (SVG units; the backend writes size / 1.24).
-const LABEL_PT: f64 = 17.0;
+const LABEL_PT: f64 = 20.0;
 
 /// One line of a step chart: a value per bin, in its colour.
 pub struct Line {
