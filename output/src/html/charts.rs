@@ -8,7 +8,7 @@ use plotters::coord::ranged1d::SegmentValue;
 use plotters::prelude::*;
 
 /// Width and height of a full chart, in SVG units (scaled to the column by the CSS).
-const SIZE: (u32, u32) = (720, 260);
+const SIZE: (u32, u32) = (600, 280);
 /// A sparkline's.
 const SPARK: (u32, u32) = (160, 30);
 /// Axis numbers' font size (SVG units; the backend writes size / 1.24).
@@ -246,7 +246,7 @@ mod tests {
         let svg = steps(&lines, 10_000_000, "Gb/s").expect("drawn");
         assert!(svg.starts_with("<svg"), "{svg}");
         assert!(svg.trim_end().ends_with("</svg>"), "{svg}");
-        assert!(svg.contains("viewBox=\"0 0 720 260\""), "{svg}");
+        assert!(svg.contains("viewBox=\"0 0 600 280\""), "{svg}");
         // The priority's colour is drawn; text is <text>, in the page's font.
         assert!(svg.contains(&css(priority_color(3)).to_uppercase()), "{svg}");
         assert!(svg.contains("<text") && svg.contains("sans-serif"));
