@@ -128,6 +128,7 @@ impl Command {
                 // The directory itself: its table files never replace a file that is not
                 // theirs (parquet_out's commit), so an input there is safe.
                 outputs.extend(a.parquet.as_deref().map(|p| ("--parquet", p)));
+                outputs.extend(a.html.as_deref().map(|p| ("--html", p)));
             }
             Command::Tui(a) => {
                 inputs.extend(a.counters.iter().map(PathBuf::as_path));
@@ -658,6 +659,12 @@ pub struct ReportArgs {
     /// error and in the trace's otherData), not written.
     #[arg(long, value_name = "N", default_value_t = rocescope_output::trace::DEFAULT_MAX_EVENTS)]
     pub trace_max_events: usize,
+    /// Also write the report as one self-contained HTML page to FILE: the verdict and the
+    /// findings with their evidence, charts of throughput, paused time, CE marks and CNPs,
+    /// the iteration rhythm, the ECMP paths, the QoS audit and the top QPs; no script,
+    /// nothing fetched, to open in any browser or attach to a ticket (docs/html-report.md).
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
     /// Analyse a capture file on N threads (default: the cores, up to 4), each keeping the
     /// flows of its share of the host pairs; the report is the single-threaded one. With a
     /// core to spare the file is read once and each thread handed its frames, else each

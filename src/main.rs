@@ -123,6 +123,7 @@ fn main() -> ExitCode {
             parquet: None,
             trace: None,
             trace_max_events: rocescope_output::trace::DEFAULT_MAX_EVENTS,
+            html: None,
             threads: None,
             counters: cli.tui.counters,
             counters_host: cli.tui.counters_host,

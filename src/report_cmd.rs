@@ -299,6 +299,8 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
     };
     // Refused for an input that cannot be read twice, its file created: before any frame.
     let trace = crate::trace_out::TraceOut::create(args)?;
+    // Before any frame is read too: a file that cannot be written is said at once.
+    let html = args.html.as_deref().map(rocescope_output::html::HtmlFile::create).transpose()?;
     let threads = shard_count(args, &cfg);
     let live = args.source.read.is_empty();
     let max_flows = usize::try_from(args.analysis.max_flows).unwrap_or(usize::MAX);
@@ -439,6 +441,8 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
     // The files are complete (and named) before the report is printed; a failure is said
     // after it, and makes the exit status 1.
     let parquet = parquet.map(|p| p.finish(&streamed));
+    // The page is drawn from the finished report: nothing of it runs per frame.
+    let html = html.map(|file| file.finish(&rocescope_output::html::render(&streamed, &opened.name)));
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     let res = if args.quiet {
@@ -486,6 +490,12 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::from(1));
         }
         None => {}
+    }
+    if let Some(Err(e)) = html {
+        note!("rocescope: --html: {e:#}");
+        std::mem::forget(streamed);
+        std::mem::forget(analyzer);
+        return Ok(ExitCode::from(1));
     }
     // The trace: a pass of its own over the files, once the report is out (docs/trace.md).
     if let Some(t) = trace {

@@ -11,6 +11,8 @@
 //!   the Prometheus text format or OpenMetrics through `prometheus-client`, or as NDJSON lines.
 //! - [`parquet`]: packets, flows and per-flow time bins as Apache Parquet tables
 //!   (`docs/parquet.md`).
+//! - [`html`]: the report as one self-contained HTML page with inline SVG charts
+//!   (`docs/html-report.md`).
 //! - [`tmpfile`]: files written under an exclusive temporary name and renamed into place.
 //!
 //! ```
@@ -36,6 +38,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod html;
 pub mod json;
 pub mod metrics;
 pub mod parquet;
