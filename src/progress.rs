@@ -25,9 +25,9 @@
 //! A note written while the bar is up ([`crate::stdio::note!`]) clears it first and lets it
 //! redraw below ([`suspend`]), so the two never share a line.
 
-use indicatif::{HumanBytes, HumanDuration, ProgressBar, ProgressDrawTarget, ProgressStyle};
+use indicatif::{HumanBytes, HumanDuration, ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
 use std::io::IsTerminal;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// When to draw the bar: `--progress`, or the `ROCESCOPE_PROGRESS` environment variable.
@@ -96,6 +96,9 @@ fn wanted(setting: Setting) -> bool {
 /// The progress of one reading (see the module's documentation). Dropping it clears the bar.
 pub struct Progress {
     bar: ProgressBar,
+    /// The figures the bar shows after it ([`figures`]): set, then drawn with the position
+    /// in one redraw.
+    shown_figures: Arc<Mutex<String>>,
     /// The file's size, when known: a bar; without, a spinner.
     total: Option<u64>,
     /// Drawn yet (the bar stays hidden for [`DELAY`]).
@@ -120,11 +123,21 @@ impl Progress {
             .and_then(|v| v.trim().parse::<u64>().ok())
             .map_or(DELAY, Duration::from_millis);
         // Hidden until it is first drawn: a short run leaves no trace.
+        let shown_figures = Arc::new(Mutex::new(String::new()));
         let bar = ProgressBar::with_draw_target(total, ProgressDrawTarget::hidden())
-            .with_style(style(total.is_some()))
+            .with_style(style(total.is_some(), Arc::clone(&shown_figures)))
             .with_prefix(format!("{label} "));
         let started = Instant::now();
-        Some(Progress { bar, total, shown: false, started, delay, next: started + delay, done: false })
+        Some(Progress {
+            bar,
+            shown_figures,
+            total,
+            shown: false,
+            started,
+            delay,
+            next: started + delay,
+            done: false,
+        })
     }
 
     /// [`Progress::start`] for reading the capture files `read` (their sizes summed; no
@@ -145,9 +158,12 @@ impl Progress {
         let bytes = self.total.map_or(bytes, |t| bytes.min(t));
         let elapsed = now.duration_since(self.started);
         let width = usize::from(console::Term::stderr().size().1);
-        // The position first: the bar and its percentage agree on every draw.
+        let text = figures(self.total, frames, bytes, elapsed, self.room(width));
+        if let Ok(mut f) = self.shown_figures.lock() {
+            *f = text;
+        }
+        // One redraw: the bar, its percentage and the figures agree.
         self.bar.set_position(bytes);
-        self.bar.set_message(figures(self.total, frames, bytes, elapsed, self.room(width)));
         // Its first draw with every figure in place.
         if !self.shown {
             self.show();
@@ -220,11 +236,17 @@ const TICKS: &str = "|/-\\ ";
 /// The narrowest bar drawn: what the figures leave of the line, at least this.
 const MIN_BAR: usize = 10;
 
-/// The bar (over a known total) or the spinner; the figures are the message.
-fn style(bar: bool) -> ProgressStyle {
-    let template = if bar { "{prefix}{percent:>3}% [{wide_bar}] {msg}" } else { "{spinner} {prefix}{msg}" };
+/// The bar (over a known total) or the spinner, and after it `shown` ([`figures`]).
+fn style(bar: bool, shown: Arc<Mutex<String>>) -> ProgressStyle {
+    let template =
+        if bar { "{prefix}{percent:>3}% [{wide_bar}] {figures}" } else { "{spinner} {prefix}{figures}" };
     ProgressStyle::with_template(template)
         .unwrap_or_else(|_| ProgressStyle::default_bar())
+        .with_key("figures", move |_: &ProgressState, w: &mut dyn std::fmt::Write| {
+            if let Ok(f) = shown.lock() {
+                let _ = w.write_str(&f);
+            }
+        })
         .progress_chars("=> ")
         .tick_chars(TICKS)
 }

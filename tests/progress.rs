@@ -273,3 +273,21 @@ fn the_bar_keeps_to_one_line_of_a_narrow_terminal() {
         }
     }
 }
+
+#[test]
+fn a_live_source_has_a_spinner() {
+    // An sFlow socket is a live source a test can open (no interface, no root): nothing comes,
+    // and the spinner turns on the idle polls until --duration ends the run.
+    let dir = tempfile::tempdir().expect("temp dir");
+    let out = dir.path().join("out");
+    let cmd = format!(
+        "{} > {}",
+        line(&["report", "--sflow", "127.0.0.1:0", "--duration", "1"]),
+        quote(out.to_str().expect("UTF-8"))
+    );
+    let Some((screen, ok)) = on_tty(&cmd, &[]) else { return };
+    assert!(ok, "{screen}");
+    assert!(screen.contains("capturing 0 B · 0 frames · 0 B/s · 0 frames/s · "), "{screen:?}");
+    assert!(!screen.contains('%') && !screen.contains(" left"), "no end, no share: {screen:?}");
+    assert!(String::from_utf8_lossy(&read(&out)).starts_with("rocescope report: sflow 127.0.0.1:0"));
+}
