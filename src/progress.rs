@@ -263,7 +263,11 @@ fn figures(total: Option<u64>, frames: u64, bytes: u64, elapsed: Duration, room:
             parts.push(format!("{}/{}", HumanBytes(bytes), HumanBytes(t)));
             let left = match per_sec(bytes) {
                 0 => String::from("?"),
-                rate => format!("{:#}", HumanDuration(Duration::from_secs(t.saturating_sub(bytes) / rate))),
+                // Rounded up: "0s left" only at the end.
+                rate => format!(
+                    "{:#}",
+                    HumanDuration(Duration::from_secs(t.saturating_sub(bytes).div_ceil(rate)))
+                ),
             };
             parts.push(format!("{left} left"));
         }
