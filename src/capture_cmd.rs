@@ -31,6 +31,15 @@ pub fn run(args: &CaptureArgs) -> anyhow::Result<ExitCode> {
     }
     // A signal while libpcap compiles the filter ends the process at once.
     let mut opened = crate::signals::opening(|| driver::open(&args.source, &opts, false))?;
+    // A file re-written (-r) has a bar; a live capture's progress is the line a second.
+    if !opened.source.is_live() {
+        let setting = crate::progress::Setting {
+            when: args.progress.progress,
+            quiet: args.quiet,
+            streams_stdout: false,
+        };
+        opened.show_progress(setting, "reading", &args.source.read);
+    }
     let sink_opts = SinkOptions {
         path: args.write.clone(),
         format: if args.pcap { FileFormat::Pcap } else { FileFormat::PcapNg },
@@ -104,6 +113,7 @@ pub fn run(args: &CaptureArgs) -> anyhow::Result<ExitCode> {
             Flow::Continue
         },
     )?;
+    opened.clear_progress();
     let sink = sink.into_inner();
     let failure = sink.failure();
     let (summary, finish) = sink.finish(end.stats);

@@ -256,6 +256,30 @@ impl DecoderOpts {
     }
 }
 
+/// `--progress` (report, compare, decode, capture): a progress bar on standard error while
+/// a capture is read (crate::progress, docs/progress.md).
+#[derive(Debug, Clone, Copy, Default, Args)]
+pub struct ProgressArgs {
+    /// A progress bar on standard error while the capture is read: frames, bytes, the share
+    /// of the file, the rate and the time left (a spinner for a pipe or a live capture),
+    /// cleared at the end. `auto`: when standard error is a terminal, without -q; `always`;
+    /// `never`. docs/progress.md.
+    #[arg(long, value_name = "WHEN", value_enum, env = "ROCESCOPE_PROGRESS", default_value_t = crate::progress::When::Auto)]
+    pub progress: crate::progress::When,
+}
+
+impl ProgressArgs {
+    /// What `ROCESCOPE_PROGRESS` asks for (`auto` when unset or not a choice), for a command
+    /// line clap did not read (`rocescope -r FILE | less`).
+    pub fn from_env() -> Self {
+        let when = std::env::var("ROCESCOPE_PROGRESS")
+            .ok()
+            .and_then(|v| <crate::progress::When as clap::ValueEnum>::from_str(v.trim(), true).ok())
+            .unwrap_or_default();
+        ProgressArgs { progress: when }
+    }
+}
+
 /// Where packets come from, and when to stop.
 #[derive(Debug, Args, Clone)]
 pub struct SourceArgs {
@@ -394,6 +418,10 @@ pub struct DecodeArgs {
     /// their sampled packet headers decoded.
     #[arg(long)]
     pub no_sflow: bool,
+    /// The progress bar (shown with -w, or when the frames go to a file or pipe, not the
+    /// terminal).
+    #[command(flatten)]
+    pub progress: ProgressArgs,
     /// Decoder options.
     #[command(flatten)]
     pub decoder: DecoderOpts,
@@ -428,6 +456,10 @@ pub struct CaptureArgs {
     /// Do not print a line per second of progress (the summary is always printed).
     #[arg(short = 'q', long)]
     pub quiet: bool,
+    /// The progress bar of a file's reading (-r; a live capture's progress is the line a
+    /// second).
+    #[command(flatten)]
+    pub progress: ProgressArgs,
     /// Decoder options (the RoCE, VXLAN and Geneve ports for the default filter).
     #[command(flatten)]
     pub decoder: DecoderOpts,
@@ -692,6 +724,9 @@ pub struct ReportArgs {
     /// The job's NCCL settings.
     #[command(flatten)]
     pub nccl: NcclOpts,
+    /// The progress bar.
+    #[command(flatten)]
+    pub progress: ProgressArgs,
     /// Analysis settings.
     #[command(flatten)]
     pub analysis: AnalysisOpts,
@@ -783,6 +818,9 @@ pub struct CompareArgs {
     /// it was made with.
     #[command(flatten)]
     pub nccl: NcclOpts,
+    /// The progress bar of each side that is a capture.
+    #[command(flatten)]
+    pub progress: ProgressArgs,
     /// Analysis settings (for the sides that are captures).
     #[command(flatten)]
     pub analysis: AnalysisOpts,

@@ -121,11 +121,11 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<ExitCode> {
     let (before, after) = match &args.split_at {
         Some(at) => split_sides(&before_files, at, args, nccl.as_ref(), counters)?,
         None => (
-            read_side(&before_files, args, nccl.as_ref(), None, counters[0])
+            read_side(&before_files, args, nccl.as_ref(), None, counters[0], "BEFORE")
                 .map_err(interrupted_or)
                 .context("BEFORE")?
                 .0,
-            read_side(&after_files, args, nccl.as_ref(), None, counters[1])
+            read_side(&after_files, args, nccl.as_ref(), None, counters[1], "AFTER")
                 .map_err(interrupted_or)
                 .context("AFTER")?
                 .0,
@@ -234,8 +234,9 @@ fn split_sides(
     let mut sides = Vec::new();
     let sides_of = [("BEFORE", before, "before", counters[0]), ("AFTER", after, "at or after", counters[1])];
     for (label, window, which, counters) in sides_of {
-        let (side, read) =
-            read_side(files, args, nccl, Some(&window), counters).map_err(interrupted_or).context(label)?;
+        let (side, read) = read_side(files, args, nccl, Some(&window), counters, label)
+            .map_err(interrupted_or)
+            .context(label)?;
         if let Some((_, first, last)) = read.filter(|r| r.0 == 0) {
             return Err(crate::window::Usage(format!(
                 "--split-at {}: no frame of the capture is {which} it (it runs from {} to {}, +0 s to +{:.6} s): {label} would be empty",
@@ -261,12 +262,14 @@ type Read = Option<(u64, i64, i64)>;
 /// document, anything else captures (several merged as capture points), analysed over
 /// `window` when given. A capture side is checked against `nccl` (`--nccl-env`); a report
 /// document keeps the `nccl` section it was made with, if any; a Parquet directory has none.
+/// `label` (BEFORE, AFTER) names the side's progress bar.
 pub fn read_side(
     files: &[PathBuf],
     args: &CompareArgs,
     nccl: Option<&NcclEnvFile>,
     window: Option<&Window>,
     counters: Option<&Counters>,
+    label: &str,
 ) -> anyhow::Result<(Side, Read)> {
     let names: Vec<String> = files.iter().map(|p| text::path(p).to_string()).collect();
     let mut read = None;
@@ -285,7 +288,7 @@ pub fn read_side(
         ([dir], None) if window.is_none() && dir.is_dir() => (SideKind::Parquet, parquet_facts(dir, args)?),
         (_, Some(o)) if json => (SideKind::ReportJson, json_facts(o)?),
         (_, one) => {
-            let (facts, r) = capture_facts(files, one, args, nccl, window, counters)?;
+            let (facts, r) = capture_facts(files, one, args, nccl, window, counters, label)?;
             read = r;
             (SideKind::Capture, facts)
         }
@@ -342,7 +345,7 @@ fn parquet_facts(dir: &Path, args: &CompareArgs) -> anyhow::Result<ReportFacts> 
 
 /// Analyse capture files as `report -r F... [--from T] [--to T]` does and take the facts
 /// of the report, with how many frames it analysed and the span of those read; `one`: the
-/// side's one file, already opened (and sniffed).
+/// side's one file, already opened (and sniffed); `label` names its progress bar.
 fn capture_facts(
     files: &[PathBuf],
     one: Option<crate::input::Opened>,
@@ -350,6 +353,7 @@ fn capture_facts(
     nccl: Option<&NcclEnvFile>,
     window: Option<&Window>,
     counters: Option<&Counters>,
+    label: &str,
 ) -> anyhow::Result<(ReportFacts, Read)> {
     let opts = args.decoder.decode_options();
     let mut cfg = crate::report_cmd::analysis_config(&args.analysis, &opts)?;
@@ -376,10 +380,16 @@ fn capture_facts(
                 o.reader, &o.path,
             )?),
             quiet: false,
+            progress: None,
         },
         None => driver::open(&source, &opts, false)?,
     };
     cfg.points = opened.point_names();
+    // Each side that is a capture has a bar of its own, named BEFORE or AFTER, cleared
+    // when it is read (before the other side's).
+    let setting =
+        crate::progress::Setting { when: args.progress.progress, quiet: args.quiet, streams_stdout: false };
+    opened.show_progress(setting, label, files);
     let mut analyzer = Analyzer::new(cfg);
     let decoding = if analyzer.takes_common(&opts) { driver::Decoding::Fast } else { driver::Decoding::All };
     let mut number = 0u64;
@@ -401,6 +411,7 @@ fn capture_facts(
         },
         |_| Flow::Continue,
     )?;
+    opened.clear_progress();
     if end.interrupted || crate::signals::received().is_some() {
         return Err(crate::signals::Interrupted(
             crate::signals::received().unwrap_or(signal_hook::consts::SIGINT),

@@ -44,6 +44,14 @@ pub fn run(args: &DecodeArgs) -> anyhow::Result<ExitCode> {
     }
     let stop = driver::install_signals()?;
     let mut opened = crate::signals::opening(|| driver::open(&args.source, &opts, true))?;
+    // The bar goes where the frames do not: with -w, or when they go to a file or pipe.
+    let setting = crate::progress::Setting {
+        when: args.progress.progress,
+        quiet: args.quiet,
+        streams_stdout: args.write.is_none() && !args.quiet,
+    };
+    let label = if opened.source.is_live() { "capturing" } else { "reading" };
+    opened.show_progress(setting, label, &args.source.read);
     // -w: the frames shown go to a capture file instead of the terminal (tshark -w).
     let mut sink = match &args.write {
         Some(path) => {
@@ -195,6 +203,7 @@ pub fn run(args: &DecodeArgs) -> anyhow::Result<ExitCode> {
         },
         |_| Flow::Continue,
     )?;
+    opened.clear_progress();
     if format == OutputFormat::Json && !pipe_closed && sink.is_none() && !args.quiet {
         let end = if shown == 0 { "[]\n" } else { "\n]\n" };
         if let Err(e) = out.write_all(end.as_bytes()) {

@@ -56,6 +56,9 @@ pub struct Opened {
     pub name: String,
     /// Print no notices on stderr (drops, blind interface): the terminal UI shows them.
     pub quiet: bool,
+    /// The progress bar the command asked for ([`Opened::show_progress`]): [`pump`] updates
+    /// it once per batch of records.
+    pub progress: Option<crate::progress::Progress>,
 }
 
 /// `error` (a source that failed part-way), followed by what the analysis covered: for one
@@ -76,6 +79,32 @@ pub fn with_cover(error: impl std::fmt::Display, merged: bool, frames: u64, what
 }
 
 impl Opened {
+    /// Draw a progress bar named `label` while [`pump`] reads this source, if `setting`
+    /// wants one: over the files' sizes when `read` names files only, a spinner otherwise.
+    pub fn show_progress(
+        &mut self,
+        setting: crate::progress::Setting,
+        label: &str,
+        read: &[std::path::PathBuf],
+    ) {
+        self.progress = crate::progress::Progress::for_files(setting, label, read);
+    }
+
+    /// The reading is done and the command builds its output (`what`): the bar, if any,
+    /// becomes a spinner that says so ([`crate::progress::Progress::finishing`]).
+    pub fn progress_finishing(&mut self, what: &str) {
+        if let Some(p) = self.progress.as_mut() {
+            p.finishing(what);
+        }
+    }
+
+    /// Take the progress bar off the screen, for good (before the command's output).
+    pub fn clear_progress(&mut self) {
+        if let Some(p) = self.progress.as_mut() {
+            p.clear();
+        }
+    }
+
     /// Names of the capture points: each merged file's, or the one source's.
     pub fn point_names(&self) -> Vec<String> {
         self.source.point_names().unwrap_or_else(|| {
@@ -102,11 +131,12 @@ pub fn open(args: &SourceArgs, decoder: &DecodeOptions, interactive: bool) -> an
             source: crate::input::open_files(std::slice::from_ref(path))?,
             name: path.display().to_string(),
             quiet: false,
+            progress: None,
         },
         ([_, ..], _) => {
             let source = crate::input::open_files(&args.read)?;
             let name = source.point_names().unwrap_or_default().join(" + ");
-            Opened { source, name, quiet: false }
+            Opened { source, name, quiet: false, progress: None }
         }
         ([], Some(iface)) => {
             let opts = LiveOptions {
@@ -119,11 +149,16 @@ pub fn open(args: &SourceArgs, decoder: &DecodeOptions, interactive: bool) -> an
                 promisc: !args.no_promisc,
                 immediate: interactive,
             };
-            Opened { source: Source::live(&opts)?, name: iface.clone(), quiet: false }
+            Opened { source: Source::live(&opts)?, name: iface.clone(), quiet: false, progress: None }
         }
         ([], None) => match args.sflow {
             Some(addr) => {
-                Opened { source: Source::sflow(addr)?, name: format!("sflow {addr}"), quiet: false }
+                Opened {
+                    source: Source::sflow(addr)?,
+                    name: format!("sflow {addr}"),
+                    quiet: false,
+                    progress: None,
+                }
             }
             None => anyhow::bail!("give a capture file (-r FILE), an interface (-i IFACE) or an sFlow address (--sflow ADDR:PORT)"),
         },
@@ -369,7 +404,13 @@ pub fn pump(
                 }
             }
         };
-        match opened.source.for_each_batch(BATCH, &mut on_frame) {
+        let batch = opened.source.for_each_batch(BATCH, &mut on_frame);
+        // Once per batch, not per frame (crate::progress): the frames counted anyway and the
+        // bytes the reader counts per read.
+        if let Some(p) = opened.progress.as_mut() {
+            p.update(end.frames + outside, opened.source.bytes_read());
+        }
+        match batch {
             // A stream ends where a signal came (crate::input::Stream): the run was cut
             // short, the input did not end.
             Ok(Batch::End) => {

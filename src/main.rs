@@ -16,6 +16,7 @@ mod export_cmd;
 mod input;
 mod interfaces_cmd;
 mod output;
+mod progress;
 mod report_cmd;
 mod signals;
 mod stdio;
@@ -128,6 +129,7 @@ fn main() -> ExitCode {
             counters: cli.tui.counters,
             counters_host: cli.tui.counters_host,
             nccl: Default::default(),
+            progress: cli::ProgressArgs::from_env(),
             analysis: cli.tui.analysis,
             decoder: cli.tui.decoder,
         }),

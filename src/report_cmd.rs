@@ -279,6 +279,10 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
     let mut opened = crate::signals::opening(|| driver::open(&args.source, &opts, false))?;
     cfg.points = opened.point_names();
     check_uplinks(&cfg)?;
+    let setting =
+        crate::progress::Setting { when: args.progress.progress, quiet: args.quiet, streams_stdout: false };
+    let label = if opened.source.is_live() { "capturing" } else { "reading" };
+    opened.show_progress(setting, label, &args.source.read);
     // Before any frame is read: an unwritable directory is an error at once.
     let mut parquet = match &args.parquet {
         Some(dir) => {
@@ -389,6 +393,10 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
         })
     };
     let end = end?;
+    opened.progress_finishing(&format!(
+        "{} frames read; building the report",
+        crate::progress::count(end.frames)
+    ));
     // A window that held none of the frames read: said, not reported as an empty capture.
     if let Some(msg) = end.empty_window() {
         return Err(crate::window::Usage(msg).into());
@@ -440,9 +448,14 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
     }
     // The files are complete (and named) before the report is printed; a failure is said
     // after it, and makes the exit status 1.
+    if parquet.is_some() {
+        opened.progress_finishing("writing the Parquet files");
+    }
     let parquet = parquet.map(|p| p.finish(&streamed));
     // The page is drawn from the finished report: nothing of it runs per frame.
     let html = html.map(|file| file.finish(&rocescope_output::html::render(&streamed, &opened.name)));
+    // The terminal clean before the report is written to it.
+    opened.clear_progress();
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     let res = if args.quiet {

@@ -34,11 +34,14 @@ pub(crate) use note;
 pub fn note_args(args: fmt::Arguments<'_>) {
     let mut line = safe_text(&args.to_string());
     line.push('\n');
-    // One write: stderr is unbuffered, and concurrent notes should not interleave.
-    let mut err = io::stderr().lock();
-    if err.write_all(line.as_bytes()).and_then(|()| err.flush()).is_err() {
-        STDERR_FAILED.store(true, Ordering::Relaxed);
-    }
+    // One write: stderr is unbuffered, and concurrent notes should not interleave. A
+    // progress bar on the screen is cleared first and redrawn below (crate::progress).
+    crate::progress::suspend(|| {
+        let mut err = io::stderr().lock();
+        if err.write_all(line.as_bytes()).and_then(|()| err.flush()).is_err() {
+            STDERR_FAILED.store(true, Ordering::Relaxed);
+        }
+    });
 }
 
 /// Some write to standard error failed.

@@ -115,6 +115,8 @@ pub struct LiveCapture {
     last_raw: (u32, u32, u32),
     totals: CaptureStats,
     buf: Vec<u8>,
+    /// Captured bytes handed out so far ([`LiveCapture::bytes_read`]).
+    bytes: u64,
 }
 
 impl std::fmt::Debug for LiveCapture {
@@ -214,6 +216,7 @@ impl LiveCapture {
             last_raw: (0, 0, 0),
             totals: CaptureStats::default(),
             buf: Vec::with_capacity(65536),
+            bytes: 0,
         })
     }
 
@@ -274,6 +277,7 @@ impl LiveCapture {
         let link_type = self.interface.link_type;
         let link_bps = self.interface.speed_bps;
         let mut handled = 0;
+        let mut bytes = 0u64;
         for attempt in 0..2 {
             let mut go = true;
             let n = self
@@ -298,9 +302,12 @@ impl LiveCapture {
                         empty_before: 0,
                     };
                     handled += 1;
+                    bytes += u64::from(h.caplen);
                     go = f(&rec);
                 })
                 .map_err(|e| self.failed(format!("capture failed: {e}")))?;
+            self.bytes = self.bytes.saturating_add(bytes);
+            bytes = 0;
             if n > 0 || attempt == 1 {
                 break;
             }
@@ -312,6 +319,11 @@ impl LiveCapture {
             }
         }
         Ok(handled)
+    }
+
+    /// The captured bytes of the frames handed out so far (a progress display's count).
+    pub fn bytes_read(&self) -> u64 {
+        self.bytes
     }
 
     fn failed(&self, detail: String) -> CaptureError {

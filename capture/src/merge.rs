@@ -230,6 +230,11 @@ impl Merged {
         self.inputs.iter().filter_map(|i| i.reader.as_ref()).map(CaptureReader::empty_records).sum()
     }
 
+    /// Bytes read from all the files so far ([`CaptureReader::bytes_read`]).
+    pub fn bytes_read(&self) -> u64 {
+        self.inputs.iter().filter_map(|i| i.reader.as_ref()).map(CaptureReader::bytes_read).sum()
+    }
+
     /// The capture counters each file recorded (pcapng Interface Statistics Blocks read so
     /// far), by capture point; files without any are left out.
     pub fn file_stats(&self) -> Vec<FileStats> {

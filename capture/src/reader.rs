@@ -15,6 +15,7 @@ use rocescope_decoder::LinkType;
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// Initial read buffer; grows up to `MAX_RECORD` for larger records.
@@ -146,6 +147,40 @@ pub struct CaptureReader {
     stats: Vec<InterfaceStats>,
     /// ISBs not used: damaged, or naming an interface not described.
     damaged_stats: u32,
+    /// Bytes read from the input so far ([`CaptureReader::bytes_read`]).
+    input_bytes: ByteCount,
+}
+
+/// Bytes taken from an input, counted per read(2)-sized call (64 KiB and more), never per
+/// record: what a progress display measures a run by. Shared with the [`Counted`] stream
+/// under the parsers; one writer, so a relaxed load and store (no locked instruction).
+#[derive(Clone, Debug, Default)]
+struct ByteCount(Arc<AtomicU64>);
+
+impl ByteCount {
+    fn add(&self, n: usize) {
+        let c = &self.0;
+        c.store(c.load(Ordering::Relaxed).saturating_add(n as u64), Ordering::Relaxed);
+    }
+
+    fn get(&self) -> u64 {
+        self.0.load(Ordering::Relaxed)
+    }
+}
+
+/// The input as given (the file, the pipe), its bytes counted as they are read: of a gzip
+/// capture the compressed bytes, so that they compare with the file's size.
+struct Counted<R> {
+    inner: R,
+    count: ByteCount,
+}
+
+impl<R: Read> Read for Counted<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.count.add(n);
+        Ok(n)
+    }
 }
 
 /// Why reading stopped before the end, found by a parser that knows neither the file's
@@ -270,7 +305,8 @@ impl CaptureReader {
     ) -> Result<Self, CaptureError> {
         let buffer = buffer.clamp(64 * 1024, BUFFER);
         let source_name: PathBuf = name.to_path_buf();
-        let mut br = BufReader::with_capacity(64 * 1024, r);
+        let input_bytes = ByteCount::default();
+        let mut br = BufReader::with_capacity(64 * 1024, Counted { inner: r, count: input_bytes.clone() });
         let head =
             br.fill_buf().map_err(|error| CaptureError::Io { source_name: source_name.clone(), error })?;
         let gzip = head.starts_with(&[0x1f, 0x8b]);
@@ -303,6 +339,7 @@ impl CaptureReader {
             stream,
             stats: Vec::new(),
             damaged_stats: 0,
+            input_bytes,
         };
         reader.start(source)?;
         Ok(reader)
@@ -447,6 +484,25 @@ impl CaptureReader {
     /// Records returned so far.
     pub fn records_read(&self) -> u64 {
         self.records
+    }
+
+    /// Bytes read from the input so far: of the file or stream as given (a gzip capture's
+    /// compressed bytes), counted as the reader takes them in (up to its read-ahead, 1 MiB at
+    /// most, past the last record handed out). What progress is measured by: at the end of
+    /// a file it is the file's size.
+    ///
+    /// ```
+    /// use rocescope_capture::CaptureReader;
+    /// use std::path::Path;
+    ///
+    /// let path = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../samples/demo.pcap"));
+    /// let mut reader = CaptureReader::open(path)?;
+    /// while reader.next_record()?.is_some() {}
+    /// assert_eq!(reader.bytes_read(), std::fs::metadata(path)?.len());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn bytes_read(&self) -> u64 {
+        self.input_bytes.get()
     }
 
     fn consumed(&self) -> u64 {

@@ -27,6 +27,8 @@ pub struct SflowListener {
     name: String,
     buf: Vec<u8>,
     frame: Vec<u8>,
+    /// Datagram bytes received so far ([`SflowListener::bytes_read`]).
+    bytes: u64,
 }
 
 /// What a read gave.
@@ -59,7 +61,19 @@ impl SflowListener {
         let sock = UdpSocket::bind(addr).map_err(fail)?;
         sock.set_read_timeout(Some(POLL)).map_err(fail)?;
         let local = sock.local_addr().map_err(fail)?;
-        Ok(SflowListener { sock, local, name, buf: vec![0; 65_536], frame: Vec::with_capacity(65_600) })
+        Ok(SflowListener {
+            sock,
+            local,
+            name,
+            buf: vec![0; 65_536],
+            frame: Vec::with_capacity(65_600),
+            bytes: 0,
+        })
+    }
+
+    /// The datagram bytes received so far (a progress display's count).
+    pub fn bytes_read(&self) -> u64 {
+        self.bytes
     }
 
     /// The address the socket is bound to.
@@ -121,6 +135,7 @@ impl SflowListener {
             }
             Err(e) => return Err(fail(e)),
         };
+        self.bytes = self.bytes.saturating_add(len as u64);
         let payload = self.buf.get(..len).unwrap_or(&[]);
         frame_for(&mut self.frame, from, self.local, payload);
         Ok(true)

@@ -270,6 +270,19 @@ impl Source {
         }
     }
 
+    /// Bytes read so far: of the files or stream as given ([`CaptureReader::bytes_read`],
+    /// compressed bytes for gzip), or the captured bytes a live source handed out. Counted
+    /// per read, not per record; a progress display reads it between batches.
+    pub fn bytes_read(&self) -> u64 {
+        match self {
+            Source::File(r) => r.bytes_read(),
+            Source::Merged(m) => m.bytes_read(),
+            Source::Sflow(l) => l.bytes_read(),
+            #[cfg(feature = "live")]
+            Source::Live(l) => l.bytes_read(),
+        }
+    }
+
     /// libpcap's counters for live captures.
     pub fn stats(&mut self) -> Option<CaptureStats> {
         match self {

@@ -129,3 +129,34 @@ fn sink_rotates_by_size_and_time_and_keeps_the_newest() {
     opts.rotate_bytes = Some(1);
     assert!(CaptureSink::create(opts, &[]).is_err());
 }
+
+/// What a progress display measures by (`bytes_read`): the bytes of the input as given, read
+/// as the reader takes them in; at the end the input's size, a gzip capture's compressed
+/// size, and for merged files their sizes summed.
+#[test]
+fn bytes_read_count_the_input_as_given() {
+    use rocescope_capture::merge::Merged;
+    use rocescope_capture::{Batch, Source};
+    use std::io::Write;
+    let demo = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../samples/demo.pcap"));
+    let raw = std::fs::read(demo).unwrap();
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(&raw).unwrap();
+    let gz = gz.finish().unwrap();
+    assert!(gz.len() < raw.len());
+    for input in [&raw, &gz] {
+        let mut r = CaptureReader::from_read(Cursor::new(input.clone()), Path::new("mem")).unwrap();
+        // The header and a first buffer read before any record is handed out.
+        assert!(r.bytes_read() > 0);
+        let mut frames = 0;
+        while r.next_record().unwrap().is_some() {
+            frames += 1;
+        }
+        assert_eq!(frames, 182);
+        assert_eq!(r.bytes_read(), input.len() as u64);
+    }
+    let both = [demo.to_path_buf(), demo.to_path_buf()];
+    let mut merged = Source::Merged(Merged::open(&both).unwrap());
+    while merged.for_each_batch(64, |_| true).unwrap() != Batch::End {}
+    assert_eq!(merged.bytes_read(), 2 * raw.len() as u64);
+}
