@@ -111,8 +111,9 @@ pub struct CcState {
     pub fell: u64,
     /// Sum of after/before over the evaluated CNPs.
     pub ratio_sum: f64,
-    /// CNPs that could not be evaluated: too few packets before, the flow not yet seen a
-    /// whole window before, too many windows open, or the flow ended inside the window after.
+    /// CNPs that could not be evaluated: too few packets before, a bin of the window before
+    /// with none (the sender idle for part of it), the flow not yet seen a whole window
+    /// before, too many windows open, or the flow ended inside the window after.
     pub not_evaluated: u64,
 }
 
@@ -146,15 +147,17 @@ impl CcState {
         idx.rem_euclid(RING as i64) as usize
     }
 
-    /// Bytes and packets in bins `[from, to)`, bins never filled counted empty.
-    fn sum(&self, from: i64, to: i64) -> (u64, u64) {
-        let Some(cur) = self.cur else { return (0, 0) };
-        let (mut b, mut p) = (0u64, 0u64);
+    /// Bytes, packets and bins holding a packet in bins `[from, to)`, bins never filled
+    /// counted empty.
+    fn sum(&self, from: i64, to: i64) -> (u64, u64, i64) {
+        let Some(cur) = self.cur else { return (0, 0, 0) };
+        let (mut b, mut p, mut busy) = (0u64, 0u64, 0i64);
         for i in from.max(cur - RING as i64 + 1)..to.min(cur + 1) {
             b += self.bytes[Self::slot(i)];
             p += u64::from(self.packets[Self::slot(i)]);
+            busy += i64::from(self.packets[Self::slot(i)] > 0);
         }
-        (b, p)
+        (b, p, busy)
     }
 
     /// A packet of the flow: `bytes` wire bytes at `ts`.
@@ -199,7 +202,7 @@ impl CcState {
         for i in 0..usize::from(self.pending_len) {
             let (from, before) = self.pending[i];
             if from + BINS_PER_WINDOW <= upto {
-                let (after, _) = self.sum(from, from + BINS_PER_WINDOW);
+                let (after, _, _) = self.sum(from, from + BINS_PER_WINDOW);
                 let ratio = after as f64 / before as f64;
                 self.evaluated += 1;
                 self.ratio_sum += ratio;
@@ -287,10 +290,17 @@ impl CcState {
         // The rate before: the whole bins of the window before the CNP's bin.
         let ti = ts.div_euclid(self.bin_ns);
         let from = ti - BINS_PER_WINDOW;
-        let (before, packets) = self.sum(from, ti);
+        let (before, packets, busy) = self.sum(from, ti);
         let covered = self.cur.is_some() && self.start <= from;
         let after_from = (ts + cfg.delay_ns + self.bin_ns - 1).div_euclid(self.bin_ns);
-        if !covered || packets < u64::from(MIN_BEFORE_PACKETS) || usize::from(self.pending_len) >= PENDING {
+        // The sender must have been sending through the whole window before: a window that
+        // holds the start of a burst (idle, then busy) reads as a rise after any CNP early
+        // in the burst, whatever the sender does next.
+        if !covered
+            || packets < u64::from(MIN_BEFORE_PACKETS)
+            || busy < BINS_PER_WINDOW
+            || usize::from(self.pending_len) >= PENDING
+        {
             self.not_evaluated += 1;
         } else {
             self.pending[usize::from(self.pending_len)] = (after_from, before);
@@ -364,6 +374,34 @@ mod tests {
         assert_eq!(s.fell, 0);
         assert!((s.mean_ratio().unwrap() - 1.0).abs() < 0.05);
         assert!(s.not_reacting());
+    }
+
+    /// Bursts of 40 packets 2.5 µs apart every 1 ms, a CNP 15 µs into each, the sender at
+    /// half its rate for 100 µs after: the window before each CNP holds idle time and the
+    /// burst's first 6 packets, the window after 10 packets at the halved rate. Read as
+    /// before/after that is a rise (1.67) after every CNP, from a sender that reacts (the
+    /// judge's CE-hidden captures): such CNPs are not evaluated.
+    #[test]
+    fn a_cnp_early_in_a_burst_is_not_evaluated() {
+        let cfg = CcConfig::default();
+        let mut s = CcState::new(&cfg);
+        for burst in 0..8i64 {
+            let start = 1_000 * US + burst * 1_000 * US;
+            let (mut ts, mut sent, mut cnp_done) = (start, 0, false);
+            while sent < 40 {
+                if !cnp_done && ts >= start + 15 * US {
+                    s.on_cnp(ts, sent as u64, &cfg);
+                    cnp_done = true;
+                }
+                s.on_packet(ts, 1000);
+                sent += 1;
+                ts += if cnp_done && ts < start + 115 * US { 5 * US } else { 5 * US / 2 };
+            }
+        }
+        s.on_packet(20_000 * US, 1000);
+        assert_eq!(s.evaluated, 0, "{s:?}");
+        assert_eq!(s.not_evaluated_total(), 8);
+        assert!(!s.not_reacting());
     }
 
     #[test]
@@ -455,7 +493,7 @@ mod tests {
                     e.1 += 1;
                 }
                 let want = |from: i64, to: i64| {
-                    model.range(from.max(cur - RING as i64 + 1)..to.min(cur + 1)).fold((0, 0), |a, (_, v)| (a.0 + v.0, a.1 + v.1))
+                    model.range(from.max(cur - RING as i64 + 1)..to.min(cur + 1)).fold((0, 0, 0), |a, (_, v)| (a.0 + v.0, a.1 + v.1, a.2 + i64::from(v.1 > 0)))
                 };
                 for (from, to) in [(cur - 8, cur), (cur - 20, cur + 1), (cur - 3, cur + 5)] {
                     proptest::prop_assert_eq!(s.sum(from, to), want(from, to));
