@@ -196,6 +196,17 @@ fn ecn_off_rows_and_their_noise() {
     // fraction is of the data packets, as the data ECN row beside it (CE 5.0%), not of the
     // 2,400 RoCE packets the ACKs share the priority with (issue 41: it read 2.5%).
     assert_eq!(ce["after"], 0.0);
+    // The per-packet marks name each value's flows: the 3 data flows at DSCP 26 untagged,
+    // the 3 flows that carry the CNPs (with their QPs' ACKs) at DSCP 48.
+    for (class, dscp) in [("data", 26), ("ack", 26), ("cnp", 48)] {
+        let m = &p[class]["before"];
+        assert_eq!(m["dscp"][0]["values"], serde_json::json!([dscp]), "{class}");
+        assert_eq!(
+            (m["dscp"][0]["flows"].as_u64(), m["pcp"][0]["flows"].as_u64()),
+            (Some(3), Some(3)),
+            "{class}"
+        );
+    }
     let data_ecn = p["data"]["before"]["ecn"].as_array().unwrap();
     let ecn_total: u64 = data_ecn.iter().map(|n| n.as_u64().unwrap()).sum();
     let row_ce = data_ecn[3].as_u64().unwrap() as f64 / ecn_total as f64;

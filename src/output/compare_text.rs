@@ -383,7 +383,11 @@ fn marks(o: &mut String, class: &str, m: &MarksPair) {
         }
         // `*`: the values differ (not only their counts).
         let mark = if values_of(&m.before, what) != values_of(&m.after, what) { "*" } else { " " };
-        let _ = writeln!(o, "  {mark} {:<22}{:<36}{}", format!("{class} {what}"), b, a);
+        // The ECN row is counted by flow (a flow's codepoints go to its main class, and a
+        // QP sending both ways has its ACKs and CNPs in its data flow); the priorities'
+        // "CE fraction (data)" is the per-packet figure.
+        let label = if what == "ECN" { format!("{class} ECN (by flow)") } else { format!("{class} {what}") };
+        let _ = writeln!(o, "  {mark} {:<22}{:<36}{}", label, b, a);
     }
 }
 

@@ -459,6 +459,9 @@ fn point_profile(
     let mut ack: BTreeMap<u8, Vec<LatencyStat>> = BTreeMap::new();
     let mut read: BTreeMap<u8, Vec<LatencyStat>> = BTreeMap::new();
     let mut marks = Marks::default();
+    // Each class's flows' DSCP and PCP sets (data, ACKs, CNPs): the flows per value of the
+    // per-packet marks below.
+    let mut sets: [Vec<(&[u8], &[u8])>; 3] = Default::default();
     let mut qp = Vec::new();
     let mut pmtu: BTreeMap<u32, u64> = BTreeMap::new();
     for f in flows {
@@ -501,6 +504,11 @@ fn point_profile(
         }
         // Marks by class; a flow's ECN counts go to the class most of its packets are.
         let (acks, cnps) = (f.ack_packets(), f.cnps);
+        for (set, n) in sets.iter_mut().zip([data, acks, cnps]) {
+            if n > 0 {
+                set.push((&f.dscp, &f.pcp));
+            }
+        }
         marks.data.add(data, &f.dscp, &f.pcp);
         marks.ack.add(acks, &f.dscp, &f.pcp);
         marks.cnp.add(cnps, &f.dscp, &f.pcp);
@@ -524,15 +532,25 @@ fn point_profile(
     // Counted packet by packet, when the report has the counts: exact values per class,
     // where the flows' sets could only say "one of these".
     if let Some(pm) = &p.marks {
-        for (m, c) in [(&mut marks.data, &pm.data), (&mut marks.ack, &pm.ack), (&mut marks.cnp, &pm.cnp)] {
-            let shares = |v: &[super::facts::ValueCountFacts]| -> Vec<Share> {
+        let classes = [(&mut marks.data, &pm.data), (&mut marks.ack, &pm.ack), (&mut marks.cnp, &pm.cnp)];
+        for ((m, c), set) in classes.into_iter().zip(&sets) {
+            // A value's flows: the class's flows whose set holds it (`None`, untagged: the
+            // flows with no PCP); a flow that carried several counts under each.
+            let shares = |v: &[super::facts::ValueCountFacts], pcp: bool| {
                 v.iter()
                     .filter(|x| x.packets > 0)
-                    .map(|x| Share { values: x.value.into_iter().collect(), packets: x.packets, flows: 0 })
-                    .collect()
+                    .map(|x| {
+                        let flows = set
+                            .iter()
+                            .map(|s| if pcp { s.1 } else { s.0 })
+                            .filter(|vals| x.value.map_or(vals.is_empty(), |v| vals.contains(&v)))
+                            .count() as u64;
+                        Share { values: x.value.into_iter().collect(), packets: x.packets, flows }
+                    })
+                    .collect::<Vec<Share>>()
             };
-            m.dscp = shares(&c.dscp);
-            m.pcp = shares(&c.pcp);
+            m.dscp = shares(&c.dscp, false);
+            m.pcp = shares(&c.pcp, true);
             m.packets = c.dscp.iter().fold(0u64, |a, x| a.saturating_add(x.packets));
         }
     }

@@ -122,8 +122,8 @@ fn level(total: f64, span_ns: u64, bins: &[f64]) -> (Option<f64>, Option<Interva
 /// The rows of one priority present on one side or both.
 ///
 /// A priority with no data on either side (a class of its own for CNPs, DSCP 48) gets no
-/// data rows: its CE fraction, the CNPs answering its data, its timeouts and QPs sending
-/// data are not measurable there (null), rather than zeros that read as "the CNPs stopped"
+/// data rows: its throughput, CE fraction, the CNPs answering its data, its timeouts and
+/// QPs sending data are not measurable there (null), rather than zeros that read as "the CNPs stopped"
 /// (issue 41). What it carries shows as `cnps_carried_per_s`, a row present wherever the
 /// CNPs a priority carries are not those answering its own data.
 pub fn priority_rows(
@@ -138,7 +138,9 @@ pub fn priority_rows(
     let none: Measure = |_, _| (None, None);
     let data_only = |m: Measure| if has_data { m } else { none };
     let interval_rows: [(&'static str, &'static str, Measure); 7] = [
-        ("throughput_gbps", "series", |p, s| level(p.bytes as f64 * 8.0 / 1e9, s, &p.gbps_bins)),
+        // A class of CNPs or ACKs alone carries a few kB/s: "0.000 Gb/s" there reads as an
+        // empty class; what it carries is `cnps_carried_per_s`.
+        ("throughput_gbps", "series", data_only(|p, s| level(p.bytes as f64 * 8.0 / 1e9, s, &p.gbps_bins))),
         // Over the packets of the flows that carry data, as the marks' data ECN row.
         ("ce_fraction", "wilson", |p, _| share(p.data_ce, p.data_ecn_packets, 1.0)),
         ("cnps_per_s", "poisson", data_only(|p, s| per_s(p.cnps, s))),
