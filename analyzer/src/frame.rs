@@ -3,7 +3,7 @@
 //! full decode, so that both paths run the same analysis (issue 28;
 //! `reference/perf-design.md`).
 
-use crate::flow::EvidenceKind;
+use crate::flow::{count, EvidenceKind};
 use crate::{audit, overlay, stats, Analyzer, FrameMeta};
 use rocescope_decoder::ext::AethRepr;
 use rocescope_decoder::fast::Common;
@@ -225,11 +225,11 @@ impl Analyzer {
         let dc = self.cfg.opcode.dc;
         let Some(f) = self.flows.get_mut(id) else { return };
         f.last_ts = meta.ts_ns;
-        f.packets = f.packets.saturating_add(w);
-        f.bytes = f.bytes.saturating_add(wire.saturating_mul(w));
-        f.payload_bytes = f.payload_bytes.saturating_add((v.payload_len as u64).saturating_mul(w));
+        f.add_count(count::PACKETS, w);
+        f.add_count(count::BYTES, wire.saturating_mul(w));
+        f.add_count(count::PAYLOAD_BYTES, (v.payload_len as u64).saturating_mul(w));
         f.opcodes.add_n(op, w);
-        f.ecn[ecn as usize] += w;
+        f.add_count(count::ECN + ecn as usize, w);
         f.dscp_seen |= 1 << (dscp & 63);
         if let Some(pc) = v.pcp {
             f.pcp_seen |= 1 << (pc & 7);

@@ -4,7 +4,7 @@
 //! §1.10, §1.4). Called for every request and response, by the fast path and the full
 //! decode alike (frame module).
 
-use crate::flow::{EvidenceKind, Flow, FlowKey, Pairing};
+use crate::flow::{count, EvidenceKind, Flow, FlowKey, Pairing};
 use crate::latency_samples::Kind;
 use crate::psn::{psn_diff, Cause, PsnConfig, Resolution, Verdict};
 use crate::{cm, frame, psn, Analyzer, FrameMeta, MAX_OUTSTANDING};
@@ -140,7 +140,7 @@ impl Analyzer {
             PsnConfig { reorder_ns: self.cfg.reorder_ns, min_ack_timeout_ns: self.cfg.min_ack_timeout_ns };
         let w = self.weight;
         let Some(f) = self.flows.get_mut(id) else { return };
-        f.requests += w;
+        f.add_count(count::REQUESTS, w);
         if !frame::psn_tracked(v.info.transport) {
             return;
         }
@@ -221,7 +221,9 @@ impl Analyzer {
             Verdict::NewLife { fell_back } => {
                 // The old life's requests are never answered in the new one: left waiting,
                 // they would block its ACKs from being timed, then be timed against them.
-                f.outstanding_ackreq.clear();
+                if !f.outstanding_ackreq.is_empty() {
+                    f.outstanding_ackreq.clear();
+                }
                 if !f.reads().outstanding.is_empty() {
                     f.reads_mut().outstanding.clear();
                 }
@@ -311,7 +313,7 @@ impl Analyzer {
             self.on_read_response(target, psn, meta, v.info.ends_message);
         }
         let Some(f) = self.flows.get_mut(id) else { return };
-        f.responses += self.weight;
+        f.add_count(count::RESPONSES, self.weight);
         let Some(aeth) = v.aeth else {
             return; // READ Response Middle
         };
@@ -319,7 +321,7 @@ impl Analyzer {
         match aeth.kind() {
             AethKind::Ack => {
                 if v.info.ack {
-                    f.acks += self.weight;
+                    f.add_count(count::ACKS, self.weight);
                 }
             }
             AethKind::Nak => {
