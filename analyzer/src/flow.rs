@@ -202,23 +202,31 @@ pub(crate) type AckReq = (u32, u32, i64, u64);
 /// No AckReq outstanding: what a flow that never asked for an ACK reads.
 static NO_ACKREQS: VecDeque<AckReq> = VecDeque::new();
 
-/// A flow's outstanding AckReqs, allocated on the first: 8 bytes in the flow where a
-/// `VecDeque` header took 32, and the flows that never ask for an ACK (the ACK direction of
-/// every connection) hold no allocation (issue 39). Reading an untouched one reads an empty
-/// queue; any change allocates it (so clear only a non-empty one).
+/// A flow's outstanding AckReqs and its ACK latency, allocated on the first of either: 8
+/// bytes in the flow where a `VecDeque` header and a boxed `Latency` took 40, one
+/// allocation for the two, and the flows that never ask for an ACK (the ACK direction of
+/// every connection) hold none (issue 39). It reads as the queue: an untouched one as an
+/// empty queue; any change allocates it (so clear only a non-empty one).
 #[derive(Clone, Debug, Default)]
-pub(crate) struct AckReqs(Option<Box<VecDeque<AckReq>>>);
+pub(crate) struct AckReqs(Option<Box<AckState>>);
+
+/// What [`AckReqs`] holds.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct AckState {
+    outstanding: VecDeque<AckReq>,
+    latency: Latency,
+}
 
 impl std::ops::Deref for AckReqs {
     type Target = VecDeque<AckReq>;
     fn deref(&self) -> &VecDeque<AckReq> {
-        self.0.as_deref().unwrap_or(&NO_ACKREQS)
+        self.0.as_deref().map_or(&NO_ACKREQS, |a| &a.outstanding)
     }
 }
 
 impl std::ops::DerefMut for AckReqs {
     fn deref_mut(&mut self) -> &mut VecDeque<AckReq> {
-        self.0.get_or_insert_with(Box::default)
+        &mut self.0.get_or_insert_with(Box::default).outstanding
     }
 }
 
@@ -446,11 +454,10 @@ pub struct Flow {
     pub psn: LazyPsn,
     /// Its key.
     pub key: FlowKey,
-    /// AckReq to ACK latency (boxed: touched only on ACKs), apart from the other figures:
-    /// every request flow has ACKs, few have READs, NAKs or CNPs (64 bytes a flow, not 256).
-    ack_latency: Option<Box<Latency>>,
     /// Requests that asked for an ACK, not yet acknowledged: (PSN, wire length or
-    /// `u32::MAX` for a message's Last packet, time, frame).
+    /// `u32::MAX` for a message's Last packet, time, frame); with the AckReq to ACK latency
+    /// in the same box ([`Flow::ack_latency`]), apart from the other figures: every request
+    /// flow has ACKs, few have READs, NAKs or CNPs.
     pub(crate) outstanding_ackreq: AckReqs,
     /// What is touched only on events (ACKs, NAKs, CNPs, AckReq, evidence).
     cold: Option<Box<FlowCold>>,
@@ -502,7 +509,6 @@ impl Flow {
     pub(crate) fn new(key: FlowKey, frame: u64, ts: i64, bin_ns: u64) -> Self {
         Flow {
             key,
-            ack_latency: None,
             last_ts: ts,
             counts: [0; count::N],
             wide: 0,
@@ -665,12 +671,12 @@ impl Flow {
     /// AckReq request to the ACK that covers it (empty, and no allocation, until its first
     /// sample).
     pub fn ack_latency(&self) -> &Latency {
-        self.ack_latency.as_deref().unwrap_or(&NO_ACK_LATENCY)
+        self.outstanding_ackreq.0.as_deref().map_or(&NO_ACK_LATENCY, |a| &a.latency)
     }
 
     /// The ACK latency, to add to: allocated on the first sample.
     pub(crate) fn ack_latency_mut(&mut self) -> &mut Latency {
-        self.ack_latency.get_or_insert_with(Box::default)
+        &mut self.outstanding_ackreq.0.get_or_insert_with(Box::default).latency
     }
 
     /// The time of the NAK a resend answers, taken (no allocation when there is none).
@@ -756,7 +762,7 @@ mod tests {
     use super::*;
 
     /// The bound on `size_of::<Flow>()`.
-    const FLOW_BYTES: usize = 392;
+    const FLOW_BYTES: usize = 384;
 
     #[test]
     fn opcode_counts_keep_every_opcode_in_first_seen_order() {
@@ -824,6 +830,12 @@ mod tests {
         q.push_back((1, 2, 3, 4));
         assert_eq!(q.front(), Some(&(1, 2, 3, 4)));
         assert!(q.0.is_some());
+        let key = FlowKey { src: [10, 0, 0, 1].into(), dst: [10, 0, 0, 2].into(), dest_qp: 7, point: 0 };
+        let mut f = Flow::new(key, 1, 0, 1000);
+        assert_eq!(f.ack_latency().summary(), None);
+        f.ack_latency_mut().add(500);
+        assert!(f.outstanding_ackreq.is_empty(), "the latency shares the box, not the queue");
+        assert_eq!(f.ack_latency().summary().map(|s| s.count), Some(1));
     }
 
     #[test]

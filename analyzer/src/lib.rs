@@ -70,7 +70,6 @@ mod pause_watch;
 mod pauses;
 pub mod pfc;
 pub mod psn;
-mod psn_window;
 mod qos;
 pub mod report;
 pub mod rhythm;

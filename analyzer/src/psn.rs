@@ -23,8 +23,9 @@ pub const fn psn_add(a: u32, n: u32) -> u32 {
 }
 
 /// PSNs remembered behind the highest one seen (to tell duplicates from gap fillers):
-/// crate::psn_window, 8 bytes inline for an in-order stream.
-use crate::psn_window::{SeenWindow, WINDOW};
+/// the `window` submodule, 8 bytes inline for an in-order stream.
+mod window;
+use window::{SeenWindow, WINDOW};
 /// A PSN further behind than this, outside any open gap, starts a new stream.
 const RESYNC_BEHIND: i32 = 1 << 15;
 /// Open gaps remembered per flow; older unresolved ones are counted as capture loss.

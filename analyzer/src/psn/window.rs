@@ -1,4 +1,4 @@
-//! The recent-PSN window of a request stream ([`crate::psn::PsnTracker`]): which of the
+//! The recent-PSN window of a request stream ([`super::PsnTracker`]): which of the
 //! last [`WINDOW`] PSNs behind the expected one were seen, to tell a duplicate from a gap
 //! filler.
 //!
@@ -9,7 +9,7 @@
 //! - **the ring**, boxed, taken the first time the stream does something a run cannot say
 //!   (a gap, a filler, the expected PSN moving back) and kept until the window is cleared.
 
-use crate::psn::{psn_add, psn_diff, PSN_MOD};
+use super::{psn_add, psn_diff, PSN_MOD};
 
 /// PSNs remembered behind the expected one.
 pub(crate) const WINDOW: u32 = 512;
