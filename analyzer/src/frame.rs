@@ -3,7 +3,7 @@
 //! full decode, so that both paths run the same analysis (issue 28;
 //! `reference/perf-design.md`).
 
-use crate::flow::{count, EvidenceKind};
+use crate::flow::EvidenceKind;
 use crate::{audit, overlay, stats, Analyzer, FrameMeta};
 use rocescope_decoder::ext::AethRepr;
 use rocescope_decoder::fast::Common;
@@ -225,11 +225,8 @@ impl Analyzer {
         let dc = self.cfg.opcode.dc;
         let Some(f) = self.flows.get_mut(id) else { return };
         f.last_ts = meta.ts_ns;
-        f.add_count(count::PACKETS, w);
-        f.add_count(count::BYTES, wire.saturating_mul(w));
-        f.add_count(count::PAYLOAD_BYTES, (v.payload_len as u64).saturating_mul(w));
+        f.count_frame(w, wire.saturating_mul(w), (v.payload_len as u64).saturating_mul(w), ecn as usize);
         f.opcodes.add_n(op, w);
-        f.add_count(count::ECN + ecn as usize, w);
         f.dscp_seen |= 1 << (dscp & 63);
         if let Some(pc) = v.pcp {
             f.pcp_seen |= 1 << (pc & 7);

@@ -546,11 +546,13 @@ impl PsnTracker {
         self.stats.get_or_insert_with(Box::default)
     }
 
+    #[inline]
     fn bit(&self, psn: u32) -> bool {
         self.seen.bit(self.expected, psn)
     }
 
     /// Advance the window to cover `[self.expected, new_expected)`, clearing stale bits.
+    #[inline]
     fn advance(&mut self, new_expected: u32) {
         self.seen.advance(self.expected, new_expected);
         self.expected = new_expected;
@@ -1155,6 +1157,7 @@ impl PsnTracker {
         self.seen.clear();
     }
 
+    #[inline]
     fn mark(&mut self, psn: u32, span: u32) {
         self.seen.mark(self.expected, psn, span);
     }

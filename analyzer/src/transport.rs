@@ -264,16 +264,17 @@ impl Analyzer {
             }
         }
         if v.ack_req {
-            if f.outstanding_ackreq.len() == MAX_OUTSTANDING {
-                f.outstanding_ackreq.pop_front();
-            } else if f.outstanding_ackreq.capacity() == 0 {
+            let q = &mut *f.outstanding_ackreq;
+            if q.len() == MAX_OUTSTANDING {
+                q.pop_front();
+            } else if q.capacity() == 0 {
                 // One to start: most flows have one AckReq outstanding at a time (a
                 // `VecDeque` starts at four, 48 bytes more for each of 100k QPs).
-                f.outstanding_ackreq.reserve_exact(1);
+                q.reserve_exact(1);
             }
             // A Last packet ends a message whose full-size packets passed once it is ACKed.
             let len = if matches!(op.0 & 0x1F, 2 | 3 | 8 | 9 | 22) { u32::MAX } else { meta.len };
-            f.outstanding_ackreq.push_back((psn, len, meta.ts_ns, meta.number));
+            q.push_back((psn, len, meta.ts_ns, meta.number));
         }
         if v.info.read_request && !reissue {
             let reads = f.reads_mut();

@@ -40,6 +40,7 @@ impl SeenWindow {
     pub(crate) const EMPTY: SeenWindow = SeenWindow { hi: 0, len: 0, ring: None };
 
     /// Whether `psn`'s slot is set, the stream expecting `expected` next.
+    #[inline]
     pub(crate) fn bit(&self, expected: u32, psn: u32) -> bool {
         let i = (psn % WINDOW) as usize;
         match self.ring.as_deref() {
@@ -85,7 +86,24 @@ impl SeenWindow {
     /// The stream's expected PSN moves from `expected` to `new`: the slots of the PSNs in
     /// `[expected, new)` are cleared (all of them past a whole window). A move back clears
     /// nothing.
+    #[inline(always)]
     pub(crate) fn advance(&mut self, expected: u32, new: u32) {
+        if self.ring.is_none() {
+            let d = psn_diff(new, expected);
+            if (0..WINDOW as i32).contains(&d) {
+                // Forward within a window (the in-order stream): the PSNs leaving the window
+                // are those whose slots `[expected, new)` take.
+                let keep = psn_diff(self.hi, psn_add(new, PSN_MOD - WINDOW));
+                self.len = if keep <= 0 { 0 } else { self.len.min(keep as u32) };
+                return;
+            }
+        }
+        self.advance_slow(expected, new);
+    }
+
+    /// [`SeenWindow::advance`] but forward within a window on a run.
+    #[inline(never)]
+    fn advance_slow(&mut self, expected: u32, new: u32) {
         let back = psn_diff(new, expected) < 0;
         let d = psn_diff(new, expected).max(0) as u32;
         if d >= WINDOW {
@@ -114,7 +132,25 @@ impl SeenWindow {
 
     /// `psn` and the `span - 1` after it (at most a window's worth) were seen, the stream
     /// expecting `expected` next.
+    #[inline(always)]
     pub(crate) fn mark(&mut self, expected: u32, psn: u32, span: u32) {
+        // The in-order stream: the run extends to the expected PSN (it lies behind `psn`
+        // within the window, so at most `WINDOW - span` long).
+        if self.ring.is_none()
+            && span < WINDOW
+            && psn_add(psn, span) == expected
+            && (psn == self.hi || self.len == 0)
+        {
+            self.len = if psn == self.hi { self.len + span } else { span };
+            self.hi = expected;
+            return;
+        }
+        self.mark_slow(expected, psn, span);
+    }
+
+    /// [`SeenWindow::mark`] but the in-order extension.
+    #[inline(never)]
+    fn mark_slow(&mut self, expected: u32, psn: u32, span: u32) {
         let n = span.min(WINDOW);
         if n == 0 {
             return;
