@@ -5,6 +5,9 @@
 # run twice, the larger peak kept. Target: under 150 MB.
 #
 #   bash bench/memory.sh [FRAMES] [QPS]
+#
+# The binaries are ${CARGO_TARGET_DIR:-target}/release's; ROCESCOPE=PATH measures another
+# `rocescope` (an earlier build) on the same capture.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 frames=${1:-1000000}
@@ -12,8 +15,9 @@ qps=${2:-100000}
 work=$(mktemp -d /tmp/rocescope-memory-bench.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 cargo build --release -q -p rocescope -p rocescope-samplegen
+bin=${CARGO_TARGET_DIR:-target}/release
 f="$work/bulk.pcap"
-./target/release/rocescope-samplegen --bulk "$f" --packets "$frames" --qps "$qps" --payload 1024 --snap 128 >/dev/null
+"$bin"/rocescope-samplegen --bulk "$f" --packets "$frames" --qps "$qps" --payload 1024 --snap 128 >/dev/null
 echo "$frames frames over $qps QPs ($(du -h "$f" | cut -f1)); peak RSS of two runs each"
 printf "%8s %8s %10s %8s\n" threads output peak_MB wall_s
 for t in 1 2; do
@@ -21,7 +25,7 @@ for t in 1 2; do
     peak=0
     wall=0
     for _ in 1 2; do
-      /usr/bin/time -f "%M %e" -o "$work/t" ./target/release/rocescope report -r "$f" --threads "$t" "$out" >/dev/null
+      /usr/bin/time -f "%M %e" -o "$work/t" "${ROCESCOPE:-$bin/rocescope}" report -r "$f" --threads "$t" "$out" >/dev/null
       read -r kb s <"$work/t"
       [ "$kb" -gt "$peak" ] && peak=$kb
       wall=$s

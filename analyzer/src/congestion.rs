@@ -1,7 +1,7 @@
 //! The congestion pass: CE marks (and marks a mirror's second copy shows), the CE to CNP
 //! delay and per-QP congestion-control state (cc module; reference §1.6).
 
-use crate::flow::{EvidenceKind, Flow, FlowKey};
+use crate::flow::{count, EvidenceKind, Flow, FlowKey};
 use crate::{cc::CcConfig, Analyzer, FrameMeta};
 use rocescope_decoder::Ecn;
 use rustc_hash::FxHashMap;
@@ -67,9 +67,9 @@ impl Analyzer {
         let Some(id) = self.flows.find(&key) else { return };
         let Some(f) = self.flows.get_mut(id) else { return };
         // The first copy's codepoint (ECT(0) or ECT(1); Not-ECT cannot be marked) gives way.
-        if let Some(from) = [Ecn::Ect0 as usize, Ecn::Ect1 as usize].into_iter().find(|&i| f.ecn[i] >= w) {
-            f.ecn[from] -= w;
-            f.ecn[Ecn::Ce as usize] += w;
+        if let Some(from) = [Ecn::Ect0 as usize, Ecn::Ect1 as usize].into_iter().find(|&i| f.ecn()[i] >= w) {
+            f.set_count(count::ECN + from, f.ecn()[from] - w);
+            f.add_count(count::ECN + Ecn::Ce as usize, w);
         }
         f.bins.add_ce(meta.ts_ns - start, w);
         if data {

@@ -9,16 +9,22 @@ use std::collections::VecDeque;
 use std::net::IpAddr;
 
 /// Packets per opcode: the first four distinct opcodes inline (a WRITE stream's First,
-/// Middle, Last and Only; an ACK stream's one), the rest in a list allocated when a fifth
-/// comes. 48 bytes a flow (issue 13: eight inline and a `Vec` took 104).
+/// Middle, Last and Only; an ACK stream's one) with 32-bit counts, the rest in a list
+/// allocated when a fifth comes. 32 bytes a flow (issue 39; 56 with 64-bit inline counts,
+/// 104 with eight inline and a `Vec`, issue 13). An inline count that would pass
+/// `u32::MAX` widens: its 64-bit count moves to the list and its bit in `wide` is set, so
+/// the counts read (and saturate) as 64-bit ones.
 #[derive(Clone, Debug, Default)]
 pub struct OpcodeCounts {
     ops: [u8; 4],
     len: u8,
-    counts: [u64; 4],
-    /// Past four: a boxed slice (8 bytes inline, where a `Vec` took 24), grown by one on each
-    /// new opcode, which is rare.
-    more: Option<Box<[(u8, u64)]>>,
+    /// Bit i: inline slot i's count lives in `more` (it passed `u32::MAX`).
+    wide: u8,
+    counts: [u32; 4],
+    /// Past four, and widened inline counts: a boxed `Vec` (8 bytes inline, where a `Vec`
+    /// took 24 and a boxed slice 16), which few flows need.
+    #[allow(clippy::box_collection)]
+    more: Option<Box<Vec<(u8, u64)>>>,
 }
 
 impl OpcodeCounts {
@@ -31,35 +37,90 @@ impl OpcodeCounts {
     pub fn add_n(&mut self, op: Opcode, k: u64) {
         let n = usize::from(self.len);
         if let Some(i) = self.ops.iter().take(n).position(|o| *o == op.0) {
-            if let Some(c) = self.counts.get_mut(i) {
-                *c = c.saturating_add(k);
+            if self.wide & (1 << i) != 0 {
+                self.add_more(op.0, k);
+            } else if let Some(c) = self.counts.get_mut(i) {
+                match u32::try_from(k).ok().and_then(|k| c.checked_add(k)) {
+                    Some(v) => *c = v,
+                    None => {
+                        let total = u64::from(*c).saturating_add(k);
+                        *c = 0;
+                        self.wide |= 1 << i;
+                        self.push_more(op.0, total);
+                    }
+                }
             }
         } else if n < self.ops.len() {
             if let (Some(o), Some(c)) = (self.ops.get_mut(n), self.counts.get_mut(n)) {
                 *o = op.0;
-                *c = k;
+                match u32::try_from(k) {
+                    Ok(k) => *c = k,
+                    Err(_) => {
+                        *c = 0;
+                        self.wide |= 1 << n;
+                        self.push_more(op.0, k);
+                    }
+                }
             }
             self.len += 1;
-        } else if let Some(slot) = self.more.iter_mut().flat_map(|m| m.iter_mut()).find(|(o, _)| *o == op.0) {
+        } else {
+            self.add_more(op.0, k);
+        }
+    }
+
+    /// Add `k` to `op`'s entry in the list, adding the entry when it has none.
+    fn add_more(&mut self, op: u8, k: u64) {
+        if let Some(slot) = self.more.iter_mut().flat_map(|m| m.iter_mut()).find(|(o, _)| *o == op) {
             slot.1 = slot.1.saturating_add(k);
         } else {
-            let mut v = self.more.take().map(Vec::from).unwrap_or_default();
-            v.push((op.0, k));
-            self.more = Some(v.into_boxed_slice());
+            self.push_more(op, k);
         }
+    }
+
+    fn push_more(&mut self, op: u8, k: u64) {
+        let v = self.more.get_or_insert_with(|| Box::new(Vec::with_capacity(1)));
+        v.push((op, k));
+    }
+
+    /// The list's count for `op` (0 when it has none).
+    fn more_of(&self, op: u8) -> u64 {
+        self.more.iter().flat_map(|m| m.iter()).find(|(o, _)| *o == op).map_or(0, |e| e.1)
     }
 
     /// (opcode, packets) pairs in first-seen order.
     pub fn iter(&self) -> impl Iterator<Item = (Opcode, u64)> + '_ {
         let n = usize::from(self.len);
-        self.ops
+        let inline = self.ops.get(..n).unwrap_or(&[]);
+        inline
             .iter()
             .zip(self.counts.iter())
-            .take(n)
-            .map(|(o, c)| (*o, *c))
-            .chain(self.more.iter().flat_map(|m| m.iter().copied()))
+            .enumerate()
+            .map(|(i, (o, c))| (*o, if self.wide & (1 << i) != 0 { self.more_of(*o) } else { u64::from(*c) }))
+            .chain(self.more.iter().flat_map(|m| m.iter().copied()).filter(move |(o, _)| !inline.contains(o)))
             .map(|(o, n)| (Opcode(o), n))
     }
+}
+
+/// The indexes of a flow's widening counts ([`Flow::count`]).
+pub mod count {
+    /// Packets.
+    pub const PACKETS: usize = 0;
+    /// Wire bytes (capture record length).
+    pub const BYTES: usize = 1;
+    /// IB payload bytes.
+    pub const PAYLOAD_BYTES: usize = 2;
+    /// Messages: packets ending a message (Last/Only), ACKs excluded.
+    pub const MESSAGES: usize = 3;
+    /// Request and response packets.
+    pub const REQUESTS: usize = 4;
+    /// Response packets (READ responses, ACKs, atomic ACKs).
+    pub const RESPONSES: usize = 5;
+    /// Not-ECT packets; ECT(1), ECT(0) and CE follow (`ECN + codepoint`).
+    pub const ECN: usize = 6;
+    /// Positive ACKs (Acknowledge packets).
+    pub const ACKS: usize = 10;
+    /// How many.
+    pub const N: usize = 11;
 }
 
 /// One direction of a QP.
@@ -134,6 +195,41 @@ impl Pairing {
 /// Outstanding requests remembered for latency (bounded).
 pub(crate) const MAX_OUTSTANDING: usize = 1024;
 
+/// An outstanding AckReq: (PSN, wire length or `u32::MAX` for a message's Last packet,
+/// time, frame).
+pub(crate) type AckReq = (u32, u32, i64, u64);
+
+/// No AckReq outstanding: what a flow that never asked for an ACK reads.
+static NO_ACKREQS: VecDeque<AckReq> = VecDeque::new();
+
+/// A flow's outstanding AckReqs and its ACK latency, allocated on the first of either: 8
+/// bytes in the flow where a `VecDeque` header and a boxed `Latency` took 40, one
+/// allocation for the two, and the flows that never ask for an ACK (the ACK direction of
+/// every connection) hold none (issue 39). It reads as the queue: an untouched one as an
+/// empty queue; any change allocates it (so clear only a non-empty one).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct AckReqs(Option<Box<AckState>>);
+
+/// What [`AckReqs`] holds.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct AckState {
+    outstanding: VecDeque<AckReq>,
+    latency: Latency,
+}
+
+impl std::ops::Deref for AckReqs {
+    type Target = VecDeque<AckReq>;
+    fn deref(&self) -> &VecDeque<AckReq> {
+        self.0.as_deref().map_or(&NO_ACKREQS, |a| &a.outstanding)
+    }
+}
+
+impl std::ops::DerefMut for AckReqs {
+    fn deref_mut(&mut self) -> &mut VecDeque<AckReq> {
+        &mut self.0.get_or_insert_with(Box::default).outstanding
+    }
+}
+
 /// The part of a flow touched only on events, kept out of line so the per-packet state of
 /// thousands of flows stays in cache, and allocated on a flow's first event: most flows of
 /// a large capture never have one ([`Flow::cold`]).
@@ -169,6 +265,9 @@ pub struct FlowCold {
     reads: Option<Box<Reads>>,
     /// Its closed bursts of data ([`Flow::runs`]).
     runs: Option<Box<Runs>>,
+    /// The high halves of its counts past `u32::MAX` (`Flow::counts`), allocated on the
+    /// first: only a flow of more than 4 GB (or 4 G packets) has one.
+    counts_hi: Option<Box<[u32; count::N]>>,
 }
 
 /// A flow's NAKs and RNR NAKs (allocated on its first: [`Flow::naks`]).
@@ -230,6 +329,7 @@ static NO_EVENTS: FlowCold = FlowCold {
     latency: None,
     reads: None,
     runs: None,
+    counts_hi: None,
 };
 
 /// What a flow without latency samples reads as its figures.
@@ -307,24 +407,20 @@ pub(crate) const EVIDENCE_PER_KIND: usize = 5;
 pub struct Flow {
     /// Last packet time.
     pub last_ts: i64,
-    /// Packets.
-    pub packets: u64,
-    /// Wire bytes (capture record length).
-    pub bytes: u64,
-    /// IB payload bytes.
-    pub payload_bytes: u64,
-    /// Messages: packets ending a message (Last/Only), ACKs excluded.
-    pub messages: u64,
-    /// Request and response packets.
-    pub requests: u64,
-    /// Response packets (READ responses, ACKs, atomic ACKs).
-    pub responses: u64,
-    /// Not-ECT, ECT(1), ECT(0), CE counts (indexed by codepoint).
-    pub ecn: [u64; 4],
-    /// DSCP values seen (bit n = DSCP n).
-    pub dscp_seen: u64,
+    /// Its packets, wire bytes, payload bytes, messages, requests, responses, ECN
+    /// codepoints and ACKs as 32-bit counts ([`count`]: read them through [`Flow::packets`]
+    /// and the others). A count that passes `u32::MAX` widens: its bit in `wide` is set and
+    /// its high half lives in the cold part, so each reads (and saturates) as a `u64` (44
+    /// bytes where eleven `u64`s took 88, issue 39).
+    counts: [u32; count::N],
+    /// Bit i: count i has a high half in the cold part.
+    wide: u16,
     /// PCP values seen on tagged packets (bit n = PCP n).
     pub pcp_seen: u8,
+    /// How it was paired with the reverse flow (with `wide` and `pcp_seen`: no padding).
+    pub pairing: Option<Pairing>,
+    /// DSCP values seen (bit n = DSCP n).
+    pub dscp_seen: u64,
     /// Priority of its packets (PCP, or DSCP >> 3 untagged): last seen, a CNP's only when
     /// it is the flow's first packet (CNPs ride a class of their own).
     pub priority: Option<u8>,
@@ -334,8 +430,6 @@ pub struct Flow {
     pub uc: bool,
     /// Carries Mellanox DC packets (opcodes 0x40-0x5F read as DC).
     pub dc: bool,
-    /// How it was paired with the reverse flow (with the other one-byte fields: no padding).
-    pub pairing: Option<Pairing>,
     /// Path MTU implied by this flow's full-size First/Middle packets (0 unknown).
     pub pmtu: u32,
     /// The UDP source port of its first RoCEv2 packet: the ECMP entropy its NIC set for the
@@ -360,14 +454,11 @@ pub struct Flow {
     pub psn: LazyPsn,
     /// Its key.
     pub key: FlowKey,
-    /// AckReq to ACK latency (boxed: touched only on ACKs), apart from the other figures:
-    /// every request flow has ACKs, few have READs, NAKs or CNPs (64 bytes a flow, not 256).
-    ack_latency: Option<Box<Latency>>,
     /// Requests that asked for an ACK, not yet acknowledged: (PSN, wire length or
-    /// `u32::MAX` for a message's Last packet, time, frame).
-    pub(crate) outstanding_ackreq: VecDeque<(u32, u32, i64, u64)>,
-    /// Positive ACKs (Acknowledge packets) in this flow.
-    pub acks: u64,
+    /// `u32::MAX` for a message's Last packet, time, frame); with the AckReq to ACK latency
+    /// in the same box ([`Flow::ack_latency`]), apart from the other figures: every request
+    /// flow has ACKs, few have READs, NAKs or CNPs.
+    pub(crate) outstanding_ackreq: AckReqs,
     /// What is touched only on events (ACKs, NAKs, CNPs, AckReq, evidence).
     cold: Option<Box<FlowCold>>,
     /// First frame number.
@@ -418,16 +509,10 @@ impl Flow {
     pub(crate) fn new(key: FlowKey, frame: u64, ts: i64, bin_ns: u64) -> Self {
         Flow {
             key,
-            ack_latency: None,
             last_ts: ts,
-            packets: 0,
-            bytes: 0,
-            payload_bytes: 0,
-            messages: 0,
-            requests: 0,
-            responses: 0,
+            counts: [0; count::N],
+            wide: 0,
             opcodes: OpcodeCounts::default(),
-            ecn: [0; 4],
             dscp_seen: 0,
             pcp_seen: 0,
             psn: LazyPsn::default(),
@@ -442,8 +527,7 @@ impl Flow {
             udp_sport: 0,
             udp_sport_last: None,
             udp_sport_changes: 0,
-            acks: 0,
-            outstanding_ackreq: VecDeque::new(),
+            outstanding_ackreq: AckReqs::default(),
             cold: None,
             first_frame: frame,
             first_ts: ts,
@@ -451,6 +535,114 @@ impl Flow {
             pairing: None,
             fold: FlowFold::default(),
         }
+    }
+
+    /// Count `c` ([`count`]) as a `u64`: its 32 bits, and the high half kept apart once it
+    /// passed `u32::MAX`.
+    #[inline]
+    pub fn count(&self, c: usize) -> u64 {
+        let lo = self.counts.get(c).map_or(0, |v| u64::from(*v));
+        if self.wide & (1 << c) == 0 {
+            lo
+        } else {
+            let hi = self.cold().counts_hi.as_deref().and_then(|h| h.get(c)).map_or(0, |v| u64::from(*v));
+            lo | hi << 32
+        }
+    }
+
+    /// Add `x` to count `c`, saturating at `u64::MAX` (widening past `u32::MAX`). A wide
+    /// count's low half takes an add that does not carry as a narrow one does (its high half
+    /// unchanged): only a carry, or an `x` past 32 bits, takes the slow path.
+    #[inline(always)]
+    pub(crate) fn add_count(&mut self, c: usize, x: u64) {
+        if let Some(v) = self.counts.get_mut(c) {
+            if let Some(n) = u32::try_from(x).ok().and_then(|x| v.checked_add(x)) {
+                *v = n;
+                return;
+            }
+        }
+        self.set_count(c, self.count(c).saturating_add(x));
+    }
+
+    /// One frame's counts: `w` packets of codepoint `ecn` (0-3), `bytes` wire and `payload`
+    /// payload bytes in all. One test for the four while none carries past 32 bits (the
+    /// per-frame path: about as cheap as the four 64-bit adds it replaces; see
+    /// [`Flow::add_count`] for wide counts).
+    #[inline(always)]
+    pub(crate) fn count_frame(&mut self, w: u64, bytes: u64, payload: u64, ecn: usize) {
+        if (w | bytes | payload) >> 32 == 0 && ecn < 4 {
+            let c = &mut self.counts;
+            let (p, o1) = c[count::PACKETS].overflowing_add(w as u32);
+            let (b, o2) = c[count::BYTES].overflowing_add(bytes as u32);
+            let (y, o3) = c[count::PAYLOAD_BYTES].overflowing_add(payload as u32);
+            let (e, o4) = c[count::ECN + ecn].overflowing_add(w as u32);
+            if !(o1 | o2 | o3 | o4) {
+                (c[count::PACKETS], c[count::BYTES], c[count::PAYLOAD_BYTES], c[count::ECN + ecn]) =
+                    (p, b, y, e);
+                return;
+            }
+        }
+        self.add_count(count::PACKETS, w);
+        self.add_count(count::BYTES, bytes);
+        self.add_count(count::PAYLOAD_BYTES, payload);
+        self.add_count(count::ECN + ecn, w);
+    }
+
+    /// Set count `c` to `v` (its high half, when it has one, to the cold part).
+    #[cold]
+    pub(crate) fn set_count(&mut self, c: usize, v: u64) {
+        let (lo, hi) = (v as u32, (v >> 32) as u32);
+        if let Some(x) = self.counts.get_mut(c) {
+            *x = lo;
+        }
+        if hi != 0 || self.wide & (1 << c) != 0 {
+            self.wide |= 1 << c;
+            if let Some(h) = self.cold_mut().counts_hi.get_or_insert_with(Box::default).get_mut(c) {
+                *h = hi;
+            }
+        }
+    }
+
+    /// Packets.
+    #[inline]
+    pub fn packets(&self) -> u64 {
+        self.count(count::PACKETS)
+    }
+
+    /// Wire bytes (capture record length).
+    #[inline]
+    pub fn bytes(&self) -> u64 {
+        self.count(count::BYTES)
+    }
+
+    /// IB payload bytes.
+    pub fn payload_bytes(&self) -> u64 {
+        self.count(count::PAYLOAD_BYTES)
+    }
+
+    /// Messages: packets ending a message (Last/Only), ACKs excluded.
+    pub fn messages(&self) -> u64 {
+        self.count(count::MESSAGES)
+    }
+
+    /// Request and response packets.
+    pub fn requests(&self) -> u64 {
+        self.count(count::REQUESTS)
+    }
+
+    /// Response packets (READ responses, ACKs, atomic ACKs).
+    pub fn responses(&self) -> u64 {
+        self.count(count::RESPONSES)
+    }
+
+    /// Not-ECT, ECT(1), ECT(0), CE counts (indexed by codepoint).
+    pub fn ecn(&self) -> [u64; 4] {
+        std::array::from_fn(|i| self.count(count::ECN + i))
+    }
+
+    /// Positive ACKs (Acknowledge packets) in this flow.
+    pub fn acks(&self) -> u64 {
+        self.count(count::ACKS)
     }
 
     /// Its event counters and evidence (all zero, and no allocation, until its first event).
@@ -503,12 +695,12 @@ impl Flow {
     /// AckReq request to the ACK that covers it (empty, and no allocation, until its first
     /// sample).
     pub fn ack_latency(&self) -> &Latency {
-        self.ack_latency.as_deref().unwrap_or(&NO_ACK_LATENCY)
+        self.outstanding_ackreq.0.as_deref().map_or(&NO_ACK_LATENCY, |a| &a.latency)
     }
 
     /// The ACK latency, to add to: allocated on the first sample.
     pub(crate) fn ack_latency_mut(&mut self) -> &mut Latency {
-        self.ack_latency.get_or_insert_with(Box::default)
+        &mut self.outstanding_ackreq.0.get_or_insert_with(Box::default).latency
     }
 
     /// The time of the NAK a resend answers, taken (no allocation when there is none).
@@ -581,10 +773,10 @@ impl Flow {
 
     /// CE fraction of the flow's packets.
     pub fn ce_fraction(&self) -> f64 {
-        if self.packets == 0 {
+        if self.packets() == 0 {
             0.0
         } else {
-            self.ecn[3] as f64 / self.packets as f64
+            self.count(count::ECN + 3) as f64 / self.packets() as f64
         }
     }
 }
@@ -592,6 +784,9 @@ impl Flow {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The bound on `size_of::<Flow>()`.
+    const FLOW_BYTES: usize = 384;
 
     #[test]
     fn opcode_counts_keep_every_opcode_in_first_seen_order() {
@@ -607,5 +802,72 @@ mod tests {
         big.add_n(Opcode(1), u64::MAX);
         big.add_n(Opcode(1), 5);
         assert_eq!(big.iter().next().map(|(_, n)| n), Some(u64::MAX), "saturates");
+    }
+
+    #[test]
+    fn opcode_counts_widen_past_u32_in_place() {
+        let mut c = OpcodeCounts::default();
+        let max = u64::from(u32::MAX);
+        c.add_n(Opcode(6), max - 1);
+        c.add_n(Opcode(7), 3);
+        c.add_n(Opcode(6), 5); // passes u32::MAX: widens, keeps its place
+        c.add_n(Opcode(8), max + 10); // born wide
+        c.add_n(Opcode(10), 1);
+        c.add_n(Opcode(0x11), 2); // fifth: the list
+        c.add_n(Opcode(6), 1);
+        c.add_n(Opcode(8), 1);
+        let got: Vec<(u8, u64)> = c.iter().map(|(o, n)| (o.0, n)).collect();
+        assert_eq!(got, [(6, max + 5), (7, 3), (8, max + 11), (10, 1), (0x11, 2)]);
+        c.add_n(Opcode(6), u64::MAX);
+        assert_eq!(c.iter().next().map(|(_, n)| n), Some(u64::MAX), "a widened count saturates");
+    }
+
+    #[test]
+    fn counts_widen_past_u32_and_saturate_as_u64() {
+        let key = FlowKey { src: [10, 0, 0, 1].into(), dst: [10, 0, 0, 2].into(), dest_qp: 7, point: 0 };
+        let mut f = Flow::new(key, 1, 0, 1000);
+        let max = u64::from(u32::MAX);
+        f.add_count(count::BYTES, max);
+        assert_eq!((f.bytes(), f.wide), (max, 0), "u32::MAX fits");
+        assert!(f.cold.is_none());
+        f.add_count(count::BYTES, 2);
+        assert_eq!(f.bytes(), max + 2, "widened");
+        f.add_count(count::BYTES, 3);
+        f.add_count(count::PACKETS, 5);
+        assert_eq!((f.bytes(), f.packets()), (max + 5, 5));
+        f.add_count(count::ECN + 3, 5 * max);
+        assert_eq!(f.ecn(), [0, 0, 0, 5 * max]);
+        f.set_count(count::ECN + 3, 1);
+        assert_eq!(f.ecn()[3], 1, "a widened count set low reads low");
+        f.add_count(count::BYTES, u64::MAX);
+        assert_eq!(f.bytes(), u64::MAX, "saturates");
+        f.add_count(count::ACKS, u64::MAX);
+        f.add_count(count::ACKS, 1);
+        assert_eq!(f.acks(), u64::MAX);
+        assert_eq!(f.packets(), 5);
+    }
+
+    #[test]
+    fn ackreqs_allocate_on_the_first_only() {
+        let mut q = AckReqs::default();
+        assert!(q.is_empty() && q.0.is_none());
+        q.push_back((1, 2, 3, 4));
+        assert_eq!(q.front(), Some(&(1, 2, 3, 4)));
+        assert!(q.0.is_some());
+        let key = FlowKey { src: [10, 0, 0, 1].into(), dst: [10, 0, 0, 2].into(), dest_qp: 7, point: 0 };
+        let mut f = Flow::new(key, 1, 0, 1000);
+        assert_eq!(f.ack_latency().summary(), None);
+        f.ack_latency_mut().add(500);
+        assert!(f.outstanding_ackreq.is_empty(), "the latency shares the box, not the queue");
+        assert_eq!(f.ack_latency().summary().map(|s| s.count), Some(1));
+    }
+
+    #[test]
+    fn the_flow_record_stays_small() {
+        // What every flow of a capture holds (issue 39: 480 bytes before): a field added
+        // here costs 200 kB at 100,000 QPs, so growing it should be a decision.
+        assert!(std::mem::size_of::<Flow>() <= FLOW_BYTES, "{} bytes", std::mem::size_of::<Flow>());
+        assert_eq!(std::mem::size_of::<OpcodeCounts>(), 32);
+        assert_eq!(std::mem::size_of::<AckReqs>(), 8);
     }
 }

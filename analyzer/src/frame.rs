@@ -225,11 +225,8 @@ impl Analyzer {
         let dc = self.cfg.opcode.dc;
         let Some(f) = self.flows.get_mut(id) else { return };
         f.last_ts = meta.ts_ns;
-        f.packets = f.packets.saturating_add(w);
-        f.bytes = f.bytes.saturating_add(wire.saturating_mul(w));
-        f.payload_bytes = f.payload_bytes.saturating_add((v.payload_len as u64).saturating_mul(w));
+        f.count_frame(w, wire.saturating_mul(w), (v.payload_len as u64).saturating_mul(w), ecn as usize);
         f.opcodes.add_n(op, w);
-        f.ecn[ecn as usize] += w;
         f.dscp_seen |= 1 << (dscp & 63);
         if let Some(pc) = v.pcp {
             f.pcp_seen |= 1 << (pc & 7);

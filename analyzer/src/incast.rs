@@ -629,7 +629,7 @@ fn name_senders(a: &crate::Analyzer, out: &mut [IncastReport]) {
             continue;
         };
         let active = f.first_ts < r.start_ns + r.bin_ns as i64 && f.last_ts >= r.start_ns;
-        if active && f.requests > 0 && seen.insert(f.key.src) {
+        if active && f.requests() > 0 && seen.insert(f.key.src) {
             v.push((f.first_ts, f.key.src));
         }
     }

@@ -870,7 +870,7 @@ impl Analyzer {
             cc.on_packet(meta.ts_ns, wire.saturating_mul(w));
         }
         if v.info.ends_message {
-            f.messages += w;
+            f.add_count(flow::count::MESSAGES, w);
         }
         if v.info.full_size && v.payload_len > 0 {
             // A First/Middle packet is full-size: its payload is the path MTU.

@@ -22,9 +22,10 @@ pub const fn psn_add(a: u32, n: u32) -> u32 {
     a.wrapping_add(n) & MASK
 }
 
-/// PSNs remembered behind the highest one seen (to tell duplicates from gap fillers). Kept
-/// inline (64 bytes) so the per-packet check needs no pointer chase.
-const WINDOW: u32 = 512;
+/// PSNs remembered behind the highest one seen (to tell duplicates from gap fillers):
+/// the `window` submodule, 8 bytes inline for an in-order stream.
+mod window;
+use window::{SeenWindow, WINDOW};
 /// A PSN further behind than this, outside any open gap, starts a new stream.
 const RESYNC_BEHIND: i32 = 1 << 15;
 /// Open gaps remembered per flow; older unresolved ones are counted as capture loss.
@@ -445,7 +446,7 @@ pub struct PsnTracker {
     last_new_ts: i64,
     /// Request packets seen.
     pub requests: u64,
-    seen: [u64; (WINDOW / 64) as usize],
+    seen: SeenWindow,
     /// Boxed: only reordered or resent packets open a run (48 bytes off every tracker).
     fill: Option<Box<FillRun>>,
     /// The PSN of a NAK whose packet arrived late: the go-back-N it starts is needless.
@@ -476,7 +477,7 @@ static UNTOUCHED: PsnTracker = PsnTracker {
     first: 0,
     last_new_ts: 0,
     requests: 0,
-    seen: [0; (WINDOW / 64) as usize],
+    seen: SeenWindow::EMPTY,
     fill: None,
     spurious_nak: None,
     stats: None,
@@ -545,32 +546,15 @@ impl PsnTracker {
         self.stats.get_or_insert_with(Box::default)
     }
 
+    #[inline]
     fn bit(&self, psn: u32) -> bool {
-        let i = (psn % WINDOW) as usize;
-        self.seen.get(i / 64).is_some_and(|w| w & (1 << (i % 64)) != 0)
-    }
-
-    fn set(&mut self, psn: u32, on: bool) {
-        let i = (psn % WINDOW) as usize;
-        if let Some(w) = self.seen.get_mut(i / 64) {
-            if on {
-                *w |= 1 << (i % 64);
-            } else {
-                *w &= !(1 << (i % 64));
-            }
-        }
+        self.seen.bit(self.expected, psn)
     }
 
     /// Advance the window to cover `[self.expected, new_expected)`, clearing stale bits.
+    #[inline]
     fn advance(&mut self, new_expected: u32) {
-        let d = psn_diff(new_expected, self.expected).max(0) as u32;
-        if d >= WINDOW {
-            self.seen.iter_mut().for_each(|w| *w = 0);
-        } else {
-            for k in 0..d {
-                self.set(psn_add(self.expected, k), false);
-            }
-        }
+        self.seen.advance(self.expected, new_expected);
         self.expected = new_expected;
     }
 
@@ -907,6 +891,7 @@ impl PsnTracker {
         }
         if !self.started {
             self.started = true;
+            self.seen.rebase(self.expected);
             self.expected = psn;
             self.first = psn;
             self.last_new_ts = ts_ns;
@@ -1169,13 +1154,12 @@ impl PsnTracker {
             let aged = st.open.drain(..).filter(|g| !g.explained && !g.filled).count();
             st.capture_loss_gaps_aged += aged as u64;
         }
-        self.seen.iter_mut().for_each(|w| *w = 0);
+        self.seen.clear();
     }
 
+    #[inline]
     fn mark(&mut self, psn: u32, span: u32) {
-        for k in 0..span.min(WINDOW) {
-            self.set(psn_add(psn, k), true);
-        }
+        self.seen.mark(self.expected, psn, span);
     }
 
     /// Gaps never explained by a NAK or a retransmission nor filled late: probable capture

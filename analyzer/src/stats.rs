@@ -165,7 +165,10 @@ pub struct Bins {
     doublings: u8,
     /// Per bin: [bytes, packets, CE packets, resent packets, CNPs received].
     /// Per bin from `first` on (a flow that starts late holds no empty bins before it).
-    bins: Vec<[u64; FIGURES]>,
+    /// 32-bit figures until one needs more (`wide`: the `closed` module).
+    bins: Closed,
+    /// The closed bins hold 64-bit figures.
+    wide: bool,
     /// The series index of `bins[0]`.
     first: u32,
     /// The bin being filled, by index at the `--bin` width.
@@ -177,8 +180,8 @@ pub struct Bins {
     peak_ce: (u64, u32, u32),
 }
 
-/// Figures per bin.
-const FIGURES: usize = 5;
+mod closed;
+use closed::{Closed, FIGURES};
 
 /// The `--bin` bin being filled: its bytes, and its other figures as 32-bit counts (one
 /// flow's packets in one `--bin` bin; saturating), 24 bytes where five `u64`s took 40. The
@@ -238,7 +241,8 @@ impl Bins {
         Bins {
             width_ns: w,
             doublings: 0,
-            bins: Vec::new(),
+            bins: Closed::default(),
+            wide: false,
             first: 0,
             fine_idx: 0,
             fine: Fine::default(),
@@ -330,43 +334,28 @@ impl Bins {
         } else if idx < self.first {
             // Before the first bin held (merged captures out of order): rare.
             let n = (self.first - idx) as usize;
-            self.bins.splice(0..0, std::iter::repeat_n([0; FIGURES], n));
+            self.bins.insert_front(n, self.wide);
             self.first = idx;
         }
         let i = (idx - self.first) as usize;
-        if self.bins.len() <= i {
-            // Exactly as many as needed while the series is short: a flow of a few packets
-            // holds one or two bins, not the four a growing `Vec` starts with (most of a
-            // quiet flow's series memory at 100k QPs, issue 13). Longer series grow as usual.
-            if i < 8 {
-                self.bins.reserve_exact(i + 1 - self.bins.len());
-            }
-            self.bins.resize(i + 1, [0; FIGURES]);
-        }
-        if let Some(b) = self.bins.get_mut(i) {
-            for (x, y) in b.iter_mut().zip(v) {
-                *x = x.saturating_add(y);
-            }
-        }
+        // Exactly as many as needed while the series is short: a flow of a few packets
+        // holds one or two bins, not the four a growing `Vec` starts with (most of a quiet
+        // flow's series memory at 100k QPs, issue 13). Longer series grow as usual.
+        self.bins.grow_to(i + 1, i < 8, self.wide);
+        self.bins.add(i, v, &mut self.wide);
     }
 
     fn merge(&mut self) {
         self.width_ns *= 2;
         self.doublings = self.doublings.saturating_add(1);
         let first = self.first / 2;
-        let mut merged: Vec<[u64; FIGURES]> = Vec::new();
-        for (j, b) in self.bins.iter().enumerate() {
+        let (mut merged, mut wide) = (Closed::default(), self.wide);
+        for j in 0..self.bins.len(self.wide) {
             let t = ((self.first as usize + j) / 2).saturating_sub(first as usize);
-            if merged.len() <= t {
-                merged.resize(t + 1, [0; FIGURES]);
-            }
-            if let Some(m) = merged.get_mut(t) {
-                for (x, y) in m.iter_mut().zip(b) {
-                    *x += y;
-                }
-            }
+            merged.grow_to(t + 1, false, wide);
+            merged.add(t, self.bins.get(j, self.wide), &mut wide);
         }
-        self.bins = merged;
+        (self.bins, self.wide) = (merged, wide);
         self.first = first;
     }
 
@@ -398,10 +387,10 @@ impl Bins {
         let first = if self.bins.is_empty() { 0 } else { self.first as usize };
         // Sized once: grown as it was filled, each of a flow's series cost two or three
         // reallocations (a report writes seven series a flow, for 200,000 flows at 100,000 QPs).
-        let len = (first + self.bins.len()).max(if self.fine.is_empty() { 0 } else { idx + 1 });
+        let len = (first + self.bins.len(self.wide)).max(if self.fine.is_empty() { 0 } else { idx + 1 });
         let mut v: Vec<u64> = Vec::with_capacity(len);
         v.resize(first, 0);
-        v.extend(self.bins.iter().map(|b| b[k]));
+        v.extend(self.bins.figure(k, self.wide));
         if !self.fine.is_empty() {
             if v.len() <= idx {
                 v.resize(idx + 1, 0);
@@ -791,7 +780,7 @@ mod tests {
         // Held: from the first bin with a packet, not from the capture start.
         let settled = b.settled();
         assert_eq!(settled.first as usize, bytes.iter().position(|x| *x > 0).unwrap());
-        assert_eq!(settled.bins.len() + settled.first as usize, bytes.len());
+        assert_eq!(settled.bins.len(settled.wide) + settled.first as usize, bytes.len());
     }
 
     proptest::proptest! {

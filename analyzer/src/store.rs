@@ -82,7 +82,7 @@ pub struct PairSummary {
 
 impl PairSummary {
     fn add(&mut self, f: &Flow) {
-        self.responses |= f.responses > 0;
+        self.responses |= f.responses() > 0;
         self.acked_len_max = self.acked_len_max.max(f.psn.acked_len_max);
     }
 }
@@ -472,7 +472,7 @@ mod tests {
             assert_eq!(s.pair_summary(0, ip(1), ip(2)), PairSummary::default(), "{n} flows");
             // A later flow empties what was worked out.
             let mut last = flow(1, 2, n, 10_000);
-            last.responses = 1;
+            last.add_count(crate::flow::count::RESPONSES, 1);
             last.psn.acked_len_max = 1100;
             s.push(last);
             let want = PairSummary { responses: true, acked_len_max: 1100 };

@@ -4,7 +4,7 @@
 //! §1.10, §1.4). Called for every request and response, by the fast path and the full
 //! decode alike (frame module).
 
-use crate::flow::{EvidenceKind, Flow, FlowKey, Pairing};
+use crate::flow::{count, EvidenceKind, Flow, FlowKey, Pairing};
 use crate::latency_samples::Kind;
 use crate::psn::{psn_diff, Cause, PsnConfig, Resolution, Verdict};
 use crate::{cm, frame, psn, Analyzer, FrameMeta, MAX_OUTSTANDING};
@@ -140,7 +140,7 @@ impl Analyzer {
             PsnConfig { reorder_ns: self.cfg.reorder_ns, min_ack_timeout_ns: self.cfg.min_ack_timeout_ns };
         let w = self.weight;
         let Some(f) = self.flows.get_mut(id) else { return };
-        f.requests += w;
+        f.add_count(count::REQUESTS, w);
         if !frame::psn_tracked(v.info.transport) {
             return;
         }
@@ -221,7 +221,9 @@ impl Analyzer {
             Verdict::NewLife { fell_back } => {
                 // The old life's requests are never answered in the new one: left waiting,
                 // they would block its ACKs from being timed, then be timed against them.
-                f.outstanding_ackreq.clear();
+                if !f.outstanding_ackreq.is_empty() {
+                    f.outstanding_ackreq.clear();
+                }
                 if !f.reads().outstanding.is_empty() {
                     f.reads_mut().outstanding.clear();
                 }
@@ -262,16 +264,17 @@ impl Analyzer {
             }
         }
         if v.ack_req {
-            if f.outstanding_ackreq.len() == MAX_OUTSTANDING {
-                f.outstanding_ackreq.pop_front();
-            } else if f.outstanding_ackreq.capacity() == 0 {
+            let q = &mut *f.outstanding_ackreq;
+            if q.len() == MAX_OUTSTANDING {
+                q.pop_front();
+            } else if q.capacity() == 0 {
                 // One to start: most flows have one AckReq outstanding at a time (a
                 // `VecDeque` starts at four, 48 bytes more for each of 100k QPs).
-                f.outstanding_ackreq.reserve_exact(1);
+                q.reserve_exact(1);
             }
             // A Last packet ends a message whose full-size packets passed once it is ACKed.
             let len = if matches!(op.0 & 0x1F, 2 | 3 | 8 | 9 | 22) { u32::MAX } else { meta.len };
-            f.outstanding_ackreq.push_back((psn, len, meta.ts_ns, meta.number));
+            q.push_back((psn, len, meta.ts_ns, meta.number));
         }
         if v.info.read_request && !reissue {
             let reads = f.reads_mut();
@@ -311,7 +314,7 @@ impl Analyzer {
             self.on_read_response(target, psn, meta, v.info.ends_message);
         }
         let Some(f) = self.flows.get_mut(id) else { return };
-        f.responses += self.weight;
+        f.add_count(count::RESPONSES, self.weight);
         let Some(aeth) = v.aeth else {
             return; // READ Response Middle
         };
@@ -319,7 +322,7 @@ impl Analyzer {
         match aeth.kind() {
             AethKind::Ack => {
                 if v.info.ack {
-                    f.acks += self.weight;
+                    f.add_count(count::ACKS, self.weight);
                 }
             }
             AethKind::Nak => {

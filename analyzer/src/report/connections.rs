@@ -26,8 +26,8 @@ pub(super) fn connections(a: &Analyzer, flow_worst: &[Option<Severity>]) -> Vec<
                     b_qpn: f.key.dest_qp,
                     flows: ConnFlows::two(i, p),
                     pairing: Word::new(f.pairing.map_or("none", |p| p.name())),
-                    packets: f.packets + g.map_or(0, |g| g.packets),
-                    bytes: f.bytes + g.map_or(0, |g| g.bytes),
+                    packets: f.packets() + g.map_or(0, |g| g.packets()),
+                    bytes: f.bytes() + g.map_or(0, |g| g.bytes()),
                     health: Word::new(worst(&ids)),
                 });
             }
@@ -39,8 +39,8 @@ pub(super) fn connections(a: &Analyzer, flow_worst: &[Option<Severity>]) -> Vec<
                 b_qpn: f.key.dest_qp,
                 flows: ConnFlows::one(i),
                 pairing: Word::new("none"),
-                packets: f.packets,
-                bytes: f.bytes,
+                packets: f.packets(),
+                bytes: f.bytes(),
                 health: Word::new(worst(&[i])),
             }),
         }

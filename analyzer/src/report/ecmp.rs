@@ -38,7 +38,7 @@ struct Data {
 /// A flow that carries data (requests or READ responses with payload) with ECMP entropy of
 /// its own: RoCEv2 (a UDP source port), not QP1's management datagrams.
 fn is_ecmp_data(f: &Flow) -> bool {
-    f.payload_bytes > 0 && f.key.dest_qp != 1 && f.udp_sport_last.is_some()
+    f.payload_bytes() > 0 && f.key.dest_qp != 1 && f.udp_sport_last.is_some()
 }
 
 fn fingerprint<T: std::hash::Hash>(t: T) -> u64 {
@@ -55,7 +55,7 @@ fn data_flows(a: &Analyzer) -> Vec<Data> {
         .map(|(i, f)| Data {
             host: fingerprint((f.key.point, f.key.src)),
             dst: fingerprint(f.key.dst),
-            bytes: f.bytes,
+            bytes: f.bytes(),
             id: u32::try_from(i).unwrap_or(u32::MAX),
             port: f.udp_sport,
             changed: f.udp_sport_changes > 0,
@@ -234,7 +234,7 @@ fn once_per_qp(a: &Analyzer, ids: impl Iterator<Item = usize>) -> Vec<usize> {
     for i in ids {
         let Some(f) = a.flows.get(i) else { continue };
         let e = best.entry((f.key.src, f.key.dst, f.key.dest_qp)).or_insert(i);
-        if a.flows.get(*e).is_some_and(|g| f.bytes > g.bytes) {
+        if a.flows.get(*e).is_some_and(|g| f.bytes() > g.bytes()) {
             *e = i;
         }
     }
@@ -244,10 +244,10 @@ fn once_per_qp(a: &Analyzer, ids: impl Iterator<Item = usize>) -> Vec<usize> {
 }
 
 fn elephants(a: &Analyzer) -> ElephantsReport {
-    let data = a.flows.iter().enumerate().filter(|(_, f)| f.payload_bytes > 0).map(|(i, _)| i);
+    let data = a.flows.iter().enumerate().filter(|(_, f)| f.payload_bytes() > 0).map(|(i, _)| i);
     let mut v: Vec<(u64, u32)> = once_per_qp(a, data)
         .into_iter()
-        .filter_map(|i| Some((a.flows.get(i)?.bytes, u32::try_from(i).unwrap_or(u32::MAX))))
+        .filter_map(|i| Some((a.flows.get(i)?.bytes(), u32::try_from(i).unwrap_or(u32::MAX))))
         .collect();
     v.sort_unstable_by(|x, y| y.0.cmp(&x.0).then(x.1.cmp(&y.1)));
     let total: u64 = v.iter().map(|x| x.0).sum();
@@ -303,8 +303,8 @@ fn busy_at(a: &Analyzer, point: u16) -> Vec<usize> {
         .flows
         .iter()
         .enumerate()
-        .filter(|(_, f)| f.key.point == point && f.payload_bytes > 0 && f.bytes >= BUSY_MIN_BYTES)
-        .map(|(i, f)| (f.bytes, i))
+        .filter(|(_, f)| f.key.point == point && f.payload_bytes() > 0 && f.bytes() >= BUSY_MIN_BYTES)
+        .map(|(i, f)| (f.bytes(), i))
         .collect();
     v.sort_by(|x, y| y.0.cmp(&x.0).then(x.1.cmp(&y.1)));
     v.into_iter().map(|x| x.1).collect()
@@ -339,7 +339,7 @@ fn uplinks(
     for f in a.flows.iter() {
         if let Some(i) = points.iter().position(|p| *p == f.key.point) {
             if let Some(b) = bytes.get_mut(i) {
-                *b += f.bytes;
+                *b += f.bytes();
             }
         }
     }
@@ -414,7 +414,7 @@ fn prediction_flows(a: &Analyzer, points: &[u16]) -> Vec<Placed> {
                 dport: ROCE_PORT,
                 dest_qp: f.key.dest_qp,
             },
-            bytes: f.bytes,
+            bytes: f.bytes(),
         })
         .collect()
 }

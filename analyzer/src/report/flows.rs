@@ -47,22 +47,22 @@ pub(crate) fn flow_report(id: usize, f: &Flow, a: &Analyzer, detail: bool) -> Fl
         first_ns: f.first_ts,
         last_ns: f.last_ts,
         priority: f.priority,
-        packets: f.packets,
-        bytes: f.bytes,
-        payload_bytes: f.payload_bytes,
-        messages: f.messages,
-        requests: f.requests,
-        responses: f.responses,
+        packets: f.packets(),
+        bytes: f.bytes(),
+        payload_bytes: f.payload_bytes(),
+        messages: f.messages(),
+        requests: f.requests(),
+        responses: f.responses(),
         opcodes: f
             .opcodes
             .iter()
             .map(|(o, n)| OpcodeCount { opcode: o.0, name: o.name(opts).into(), packets: n })
             .collect(),
         ecn: EcnCounts {
-            not_ect: f.ecn[0],
-            ect1: f.ecn[1],
-            ect0: f.ecn[2],
-            ce: f.ecn[3],
+            not_ect: f.ecn()[0],
+            ect1: f.ecn()[1],
+            ect0: f.ecn()[2],
+            ce: f.ecn()[3],
             ce_fraction: f.ce_fraction(),
         },
         psn: PsnReport {
@@ -127,7 +127,7 @@ pub(crate) fn flow_report(id: usize, f: &Flow, a: &Analyzer, detail: bool) -> Fl
             rnr_timer_us_min: f.naks().rnr_timer_us.map(|t| t.0),
             rnr_timer_us_max: f.naks().rnr_timer_us.map(|t| t.1),
         },
-        acks: f.acks,
+        acks: f.acks(),
         cnps: f.cold().cnps,
         cnps_received: f.cold().cnps_received,
         icrc_bad: f.cold().icrc_bad,
@@ -219,7 +219,7 @@ pub(crate) fn cc_shares_bottleneck(f: &Flow, a: &Analyzer) -> bool {
 pub(crate) fn cc_withheld(f: &Flow, a: &Analyzer) -> Option<&'static str> {
     if cc_shares_bottleneck(f, a) {
         Some("incast")
-    } else if f.ecn[rocescope_decoder::Ecn::Ce as usize] > 0 {
+    } else if f.ecn()[rocescope_decoder::Ecn::Ce as usize] > 0 {
         Some("past_queue")
     } else {
         None
@@ -670,7 +670,7 @@ fn ecn_findings(
     a: &Analyzer,
     push: &mut impl FnMut(Severity, FindingKind, String, Vec<EvidenceRef>, u64),
 ) {
-    let ce = f.ecn[3];
+    let ce = f.ecn()[3];
     if ce > 0 {
         let delay = f
             .latency()
@@ -696,8 +696,11 @@ fn ecn_findings(
                 ce,
             );
         } else if f.cold().cnps_received == 0 {
-            let data =
-                f.packets.saturating_sub(f.acks).saturating_sub(f.nak_total()).saturating_sub(f.cold().cnps);
+            let data = f
+                .packets()
+                .saturating_sub(f.acks())
+                .saturating_sub(f.nak_total())
+                .saturating_sub(f.cold().cnps);
             push(
                 Severity::Warning,
                 FindingKind::CeWithoutCnp,

@@ -72,7 +72,7 @@ fn point_classes(a: &Analyzer, point: u16) -> PointClasses {
 /// The marks of a flow's data and ACKs (CNPs left out); `None` for a flow of CNPs only, or
 /// of responses only where ACKs have a class of their own.
 fn flow_marks(f: &Flow, au: &crate::audit::AuditConfig, pc: PointClasses) -> Option<Marks> {
-    if f.requests + f.responses == 0 || (pc.ack_apart && f.requests == 0) {
+    if f.requests() + f.responses() == 0 || (pc.ack_apart && f.requests() == 0) {
         return None;
     }
     let cnp_only = pc.cnp_only;
