@@ -39,8 +39,8 @@ impl Snapshot {
         let n = f.naks();
         let [a, b, c, d, e, g] = n.by_code;
         Snapshot {
-            messages: f.messages,
-            payload_bytes: f.payload_bytes,
+            messages: f.messages(),
+            payload_bytes: f.payload_bytes(),
             retransmits: s.retransmits,
             nak: s.retransmits_nak,
             rnr_resends: s.retransmits_rnr,
