@@ -38,6 +38,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod headline;
 pub mod html;
 pub mod json;
 pub mod metrics;

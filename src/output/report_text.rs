@@ -75,22 +75,7 @@ fn render_text(sr: &StreamedReport<'_>, source: &str, max_connections: usize) ->
     }
     let s = &r.summary;
     let start = s.start_ns.unwrap_or(0);
-    let dur = s.end_ns.unwrap_or(start) - start;
-    let _ = writeln!(
-        o,
-        "rocescope report: {source}\n  {} frames over {:.6} s from {}; {} RoCE ({} v1), {} PFC, {} PAUSE, {} CNP, {} malformed, {} bad ICRC, {} non-RoCE",
-        s.packets,
-        dur as f64 / 1e9,
-        s.start_ns.map(rocescope_capture::time::utc).unwrap_or_else(|| "-".into()),
-        s.roce,
-        s.roce_v1,
-        s.pfc_frames,
-        s.pause_frames,
-        s.cnps,
-        s.malformed,
-        s.icrc_bad,
-        s.non_roce
-    );
+    let _ = writeln!(o, "rocescope report: {source}\n  {}", rocescope_output::headline::summary_line(s));
     if let Some(w) = &s.window {
         let _ = writeln!(
             o,

@@ -134,21 +134,7 @@ pub(super) fn build(sr: &StreamedReport<'_>, source: &str) -> String {
     let r = &sr.report;
     let s = &r.summary;
     let start = s.start_ns.unwrap_or(0);
-    let dur = s.end_ns.unwrap_or(start) - start;
-    let summary = format!(
-        "{} frames over {:.6} s from {}; {} RoCE ({} v1), {} PFC, {} PAUSE, {} CNP, {} malformed, {} bad ICRC, {} non-RoCE",
-        s.packets,
-        dur as f64 / 1e9,
-        s.start_ns.map(rocescope_capture::time::utc).unwrap_or_else(|| "-".into()),
-        s.roce,
-        s.roce_v1,
-        s.pfc_frames,
-        s.pause_frames,
-        s.cnps,
-        s.malformed,
-        s.icrc_bad,
-        s.non_roce
-    );
+    let summary = crate::headline::summary_line(s);
     let page = Page {
         source: escape(source).to_string(),
         summary,
