@@ -261,11 +261,11 @@ pub struct CcReaction {
     pub not_evaluated: u64,
     /// Mean of the rate after over the rate before, over the evaluated CNPs.
     pub mean_ratio: Option<f64>,
-    /// Why no verdict on the reaction is given for this flow although its figures would
-    /// make one (`incast`: it is one of many senders to a receiver, seen past the queue
-    /// they share, where its rate is its share of the drain rate; `past_queue`: its data
-    /// arrives CE-marked, past a marking queue, at that queue's drain rate). Absent
-    /// otherwise.
+    /// Why the reaction of this flow, with at least one evaluated CNP, is not judged
+    /// whichever way its figures lean (`incast`: it is one of many senders to a receiver,
+    /// seen past the queue they share, where its rate is its share of the drain rate;
+    /// `past_queue`: its data arrives CE-marked, past a marking queue, at that queue's
+    /// drain rate). Absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub not_judged: Option<Cow<'static, str>>,
 }

@@ -152,7 +152,10 @@ pub(crate) fn flow_report(id: usize, f: &Flow, a: &Analyzer, detail: bool) -> Fl
         },
         cc: f.cc().map(|c| {
             let mut r = cc_report(c, &a.cfg.cc);
-            if c.not_reacting() {
+            // Withheld whichever way the figures lean: past a marking queue a fall is the
+            // queue's drain rate moving as much as the sender reacting (docs/verdicts.md), so
+            // a flow with evaluated CNPs there says why, whether or not a verdict would fire.
+            if c.evaluated > 0 {
                 r.reaction.not_judged = cc_withheld(f, a).map(Into::into);
             }
             Box::new(r)
