@@ -67,8 +67,9 @@ impl Analyzer {
         let Some(id) = self.flows.find(&key) else { return };
         let Some(f) = self.flows.get_mut(id) else { return };
         // The first copy's codepoint (ECT(0) or ECT(1); Not-ECT cannot be marked) gives way.
-        if let Some(from) = [Ecn::Ect0 as usize, Ecn::Ect1 as usize].into_iter().find(|&i| f.ecn()[i] >= w) {
-            f.set_count(count::ECN + from, f.ecn()[from] - w);
+        let ecn = f.ecn();
+        if let Some(from) = [Ecn::Ect0 as usize, Ecn::Ect1 as usize].into_iter().find(|&i| ecn[i] >= w) {
+            f.set_count(count::ECN + from, ecn[from] - w);
             f.add_count(count::ECN + Ecn::Ce as usize, w);
         }
         f.bins.add_ce(meta.ts_ns - start, w);

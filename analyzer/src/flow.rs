@@ -766,9 +766,19 @@ impl Flow {
         self.cold().evidence.iter().filter(move |(k, _)| *k == kind).map(|(_, e)| e)
     }
 
-    /// Total NAKs (all codes).
+    /// Total NAKs (all codes, RNR included).
     pub fn nak_total(&self) -> u64 {
-        self.naks().by_code.iter().sum()
+        let n = self.naks();
+        n.by_code.iter().fold(n.rnr, |a, b| a.saturating_add(*b))
+    }
+
+    /// Packets that are neither ACK/NAKs nor CNPs: requests and READ/atomic responses (as
+    /// the report document's reader counts them: `compare::FlowFacts::data_packets`).
+    pub fn data_packets(&self) -> u64 {
+        self.packets()
+            .saturating_sub(self.acks())
+            .saturating_sub(self.nak_total())
+            .saturating_sub(self.cold().cnps)
     }
 
     /// CE fraction of the flow's packets.

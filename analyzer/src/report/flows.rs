@@ -58,12 +58,9 @@ pub(crate) fn flow_report(id: usize, f: &Flow, a: &Analyzer, detail: bool) -> Fl
             .iter()
             .map(|(o, n)| OpcodeCount { opcode: o.0, name: o.name(opts).into(), packets: n })
             .collect(),
-        ecn: EcnCounts {
-            not_ect: f.ecn()[0],
-            ect1: f.ecn()[1],
-            ect0: f.ecn()[2],
-            ce: f.ecn()[3],
-            ce_fraction: f.ce_fraction(),
+        ecn: {
+            let [not_ect, ect1, ect0, ce] = f.ecn();
+            EcnCounts { not_ect, ect1, ect0, ce, ce_fraction: f.ce_fraction() }
         },
         psn: PsnReport {
             tracked: f.tracked,
@@ -222,7 +219,7 @@ pub(crate) fn cc_shares_bottleneck(f: &Flow, a: &Analyzer) -> bool {
 pub(crate) fn cc_withheld(f: &Flow, a: &Analyzer) -> Option<&'static str> {
     if cc_shares_bottleneck(f, a) {
         Some("incast")
-    } else if f.ecn()[rocescope_decoder::Ecn::Ce as usize] > 0 {
+    } else if f.count(crate::flow::count::ECN + rocescope_decoder::Ecn::Ce as usize) > 0 {
         Some("past_queue")
     } else {
         None
@@ -673,7 +670,7 @@ fn ecn_findings(
     a: &Analyzer,
     push: &mut impl FnMut(Severity, FindingKind, String, Vec<EvidenceRef>, u64),
 ) {
-    let ce = f.ecn()[3];
+    let ce = f.count(crate::flow::count::ECN + rocescope_decoder::Ecn::Ce as usize);
     if ce > 0 {
         let delay = f
             .latency()
@@ -699,11 +696,7 @@ fn ecn_findings(
                 ce,
             );
         } else if f.cold().cnps_received == 0 {
-            let data = f
-                .packets()
-                .saturating_sub(f.acks())
-                .saturating_sub(f.nak_total())
-                .saturating_sub(f.cold().cnps);
+            let data = f.data_packets();
             push(
                 Severity::Warning,
                 FindingKind::CeWithoutCnp,

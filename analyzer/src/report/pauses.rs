@@ -271,9 +271,10 @@ fn priority_ecn(a: &Analyzer, point: u16, prio: u8) -> PriorityEcn {
     use rocescope_decoder::Ecn;
     let mut e = PriorityEcn::default();
     for f in a.flows.iter().filter(|f| f.key.point == point && f.priority == Some(prio) && f.requests() > 0) {
-        e.ect += f.ecn()[Ecn::Ect0 as usize] + f.ecn()[Ecn::Ect1 as usize];
-        e.not_ect += f.ecn()[Ecn::NotEct as usize];
-        e.ce += f.ecn()[Ecn::Ce as usize];
+        let ecn = f.ecn();
+        e.ect += ecn[Ecn::Ect0 as usize] + ecn[Ecn::Ect1 as usize];
+        e.not_ect += ecn[Ecn::NotEct as usize];
+        e.ce += ecn[Ecn::Ce as usize];
         e.cnps += f.cold().cnps_received;
     }
     e
