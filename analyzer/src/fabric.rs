@@ -43,6 +43,14 @@ struct Cell {
 /// Figures of a frame or a share: [bytes, packets, CE, CNPs, data packets, data CE].
 pub(crate) type Counts = [u64; 6];
 
+/// The [`Counts`] of `packets` packets of `bytes` wire bytes, `ce` of them CE-marked, all
+/// CNPs when `cnp` and all of the data class when `data`.
+#[inline]
+pub(crate) fn counts(bytes: u64, packets: u64, ce: u64, cnp: bool, data: bool) -> Counts {
+    let (data, data_ce) = if data { (packets, ce) } else { (0, 0) };
+    [bytes, packets, ce, if cnp { packets } else { 0 }, data, data_ce]
+}
+
 /// The bin being filled at the `--bin` width, per priority ([`Counts`]).
 type FineBin = [Counts; 8];
 
@@ -314,9 +322,7 @@ impl Fabric {
     #[inline]
     pub fn add(&mut self, s: Sample) {
         let ce = if s.ce { s.packets } else { 0 };
-        let (data, data_ce) = if s.data { (s.packets, ce) } else { (0, 0) };
-        let c = [s.bytes, s.packets, ce, if s.cnp { s.packets } else { 0 }, data, data_ce];
-        self.add_counts(s.point, s.prio, s.offset_ns, c);
+        self.add_counts(s.point, s.prio, s.offset_ns, counts(s.bytes, s.packets, ce, s.cnp, s.data));
     }
 
     /// `n` CE marks with no packet of their own at `offset_ns`: the mirror copy of a packet

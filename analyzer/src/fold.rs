@@ -167,9 +167,7 @@ fn unkey(key: u64) -> (u64, Class, u8, Option<u8>, u8) {
 
 /// A share's figures for the fabric series ([`fabric::Counts`]).
 fn counts(class: Class, bytes: u64, packets: u64, ce: u64) -> fabric::Counts {
-    let cnps = if class == Class::Cnp { packets } else { 0 };
-    let (data, data_ce) = if class == Class::Data { (packets, ce) } else { (0, 0) };
-    [bytes, packets, ce, cnps, data, data_ce]
+    fabric::counts(bytes, packets, ce, class == Class::Cnp, class == Class::Data)
 }
 
 /// Where bin `bin` of width `base` starts, ns after the capture start (at most a frame's
