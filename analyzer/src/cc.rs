@@ -111,6 +111,9 @@ pub struct CcState {
     pub fell: u64,
     /// Sum of after/before over the evaluated CNPs.
     pub ratio_sum: f64,
+    /// Bytes in the window before, summed over the evaluated CNPs: the sender's mean rate
+    /// when the CNPs came ([`CcState::rate_before_bps`]).
+    pub before_bytes: u64,
     /// CNPs that could not be evaluated: too few packets before, a bin of the window before
     /// with none (the sender idle for part of it), the flow not yet seen a whole window
     /// before, too many windows open, or the flow ended inside the window after.
@@ -139,6 +142,7 @@ impl CcState {
             evaluated: 0,
             fell: 0,
             ratio_sum: 0.0,
+            before_bytes: 0,
             not_evaluated: 0,
         }
     }
@@ -213,6 +217,7 @@ impl CcState {
                 let ratio = after as f64 / before as f64;
                 self.evaluated += 1;
                 self.ratio_sum += ratio;
+                self.before_bytes = self.before_bytes.saturating_add(before);
                 if ratio < FALL_RATIO {
                     self.fell += 1;
                 }
@@ -329,6 +334,13 @@ impl CcState {
     /// Mean of after/before over the evaluated CNPs.
     pub fn mean_ratio(&self) -> Option<f64> {
         (self.evaluated > 0).then(|| self.ratio_sum / self.evaluated as f64)
+    }
+
+    /// The sender's mean rate in the windows before the evaluated CNPs, in bits a second,
+    /// with windows of `window_ns`.
+    pub fn rate_before_bps(&self, window_ns: i64) -> Option<f64> {
+        (self.evaluated > 0 && window_ns > 0)
+            .then(|| self.before_bytes as f64 * 8e9 / (self.evaluated as f64 * window_ns as f64))
     }
 
     /// The rate did not fall after most CNPs (docs/verdicts.md "Congestion control").

@@ -265,7 +265,9 @@ pub struct CcReaction {
     /// whichever way its figures lean (`incast`: it is one of many senders to a receiver,
     /// seen past the queue they share, where its rate is its share of the drain rate;
     /// `past_queue`: its data arrives CE-marked, past a marking queue, at that queue's
-    /// drain rate). Absent otherwise.
+    /// drain rate; `below_cut`: its rate did not fall, but it sent under half the link
+    /// speed before its CNPs, below what a DCQCN cut from line rate binds, and its verdict
+    /// is an INFO). Absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub not_judged: Option<Cow<'static, str>>,
 }

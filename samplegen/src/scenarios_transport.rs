@@ -442,8 +442,8 @@ fn cc_stream(g: &mut Gen, c: &mut Conn, us: i64, gap_ns: i64, cnps: &[i64], reac
         }
         i += 1;
         let gap = if g.t - t0 < slow_until { 2 * gap_ns } else { gap_ns };
-        // The frame itself took 800 ns of the generator's clock.
-        g.wait_ns((gap - 800).max(0));
+        // The frame itself took 800 ns of the generator's clock (or its frame gap).
+        g.wait_ns((gap - g.frame_gap_ns.unwrap_or(800)).max(0));
     }
     c.ecn = Ecn::Ect0;
     last = g.request(c, Opcode::RC_WRITE_LAST, ExtRepr::default(), 1024, true, Req::New).max(last);
@@ -461,10 +461,16 @@ fn cc_reaction(g: &mut Gen) {
     let mut a = Conn::new(Host::v4(51), Host::v4(52), 0x121, 0x122, 1000);
     cc_stream(g, &mut a, 800, 1000, &cnps, true, unmarked);
     g.wait_us(100);
-    // Does not react: the same rate before and after every CNP.
+    // Does not react: the same rate before and after every CNP, 56 Gb/s (1 kB every 150 ns
+    // on a 100G link, kept to its headers): above half the link speed, where a DCQCN cut
+    // from line rate binds, so a rate that holds is a WARNING (a sender under half of it is
+    // an INFO: its application may pace it below the cut).
     let mut b = Conn::new(Host::v4(53), Host::v4(54), 0x131, 0x132, 2000);
-    cc_stream(g, &mut b, 800, 1000, &cnps, false, unmarked);
+    (g.frame_gap_ns, g.snap) = (Some(80), Some(128));
+    cc_stream(g, &mut b, 800, 150, &cnps, false, unmarked);
+    (g.frame_gap_ns, g.snap) = (None, None);
     g.expect_finding("cc_not_reacting", "warning", Some(b.b_qpn));
+    g.expect_finding("truncated", "info", None);
     g.wait_us(100);
     // CNPs 10 µs apart, a sender too slow (one packet per 20 µs) for its rate to be judged.
     let mut c = Conn::new(Host::v4(55), Host::v4(56), 0x141, 0x142, 3000);

@@ -925,6 +925,7 @@ fn cc_lines(o: &mut String, sr: &StreamedReport<'_>, max: usize) {
                 " (not judged: the data arrives CE-marked, past a marking queue, at its drain rate)"
             }
             Some("incast") => " (not judged: one of an incast's senders, past the queue they share)",
+            Some("below_cut") => " (not judged: sent under half the link speed, below what a cut binds)",
             _ => "",
         };
         let reaction = match rx.mean_ratio {

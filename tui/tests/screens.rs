@@ -640,7 +640,7 @@ fn congestion_screen_on_cc_reaction() {
     app.act(Action::Screen(6));
     let screen = render(&mut app, 160, 45);
     insta::assert_snapshot!("congestion_cc_reaction", screen);
-    assert!(screen.contains("prio 3: 1494 pkts") && screen.contains("82 CE (5.5%)"), "{screen}");
+    assert!(screen.contains("prio 3: 6022 pkts") && screen.contains("82 CE (1.4%)"), "{screen}");
     assert!(screen.contains("prio 6: 24 CNPs only"), "{screen}");
     // Ranked by CE marks, then CNPs received: the sender that does not react comes first.
     let rows = app.congestion_rows();

@@ -216,14 +216,36 @@ pub(crate) fn cc_shares_bottleneck(f: &Flow, a: &Analyzer) -> bool {
 /// packets crossed a marking queue before the capture point, so their rate here is that
 /// queue's drain rate (or the flow's share of it), whatever the sender does, until the queue
 /// empties. The sender's own rate shows only upstream of the queue, where no mark is seen.
+///
+/// `below_cut` when the sender's mean rate in the windows before its CNPs is under
+/// [`BELOW_CUT_SHARE`] of the link speed (`--link-speed`): DCQCN's first cut takes the rate
+/// limit from line rate to about half of it (reference: field-notes, DCQCN), which does not
+/// bind a sender whose application sends less, so a rate that holds says nothing of whether
+/// its congestion control is on. Said as an INFO, not a WARNING.
 pub(crate) fn cc_withheld(f: &Flow, a: &Analyzer) -> Option<&'static str> {
     if cc_shares_bottleneck(f, a) {
         Some("incast")
     } else if f.count(crate::flow::count::ECN + rocescope_decoder::Ecn::Ce as usize) > 0 {
         Some("past_queue")
+    } else if below_cut(f, a) {
+        Some("below_cut")
     } else {
         None
     }
+}
+
+/// The share of the link speed under which a sender's rate before its CNPs is below what a
+/// first DCQCN cut (to half the line rate) would bind.
+pub(crate) const BELOW_CUT_SHARE: f64 = 0.5;
+
+/// Flow `f`'s rate did not fall after its CNPs, and it sent, in the windows before them, at
+/// under [`BELOW_CUT_SHARE`] of the link speed (a fall is evidence at any rate).
+fn below_cut(f: &Flow, a: &Analyzer) -> bool {
+    let link = a.cfg.link_speed_bps as f64;
+    f.cc()
+        .filter(|c| c.not_reacting())
+        .and_then(|c| c.rate_before_bps(a.cfg.cc.window_ns))
+        .is_some_and(|r| link > 0.0 && r < BELOW_CUT_SHARE * link)
 }
 
 pub(super) fn ev(f: &Flow, kinds: &[EvidenceKind]) -> Vec<EvidenceRef> {
@@ -801,7 +823,26 @@ pub(super) fn cc_findings(
     // Past a marking queue (the incast's senders share one, or the flow's data arrives
     // CE-marked), a sender's rate is its share of the drain rate: withheld, and said in
     // `cc.reaction.not_judged` (and by the incast finding for an incast's senders).
-    if cc.not_reacting() && cc_withheld(f, a).is_none() {
+    let withheld = cc_withheld(f, a);
+    if cc.not_reacting() && withheld == Some("below_cut") {
+        let rate = cc.rate_before_bps(cfg.window_ns).unwrap_or(0.0);
+        push(
+            Severity::Info,
+            FindingKind::CcNotReacting,
+            format!(
+                "{}: the sending rate did not fall after the CNPs ({} of {} evaluated CNPs followed by a fall, rate after/before {:.2}), but it sent at {:.1} Gb/s before them, under half the {:.0} Gb/s link (--link-speed): a DCQCN cut from line rate does not bind a sender its application paces that low, so this cannot tell whether its congestion control is on",
+                qp_name(f, a),
+                cc.fell,
+                cc.evaluated,
+                cc.mean_ratio().unwrap_or(1.0),
+                rate / 1e9,
+                a.cfg.link_speed_bps as f64 / 1e9,
+            ),
+            cnp_ev(),
+            cc.evaluated,
+        );
+    }
+    if cc.not_reacting() && withheld.is_none() {
         push(
             Severity::Warning,
             FindingKind::CcNotReacting,
