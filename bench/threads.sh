@@ -4,18 +4,19 @@
 # count up to the machine's: wall time (hyperfine, median) and CPU time; then what the
 # design predicts on 4 to 64 free cores; then the machine's own ceiling for this work.
 #
-# The design (src/divided.rs, analyzer/src/divide.rs and parallel.rs, issue 39): one walker
-# reads the file once and hands each shard its records; the first shard decodes every frame
-# and keeps the capture-wide figures and a part of the host pairs, the others decode only
-# their own pairs' frames. With one thread's work per frame split into the walker's w, the
-# first shard's work on every frame d, the flows' work of all pairs on a shard that decodes
-# anyway p and on one that decodes only its own q, the first shard's wall is d + s*p and
-# each other's (1 - s)/(N - 1)*q; the walker runs beside them (w), and on as many cores as
-# threads it takes a share of theirs (so `report` reads divided only with a core to spare).
-# The prediction balances the shards for this design (s = 0.16 at two); the code still
-# balances them for every shard reading the file (analyzer/src/parallel.rs first_fraction,
-# 0.36 at two), which it does without a spare core: one fit for both waits for the
-# capture-wide figures to be divided among the shards too (issue 39).
+# The design (src/divided.rs, analyzer/src/divide.rs and parallel.rs, issue 39): the first
+# shard decodes every frame and runs the capture-wide pass on it (totals, priorities, pause
+# timelines, MAC table, fabric series, marks, fan-in), and keeps the flows of a part of the
+# host pairs; the others decode only their own pairs' frames. Each thread reads the whole
+# file, or, with a core to spare, one walker reads it once and hands each shard its records.
+# The first shard's part is analyzer/src/parallel.rs first_fraction, fitted on the pumps
+# measured per thread (24% at two, none from three on). With one thread's work split into the
+# walker's w, the first shard's floor d (decoding and the capture-wide pass on every frame),
+# what all the pairs' flows add to it p, and what decoding and analysing all the pairs cost
+# another shard q, the first shard's wall is d + s*p and each other's (1 - s)/(N - 1)*q; the
+# walker runs beside them (w). The capture-wide state is not yet divided among the shards
+# (not mergeable as kept: the fan-in's and the fabric's bins, the MAC table's station and the
+# pause counts are running figures), so d bounds the speedup at any thread count.
 #
 #   bash bench/threads.sh [FRAMES] [QPS]     (default 10,000,000 frames over 10,000 QPs)
 #
@@ -52,20 +53,23 @@ rows = [tuple(float(x) for x in r.split()) for r in sys.argv[2:]]
 t1 = next(w for n, w, c in rows if n == 1)
 for n, w, c in rows:
     print(f"{int(n):8d} {w:10.2f} {c:10.2f} {t1 / w:9.2f}x")
-# The prediction, with the parts of one thread's work analyzer/src/parallel.rs balances
-# the shards by (callgrind per thread, 200,000 mixed frames, 2026-12-07).
-w, d, p, q = 0.20, 0.63, 0.27, 0.80
+# The prediction, with the parts of one thread's work measured per thread (callgrind
+# `--separate-threads`, the divided reading, 200,000 of these frames over 10,000 QPs,
+# 2026-12-07), and the first shard's part as analyzer/src/parallel.rs computes it.
+w, d, p, q = 0.14, 0.53, 0.25, 0.75
 def first(n):
+    # parallel.rs first_fraction's model and constants.
+    F, P, R, Q = 0.66, 0.23, 0.17, 0.715
     if n <= 1:
         return 1.0
-    qn = q / (n - 1)
-    return min(max((qn - d) / (p + qn), 0.0), 1.0 / n)
+    qn = Q / (n - 1)
+    return min(max((R + qn - F) / (P + qn), 0.0), 1.0 / n)
 print("predicted on a machine with that many free cores and one more for the walker (one thread's work = 1):")
 for n in (2, 4, 8, 16, 32, 64):
     s = first(n)
     wall = max(w, d + s * p, (1 - s) / (n - 1) * q)
     print(f"  {n:3d} threads: first shard keeps {s:.0%} of the pairs, {1 / wall:.2f}x")
-print(f"  limit: {1 / d:.2f}x (the first shard's decoding and capture-wide figures on every frame; "
+print(f"  limit: {1 / d:.2f}x (the first shard's decoding and capture-wide pass on every frame; "
       f"with them divided among the shards too, the walker's {1 / w:.1f}x)")
 PY
 # The machine's own ceiling for this work: two independent one-thread reports at once, as

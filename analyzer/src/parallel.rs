@@ -28,23 +28,34 @@ use std::hash::{Hash, Hasher};
 use std::net::IpAddr;
 
 /// The first shard's part of the host pairs, out of `count` shards. The first shard decodes
-/// every frame and keeps the capture-wide figures; the others pass over the frames of pairs
-/// not their own undecoded ([`Analyzer::is_others`]). So it takes fewer pairs, as many as
-/// balance the threads' work: with `r` the reading, `k` the glance at a frame's addresses,
-/// `dc` the decoding and capture-wide figures and `p` the flows' work per frame, as parts of
-/// one thread's time (measured by callgrind and bench/threads.sh on 10 M frames over 10,000
-/// QPs: 0.07, 0.03, 0.46, 0.47), the first shard's `r + dc + s·p` equals each other's
-/// `r + k + (1 - s)/(n - 1)·(dc + p)`. Two shards: 0.36 (measured best 0.34 to 0.39); three:
-/// 0.04; four and more: none.
+/// every frame and runs the capture-wide pass on it; the others pass over the frames of pairs
+/// not their own undecoded ([`Analyzer::is_others`]) and decode and analyse only their own,
+/// without the capture-wide pass. So it takes fewer pairs, as many as balance the shards'
+/// pumps (the report after the merge is the main thread's, whatever the split).
+///
+/// The model, as parts of one thread's instructions: the first shard's pump is `f + s·p`,
+/// with `f` its floor (reading, decoding and the capture-wide pass on every frame) and `p`
+/// what all the pairs' flows add to it; another's is `r + (1 - s)/(n - 1)·q`, with `r` its
+/// floor (reading and the glance at every frame) and `q` what decoding and analysing all the
+/// pairs' frames would cost it. Fitted on the pumps measured per thread (callgrind
+/// `--separate-threads`, `report -q --threads 2` with two splits, 2026-12-07), every thread
+/// reading the file: 200,000 mixed frames over 1,024 QPs `f` 0.76, `p` 0.21, `r` 0.19,
+/// `q` 0.78 (balanced at 22%); 200,000 WRITEs over 10,000 QPs 0.56, 0.25, 0.15, 0.65
+/// (26%); the constants are their means. Two shards: 24%, which leaves the busier pump
+/// within 2% of the balanced one on both captures and both readings (the divided reading,
+/// whose `r` is about nothing, balances at 18% and 22%) and 1.5-5% below the 36% fitted on
+/// 12-03. Three and more: none (`f` alone is above `r + q/2`). None at two, as the
+/// single-thread anatomy suggested, left the other shard's pump 21% above balance.
 const fn first_fraction(count: u64) -> f64 {
-    const K: f64 = 0.03;
-    const DC: f64 = 0.46;
-    const P: f64 = 0.47;
+    const F: f64 = 0.66;
+    const P: f64 = 0.23;
+    const R: f64 = 0.17;
+    const Q: f64 = 0.715;
     if count <= 1 {
         return 1.0;
     }
-    let q = (DC + P) / (count - 1) as f64;
-    ((q - DC + K) / (P + q)).clamp(0.0, 1.0 / count as f64)
+    let q = Q / (count - 1) as f64;
+    ((R + q - F) / (P + q)).clamp(0.0, 1.0 / count as f64)
 }
 
 /// Most shards `report --threads` makes.
