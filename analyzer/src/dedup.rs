@@ -181,11 +181,18 @@ pub enum Numbering {
     Repeats,
 }
 
+/// Buckets of the table: [`SLOTS`] / [`WAYS`].
+const BUCKETS: usize = SLOTS / WAYS;
+
+/// The table of recent packets: a fixed-size array, so that a bucket (already masked to the
+/// table's size by [`bucket`]) is reached with no bounds check.
+type Table = [[Slot; WAYS]; BUCKETS];
+
 /// Recent packets, to tell the second copy of one from a packet of its own.
 #[derive(Clone, Debug, Default)]
 pub struct Dedup {
-    /// [`SLOTS`] slots in buckets of [`WAYS`].
-    slots: Vec<[Slot; WAYS]>,
+    /// [`SLOTS`] slots in buckets of [`WAYS`] (allocated on the first packet).
+    slots: Option<Box<Table>>,
     /// Per (point, sender): what its identifications showed (touched on rare events only).
     senders: FxHashMap<(u16, IpAddr), Numbering>,
 }
@@ -202,24 +209,82 @@ const WAYS: usize = 2;
 #[inline]
 fn bucket(key: u64) -> usize {
     let z = (key ^ (key >> 29)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    (z >> 40) as usize & (SLOTS / WAYS - 1)
+    (z >> 40) as usize & (BUCKETS - 1)
+}
+
+/// The way of `ways` holding `key`, if any (the first way first).
+#[inline]
+fn way_of(ways: &[Slot; WAYS], key: u64) -> Option<usize> {
+    if ways[0].key == key {
+        Some(0)
+    } else if ways[1].key == key {
+        Some(1)
+    } else {
+        None
+    }
+}
+
+/// Where a key that no way of `ways` holds goes: an empty way (key 0) first, then the one
+/// whose packet came first.
+#[inline]
+fn victim(ways: &[Slot; WAYS]) -> usize {
+    usize::from(ways[0].key != 0 && (ways[1].key == 0 || ways[1].ts < ways[0].ts))
+}
+
+/// Whether a packet seen at `seen` is within the window of `ts`.
+#[inline]
+fn within(ts: i64, seen: i64) -> bool {
+    ts.abs_diff(seen) <= DUP_WINDOW_NS as u64
+}
+
+/// The slot holding `key` in bucket `b`, if its packet is within the window of `ts`.
+#[inline]
+fn live_in(t: &Table, b: usize, key: u64, ts: i64) -> Option<((usize, usize), Slot)> {
+    let ways = &t[b & (BUCKETS - 1)];
+    let k = way_of(ways, key)?;
+    let s = ways[k];
+    within(ts, s.ts).then_some(((b, k), s))
+}
+
+/// Remember `s` in bucket `b` (`s.key`'s): over the slot with the same key, else an empty
+/// one, else the one whose packet came first.
+#[inline]
+fn put_in(t: &mut Table, b: usize, s: Slot) {
+    let ways = &mut t[b & (BUCKETS - 1)];
+    let k = way_of(ways, s.key).unwrap_or_else(|| victim(ways));
+    ways[k] = s;
+}
+
+/// A new table, every slot empty.
+fn new_table() -> Box<Table> {
+    let v = vec![[Slot::default(); WAYS]; BUCKETS].into_boxed_slice();
+    match v.try_into() {
+        Ok(t) => t,
+        // The length is BUCKETS by construction.
+        Err(_) => unreachable!("the table has BUCKETS buckets"),
+    }
 }
 
 impl Dedup {
     /// Whether the packet `fp` at `ts` with `ttl` (CE-marked when `ce`) is a copy of one
     /// already seen (see the module docs); a packet of its own is remembered.
     pub fn check(&mut self, fp: &Fingerprint, ts: i64, ttl: u8, ce: bool) -> Copy {
-        if self.slots.is_empty() {
-            self.slots = vec![[Slot::default(); WAYS]; SLOTS / WAYS];
-        }
+        let t = self.slots.get_or_insert_with(new_table);
         let (sender, whole) = fp.hashes();
         let fresh = Slot { key: sender, ts, whole, ttl, ce, shared: false };
         let b = bucket(sender);
-        let Some((i, slot)) = self.live_in(b, sender, ts) else {
-            // A packet of its own (the common case): one probe.
-            self.put_in(b, fresh);
-            return Copy::No;
+        // The common case, a packet of its own: one look at its bucket, and it goes over its
+        // key's slot (an old packet of the same key) or into the way the table frees.
+        let ways = &mut t[b];
+        let i = match way_of(ways, sender) {
+            Some(k) if within(ts, ways[k].ts) => (b, k),
+            found => {
+                let k = found.unwrap_or_else(|| victim(ways));
+                ways[k] = fresh;
+                return Copy::No;
+            }
         };
+        let slot = ways[i.1];
         if slot.whole == whole {
             // The same packet again: a copy across a router, or (its identification carried
             // by no other packet since, the sender numbering its packets) a copy at all.
@@ -231,42 +296,31 @@ impl Dedup {
             // Two different packets with one identification: the sender does not number them.
             self.learn(fp, Numbering::Repeats);
         }
+        let Some(t) = self.slots.as_deref_mut() else { return Copy::No };
         // Another transmission with this identification: from now on the sender's packets
         // with it are remembered by their whole fingerprint too.
         if !slot.shared {
-            self.put(Slot { key: whole_key(sender, slot.whole), shared: true, ..slot });
+            let k = whole_key(sender, slot.whole);
+            put_in(t, bucket(k), Slot { key: k, shared: true, ..slot });
         }
         let wk = whole_key(sender, whole);
         let wb = bucket(wk);
-        if let Some((j, w)) = self.live_in(wb, wk, ts) {
-            if ttl < w.ttl {
-                return self.fold(j, ce);
+        let ways = &mut t[wb];
+        let j = way_of(ways, wk);
+        if let Some(j) = j {
+            if within(ts, ways[j].ts) && ttl < ways[j].ttl {
+                return self.fold((wb, j), ce);
             }
         }
-        self.put_in(wb, Slot { key: wk, shared: true, ..fresh });
-        self.put_in(b, Slot { shared: true, ..fresh });
+        ways[j.unwrap_or_else(|| victim(ways))] = Slot { key: wk, shared: true, ..fresh };
+        put_in(t, b, Slot { shared: true, ..fresh });
         Copy::No
     }
 
     /// The slot holding `key`, if its packet is within the window of `ts`.
     #[inline]
     fn live(&self, key: u64, ts: i64) -> Option<((usize, usize), Slot)> {
-        self.live_in(bucket(key), key, ts)
-    }
-
-    /// [`Dedup::live`] in bucket `b`, `key`'s.
-    #[inline]
-    fn live_in(&self, b: usize, key: u64, ts: i64) -> Option<((usize, usize), Slot)> {
-        let ways = self.slots.get(b)?;
-        let k = if ways[0].key == key {
-            0
-        } else if ways[1].key == key {
-            1
-        } else {
-            return None;
-        };
-        let s = ways[k];
-        (ts.abs_diff(s.ts) <= DUP_WINDOW_NS as u64).then_some(((b, k), s))
+        live_in(self.slots.as_deref()?, bucket(key), key, ts)
     }
 
     /// True when the packet is a copy of one already seen ([`Dedup::check`], unmarked).
@@ -279,31 +333,11 @@ impl Dedup {
         self.senders.get(&(point, src)).copied().unwrap_or_default()
     }
 
-    /// Remember `s` in its key's bucket: over the slot with the same key, else an empty
-    /// one, else the one whose packet came first.
-    #[inline]
-    fn put(&mut self, s: Slot) {
-        self.put_in(bucket(s.key), s);
-    }
-
-    /// [`Dedup::put`] in bucket `b`, `s.key`'s.
-    #[inline]
-    fn put_in(&mut self, b: usize, s: Slot) {
-        let Some(ways) = self.slots.get_mut(b) else { return };
-        let k = if ways[0].key == s.key {
-            0
-        } else if ways[1].key == s.key {
-            1
-        } else {
-            // Empty (key 0) first, then the older.
-            usize::from(ways[0].key != 0 && (ways[1].key == 0 || ways[1].ts < ways[0].ts))
-        };
-        ways[k] = s;
-    }
-
     /// The packet in slot `i` was seen again: a copy, `marked` if CE shows on it first.
     fn fold(&mut self, (b, k): (usize, usize), ce: bool) -> Copy {
-        let Some(slot) = self.slots.get_mut(b).and_then(|w| w.get_mut(k)) else { return Copy::No };
+        let Some(slot) = self.slots.as_deref_mut().and_then(|t| t[b & (BUCKETS - 1)].get_mut(k)) else {
+            return Copy::No;
+        };
         let marked = ce && !slot.ce;
         slot.ce |= ce;
         Copy::Yes { marked }
