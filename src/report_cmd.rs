@@ -264,7 +264,9 @@ pub fn read_nccl_env(
 /// variable the wire contradicts among the others, counted in the summary.
 pub fn add_nccl(streamed: &mut StreamedReport<'_>, env: &nccl::NcclEnv, file: &str) {
     let flows = (0..streamed.flow_count()).filter_map(|id| streamed.flow_counters(id));
-    let mut check = nccl::check_flows(env, &streamed.report, flows);
+    // Built for the check alone: the streamed report holds no list of them.
+    let connections: Vec<_> = streamed.connections().collect();
+    let mut check = nccl::check_flows(env, &streamed.report, &connections, flows);
     check.file = Some(file.to_string());
     nccl::attach(&mut streamed.report, check);
 }

@@ -23,6 +23,21 @@ fn check(path: &Path) {
         assert_eq!(format!("{w:?}"), format!("{s:?}"), "{}", path.display());
     }
     assert_eq!(streamed.flow_count(), whole.flows.len());
+    // The connections, built one at a time, are the whole report's list, and the text
+    // report's worst-first list is that list sorted (stably) by health, then packets.
+    let listed: Vec<String> = streamed.connections().map(|c| format!("{c:?}")).collect();
+    let want: Vec<String> = whole.connections.iter().map(|c| format!("{c:?}")).collect();
+    assert_eq!(listed, want, "{}", path.display());
+    assert_eq!(streamed.connection_count(), whole.connections.len());
+    assert!(streamed.report.connections.is_empty(), "a streamed report holds no list of them");
+    let rank = |h: &str| ["critical", "warning", "info"].iter().position(|w| *w == h).unwrap_or(3);
+    let mut sorted: Vec<_> = whole.connections.iter().collect();
+    sorted.sort_by(|a, b| rank(&a.health).cmp(&rank(&b.health)).then(b.packets.cmp(&a.packets)));
+    for n in [0, 1, 3, 50, usize::MAX] {
+        let got: Vec<String> = streamed.worst_connections(n).iter().map(|c| format!("{c:?}")).collect();
+        let want: Vec<String> = sorted.iter().take(n).map(|c| format!("{c:?}")).collect();
+        assert_eq!(got, want, "{} top {n}", path.display());
+    }
 }
 
 #[test]

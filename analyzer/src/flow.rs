@@ -879,5 +879,7 @@ mod tests {
         assert!(std::mem::size_of::<Flow>() <= FLOW_BYTES, "{} bytes", std::mem::size_of::<Flow>());
         assert_eq!(std::mem::size_of::<OpcodeCounts>(), 32);
         assert_eq!(std::mem::size_of::<AckReqs>(), 8);
+        // The queue and the latency: 88 bytes, a 96-byte allocation (112 with a 64-byte latency).
+        assert_eq!(std::mem::size_of::<AckState>(), 88);
     }
 }

@@ -173,9 +173,9 @@ struct Cur {
     first_frame: u64,
 }
 
-/// One receiver at one capture point: 88 bytes, the senders of the bin being filled as
+/// One receiver at one capture point: 80 bytes, the senders of the bin being filled as
 /// 32-bit hashes (the first inline, the others boxed: most bins have one sender), the
-/// busiest bin only once it had two senders.
+/// busiest bin only once a bin had two senders.
 #[derive(Clone, Debug)]
 struct Rx {
     point: u16,
@@ -185,12 +185,21 @@ struct Rx {
     /// The first sender of the bin being filled (a hash), and how many distinct ones.
     first: u32,
     senders: u32,
-    /// The further distinct senders of the bin (hashes; up to [`MAX_SENDERS`] in all),
-    /// allocated on a bin's second sender and kept (emptied) for the next bins. Boxed: 8
-    /// bytes in every receiver, where a `Vec` took 24 (a million receivers, 16 MB).
-    #[allow(clippy::box_collection)]
-    more: Option<Box<Vec<u32>>>,
-    busy: Option<Box<Busy>>,
+    /// The further senders and the busiest bin, allocated on a bin's second sender: 8
+    /// bytes in every receiver, where a `Vec` took 24 (a million receivers, 16 MB) and a
+    /// box for each of the two 16 (issue 39).
+    extra: Option<Box<Extra>>,
+}
+
+/// What a receiver keeps once a bin had two senders ([`Rx::extra`]).
+#[derive(Clone, Debug, Default)]
+struct Extra {
+    /// The further distinct senders of the bin being filled (hashes; up to
+    /// [`MAX_SENDERS`] in all), emptied for the next bins.
+    more: Vec<u32>,
+    /// The busiest closed bin of two or more senders (set at the close of the bin that
+    /// allocated this: that bin had two).
+    busy: Busy,
 }
 
 /// A sender's 32-bit hash (FxHash's high bits).
@@ -210,7 +219,7 @@ impl Rx {
     fn close(&mut self) {
         let fan_in = self.senders;
         if fan_in >= 2 {
-            let busy = self.busy.get_or_insert_with(Box::default);
+            let busy = &mut self.extra.get_or_insert_with(Box::default).busy;
             if fan_in >= INCAST_MIN_SENDERS {
                 busy.incast_ce = busy.incast_ce.saturating_add(self.cur.ce);
                 busy.incast_max_bytes = busy.incast_max_bytes.max(self.cur.bytes);
@@ -231,8 +240,8 @@ impl Rx {
         }
         self.cur = Cur::default();
         self.senders = 0;
-        if let Some(m) = self.more.as_deref_mut() {
-            m.clear();
+        if let Some(e) = self.extra.as_deref_mut() {
+            e.more.clear();
         }
     }
 
@@ -243,7 +252,7 @@ impl Rx {
             self.first = h;
             self.senders = 1;
         } else if h != self.first && (self.senders as usize) < MAX_SENDERS {
-            let more = self.more.get_or_insert_with(Box::default);
+            let more = &mut self.extra.get_or_insert_with(Box::default).more;
             if !more.contains(&h) {
                 more.push(h);
                 self.senders += 1;
@@ -278,7 +287,8 @@ impl Rx {
     fn busiest(&self, bin_ns: u64, link_bps: u64) -> Option<(Busiest, Position)> {
         let mut r = self.clone();
         r.close();
-        let busy = r.busy?;
+        // A receiver with `extra` had a bin of two senders, closed now if not before.
+        let busy = r.extra?.busy;
         let pos = if busy.incast_ce > 0 {
             Position::Past
         } else if gbps(busy.incast_max_bytes, bin_ns) * 1e9 > BEFORE_LINK_SHARE * link_bps as f64 {
@@ -355,8 +365,7 @@ impl FanIn {
             cur: Cur { bin, ..Cur::default() },
             first: 0,
             senders: 0,
-            more: None,
-            busy: None,
+            extra: None,
         });
         let rx = &self.rx;
         self.index.insert_unique(rx_hash(point, addr), id, |&i| {
@@ -462,7 +471,7 @@ impl FanIn {
     /// [`INCAST_MIN_SENDERS`] (an incast the report names though its flows are gone): the
     /// rest go, so receivers stay bounded whoever sends.
     pub fn retain(&mut self, keep: impl Fn(u16, IpAddr) -> bool) {
-        let fan_in = |r: &Rx| r.busy.as_ref().map_or(0, |b| b.best.fan_in).max(r.senders);
+        let fan_in = |r: &Rx| r.extra.as_ref().map_or(0, |e| e.busy.best.fan_in).max(r.senders);
         let mut orphans: Vec<(u32, usize)> = self
             .rx
             .iter()
@@ -685,6 +694,12 @@ pub fn width_text(ns: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_receiver_is_80_bytes() {
+        // One per data destination: 100,000 QPs to as many hosts, 8 MB (issue 39).
+        assert_eq!(std::mem::size_of::<Rx>(), 80);
+    }
 
     fn ip(n: u8) -> IpAddr {
         IpAddr::from([10, 0, 0, n])

@@ -198,6 +198,7 @@ static NO_EVENTS: PsnStats = PsnStats {
     resyncs: 0,
     first_gaps: Vec::new(),
     last_resend_after_ns: None,
+    spurious_nak: None,
     timeout_bursts: 0,
     implied_bursts: 0,
     lost_beyond: 0,
@@ -270,6 +271,10 @@ pub struct PsnStats {
     /// How long the flow had sent nothing new before its last resend of unknown cause: for
     /// the report's wording.
     pub last_resend_after_ns: Option<i64>,
+    /// The PSN of a NAK whose packet arrived late: the go-back-N it starts is needless.
+    /// Here, not in the tracker: only a stream with events has one (8 bytes off every
+    /// tracker, which then takes a 112-byte allocation, not 128: issue 39).
+    pub(crate) spurious_nak: Option<u32>,
     /// Resend bursts after the ACK timeout: timer expirations (one resends every packet
     /// outstanding; a NIC counts it once, mlx5 `local_ack_timeout_err`).
     pub timeout_bursts: u64,
@@ -449,8 +454,6 @@ pub struct PsnTracker {
     seen: SeenWindow,
     /// Boxed: only reordered or resent packets open a run (48 bytes off every tracker).
     fill: Option<Box<FillRun>>,
-    /// The PSN of a NAK whose packet arrived late: the go-back-N it starts is needless.
-    spurious_nak: Option<u32>,
     /// Counters and open gaps: touched on events only, kept out of line.
     stats: Option<Box<PsnStats>>,
     /// Frame and time where the current PSN stream started.
@@ -479,7 +482,6 @@ static UNTOUCHED: PsnTracker = PsnTracker {
     requests: 0,
     seen: SeenWindow::EMPTY,
     fill: None,
-    spurious_nak: None,
     stats: None,
     start: (0, 0),
     acked: None,
@@ -586,8 +588,9 @@ impl PsnTracker {
             }
         }
         if late {
-            self.stats_mut().spurious_naks += 1;
-            self.spurious_nak = Some(psn);
+            let st = self.stats_mut();
+            st.spurious_naks += 1;
+            st.spurious_nak = Some(psn);
         } else {
             self.explain(psn);
         }
@@ -639,7 +642,7 @@ impl PsnTracker {
     fn resend_cause(&self, psn: u32, ts_ns: i64, implied: bool, cfg: &PsnConfig) -> (Cause, bool) {
         match self.nak_pending {
             Some(true) => (Cause::Nak, true),
-            Some(false) if self.spurious_nak == Some(psn) => (Cause::SpuriousNak, false),
+            Some(false) if self.stats().spurious_nak == Some(psn) => (Cause::SpuriousNak, false),
             Some(false) => (Cause::Nak, false),
             None if implied => (Cause::ImpliedNak, false),
             // A timeout needs the time of one since the resent PSN was first sent. That was
@@ -762,7 +765,7 @@ impl PsnTracker {
             }
         }
         if spurious.is_some() {
-            self.spurious_nak = spurious;
+            self.stats_mut().spurious_nak = spurious;
         }
         Some(Resolution::Late {
             frame: f.frame,
@@ -1044,7 +1047,9 @@ impl PsnTracker {
         self.burst = Some((cause, rnr));
         self.nak_pending = None;
         if cause == Cause::SpuriousNak {
-            self.spurious_nak = None;
+            if let Some(st) = self.stats.as_deref_mut() {
+                st.spurious_nak = None;
+            }
         }
         self.count_resend(cause, rnr, duplicate);
         if cause != Cause::SpuriousNak {
@@ -1144,7 +1149,9 @@ impl PsnTracker {
         self.nak_pending = None;
         self.resync = false;
         self.fill = None;
-        self.spurious_nak = None;
+        if let Some(st) = self.stats.as_deref_mut() {
+            st.spurious_nak = None;
+        }
         self.acked = None;
         self.read_range = None;
         if let Some(st) = self.stats.as_deref_mut() {
@@ -1177,6 +1184,12 @@ impl PsnTracker {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_tracker_is_104_bytes() {
+        // One per requesting flow, a 112-byte allocation (128 at 112 bytes: issue 39).
+        assert_eq!(std::mem::size_of::<PsnTracker>(), 104);
+    }
 
     #[test]
     fn an_untouched_lazy_tracker_reads_as_a_new_one_and_allocates_on_change() {

@@ -261,7 +261,8 @@ fn render_text(sr: &StreamedReport<'_>, source: &str, max_connections: usize) ->
         }
     }
 
-    let _ = writeln!(o, "\nCONNECTIONS ({}; worst first)", r.connections.len());
+    let count = sr.connection_count();
+    let _ = writeln!(o, "\nCONNECTIONS ({count}; worst first)");
     let _ = writeln!(
         o,
         "  {:<8} {:<28} {:<28} {:<11} {:<7} {:>8} {:>13} {:>11} {:>5} {:>5} {:>4} {:>6} {:>5} {:>6} {:>4}",
@@ -281,17 +282,7 @@ fn render_text(sr: &StreamedReport<'_>, source: &str, max_connections: usize) ->
         "DSCP",
         "PCP"
     );
-    let rank = |h: &str| match h {
-        "critical" => 0,
-        "warning" => 1,
-        "info" => 2,
-        _ => 3,
-    };
-    let mut conns: Vec<_> = r.connections.iter().collect();
-    conns.sort_by(|a, b| {
-        rank(a.health.as_str()).cmp(&rank(b.health.as_str())).then(b.packets.cmp(&a.packets))
-    });
-    for c in conns.iter().take(max_connections) {
+    for c in &sr.worst_connections(max_connections) {
         let t = sr.connection_totals(c);
         let a_side =
             format!("{}{} ({})", at(c.point), c.a, c.a_qpn.map_or("?".into(), |q| format!("0x{q:x}")));
@@ -316,12 +307,8 @@ fn render_text(sr: &StreamedReport<'_>, source: &str, max_connections: usize) ->
             list(&t.pcp)
         );
     }
-    if conns.len() > max_connections {
-        let _ = writeln!(
-            o,
-            "  ... {} more (--max-connections, or --json for all)",
-            conns.len() - max_connections
-        );
+    if count > max_connections {
+        let _ = writeln!(o, "  ... {} more (--max-connections, or --json for all)", count - max_connections);
     }
 
     cc_lines(&mut o, sr, max_connections);

@@ -11,7 +11,7 @@
 
 use super::env::NcclEnv;
 use super::rules;
-use crate::report::{EvidenceRef, FlowReport, Report, Severity};
+use crate::report::{Connection, EvidenceRef, FlowReport, Report, Severity};
 pub use rocescope_model::nccl::{NcclCheck, VarCheck, Verdict};
 use std::borrow::Borrow;
 use std::net::IpAddr;
@@ -158,6 +158,8 @@ impl FlowFacts {
 /// What the rules see: the flows carrying requests, the connections and the capture's kind.
 pub(super) struct Wire<'r> {
     pub report: &'r Report,
+    /// The report's connections (a streamed report's `report.connections` is empty).
+    pub connections: &'r [Connection],
     /// Every flow that carries requests, in flow order.
     pub flows: Vec<FlowFacts>,
     /// Destination QP of each of them (same order), for names.
@@ -187,18 +189,20 @@ impl Wire<'_> {
 /// Check `env` against `report`, whose flows are in `report.flows` (a report built with
 /// them: [`crate::Analyzer::report`]).
 pub fn check(env: &NcclEnv, report: &Report) -> NcclCheck {
-    check_flows(env, report, report.flows.iter())
+    check_flows(env, report, &report.connections, report.flows.iter())
 }
 
 /// Check `env` against `report` with its flows given one at a time (a streamed report's
-/// entries, [`crate::report::StreamedReport::flow_counters`]): only what the rules need of
-/// each is kept.
+/// entries, [`crate::report::StreamedReport::flow_counters`]), and its connections
+/// (a streamed report's [`crate::report::StreamedReport::connections`]): only what the rules
+/// need of each flow is kept.
 pub fn check_flows<F: Borrow<FlowReport>>(
     env: &NcclEnv,
     report: &Report,
+    connections: &[Connection],
     flows: impl IntoIterator<Item = F>,
 ) -> NcclCheck {
-    let mut wire = Wire { report, flows: Vec::new(), qps: Vec::new(), all_flows: 0 };
+    let mut wire = Wire { report, connections, flows: Vec::new(), qps: Vec::new(), all_flows: 0 };
     for f in flows {
         let f = f.borrow();
         wire.all_flows += 1;

@@ -931,7 +931,7 @@ fn qps_per_connection(env: &NcclEnv, w: &Wire<'_>) -> VarCheck {
         return c.not_checked("a sampled capture may miss QPs");
     }
     let mut pairs: BTreeMap<HostPair, (u64, Option<usize>)> = BTreeMap::new();
-    for conn in &w.report.connections {
+    for conn in w.connections {
         let Some((dir, first)) = sender_direction(w, conn) else { continue };
         let e = pairs.entry(dir).or_insert((0, Some(first)));
         e.0 += 1;
@@ -1028,7 +1028,7 @@ mod tests {
     fn wire(report: &Report, flows: Vec<FlowFacts>) -> Wire<'_> {
         let qps = flows.iter().map(|f| 0x100 + f.id as u32).collect();
         let all = flows.len() as u64;
-        Wire { report, flows, qps, all_flows: all }
+        Wire { report, connections: &report.connections, flows, qps, all_flows: all }
     }
 
     fn env(text: &str) -> NcclEnv {

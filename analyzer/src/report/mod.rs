@@ -240,8 +240,9 @@ pub(crate) fn build(a: &Analyzer, detail: bool) -> Report {
     build_with(a, detail, true).0
 }
 
-/// The report, with its per-flow entries or without them (`flows` left empty: they are
-/// built one at a time by [`StreamedReport`]), and every flow's worst finding.
+/// The report, with its per-flow entries and connections or without them (`flows` and
+/// `connections` left empty: they are built one at a time by [`StreamedReport`]), and every
+/// flow's worst finding.
 pub(crate) fn build_with(a: &Analyzer, detail: bool, with_flows: bool) -> (Report, Vec<Option<Severity>>) {
     let t = &a.totals;
     let mut flows: Vec<FlowReport> = if with_flows {
@@ -294,7 +295,14 @@ pub(crate) fn build_with(a: &Analyzer, detail: bool, with_flows: bool) -> (Repor
     for (f, w) in flows.iter_mut().zip(&flow_worst) {
         f.health = health_name(*w).into();
     }
-    let connections = connections::connections(a, &flow_worst);
+    // Streamed: the connections too are built as they are written.
+    let (connections, connection_count) = if with_flows {
+        let c = connections::connections(a, &flow_worst);
+        let n = c.len();
+        (c, n)
+    } else {
+        (Vec::new(), connections::count(a))
+    };
 
     let sampled = a.cfg.sampling.map(|cfg| {
         let seen = a.sampling_seen();
@@ -334,7 +342,7 @@ pub(crate) fn build_with(a: &Analyzer, detail: bool, with_flows: bool) -> (Repor
             start_ns: t.start_ns,
             end_ns: t.end_ns,
             flows: a.flows.len() as u64,
-            connections: connections.len() as u64,
+            connections: connection_count as u64,
             roce_bytes: t.roce_bytes,
             pmtu: a.pmtu(),
             duplicates: t.duplicates,

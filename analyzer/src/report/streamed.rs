@@ -6,7 +6,8 @@ use super::*;
 /// ([`Analyzer::report_streamed`]): a million flows' entries never sit in memory together.
 /// It serialises to the same JSON as the [`Report`] [`Analyzer::report`] gives.
 pub struct StreamedReport<'a> {
-    /// Everything but the per-flow entries (`flows` is empty).
+    /// Everything but the per-flow entries and the connections (`flows` and `connections`
+    /// are empty: [`StreamedReport::flow`], [`StreamedReport::connections`]).
     pub report: Report,
     analyzer: &'a Analyzer,
     worst: Vec<Option<Severity>>,
@@ -67,6 +68,24 @@ impl<'a> StreamedReport<'a> {
         ranked.into_iter().take(n).filter_map(|(_, i)| self.flow(i)).collect()
     }
 
+    /// Number of connections (`Report::connections.len()` of the report built whole).
+    pub fn connection_count(&self) -> usize {
+        connections::count(self.analyzer)
+    }
+
+    /// The connections, as `Report::connections` would hold them, built one at a time
+    /// (`report.connections` is empty: the list of 100,000 connections held 9.6 MB).
+    pub fn connections(&self) -> impl Iterator<Item = Connection> + '_ {
+        connections::iter(self.analyzer, &self.worst)
+    }
+
+    /// The first `n` connections in the text report's order: the worst health first
+    /// (critical, warning, info, then the rest), then the most packets, ties in the
+    /// report's order.
+    pub fn worst_connections(&self, n: usize) -> Vec<Connection> {
+        connections::worst_first(self.analyzer, &self.worst, n)
+    }
+
     /// Totals of a connection, as [`Report::connection_totals`] gives them.
     pub fn connection_totals(&self, c: &Connection) -> ConnectionTotals {
         let flows: Vec<FlowReport> = c.flows.iter().filter_map(|i| self.flow(*i)).collect();
@@ -91,6 +110,20 @@ impl Serialize for LazyFlows<'_, '_> {
     }
 }
 
+/// The connections of a [`StreamedReport`], serialised one by one.
+struct LazyConnections<'r, 'a>(&'r StreamedReport<'a>);
+
+impl Serialize for LazyConnections<'_, '_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeSeq;
+        let mut seq = s.serialize_seq(Some(self.0.connection_count()))?;
+        for c in self.0.connections() {
+            seq.serialize_element(&c)?;
+        }
+        seq.end()
+    }
+}
+
 /// [`Report`]'s fields in its order, with the flows built as they are written.
 #[derive(Serialize)]
 struct ReportView<'r, 'a> {
@@ -98,7 +131,7 @@ struct ReportView<'r, 'a> {
     summary: &'r Summary,
     findings: &'r [Finding],
     flows: LazyFlows<'r, 'a>,
-    connections: &'r [Connection],
+    connections: LazyConnections<'r, 'a>,
     pfc: &'r [PauseReport],
     timeline: &'r rocescope_model::fabric::FabricReport,
     incast: &'r [rocescope_model::incast::IncastReport],
@@ -139,7 +172,7 @@ impl Serialize for StreamedReport<'_> {
             summary: &r.summary,
             findings: &r.findings,
             flows: LazyFlows(self),
-            connections: &r.connections,
+            connections: LazyConnections(self),
             pfc: &r.pfc,
             timeline: &r.timeline,
             incast: &r.incast,

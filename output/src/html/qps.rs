@@ -38,16 +38,6 @@ pub(super) struct QpRow {
     pub evidence: Vec<Evidence>,
 }
 
-/// The health order of the text report's connections.
-fn rank(h: &str) -> u8 {
-    match h {
-        "critical" => 0,
-        "warning" => 1,
-        "info" => 2,
-        _ => 3,
-    }
-}
-
 /// The PSN events of a flow worth a word (those that happened).
 fn events(f: &FlowReport) -> Vec<(&'static str, u64)> {
     let p = &f.psn;
@@ -76,12 +66,8 @@ pub(super) fn top(sr: &StreamedReport<'_>, n: usize) -> QpSection {
     let r = &sr.report;
     let start = r.summary.start_ns.unwrap_or(0);
     let duration = r.summary.end_ns.unwrap_or(start).saturating_sub(start).max(0);
-    let mut conns: Vec<_> = r.connections.iter().collect();
-    conns.sort_by(|a, b| {
-        rank(a.health.as_str()).cmp(&rank(b.health.as_str())).then(b.packets.cmp(&a.packets))
-    });
     let mut rows = Vec::new();
-    for c in conns.iter().take(n) {
+    for c in &sr.worst_connections(n) {
         for id in c.flows.iter() {
             let Some(f) = sr.flow(*id) else { continue };
             let t = &f.throughput;
@@ -114,5 +100,5 @@ pub(super) fn top(sr: &StreamedReport<'_>, n: usize) -> QpSection {
         }
     }
     let note = rows.is_empty().then(|| "no RoCE connection in the capture".to_string());
-    QpSection { note, rows, more: conns.len().saturating_sub(n) }
+    QpSection { note, rows, more: sr.connection_count().saturating_sub(n) }
 }
