@@ -830,7 +830,7 @@ pub(super) fn cc_findings(
             Severity::Info,
             FindingKind::CcNotReacting,
             format!(
-                "{}: the sending rate did not fall after the CNPs ({} of {} evaluated CNPs followed by a fall, rate after/before {:.2}), but it sent at {:.1} Gb/s before them, under half the {:.0} Gb/s link (--link-speed): a DCQCN cut from line rate does not bind a sender its application paces that low, so this cannot tell whether its congestion control is on",
+                "{}: the sending rate did not fall after the CNPs ({} of {} evaluated CNPs followed by a fall, rate after/before {:.2}), but it sent at {:.1} Gb/s before them, under half the link's {:.0} Gb/s (--link-speed, 100G unless set): a DCQCN cut from line rate does not bind a sender its application paces that low, so this cannot tell whether its congestion control is on (on a slower link than that, this rate may be its line rate: give --link-speed)",
                 qp_name(f, a),
                 cc.fell,
                 cc.evaluated,
