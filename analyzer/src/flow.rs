@@ -640,6 +640,12 @@ impl Flow {
         std::array::from_fn(|i| self.count(count::ECN + i))
     }
 
+    /// CE-marked packets.
+    #[inline]
+    pub fn ce(&self) -> u64 {
+        self.count(count::ECN + rocescope_decoder::Ecn::Ce as usize)
+    }
+
     /// Positive ACKs (Acknowledge packets) in this flow.
     pub fn acks(&self) -> u64 {
         self.count(count::ACKS)
@@ -786,7 +792,7 @@ impl Flow {
         if self.packets() == 0 {
             0.0
         } else {
-            self.count(count::ECN + 3) as f64 / self.packets() as f64
+            self.ce() as f64 / self.packets() as f64
         }
     }
 }

@@ -225,7 +225,7 @@ pub(crate) fn cc_shares_bottleneck(f: &Flow, a: &Analyzer) -> bool {
 pub(crate) fn cc_withheld(f: &Flow, a: &Analyzer) -> Option<&'static str> {
     if cc_shares_bottleneck(f, a) {
         Some("incast")
-    } else if f.count(crate::flow::count::ECN + rocescope_decoder::Ecn::Ce as usize) > 0 {
+    } else if f.ce() > 0 {
         Some("past_queue")
     } else if below_cut(f, a) {
         Some("below_cut")
@@ -692,7 +692,7 @@ fn ecn_findings(
     a: &Analyzer,
     push: &mut impl FnMut(Severity, FindingKind, String, Vec<EvidenceRef>, u64),
 ) {
-    let ce = f.count(crate::flow::count::ECN + rocescope_decoder::Ecn::Ce as usize);
+    let ce = f.ce();
     if ce > 0 {
         let delay = f
             .latency()
@@ -822,30 +822,14 @@ pub(super) fn cc_findings(
     }
     // Past a marking queue (the incast's senders share one, or the flow's data arrives
     // CE-marked), a sender's rate is its share of the drain rate: withheld, and said in
-    // `cc.reaction.not_judged` (and by the incast finding for an incast's senders).
-    let withheld = cc_withheld(f, a);
-    if cc.not_reacting() && withheld == Some("below_cut") {
-        let rate = cc.rate_before_bps(cfg.window_ns).unwrap_or(0.0);
-        push(
-            Severity::Info,
-            FindingKind::CcNotReacting,
-            format!(
-                "{}: the sending rate did not fall after the CNPs ({} of {} evaluated CNPs followed by a fall, rate after/before {:.2}), but it sent at {:.1} Gb/s before them, under half the link's {:.0} Gb/s (--link-speed, 100G unless set): a DCQCN cut from line rate does not bind a sender its application paces that low, so this cannot tell whether its congestion control is on (on a slower link than that, this rate may be its line rate: give --link-speed)",
-                qp_name(f, a),
-                cc.fell,
-                cc.evaluated,
-                cc.mean_ratio().unwrap_or(1.0),
-                rate / 1e9,
-                a.cfg.link_speed_bps as f64 / 1e9,
-            ),
-            cnp_ev(),
-            cc.evaluated,
-        );
+    // `cc.reaction.not_judged` (and by the incast finding for an incast's senders). Under
+    // half the link speed it is an INFO (`cc_withheld`).
+    if !cc.not_reacting() {
+        return;
     }
-    if cc.not_reacting() && withheld.is_none() {
-        push(
+    let (severity, title) = match cc_withheld(f, a) {
+        None => (
             Severity::Warning,
-            FindingKind::CcNotReacting,
             format!(
                 "{}: the sending rate did not fall after the CNPs: {} of {} evaluated CNPs followed by a fall, rate after/before {:.2} on average ({} windows, {} after the CNP); the sender's congestion control may be off, or its rate is set by its application or its ACKs, not by the CNPs",
                 qp_name(f, a),
@@ -855,10 +839,24 @@ pub(super) fn cc_findings(
                 us(cfg.window_ns),
                 us(cfg.delay_ns),
             ),
-            cnp_ev(),
-            cc.evaluated,
-        );
-    }
+        ),
+        // Under half the link speed, a cut from line rate does not bind: it cannot tell.
+        Some("below_cut") => (
+            Severity::Info,
+            format!(
+                "{}: the sending rate did not fall after the CNPs ({} of {} evaluated CNPs followed by a fall, rate after/before {:.2}), but it sent at {:.1} Gb/s before them, under half the link's {:.0} Gb/s (--link-speed, 100G unless set): a DCQCN cut from line rate does not bind a sender its application paces that low, so this cannot tell whether its congestion control is on (on a slower link than that, this rate may be its line rate: give --link-speed)",
+                qp_name(f, a),
+                cc.fell,
+                cc.evaluated,
+                cc.mean_ratio().unwrap_or(1.0),
+                cc.rate_before_bps(cfg.window_ns).unwrap_or(0.0) / 1e9,
+                a.cfg.link_speed_bps as f64 / 1e9,
+            ),
+        ),
+        // Past a marking queue: withheld, said in `cc.reaction.not_judged`.
+        Some(_) => return,
+    };
+    push(severity, FindingKind::CcNotReacting, title, cnp_ev(), cc.evaluated);
 }
 
 #[cfg(test)]
