@@ -24,6 +24,17 @@ impl Word {
     }
 }
 
+/// The order of a health word (a connection's or a flow's) in worst-first lists: critical,
+/// warning, info, then the rest (`ok`, or a word this version does not know).
+pub fn health_rank(health: &str) -> u8 {
+    match health {
+        "critical" => 0,
+        "warning" => 1,
+        "info" => 2,
+        _ => 3,
+    }
+}
+
 impl std::ops::Deref for Word {
     type Target = str;
     fn deref(&self) -> &str {

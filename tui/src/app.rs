@@ -4,7 +4,7 @@ use crate::congestion::{rank_qps, QpRanking, MAX_QP_ROWS};
 use crate::filter::{Filter, FramePlace, PacketFilter, Row};
 use crate::keys::Action;
 use crate::snapshot::Snapshot;
-use rocescope_analyzer::report::{ConnFlows, Connection, Report, ReportTotals, Word};
+use rocescope_analyzer::report::{health_rank, ConnFlows, Connection, Report, ReportTotals, Word};
 use std::cell::RefCell;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -145,15 +145,6 @@ pub struct QpRow {
     pub retx_nak: u64,
     /// Timeout retransmissions.
     pub retx_timeout: u64,
-}
-
-fn health_rank(h: &str) -> u8 {
-    match h {
-        "critical" => 0,
-        "warning" => 1,
-        "info" => 2,
-        _ => 3,
-    }
 }
 
 /// Build the QPs rows of `r`.

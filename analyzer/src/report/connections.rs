@@ -66,17 +66,6 @@ pub(super) fn connections(a: &Analyzer, flow_worst: &[Option<Severity>]) -> Vec<
     connections
 }
 
-/// The order of a connection's health in the text report's list: critical, warning, info,
-/// then the rest.
-fn health_rank(health: &str) -> u8 {
-    match health {
-        "critical" => 0,
-        "warning" => 1,
-        "info" => 2,
-        _ => 3,
-    }
-}
-
 /// The first `n` connections worst first ([`health_rank`]), then the most packets first,
 /// ties in the report's order (what a stable sort of the whole list gives), ranked in a
 /// list of 24 bytes a connection instead of the connections themselves (96 bytes).

@@ -32,7 +32,7 @@ use qos::{qos_findings, roce_priorities};
 pub use streamed::StreamedReport;
 
 pub use rocescope_model::audit::AuditReport;
-pub use rocescope_model::connections::{ConnFlows, Connection, Word};
+pub use rocescope_model::connections::{health_rank, ConnFlows, Connection, Word};
 pub use rocescope_model::findings::{EvidenceRef, Finding, FindingKind, Severity, SeverityCounts};
 pub use rocescope_model::flows::{
     CcReaction, CcReport, CeRunReport, EcnCounts, FlowReport, Latencies, NakCounts, OpcodeCount, PsnReport,
