@@ -54,15 +54,24 @@ const MAX_BIN: u64 = (1 << 40) - 1;
 /// No fan-in receiver resolved.
 const NO_RX: u32 = FlowFold::NO_RX;
 
+/// A frame's wire bytes as a share's 32-bit figure: a frame's are its record's length or
+/// its headers' (IP total length), both far below `u32::MAX`.
+fn wire32(wire: u64) -> u32 {
+    u32::try_from(wire).unwrap_or(u32::MAX)
+}
+
 impl FlowFold {
-    /// Frame `v` of key `key` ([`frame_key`]) joins the share when it agrees with it (and
-    /// the share is not full): false when a new share must start ([`Analyzer::fold_start`]).
+    /// Frame `v` of key `key` ([`frame_key`]) joins the share when it agrees with it and
+    /// the share is not full: false when a new share must start ([`Analyzer::fold_start`]).
+    /// A share is full when its packets or bytes would pass 32 bits; it folds and a new one
+    /// starts, as exact as one share (the sinks add, and a sender counts once a bin).
     #[inline]
     fn add(&mut self, key: u64, v: &RoceFrame<'_>) -> bool {
-        if self.key != key || self.packets == u32::MAX {
+        let bytes = u32::try_from(v.wire).ok().and_then(|w| self.bytes.checked_add(w));
+        let (true, Some(bytes)) = (self.key == key && self.packets != u32::MAX, bytes) else {
             return false;
-        }
-        self.bytes = self.bytes.saturating_add(v.wire);
+        };
+        self.bytes = bytes;
         self.packets += 1;
         self.ce += u32::from(v.ecn == Ecn::Ce);
         true
@@ -93,7 +102,14 @@ pub(crate) fn add_frame(
         return false;
     };
     c.pending.push(id);
-    *s = FlowFold { key, bytes: v.wire, first: frame, packets: 1, ce: u32::from(v.ecn == Ecn::Ce), rx: s.rx };
+    *s = FlowFold {
+        key,
+        bytes: wire32(v.wire),
+        first: frame,
+        packets: 1,
+        ce: u32::from(v.ecn == Ecn::Ce),
+        rx: s.rx,
+    };
     true
 }
 
@@ -199,7 +215,7 @@ fn fold_into(s: &FlowFold, f: &Flow, base: u64, to: &mut Sinks<'_>) {
     let packets = u64::from(s.packets);
     let ce = u64::from(s.ce);
     if let Some(fab) = to.fabric.as_deref_mut() {
-        fab.add_counts(point, prio, offset(bin, base), counts(class, s.bytes, packets, ce));
+        fab.add_counts(point, prio, offset(bin, base), counts(class, u64::from(s.bytes), packets, ce));
     }
     if let Some(m) = to.marks.as_deref_mut() {
         m.add(point, class, dscp, pcp, packets);
@@ -207,7 +223,8 @@ fn fold_into(s: &FlowFold, f: &Flow, base: u64, to: &mut Sinks<'_>) {
     if class != Class::Data || s.rx == NO_RX {
         return;
     }
-    let share = Share { src: f.key.src, bin: bin as i64, frame: s.first, bytes: s.bytes, packets, ce };
+    let share =
+        Share { src: f.key.src, bin: bin as i64, frame: s.first, bytes: u64::from(s.bytes), packets, ce };
     match &mut to.fan_in {
         FanInSink::None => {}
         FanInSink::Direct(fi) => fi.put(s.rx, &share),
@@ -311,7 +328,7 @@ impl Analyzer {
         }
         f.fold = FlowFold {
             key,
-            bytes: v.wire,
+            bytes: wire32(v.wire),
             first: meta.number,
             packets: 1,
             ce: u32::from(v.ecn == Ecn::Ce),
@@ -342,7 +359,7 @@ impl Analyzer {
             let (sbin, class, dscp, pcp, prio) = unkey(s.key);
             let packets = u64::from(s.packets);
             let ce = u64::from(s.ce);
-            let c = counts(class, s.bytes, packets, ce);
+            let c = counts(class, u64::from(s.bytes), packets, ce);
             if sbin == bin {
                 let q = usize::from(prio & 7);
                 used |= 1 << q;
@@ -358,8 +375,14 @@ impl Analyzer {
                 m.add(class, dscp, pcp, packets);
             }
             if class == Class::Data && s.rx != NO_RX {
-                let share =
-                    Share { src: f.key.src, bin: sbin as i64, frame: s.first, bytes: s.bytes, packets, ce };
+                let share = Share {
+                    src: f.key.src,
+                    bin: sbin as i64,
+                    frame: s.first,
+                    bytes: u64::from(s.bytes),
+                    packets,
+                    ce,
+                };
                 self.fan_in.put(s.rx, &share);
             }
         }

@@ -1127,6 +1127,7 @@ impl Analyzer {
         }
         // The flows' open shares (crate::fold): the report reads no copies.
         self.fold_all();
+        self.macs.drop_bindings();
     }
 
     /// Build the report for everything seen so far (cheap enough to call once a second):

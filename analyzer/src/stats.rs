@@ -180,10 +180,35 @@ pub struct Bins {
     /// The bin being filled, by index at the `--bin` width.
     fine_idx: u64,
     fine: Fine,
+    /// The busiest `--bin` bins, once the series can no longer tell them: `None` while
+    /// every closed bin is one `--bin` bin, closed in order ([`Bins::appends`]), so the
+    /// series itself holds them ([`Bins::derived_peaks`]). A flow of a few bins (most of a
+    /// capture with many QPs) keeps 8 bytes here where the two peaks took 32 (issue 39);
+    /// a flow whose series widens pays a 32-byte box.
+    peaks: Option<Box<Peaks>>,
+}
+
+/// The busiest `--bin` bins of a flow ([`Bins::burst`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Peaks {
     /// The busiest `--bin` bin by bytes: (index, bytes).
-    peak_bytes: (u64, u64),
+    bytes: (u64, u64),
     /// The `--bin` bin with most CE marks: (index, CE packets, packets).
-    peak_ce: (u64, u32, u32),
+    ce: (u64, u32, u32),
+}
+
+impl Peaks {
+    /// Bin `i` with figures `f` closed: the first bin of the most bytes, and of the most CE
+    /// marks, wins.
+    fn add(&mut self, i: u64, f: &[u64; FIGURES]) {
+        if f[BYTES] > self.bytes.1 {
+            self.bytes = (i, f[BYTES]);
+        }
+        let ce = u32::try_from(f[CE]).unwrap_or(u32::MAX);
+        if ce > self.ce.1 {
+            self.ce = (i, ce, u32::try_from(f[PACKETS]).unwrap_or(u32::MAX));
+        }
+    }
 }
 
 mod closed;
@@ -252,8 +277,7 @@ impl Bins {
             first: 0,
             fine_idx: 0,
             fine: Fine::default(),
-            peak_bytes: (0, 0),
-            peak_ce: (0, 0, 0),
+            peaks: None,
         }
     }
 
@@ -299,7 +323,9 @@ impl Bins {
         if off.wrapping_sub(self.fine_idx.wrapping_mul(base)) >= base {
             let fi = off / base;
             if fi < self.fine_idx && !self.fine.is_empty() {
-                // Older than the bin being filled: the series only.
+                // Older than the bin being filled: the series only (its bin no longer one
+                // closed in order: the peaks kept apart from here on).
+                self.keep_peaks();
                 self.spill(fi, v);
                 return;
             }
@@ -315,15 +341,39 @@ impl Bins {
             return;
         }
         let (i, f) = (self.fine_idx, self.fine.to_array());
-        if f[BYTES] > self.peak_bytes.1 {
-            self.peak_bytes = (i, f[BYTES]);
+        if !self.appends(i) {
+            self.keep_peaks();
         }
-        let ce = u32::try_from(f[CE]).unwrap_or(u32::MAX);
-        if ce > self.peak_ce.1 {
-            self.peak_ce = (i, ce, u32::try_from(f[PACKETS]).unwrap_or(u32::MAX));
+        if let Some(p) = &mut self.peaks {
+            p.add(i, &f);
         }
         self.spill(i, f);
         self.fine = Fine::default();
+    }
+
+    /// Closing `--bin` bin `i` appends it to the series as a bin of its own, after every bin
+    /// held: the series stays one closed `--bin` bin per bin, in order.
+    fn appends(&self, i: u64) -> bool {
+        let held = u64::from(self.first) + self.bins.len(self.wide) as u64;
+        self.doublings == 0 && i < MAX_BINS as u64 && (self.bins.is_empty() || i >= held)
+    }
+
+    /// The peaks kept apart from the series from now on (derived from it on the first call).
+    fn keep_peaks(&mut self) {
+        if self.peaks.is_none() {
+            self.peaks = Some(Box::new(self.derived_peaks()));
+        }
+    }
+
+    /// The peaks as the bins closed so far made them, read from the series while each of
+    /// its bins is one `--bin` bin closed in order ([`Bins::peaks`]'s `None`): scanned in
+    /// order, each bin as [`Peaks::add`] took it when it closed.
+    fn derived_peaks(&self) -> Peaks {
+        let mut p = Peaks::default();
+        for j in 0..self.bins.len(self.wide) {
+            p.add(u64::from(self.first) + j as u64, &self.bins.get(j, self.wide));
+        }
+        p
     }
 
     /// Add `v` to the series bin holding `--bin` bin `fine_idx`, widening as needed.
@@ -448,7 +498,8 @@ impl Bins {
     /// The busiest bins at the starting width (`--bin`), however wide the series grew (the
     /// bin being filled included).
     pub fn burst(&self) -> Burst {
-        let (mut bytes, mut ce) = (self.peak_bytes, self.peak_ce);
+        let p = self.peaks.as_deref().copied().unwrap_or_else(|| self.derived_peaks());
+        let (mut bytes, mut ce) = (p.bytes, p.ce);
         let (i, f) = (self.fine_idx, self.fine.to_array());
         if f[BYTES] > bytes.1 {
             bytes = (i, f[BYTES]);
@@ -835,6 +886,64 @@ mod tests {
             proptest::prop_assert!(peak_bytes <= widest, "{} > {}", peak_bytes, widest);
             proptest::prop_assert!(u64::from(burst.ce_peak) <= ce);
             proptest::prop_assert!(burst.ce_peak <= burst.ce_peak_packets);
+        }
+    }
+
+    /// The peaks as they were kept before issue 39 made them lazy: updated at every close of
+    /// the bin being filled, in the order bins close; a packet older than that bin skips them.
+    struct EagerPeaks {
+        fine_idx: u64,
+        fine: [u64; 3],
+        peaks: Peaks,
+    }
+
+    impl EagerPeaks {
+        fn put(&mut self, off: i64, base: u64, v: [u64; 3]) {
+            let fi = off.max(0) as u64 / base;
+            if fi != self.fine_idx {
+                if fi < self.fine_idx && self.fine != [0; 3] {
+                    return;
+                }
+                self.close();
+                self.fine_idx = fi;
+            }
+            for (a, b) in self.fine.iter_mut().zip(v) {
+                *a += b;
+            }
+        }
+
+        fn close(&mut self) {
+            let [bytes, packets, ce] = self.fine;
+            self.peaks.add(self.fine_idx, &[bytes, packets, ce, 0, 0]);
+            self.fine = [0; 3];
+        }
+    }
+
+    proptest::proptest! {
+        /// The busiest bins read from the series while it can tell them, and kept apart once
+        /// it cannot (a packet out of order, a series that widens), are the bins the eager
+        /// rule picked: the same index and figures, the first of equals.
+        #[test]
+        fn lazy_peaks_are_the_eager_peaks(
+            base in 1_000u64..5_000_000,
+            ops in proptest::collection::vec((0i64..400_000_000, 0u64..4, proptest::bool::ANY, 0u8..8), 1..200),
+        ) {
+            let mut b = Bins::new(base);
+            let mut m = EagerPeaks { fine_idx: 0, fine: [0; 3], peaks: Peaks::default() };
+            let mut t = 0i64;
+            for (step, n, marked, back) in &ops {
+                // Mostly forward in time, sometimes back (merged captures).
+                t = if *back == 0 { (t - step / 4).max(0) } else { t + step / 64 };
+                let bytes = n * 100;
+                b.add(t, bytes, *marked);
+                m.put(t, b.base_ns(), [bytes, 1, u64::from(*marked)]);
+            }
+            m.close();
+            let burst = b.burst();
+            let base = b.base_ns();
+            proptest::prop_assert_eq!(burst.peak_offset_ns, m.peaks.bytes.0 * base);
+            proptest::prop_assert_eq!((burst.peak_gbps * base as f64 / 8.0).round() as u64, m.peaks.bytes.1);
+            proptest::prop_assert_eq!((burst.ce_peak_offset_ns, burst.ce_peak, burst.ce_peak_packets), (m.peaks.ce.0 * base, m.peaks.ce.1, m.peaks.ce.2));
         }
     }
 
