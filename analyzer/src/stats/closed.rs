@@ -8,14 +8,58 @@
 pub(super) const FIGURES: usize = 5;
 
 /// See the module documentation. Whether the figures are wide is kept by the owner
-/// ([`super::Bins`], in its padding: the series stays 24 bytes) and passed in.
+/// ([`super::Bins`], in its padding) and passed in. The words are a boxed slice whose first
+/// word counts the words in use and whose length is the room: 16 bytes in the flow where a
+/// `Vec`'s header took 24 (issue 39).
 #[derive(Clone, Debug, Default)]
 pub(super) struct Closed {
-    /// Per bin, `FIGURES` words; wide, each figure is two words (low, high).
-    words: Vec<u32>,
+    /// Words in use, then per bin `FIGURES` words; wide, each figure is two words (low,
+    /// high). Empty before the first bin.
+    buf: Box<[u32]>,
 }
 
 impl Closed {
+    /// The words in use.
+    fn words(&self) -> &[u32] {
+        let n = self.buf.first().map_or(0, |n| *n as usize);
+        self.buf.get(1..1 + n).unwrap_or(&[])
+    }
+
+    /// The words in use, to change.
+    fn words_mut(&mut self) -> &mut [u32] {
+        let n = self.buf.first().map_or(0, |n| *n as usize);
+        self.buf.get_mut(1..1 + n).unwrap_or(&mut [])
+    }
+
+    /// Grow to `n` words in use (the new ones 0), in room for `room` words at least.
+    fn grow(&mut self, n: usize, room: usize) {
+        let old = self.words().len();
+        let Ok(n32) = u32::try_from(n) else { return };
+        if n <= old {
+            return;
+        }
+        if n + 1 > self.buf.len() {
+            let mut b = vec![0u32; room.max(n) + 1];
+            if let Some(to) = b.get_mut(1..1 + old) {
+                to.copy_from_slice(self.words());
+            }
+            self.buf = b.into_boxed_slice();
+        } else if let Some(new) = self.buf.get_mut(1 + old..1 + n) {
+            new.fill(0);
+        }
+        if let Some(len) = self.buf.first_mut() {
+            *len = n32;
+        }
+    }
+
+    /// Set the words in use to `w`, in exactly that room.
+    fn replace(&mut self, w: Vec<u32>) {
+        let mut b = Vec::with_capacity(w.len() + 1);
+        b.push(u32::try_from(w.len()).unwrap_or(u32::MAX));
+        b.extend(w);
+        self.buf = b.into_boxed_slice();
+    }
+
     /// Words a bin takes.
     fn stride(wide: bool) -> usize {
         if wide {
@@ -27,17 +71,17 @@ impl Closed {
 
     /// Bins held.
     pub(super) fn len(&self, wide: bool) -> usize {
-        self.words.len() / Self::stride(wide)
+        self.words().len() / Self::stride(wide)
     }
 
     pub(super) fn is_empty(&self) -> bool {
-        self.words.is_empty()
+        self.words().is_empty()
     }
 
     /// Bin `i`'s figures (zeros past the end).
     pub(super) fn get(&self, i: usize, wide: bool) -> [u64; FIGURES] {
         let s = Self::stride(wide);
-        let w = self.words.get(i * s..(i + 1) * s).unwrap_or(&[]);
+        let w = self.words().get(i * s..(i + 1) * s).unwrap_or(&[]);
         std::array::from_fn(|k| {
             if wide {
                 let lo = w.get(2 * k).map_or(0, |x| u64::from(*x));
@@ -51,7 +95,7 @@ impl Closed {
 
     /// Figure `k` of every bin, in order.
     pub(super) fn figure(&self, k: usize, wide: bool) -> impl Iterator<Item = u64> + '_ {
-        self.words.chunks_exact(Self::stride(wide)).map(move |w| {
+        self.words().chunks_exact(Self::stride(wide)).map(move |w| {
             if wide {
                 let lo = w.get(2 * k).map_or(0, |x| u64::from(*x));
                 lo | w.get(2 * k + 1).map_or(0, |x| u64::from(*x)) << 32
@@ -64,12 +108,13 @@ impl Closed {
     /// Bin `i`'s figures set to `v` (`i` below [`Closed::len`]), widening if one needs it.
     fn set(&mut self, i: usize, v: [u64; FIGURES], wide: &mut bool) {
         if !*wide && v.iter().any(|x| *x > u64::from(u32::MAX)) {
-            self.words = self.words.iter().flat_map(|x| [*x, 0]).collect();
+            let w = self.words().iter().flat_map(|x| [*x, 0]).collect();
+            self.replace(w);
             *wide = true;
         }
         let wide = *wide;
         let s = Self::stride(wide);
-        if let Some(w) = self.words.get_mut(i * s..(i + 1) * s) {
+        if let Some(w) = self.words_mut().get_mut(i * s..(i + 1) * s) {
             for (k, x) in v.iter().enumerate() {
                 if wide {
                     if let Some(p) = w.get_mut(2 * k..2 * k + 2) {
@@ -86,7 +131,7 @@ impl Closed {
     pub(super) fn add(&mut self, i: usize, v: [u64; FIGURES], wide: &mut bool) {
         if !*wide {
             // Narrow and no figure carrying past 32 bits: in place.
-            if let Some(w) = self.words.get_mut(i * FIGURES..(i + 1) * FIGURES) {
+            if let Some(w) = self.words_mut().get_mut(i * FIGURES..(i + 1) * FIGURES) {
                 let mut sum = [0u32; FIGURES];
                 let mut fits = true;
                 for ((s, x), y) in sum.iter_mut().zip(w.iter()).zip(v) {
@@ -105,21 +150,21 @@ impl Closed {
         self.set(i, std::array::from_fn(|k| old[k].saturating_add(v[k])), wide);
     }
 
-    /// Hold `n` bins, the new ones empty; with `exact`, no more room than that.
+    /// Hold `n` bins, the new ones empty; with `exact`, no more room than that (else room
+    /// doubles, as a `Vec`'s does).
     pub(super) fn grow_to(&mut self, n: usize, exact: bool, wide: bool) {
-        let want = n * Self::stride(wide);
-        if exact && want > self.words.len() {
-            self.words.reserve_exact(want - self.words.len());
-        }
-        if want > self.words.len() {
-            self.words.resize(want, 0);
+        let (want, have) = (n * Self::stride(wide), self.words().len());
+        if want > have {
+            let room = if exact { want } else { want.max(2 * self.buf.len().saturating_sub(1)) };
+            self.grow(want, room);
         }
     }
 
     /// `n` empty bins before the first.
     pub(super) fn insert_front(&mut self, n: usize, wide: bool) {
-        let s = Self::stride(wide);
-        self.words.splice(0..0, std::iter::repeat_n(0, n * s));
+        let mut w = vec![0; n * Self::stride(wide)];
+        w.extend_from_slice(self.words());
+        self.replace(w);
     }
 }
 
@@ -134,7 +179,7 @@ mod tests {
         c.add(0, [1, 2, 3, 4, 5], &mut w);
         c.add(1, [u64::from(u32::MAX), 0, 0, 0, 1], &mut w);
         assert!(!w);
-        assert_eq!(c.words.len(), 10, "20 bytes a bin");
+        assert_eq!(c.words().len(), 10, "20 bytes a bin");
         c.add(1, [1, 0, 0, 0, 0], &mut w);
         assert!(w);
         assert_eq!((c.get(0, w), c.get(1, w)), ([1, 2, 3, 4, 5], [u64::from(u32::MAX) + 1, 0, 0, 0, 1]));
@@ -145,6 +190,6 @@ mod tests {
         c.add(3, [u64::MAX, 0, 0, 0, 0], &mut w);
         c.add(3, [7, 0, 0, 0, 0], &mut w);
         assert_eq!(c.get(3, w)[0], u64::MAX);
-        assert_eq!(std::mem::size_of::<Closed>(), 24);
+        assert_eq!(std::mem::size_of::<Closed>(), 16);
     }
 }
