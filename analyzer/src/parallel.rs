@@ -61,6 +61,9 @@ const fn first_fraction(count: u64) -> f64 {
 /// Most shards `report --threads` makes.
 const MAX_SHARDS: usize = 64;
 
+/// No new id (yet): the merge gives every flow one, as a `u32` (a flow's partner is one).
+const NO_ID: u32 = u32::MAX;
+
 /// The first shard's part of the hash space, per shard count up to [`MAX_SHARDS`]: worked out
 /// once, not per frame.
 const FIRST_BELOW: [u64; MAX_SHARDS + 1] = {
@@ -264,24 +267,27 @@ pub fn merge(mut shards: Vec<Analyzer>) -> Option<Analyzer> {
     // them through a table (store::FlowStore::from_shards).
     let mut stores = vec![std::mem::take(&mut base.flows)];
     stores.extend(rest.iter_mut().map(|a| std::mem::take(&mut a.flows)));
-    let seqs: Vec<Vec<u64>> = stores.iter().map(|st| st.iter().map(|f| f.first_seq).collect()).collect();
-    let mut pos = vec![0usize; seqs.len()];
+    // Read from the stores where they lie: a copy of every flow's sequence number, and new
+    // ids as `usize`, were 4 MB at the two-thread run's peak at 200,000 flows (issue 39).
+    let lens: Vec<usize> = stores.iter().map(|st| st.len()).collect();
+    let seq = |s: usize, i: usize| stores.get(s).and_then(|st| st.get(i)).map(|f| f.first_seq);
+    let mut pos = vec![0usize; stores.len()];
     // The shard each merged flow comes from, and each shard's flows' new ids.
-    let mut from: Vec<u8> = Vec::with_capacity(seqs.iter().map(Vec::len).sum());
-    let mut new_id: Vec<Vec<usize>> = seqs.iter().map(|v| vec![usize::MAX; v.len()]).collect();
+    let mut from: Vec<u8> = Vec::with_capacity(lens.iter().sum());
+    let mut new_id: Vec<Vec<u32>> = lens.iter().map(|n| vec![NO_ID; *n]).collect();
     loop {
-        let next = (0..seqs.len()).filter_map(|s| Some((*seqs.get(s)?.get(*pos.get(s)?)?, s))).min();
+        let next = (0..stores.len()).filter_map(|s| Some((seq(s, *pos.get(s)?)?, s))).min();
         let Some((_, s)) = next else { break };
         let (Some(p), Some(ids)) = (pos.get_mut(s), new_id.get_mut(s)) else { break };
         if let Some(slot) = ids.get_mut(*p) {
-            *slot = from.len();
+            *slot = u32::try_from(from.len()).unwrap_or(NO_ID);
         }
         *p += 1;
         from.push(u8::try_from(s).unwrap_or(u8::MAX));
     }
-    drop(seqs);
-    let remap =
-        |s: usize, id: usize| new_id.get(s).and_then(|m| m.get(id)).copied().filter(|&n| n != usize::MAX);
+    let remap = |s: usize, id: usize| {
+        new_id.get(s).and_then(|m| m.get(id)).copied().filter(|&n| n != NO_ID).map(|n| n as usize)
+    };
     for (s, st) in stores.iter_mut().enumerate() {
         for f in st.iter_mut() {
             f.set_partner(f.partner().and_then(|p| remap(s, p)));
