@@ -465,9 +465,6 @@ pub struct Flow {
     pub first_frame: u64,
     /// First packet time.
     pub first_ts: i64,
-    /// The analyzer's packet count when the flow was created (orders the flows of merged
-    /// shards as one analysis would have: `parallel`).
-    pub(crate) first_seq: u64,
     /// Its share of the capture-wide figures in the bin being filled (crate::fold).
     pub(crate) fold: FlowFold,
 }
@@ -531,7 +528,6 @@ impl Flow {
             cold: None,
             first_frame: frame,
             first_ts: ts,
-            first_seq: 0,
             pairing: None,
             fold: FlowFold::default(),
         }
@@ -802,7 +798,7 @@ mod tests {
     use super::*;
 
     /// The bound on `size_of::<Flow>()`.
-    const FLOW_BYTES: usize = 344;
+    const FLOW_BYTES: usize = 336;
 
     #[test]
     fn opcode_counts_keep_every_opcode_in_first_seen_order() {

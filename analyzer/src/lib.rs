@@ -578,7 +578,6 @@ impl Analyzer {
         }
         let id = self.flows.len();
         let mut f = Flow::new(key, frame, ts, self.cfg.bin_ns);
-        f.first_seq = self.pushed;
         if let Some(&t) = self.cm_timeout.get(&key) {
             f.cold_mut().cm_ack_timeout_ns = Some(t);
         }
@@ -595,7 +594,12 @@ impl Analyzer {
                 }
             }
         }
-        self.flows.push(f);
+        if self.shard.is_some() {
+            // Orders the shards' flows at the merge (crate::parallel).
+            self.flows.push_numbered(f, self.pushed);
+        } else {
+            self.flows.push(f);
+        }
         self.last = Some((key, id));
         id
     }

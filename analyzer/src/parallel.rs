@@ -270,7 +270,7 @@ pub fn merge(mut shards: Vec<Analyzer>) -> Option<Analyzer> {
     // Read from the stores where they lie: a copy of every flow's sequence number, and new
     // ids as `usize`, were 4 MB at the two-thread run's peak at 200,000 flows (issue 39).
     let lens: Vec<usize> = stores.iter().map(|st| st.len()).collect();
-    let seq = |s: usize, i: usize| stores.get(s).and_then(|st| st.get(i)).map(|f| f.first_seq);
+    let seq = |s: usize, i: usize| stores.get(s).and_then(|st| st.seq(i));
     let mut pos = vec![0usize; stores.len()];
     // The shard each merged flow comes from, and each shard's flows' new ids.
     let mut from: Vec<u8> = Vec::with_capacity(lens.iter().sum());
