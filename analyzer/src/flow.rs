@@ -400,6 +400,21 @@ pub enum EvidenceKind {
 /// Evidence kept per kind.
 pub(crate) const EVIDENCE_PER_KIND: usize = 5;
 
+/// The bits of [`Flow`]'s flag byte.
+mod bits {
+    /// PSN tracking applies (RC, UC, XRC requests).
+    pub(super) const TRACKED: u8 = 1;
+    /// Carries UC requests.
+    pub(super) const UC: u8 = 1 << 1;
+    /// Carries Mellanox DC packets.
+    pub(super) const DC: u8 = 1 << 2;
+    /// A RoCEv2 packet set the latest UDP port.
+    pub(super) const UDP: u8 = 1 << 3;
+    /// The pairing: 0 none, else [`super::Pairing`]'s place plus one, in bits 4-6.
+    pub(super) const PAIRING_SHIFT: u8 = 4;
+    pub(super) const PAIRING: u8 = 7 << PAIRING_SHIFT;
+}
+
 /// Everything known about one flow. Laid out in declaration order with the fields every
 /// packet touches first, so a packet touches few cache lines.
 #[derive(Clone, Debug)]
@@ -417,33 +432,30 @@ pub struct Flow {
     wide: u16,
     /// PCP values seen on tagged packets (bit n = PCP n).
     pub pcp_seen: u8,
-    /// How it was paired with the reverse flow (with `wide` and `pcp_seen`: no padding).
-    pub pairing: Option<Pairing>,
+    /// What is true of it ([`bits`]): PSN tracking applies, it carries UC or DC, a RoCEv2
+    /// packet set its latest UDP port, and how it was paired ([`Flow::tracked`],
+    /// [`Flow::uc`], [`Flow::dc`], [`Flow::udp_sport_last`], [`Flow::pairing`]). One byte
+    /// where three `bool`s, an `Option<Pairing>` and the port's `Option` took six: the
+    /// flow's first 80 bytes hold every per-packet figure (88 before, issue 39).
+    bits: u8,
     /// DSCP values seen (bit n = DSCP n).
     pub dscp_seen: u64,
     /// Priority of its packets (PCP, or DSCP >> 3 untagged): last seen, a CNP's only when
     /// it is the flow's first packet (CNPs ride a class of their own).
     pub priority: Option<u8>,
-    /// PSN tracking applies (RC, UC, XRC requests).
-    pub tracked: bool,
-    /// Carries UC requests: UC never resends, so its gaps are loss.
-    pub uc: bool,
-    /// Carries Mellanox DC packets (opcodes 0x40-0x5F read as DC).
-    pub dc: bool,
-    /// Path MTU implied by this flow's full-size First/Middle packets (0 unknown).
-    pub pmtu: u32,
-    /// The UDP source port of its first RoCEv2 packet: the ECMP entropy its NIC set for the
-    /// QP (meaningful once `udp_sport_last` is set; RoCEv1 has no UDP).
-    pub udp_sport: u16,
-    /// The port of its latest packet (`None` before a RoCEv2 one), and how many times it
-    /// changed from one packet to the next (a NIC that re-hashes a QP onto another path on
-    /// a retransmission or a path change; saturating).
-    pub udp_sport_last: Option<u16>,
-    /// See `udp_sport_last`.
+    /// How many times its UDP source port changed from one packet to the next (a NIC that
+    /// re-hashes a QP onto another path on a retransmission or a path change; saturating).
     pub udp_sport_changes: u16,
     /// The other direction of the connection.
     /// (`partner()`: 4 bytes, not `Option<usize>`'s 16; `u32::MAX` for none.)
     partner: u32,
+    /// Path MTU implied by this flow's full-size First/Middle packets (0 unknown).
+    pub pmtu: u32,
+    /// The UDP source port of its first RoCEv2 packet: the ECMP entropy its NIC set for the
+    /// QP (meaningful once [`Flow::udp_sport_last`] is set; RoCEv1 has no UDP).
+    pub udp_sport: u16,
+    /// The port of its latest RoCEv2 packet ([`Flow::udp_sport_last`]: valid with its bit).
+    udp_port_last: u16,
     /// Throughput bins.
     pub bins: Bins,
     /// The burst of data under way (`crate::runs`; its bytes 0 before the first).
@@ -517,20 +529,94 @@ impl Flow {
             run: RunState::default(),
             partner: u32::MAX,
             priority: None,
-            tracked: false,
-            uc: false,
-            dc: false,
+            bits: 0,
             pmtu: 0,
             udp_sport: 0,
-            udp_sport_last: None,
+            udp_port_last: 0,
             udp_sport_changes: 0,
             outstanding_ackreq: AckReqs::default(),
             cold: None,
             first_frame: frame,
             first_ts: ts,
-            pairing: None,
             fold: FlowFold::default(),
         }
+    }
+
+    /// PSN tracking applies (RC, UC, XRC requests).
+    #[inline]
+    pub fn tracked(&self) -> bool {
+        self.bits & bits::TRACKED != 0
+    }
+
+    /// Carries UC requests: UC never resends, so its gaps are loss.
+    #[inline]
+    pub fn uc(&self) -> bool {
+        self.bits & bits::UC != 0
+    }
+
+    /// Carries Mellanox DC packets (opcodes 0x40-0x5F read as DC).
+    #[inline]
+    pub fn dc(&self) -> bool {
+        self.bits & bits::DC != 0
+    }
+
+    /// Set a flag bit ([`bits`]) when `on`.
+    #[inline]
+    fn set_bit(&mut self, bit: u8, on: bool) {
+        if on {
+            self.bits |= bit;
+        }
+    }
+
+    /// PSN tracking applies from now on.
+    #[inline]
+    pub(crate) fn set_tracked(&mut self) {
+        self.set_bit(bits::TRACKED, true);
+    }
+
+    /// It carries UC requests, when `uc`.
+    #[inline]
+    pub(crate) fn mark_uc(&mut self, uc: bool) {
+        self.set_bit(bits::UC, uc);
+    }
+
+    /// It carries DC packets, when `dc`.
+    #[inline]
+    pub(crate) fn mark_dc(&mut self, dc: bool) {
+        self.set_bit(bits::DC, dc);
+    }
+
+    /// The UDP source port of its latest packet: `None` before a RoCEv2 one.
+    #[inline]
+    pub fn udp_sport_last(&self) -> Option<u16> {
+        (self.bits & bits::UDP != 0).then_some(self.udp_port_last)
+    }
+
+    /// A RoCEv2 packet from UDP source port `port`.
+    #[inline]
+    pub(crate) fn set_udp_sport_last(&mut self, port: u16) {
+        self.bits |= bits::UDP;
+        self.udp_port_last = port;
+    }
+
+    /// How it was paired with the reverse flow.
+    #[inline]
+    pub fn pairing(&self) -> Option<Pairing> {
+        const ALL: [Pairing; 4] = [Pairing::Cm, Pairing::Port, Pairing::Psn, Pairing::Address];
+        let i = usize::from((self.bits & bits::PAIRING) >> bits::PAIRING_SHIFT);
+        i.checked_sub(1).and_then(|i| ALL.get(i)).copied()
+    }
+
+    /// Paired with the reverse flow by `how` (`None`: not paired).
+    pub(crate) fn set_pairing(&mut self, how: Option<Pairing>) {
+        let code = match how {
+            None => 0,
+            Some(Pairing::Cm) => 1,
+            Some(Pairing::Port) => 2,
+            Some(Pairing::Psn) => 3,
+            Some(Pairing::Address) => 4,
+        };
+        self.bits = (self.bits & !bits::PAIRING) | code << bits::PAIRING_SHIFT;
     }
 
     /// Count `c` ([`count`]) as a `u64`: its 32 bits, and the high half kept apart once it
@@ -798,7 +884,7 @@ mod tests {
     use super::*;
 
     /// The bound on `size_of::<Flow>()`.
-    const FLOW_BYTES: usize = 336;
+    const FLOW_BYTES: usize = 328;
 
     #[test]
     fn opcode_counts_keep_every_opcode_in_first_seen_order() {
@@ -872,6 +958,33 @@ mod tests {
         f.ack_latency_mut().add(500);
         assert!(f.outstanding_ackreq.is_empty(), "the latency shares the box, not the queue");
         assert_eq!(f.ack_latency().summary().map(|s| s.count), Some(1));
+    }
+
+    #[test]
+    fn the_flag_byte_keeps_each_flag_apart() {
+        let key = FlowKey { src: [10, 0, 0, 1].into(), dst: [10, 0, 0, 2].into(), dest_qp: 7, point: 0 };
+        let mut f = Flow::new(key, 1, 0, 1000);
+        assert_eq!(
+            (f.tracked(), f.uc(), f.dc(), f.udp_sport_last(), f.pairing()),
+            (false, false, false, None, None)
+        );
+        f.mark_uc(false);
+        f.mark_dc(true);
+        f.set_udp_sport_last(0);
+        assert_eq!((f.uc(), f.dc(), f.udp_sport_last()), (false, true, Some(0)), "port 0 is a port");
+        for how in [Some(Pairing::Cm), Some(Pairing::Port), Some(Pairing::Psn), Some(Pairing::Address), None]
+        {
+            f.set_pairing(how);
+            assert_eq!(f.pairing(), how);
+        }
+        f.set_tracked();
+        f.mark_uc(true);
+        f.set_pairing(Some(Pairing::Address));
+        f.set_udp_sport_last(4791);
+        assert_eq!(
+            (f.tracked(), f.uc(), f.dc(), f.udp_sport_last(), f.pairing()),
+            (true, true, true, Some(4791), Some(Pairing::Address))
+        );
     }
 
     #[test]

@@ -240,15 +240,15 @@ impl Analyzer {
         // The ECMP entropy: the UDP source port the NIC set for the QP, and any change of it
         // (CNPs, sent by the notification point to this QP, carry the NP's own port).
         if let Some(sport) = v.sport.filter(|_| !is_cnp) {
-            match f.udp_sport_last {
+            match f.udp_sport_last() {
                 None => f.udp_sport = sport,
                 Some(last) if last != sport => f.udp_sport_changes = f.udp_sport_changes.saturating_add(1),
                 Some(_) => {}
             }
-            f.udp_sport_last = Some(sport);
+            f.set_udp_sport_last(sport);
         }
         if op.0 & 0xE0 == 0x40 {
-            f.dc |= dc;
+            f.mark_dc(dc);
         }
         f.bins.add_n(meta.ts_ns - start, wire.saturating_mul(w), w, ecn == Ecn::Ce);
         // A connected request's data counts towards its bursts once its PSN shows it is not

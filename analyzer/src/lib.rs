@@ -587,10 +587,10 @@ impl Analyzer {
             }
             if let Some(pid) = self.flows.find(&partner_key) {
                 f.set_partner(Some(pid));
-                f.pairing = Some(Pairing::Cm);
+                f.set_pairing(Some(Pairing::Cm));
                 if let Some(p) = self.flows.get_mut(pid) {
                     p.set_partner(Some(id));
-                    p.pairing = Some(Pairing::Cm);
+                    p.set_pairing(Some(Pairing::Cm));
                 }
             }
         }

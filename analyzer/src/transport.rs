@@ -15,11 +15,11 @@ impl Analyzer {
     pub(crate) fn link(&mut self, a: usize, b: usize, how: Pairing) {
         if let Some(f) = self.flows.get_mut(a) {
             f.set_partner(Some(b));
-            f.pairing = Some(how);
+            f.set_pairing(Some(how));
         }
         if let Some(f) = self.flows.get_mut(b) {
             f.set_partner(Some(a));
-            f.pairing = Some(how);
+            f.set_pairing(Some(how));
         }
     }
 
@@ -37,13 +37,13 @@ impl Analyzer {
             return Some(p);
         }
         let key = f.key;
-        let sport = f.udp_sport_last.map(|_| f.udp_sport);
+        let sport = f.udp_sport_last().map(|_| f.udp_sport);
         // Not the flow itself (a host sending to itself is its own reverse direction).
         let mut reverse = self.flows.unpaired_in_pair(key.point, key.dst, key.src);
         reverse.retain(|c| *c != id);
         // The same UDP source port, on exactly one candidate.
         let same_port = |c: &&usize| {
-            self.flows.get(**c).is_some_and(|r| r.udp_sport_last.is_some() && Some(r.udp_sport) == sport)
+            self.flows.get(**c).is_some_and(|r| r.udp_sport_last().is_some() && Some(r.udp_sport) == sport)
         };
         let mut ports = reverse.iter().filter(same_port);
         if let (Some(&c), None) = (ports.next(), ports.next()) {
@@ -144,8 +144,8 @@ impl Analyzer {
         if !frame::psn_tracked(v.info.transport) {
             return;
         }
-        f.tracked = true;
-        f.uc |= v.info.transport == Transport::Uc;
+        f.set_tracked();
+        f.mark_uc(v.info.transport == Transport::Uc);
         if let Some(t) = f.cold().cm_ack_timeout_ns {
             psn_cfg.min_ack_timeout_ns = t;
         }
@@ -383,7 +383,7 @@ impl Analyzer {
         // requests (by port or PSN; until then responses could not be told apart, as when
         // parallel QPs all start at PSN 0), earlier requests may have been answered by those
         // unattributed responses: only the request the response names is timed.
-        let fresh = !paired_before && t.pairing != Some(Pairing::Cm);
+        let fresh = !paired_before && t.pairing() != Some(Pairing::Cm);
         while let Some(&(q, len, ts, _)) = t.outstanding_ackreq.front() {
             if psn_diff(q, psn) > 0 {
                 break;

@@ -24,7 +24,7 @@ pub(super) fn at(a: &Analyzer, i: usize, flow_worst: &[Option<Severity>]) -> Opt
                 a_qpn: g.map(|g| g.key.dest_qp),
                 b_qpn: f.key.dest_qp,
                 flows: ConnFlows::two(i, p),
-                pairing: Word::new(f.pairing.map_or("none", |p| p.name())),
+                pairing: Word::new(f.pairing().map_or("none", |p| p.name())),
                 packets: f.packets() + g.map_or(0, |g| g.packets()),
                 bytes: f.bytes() + g.map_or(0, |g| g.bytes()),
                 health: Word::new(worst(&[i, p])),

@@ -38,7 +38,7 @@ struct Data {
 /// A flow that carries data (requests or READ responses with payload) with ECMP entropy of
 /// its own: RoCEv2 (a UDP source port), not QP1's management datagrams.
 fn is_ecmp_data(f: &Flow) -> bool {
-    f.payload_bytes() > 0 && f.key.dest_qp != 1 && f.udp_sport_last.is_some()
+    f.payload_bytes() > 0 && f.key.dest_qp != 1 && f.udp_sport_last().is_some()
 }
 
 fn fingerprint<T: std::hash::Hash>(t: T) -> u64 {
@@ -280,7 +280,7 @@ fn elephants(a: &Analyzer) -> ElephantsReport {
                 src: f.key.src,
                 dst: f.key.dst,
                 dest_qp: f.key.dest_qp,
-                udp_src_port: f.udp_sport_last.map(|_| f.udp_sport),
+                udp_src_port: f.udp_sport_last().map(|_| f.udp_sport),
                 bytes,
                 share: share(bytes),
                 busy: bytes >= BUSY_MIN_BYTES,

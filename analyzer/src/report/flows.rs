@@ -63,7 +63,7 @@ pub(crate) fn flow_report(id: usize, f: &Flow, a: &Analyzer, detail: bool) -> Fl
             EcnCounts { not_ect, ect1, ect0, ce, ce_fraction: f.ce_fraction() }
         },
         psn: PsnReport {
-            tracked: f.tracked,
+            tracked: f.tracked(),
             gaps: f.psn.stats().gaps,
             missing: f.psn.stats().missing,
             retransmits: f.psn.stats().retransmits,
@@ -96,7 +96,7 @@ pub(crate) fn flow_report(id: usize, f: &Flow, a: &Analyzer, detail: bool) -> Fl
             retries_max: f.psn.stats().retries_max,
             retries_span_ns: f.psn.stats().retries_max_span_ns,
             retries_frame: (f.psn.stats().retries_max > 0).then_some(f.psn.stats().retries_max_frame),
-            lives: if f.tracked && f.psn.requests > 0 {
+            lives: if f.tracked() && f.psn.requests > 0 {
                 1 + f.psn.stats().resyncs + f.psn.stats().lives_fell_back
             } else {
                 0
@@ -158,13 +158,13 @@ pub(crate) fn flow_report(id: usize, f: &Flow, a: &Analyzer, detail: bool) -> Fl
             Box::new(r)
         }),
         partner: f.partner(),
-        pairing: f.pairing.map(|p| p.name().into()),
+        pairing: f.pairing().map(|p| p.name().into()),
         cm_start_psn: f.cold().cm_start_psn,
         ack_timeout_ns: f.cold().cm_ack_timeout_ns,
         pmtu: f.pmtu,
-        udp_src_port: f.udp_sport_last.map(|_| f.udp_sport),
+        udp_src_port: f.udp_sport_last().map(|_| f.udp_sport),
         udp_src_port_changes: f.udp_sport_changes,
-        udp_src_port_last: f.udp_sport_last.filter(|_| f.udp_sport_changes > 0),
+        udp_src_port_last: f.udp_sport_last().filter(|_| f.udp_sport_changes > 0),
         bursts: f.runs().count() as u64 + u64::from(f.runs_merged()),
         health: "ok".into(),
     }
@@ -267,7 +267,7 @@ pub(super) fn qp_name(f: &Flow, a: &Analyzer) -> String {
 /// (neither its partner nor any flow back between the two hosts at its capture point carries
 /// a response), though it asked for them at least 1 ms before the capture ended.
 pub(crate) fn responses_missing(f: &Flow, a: &Analyzer) -> bool {
-    if !f.tracked || f.uc || f.psn.requests == 0 {
+    if !f.tracked() || f.uc() || f.psn.requests == 0 {
         return false;
     }
     let end = a.totals().end_ns.unwrap_or(i64::MIN);
@@ -289,7 +289,7 @@ pub(super) fn one_direction_finding(a: &Analyzer, out: &mut FindingSink) {
     let one_way: Vec<(usize, &Flow)> =
         a.flows.iter().enumerate().filter(|(_, f)| responses_missing(f, a)).collect();
     let Some(&(first, _)) = one_way.first() else { return };
-    let tracked = a.flows.iter().filter(|f| f.tracked && !f.uc && f.psn.requests > 0).count();
+    let tracked = a.flows.iter().filter(|f| f.tracked() && !f.uc() && f.psn.requests > 0).count();
     let names: Vec<String> = one_way.iter().take(3).map(|(_, f)| qp_name(f, a)).collect();
     let more = if one_way.len() > 3 { format!(" and {} more", one_way.len() - 3) } else { String::new() };
     out.push(Finding {
@@ -378,7 +378,7 @@ fn loss_findings(
     // Loss: a gap here that was resent or NAKed (and not filled by a late packet), or a
     // go-back-N after a NAK that a late packet did not provoke (the loss then happened
     // beyond this capture point).
-    if !f.uc && (loss_gaps > 0 || nak_resends > 0) {
+    if !f.uc() && (loss_gaps > 0 || nak_resends > 0) {
         let mut e = ev(
             f,
             &[
@@ -550,11 +550,11 @@ fn loss_findings(
                     "PSN {}..{} missing, never {}",
                     g.start,
                     crate::psn::psn_add(g.start, g.count - 1),
-                    if f.uc { "seen" } else { "NAKed or resent" }
+                    if f.uc() { "seen" } else { "NAKed or resent" }
                 ),
             })
             .collect();
-        if f.uc {
+        if f.uc() {
             // UC never resends (reference §1.10): a gap is a lost message either way.
             push(
                 Severity::Warning,
@@ -619,7 +619,7 @@ fn nak_findings(
 ) {
     // On Mellanox DC, NAK code 4 ("invalid RD request" in IBTA RD terms) answers DC
     // connection setup (dc-small2.pcap frame 1 precedes the DC connect); report, not alarm.
-    let dc_setup = if f.dc { f.naks().by_code[4] } else { 0 };
+    let dc_setup = if f.dc() { f.naks().by_code[4] } else { 0 };
     if dc_setup > 0 {
         push(
             Severity::Info,

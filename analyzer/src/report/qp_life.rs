@@ -39,7 +39,7 @@ fn ack_timeout(f: &Flow) -> i64 {
 /// silence is the QP's, not the capture's end. A capture that ends soon after a request
 /// gives none. Not on one-way captures, where no ACK could be seen.
 pub(crate) fn stall_of(f: &Flow, a: &Analyzer) -> Option<Stall> {
-    if !f.tracked || f.uc || f.psn.requests == 0 || super::flows::responses_missing(f, a) {
+    if !f.tracked() || f.uc() || f.psn.requests == 0 || super::flows::responses_missing(f, a) {
         return None;
     }
     let &(psn, _, ts_ns, frame) = f.outstanding_ackreq.front()?;
@@ -81,7 +81,7 @@ pub(super) fn qp_life_findings(
 ) {
     let st = f.psn.stats();
     let lives = st.resyncs + st.lives_fell_back;
-    if f.tracked && lives > 0 {
+    if f.tracked() && lives > 0 {
         let how = if st.lives_fell_back > 0 {
             // NCCL is named only where the new life began at PSN 0, as NCCL's do.
             let why = if st.lives_from_zero == st.lives_fell_back {

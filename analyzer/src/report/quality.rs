@@ -21,7 +21,7 @@ const SAMPLED_BELOW: f64 = 0.5;
 /// The PSNs one flow shows and those the capture missed (UC left out: a UC gap may be
 /// network loss, which UC never repairs, so it says nothing of the capture).
 fn flow_psns(f: &Flow) -> Option<(u64, u64)> {
-    if !f.tracked || f.uc || f.psn.requests == 0 {
+    if !f.tracked() || f.uc() || f.psn.requests == 0 {
         return None;
     }
     let st = f.psn.stats();
@@ -113,11 +113,11 @@ pub(super) fn share(a: &Analyzer) -> f64 {
 /// The one capture-wide `capture_loss` finding that stands for the per-flow ones when the
 /// headline is said (they are absorbed by the sink: [`FindingSink::absorb`]).
 pub(super) fn capture_quality_finding(q: &CaptureQuality, a: &Analyzer, out: &mut FindingSink) {
-    let gaps: u64 = a.flows.iter().filter(|f| !f.uc).map(|f| f.psn.capture_loss_gaps()).sum();
+    let gaps: u64 = a.flows.iter().filter(|f| !f.uc()).map(|f| f.psn.capture_loss_gaps()).sum();
     let mut evidence: Vec<EvidenceRef> = a
         .flows
         .iter()
-        .filter(|f| !f.uc)
+        .filter(|f| !f.uc())
         .filter_map(|f| f.psn.unexplained_gaps().next().map(|g| (f, *g)))
         .map(|(f, g)| EvidenceRef {
             frame: g.frame,
