@@ -368,19 +368,20 @@ pub fn pump(
                 rec
             };
             end.frames += 1;
-            let want = match decoding {
-                Decoding::All | Decoding::Fast => true,
-                Decoding::UntilRoce => end.roce == 0,
-                Decoding::Caller => false,
-            };
+            // The common frame first: classified at fixed offsets, handed over as such.
             let common = match decoding {
                 Decoding::Fast => rocescope_decoder::fast::classify(rec.link_type, rec.data, opts),
                 _ => None,
             };
+            let want = || match decoding {
+                Decoding::All | Decoding::Fast => true,
+                Decoding::UntilRoce => end.roce == 0,
+                Decoding::Caller => false,
+            };
             let result = if let Some(c) = &common {
                 end.roce += 1;
                 each(rec, None, Some(c))
-            } else if want {
+            } else if want() {
                 // Decoded where it stays: no copy of the packet per frame.
                 let mut p = Packet::empty(rec.data, rec.link_type);
                 p.decode_from(opts);
