@@ -378,20 +378,23 @@ pub fn pump(
                 Decoding::UntilRoce => end.roce == 0,
                 Decoding::Caller => false,
             };
-            let result = if let Some(c) = &common {
+            // One call of `each` (so that it is inlined here: no call per frame).
+            let mut decoded;
+            let (packet, common) = if let Some(c) = &common {
                 end.roce += 1;
-                each(rec, None, Some(c))
+                (None, Some(c))
             } else if want() {
                 // Decoded where it stays: no copy of the packet per frame.
-                let mut p = Packet::empty(rec.data, rec.link_type);
-                p.decode_from(opts);
-                if p.roce.is_some() || p.mac_control.is_some() {
+                decoded = Packet::empty(rec.data, rec.link_type);
+                decoded.decode_from(opts);
+                if decoded.roce.is_some() || decoded.mac_control.is_some() {
                     end.roce += 1;
                 }
-                each(rec, Some(&p), None)
+                (Some(&decoded), None)
             } else {
-                each(rec, None, None)
+                (None, None)
             };
+            let result = each(rec, packet, common);
             match result {
                 Ok(Flow::Continue) => true,
                 Ok(Flow::Stop) => {

@@ -125,6 +125,8 @@ impl OpInfo {
 
 impl Analyzer {
     /// A common frame classified at fixed offsets, meaning what the full decode would.
+    /// Inlined: the frame is built where the record path holds it (issue 39).
+    #[inline(always)]
     pub(crate) fn frame_of_common(&self, meta: &FrameMeta, c: &Common) -> RoceFrame<'static> {
         let dscp = c.dscp();
         RoceFrame {
