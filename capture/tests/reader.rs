@@ -193,7 +193,9 @@ type Walked = Vec<(i64, u32, u32, Vec<u8>, u64)>;
 
 #[test]
 fn the_record_walk_hands_out_what_next_record_does() {
-    for (big_endian, nanos, cut) in [(false, false, false), (true, true, true), (false, true, true), (true, false, false)] {
+    for (big_endian, nanos, cut) in
+        [(false, false, false), (true, true, true), (false, true, true), (true, false, false)]
+    {
         let bytes = classic(big_endian, nanos, 2_000, cut);
         let open = || CaptureReader::from_read(Cursor::new(bytes.clone()), Path::new("test")).expect("open");
         let mut one_by_one: Walked = Vec::new();
