@@ -96,6 +96,7 @@ pub(crate) struct OpInfo {
 }
 
 /// [`OpInfo`] of `op`, from a 256-entry table built at first use.
+#[inline]
 pub(crate) fn op_info(op: Opcode) -> OpInfo {
     static TABLE: std::sync::OnceLock<[OpInfo; 256]> = std::sync::OnceLock::new();
     let t = TABLE.get_or_init(|| std::array::from_fn(|i| OpInfo::compute(Opcode(i as u8))));

@@ -100,7 +100,7 @@ impl Analyzer {
     /// A frame to the sFlow port when the RoCE port is set to it is not a common frame for
     /// an analysis that reads sFlow: classify only when [`Analyzer::takes_common`] says so.
     #[cfg(feature = "capture")]
-    #[inline]
+    #[inline(always)]
     pub fn push_common_record(
         &mut self,
         number: u64,
