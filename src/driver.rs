@@ -368,29 +368,33 @@ pub fn pump(
                 rec
             };
             end.frames += 1;
-            let want = match decoding {
-                Decoding::All | Decoding::Fast => true,
-                Decoding::UntilRoce => end.roce == 0,
-                Decoding::Caller => false,
-            };
+            // The common frame first: classified at fixed offsets, handed over as such.
             let common = match decoding {
                 Decoding::Fast => rocescope_decoder::fast::classify(rec.link_type, rec.data, opts),
                 _ => None,
             };
-            let result = if let Some(c) = &common {
+            let want = || match decoding {
+                Decoding::All | Decoding::Fast => true,
+                Decoding::UntilRoce => end.roce == 0,
+                Decoding::Caller => false,
+            };
+            // One call of `each` (so that it is inlined here: no call per frame).
+            let mut decoded;
+            let (packet, common) = if let Some(c) = &common {
                 end.roce += 1;
-                each(rec, None, Some(c))
-            } else if want {
+                (None, Some(c))
+            } else if want() {
                 // Decoded where it stays: no copy of the packet per frame.
-                let mut p = Packet::empty(rec.data, rec.link_type);
-                p.decode_from(opts);
-                if p.roce.is_some() || p.mac_control.is_some() {
+                decoded = Packet::empty(rec.data, rec.link_type);
+                decoded.decode_from(opts);
+                if decoded.roce.is_some() || decoded.mac_control.is_some() {
                     end.roce += 1;
                 }
-                each(rec, Some(&p), None)
+                (Some(&decoded), None)
             } else {
-                each(rec, None, None)
+                (None, None)
             };
+            let result = each(rec, packet, common);
             match result {
                 Ok(Flow::Continue) => true,
                 Ok(Flow::Stop) => {

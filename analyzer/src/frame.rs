@@ -96,6 +96,7 @@ pub(crate) struct OpInfo {
 }
 
 /// [`OpInfo`] of `op`, from a 256-entry table built at first use.
+#[inline]
 pub(crate) fn op_info(op: Opcode) -> OpInfo {
     static TABLE: std::sync::OnceLock<[OpInfo; 256]> = std::sync::OnceLock::new();
     let t = TABLE.get_or_init(|| std::array::from_fn(|i| OpInfo::compute(Opcode(i as u8))));
@@ -125,6 +126,8 @@ impl OpInfo {
 
 impl Analyzer {
     /// A common frame classified at fixed offsets, meaning what the full decode would.
+    /// Inlined: the frame is built where the record path holds it (issue 39).
+    #[inline(always)]
     pub(crate) fn frame_of_common(&self, meta: &FrameMeta, c: &Common) -> RoceFrame<'static> {
         let dscp = c.dscp();
         RoceFrame {

@@ -728,6 +728,19 @@ impl Analyzer {
             // A frame the fast path read cannot be held: the checks end with what they saw.
             self.end_clock_checks();
         }
+        self.push_common_unheld(meta, c, rate);
+    }
+
+    /// [`Analyzer::push_common`] once no switch clock's check holds frames back: what the
+    /// record path calls, which has asked already (issue 39: no test twice per frame). Inlined
+    /// in both, with [`Analyzer::begin_frame`]: no call per frame before the analysis.
+    #[inline(always)]
+    pub(crate) fn push_common_unheld(
+        &mut self,
+        meta: &FrameMeta,
+        c: &rocescope_decoder::fast::Common,
+        rate: u32,
+    ) {
         self.pushed += 1;
         let multi = self.begin_frame(meta, rate);
         let v = self.frame_of_common(meta, c);
@@ -736,6 +749,7 @@ impl Analyzer {
 
     /// The bookkeeping every frame gets first: its point, weight and the capture-wide
     /// counts. Returns whether several capture points are counted.
+    #[inline(always)]
     fn begin_frame(&mut self, meta: &FrameMeta, rate: u32) -> bool {
         self.last_point = meta.point;
         let rate = rate.max(1);
@@ -773,9 +787,16 @@ impl Analyzer {
         let t = &mut self.totals;
         t.packets = t.packets.saturating_add(w);
         t.frames += 1;
-        t.start_ns.get_or_insert(meta.ts_ns);
         // The latest time, not the last frame's: merged captures are not always in order.
-        t.end_ns = Some(t.end_ns.map_or(meta.ts_ns, |e| e.max(meta.ts_ns)));
+        // (The first frame sets both; then only a later time writes.)
+        match t.end_ns {
+            Some(e) if e >= meta.ts_ns => {}
+            Some(_) => t.end_ns = Some(meta.ts_ns),
+            None => {
+                t.start_ns.get_or_insert(meta.ts_ns);
+                t.end_ns = Some(meta.ts_ns);
+            }
+        }
         multi
     }
 
@@ -819,8 +840,11 @@ impl Analyzer {
             self.totals.cnps += w;
         }
         let owned = self.owns(src, dst);
+        // Of a parallel analysis, whether this shard keeps the capture-wide figures: asked
+        // once per frame.
+        let keeps = self.keeps_capture_state();
         let mut folded = None;
-        if self.keeps_capture_state() {
+        if keeps {
             // A frame of a flow kept here adds to its flow's share (crate::fold).
             folded = self.fold_clock(meta.point, meta.ts_ns - start).filter(|_| owned);
             self.capture_wide_pass(meta, v, start, folded.is_some());
@@ -832,13 +856,13 @@ impl Analyzer {
         // Everything above concerns the whole capture; what follows, the flows of this host
         // pair, which a shard of a parallel analysis keeps only when they are its own.
         if !owned {
-            if self.keeps_capture_state() {
+            if keeps {
                 self.count_to_mac(None, meta.point, v);
             }
             return;
         }
         let id = self.flow_id(key, meta.number, meta.ts_ns);
-        if self.keeps_capture_state() {
+        if keeps {
             self.count_to_mac(Some(id), meta.point, v);
         }
         // Across capture points, only packets a PSN names: connected requests and READ

@@ -100,6 +100,7 @@ impl Analyzer {
     /// A frame to the sFlow port when the RoCE port is set to it is not a common frame for
     /// an analysis that reads sFlow: classify only when [`Analyzer::takes_common`] says so.
     #[cfg(feature = "capture")]
+    #[inline(always)]
     pub fn push_common_record(
         &mut self,
         number: u64,
@@ -114,7 +115,7 @@ impl Analyzer {
             self.push_sampled(&meta, &p, rate);
             return;
         }
-        self.push_common(&meta, c, rate);
+        self.push_common_unheld(&meta, c, rate);
     }
 
     /// Whether frames [`rocescope_decoder::fast::classify`] recognises with `opts` may go

@@ -160,3 +160,75 @@ fn bytes_read_count_the_input_as_given() {
     while merged.for_each_batch(64, |_| true).unwrap() != Batch::End {}
     assert_eq!(merged.bytes_read(), 2 * raw.len() as u64);
 }
+
+/// A classic pcap of `n` records (every 7th with no captured byte, sizes up to 1,500 bytes,
+/// so that records straddle the reader's 1 MiB buffer), in either byte order and time unit,
+/// the last record cut off when `cut`.
+fn classic(big_endian: bool, nanos: bool, n: u32, cut: bool) -> Vec<u8> {
+    let word = |v: u32| if big_endian { v.to_be_bytes() } else { v.to_le_bytes() };
+    let magic = if nanos { 0xA1B2_3C4Du32 } else { 0xA1B2_C3D4 };
+    let mut f = Vec::new();
+    f.extend_from_slice(&word(magic));
+    f.extend_from_slice(&(if big_endian { 2u16.to_be_bytes() } else { 2u16.to_le_bytes() }));
+    f.extend_from_slice(&(if big_endian { 4u16.to_be_bytes() } else { 4u16.to_le_bytes() }));
+    f.extend_from_slice(&[0; 8]);
+    f.extend_from_slice(&word(65535));
+    f.extend_from_slice(&word(1));
+    for i in 0..n {
+        let caplen = if i % 7 == 3 { 0 } else { 60 + (i * 37) % 1441 };
+        f.extend_from_slice(&word(1_700_000_000 + i / 3));
+        f.extend_from_slice(&word((i * 1_234) % 999_999));
+        f.extend_from_slice(&word(caplen));
+        f.extend_from_slice(&word(caplen + 4));
+        f.extend((0..caplen).map(|k| (k + i) as u8));
+    }
+    if cut {
+        f.truncate(f.len() - 10);
+    }
+    f
+}
+
+/// (timestamp, caplen, len, bytes, empty records before) of each record.
+type Walked = Vec<(i64, u32, u32, Vec<u8>, u64)>;
+
+#[test]
+fn the_record_walk_hands_out_what_next_record_does() {
+    for (big_endian, nanos, cut) in
+        [(false, false, false), (true, true, true), (false, true, true), (true, false, false)]
+    {
+        let bytes = classic(big_endian, nanos, 2_000, cut);
+        let open = || CaptureReader::from_read(Cursor::new(bytes.clone()), Path::new("test")).expect("open");
+        let mut one_by_one: Walked = Vec::new();
+        let mut r = open();
+        let first_err = loop {
+            match r.next_record() {
+                Ok(Some(rec)) => {
+                    one_by_one.push((rec.ts_ns, rec.caplen, rec.len, rec.data.to_vec(), rec.empty_before))
+                }
+                Ok(None) => break None,
+                Err(e) => break Some(e.to_string()),
+            }
+        };
+        let mut walked: Walked = Vec::new();
+        let mut r = open();
+        let walk_err = loop {
+            let batch = r.walk(100, |rec| {
+                walked.push((rec.ts_ns, rec.caplen, rec.len, rec.data.to_vec(), rec.empty_before));
+                true
+            });
+            match batch {
+                Ok(rocescope_capture::Batch::End) => break None,
+                Ok(_) => {}
+                Err(e) => break Some(e.to_string()),
+            }
+        };
+        assert_eq!(walked.len(), one_by_one.len(), "be {big_endian} nanos {nanos}");
+        assert!(walked == one_by_one, "be {big_endian} nanos {nanos}");
+        assert_eq!(walk_err, first_err);
+        assert_eq!(first_err.is_some(), cut);
+        // Every 7th record held no byte: passed over, and counted in the next one's number
+        // (the last one's next record is the one cut off, when it is).
+        assert_eq!(one_by_one.iter().map(|r| r.4).sum::<u64>(), 2_000 / 7 + 1 - u64::from(cut));
+        assert_eq!(r.empty_records(), 2_000 / 7 + 1);
+    }
+}

@@ -118,8 +118,9 @@ fn shape_of(op: Opcode, opts: OpcodeOptions) -> Shape {
 }
 
 /// The common frame's fields at fixed offsets, or `None` when the frame is not a common one
-/// (see the module's documentation). Never panics.
-#[inline]
+/// (see the module's documentation). Never panics. Inlined where it is called: no call per
+/// frame (issue 39).
+#[inline(always)]
 pub fn classify(link_type: LinkType, data: &[u8], opts: &DecodeOptions) -> Option<Common> {
     if link_type != LinkType::ETHERNET {
         return None;
@@ -136,31 +137,37 @@ pub fn classify(link_type: LinkType, data: &[u8], opts: &DecodeOptions) -> Optio
         off = 18;
     }
     let l2 = off;
-    let (src, dst, tos, ttl, ident, len_field, declared, ip_hdr) = match etype {
+    let (src, dst, tos, ttl, ident, len_field, declared, ip_hdr, udp) = match etype {
         ethertype::IPV4 => {
-            let h: &[u8; 20] = data.get(off..)?.first_chunk()?;
-            let [vihl, tos, l0, l1, i0, i1, f0, f1, ttl, proto, _, _, s0, s1, s2, s3, d0, d1, d2, d3] = *h;
+            // The IPv4 header, UDP and the BTH at fixed offsets, with one bounds check (a
+            // common frame holds the three whole; a shorter one is no common frame).
+            let (h, rest) = data.get(off..)?.first_chunk::<40>()?.split_first_chunk::<20>()?;
+            let udp: &[u8; 8] = rest.first_chunk()?;
+            let [vihl, tos, l0, l1, i0, i1, f0, f1, ttl, proto, _, _, ..] = *h;
             let total = u16::from_be_bytes([l0, l1]);
             // Version 4 without options, UDP, not a fragment (neither MF nor an offset), and
             // a total length that holds the header (else the decoder's error).
             if vihl != 0x45 || proto != 17 || u16::from_be_bytes([f0, f1]) & 0x3FFF != 0 || total < 20 {
                 return None;
             }
-            let (s, d) = (Ipv4Addr::new(s0, s1, s2, s3), Ipv4Addr::new(d0, d1, d2, d3));
+            // The addresses as two words.
+            let word =
+                |at: usize| h.get(at..).and_then(|b| b.first_chunk::<4>()).map(|w| u32::from_be_bytes(*w));
+            let (s, d) = (Ipv4Addr::from(word(12)?), Ipv4Addr::from(word(16)?));
             let ident = u32::from(u16::from_be_bytes([i0, i1]));
-            (IpAddr::V4(s), IpAddr::V4(d), tos, ttl, ident, total, usize::from(total), &h[..])
+            (IpAddr::V4(s), IpAddr::V4(d), tos, ttl, ident, total, usize::from(total), &h[..], udp)
         }
         ethertype::IPV6 => {
             let (h, [v, c, f1, f2, l0, l1, _, hop], s, d) = crate::peek::ipv6_udp(data, off)?;
             let tos = (v << 4) | (c >> 4);
             let label = (u32::from(c & 0x0F) << 16) | (u32::from(f1) << 8) | u32::from(f2);
             let plen = u16::from_be_bytes([l0, l1]);
-            (IpAddr::V6(s), IpAddr::V6(d), tos, hop, label, plen, 40 + usize::from(plen), &h[..])
+            let udp: &[u8; 8] = data.get(off + 40..)?.first_chunk()?;
+            (IpAddr::V6(s), IpAddr::V6(d), tos, hop, label, plen, 40 + usize::from(plen), &h[..], udp)
         }
         _ => return None,
     };
     let uoff = off + ip_hdr.len();
-    let udp: &[u8; 8] = data.get(uoff..)?.first_chunk()?;
     let [s0, s1, d0, d1, l0, l1, _, _] = *udp;
     let ulen = usize::from(u16::from_be_bytes([l0, l1]));
     if u16::from_be_bytes([d0, d1]) != opts.roce_port || ulen < 8 || uoff + ulen > off + declared {
@@ -343,5 +350,78 @@ mod tests {
             frame(Opcode::RC_ACKNOWLEDGE, ExtRepr { aeth: Some(AethRepr::ack(5)), ..Default::default() }, 0);
         let c = classify(LinkType::ETHERNET, &ack, &opts).expect("an ACK is common");
         assert_eq!(c.aeth, Some(AethRepr::ack(5)));
+    }
+
+    /// Frames written out byte by byte (ICRCs computed apart, with zlib's CRC-32): a tagged
+    /// ACK, a WRITE whose IPv4 header has options, an IPv6 CNP and a plain WRITE.
+    const VLAN_ACK: &str = "020000000002020000000001810060640800456a0030123440004011141d0a0000010a000002\
+        c00012b7001c00001100ffff0000001200000005000000051cc4b50a";
+    const OPTIONS_WRITE: &str = "0200000000020200000000010800466a005012344000401110fc0a0000010a0000020101\
+        0100c00012b7003800000a00ffff0000003480000007000000000000100000000077000000100001020304\
+        05060708090a0b0c0d0e0f8586b55f";
+    const V6_CNP: &str = "02000000000202000000000186dd66a1234500281140fd0000000000000000000000000000\
+        01fd000000000000000000000000000002c00012b7002800008100ffff0000005600000000000000000000\
+        0000000000000000000099211494";
+    const PLAIN_WRITE: &str = "0200000000020200000000010800456a004c12344000401114010a0000010a000002c000\
+        12b7003800000a00ffff000000348000000700000000000010000000007700000010000102030405060708\
+        090a0b0c0d0e0f31dade13";
+
+    /// The fast record of `bytes` and of every shorter cut of them is what the full decode
+    /// makes of the same bytes; returns the record of the whole frame.
+    fn agrees_at_every_cut(bytes: &[u8]) -> Option<Common> {
+        let opts = DecodeOptions::default();
+        for n in 0..=bytes.len() {
+            let cut = &bytes[..n];
+            let full = Common::of(&decode(LinkType::ETHERNET, cut, &opts), &opts);
+            assert_eq!(
+                classify(LinkType::ETHERNET, cut, &opts),
+                full,
+                "cut at {n} of {}",
+                hex::encode(bytes)
+            );
+        }
+        classify(LinkType::ETHERNET, bytes, &opts)
+    }
+
+    #[test]
+    fn the_fixed_offsets_agree_with_the_full_decode_on_written_out_frames() {
+        let hexed = |h: &str| hex::decode(h.split_whitespace().collect::<String>()).expect("hex");
+        let opts = DecodeOptions::default();
+        // A tagged ACK: the tag's PCP, the AETH, a checked ICRC.
+        let c = agrees_at_every_cut(&hexed(VLAN_ACK)).expect("a tagged ACK is common");
+        assert_eq!((c.pcp, c.opcode, c.dest_qp, c.psn), (Some(3), Opcode::RC_ACKNOWLEDGE, 0x12, 5));
+        assert_eq!(
+            (c.aeth, c.icrc.status, c.declared_len),
+            (Some(AethRepr { syndrome: 0, msn: 5 }), IcrcStatus::Valid, 66)
+        );
+        assert_eq!(
+            (c.src, c.ident, c.ttl, c.dscp()),
+            (IpAddr::V4(Ipv4Addr::new(10, 0, 0, 1)), 0x1234, 64, 26)
+        );
+        // IPv4 options: the full decoder's (which reads the WRITE and its ICRC whole).
+        let options = hexed(OPTIONS_WRITE);
+        assert_eq!(agrees_at_every_cut(&options), None);
+        let p = decode(LinkType::ETHERNET, &options, &opts);
+        assert_eq!(p.roce.as_ref().map(|r| (r.payload_len, r.icrc.status)), Some((16, IcrcStatus::Valid)));
+        // IPv6: the flow label for the identification, the traffic class for the TOS.
+        let c = agrees_at_every_cut(&hexed(V6_CNP)).expect("an IPv6 CNP is common");
+        assert_eq!((c.opcode, c.dest_qp, c.ident, c.tos, c.ttl), (Opcode::CNP, 0x56, 0x12345, 0x6A, 64));
+        assert_eq!((c.src.is_ipv6(), c.icrc.status, c.payload_len), (true, IcrcStatus::Valid, 0));
+        // Untagged: the RETH's length, the payload by the UDP length.
+        let write = hexed(PLAIN_WRITE);
+        let c = agrees_at_every_cut(&write).expect("a WRITE is common");
+        assert_eq!((c.pcp, c.reth_dma_len, c.payload_len, c.ack_req), (None, Some(16), 16, true));
+        assert_eq!(c.icrc.status, IcrcStatus::Valid);
+        // A bad ICRC, a fragment, another UDP port: each as the full decoder says.
+        let mut bad = write.clone();
+        let last = bad.len() - 1;
+        bad[last] ^= 1;
+        assert_eq!(agrees_at_every_cut(&bad).map(|c| c.icrc.status), Some(IcrcStatus::Invalid));
+        let mut fragment = write.clone();
+        fragment[20] = 0x20; // MF
+        assert_eq!(agrees_at_every_cut(&fragment), None);
+        let mut port = write;
+        port[37] ^= 1;
+        assert_eq!(agrees_at_every_cut(&port), None);
     }
 }
