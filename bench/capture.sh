@@ -19,8 +19,10 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# The binaries are ${CARGO_TARGET_DIR:-target}/release's, as cargo builds them.
+bin=${CARGO_TARGET_DIR:-target}/release
 cargo build --release -q -p rocescope -p rocescope-samplegen
-./target/release/rocescope-samplegen --bulk "$work/in.pcap" --packets "$packets" --qps 1000 --payload "$payload" >/dev/null
+$bin/rocescope-samplegen --bulk "$work/in.pcap" --packets "$packets" --qps 1000 --payload "$payload" >/dev/null
 
 ip netns add "$ns_a"
 ip netns add "$ns_b"
@@ -60,10 +62,10 @@ run() {
 
 echo "packets: $packets, payload: $payload bytes, $(nproc) cores"
 filter='udp dst port 4791 or ether proto 0x8915 or ether proto 0x8808'
-run warm-up ./target/release/rocescope capture -q -i rsbench_b -w "$work/out.pcapng" >/dev/null
+run warm-up $bin/rocescope capture -q -i rsbench_b -w "$work/out.pcapng" >/dev/null
 for round in 1 2; do
   run tcpdump tcpdump -i rsbench_b -w "$work/out.pcap" "$filter"
   run tcpdump-B tcpdump -i rsbench_b -B 65536 -w "$work/out.pcap" "$filter"
-  run rocescope ./target/release/rocescope capture -q -i rsbench_b -w "$work/out.pcapng"
-  run rs-pcap ./target/release/rocescope capture -q --pcap -i rsbench_b -w "$work/out.pcap"
+  run rocescope $bin/rocescope capture -q -i rsbench_b -w "$work/out.pcapng"
+  run rs-pcap $bin/rocescope capture -q --pcap -i rsbench_b -w "$work/out.pcap"
 done

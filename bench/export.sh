@@ -11,15 +11,17 @@ qps_list=("${@:-1000 10000 100000}")
 [ $# -gt 0 ] || qps_list=(1000 10000 100000)
 work=$(mktemp -d /tmp/rocescope-export-bench.XXXXXX)
 trap 'pkill -INT -f "rocescope export -r $work" 2>/dev/null || true; rm -rf "$work"' EXIT
+# The binaries are ${CARGO_TARGET_DIR:-target}/release's, as cargo builds them.
+bin=${CARGO_TARGET_DIR:-target}/release
 cargo build --release -q -p rocescope -p rocescope-samplegen
 port=19464
 printf "%8s %10s %12s %10s %8s %10s\n" QPs analysed scrape_ms bytes series peak_MB
 for q in "${qps_list[@]}"; do
   f="$work/$q.pcap"
-  ./target/release/rocescope-samplegen --bulk "$f" --packets 1000000 --qps "$q" --payload 256 --snap 128 >/dev/null
+  $bin/rocescope-samplegen --bulk "$f" --packets 1000000 --qps "$q" --payload 256 --snap 128 >/dev/null
   cat "$f" >/dev/null
   port=$((port + 1))
-  /usr/bin/time -f "%M" -o "$work/rss" ./target/release/rocescope export -r "$f" --listen "127.0.0.1:$port" 2>/dev/null &
+  /usr/bin/time -f "%M" -o "$work/rss" $bin/rocescope export -r "$f" --listen "127.0.0.1:$port" 2>/dev/null &
   t0=$(date +%s.%N)
   until curl -s "127.0.0.1:$port/healthz" 2>/dev/null | grep -q '"done":true'; do sleep 0.05; done
   t1=$(date +%s.%N)

@@ -25,12 +25,14 @@ work=$(mktemp -d /tmp/rocescope-report-bench.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 command -v hyperfine >/dev/null || { echo "install hyperfine (apt-get install hyperfine)"; exit 1; }
 
+# The binaries are ${CARGO_TARGET_DIR:-target}/release's, as cargo builds them.
+bin=${CARGO_TARGET_DIR:-target}/release
 cargo build --release -q -p rocescope -p rocescope-samplegen
 cargo build --release -q -p rocescope-capture --example pcap_read_loop --example read_floor
 cargo build --release -q -p rocescope-analyzer --features capture --example stages
 for n in "$small" "$large"; do
-  ./target/release/rocescope-samplegen --bulk "$work/bulk$n.pcap" --packets "$n" --qps 1000 --payload 1024 --snap 128 >/dev/null
-  ./target/release/rocescope-samplegen --bulk "$work/mixed$n.pcap" --packets "$n" --qps 1024 --msg-pkts 3 --payload 1024 \
+  $bin/rocescope-samplegen --bulk "$work/bulk$n.pcap" --packets "$n" --qps 1000 --payload 1024 --snap 128 >/dev/null
+  $bin/rocescope-samplegen --bulk "$work/mixed$n.pcap" --packets "$n" --qps 1024 --msg-pkts 3 --payload 1024 \
     --snap 128 --pause-hosts 128 --mixed >/dev/null
 done
 # One thread on one core: the default --threads (one per core) would share the one core.
@@ -41,11 +43,11 @@ for kind in bulk mixed; do
   cat "$f" >/dev/null # page cache
   echo "== $kind, $n frames ($(du -h "$f" | cut -f1))"
   hyperfine -N -w 1 -r 10 --export-json "$work/hf.json" \
-    "taskset -c 1 ./target/release/examples/pcap_read_loop $f" \
-    "taskset -c 1 ./target/release/examples/read_floor read $f" \
-    "taskset -c 1 ./target/release/examples/read_floor decode $f" \
-    "taskset -c 1 ./target/release/rocescope report -r $f --json --threads 1" \
-    "./target/release/rocescope report -r $f --json --threads 2" >/dev/null 2>&1
+    "taskset -c 1 $bin/examples/pcap_read_loop $f" \
+    "taskset -c 1 $bin/examples/read_floor read $f" \
+    "taskset -c 1 $bin/examples/read_floor decode $f" \
+    "taskset -c 1 $bin/rocescope report -r $f --json --threads 1" \
+    "$bin/rocescope report -r $f --json --threads 2" >/dev/null 2>&1
   python3 - "$work/hf.json" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))["results"]
@@ -56,7 +58,7 @@ for name, x in zip(names, r):
     print(f"  {name:18s} min {lo*1e3:5.0f} ms, median {med*1e3:5.0f} ms: "
           f"{lo/loop:.2f}x (min/min), {med/mloop:.2f}x (median/median) the libpcap loop")
 PY
-  /usr/bin/time -f "  report peak RSS: %M KB" ./target/release/rocescope report -r "$f" --json --threads 1 >/dev/null
+  /usr/bin/time -f "  report peak RSS: %M KB" $bin/rocescope report -r "$f" --json --threads 1 >/dev/null
 done
 done
 # Where the time goes (analyzer/examples/stages.rs): the records read and classified, then
@@ -65,10 +67,10 @@ for kind in bulk mixed; do
   f="$work/$kind$small.pcap"
   echo "== stages, $kind, $small frames (one core)"
   hyperfine -N -w 1 -r 10 --export-json "$work/hf.json" \
-    "taskset -c 1 ./target/release/examples/pcap_read_loop $f" \
-    "taskset -c 1 ./target/release/examples/stages classify $f" \
-    "taskset -c 1 ./target/release/examples/stages capture-wide $f" \
-    "taskset -c 1 ./target/release/examples/stages all $f" >/dev/null 2>&1
+    "taskset -c 1 $bin/examples/pcap_read_loop $f" \
+    "taskset -c 1 $bin/examples/stages classify $f" \
+    "taskset -c 1 $bin/examples/stages capture-wide $f" \
+    "taskset -c 1 $bin/examples/stages all $f" >/dev/null 2>&1
   python3 - "$work/hf.json" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))["results"]
@@ -91,13 +93,13 @@ if command -v tshark >/dev/null; then
   echo "== tshark -T fields (7 fields) on $small frames: $(python3 -c "print(f'{$e - $s:.2f} s')")"
 fi
 if command -v valgrind >/dev/null; then
-  ./target/release/rocescope-samplegen --bulk "$work/irbulk.pcap" --packets 200000 --qps 1000 --payload 1024 --snap 128 >/dev/null
-  ./target/release/rocescope-samplegen --bulk "$work/irmixed.pcap" --packets 200000 --qps 1024 --msg-pkts 3 --payload 1024 \
+  $bin/rocescope-samplegen --bulk "$work/irbulk.pcap" --packets 200000 --qps 1000 --payload 1024 --snap 128 >/dev/null
+  $bin/rocescope-samplegen --bulk "$work/irmixed.pcap" --packets 200000 --qps 1024 --msg-pkts 3 --payload 1024 \
     --snap 128 --pause-hosts 128 --mixed >/dev/null
   for kind in bulk mixed; do
     f="$work/ir$kind.pcap"
     echo "== instructions per frame, report --json --threads 1, 200,000 $kind frames (valgrind)"
-    for bin in ./target/release/rocescope ${ROCESCOPE_BASE:-}; do
+    for bin in $bin/rocescope ${ROCESCOPE_BASE:-}; do
       ir=$(valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file=/dev/null \
         "$bin" report -r "$f" --json --threads 1 2>&1 >/dev/null | sed -n 's/.*I *refs: *\([0-9,]*\).*/\1/p' | tr -d ,)
       printf '  %-40s %s instructions, %s per frame\n' "$bin" "$ir" "$(python3 -c "print(round($ir / 200000))")"
@@ -115,12 +117,12 @@ cost() {
   local f=$1 label=$2 n=$3 ir="-" best=""
   if command -v valgrind >/dev/null; then
     ir=$(valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file=/dev/null \
-      ./target/release/rocescope report -r "$f" --json --threads 1 2>&1 >/dev/null | sed -n 's/.*I *refs: *\([0-9,]*\).*/\1/p' | tr -d ,)
+      $bin/rocescope report -r "$f" --json --threads 1 2>&1 >/dev/null | sed -n 's/.*I *refs: *\([0-9,]*\).*/\1/p' | tr -d ,)
     ir=$((ir / n))
   fi
   for _ in 1 2 3; do
     s=$(date +%s%N)
-    ./target/release/rocescope report -r "$f" --json --threads 1 >/dev/null
+    $bin/rocescope report -r "$f" --json --threads 1 >/dev/null
     e=$(date +%s%N)
     t=$(((e - s) / n))
     if [ -z "$best" ] || [ "$t" -lt "$best" ]; then best=$t; fi
@@ -128,15 +130,15 @@ cost() {
   printf '  %-30s %10s %14s %10s\n' "$label" "$n" "$ir" "$best"
 }
 for h in 1 10 100 1000; do
-  ./target/release/rocescope-samplegen --bulk "$work/hosts$h.pcap" --packets 400000 --qps 1000 --snap 128 --pause-hosts "$h" >/dev/null
+  $bin/rocescope-samplegen --bulk "$work/hosts$h.pcap" --packets 400000 --qps 1000 --snap 128 --pause-hosts "$h" >/dev/null
   cost "$work/hosts$h.pcap" "$h pausing hosts, 2,000 flows" 400000
 done
 for q in 1000 10000 100000; do
   n=$((q * 20))
-  ./target/release/rocescope-samplegen --bulk "$work/qps$q.pcap" --packets "$n" --qps "$q" --snap 128 --pause-hosts 10 >/dev/null
+  $bin/rocescope-samplegen --bulk "$work/qps$q.pcap" --packets "$n" --qps "$q" --snap 128 --pause-hosts 10 >/dev/null
   cost "$work/qps$q.pcap" "$((q * 2)) flows, 10 pausing hosts" "$n"
 done
 for p in 1 16 256; do
-  ./target/release/rocescope-samplegen --bulk "$work/points$p.pcap" --packets 400000 --qps 1000 --snap 160 --pause-hosts 10 --points "$p" >/dev/null
+  $bin/rocescope-samplegen --bulk "$work/points$p.pcap" --packets 400000 --qps 1000 --snap 160 --pause-hosts 10 --points "$p" >/dev/null
   cost "$work/points$p.pcap" "$p capture points (VXLAN mirror)" 400000
 done

@@ -29,9 +29,11 @@ qps=${2:-10000}
 work=$(mktemp -d /tmp/rocescope-threads-bench.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 command -v hyperfine >/dev/null || { echo "install hyperfine (apt-get install hyperfine)"; exit 1; }
+# The binaries are ${CARGO_TARGET_DIR:-target}/release's, as cargo builds them.
+bin=${CARGO_TARGET_DIR:-target}/release
 cargo build --release -q -p rocescope -p rocescope-samplegen
 f="$work/bulk.pcap"
-./target/release/rocescope-samplegen --bulk "$f" --packets "$frames" --qps "$qps" --payload 1024 --snap 128 >/dev/null
+$bin/rocescope-samplegen --bulk "$f" --packets "$frames" --qps "$qps" --payload 1024 --snap 128 >/dev/null
 cat "$f" >/dev/null # page cache
 cores=$(nproc)
 counts=(1 2 4)
@@ -41,9 +43,9 @@ printf "%8s %10s %10s %10s\n" threads wall_s cpu_s speedup
 rows=()
 for n in "${counts[@]}"; do
   hyperfine -N -w 1 -r 3 --export-json "$work/hf.json" \
-    "./target/release/rocescope report -q -r $f --threads $n" >/dev/null 2>&1
+    "$bin/rocescope report -q -r $f --threads $n" >/dev/null 2>&1
   wall=$(python3 -c "import json; print(json.load(open('$work/hf.json'))['results'][0]['median'])")
-  cpu=$( { /usr/bin/time -f "%U %S" ./target/release/rocescope report -q -r "$f" --threads "$n" >/dev/null; } 2>&1 | tail -1 | awk '{print $1 + $2}')
+  cpu=$( { /usr/bin/time -f "%U %S" $bin/rocescope report -q -r "$f" --threads "$n" >/dev/null; } 2>&1 | tail -1 | awk '{print $1 + $2}')
   rows+=("$n $wall $cpu")
 done
 python3 - "$cores" "${rows[@]}" <<'PY'
@@ -76,12 +78,12 @@ PY
 # many as there are cores (nothing shared between them but the cores, caches and memory
 # bus). Their throughput against one alone bounds what any number of shards could reach.
 if [ "$cores" -ge 2 ]; then
-  hyperfine -N -w 1 -r 3 --export-json "$work/one.json" "./target/release/rocescope report -q -r $f --threads 1" >/dev/null 2>&1
+  hyperfine -N -w 1 -r 3 --export-json "$work/one.json" "$bin/rocescope report -q -r $f --threads 1" >/dev/null 2>&1
   one=$(python3 -c "import json; print(json.load(open('$work/one.json'))['results'][0]['median'])")
   runs=()
   for _ in 1 2 3; do
     s=$(date +%s.%N)
-    for _ in $(seq "$cores"); do ./target/release/rocescope report -q -r "$f" --threads 1 >/dev/null & done
+    for _ in $(seq "$cores"); do $bin/rocescope report -q -r "$f" --threads 1 >/dev/null & done
     wait
     e=$(date +%s.%N)
     runs+=("$(echo "$e - $s" | bc)")
