@@ -178,6 +178,7 @@ impl Gap {
 
 /// What a flow without PSN events reads as its counters.
 static NO_EVENTS: PsnStats = PsnStats {
+    fill: None,
     gaps: 0,
     retransmits: 0,
     open: VecDeque::new(),
@@ -230,6 +231,9 @@ static NO_EVENTS: PsnStats = PsnStats {
 /// [`PsnTracker::stats`]).
 #[derive(Clone, Debug, Default)]
 pub struct PsnStats {
+    /// The run of reordered or resent packets under way (only such packets open one): kept
+    /// with the events, not in every tracker (issue 39).
+    fill: Option<FillRun>,
     /// Gap events.
     pub gaps: u64,
     /// Packets sent again.
@@ -433,8 +437,11 @@ pub const fn ack_timeout_ns(t: u8) -> i64 {
     }
 }
 
+/// No PSN: PSNs are 24-bit (a tracker's `acked` and `read_range` sentinel).
+const NO_PSN: u32 = u32::MAX;
+
 /// Counters and state of one request stream (hot fields first).
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 #[repr(C)]
 pub struct PsnTracker {
     started: bool,
@@ -452,22 +459,25 @@ pub struct PsnTracker {
     /// Request packets seen.
     pub requests: u64,
     seen: SeenWindow,
-    /// Boxed: only reordered or resent packets open a run (48 bytes off every tracker).
-    fill: Option<Box<FillRun>>,
-    /// Counters and open gaps: touched on events only, kept out of line.
+    /// Counters, open gaps and the run of reordered or resent packets under way: touched
+    /// on events only, kept out of line.
     stats: Option<Box<PsnStats>>,
     /// Frame and time where the current PSN stream started.
     start: (u64, i64),
     /// The highest PSN the responder acknowledged in this life (ACKs and READ responses):
-    /// a PSN at or behind it cannot be a resend of a lost packet. Events only.
-    acked: Option<u32>,
-    /// The PSNs the latest READ request reserved for its responses (from its RETH, or
-    /// widened by its responses when its span was unknown).
-    read_range: Option<(u32, u32)>,
+    /// a PSN at or behind it cannot be a resend of a lost packet. Events only. [`NO_PSN`]
+    /// for none ([`PsnTracker::acked`]: PSNs are 24-bit, so the sentinel is no PSN).
+    acked: u32,
     /// The largest request frame the responder acknowledged (wire bytes, from the frames
     /// that asked for an ACK; `u32::MAX` once a multi-packet message was acknowledged, its
     /// full-size packets having passed).
     pub acked_len_max: u32,
+    /// The PSNs the latest READ request reserved for its responses (from its RETH, or
+    /// widened by its responses when its span was unknown); first [`NO_PSN`] for none
+    /// ([`PsnTracker::read_range`]). With `acked` as sentinels, not `Option`s, and the fill
+    /// run in the event box, a tracker is 88 bytes, a 96-byte allocation where 104 took 112
+    /// (issue 39).
+    read_range: [u32; 2],
 }
 
 /// What a stream no request has touched reads as ([`LazyPsn`]).
@@ -481,13 +491,19 @@ static UNTOUCHED: PsnTracker = PsnTracker {
     last_new_ts: 0,
     requests: 0,
     seen: SeenWindow::EMPTY,
-    fill: None,
     stats: None,
     start: (0, 0),
-    acked: None,
-    read_range: None,
+    acked: NO_PSN,
     acked_len_max: 0,
+    read_range: [NO_PSN, 0],
 };
+
+impl Default for PsnTracker {
+    /// An untouched tracker (its sentinels set: not a zeroed one).
+    fn default() -> Self {
+        UNTOUCHED.clone()
+    }
+}
 
 /// A flow's request PSN tracker, allocated on its first change. The flows that carry no
 /// request (the ACK direction of a connection: half the flows of a capture) hold 8 bytes,
@@ -537,6 +553,25 @@ impl PsnTracker {
         PsnTracker::default()
     }
 
+    /// The highest PSN the responder acknowledged in this life.
+    #[inline]
+    fn acked(&self) -> Option<u32> {
+        (self.acked != NO_PSN).then_some(self.acked)
+    }
+
+    /// The PSNs the latest READ request reserved: (first, last).
+    #[inline]
+    fn read_range(&self) -> Option<(u32, u32)> {
+        let [first, last] = self.read_range;
+        (first != NO_PSN).then_some((first, last))
+    }
+
+    /// The run of reordered or resent packets under way.
+    #[inline]
+    fn fill(&self) -> Option<&FillRun> {
+        self.stats.as_deref().and_then(|s| s.fill.as_ref())
+    }
+
     /// Its gap, resend and reordering counters (all zero, and no allocation, until the
     /// flow's first such event).
     pub fn stats(&self) -> &PsnStats {
@@ -578,7 +613,7 @@ impl PsnTracker {
             self.stats_mut().nak_at = Some((psn, t));
         }
         let pending_fill =
-            self.fill.as_deref().is_some_and(|f| psn_diff(psn, f.first) >= 0 && psn_diff(psn, f.next) < 0);
+            self.fill().is_some_and(|f| psn_diff(psn, f.first) >= 0 && psn_diff(psn, f.next) < 0);
         let mut late = pending_fill;
         let open = self.stats.as_deref_mut().map(|s| s.open.iter_mut());
         for g in open.into_iter().flatten() {
@@ -678,7 +713,7 @@ impl PsnTracker {
     /// Settle a pending run of fillers: `resent` when the packet after them continued a
     /// resend burst, else they arrived late.
     fn settle(&mut self, resent: bool, cfg: &PsnConfig) -> Option<Resolution> {
-        let f = self.fill.take()?;
+        let f = self.stats.as_deref_mut().and_then(|s| s.fill.take())?;
         let selective = !resent && self.selective_fill(&f);
         if selective {
             self.stats_mut().selective_resends += u64::from(f.packets);
@@ -799,9 +834,9 @@ impl PsnTracker {
         }
         let highest = psn_add(self.expected, MASK);
         let ahead = psn_diff(psn, highest);
-        let base = self.acked.unwrap_or(psn_add(self.first, MASK));
+        let base = self.acked().unwrap_or(psn_add(self.first, MASK));
         let behind = psn_diff(base, psn);
-        let limit = if self.acked.is_some() { WINDOW as i32 } else { RESYNC_BEHIND };
+        let limit = if self.acked().is_some() { WINDOW as i32 } else { RESYNC_BEHIND };
         let outside = if check && !self.resync && ahead > WINDOW as i32 {
             Some(AckOutside::Ahead { highest })
         } else if check && behind > limit {
@@ -813,8 +848,8 @@ impl PsnTracker {
             self.stats_mut().acks_outside += 1;
             return outside;
         }
-        if ahead <= 0 && self.acked.is_none_or(|a| psn_diff(psn, a) > 0) {
-            self.acked = Some(psn);
+        if ahead <= 0 && self.acked().is_none_or(|a| psn_diff(psn, a) > 0) {
+            self.acked = psn;
         }
         None
     }
@@ -824,11 +859,11 @@ impl PsnTracker {
     /// Returns the highest request PSN that was sent after the READ inside the PSNs it
     /// reserved (a violation: reference §1.10 "the next request PSN = read PSN + ...").
     pub fn reserve_through(&mut self, last: u32) -> Option<u32> {
-        let (first, reserved) = self.read_range?;
+        let (first, reserved) = self.read_range()?;
         if psn_diff(last, reserved) <= 0 || psn_diff(last, first) < 0 || psn_diff(last, first) >= 1 << 16 {
             return None;
         }
-        self.read_range = Some((first, last));
+        self.read_range = [first, last];
         let highest = psn_add(self.expected, MASK);
         let used = psn_diff(highest, reserved) > 0 && psn_diff(highest, last) <= 0;
         if psn_diff(psn_add(last, 1), self.expected) > 0 {
@@ -902,7 +937,7 @@ impl PsnTracker {
             self.advance(psn_add(psn, span));
             self.mark(psn, span);
             if read {
-                self.read_range = Some((psn, psn_add(psn, span - 1)));
+                self.read_range = [psn, psn_add(psn, span - 1)];
             }
             return (new_life.map_or(Verdict::First, |fell_back| Verdict::NewLife { fell_back }), None);
         }
@@ -910,10 +945,10 @@ impl PsnTracker {
         let duplicate = d < 0 && -d <= WINDOW as i32 && self.bit(psn);
         // A pending run of fillers: this packet tells what they were.
         let mut resolved = None;
-        if let Some(f) = self.fill.as_deref().copied() {
+        if let Some(f) = self.fill().copied() {
             if psn == f.next && d < 0 && !duplicate && self.open_gap(psn).is_some() {
                 // Another filler in the same run.
-                if let Some(run) = self.fill.as_mut() {
+                if let Some(run) = self.stats.as_deref_mut().and_then(|s| s.fill.as_mut()) {
                     run.next = psn_add(psn, 1);
                     run.packets += 1;
                 }
@@ -927,7 +962,7 @@ impl PsnTracker {
                 self.progress_after(b, ts_ns);
             }
             if read {
-                self.read_range = Some((psn, psn_add(psn, span - 1)));
+                self.read_range = [psn, psn_add(psn, span - 1)];
             }
             self.last_new_ts = ts_ns;
             self.advance(psn_add(psn, span));
@@ -985,7 +1020,7 @@ impl PsnTracker {
             if let Some(g) = self.open_gap(psn) {
                 // Late, or the start of a resend: the next packet tells.
                 let (cause, rnr) = self.resend_cause(psn, ts_ns, implied, cfg);
-                self.fill = Some(Box::new(FillRun {
+                self.stats_mut().fill = Some(FillRun {
                     next: psn_add(psn, 1),
                     first: psn,
                     frame,
@@ -994,7 +1029,7 @@ impl PsnTracker {
                     packets: 1,
                     cause,
                     rnr,
-                }));
+                });
                 self.mark(psn, 1);
                 return (Verdict::Filler, resolved);
             }
@@ -1085,7 +1120,7 @@ impl PsnTracker {
     /// Whether `psn` (behind the highest) lies inside the latest READ's reserved PSNs, after
     /// its first (the READ request's own PSN).
     fn in_read_range(&self, psn: u32) -> bool {
-        self.read_range.is_some_and(|(a, b)| psn_diff(psn, a) > 0 && psn_diff(psn, b) <= 0)
+        self.read_range().is_some_and(|(a, b)| psn_diff(psn, a) > 0 && psn_diff(psn, b) <= 0)
     }
 
     /// Whether a request `d` (< 0) PSNs behind the expected one begins a new life of the
@@ -1094,7 +1129,7 @@ impl PsnTracker {
     /// the flow had sent nothing for [`LIFE_IDLE_NS`]. Only behind the expected PSN: the
     /// in-order path never comes here.
     fn fell_back(&self, psn: u32, d: i32, ts_ns: i64) -> bool {
-        if self.acked.is_none_or(|a| psn_diff(psn, a) > 0) || self.open_gap(psn).is_some() {
+        if self.acked().is_none_or(|a| psn_diff(psn, a) > 0) || self.open_gap(psn).is_some() {
             return false;
         }
         let last = self.stats().last_burst.map_or(self.last_new_ts, |(_, t)| t.max(self.last_new_ts));
@@ -1127,7 +1162,7 @@ impl PsnTracker {
     pub fn retries_exhausted(&self) -> Option<(u32, u64, i64)> {
         let st = self.stats();
         let run = st.retry_run_end?;
-        let acked = self.acked.is_some_and(|a| psn_diff(run.0, a) <= 0);
+        let acked = self.acked().is_some_and(|a| psn_diff(run.0, a) <= 0);
         (st.retry_run >= RETRY_CNT && !acked && run.2 >= self.last_new_ts).then_some(run)
     }
 
@@ -1148,12 +1183,12 @@ impl PsnTracker {
         self.burst = None;
         self.nak_pending = None;
         self.resync = false;
-        self.fill = None;
         if let Some(st) = self.stats.as_deref_mut() {
+            st.fill = None;
             st.spurious_nak = None;
         }
-        self.acked = None;
-        self.read_range = None;
+        self.acked = NO_PSN;
+        self.read_range = [NO_PSN, 0];
         if let Some(st) = self.stats.as_deref_mut() {
             st.nak_at = None;
             st.selective_at = None;
@@ -1186,9 +1221,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_tracker_is_104_bytes() {
-        // One per requesting flow, a 112-byte allocation (128 at 112 bytes: issue 39).
-        assert_eq!(std::mem::size_of::<PsnTracker>(), 104);
+    fn a_tracker_is_88_bytes() {
+        // One per requesting flow, a 96-byte allocation (112 at 104 bytes, 128 at 112: issue 39).
+        assert_eq!(std::mem::size_of::<PsnTracker>(), 88);
+        // Its sentinels, not zeros: a new tracker has acknowledged nothing, reserved nothing.
+        let t = PsnTracker::default();
+        assert_eq!((t.acked(), t.read_range(), t.fill().is_none()), (None, None, true));
     }
 
     #[test]
