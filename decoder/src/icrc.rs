@@ -61,14 +61,39 @@ fn seeded() -> Hasher {
     h
 }
 
-/// Feed the IB part: the BTH with byte 4 (FECN, BECN, resv6) forced to 0xFF, then the rest.
-/// The whole byte is masked, not just resv6 (reference §2 mistake 1).
+/// The BTH as the ICRC covers it: byte 4 (FECN, BECN, resv6) forced to 0xFF. The whole
+/// byte is masked, not just resv6 (reference §2 mistake 1).
+#[inline]
+fn masked_bth(bth: &[u8; 12]) -> [u8; 12] {
+    let mut b = *bth;
+    b[4] = 0xFF;
+    b
+}
+
+/// The UDP header as the ICRC covers it: its checksum forced to 0xFFFF.
+#[inline]
+fn masked_udp(udp: &[u8; 8]) -> [u8; 8] {
+    let mut u = *udp;
+    u[6] = 0xFF;
+    u[7] = 0xFF;
+    u
+}
+
+/// Mask the variant fields of an IPv4 header: TOS, TTL and header checksum.
+#[inline]
+fn mask_v4(b: &mut [u8]) {
+    for i in [1usize, 8, 10, 11] {
+        if let Some(x) = b.get_mut(i) {
+            *x = 0xFF;
+        }
+    }
+}
+
+/// Feed the IB part: the masked BTH ([`masked_bth`]), then the rest.
 fn feed_ib(h: &mut Hasher, ib: &[u8]) {
     match ib.split_first_chunk::<12>() {
         Some((bth, rest)) => {
-            let mut b = *bth;
-            b[4] = 0xFF;
-            h.update(&b);
+            h.update(&masked_bth(bth));
             h.update(rest);
         }
         None => h.update(ib),
@@ -106,26 +131,14 @@ pub fn icrc_v2(ip: &[u8], udp: &[u8; 8], ib: &[u8]) -> u32 {
     let ip = ip.get(..ip.len().min(60)).unwrap_or(&[]);
     if let Some(hdr) = put(&mut buf, &mut at, ip) {
         match hdr.first().map(|b| b >> 4) {
-            Some(4) => {
-                // TOS, TTL and header checksum.
-                for i in [1usize, 8, 10, 11] {
-                    if let Some(x) = hdr.get_mut(i) {
-                        *x = 0xFF;
-                    }
-                }
-            }
+            Some(4) => mask_v4(hdr),
             _ => mask_v6_like(hdr),
         }
     }
-    let mut u = *udp;
-    u[6] = 0xFF;
-    u[7] = 0xFF;
-    put(&mut buf, &mut at, &u);
+    put(&mut buf, &mut at, &masked_udp(udp));
     let rest = match ib.split_first_chunk::<12>() {
         Some((bth, rest)) => {
-            let mut b = *bth;
-            b[4] = 0xFF;
-            put(&mut buf, &mut at, &b);
+            put(&mut buf, &mut at, &masked_bth(bth));
             rest
         }
         None => ib,
@@ -143,27 +156,17 @@ pub fn icrc_v2(ip: &[u8], udp: &[u8; 8], ib: &[u8]) -> u32 {
 /// the end of the BTH are put together at fixed offsets (no copy of a length known only at
 /// run time), then hashed with what follows the BTH: two CRC updates.
 fn icrc_v4(ip: &[u8; 20], udp: &[u8; 8], bth: &[u8; 12], rest: &[u8]) -> u32 {
-    let mut v4 = *ip;
-    // TOS, TTL and header checksum.
-    v4[1] = 0xFF;
-    v4[8] = 0xFF;
-    v4[10] = 0xFF;
-    v4[11] = 0xFF;
-    let mut u = *udp;
-    u[6] = 0xFF;
-    u[7] = 0xFF;
-    let mut b = *bth;
-    b[4] = 0xFF;
-    // The pseudo-LRH's 8 bytes of 0xFF, then the three headers.
+    // The pseudo-LRH's 8 bytes of 0xFF, then the three headers, masked.
     let mut head = [0xFFu8; 48];
     if let Some(d) = head.get_mut(8..28) {
-        d.copy_from_slice(&v4);
+        d.copy_from_slice(ip);
+        mask_v4(d);
     }
     if let Some(d) = head.get_mut(28..36) {
-        d.copy_from_slice(&u);
+        d.copy_from_slice(&masked_udp(udp));
     }
     if let Some(d) = head.get_mut(36..48) {
-        d.copy_from_slice(&b);
+        d.copy_from_slice(&masked_bth(bth));
     }
     let mut h = fresh();
     h.update(&head);
