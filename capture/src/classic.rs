@@ -55,11 +55,8 @@ pub(crate) struct Classic {
     /// The most captured bytes a record may claim: the snap length, at least libpcap's
     /// 256 KiB, never past [`MAX_RECORD`] (more is corruption).
     limit: u32,
-    /// The header's facts the walk reads per record, worked out once at open
-    /// ([`Classic::next_whole`]): the records' header is 16 bytes, its words are big-endian,
-    /// nanoseconds in one unit of the fractional timestamp.
-    plain_header: bool,
-    swap: bool,
+    /// Nanoseconds in one unit of a record's fractional timestamp ([`Header::frac_ns`]),
+    /// worked out at open for the walk ([`Classic::next_whole`]).
     frac_ns: i64,
 }
 
@@ -86,8 +83,6 @@ impl Classic {
             header: Header { link_type: 1, snaplen: 0, nanos: false, big_endian: false, record_header: 16 },
             empty: 0,
             limit: 0,
-            plain_header: false,
-            swap: false,
             frac_ns: 1000,
         };
         if !c.ensure(24) {
@@ -111,8 +106,6 @@ impl Classic {
             record_header: if modified { 24 } else { 16 },
         };
         c.limit = c.header.snaplen.max(262_144).min(MAX_RECORD as u32);
-        c.plain_header = c.header.record_header == 16;
-        c.swap = be;
         c.frac_ns = c.header.frac_ns();
         c.start = 24;
         c.offset = 24;
@@ -171,7 +164,7 @@ impl Classic {
     /// before: the same records, the same errors.
     #[inline(always)]
     fn next_whole(&mut self) -> Option<RecordAt> {
-        if !self.plain_header {
+        if self.header.record_header != 16 {
             return None;
         }
         let rest = self.buf.get(self.start..self.end)?;
@@ -179,7 +172,7 @@ impl Classic {
         let x = u128::from_le_bytes(*h);
         let word = |i: u32| {
             let w = (x >> (32 * i)) as u32;
-            if self.swap {
+            if self.header.big_endian {
                 w.swap_bytes()
             } else {
                 w
