@@ -199,8 +199,13 @@ pub(crate) const MAX_OUTSTANDING: usize = 1024;
 /// time, frame).
 pub(crate) type AckReq = (u32, u32, i64, u64);
 
+/// [`Flow`]'s `dscp` byte: a DSCP was seen (its value in the low six bits).
+const DSCP_ONE: u8 = 0x40;
+/// [`Flow`]'s `dscp` byte: more than one was, the set in [`FlowCold`].
+const DSCP_MORE: u8 = 0x80;
+
 /// No AckReq outstanding: what a flow that never asked for an ACK reads.
-static NO_ACKREQS: VecDeque<AckReq> = VecDeque::new();
+static NO_ACKREQS: AckQueue = AckQueue::EMPTY;
 
 /// A flow's outstanding AckReqs and its ACK latency, allocated on the first of either: 8
 /// bytes in the flow where a `VecDeque` header and a boxed `Latency` took 40, one
@@ -210,22 +215,101 @@ static NO_ACKREQS: VecDeque<AckReq> = VecDeque::new();
 #[derive(Clone, Debug, Default)]
 pub(crate) struct AckReqs(Option<Box<AckState>>);
 
-/// What [`AckReqs`] holds.
+/// What [`AckReqs`] holds: 88 bytes, a 96-byte allocation.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct AckState {
-    outstanding: VecDeque<AckReq>,
+    outstanding: AckQueue,
     latency: Latency,
 }
 
+/// A flow's outstanding AckReqs, oldest first: the oldest inline, the later ones in a
+/// queue allocated on the second. Most flows have one AckReq outstanding at a time, and
+/// then hold no allocation of their own: 32 bytes where a `VecDeque`'s header took 32 and
+/// its one-entry buffer a 32-byte allocation more (3.2 MB at 100,000 QPs, issue 39).
+#[derive(Clone, Debug)]
+pub(crate) struct AckQueue {
+    /// The oldest, or [`AckQueue::NONE`]'s frame for none.
+    head: AckReq,
+    /// The ones after it (kept once allocated, as a `VecDeque` keeps its room): boxed, 8
+    /// bytes where a `VecDeque` header took 32 in every queue.
+    #[allow(clippy::box_collection)]
+    rest: Option<Box<VecDeque<AckReq>>>,
+}
+
+impl Default for AckQueue {
+    fn default() -> Self {
+        AckQueue::EMPTY
+    }
+}
+
+impl AckQueue {
+    /// The frame number that marks an empty head: frames are numbered from 1 as they are
+    /// read, and no capture holds 2^64 - 1 of them.
+    const NONE: u64 = u64::MAX;
+
+    /// No AckReq outstanding.
+    pub(crate) const EMPTY: AckQueue = AckQueue { head: (0, 0, 0, Self::NONE), rest: None };
+
+    /// AckReqs outstanding.
+    pub(crate) fn len(&self) -> usize {
+        if self.head.3 == Self::NONE {
+            0
+        } else {
+            1 + self.rest.as_ref().map_or(0, |r| r.len())
+        }
+    }
+
+    /// None outstanding.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.head.3 == Self::NONE
+    }
+
+    /// The oldest.
+    pub(crate) fn front(&self) -> Option<&AckReq> {
+        (self.head.3 != Self::NONE).then_some(&self.head)
+    }
+
+    /// Take the oldest.
+    pub(crate) fn pop_front(&mut self) -> Option<AckReq> {
+        if self.is_empty() {
+            return None;
+        }
+        let next = self.rest.as_mut().and_then(|r| r.pop_front()).unwrap_or(Self::EMPTY.head);
+        Some(std::mem::replace(&mut self.head, next))
+    }
+
+    /// Add the newest (its frame below [`AckQueue::NONE`], as every frame's is).
+    pub(crate) fn push_back(&mut self, a: AckReq) {
+        if self.is_empty() {
+            self.head = a;
+        } else {
+            self.rest.get_or_insert_with(Box::default).push_back(a);
+        }
+    }
+
+    /// Oldest first.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &AckReq> {
+        self.front().into_iter().chain(self.rest.iter().flat_map(|r| r.iter()))
+    }
+
+    /// Forget them all.
+    pub(crate) fn clear(&mut self) {
+        self.head = Self::EMPTY.head;
+        if let Some(r) = self.rest.as_mut() {
+            r.clear();
+        }
+    }
+}
+
 impl std::ops::Deref for AckReqs {
-    type Target = VecDeque<AckReq>;
-    fn deref(&self) -> &VecDeque<AckReq> {
+    type Target = AckQueue;
+    fn deref(&self) -> &AckQueue {
         self.0.as_deref().map_or(&NO_ACKREQS, |a| &a.outstanding)
     }
 }
 
 impl std::ops::DerefMut for AckReqs {
-    fn deref_mut(&mut self) -> &mut VecDeque<AckReq> {
+    fn deref_mut(&mut self) -> &mut AckQueue {
         &mut self.0.get_or_insert_with(Box::default).outstanding
     }
 }
@@ -265,6 +349,8 @@ pub struct FlowCold {
     reads: Option<Box<Reads>>,
     /// Its closed bursts of data ([`Flow::runs`]).
     runs: Option<Box<Runs>>,
+    /// Every DSCP value seen (bit n = DSCP n), once a flow carried two ([`Flow::dscp_seen`]).
+    dscp_seen: u64,
     /// The high halves of its counts past `u32::MAX` (`Flow::counts`), allocated on the
     /// first: only a flow of more than 4 GB (or 4 G packets) has one.
     counts_hi: Option<Box<[u32; count::N]>>,
@@ -329,6 +415,7 @@ static NO_EVENTS: FlowCold = FlowCold {
     latency: None,
     reads: None,
     runs: None,
+    dscp_seen: 0,
     counts_hi: None,
 };
 
@@ -436,21 +523,24 @@ pub struct Flow {
     /// packet set its latest UDP port, and how it was paired ([`Flow::tracked`],
     /// [`Flow::uc`], [`Flow::dc`], [`Flow::udp_sport_last`], [`Flow::pairing`]). One byte
     /// where three `bool`s, an `Option<Pairing>` and the port's `Option` took six: the
-    /// flow's first 80 bytes hold every per-packet figure (88 before, issue 39).
+    /// flow's first 72 bytes hold every per-packet figure (88 before, issue 39).
     bits: u8,
-    /// DSCP values seen (bit n = DSCP n).
-    pub dscp_seen: u64,
+    /// The DSCP values seen ([`Flow::dscp_seen`]): bits 0-5 the first, bit 6 set once
+    /// one was seen, bit 7 once another was, the whole set then in the cold part. One byte
+    /// where the 64-bit set took eight: a flow carries one DSCP (issue 39).
+    dscp: u8,
     /// Priority of its packets (PCP, or DSCP >> 3 untagged): last seen, a CNP's only when
     /// it is the flow's first packet (CNPs ride a class of their own).
     pub priority: Option<u8>,
     /// How many times its UDP source port changed from one packet to the next (a NIC that
     /// re-hashes a QP onto another path on a retransmission or a path change; saturating).
     pub udp_sport_changes: u16,
+    /// Path MTU implied by this flow's full-size First/Middle packets (0 unknown; one of
+    /// 256, 512, 1024, 2048 and 4096 otherwise, so 16 bits).
+    pub pmtu: u16,
     /// The other direction of the connection.
     /// (`partner()`: 4 bytes, not `Option<usize>`'s 16; `u32::MAX` for none.)
     partner: u32,
-    /// Path MTU implied by this flow's full-size First/Middle packets (0 unknown).
-    pub pmtu: u32,
     /// The UDP source port of its first RoCEv2 packet: the ECMP entropy its NIC set for the
     /// QP (meaningful once [`Flow::udp_sport_last`] is set; RoCEv1 has no UDP).
     pub udp_sport: u16,
@@ -522,7 +612,7 @@ impl Flow {
             counts: [0; count::N],
             wide: 0,
             opcodes: OpcodeCounts::default(),
-            dscp_seen: 0,
+            dscp: 0,
             pcp_seen: 0,
             psn: LazyPsn::default(),
             bins: Bins::new(bin_ns),
@@ -759,6 +849,37 @@ impl Flow {
         self.cold.as_deref_mut().and_then(|c| c.cc.as_deref_mut())
     }
 
+    /// The DSCP values seen (bit n = DSCP n).
+    pub fn dscp_seen(&self) -> u64 {
+        match self.dscp {
+            d if d & DSCP_MORE != 0 => self.cold().dscp_seen,
+            d if d & DSCP_ONE != 0 => 1 << (d & 63),
+            _ => 0,
+        }
+    }
+
+    /// A packet with DSCP `dscp` (its low six bits).
+    #[inline]
+    pub(crate) fn add_dscp(&mut self, dscp: u8) {
+        let one = DSCP_ONE | (dscp & 63);
+        if self.dscp == one || self.dscp & DSCP_MORE != 0 && self.cold().dscp_seen & (1 << (dscp & 63)) != 0 {
+            return;
+        }
+        if self.dscp == 0 {
+            self.dscp = one;
+        } else {
+            self.add_another_dscp(dscp);
+        }
+    }
+
+    /// A DSCP other than the flow's first: the set moves to the cold part.
+    #[cold]
+    fn add_another_dscp(&mut self, dscp: u8) {
+        let seen = self.dscp_seen() | 1 << (dscp & 63);
+        self.cold_mut().dscp_seen = seen;
+        self.dscp |= DSCP_MORE;
+    }
+
     /// The other direction of the connection, when paired.
     pub fn partner(&self) -> Option<usize> {
         (self.partner != u32::MAX).then_some(self.partner as usize)
@@ -884,7 +1005,7 @@ mod tests {
     use super::*;
 
     /// The bound on `size_of::<Flow>()`.
-    const FLOW_BYTES: usize = 328;
+    const FLOW_BYTES: usize = 320;
 
     #[test]
     fn opcode_counts_keep_every_opcode_in_first_seen_order() {
@@ -987,15 +1108,37 @@ mod tests {
         );
     }
 
+    proptest::proptest! {
+        /// The AckReq queue (head inline, the rest boxed) reads as the `VecDeque` it
+        /// replaced, whatever the pushes, pops and clears.
+        #[test]
+        fn the_ackreq_queue_reads_as_a_deque(ops in proptest::collection::vec(0u8..4, 0..64)) {
+            let (mut q, mut d) = (AckQueue::EMPTY, VecDeque::new());
+            for (i, op) in ops.into_iter().enumerate() {
+                let a = (i as u32, 2 * i as u32, i as i64, i as u64 + 1);
+                match op {
+                    0 | 1 => { q.push_back(a); d.push_back(a); }
+                    2 => proptest::prop_assert_eq!(q.pop_front(), d.pop_front()),
+                    _ => if i % 5 == 0 { q.clear(); d.clear(); },
+                }
+                proptest::prop_assert_eq!(q.len(), d.len());
+                proptest::prop_assert_eq!(q.is_empty(), d.is_empty());
+                proptest::prop_assert_eq!(q.front(), d.front());
+                proptest::prop_assert!(q.iter().eq(d.iter()));
+            }
+        }
+    }
+
     #[test]
     fn the_flow_record_stays_small() {
-        // What every flow of a capture holds (issue 39: 480 bytes before, 384 on 2026-12-06):
+        // What every flow of a capture holds (issue 39: 480 bytes before, 384 on 2026-12-06, 320 on 2026-12-07):
         // a field added here costs 200 kB at 100,000 QPs, so growing it should be a decision.
         assert_eq!(std::mem::size_of::<Bins>(), 72);
         assert_eq!(std::mem::size_of::<FlowFold>(), 32);
         assert!(std::mem::size_of::<Flow>() <= FLOW_BYTES, "{} bytes", std::mem::size_of::<Flow>());
         assert_eq!(std::mem::size_of::<OpcodeCounts>(), 32);
         assert_eq!(std::mem::size_of::<AckReqs>(), 8);
+        assert_eq!(std::mem::size_of::<AckQueue>(), 32);
         // The queue and the latency: 88 bytes, a 96-byte allocation (112 with a 64-byte latency).
         assert_eq!(std::mem::size_of::<AckState>(), 88);
     }

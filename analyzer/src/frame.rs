@@ -230,7 +230,7 @@ impl Analyzer {
         f.last_ts = meta.ts_ns;
         f.count_frame(w, wire.saturating_mul(w), (v.payload_len as u64).saturating_mul(w), ecn as usize);
         f.opcodes.add_n(op, w);
-        f.dscp_seen |= 1 << (dscp & 63);
+        f.add_dscp(dscp);
         if let Some(pc) = v.pcp {
             f.pcp_seen |= 1 << (pc & 7);
         }

@@ -902,7 +902,7 @@ impl Analyzer {
         }
         if v.info.full_size && v.payload_len > 0 {
             // A First/Middle packet is full-size: its payload is the path MTU.
-            f.pmtu = f.pmtu.max(mtu_class(v.payload_len));
+            f.pmtu = f.pmtu.max(u16::try_from(mtu_class(v.payload_len)).unwrap_or(4096));
         }
         if let Some(k) = fold_start {
             self.fold_start(id, k, meta, v);

@@ -120,13 +120,13 @@ impl Analyzer {
         } else if let Some(m) = self.cfg.pmtu {
             m
         } else {
-            let own = self.flows.get(id).map_or(0, |f| f.pmtu);
+            let own = self.flows.get(id).map_or(0, |f| u32::from(f.pmtu));
             let back = self
                 .flows
                 .get(id)
                 .and_then(|f| f.partner())
                 .and_then(|p| self.flows.get(p))
-                .map_or(0, |p| p.pmtu);
+                .map_or(0, |p| u32::from(p.pmtu));
             [own, back, self.pmtu_seen].into_iter().find(|m| *m > 0).unwrap_or(0)
         };
         // UD carries CM MADs to QP1: they pair connections.
@@ -267,10 +267,6 @@ impl Analyzer {
             let q = &mut *f.outstanding_ackreq;
             if q.len() == MAX_OUTSTANDING {
                 q.pop_front();
-            } else if q.capacity() == 0 {
-                // One to start: most flows have one AckReq outstanding at a time (a
-                // `VecDeque` starts at four, 48 bytes more for each of 100k QPs).
-                q.reserve_exact(1);
             }
             // A Last packet ends a message whose full-size packets passed once it is ACKed.
             let len = if matches!(op.0 & 0x1F, 2 | 3 | 8 | 9 | 22) { u32::MAX } else { meta.len };

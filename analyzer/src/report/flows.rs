@@ -128,7 +128,7 @@ pub(crate) fn flow_report(id: usize, f: &Flow, a: &Analyzer, detail: bool) -> Fl
         cnps: f.cold().cnps,
         cnps_received: f.cold().cnps_received,
         icrc_bad: f.cold().icrc_bad,
-        dscp: bits(f.dscp_seen),
+        dscp: bits(f.dscp_seen()),
         pcp: bits(u64::from(f.pcp_seen)),
         throughput: Throughput {
             bin_ns: f.bins.width_ns(),
@@ -161,7 +161,7 @@ pub(crate) fn flow_report(id: usize, f: &Flow, a: &Analyzer, detail: bool) -> Fl
         pairing: f.pairing().map(|p| p.name().into()),
         cm_start_psn: f.cold().cm_start_psn,
         ack_timeout_ns: f.cold().cm_ack_timeout_ns,
-        pmtu: f.pmtu,
+        pmtu: u32::from(f.pmtu),
         udp_src_port: f.udp_sport_last().map(|_| f.udp_sport),
         udp_src_port_changes: f.udp_sport_changes,
         udp_src_port_last: f.udp_sport_last().filter(|_| f.udp_sport_changes > 0),

@@ -76,7 +76,7 @@ fn flow_marks(f: &Flow, au: &crate::audit::AuditConfig, pc: PointClasses) -> Opt
         return None;
     }
     let cnp_only = pc.cnp_only;
-    let dscp = if f.cold().cnps > 0 { f.dscp_seen & !cnp_only } else { f.dscp_seen };
+    let dscp = if f.cold().cnps > 0 { f.dscp_seen() & !cnp_only } else { f.dscp_seen() };
     if dscp == 0 && f.pcp_seen == 0 {
         return None;
     }

@@ -116,7 +116,7 @@ pub(super) fn qos_findings(violations: &[Violation], out: &mut FindingSink, a: &
                     })
                     .collect();
                 for f in flows.iter().filter_map(|(id, _, _)| id.and_then(|i| a.flows.get(i))) {
-                    dscps |= f.dscp_seen;
+                    dscps |= f.dscp_seen();
                 }
                 let marks: Vec<String> = (0..64u8)
                     .filter(|d| dscps & (1 << d) != 0)
