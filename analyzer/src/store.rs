@@ -55,9 +55,11 @@ pub struct FlowStore {
     order: Vec<u32>,
     /// Flow ids by key. A flow's key never changes once stored.
     by_key: HashTable<u32>,
-    /// The first and last flow id of each host pair (point, source, destination).
-    by_pair: HashTable<(u32, u32)>,
-    /// Per flow, the next flow of its host pair (`NONE` for the last).
+    /// The last flow id of each host pair (point, source, destination).
+    by_pair: HashTable<u32>,
+    /// Per flow, the next flow of its host pair; the last's is the first (a ring, so the
+    /// table holds one id a pair where the first and the last took 9 bytes a bucket: 1 MB
+    /// at 200,000 pairs, issue 39).
     next_in_pair: Vec<u32>,
     /// The flows without a partner of each host pair of more than [`PAIR_LIST_FROM`] flows
     /// that pairing has asked about, in id order: kept up to date as flows are stored, and
@@ -68,9 +70,12 @@ pub struct FlowStore {
     /// What the report asks of a large host pair's flows ([`FlowStore::pair_summary`]),
     /// worked out once for every large pair; emptied when a flow is stored.
     summaries: std::sync::OnceLock<rustc_hash::FxHashMap<(u16, IpAddr, IpAddr), PairSummary>>,
-    /// Per flow id, its sequence number, in a shard's store ([`FlowStore::push_numbered`]);
-    /// empty otherwise.
-    seqs: Vec<u64>,
+    /// Per flow id, its sequence number's low 32 bits, in a shard's store
+    /// ([`FlowStore::push_numbered`]); empty otherwise.
+    seqs: Vec<u32>,
+    /// The high 32 bits of the sequence numbers: (first flow id, high bits) where they
+    /// change (a shard's only grow). 4 bytes a flow where a `u64` took 8 (issue 39).
+    seq_high: Vec<(u32, u32)>,
 }
 
 /// What the report asks of all the flows of one host pair (one direction, one point).
@@ -143,13 +148,14 @@ impl FlowStore {
     pub fn pair(&self, point: u16, src: IpAddr, dst: IpAddr) -> PairFlows<'_> {
         let (chunks, order) = (&self.chunks, &self.order);
         let want = (point, src, dst);
-        let head = self
+        let last = self
             .by_pair
-            .find(pair_hash(point, src, dst), |&(h, _)| {
+            .find(pair_hash(point, src, dst), |&h| {
                 at(chunks, order, h).is_some_and(|f| pair_of(&f.key) == want)
             })
-            .map_or(NONE, |&(h, _)| h);
-        PairFlows { next: &self.next_in_pair, at: head }
+            .copied();
+        let first = last.and_then(|l| self.next_in_pair.get(l as usize)).copied();
+        PairFlows { next: &self.next_in_pair, at: first.unwrap_or(NONE), last: last.unwrap_or(NONE) }
     }
 
     /// The flows from `src` to `dst` at `point` that have no partner, in id order: the
@@ -226,14 +232,21 @@ impl FlowStore {
     /// 8 bytes a flow that one thread does not hold (issue 39).
     pub(crate) fn push_numbered(&mut self, f: Flow, seq: u64) {
         if self.seqs.len() == self.len {
-            self.seqs.push(seq);
+            let high = (seq >> 32) as u32;
+            if self.seq_high.last().map_or(0, |&(_, h)| h) != high {
+                self.seq_high.push((self.seqs.len() as u32, high));
+            }
+            self.seqs.push(seq as u32);
         }
         self.push(f);
     }
 
     /// The sequence number flow `id` was stored with ([`FlowStore::push_numbered`]).
     pub(crate) fn seq(&self, id: usize) -> Option<u64> {
-        self.seqs.get(id).copied()
+        let low = *self.seqs.get(id)?;
+        let at = self.seq_high.partition_point(|&(first, _)| first as usize <= id);
+        let high = at.checked_sub(1).and_then(|i| self.seq_high.get(i)).map_or(0, |&(_, h)| h);
+        Some(u64::from(high) << 32 | u64::from(low))
     }
 
     /// Store a flow; its id is the previous [`FlowStore::len`]. Its key is new to the store
@@ -284,25 +297,27 @@ impl FlowStore {
         let rehash = |i: &u32| at(chunks, order, *i).map_or(0, |f| key_hash(&f.key));
         self.by_key.insert_unique(key_hash(&key), id, rehash);
         let want = pair_of(&key);
-        let pair_rehash = |(h, _): &(u32, u32)| {
-            at(chunks, order, *h).map_or(0, |f| pair_hash(f.key.point, f.key.src, f.key.dst))
-        };
+        let pair_rehash =
+            |h: &u32| at(chunks, order, *h).map_or(0, |f| pair_hash(f.key.point, f.key.src, f.key.dst));
         let entry = self.by_pair.entry(
             pair_hash(key.point, key.src, key.dst),
-            |&(h, _)| at(chunks, order, h).is_some_and(|f| pair_of(&f.key) == want),
+            |&h| at(chunks, order, h).is_some_and(|f| pair_of(&f.key) == want),
             pair_rehash,
         );
-        self.next_in_pair.push(NONE);
         match entry {
             Entry::Occupied(mut e) => {
-                let last = e.get().1;
+                // In the ring after the last, before the first.
+                let last = *e.get();
+                let first = self.next_in_pair.get(last as usize).copied().unwrap_or(id);
+                self.next_in_pair.push(first);
                 if let Some(n) = self.next_in_pair.get_mut(last as usize) {
                     *n = id;
                 }
-                e.get_mut().1 = id;
+                *e.get_mut() = id;
             }
             Entry::Vacant(e) => {
-                e.insert((id, id));
+                self.next_in_pair.push(id);
+                e.insert(id);
             }
         }
     }
@@ -379,6 +394,8 @@ impl FlowStore {
 pub struct PairFlows<'a> {
     next: &'a [u32],
     at: u32,
+    /// The pair's last flow: the walk ends after it.
+    last: u32,
 }
 
 impl Iterator for PairFlows<'_> {
@@ -388,7 +405,7 @@ impl Iterator for PairFlows<'_> {
             return None;
         }
         let id = self.at;
-        self.at = self.next.get(id as usize).copied().unwrap_or(NONE);
+        self.at = if id == self.last { NONE } else { self.next.get(id as usize).copied().unwrap_or(NONE) };
         Some(id as usize)
     }
 }
@@ -449,6 +466,10 @@ mod tests {
         assert_eq!(pair.len(), (2 * CHUNK + 5) / 3);
         assert!(pair.windows(2).all(|w| w[0] < w[1]) && pair.iter().all(|i| i % 3 == 1));
         assert_eq!(s.pair(0, ip(9), ip(1)).count(), 0);
+        // A pair of one flow: its ring is itself.
+        s.push(flow(7, 8, 1, 0));
+        assert_eq!(s.pair(0, ip(7), ip(8)).collect::<Vec<_>>(), [2 * CHUNK + 5]);
+        assert_eq!(s.pair(0, ip(1), ip(9)).count(), (2 * CHUNK + 5) / 3, "the other rings unchanged");
     }
 
     #[test]
@@ -530,6 +551,14 @@ mod tests {
         s.push_numbered(flow(1, 2, 1, 0), 40);
         s.push_numbered(flow(1, 2, 2, 0), 7);
         assert_eq!((s.seq(0), s.seq(1), s.seq(2)), (Some(40), Some(7), None));
+        // Past 32 bits: the high halves kept where they change.
+        let big = [u64::from(u32::MAX), 1 << 32, (1 << 32) + 5, 3 << 40, (3 << 40) + 1];
+        for (i, q) in big.into_iter().enumerate() {
+            s.push_numbered(flow(1, 3, i as u32, 0), q);
+        }
+        let read: Vec<_> = (2..7).map(|i| s.seq(i)).collect();
+        assert_eq!(read, big.map(Some));
+        assert_eq!(s.seq_high.len(), 2);
         let mut plain = FlowStore::default();
         plain.push(flow(1, 2, 1, 0));
         assert_eq!(plain.seq(0), None, "one thread keeps none");

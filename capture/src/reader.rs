@@ -19,7 +19,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// Initial read buffer; grows up to `MAX_RECORD` for larger records.
-const BUFFER: usize = 1 << 20;
+const BUFFER: usize = 1 << 18;
 /// Records larger than this are treated as corruption (libpcap's own limit is 256 KiB).
 const MAX_RECORD: usize = 64 << 20;
 
