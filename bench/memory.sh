@@ -3,7 +3,7 @@
 # 100,000 QPs (200,000 flows: the RDMA WRITEs and their ACKs; 128-byte snap), with one
 # thread and with two, printing nothing (-q) and streaming the JSON document (--json); each
 # run twice, the larger peak kept. Target: under 150 MB (issue 13), under 120 MB (issue 39);
-# 125 / 129 MB with one / two threads on 2026-12-07 (docs/performance.md).
+# 114 / 117 MB with one / two threads on 2026-12-07, fifth session (docs/performance.md).
 #
 #   bash bench/memory.sh [FRAMES] [QPS]
 #

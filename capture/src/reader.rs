@@ -18,7 +18,8 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-/// Initial read buffer; grows up to `MAX_RECORD` for larger records.
+/// Initial read buffer; grows up to `MAX_RECORD` for larger records. 256 KiB: as fast as
+/// 1 MiB, and 0.75 MB less resident for each shard reading the file (issue 39).
 const BUFFER: usize = 1 << 18;
 /// Records larger than this are treated as corruption (libpcap's own limit is 256 KiB).
 const MAX_RECORD: usize = 64 << 20;
@@ -273,7 +274,7 @@ impl CaptureReader {
     }
 
     /// [`CaptureReader::open`] with a smaller read buffer to start with (it still grows to
-    /// the largest record): many files read at once (a merge) need not take 1 MiB each.
+    /// the largest record): many files read at once (a merge) need not take 256 KiB each.
     pub fn open_with_buffer(path: &Path, buffer: usize) -> Result<Self, CaptureError> {
         if path == Path::new("-") {
             return Self::from_read_with(io::stdin(), path, buffer);
@@ -487,7 +488,7 @@ impl CaptureReader {
     }
 
     /// Bytes read from the input so far: of the file or stream as given (a gzip capture's
-    /// compressed bytes), counted as the reader takes them in (up to its read-ahead, 1 MiB at
+    /// compressed bytes), counted as the reader takes them in (up to its read-ahead, 256 KiB at
     /// most, past the last record handed out). What progress is measured by: at the end of
     /// a file it is the file's size.
     ///

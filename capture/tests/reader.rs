@@ -162,7 +162,7 @@ fn bytes_read_count_the_input_as_given() {
 }
 
 /// A classic pcap of `n` records (every 7th with no captured byte, sizes up to 1,500 bytes,
-/// so that records straddle the reader's 1 MiB buffer), in either byte order and time unit,
+/// so that records straddle the reader's 256 KiB buffer), in either byte order and time unit,
 /// the last record cut off when `cut`.
 fn classic(big_endian: bool, nanos: bool, n: u32, cut: bool) -> Vec<u8> {
     let word = |v: u32| if big_endian { v.to_be_bytes() } else { v.to_le_bytes() };
