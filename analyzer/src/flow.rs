@@ -500,6 +500,9 @@ mod bits {
     /// The pairing: 0 none, else [`super::Pairing`]'s place plus one, in bits 4-6.
     pub(super) const PAIRING_SHIFT: u8 = 4;
     pub(super) const PAIRING: u8 = 7 << PAIRING_SHIFT;
+    /// The pairings in their places.
+    pub(super) const PAIRINGS: [super::Pairing; 4] =
+        [super::Pairing::Cm, super::Pairing::Port, super::Pairing::Psn, super::Pairing::Address];
 }
 
 /// Everything known about one flow. Laid out in declaration order with the fields every
@@ -572,8 +575,9 @@ pub struct Flow {
 }
 
 /// A flow's share of the bin being filled at its point: its frames that agree in class,
-/// DSCP, PCP and priority. 32 bytes (40 with 64-bit bytes, issue 39). Per-flow state, kept here with the flow; the folds
-/// that fill it and hand it over at bin close are crate::fold's.
+/// DSCP, PCP and priority. 32 bytes (40 with 64-bit bytes, issue 39). Per-flow state, kept
+/// here with the flow; the folds that fill it and hand it over at bin close are
+/// crate::fold's.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct FlowFold {
     /// Bin (top 40 bits), class (bits 20-21), PCP slot (16-19: 8 untagged), DSCP (8-13),
@@ -692,20 +696,13 @@ impl Flow {
     /// How it was paired with the reverse flow.
     #[inline]
     pub fn pairing(&self) -> Option<Pairing> {
-        const ALL: [Pairing; 4] = [Pairing::Cm, Pairing::Port, Pairing::Psn, Pairing::Address];
         let i = usize::from((self.bits & bits::PAIRING) >> bits::PAIRING_SHIFT);
-        i.checked_sub(1).and_then(|i| ALL.get(i)).copied()
+        i.checked_sub(1).and_then(|i| bits::PAIRINGS.get(i)).copied()
     }
 
     /// Paired with the reverse flow by `how` (`None`: not paired).
     pub(crate) fn set_pairing(&mut self, how: Option<Pairing>) {
-        let code = match how {
-            None => 0,
-            Some(Pairing::Cm) => 1,
-            Some(Pairing::Port) => 2,
-            Some(Pairing::Psn) => 3,
-            Some(Pairing::Address) => 4,
-        };
+        let code = how.and_then(|h| bits::PAIRINGS.iter().position(|p| *p == h)).map_or(0, |i| i as u8 + 1);
         self.bits = (self.bits & !bits::PAIRING) | code << bits::PAIRING_SHIFT;
     }
 
@@ -1131,8 +1128,9 @@ mod tests {
 
     #[test]
     fn the_flow_record_stays_small() {
-        // What every flow of a capture holds (issue 39: 480 bytes before, 384 on 2026-12-06, 320 on 2026-12-07):
-        // a field added here costs 200 kB at 100,000 QPs, so growing it should be a decision.
+        // What every flow of a capture holds (issue 39: 480 bytes before, 384 on 2026-12-06,
+        // 320 on 2026-12-07): a field added here costs 200 kB at 100,000 QPs, so growing it
+        // should be a decision.
         assert_eq!(std::mem::size_of::<Bins>(), 72);
         assert_eq!(std::mem::size_of::<FlowFold>(), 32);
         assert!(std::mem::size_of::<Flow>() <= FLOW_BYTES, "{} bytes", std::mem::size_of::<Flow>());

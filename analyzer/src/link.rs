@@ -152,9 +152,10 @@ pub const SENT_BITS: usize = 1 << 19;
 pub const SENT_BYTES: usize = SENT_BITS / 8;
 
 /// Per (point, MAC): RoCE received on its first priority (where a host's RoCE almost always
-/// goes; the others in [`MacTraffic`]'s `more`). 16 bytes, the count 48-bit (saturating at
-/// 2.8 x 10^14 frames, 33 days of 100 Mpps to one MAC), where a 64-bit one made it 24:
-/// 0.8 MB at 100,000 MACs (issue 39).
+/// goes; the others in [`MacTraffic`]'s `more`). 16 bytes, the count 48-bit (2.8 x 10^14
+/// frames, 33 days of 100 Mpps to one MAC; past that the frames count in `more`, so the
+/// count reads as a 64-bit one), where a 64-bit count made it 24: 0.8 MB at 100,000 MACs
+/// (issue 39).
 #[derive(Clone, Copy, Debug)]
 struct Slot {
     key: u64,
@@ -170,14 +171,15 @@ impl Slot {
         u64::from(self.count_hi) << 32 | u64::from(self.count)
     }
 
-    /// One more frame.
+    /// One more frame: false when the 48 bits are full (the caller counts it elsewhere).
     #[inline]
-    fn bump(&mut self) {
+    fn bump(&mut self) -> bool {
         match self.count.checked_add(1) {
             Some(c) => self.count = c,
             None if self.count_hi < u16::MAX => (self.count, self.count_hi) = (0, self.count_hi + 1),
-            None => {}
+            None => return false,
         }
+        true
     }
 }
 
@@ -438,10 +440,10 @@ impl MacTraffic {
     /// One more frame to slot `i` on `prio`.
     #[inline]
     fn count(&mut self, i: usize, prio: u8) {
-        match self.slots.get_mut(i) {
-            Some(s) if s.prio == prio => s.bump(),
-            Some(_) => *self.more.entry((i as u32, prio)).or_default() += 1,
-            None => {}
+        let Some(s) = self.slots.get_mut(i) else { return };
+        // The slot's own priority, while its 48 bits hold; the others (and past that) apart.
+        if s.prio != prio || !s.bump() {
+            *self.more.entry((i as u32, prio)).or_default() += 1;
         }
     }
 
@@ -609,13 +611,22 @@ mod tests {
     fn a_slot_is_16_bytes_and_counts_past_32_bits() {
         assert_eq!(std::mem::size_of::<Slot>(), 16);
         let mut s = Slot { key: 1, count: u32::MAX - 1, count_hi: 0, prio: 3 };
-        s.bump();
-        s.bump();
+        assert!(s.bump() && s.bump());
         assert_eq!(s.frames(), 1 << 32);
         s.count_hi = u16::MAX;
         s.count = u32::MAX;
-        s.bump();
-        assert_eq!(s.frames(), (1 << 48) - 1, "saturates");
+        assert!(!s.bump(), "full");
+        assert_eq!(s.frames(), (1 << 48) - 1);
+        // Past 48 bits the table counts on in `more`: the MAC's count reads whole.
+        let mut t = MacTraffic::default();
+        t.add_dst(0, A, B, 3);
+        let i = t.find(mac_key(0, B)).unwrap_or(usize::MAX);
+        if let Some(slot) = t.slots.get_mut(i) {
+            (slot.count, slot.count_hi) = (u32::MAX, u16::MAX);
+        }
+        t.add_dst(0, A, B, 3);
+        t.add_dst(0, A, B, 3);
+        assert_eq!(t.to(0, B)[3], (1 << 48) + 1);
     }
 
     #[test]

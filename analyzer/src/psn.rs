@@ -1183,13 +1183,11 @@ impl PsnTracker {
         self.burst = None;
         self.nak_pending = None;
         self.resync = false;
-        if let Some(st) = self.stats.as_deref_mut() {
-            st.fill = None;
-            st.spurious_nak = None;
-        }
         self.acked = NO_PSN;
         self.read_range = [NO_PSN, 0];
         if let Some(st) = self.stats.as_deref_mut() {
+            st.fill = None;
+            st.spurious_nak = None;
             st.nak_at = None;
             st.selective_at = None;
             st.retry_run_end = None;
