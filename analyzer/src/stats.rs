@@ -17,18 +17,38 @@ const INLINE: usize = 14;
 /// memory), then a histogram. Quantiles read the same from either.
 #[derive(Clone, Debug)]
 enum Hist {
-    Inline { n: u8, buckets: [u8; INLINE] },
-    Full(Box<[u32; BUCKETS]>),
+    /// `n` samples (the count), their buckets.
+    Inline {
+        n: u8,
+        buckets: [u8; INLINE],
+    },
+    Full(Box<Full>),
 }
 
-/// Latency figures in nanoseconds.
+/// A latency past its in-line samples: the count and the sum's high half live here with
+/// the histogram, so a latency of a few samples holds neither (issue 39: 40 bytes where
+/// 56 were, and a flow's ACK latency a 48-byte allocation of its own).
+#[derive(Clone, Debug)]
+struct Full {
+    count: u64,
+    /// The high half of the sum (its low half is [`Latency::sum`]).
+    sum_hi: u64,
+    buckets: [u32; BUCKETS],
+}
+
+impl Full {
+    fn new(count: u64) -> Box<Full> {
+        Box::new(Full { count, sum_hi: 0, buckets: [0; BUCKETS] })
+    }
+}
+
+/// Latency figures in nanoseconds: 40 bytes. The count is the in-line buckets' `n` until
+/// a histogram is allocated, and the sum's high half is kept there; a sum that would carry
+/// past 64 bits while the samples are in line allocates it early (quantiles read the same).
 #[derive(Clone, Debug)]
 pub struct Latency {
-    count: u64,
-    /// The sum of the samples as a `u128`'s low and high halves: a `u128` is aligned to 16
-    /// bytes, and made the whole 64 where it now takes 56 (with every flow's ACK latency,
-    /// 1.6 MB at 100,000 QPs, issue 39).
-    sum: [u64; 2],
+    /// The sum of the samples: its low half (the high half in [`Full`]).
+    sum: u64,
     min: u64,
     max: u64,
     hist: Hist,
@@ -36,13 +56,8 @@ pub struct Latency {
 
 impl Latency {
     /// No samples.
-    pub const EMPTY: Latency = Latency {
-        count: 0,
-        sum: [0; 2],
-        min: u64::MAX,
-        max: 0,
-        hist: Hist::Inline { n: 0, buckets: [0; INLINE] },
-    };
+    pub const EMPTY: Latency =
+        Latency { sum: 0, min: u64::MAX, max: 0, hist: Hist::Inline { n: 0, buckets: [0; INLINE] } };
 }
 
 impl Default for Latency {
@@ -75,47 +90,61 @@ impl Latency {
     /// Add a sample (negative values are clamped to zero).
     pub fn add(&mut self, ns: i64) {
         let v = ns.max(0) as u64;
-        self.count += 1;
-        let (lo, carry) = self.sum[0].overflowing_add(v);
-        self.sum = [lo, self.sum[1].wrapping_add(u64::from(carry))];
         self.min = self.min.min(v);
         self.max = self.max.max(v);
         let k = bucket(v);
-        match &mut self.hist {
-            Hist::Inline { n, buckets } if usize::from(*n) < INLINE => {
+        let (lo, carry) = self.sum.overflowing_add(v);
+        self.sum = lo;
+        if let Hist::Inline { n, buckets } = &mut self.hist {
+            if usize::from(*n) < INLINE && !carry {
                 if let Some(b) = buckets.get_mut(usize::from(*n)) {
                     *b = k as u8;
                 }
                 *n += 1;
+                return;
             }
-            Hist::Inline { buckets, .. } => {
-                let mut h = Box::new([0u32; BUCKETS]);
-                for b in buckets.iter().copied().chain([k as u8]) {
-                    if let Some(c) = h.get_mut(usize::from(b)) {
-                        *c += 1;
-                    }
+            // The in-line buckets are full, or the sum carries: the histogram, with them.
+            let mut h = Full::new(u64::from(*n));
+            for b in buckets.iter().take(usize::from(*n)) {
+                if let Some(c) = h.buckets.get_mut(usize::from(*b)) {
+                    *c += 1;
                 }
-                self.hist = Hist::Full(h);
             }
-            Hist::Full(h) => {
-                if let Some(c) = h.get_mut(k) {
-                    *c = c.saturating_add(1);
-                }
+            self.hist = Hist::Full(h);
+        }
+        if let Hist::Full(h) = &mut self.hist {
+            h.count += 1;
+            h.sum_hi = h.sum_hi.wrapping_add(u64::from(carry));
+            if let Some(c) = h.buckets.get_mut(k) {
+                *c = c.saturating_add(1);
             }
         }
     }
 
     /// Samples recorded.
     pub fn count(&self) -> u64 {
-        self.count
+        match &self.hist {
+            Hist::Inline { n, .. } => u64::from(*n),
+            Hist::Full(h) => h.count,
+        }
+    }
+
+    /// The sum of the samples.
+    fn sum(&self) -> u128 {
+        let hi = match &self.hist {
+            Hist::Inline { .. } => 0,
+            Hist::Full(h) => h.sum_hi,
+        };
+        u128::from(hi) << 64 | u128::from(self.sum)
     }
 
     /// The `q` quantile (0..=1), accurate to a quarter octave (about 19%).
     pub fn quantile(&self, q: f64) -> Option<u64> {
-        if self.count == 0 {
+        let count = self.count();
+        if count == 0 {
             return None;
         }
-        let target = ((self.count as f64) * q).ceil().max(1.0) as u64;
+        let target = ((count as f64) * q).ceil().max(1.0) as u64;
         match &self.hist {
             Hist::Inline { n, buckets } => {
                 let mut b: Vec<u8> = buckets.iter().take(usize::from(*n)).copied().collect();
@@ -125,7 +154,7 @@ impl Latency {
             }
             Hist::Full(h) => {
                 let mut acc = 0u64;
-                for (k, n) in h.iter().enumerate() {
+                for (k, n) in h.buckets.iter().enumerate() {
                     acc += u64::from(*n);
                     if acc >= target {
                         return Some(bucket_floor(k).clamp(self.min, self.max));
@@ -138,11 +167,11 @@ impl Latency {
 
     /// The summary for reports, `None` when empty.
     pub fn summary(&self) -> Option<LatencySummary> {
-        (self.count > 0).then(|| LatencySummary {
-            count: self.count,
+        let count = self.count();
+        (count > 0).then(|| LatencySummary {
+            count,
             min_ns: self.min,
-            mean_ns: ((u128::from(self.sum[1]) << 64 | u128::from(self.sum[0])) / u128::from(self.count))
-                as u64,
+            mean_ns: (self.sum() / u128::from(count)) as u64,
             p50_ns: self.quantile(0.5).unwrap_or(0),
             p99_ns: self.quantile(0.99).unwrap_or(0),
             max_ns: self.max,
@@ -658,14 +687,16 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_latency_is_56_bytes_and_sums_past_64_bits() {
-        assert_eq!(std::mem::size_of::<Latency>(), 56);
+    fn a_latency_is_40_bytes_and_sums_past_64_bits() {
+        assert_eq!(std::mem::size_of::<Latency>(), 40);
         let mut l = Latency::default();
         for _ in 0..4 {
             l.add(i64::MAX);
         }
-        // 4 * (2^63 - 1) / 4, exactly: the sum carried into its high half.
-        assert_eq!(l.summary().map(|s| s.mean_ns), Some(i64::MAX as u64));
+        // 4 * (2^63 - 1) / 4, exactly: the sum carried into its high half, which the third
+        // sample allocated though the samples would still fit in line.
+        assert_eq!(l.summary().map(|s| (s.count, s.mean_ns)), Some((4, i64::MAX as u64)));
+        assert!(matches!(l.hist, Hist::Full(_)));
     }
 
     #[test]
@@ -688,7 +719,7 @@ mod tests {
         let vals: Vec<i64> = (0..40).map(|i| (i * 7919 % 97) * 1_000 + 300).collect();
         for n in 1..=vals.len() {
             let mut inline = Latency::default();
-            let mut full = Latency { hist: Hist::Full(Box::new([0; BUCKETS])), ..Latency::default() };
+            let mut full = Latency { hist: Hist::Full(Full::new(0)), ..Latency::default() };
             for v in &vals[..n] {
                 inline.add(*v);
                 full.add(*v);

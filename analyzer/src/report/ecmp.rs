@@ -5,7 +5,9 @@
 //! Grouping the data flows by host pair and source host takes one sort of 24 bytes a RoCEv2
 //! data flow (24 MB at a million QPs, freed before the report is written): each flow keyed by
 //! fingerprints of its (point, source) and destination, the groups then checked against the
-//! flows' own keys, so two hosts whose fingerprints collide are still told apart.
+//! flows' own keys, so two hosts whose fingerprints collide are still told apart. A flow's
+//! bytes and port changes are read from the flow itself, not copied into the sort (it was
+//! 32 bytes a flow, and the report's peak at a million one-packet QPs: issue 39).
 
 use super::points::point_name;
 use super::*;
@@ -21,18 +23,25 @@ use std::hash::BuildHasher;
 use std::net::IpAddr;
 use std::ops::Range;
 
-/// A RoCEv2 data flow as the grouping reads it.
+/// A RoCEv2 data flow as the grouping reads it: 24 bytes, its sort key.
 #[derive(Clone, Copy, Debug)]
 struct Data {
     /// Fingerprint of (point, source).
     host: u64,
     /// Fingerprint of the destination.
     dst: u64,
-    bytes: u64,
     id: u32,
     port: u16,
-    /// Its port changed during the capture.
-    changed: bool,
+}
+
+/// A data flow's wire bytes.
+fn data_bytes(a: &Analyzer, d: &Data) -> u64 {
+    a.flows.get(d.id as usize).map_or(0, |f| f.bytes())
+}
+
+/// Whether a data flow's port changed during the capture.
+fn data_changed(a: &Analyzer, d: &Data) -> bool {
+    a.flows.get(d.id as usize).is_some_and(|f| f.udp_sport_changes > 0)
 }
 
 /// A flow that carries data (requests or READ responses with payload) with ECMP entropy of
@@ -53,10 +62,8 @@ fn data_flows(a: &Analyzer) -> Vec<Data> {
     v.extend(a.flows.iter().enumerate().filter(|(_, f)| is_ecmp_data(f)).map(|(i, f)| Data {
         host: fingerprint((f.key.point, f.key.src)),
         dst: fingerprint(f.key.dst),
-        bytes: f.bytes(),
         id: u32::try_from(i).unwrap_or(u32::MAX),
         port: f.udp_sport,
-        changed: f.udp_sport_changes > 0,
     }));
     v.sort_unstable_by_key(|d| (d.host, d.dst, d.port, d.id));
     v
@@ -111,20 +118,22 @@ fn runs_at<K: Ord + Copy>(
     (end.max(i + 1), out)
 }
 
-/// The bytes per port of `entries` (any order), sorted by port.
-fn port_bytes(entries: &[Data]) -> Vec<(u16, u64, u32, u32)> {
+/// The bytes per port of `entries` (any order; `bytes` reads an entry's), sorted by port:
+/// (port, bytes, QPs, busy QPs).
+fn port_bytes(entries: &[Data], bytes: impl Fn(&Data) -> u64) -> Vec<(u16, u64, u32, u32)> {
     let mut ports: Vec<(u16, u64, u32, u32)> = Vec::new();
     let mut sorted: Vec<&Data> = entries.iter().collect();
     sorted.sort_by_key(|d| d.port);
     for d in sorted {
-        let busy = u32::from(d.bytes >= BUSY_MIN_BYTES);
+        let b = bytes(d);
+        let busy = u32::from(b >= BUSY_MIN_BYTES);
         match ports.last_mut() {
             Some(p) if p.0 == d.port => {
-                p.1 += d.bytes;
+                p.1 += b;
                 p.2 += 1;
                 p.3 += busy;
             }
-            _ => ports.push((d.port, d.bytes, 1, busy)),
+            _ => ports.push((d.port, b, 1, busy)),
         }
     }
     ports
@@ -140,27 +149,29 @@ struct SharedPort {
 
 fn pair_entropy(a: &Analyzer, g: &[Data]) -> Option<(PairEntropy, Option<SharedPort>)> {
     let key = g.first().and_then(|d| a.flows.get(d.id as usize)).map(|f| f.key)?;
-    let ports = port_bytes(g);
+    let bytes = |d: &Data| data_bytes(a, d);
+    let ports = port_bytes(g, bytes);
     let top = ports.iter().max_by_key(|p| (p.3, p.2, std::cmp::Reverse(p.0))).copied().unwrap_or_default();
     let mut pair = PairEntropy {
         point: key.point,
         src: key.src,
         dst: key.dst,
         qps: g.len() as u32,
-        busy_qps: g.iter().filter(|d| d.bytes >= BUSY_MIN_BYTES).count() as u32,
+        busy_qps: g.iter().filter(|d| bytes(d) >= BUSY_MIN_BYTES).count() as u32,
         ports: ports.len() as u32,
-        bytes: g.iter().map(|d| d.bytes).sum(),
+        bytes: g.iter().map(bytes).sum(),
         entropy_bits: entropy_bits(ports.iter().map(|p| p.1)),
-        qp_entropy_bits: entropy_bits(g.iter().map(|d| d.bytes)),
+        qp_entropy_bits: entropy_bits(g.iter().map(bytes)),
         top_port: top.0,
         top_port_qps: top.2,
         top_port_busy_qps: top.3,
-        ports_changed: g.iter().filter(|d| d.changed).count() as u32,
+        ports_changed: g.iter().filter(|d| data_changed(a, d)).count() as u32,
         low_entropy: false,
     };
     // Busy QPs that stayed on one port, by port: the most on one.
-    let steady: Vec<Data> = g.iter().filter(|d| d.bytes >= BUSY_MIN_BYTES && !d.changed).copied().collect();
-    let shared = port_bytes(&steady)
+    let steady: Vec<Data> =
+        g.iter().filter(|d| bytes(d) >= BUSY_MIN_BYTES && !data_changed(a, d)).copied().collect();
+    let shared = port_bytes(&steady, bytes)
         .into_iter()
         .max_by_key(|p| (p.2, std::cmp::Reverse(p.0)))
         .filter(|p| p.2 >= LOW_ENTROPY_MIN_QPS)
@@ -176,17 +187,18 @@ fn pair_entropy(a: &Analyzer, g: &[Data]) -> Option<(PairEntropy, Option<SharedP
 
 fn host_entropy(a: &Analyzer, g: &[Data], destinations: u32) -> Option<HostEntropy> {
     let key = g.first().and_then(|d| a.flows.get(d.id as usize)).map(|f| f.key)?;
-    let ports = port_bytes(g);
+    let bytes = |d: &Data| data_bytes(a, d);
+    let ports = port_bytes(g, bytes);
     Some(HostEntropy {
         point: key.point,
         src: key.src,
         qps: g.len() as u32,
-        busy_qps: g.iter().filter(|d| d.bytes >= BUSY_MIN_BYTES).count() as u32,
+        busy_qps: g.iter().filter(|d| bytes(d) >= BUSY_MIN_BYTES).count() as u32,
         destinations,
         ports: ports.len() as u32,
-        bytes: g.iter().map(|d| d.bytes).sum(),
+        bytes: g.iter().map(bytes).sum(),
         entropy_bits: entropy_bits(ports.iter().map(|p| p.1)),
-        qp_entropy_bits: entropy_bits(g.iter().map(|d| d.bytes)),
+        qp_entropy_bits: entropy_bits(g.iter().map(bytes)),
     })
 }
 
@@ -587,7 +599,7 @@ mod tests {
     use super::*;
 
     fn d(host: u64, dst: u64, port: u16, id: u32) -> Data {
-        Data { host, dst, bytes: 1, id, port, changed: false }
+        Data { host, dst, id, port }
     }
 
     #[test]
@@ -614,10 +626,16 @@ mod tests {
     }
 
     #[test]
+    fn a_data_flow_sorts_as_24_bytes() {
+        // The report's peak at a million one-packet QPs holds one a data flow (issue 39).
+        assert_eq!(std::mem::size_of::<Data>(), 24);
+    }
+
+    #[test]
     fn ports_add_up_bytes_qps_and_busy_qps() {
-        let mut a = d(1, 1, 49152, 0);
-        a.bytes = BUSY_MIN_BYTES;
-        let v = [a, d(1, 1, 49153, 1), d(1, 1, 49152, 2)];
-        assert_eq!(port_bytes(&v), [(49152, BUSY_MIN_BYTES + 1, 2, 1), (49153, 1, 1, 0)]);
+        // Flow 0 is busy, the others carry a byte each.
+        let bytes = |x: &Data| if x.id == 0 { BUSY_MIN_BYTES } else { 1 };
+        let v = [d(1, 1, 49152, 0), d(1, 1, 49153, 1), d(1, 1, 49152, 2)];
+        assert_eq!(port_bytes(&v, bytes), [(49152, BUSY_MIN_BYTES + 1, 2, 1), (49153, 1, 1, 0)]);
     }
 }
