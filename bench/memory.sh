@@ -4,9 +4,10 @@
 # thread and with two, printing nothing (-q) and streaming the JSON document (--json); each
 # run twice, the larger peak kept. Then 1 M one-packet QPs (a WRITE Only each, its ACK not
 # captured: --msg-pkts 1 --no-acks), --json on one thread: the many-QP bound (issue 39: under
-# 600 MB; 641 MB on 2026-12-07, not yet. The figure of 170-260 MB quoted before as "1 M
-# one-packet QPs" was --no-acks without --msg-pkts 1: 250,000 QPs of four packets). Target: under 150 MB (issue 13), under 120 MB (issue 39);
-# 114 / 117 MB with one / two threads on 2026-12-07, fifth session (docs/performance.md).
+# 600 MB; 641 MB in the fifth session, under it in the sixth: docs/performance.md. The
+# figure of 170-260 MB quoted before as "1 M one-packet QPs" was --no-acks without
+# --msg-pkts 1: 250,000 QPs of four packets). 100,000 QPs: under 150 MB (issue 13), under
+# 120 MB (issue 39): 114 / 117 MB with one / two threads on 2026-12-07.
 #
 #   bash bench/memory.sh [FRAMES] [QPS]
 #

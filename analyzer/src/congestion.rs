@@ -1,10 +1,10 @@
 //! The congestion pass: CE marks (and marks a mirror's second copy shows), the CE to CNP
 //! delay and per-QP congestion-control state (cc module; reference §1.6).
 
+use crate::addr_hash::AddrMap;
 use crate::flow::{count, EvidenceKind, Flow, FlowKey};
 use crate::{cc::CcConfig, Analyzer, FrameMeta};
 use rocescope_decoder::Ecn;
-use rustc_hash::FxHashMap;
 use std::net::IpAddr;
 
 impl Analyzer {
@@ -13,7 +13,7 @@ impl Analyzer {
     pub(crate) fn on_ce(
         f: &mut Flow,
         cc_cfg: &CcConfig,
-        cnp_hosts: &FxHashMap<(u16, IpAddr, IpAddr), i64>,
+        cnp_hosts: &AddrMap<(u16, IpAddr, IpAddr), i64>,
         meta: &FrameMeta,
         psn: u32,
         w: u64,

@@ -41,7 +41,7 @@
 //! packets between the copies, about once in 10^6 copies, and the window's worth of a
 //! 100 Gb/s link (12,000 packets) still fits.
 
-use rustc_hash::{FxHashMap, FxHashSet, FxHasher};
+use rustc_hash::{FxHashSet, FxHasher};
 use std::hash::Hasher;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
@@ -199,7 +199,7 @@ pub struct Dedup {
     /// senders that repeat their identification, in each shard (issue 39).
     senders_v4: FxHashSet<u64>,
     /// Per (point, IPv6 sender): what its flow labels showed.
-    senders_v6: FxHashMap<(u16, Ipv6Addr), Numbering>,
+    senders_v6: crate::addr_hash::AddrMap<(u16, Ipv6Addr), Numbering>,
 }
 
 /// A (point, IPv4 sender)'s entry in [`Dedup::senders_v4`]: the point in bits 32-47, the

@@ -29,10 +29,10 @@
 //! table probe, a one-entry cache for runs of one receiver). State per receiver, fan-in
 //! counted up to [`MAX_SENDERS`] a bin.
 
+use crate::addr_hash::AddrMap;
 use crate::chunked::Chunked;
 use hashbrown::HashTable;
 pub use rocescope_model::incast::{IncastReport, Position};
-use rustc_hash::FxHashMap;
 use std::net::IpAddr;
 
 /// Distinct senders to one receiver in one bin that make an incast: four. Two or three
@@ -173,13 +173,17 @@ struct Cur {
     first_frame: u64,
 }
 
-/// One receiver at one capture point: 80 bytes, the senders of the bin being filled as
+/// One receiver at one capture point: 64 bytes, the senders of the bin being filled as
 /// 32-bit hashes (the first inline, the others boxed: most bins have one sender), the
 /// busiest bin only once a bin had two senders.
 #[derive(Clone, Debug)]
 struct Rx {
     point: u16,
-    addr: IpAddr,
+    /// Its address: an IPv4 one, or with `v6` the index of an IPv6 one in [`FanIn::v6`]
+    /// (5 bytes where an `IpAddr` took 17 and its padding more: 80 -> 64 bytes a receiver,
+    /// 16 MB at a million receivers, issue 39). [`Rx::addr`] reads the two.
+    addr: u32,
+    v6: bool,
     /// The bin being filled.
     cur: Cur,
     /// The first sender of the bin being filled (a hash), and how many distinct ones.
@@ -189,6 +193,24 @@ struct Rx {
     /// bytes in every receiver, where a `Vec` took 24 (a million receivers, 16 MB) and a
     /// box for each of the two 16 (issue 39).
     extra: Option<Box<Extra>>,
+}
+
+/// A receiver's address as [`Rx`] keeps it: an IPv4 address, or the index of an IPv6 one
+/// in [`FanIn::v6`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum RxAddr {
+    V4(u32),
+    V6(u32),
+}
+
+impl RxAddr {
+    /// The two fields of [`Rx`] that hold it.
+    fn fields(self) -> (u32, bool) {
+        match self {
+            RxAddr::V4(x) => (x, false),
+            RxAddr::V6(i) => (i, true),
+        }
+    }
 }
 
 /// What a receiver keeps once a bin had two senders ([`Rx::extra`]).
@@ -202,18 +224,26 @@ struct Extra {
     busy: Busy,
 }
 
-/// A sender's 32-bit hash (FxHash's high bits).
+/// A sender's 32-bit hash (the high bits of [`crate::addr_hash`]'s: FxHash's gave every
+/// IPv6 sender of a subnet one value, so an IPv6 receiver never counted two senders).
 fn sender_hash(a: IpAddr) -> u32 {
-    use std::hash::BuildHasher;
-    (rustc_hash::FxBuildHasher.hash_one(a) >> 32) as u32
+    (crate::addr_hash::hash_one(a) >> 32) as u32
 }
 
 fn rx_hash(point: u16, addr: IpAddr) -> u64 {
-    use std::hash::BuildHasher;
-    rustc_hash::FxBuildHasher.hash_one((point, addr))
+    crate::addr_hash::hash_one((point, addr))
 }
 
 impl Rx {
+    /// Its address ([`Rx::addr`]'s field and `v6`).
+    fn addr(&self) -> RxAddr {
+        if self.v6 {
+            RxAddr::V6(self.addr)
+        } else {
+            RxAddr::V4(self.addr)
+        }
+    }
+
     /// The bin being filled is over: keep it when it is the busiest so far (of two or more
     /// senders).
     fn close(&mut self) {
@@ -306,7 +336,27 @@ pub struct FanIn {
     /// Receivers by (point, address): ids into `rx` (4 bytes each).
     index: HashTable<u32>,
     rx: Chunked<Rx>,
+    /// The IPv6 receivers' addresses, by [`RxAddr::V6`] index.
+    v6: Vec<std::net::Ipv6Addr>,
     last: Option<usize>,
+}
+
+/// The address `a` stands for, of a receiver of `v6`'s fan-in.
+fn addr_in(v6: &[std::net::Ipv6Addr], a: RxAddr) -> IpAddr {
+    match a {
+        RxAddr::V4(x) => IpAddr::from(x.to_be_bytes()),
+        RxAddr::V6(i) => v6.get(i as usize).map_or(IpAddr::from([0u16; 8]), |&x| IpAddr::V6(x)),
+    }
+}
+
+/// Whether receiver `r` of `v6`'s fan-in is `addr` at `point`.
+fn is_at(v6: &[std::net::Ipv6Addr], r: &Rx, point: u16, addr: IpAddr) -> bool {
+    r.point == point
+        && match (r.addr(), addr) {
+            (RxAddr::V4(x), IpAddr::V4(a)) => x == u32::from(a),
+            (RxAddr::V6(i), IpAddr::V6(a)) => v6.get(i as usize) == Some(&a),
+            _ => false,
+        }
 }
 
 /// A receiver's busiest bin, as the report gives it.
@@ -324,18 +374,16 @@ pub struct ReceiverBusiest {
 
 impl FanIn {
     fn find(&self, point: u16, addr: IpAddr) -> Option<usize> {
-        let rx = &self.rx;
+        let (rx, v6) = (&self.rx, &self.v6);
         self.index
-            .find(rx_hash(point, addr), |&i| {
-                rx.get(i as usize).is_some_and(|r| r.point == point && r.addr == addr)
-            })
+            .find(rx_hash(point, addr), |&i| rx.get(i as usize).is_some_and(|r| is_at(v6, r, point, addr)))
             .map(|&i| i as usize)
     }
 
     /// A data packet to a receiver.
     pub fn add(&mut self, d: DataPacket) {
         let cached =
-            self.last.filter(|&i| self.rx.get(i).is_some_and(|r| r.point == d.point && r.addr == d.dst));
+            self.last.filter(|&i| self.rx.get(i).is_some_and(|r| is_at(&self.v6, r, d.point, d.dst)));
         let i = match cached.or_else(|| self.find(d.point, d.dst)) {
             Some(i) => i,
             None => match self.create(d.point, d.dst, d.bin) {
@@ -359,17 +407,27 @@ impl FanIn {
     /// its data is not counted).
     fn create(&mut self, point: u16, addr: IpAddr, bin: i64) -> Option<u32> {
         let id = u32::try_from(self.rx.len()).ok()?;
+        let compact = match addr {
+            IpAddr::V4(a) => RxAddr::V4(u32::from(a)),
+            IpAddr::V6(a) => {
+                let i = u32::try_from(self.v6.len()).ok()?;
+                self.v6.push(a);
+                RxAddr::V6(i)
+            }
+        };
+        let (addr_field, v6) = compact.fields();
         self.rx.push(Rx {
             point,
-            addr,
+            addr: addr_field,
+            v6,
             cur: Cur { bin, ..Cur::default() },
             first: 0,
             senders: 0,
             extra: None,
         });
-        let rx = &self.rx;
+        let (rx, v6) = (&self.rx, &self.v6);
         self.index.insert_unique(rx_hash(point, addr), id, |&i| {
-            rx.get(i as usize).map_or(0, |r| rx_hash(r.point, r.addr))
+            rx.get(i as usize).map_or(0, |r| rx_hash(r.point, addr_in(v6, r.addr())))
         });
         Some(id)
     }
@@ -426,7 +484,12 @@ impl FanIn {
             .map(|(i, r)| overlay.and_then(|o| o.get(i)).unwrap_or(r))
             .filter_map(|r| {
                 let (busiest, position) = r.busiest(bin_ns, link_bps)?;
-                Some(ReceiverBusiest { point: r.point, receiver: r.addr, busiest, position })
+                Some(ReceiverBusiest {
+                    point: r.point,
+                    receiver: addr_in(&self.v6, r.addr()),
+                    busiest,
+                    position,
+                })
             })
             .collect();
         v.sort_by(|a, b| {
@@ -472,11 +535,12 @@ impl FanIn {
     /// rest go, so receivers stay bounded whoever sends.
     pub fn retain(&mut self, keep: impl Fn(u16, IpAddr) -> bool) {
         let fan_in = |r: &Rx| r.extra.as_ref().map_or(0, |e| e.busy.best.fan_in).max(r.senders);
+        let v6 = std::mem::take(&mut self.v6);
         let mut orphans: Vec<(u32, usize)> = self
             .rx
             .iter()
             .enumerate()
-            .filter(|(_, r)| !keep(r.point, r.addr) && fan_in(r) >= INCAST_MIN_SENDERS)
+            .filter(|(_, r)| !keep(r.point, addr_in(&v6, r.addr())) && fan_in(r) >= INCAST_MIN_SENDERS)
             .map(|(i, r)| (fan_in(r), i))
             .collect();
         orphans.sort_unstable_by(|a, b| b.cmp(a));
@@ -489,16 +553,25 @@ impl FanIn {
         }
         let mut i = 0;
         self.rx.retain(|r| {
-            let k = keep(r.point, r.addr) || kept_orphan.get(i).copied().unwrap_or(false);
+            let k = keep(r.point, addr_in(&v6, r.addr())) || kept_orphan.get(i).copied().unwrap_or(false);
             i += 1;
             k
         });
+        // The kept IPv6 receivers' addresses, renumbered in receiver order.
+        for k in 0..self.rx.len() {
+            let Some(r) = self.rx.get_mut(k) else { continue };
+            if r.v6 {
+                let Some(&a) = v6.get(r.addr as usize) else { continue };
+                r.addr = u32::try_from(self.v6.len()).unwrap_or(u32::MAX);
+                self.v6.push(a);
+            }
+        }
         self.index = HashTable::with_capacity(self.rx.len());
-        for (id, r) in self.rx.iter().enumerate() {
+        let (rx, v6) = (&self.rx, &self.v6);
+        for (id, r) in rx.iter().enumerate() {
             let Ok(id) = u32::try_from(id) else { break };
-            let rx = &self.rx;
-            self.index.insert_unique(rx_hash(r.point, r.addr), id, |&i| {
-                rx.get(i as usize).map_or(0, |r| rx_hash(r.point, r.addr))
+            self.index.insert_unique(rx_hash(r.point, addr_in(v6, r.addr())), id, |&i| {
+                rx.get(i as usize).map_or(0, |r| rx_hash(r.point, addr_in(v6, r.addr())))
             });
         }
         self.last = None;
@@ -545,7 +618,7 @@ pub(crate) fn report(
         .collect();
     // Per (point, receiver) of those: the priorities its data used, and its flows that did
     // not react (only theirs: a map of every receiver took 16 MB at 100,000 QPs).
-    let mut flows: FxHashMap<(u16, IpAddr), (u8, u64)> =
+    let mut flows: AddrMap<(u16, IpAddr), (u8, u64)> =
         busy.iter().map(|rb| ((rb.point, rb.receiver), (0, 0))).collect();
     if !flows.is_empty() {
         for f in a.flows().iter() {
@@ -624,14 +697,14 @@ pub(crate) fn report(
 /// One pass over the flows, each sender looked up in a set: a search of the senders found
 /// so far per flow took 14-21 s for 200,000 senders to one receiver (issue 40).
 fn name_senders(a: &crate::Analyzer, out: &mut [IncastReport]) {
-    let mut wanted: FxHashMap<(u16, IpAddr), usize> = FxHashMap::default();
+    let mut wanted: AddrMap<(u16, IpAddr), usize> = AddrMap::default();
     for (i, r) in out.iter().enumerate() {
         if let Ok(addr) = r.receiver.parse::<IpAddr>() {
             wanted.entry((r.point, addr)).or_insert(i);
         }
     }
     let mut found: Vec<Vec<(i64, IpAddr)>> = vec![Vec::new(); out.len()];
-    let mut seen: Vec<rustc_hash::FxHashSet<IpAddr>> = vec![Default::default(); out.len()];
+    let mut seen: Vec<crate::addr_hash::AddrSet<IpAddr>> = vec![Default::default(); out.len()];
     for f in a.flows().iter() {
         let Some(&i) = wanted.get(&(f.key.point, f.key.dst)) else { continue };
         let (Some(r), Some(v), Some(seen)) = (out.get(i), found.get_mut(i), seen.get_mut(i)) else {
@@ -696,9 +769,100 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_receiver_is_80_bytes() {
-        // One per data destination: 100,000 QPs to as many hosts, 8 MB (issue 39).
-        assert_eq!(std::mem::size_of::<Rx>(), 80);
+    fn a_receiver_is_64_bytes() {
+        // One per data destination: 100,000 QPs to as many hosts, 6.4 MB (issue 39).
+        assert_eq!(std::mem::size_of::<Rx>(), 64);
+    }
+
+    #[test]
+    fn ipv6_senders_of_one_subnet_count_apart() {
+        // Eight IPv6 hosts of one /64 writing to one receiver in one bin: a fan-in of eight
+        // (FxHash over the octets gave the eight one sender hash: a fan-in of one, and no
+        // IPv6 incast was ever reported).
+        use crate::{Analyzer, Config, FrameMeta};
+        use rocescope_decoder::build::{ExtRepr, IbRepr, IcrcMode, IpRepr, RoceV2Frame};
+        use rocescope_decoder::ext::RethRepr;
+        use rocescope_decoder::{decode, BthRepr, DecodeOptions, Ecn, LinkType, Opcode, OpcodeOptions};
+        let host = |n: u16| std::net::Ipv6Addr::new(0xfd00, 0, 0, 1, 0, 0, 0, n);
+        let mut a = Analyzer::new(Config::default());
+        for i in 0..64u16 {
+            let ip = IpRepr::V6 {
+                src: host(2 + i % 8),
+                dst: host(1),
+                dscp: 26,
+                ecn: Ecn::Ect0,
+                hop_limit: 64,
+                flow_label: 0,
+            };
+            let bth = BthRepr {
+                opcode: Opcode::RC_WRITE_ONLY,
+                dest_qp: 0x100,
+                psn: u32::from(i / 8),
+                ack_req: true,
+                ..Default::default()
+            };
+            let ext =
+                ExtRepr { reth: Some(RethRepr { va: 0, rkey: 1, dma_len: 1024 }), ..Default::default() };
+            let ib = IbRepr { bth, ext, payload: vec![0; 1024], icrc: IcrcMode::Correct };
+            let data = RoceV2Frame::new([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2], ip, ib)
+                .build(OpcodeOptions { dc: false });
+            let p = decode(LinkType::ETHERNET, &data, &DecodeOptions::default());
+            let meta = FrameMeta {
+                number: u64::from(i) + 1,
+                ts_ns: i64::from(i) * 100,
+                len: data.len() as u32,
+                link_bps: None,
+                point: 0,
+            };
+            a.push(&meta, &p);
+        }
+        a.finish();
+        let top = a.report().incast.into_iter().next().expect("the receiver's busiest bin");
+        assert_eq!((top.receiver.as_str(), top.fan_in, top.packets), ("fd00:0:0:1::1", 8, 64));
+    }
+
+    #[test]
+    fn ipv6_receivers_keep_their_addresses_through_a_retain() {
+        // Receivers kept by index into the IPv6 table read back as their addresses, and are
+        // found again after a retain renumbers the table.
+        let v6 = |n: u16| IpAddr::from([0xfd00, 0, 0, 0, 0, 0, 0, n]);
+        let mut f = FanIn::default();
+        for dst in [v6(1), ip(9), v6(2), v6(3)] {
+            for src in 1..=2 {
+                f.add(DataPacket {
+                    point: 0,
+                    src: ip(100 + src as u8),
+                    dst,
+                    bin: 0,
+                    frame: 1,
+                    bytes: 10,
+                    packets: 1,
+                    ce: false,
+                });
+            }
+        }
+        assert_eq!(f.len(), 4);
+        let names = |f: &FanIn| {
+            let mut v: Vec<IpAddr> = f.busiest(1_000, 1).iter().map(|b| b.receiver).collect();
+            v.sort();
+            v
+        };
+        assert_eq!(names(&f), [ip(9), v6(1), v6(2), v6(3)]);
+        f.retain(|_, a| a != v6(1));
+        assert_eq!(names(&f), [ip(9), v6(2), v6(3)]);
+        // Found, not made anew.
+        f.add(DataPacket {
+            point: 0,
+            src: ip(103),
+            dst: v6(3),
+            bin: 0,
+            frame: 2,
+            bytes: 10,
+            packets: 1,
+            ce: false,
+        });
+        assert_eq!(f.len(), 3);
+        assert_eq!(f.busiest(1_000, 1).first().map(|b| (b.receiver, b.busiest.fan_in)), Some((v6(3), 3)));
     }
 
     fn ip(n: u8) -> IpAddr {

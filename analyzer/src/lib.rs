@@ -40,6 +40,7 @@
 //! `while let Some(rec) = reader.next_record()? { analyzer.push_record(&rec, &opts); }`.
 #![forbid(unsafe_code)]
 
+mod addr_hash;
 pub mod audit;
 mod capture_wide;
 pub mod cc;
@@ -360,7 +361,7 @@ pub struct Analyzer {
     /// The last CNP to a data sender's host from its receiver's host, by (point, data
     /// source, data destination): an NP pacing CNPs per host pair or port answers CE marks
     /// on one QP with a CNP to another (cc module).
-    cnp_hosts: FxHashMap<(u16, IpAddr, IpAddr), i64>,
+    cnp_hosts: addr_hash::AddrMap<(u16, IpAddr, IpAddr), i64>,
     cm_pending: FxHashMap<(u16, u64), CmRequest>,
     /// ACK timeouts CM REQs gave, by flow (both directions of the connection).
     cm_timeout: FxHashMap<FlowKey, i64>,
@@ -465,7 +466,7 @@ impl Analyzer {
             cfg,
             last: None,
             flows: store::FlowStore::default(),
-            cnp_hosts: FxHashMap::default(),
+            cnp_hosts: addr_hash::AddrMap::default(),
             cm_pending: FxHashMap::default(),
             cm_partner: FxHashMap::default(),
             cm_timeout: FxHashMap::default(),
@@ -1111,9 +1112,9 @@ impl Analyzer {
     /// (beyond that, set-ups whose QPs never sent, oldest tracking lost: their QPs, if they
     /// come, are paired as any other).
     fn prune_host_state(&mut self) {
-        let live: rustc_hash::FxHashSet<(u16, IpAddr, IpAddr)> =
+        let live: addr_hash::AddrSet<(u16, IpAddr, IpAddr)> =
             self.flows.iter().map(|f| (f.key.point, f.key.src, f.key.dst)).collect();
-        let receivers: rustc_hash::FxHashSet<(u16, IpAddr)> = live.iter().map(|&(p, _, d)| (p, d)).collect();
+        let receivers: addr_hash::AddrSet<(u16, IpAddr)> = live.iter().map(|&(p, _, d)| (p, d)).collect();
         self.fan_in.retain(|point, addr| receivers.contains(&(point, addr)));
         self.fold_forget_receivers();
         self.cnp_hosts.retain(|k, _| live.contains(k));

@@ -30,7 +30,6 @@
 use crate::audit::{PcpTag, ReadPcp};
 use rocescope_decoder::{Ecn, Encap, Link, Packet};
 pub use rocescope_model::overlay::VtepPairReport;
-use rustc_hash::FxHashMap;
 use std::net::IpAddr;
 
 /// Outer directions (capture point, VTEP, VTEP) remembered.
@@ -71,7 +70,7 @@ struct Pair {
 /// VTEP pairs seen in VXLAN and Geneve layers, per capture point.
 #[derive(Clone, Debug, Default)]
 pub struct Overlay {
-    pairs: FxHashMap<(u16, IpAddr, IpAddr), Pair>,
+    pairs: crate::addr_hash::AddrMap<(u16, IpAddr, IpAddr), Pair>,
     /// Frames in pairs beyond [`MAX_PAIRS`], read as mirrors.
     untracked: u64,
 }

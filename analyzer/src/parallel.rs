@@ -23,7 +23,7 @@
 //! packets of every flow), and analyzers whose idle flows are evicted (the exporter).
 
 use crate::Analyzer;
-use rustc_hash::{FxHashMap, FxHasher};
+use rustc_hash::FxHashMap;
 use std::hash::{Hash, Hasher};
 use std::net::IpAddr;
 
@@ -87,10 +87,11 @@ pub fn shard_of(a: IpAddr, b: IpAddr, count: u32) -> u32 {
         (IpAddr::V4(a), IpAddr::V4(b)) => return shard_of_v4(u32::from(a), u32::from(b), count),
         _ => {
             let (lo, hi) = if a <= b { (a, b) } else { (b, a) };
-            let mut h = FxHasher::default();
+            // IPv6 addresses hashed as numbers (crate::addr_hash): FxHash over their octets
+            // put every pair of one subnet in one shard.
+            let mut h = crate::addr_hash::AddrHasher::default();
             lo.hash(&mut h);
             hi.hash(&mut h);
-            // The high bits: FxHash's low bits are weak for keys that differ in a few bytes.
             h.finish()
         }
     };

@@ -64,12 +64,12 @@ pub struct FlowStore {
     /// The flows without a partner of each host pair of more than [`PAIR_LIST_FROM`] flows
     /// that pairing has asked about, in id order: kept up to date as flows are stored, and
     /// cleared of paired ones when read.
-    unpaired: rustc_hash::FxHashMap<(u16, IpAddr, IpAddr), Vec<u32>>,
+    unpaired: crate::addr_hash::AddrMap<(u16, IpAddr, IpAddr), Vec<u32>>,
     /// Flows [`FlowStore::unpaired_in_pair`] has looked at: what the scale tests count.
     pair_visits: u64,
     /// What the report asks of a large host pair's flows ([`FlowStore::pair_summary`]),
     /// worked out once for every large pair; emptied when a flow is stored.
-    summaries: std::sync::OnceLock<rustc_hash::FxHashMap<(u16, IpAddr, IpAddr), PairSummary>>,
+    summaries: std::sync::OnceLock<crate::addr_hash::AddrMap<(u16, IpAddr, IpAddr), PairSummary>>,
     /// Per flow id, its sequence number's low 32 bits, in a shard's store
     /// ([`FlowStore::push_numbered`]); empty otherwise.
     seqs: Vec<u32>,
@@ -204,11 +204,11 @@ impl FlowStore {
             return sum;
         }
         let all = self.summaries.get_or_init(|| {
-            let mut count: rustc_hash::FxHashMap<(u16, IpAddr, IpAddr), usize> = Default::default();
+            let mut count: crate::addr_hash::AddrMap<(u16, IpAddr, IpAddr), usize> = Default::default();
             for f in self.iter() {
                 *count.entry(pair_of(&f.key)).or_default() += 1;
             }
-            let mut out: rustc_hash::FxHashMap<(u16, IpAddr, IpAddr), PairSummary> = Default::default();
+            let mut out: crate::addr_hash::AddrMap<(u16, IpAddr, IpAddr), PairSummary> = Default::default();
             for f in self.iter() {
                 let k = pair_of(&f.key);
                 if count.get(&k).is_some_and(|&n| n > PAIR_LIST_FROM) {

@@ -19,7 +19,6 @@ use crate::ecmp::{
 };
 use crate::fabric::FabricReport;
 use std::collections::HashMap;
-use std::hash::BuildHasher;
 use std::net::IpAddr;
 use std::ops::Range;
 
@@ -51,7 +50,7 @@ fn is_ecmp_data(f: &Flow) -> bool {
 }
 
 fn fingerprint<T: std::hash::Hash>(t: T) -> u64 {
-    rustc_hash::FxBuildHasher.hash_one(t)
+    crate::addr_hash::hash_one(t)
 }
 
 /// The RoCEv2 data flows, sorted by (source host, destination, port, id).

@@ -1,0 +1,150 @@
+//! The hash of tables keyed by IP addresses: FxHash, but an IPv6 address hashed as the
+//! 128-bit number it is.
+//!
+//! `Ipv6Addr` hashes as `u128::from_ne_bytes(octets)`: on a little-endian machine the
+//! address's last bytes, where the hosts of one subnet differ, are the top bits of the
+//! number, and FxHash (rustc-hash 2) multiplies those out of the hash: 4,096 addresses
+//! `fd00::0`-`fd00::fff` gave one value of the top 32 bits (and of the 7 bits hashbrown
+//! tags a bucket with) and 16 of the low 12. The top 32 bits were fan-in's sender identity,
+//! so every IPv6 sender of a bin counted as one and no IPv6 incast was ever found; the tables
+//! keyed by IPv6 hosts probed as lists. Hashed as the address's number (big-endian), the same
+//! addresses give 4,096 distinct top 32 bits, as FxHash gives `FlowKey`s.
+//!
+//! Nothing else is hashed differently from FxHash (an IPv4 address is a `u32`), so an IPv4
+//! key's hash, and the order of an IPv4-keyed table, are what they were.
+
+use rustc_hash::FxHasher;
+use std::collections::{HashMap, HashSet};
+use std::hash::{BuildHasherDefault, Hasher};
+
+/// FxHash with `u128`s (IPv6 addresses) and 16-byte slices hashed as the big-endian number
+/// their bytes spell (module docs).
+#[derive(Clone, Default)]
+pub struct AddrHasher(FxHasher);
+
+impl Hasher for AddrHasher {
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        match <[u8; 16]>::try_from(bytes) {
+            Ok(a) => self.0.write_u128(u128::from_be_bytes(a)),
+            Err(_) => self.0.write(bytes),
+        }
+    }
+
+    #[inline]
+    fn write_u8(&mut self, i: u8) {
+        self.0.write_u8(i);
+    }
+
+    #[inline]
+    fn write_u16(&mut self, i: u16) {
+        self.0.write_u16(i);
+    }
+
+    #[inline]
+    fn write_u32(&mut self, i: u32) {
+        self.0.write_u32(i);
+    }
+
+    #[inline]
+    fn write_u64(&mut self, i: u64) {
+        self.0.write_u64(i);
+    }
+
+    #[inline]
+    fn write_u128(&mut self, i: u128) {
+        self.0.write_u128(u128::from_be_bytes(i.to_ne_bytes()));
+    }
+
+    #[inline]
+    fn write_usize(&mut self, i: usize) {
+        self.0.write_usize(i);
+    }
+
+    #[inline]
+    fn write_i8(&mut self, i: i8) {
+        self.0.write_i8(i);
+    }
+
+    #[inline]
+    fn write_i16(&mut self, i: i16) {
+        self.0.write_i16(i);
+    }
+
+    #[inline]
+    fn write_i32(&mut self, i: i32) {
+        self.0.write_i32(i);
+    }
+
+    #[inline]
+    fn write_i64(&mut self, i: i64) {
+        self.0.write_i64(i);
+    }
+
+    #[inline]
+    fn write_i128(&mut self, i: i128) {
+        self.0.write_i128(i);
+    }
+
+    #[inline]
+    fn write_isize(&mut self, i: isize) {
+        self.0.write_isize(i);
+    }
+
+    #[inline]
+    fn finish(&self) -> u64 {
+        self.0.finish()
+    }
+}
+
+/// Builds [`AddrHasher`]s.
+pub type AddrBuild = BuildHasherDefault<AddrHasher>;
+
+/// A map keyed by IP addresses (or tuples holding them).
+pub type AddrMap<K, V> = HashMap<K, V, AddrBuild>;
+
+/// A set of IP addresses (or tuples holding them).
+pub type AddrSet<K> = HashSet<K, AddrBuild>;
+
+/// The hash of `t` ([`AddrHasher`]).
+#[inline]
+pub fn hash_one<T: std::hash::Hash>(t: T) -> u64 {
+    use std::hash::BuildHasher;
+    AddrBuild::default().hash_one(t)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::hash::BuildHasher;
+    use std::net::IpAddr;
+
+    fn distinct(v: impl Iterator<Item = u64>) -> usize {
+        v.collect::<HashSet<u64>>().len()
+    }
+
+    #[test]
+    fn ipv6_addresses_spread_over_every_part_of_the_hash() {
+        let v6 = |n: u16| IpAddr::from([0xfd00, 0, 0, 0, 0, 0, n >> 8, n & 255]);
+        let fx = |n: u16| rustc_hash::FxBuildHasher.hash_one((0u16, v6(n)));
+        let ours = |n: u16| hash_one((0u16, v6(n)));
+        // What FxHash does with the octets: one value of the top bits.
+        assert_eq!(distinct((0..4096).map(|n| fx(n) >> 32)), 1);
+        assert_eq!(distinct((0..4096).map(|n| ours(n) >> 32)), 4096);
+        assert_eq!(distinct((0..4096).map(|n| ours(n) >> 57)), 128);
+        assert!(distinct((0..4096).map(|n| ours(n) & 0xFFF)) > 2048);
+    }
+
+    #[test]
+    fn ipv4_keys_hash_as_fxhash_does() {
+        // So an IPv4-keyed table holds and iterates its keys as before.
+        for n in 0..1000u32 {
+            let a = IpAddr::from((0x0A00_0000 + n * 7919).to_be_bytes());
+            let key = (3u16, a, IpAddr::from([10, 0, 0, 1]));
+            assert_eq!(hash_one(key), rustc_hash::FxBuildHasher.hash_one(key));
+            assert_eq!(hash_one(a), rustc_hash::FxBuildHasher.hash_one(a));
+        }
+        // Other slices too.
+        assert_eq!(hash_one("a string key"), rustc_hash::FxBuildHasher.hash_one("a string key"));
+    }
+}
