@@ -17,6 +17,19 @@ use rustc_hash::FxHasher;
 use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
 
+/// The `Hasher` methods that hash as FxHash does, each handed to it (FxHash hashes integers
+/// word by word; `Hasher`'s own defaults would send them through `write`).
+macro_rules! delegate {
+    ($($name:ident: $t:ty),*) => {
+        $(
+            #[inline]
+            fn $name(&mut self, i: $t) {
+                self.0.$name(i);
+            }
+        )*
+    };
+}
+
 /// FxHash with `u128`s (IPv6 addresses) and 16-byte slices hashed as the big-endian number
 /// their bytes spell (module docs).
 #[derive(Clone, Default)]
@@ -32,64 +45,12 @@ impl Hasher for AddrHasher {
     }
 
     #[inline]
-    fn write_u8(&mut self, i: u8) {
-        self.0.write_u8(i);
-    }
-
-    #[inline]
-    fn write_u16(&mut self, i: u16) {
-        self.0.write_u16(i);
-    }
-
-    #[inline]
-    fn write_u32(&mut self, i: u32) {
-        self.0.write_u32(i);
-    }
-
-    #[inline]
-    fn write_u64(&mut self, i: u64) {
-        self.0.write_u64(i);
-    }
-
-    #[inline]
     fn write_u128(&mut self, i: u128) {
         self.0.write_u128(u128::from_be_bytes(i.to_ne_bytes()));
     }
 
-    #[inline]
-    fn write_usize(&mut self, i: usize) {
-        self.0.write_usize(i);
-    }
-
-    #[inline]
-    fn write_i8(&mut self, i: i8) {
-        self.0.write_i8(i);
-    }
-
-    #[inline]
-    fn write_i16(&mut self, i: i16) {
-        self.0.write_i16(i);
-    }
-
-    #[inline]
-    fn write_i32(&mut self, i: i32) {
-        self.0.write_i32(i);
-    }
-
-    #[inline]
-    fn write_i64(&mut self, i: i64) {
-        self.0.write_i64(i);
-    }
-
-    #[inline]
-    fn write_i128(&mut self, i: i128) {
-        self.0.write_i128(i);
-    }
-
-    #[inline]
-    fn write_isize(&mut self, i: isize) {
-        self.0.write_isize(i);
-    }
+    delegate!(write_u8: u8, write_u16: u16, write_u32: u32, write_u64: u64, write_usize: usize);
+    delegate!(write_i8: i8, write_i16: i16, write_i32: i32, write_i64: i64, write_i128: i128, write_isize: isize);
 
     #[inline]
     fn finish(&self) -> u64 {

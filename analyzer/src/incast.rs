@@ -774,15 +774,44 @@ mod tests {
         assert_eq!(std::mem::size_of::<Rx>(), 64);
     }
 
+    /// Push an RDMA WRITE Only of `payload` bytes with PSN `psn` (QP 0x100, AckReq) over
+    /// `ip` into `a`, as frame `number` at `ts_ns`.
+    fn push_write_only(
+        a: &mut crate::Analyzer,
+        ip: rocescope_decoder::build::IpRepr,
+        psn: u32,
+        payload: usize,
+        number: u64,
+        ts_ns: i64,
+    ) {
+        use rocescope_decoder::build::{ExtRepr, IbRepr, IcrcMode, RoceV2Frame};
+        use rocescope_decoder::ext::RethRepr;
+        use rocescope_decoder::{decode, BthRepr, DecodeOptions, LinkType, Opcode, OpcodeOptions};
+        let bth = BthRepr {
+            opcode: Opcode::RC_WRITE_ONLY,
+            dest_qp: 0x100,
+            psn,
+            ack_req: true,
+            ..Default::default()
+        };
+        let reth = RethRepr { va: 0, rkey: 1, dma_len: payload as u32 };
+        let ext = ExtRepr { reth: Some(reth), ..Default::default() };
+        let ib = IbRepr { bth, ext, payload: vec![0; payload], icrc: IcrcMode::Correct };
+        let data = RoceV2Frame::new([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2], ip, ib)
+            .build(OpcodeOptions { dc: false });
+        let p = decode(LinkType::ETHERNET, &data, &DecodeOptions::default());
+        let meta = crate::FrameMeta { number, ts_ns, len: data.len() as u32, link_bps: None, point: 0 };
+        a.push(&meta, &p);
+    }
+
     #[test]
     fn ipv6_senders_of_one_subnet_count_apart() {
         // Eight IPv6 hosts of one /64 writing to one receiver in one bin: a fan-in of eight
         // (FxHash over the octets gave the eight one sender hash: a fan-in of one, and no
         // IPv6 incast was ever reported).
-        use crate::{Analyzer, Config, FrameMeta};
-        use rocescope_decoder::build::{ExtRepr, IbRepr, IcrcMode, IpRepr, RoceV2Frame};
-        use rocescope_decoder::ext::RethRepr;
-        use rocescope_decoder::{decode, BthRepr, DecodeOptions, Ecn, LinkType, Opcode, OpcodeOptions};
+        use crate::{Analyzer, Config};
+        use rocescope_decoder::build::IpRepr;
+        use rocescope_decoder::Ecn;
         let host = |n: u16| std::net::Ipv6Addr::new(0xfd00, 0, 0, 1, 0, 0, 0, n);
         let mut a = Analyzer::new(Config::default());
         for i in 0..64u16 {
@@ -794,27 +823,7 @@ mod tests {
                 hop_limit: 64,
                 flow_label: 0,
             };
-            let bth = BthRepr {
-                opcode: Opcode::RC_WRITE_ONLY,
-                dest_qp: 0x100,
-                psn: u32::from(i / 8),
-                ack_req: true,
-                ..Default::default()
-            };
-            let ext =
-                ExtRepr { reth: Some(RethRepr { va: 0, rkey: 1, dma_len: 1024 }), ..Default::default() };
-            let ib = IbRepr { bth, ext, payload: vec![0; 1024], icrc: IcrcMode::Correct };
-            let data = RoceV2Frame::new([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2], ip, ib)
-                .build(OpcodeOptions { dc: false });
-            let p = decode(LinkType::ETHERNET, &data, &DecodeOptions::default());
-            let meta = FrameMeta {
-                number: u64::from(i) + 1,
-                ts_ns: i64::from(i) * 100,
-                len: data.len() as u32,
-                link_bps: None,
-                point: 0,
-            };
-            a.push(&meta, &p);
+            push_write_only(&mut a, ip, u32::from(i / 8), 1024, u64::from(i) + 1, i64::from(i) * 100);
         }
         a.finish();
         let top = a.report().incast.into_iter().next().expect("the receiver's busiest bin");
@@ -880,10 +889,9 @@ mod tests {
     /// times).
     #[test]
     fn naming_the_senders_of_a_large_incast_is_linear() {
-        use crate::{Analyzer, Config, FrameMeta};
-        use rocescope_decoder::build::{ExtRepr, IbRepr, IcrcMode, IpRepr, RoceV2Frame};
-        use rocescope_decoder::ext::RethRepr;
-        use rocescope_decoder::{decode, BthRepr, DecodeOptions, Ecn, LinkType, Opcode, OpcodeOptions};
+        use crate::{Analyzer, Config};
+        use rocescope_decoder::build::IpRepr;
+        use rocescope_decoder::Ecn;
         // `n` senders (10.x.y.z from 10.0.0.2) writing to 10.255.0.1 within one bin.
         let incast = |n: usize| {
             let mut a = Analyzer::new(Config::default());
@@ -898,27 +906,7 @@ mod tests {
                     ttl: 64,
                     id: 0,
                 };
-                let bth = BthRepr {
-                    opcode: Opcode::RC_WRITE_ONLY,
-                    dest_qp: 0x100,
-                    psn: 1,
-                    ack_req: true,
-                    ..Default::default()
-                };
-                let ext =
-                    ExtRepr { reth: Some(RethRepr { va: 0, rkey: 1, dma_len: 64 }), ..Default::default() };
-                let ib = IbRepr { bth, ext, payload: vec![0; 64], icrc: IcrcMode::Correct };
-                let data = RoceV2Frame::new([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2], ip, ib)
-                    .build(OpcodeOptions { dc: false });
-                let p = decode(LinkType::ETHERNET, &data, &DecodeOptions::default());
-                let meta = FrameMeta {
-                    number: i as u64 + 1,
-                    ts_ns: i as i64 * 10,
-                    len: data.len() as u32,
-                    link_bps: None,
-                    point: 0,
-                };
-                a.push(&meta, &p);
+                push_write_only(&mut a, ip, 1, 64, i as u64 + 1, i as i64 * 10);
             }
             a.finish();
             let out = a.report().incast;
