@@ -7,8 +7,10 @@
 //! `fd00::0`-`fd00::fff` gave one value of the top 32 bits (and of the 7 bits hashbrown
 //! tags a bucket with) and 16 of the low 12. The top 32 bits were fan-in's sender identity,
 //! so every IPv6 sender of a bin counted as one and no IPv6 incast was ever found; the tables
-//! keyed by IPv6 hosts probed as lists. Hashed as the address's number (big-endian), the same
-//! addresses give 4,096 distinct top 32 bits, as FxHash gives `FlowKey`s.
+//! keyed by IPv6 hosts probed as lists. Hashing the address's number instead (big-endian) was
+//! not enough: hosts that differed only in bytes 0-2 or 8-10 still shared the top bits (a
+//! judge's IPv6 captures, 2026-12-07). So the address is mixed to one well-spread word first
+//! ([`mix128`]), and every byte of it moves the top bits.
 //!
 //! Nothing else is hashed differently from FxHash (an IPv4 address is a `u32`), so an IPv4
 //! key's hash, and the order of an IPv4-keyed table, are what they were.
@@ -30,8 +32,20 @@ macro_rules! delegate {
     };
 }
 
-/// FxHash with `u128`s (IPv6 addresses) and 16-byte slices hashed as the big-endian number
-/// their bytes spell (module docs).
+/// A 128-bit value folded to 64 bits that each of its bits moves about half of: splitmix64's
+/// finaliser over each half, the first folded into the second.
+#[inline]
+fn mix128(i: u128) -> u64 {
+    fn fmix(z: u64) -> u64 {
+        let z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        let z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    fmix((i >> 64) as u64 ^ fmix(i as u64 ^ 0x9E37_79B9_7F4A_7C15))
+}
+
+/// FxHash with `u128`s (IPv6 addresses) and 16-byte slices mixed to one well-spread word
+/// first ([`mix128`], module docs).
 #[derive(Clone, Default)]
 pub struct AddrHasher(FxHasher);
 
@@ -39,14 +53,14 @@ impl Hasher for AddrHasher {
     #[inline]
     fn write(&mut self, bytes: &[u8]) {
         match <[u8; 16]>::try_from(bytes) {
-            Ok(a) => self.0.write_u128(u128::from_be_bytes(a)),
+            Ok(a) => self.0.write_u64(mix128(u128::from_ne_bytes(a))),
             Err(_) => self.0.write(bytes),
         }
     }
 
     #[inline]
     fn write_u128(&mut self, i: u128) {
-        self.0.write_u128(u128::from_be_bytes(i.to_ne_bytes()));
+        self.0.write_u64(mix128(i));
     }
 
     delegate!(write_u8: u8, write_u16: u16, write_u32: u32, write_u64: u64, write_usize: usize);
@@ -94,6 +108,21 @@ mod tests {
         assert_eq!(distinct((0..4096).map(|n| ours(n) >> 32)), 4096);
         assert_eq!(distinct((0..4096).map(|n| ours(n) >> 57)), 128);
         assert!(distinct((0..4096).map(|n| ours(n) & 0xFFF)) > 2048);
+    }
+
+    #[test]
+    fn every_byte_of_an_ipv6_address_moves_the_top_32_bits() {
+        // The sender hash is the top 32 bits (crate::incast): two hosts that differ in any
+        // one byte, whichever, must not share them.
+        let base = [0xfdu8, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 1];
+        for at in 0..16 {
+            let tops = (0..=255u8).map(|b| {
+                let mut a = base;
+                a[at] = b;
+                hash_one(IpAddr::from(a)) >> 32
+            });
+            assert_eq!(distinct(tops), 256, "byte {at}");
+        }
     }
 
     #[test]

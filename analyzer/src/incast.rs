@@ -831,6 +831,31 @@ mod tests {
     }
 
     #[test]
+    fn ipv6_senders_of_two_planes_with_the_same_host_numbers_count_apart() {
+        // fd00:0:0:1::2-9 and fd01:0:0:1::2-9 (two rails numbered alike, differing in the
+        // address's second byte) to one receiver: sixteen senders.
+        use crate::{Analyzer, Config};
+        use rocescope_decoder::build::IpRepr;
+        use rocescope_decoder::Ecn;
+        let host = |plane: u16, n: u16| std::net::Ipv6Addr::new(0xfd00 + plane, 0, 0, 1, 0, 0, 0, n);
+        let mut a = Analyzer::new(Config::default());
+        for i in 0..64u16 {
+            let ip = IpRepr::V6 {
+                src: host(i / 8 % 2, 2 + i % 8),
+                dst: host(0, 1),
+                dscp: 26,
+                ecn: Ecn::Ect0,
+                hop_limit: 64,
+                flow_label: 0,
+            };
+            push_write_only(&mut a, ip, u32::from(i / 16), 1024, u64::from(i) + 1, i64::from(i) * 100);
+        }
+        a.finish();
+        let top = a.report().incast.into_iter().next().expect("the receiver's busiest bin");
+        assert_eq!((top.fan_in, top.packets), (16, 64));
+    }
+
+    #[test]
     fn ipv6_receivers_keep_their_addresses_through_a_retain() {
         // Receivers kept by index into the IPv6 table read back as their addresses, and are
         // found again after a retain renumbers the table.
