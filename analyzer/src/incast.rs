@@ -68,6 +68,16 @@ pub fn is_incast(fan_in: u32, bytes: u64, bin_ns: u64, link_bps: u64) -> bool {
 /// Senders counted per receiver and bin; more count as this many.
 pub const MAX_SENDERS: usize = 1024;
 
+/// A fan-in as reports write it: the count, or "at least 1024" where the count stopped at
+/// [`MAX_SENDERS`] (a judge's 4,000 senders to one host read "1024 senders").
+pub fn fan_in_text(fan_in: u32) -> String {
+    if fan_in as usize >= MAX_SENDERS {
+        format!("at least {MAX_SENDERS}")
+    } else {
+        fan_in.to_string()
+    }
+}
+
 /// A bin's data to one receiver faster than this many times the link speed cannot have come
 /// down one link: the capture point is before the queue. 1.25: a bin of a link at full rate
 /// can hold a frame or two more than its width (frames straddle its edges; timestamps of a
@@ -743,7 +753,7 @@ fn incast_title(a: &crate::Analyzer, r: &IncastReport) -> String {
     format!(
         "incast at {}{at}: {} senders in one {} bin at +{offset:.3} ms, {:.2} Gb/s ({:.0}% of the link), {} of {} packets CE-marked, paused {:.1} µs in the bin; {position}",
         r.receiver,
-        r.fan_in,
+        fan_in_text(r.fan_in),
         width_text(r.bin_ns),
         r.gbps,
         r.link_share * 100.0,
@@ -853,6 +863,29 @@ mod tests {
         a.finish();
         let top = a.report().incast.into_iter().next().expect("the receiver's busiest bin");
         assert_eq!((top.fan_in, top.packets), (16, 64));
+    }
+
+    #[test]
+    fn a_fan_in_past_the_count_reads_at_least() {
+        // 1,100 senders to one receiver in one bin: counted to 1,024, and said so.
+        let mut f = FanIn::default();
+        for s in 0..1100u32 {
+            let src = IpAddr::from((0x0A01_0000 + s).to_be_bytes());
+            f.add(DataPacket {
+                point: 0,
+                src,
+                dst: ip(1),
+                bin: 0,
+                frame: 1,
+                bytes: 10,
+                packets: 1,
+                ce: false,
+            });
+        }
+        let fan_in = f.busiest(1_000, 1).first().map(|b| b.busiest.fan_in);
+        assert_eq!(fan_in, Some(MAX_SENDERS as u32));
+        assert_eq!(fan_in.map(fan_in_text).as_deref(), Some("at least 1024"));
+        assert_eq!(fan_in_text(12), "12");
     }
 
     #[test]

@@ -852,7 +852,7 @@ fn fan_in_lines(o: &mut String, r: &rocescope_analyzer::Report) {
             o,
             "  {}: {} senders at +{:.3} ms, {:.2} Gb/s ({:.0}% of the link), CE {:.1}%, paused {:.1} µs; capture point {} the queue{}",
             escape(&i.receiver),
-            i.fan_in,
+            rocescope_analyzer::incast::fan_in_text(i.fan_in),
             (i.start_ns - start) as f64 / 1e6,
             i.gbps,
             i.link_share * 100.0,

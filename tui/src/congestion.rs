@@ -587,7 +587,7 @@ pub(crate) fn draw(f: &mut Frame<'_>, app: &App, area: Rect) {
             rocescope_analyzer::incast::Position::Before => ", before the queue",
             rocescope_analyzer::incast::Position::Unknown => "",
         };
-        format!("fan-in {} → {}{pos}", i.fan_in, i.receiver)
+        format!("fan-in {} → {}{pos}", rocescope_analyzer::incast::fan_in_text(i.fan_in), i.receiver)
     });
     // Most important first; on a narrow terminal the tail parts give way.
     let parts = [
