@@ -814,45 +814,17 @@ mod tests {
         a.push(&meta, &p);
     }
 
-    #[test]
-    fn ipv6_senders_of_one_subnet_count_apart() {
-        // Eight IPv6 hosts of one /64 writing to one receiver in one bin: a fan-in of eight
-        // (FxHash over the octets gave the eight one sender hash: a fan-in of one, and no
-        // IPv6 incast was ever reported).
+    /// 64 RDMA WRITE Onlys of 1 KiB, packet `i` from `sender(i)` to `receiver`, 100 ns
+    /// apart (one bin): the receiver's busiest bin as the report gives it.
+    fn ipv6_incast(sender: impl Fn(u16) -> std::net::Ipv6Addr, receiver: std::net::Ipv6Addr) -> IncastReport {
         use crate::{Analyzer, Config};
         use rocescope_decoder::build::IpRepr;
         use rocescope_decoder::Ecn;
-        let host = |n: u16| std::net::Ipv6Addr::new(0xfd00, 0, 0, 1, 0, 0, 0, n);
         let mut a = Analyzer::new(Config::default());
         for i in 0..64u16 {
             let ip = IpRepr::V6 {
-                src: host(2 + i % 8),
-                dst: host(1),
-                dscp: 26,
-                ecn: Ecn::Ect0,
-                hop_limit: 64,
-                flow_label: 0,
-            };
-            push_write_only(&mut a, ip, u32::from(i / 8), 1024, u64::from(i) + 1, i64::from(i) * 100);
-        }
-        a.finish();
-        let top = a.report().incast.into_iter().next().expect("the receiver's busiest bin");
-        assert_eq!((top.receiver.as_str(), top.fan_in, top.packets), ("fd00:0:0:1::1", 8, 64));
-    }
-
-    #[test]
-    fn ipv6_senders_of_two_planes_with_the_same_host_numbers_count_apart() {
-        // fd00:0:0:1::2-9 and fd01:0:0:1::2-9 (two rails numbered alike, differing in the
-        // address's second byte) to one receiver: sixteen senders.
-        use crate::{Analyzer, Config};
-        use rocescope_decoder::build::IpRepr;
-        use rocescope_decoder::Ecn;
-        let host = |plane: u16, n: u16| std::net::Ipv6Addr::new(0xfd00 + plane, 0, 0, 1, 0, 0, 0, n);
-        let mut a = Analyzer::new(Config::default());
-        for i in 0..64u16 {
-            let ip = IpRepr::V6 {
-                src: host(i / 8 % 2, 2 + i % 8),
-                dst: host(0, 1),
+                src: sender(i),
+                dst: receiver,
                 dscp: 26,
                 ecn: Ecn::Ect0,
                 hop_limit: 64,
@@ -861,7 +833,25 @@ mod tests {
             push_write_only(&mut a, ip, u32::from(i / 16), 1024, u64::from(i) + 1, i64::from(i) * 100);
         }
         a.finish();
-        let top = a.report().incast.into_iter().next().expect("the receiver's busiest bin");
+        a.report().incast.into_iter().next().expect("the receiver's busiest bin")
+    }
+
+    #[test]
+    fn ipv6_senders_of_one_subnet_count_apart() {
+        // Eight IPv6 hosts of one /64 writing to one receiver in one bin: a fan-in of eight
+        // (FxHash over the octets gave the eight one sender hash: a fan-in of one, and no
+        // IPv6 incast was ever reported).
+        let host = |n: u16| std::net::Ipv6Addr::new(0xfd00, 0, 0, 1, 0, 0, 0, n);
+        let top = ipv6_incast(|i| host(2 + i % 8), host(1));
+        assert_eq!((top.receiver.as_str(), top.fan_in, top.packets), ("fd00:0:0:1::1", 8, 64));
+    }
+
+    #[test]
+    fn ipv6_senders_of_two_planes_with_the_same_host_numbers_count_apart() {
+        // fd00:0:0:1::2-9 and fd01:0:0:1::2-9 (two rails numbered alike, differing in the
+        // address's second byte) to one receiver: sixteen senders.
+        let host = |plane: u16, n: u16| std::net::Ipv6Addr::new(0xfd00 + plane, 0, 0, 1, 0, 0, 0, n);
+        let top = ipv6_incast(|i| host(i / 8 % 2, 2 + i % 8), host(0, 1));
         assert_eq!((top.fan_in, top.packets), (16, 64));
     }
 
