@@ -1,5 +1,5 @@
-//! The hash of tables keyed by IP addresses: FxHash, but an IPv6 address hashed as the
-//! 128-bit number it is.
+//! The hash of tables keyed by IP addresses: FxHash, but an IPv6 address (a `u128`) mixed
+//! to one well-spread word first.
 //!
 //! `Ipv6Addr` hashes as `u128::from_ne_bytes(octets)`: on a little-endian machine the
 //! address's last bytes, where the hosts of one subnet differ, are the top bits of the
@@ -44,18 +44,15 @@ fn mix128(i: u128) -> u64 {
     fmix((i >> 64) as u64 ^ fmix(i as u64 ^ 0x9E37_79B9_7F4A_7C15))
 }
 
-/// FxHash with `u128`s (IPv6 addresses) and 16-byte slices mixed to one well-spread word
-/// first ([`mix128`], module docs).
+/// FxHash with `u128`s (IPv6 addresses) mixed to one well-spread word first ([`mix128`],
+/// module docs).
 #[derive(Clone, Default)]
 pub struct AddrHasher(FxHasher);
 
 impl Hasher for AddrHasher {
     #[inline]
     fn write(&mut self, bytes: &[u8]) {
-        match <[u8; 16]>::try_from(bytes) {
-            Ok(a) => self.0.write_u64(mix128(u128::from_ne_bytes(a))),
-            Err(_) => self.0.write(bytes),
-        }
+        self.0.write(bytes);
     }
 
     #[inline]
@@ -134,7 +131,7 @@ mod tests {
             assert_eq!(hash_one(key), rustc_hash::FxBuildHasher.hash_one(key));
             assert_eq!(hash_one(a), rustc_hash::FxBuildHasher.hash_one(a));
         }
-        // Other slices too.
+        // Byte slices too.
         assert_eq!(hash_one("a string key"), rustc_hash::FxBuildHasher.hash_one("a string key"));
     }
 }

@@ -191,7 +191,7 @@ struct Rx {
     point: u16,
     /// Its address: an IPv4 one, or with `v6` the index of an IPv6 one in [`FanIn::v6`]
     /// (5 bytes where an `IpAddr` took 17 and its padding more: 80 -> 64 bytes a receiver,
-    /// 16 MB at a million receivers, issue 39). [`Rx::addr`] reads the two.
+    /// 16 MB at a million receivers, issue 39). [`addr_in`] reads the two.
     addr: u32,
     v6: bool,
     /// The bin being filled.
@@ -203,24 +203,6 @@ struct Rx {
     /// bytes in every receiver, where a `Vec` took 24 (a million receivers, 16 MB) and a
     /// box for each of the two 16 (issue 39).
     extra: Option<Box<Extra>>,
-}
-
-/// A receiver's address as [`Rx`] keeps it: an IPv4 address, or the index of an IPv6 one
-/// in [`FanIn::v6`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum RxAddr {
-    V4(u32),
-    V6(u32),
-}
-
-impl RxAddr {
-    /// The two fields of [`Rx`] that hold it.
-    fn fields(self) -> (u32, bool) {
-        match self {
-            RxAddr::V4(x) => (x, false),
-            RxAddr::V6(i) => (i, true),
-        }
-    }
 }
 
 /// What a receiver keeps once a bin had two senders ([`Rx::extra`]).
@@ -245,15 +227,6 @@ fn rx_hash(point: u16, addr: IpAddr) -> u64 {
 }
 
 impl Rx {
-    /// Its address ([`Rx::addr`]'s field and `v6`).
-    fn addr(&self) -> RxAddr {
-        if self.v6 {
-            RxAddr::V6(self.addr)
-        } else {
-            RxAddr::V4(self.addr)
-        }
-    }
-
     /// The bin being filled is over: keep it when it is the busiest so far (of two or more
     /// senders).
     fn close(&mut self) {
@@ -346,26 +319,27 @@ pub struct FanIn {
     /// Receivers by (point, address): ids into `rx` (4 bytes each).
     index: HashTable<u32>,
     rx: Chunked<Rx>,
-    /// The IPv6 receivers' addresses, by [`RxAddr::V6`] index.
+    /// The IPv6 receivers' addresses, by [`Rx::addr`] where `Rx::v6` is set.
     v6: Vec<std::net::Ipv6Addr>,
     last: Option<usize>,
 }
 
-/// The address `a` stands for, of a receiver of `v6`'s fan-in.
-fn addr_in(v6: &[std::net::Ipv6Addr], a: RxAddr) -> IpAddr {
-    match a {
-        RxAddr::V4(x) => IpAddr::from(x.to_be_bytes()),
-        RxAddr::V6(i) => v6.get(i as usize).map_or(IpAddr::from([0u16; 8]), |&x| IpAddr::V6(x)),
+/// The address of receiver `r` of the fan-in whose IPv6 table is `v6` (an index past the
+/// table, which [`FanIn::create`] never makes, reads as `::`).
+fn addr_in(v6: &[std::net::Ipv6Addr], r: &Rx) -> IpAddr {
+    if r.v6 {
+        v6.get(r.addr as usize).map_or(IpAddr::from([0u16; 8]), |&x| IpAddr::V6(x))
+    } else {
+        IpAddr::from(r.addr.to_be_bytes())
     }
 }
 
-/// Whether receiver `r` of `v6`'s fan-in is `addr` at `point`.
+/// Whether receiver `r` of the fan-in whose IPv6 table is `v6` is `addr` at `point`.
 fn is_at(v6: &[std::net::Ipv6Addr], r: &Rx, point: u16, addr: IpAddr) -> bool {
     r.point == point
-        && match (r.addr(), addr) {
-            (RxAddr::V4(x), IpAddr::V4(a)) => x == u32::from(a),
-            (RxAddr::V6(i), IpAddr::V6(a)) => v6.get(i as usize) == Some(&a),
-            _ => false,
+        && match addr {
+            IpAddr::V4(a) => !r.v6 && r.addr == u32::from(a),
+            IpAddr::V6(a) => r.v6 && v6.get(r.addr as usize) == Some(&a),
         }
 }
 
@@ -417,18 +391,17 @@ impl FanIn {
     /// its data is not counted).
     fn create(&mut self, point: u16, addr: IpAddr, bin: i64) -> Option<u32> {
         let id = u32::try_from(self.rx.len()).ok()?;
-        let compact = match addr {
-            IpAddr::V4(a) => RxAddr::V4(u32::from(a)),
+        let (compact, v6) = match addr {
+            IpAddr::V4(a) => (u32::from(a), false),
             IpAddr::V6(a) => {
                 let i = u32::try_from(self.v6.len()).ok()?;
                 self.v6.push(a);
-                RxAddr::V6(i)
+                (i, true)
             }
         };
-        let (addr_field, v6) = compact.fields();
         self.rx.push(Rx {
             point,
-            addr: addr_field,
+            addr: compact,
             v6,
             cur: Cur { bin, ..Cur::default() },
             first: 0,
@@ -437,7 +410,7 @@ impl FanIn {
         });
         let (rx, v6) = (&self.rx, &self.v6);
         self.index.insert_unique(rx_hash(point, addr), id, |&i| {
-            rx.get(i as usize).map_or(0, |r| rx_hash(r.point, addr_in(v6, r.addr())))
+            rx.get(i as usize).map_or(0, |r| rx_hash(r.point, addr_in(v6, r)))
         });
         Some(id)
     }
@@ -494,12 +467,7 @@ impl FanIn {
             .map(|(i, r)| overlay.and_then(|o| o.get(i)).unwrap_or(r))
             .filter_map(|r| {
                 let (busiest, position) = r.busiest(bin_ns, link_bps)?;
-                Some(ReceiverBusiest {
-                    point: r.point,
-                    receiver: addr_in(&self.v6, r.addr()),
-                    busiest,
-                    position,
-                })
+                Some(ReceiverBusiest { point: r.point, receiver: addr_in(&self.v6, r), busiest, position })
             })
             .collect();
         v.sort_by(|a, b| {
@@ -550,7 +518,7 @@ impl FanIn {
             .rx
             .iter()
             .enumerate()
-            .filter(|(_, r)| !keep(r.point, addr_in(&v6, r.addr())) && fan_in(r) >= INCAST_MIN_SENDERS)
+            .filter(|(_, r)| !keep(r.point, addr_in(&v6, r)) && fan_in(r) >= INCAST_MIN_SENDERS)
             .map(|(i, r)| (fan_in(r), i))
             .collect();
         orphans.sort_unstable_by(|a, b| b.cmp(a));
@@ -563,7 +531,7 @@ impl FanIn {
         }
         let mut i = 0;
         self.rx.retain(|r| {
-            let k = keep(r.point, addr_in(&v6, r.addr())) || kept_orphan.get(i).copied().unwrap_or(false);
+            let k = keep(r.point, addr_in(&v6, r)) || kept_orphan.get(i).copied().unwrap_or(false);
             i += 1;
             k
         });
@@ -580,8 +548,8 @@ impl FanIn {
         let (rx, v6) = (&self.rx, &self.v6);
         for (id, r) in rx.iter().enumerate() {
             let Ok(id) = u32::try_from(id) else { break };
-            self.index.insert_unique(rx_hash(r.point, addr_in(v6, r.addr())), id, |&i| {
-                rx.get(i as usize).map_or(0, |r| rx_hash(r.point, addr_in(v6, r.addr())))
+            self.index.insert_unique(rx_hash(r.point, addr_in(v6, r)), id, |&i| {
+                rx.get(i as usize).map_or(0, |r| rx_hash(r.point, addr_in(v6, r)))
             });
         }
         self.last = None;
@@ -839,7 +807,7 @@ mod tests {
     #[test]
     fn ipv6_senders_of_one_subnet_count_apart() {
         // Eight IPv6 hosts of one /64 writing to one receiver in one bin: a fan-in of eight
-        // (FxHash over the octets gave the eight one sender hash: a fan-in of one, and no
+        // (FxHash of the address gave the eight one sender hash: a fan-in of one, and no
         // IPv6 incast was ever reported).
         let host = |n: u16| std::net::Ipv6Addr::new(0xfd00, 0, 0, 1, 0, 0, 0, n);
         let top = ipv6_incast(|i| host(2 + i % 8), host(1));

@@ -87,7 +87,7 @@ pub fn shard_of(a: IpAddr, b: IpAddr, count: u32) -> u32 {
         (IpAddr::V4(a), IpAddr::V4(b)) => return shard_of_v4(u32::from(a), u32::from(b), count),
         _ => {
             let (lo, hi) = if a <= b { (a, b) } else { (b, a) };
-            // IPv6 addresses hashed as numbers (crate::addr_hash): FxHash over their octets
+            // IPv6 addresses mixed first (crate::addr_hash): FxHash of the addresses alone
             // put every pair of one subnet in one shard.
             let mut h = crate::addr_hash::AddrHasher::default();
             lo.hash(&mut h);
