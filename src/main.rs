@@ -16,6 +16,7 @@ mod export_cmd;
 mod input;
 mod interfaces_cmd;
 mod output;
+mod pipelined;
 mod progress;
 mod report_cmd;
 mod signals;

@@ -323,11 +323,19 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
     let never = AtomicBool::new(false);
     let pump_stop: &AtomicBool = if threads > 1 { &never } else { &stop };
     let mut agreed = None;
-    // A capture file on several threads, Parquet aside, with a core free for the walker:
-    // read once, each shard handed its frames (crate::divided).
+    // Two threads, Parquet aside: one reads and checks mirror copies, the other analyses
+    // (crate::pipelined); no shards, no merge.
+    let pipelined = threads == 2 && parquet.is_none() && pipeline_wanted(&analyzer, &opts);
+    // A capture file on more threads, Parquet aside, with a core free for the walker: read
+    // once, each shard handed its frames (crate::divided).
     // (A pipe, FIFO or standard input on several threads is always read so: shard_count.)
-    let divided = threads > 1 && parquet.is_none() && divided_wanted(threads);
-    let (end, shards) = if divided {
+    let divided = !pipelined && threads > 1 && parquet.is_none() && divided_wanted(threads);
+    let (end, shards) = if pipelined {
+        let p = crate::pipelined::run(&mut opened, &args.source, &opts, &cfg, &stop);
+        bytes_read = p.bytes_read;
+        analyzer = p.analyzer.context("two-stage analysis")?;
+        (p.end, Vec::new())
+    } else if divided {
         let d = crate::divided::run(&mut opened, &args.source, &opts, &cfg, threads, &stop);
         bytes_read = d.bytes_read;
         let mut shards = d.shards.into_iter();
@@ -408,7 +416,7 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
     let interrupted = (!args.source.read.is_empty() && stop.load(Ordering::SeqCst))
         .then(crate::signals::received)
         .flatten();
-    if threads > 1 {
+    if threads > 1 && !pipelined {
         let mut all = vec![analyzer];
         for a in shards {
             all.push(a.context("parallel analysis")?);
@@ -568,7 +576,8 @@ fn shard_count(args: &ReportArgs, cfg: &Config) -> u32 {
     match args.source.read.as_slice() {
         [p] if cfg.points.len() <= 1 => {
             let stream = crate::input::is_stream(p);
-            if stream && (args.parquet.is_some() || !divided_wanted(want)) {
+            let once = if want == 2 { pipeline_allowed() } else { divided_wanted(want) };
+            if stream && (args.parquet.is_some() || !once) {
                 1
             } else {
                 want
@@ -589,6 +598,18 @@ fn divided_wanted(threads: u32) -> bool {
         Ok("0") => false,
         _ => std::thread::available_parallelism().map_or(1, |n| n.get()) > threads as usize,
     }
+}
+
+/// Whether two threads run the analysis in two stages (crate::pipelined) rather than as two
+/// shards of host pairs: unless `ROCESCOPE_PIPELINE=0` (benchmarks), or frames to the RoCE
+/// port are sFlow datagrams (`--sflow` on its port: no common frames).
+fn pipeline_wanted(a: &Analyzer, opts: &DecodeOptions) -> bool {
+    pipeline_allowed() && a.takes_common(opts)
+}
+
+/// `ROCESCOPE_PIPELINE=0` asks for two shards instead of two stages.
+fn pipeline_allowed() -> bool {
+    std::env::var("ROCESCOPE_PIPELINE").as_deref() != Ok("0")
 }
 
 /// The threads `--threads` asks for: by default the cores, up to 4.

@@ -333,6 +333,24 @@ impl Dedup {
         Copy::No
     }
 
+    /// [`Dedup::check`] of a common frame `c` ([`rocescope_decoder::fast::classify`]) at
+    /// capture point `point` and time `ts_ns`: the fingerprint, TTL and CE mark the analysis
+    /// takes from the frame it makes of `c` (crate::frame), as a test checks.
+    pub fn check_common(&mut self, point: u16, ts_ns: i64, c: &rocescope_decoder::fast::Common) -> Copy {
+        let fp = Fingerprint {
+            point,
+            src: c.src,
+            dst: c.dst,
+            ident: c.ident,
+            dest_qp: c.dest_qp,
+            psn: c.psn,
+            opcode: c.opcode.0,
+            len: u32::from(c.ip_len_field),
+            icrc: c.icrc.value.unwrap_or(0),
+        };
+        self.check(&fp, ts_ns, c.ttl, c.ecn() == rocescope_decoder::Ecn::Ce)
+    }
+
     /// The slot holding `key`, if its packet is within the window of `ts`.
     #[inline]
     fn live(&self, key: u64, ts: i64) -> Option<((usize, usize), Slot)> {
@@ -401,30 +419,37 @@ impl crate::Analyzer {
     /// Whether RoCE frame `v` is a mirror's second copy of a packet to leave out of the
     /// analysis: counted as a duplicate, and a CE mark it shows that the first copy did not
     /// goes to the packet's flow (`--keep-duplicates` keeps copies in).
+    /// `checked`: the answer, when the frame was checked ahead of the analysis (crate::pipeline:
+    /// [`Dedup::check_common`], in the same order).
     pub(crate) fn mirror_copy(
         &mut self,
         meta: &crate::FrameMeta,
         v: &crate::frame::RoceFrame<'_>,
         multi: bool,
+        checked: Option<Copy>,
     ) -> bool {
         let w = self.weight;
         let point = usize::from(meta.point);
         let (src, dst, ecn, prio) = (v.src, v.dst, v.ecn, v.prio);
         if let Some(ip) = v.ip {
-            let fp = Fingerprint {
-                point: meta.point,
-                src,
-                dst,
-                ident: ip.ident,
-                dest_qp: v.dest_qp,
-                psn: v.psn,
-                opcode: v.op.0,
-                len: u32::from(ip.len_field),
-                icrc: v.icrc.value.unwrap_or(0),
+            let copy = match checked {
+                Some(c) => c,
+                None => {
+                    let fp = Fingerprint {
+                        point: meta.point,
+                        src,
+                        dst,
+                        ident: ip.ident,
+                        dest_qp: v.dest_qp,
+                        psn: v.psn,
+                        opcode: v.op.0,
+                        len: u32::from(ip.len_field),
+                        icrc: v.icrc.value.unwrap_or(0),
+                    };
+                    self.dedup.check(&fp, meta.ts_ns, ip.ttl, ecn == rocescope_decoder::Ecn::Ce)
+                }
             };
-            if let Copy::Yes { marked } =
-                self.dedup.check(&fp, meta.ts_ns, ip.ttl, ecn == rocescope_decoder::Ecn::Ce)
-            {
+            if let Copy::Yes { marked } = copy {
                 self.totals.duplicates += w;
                 if multi {
                     if let Some(pt) = self.points.get_mut(point) {

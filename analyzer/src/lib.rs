@@ -70,6 +70,7 @@ pub mod parallel;
 mod pause_watch;
 mod pauses;
 pub mod pfc;
+pub mod pipeline;
 pub mod psn;
 mod qos;
 pub mod report;
@@ -718,7 +719,7 @@ impl Analyzer {
             self.totals.non_roce += w;
             return;
         };
-        self.on_roce(meta, &v, multi);
+        self.on_roce(meta, &v, multi, None);
     }
 
     /// Feed one common RoCEv2 frame classified at fixed offsets
@@ -729,23 +730,26 @@ impl Analyzer {
             // A frame the fast path read cannot be held: the checks end with what they saw.
             self.end_clock_checks();
         }
-        self.push_common_unheld(meta, c, rate);
+        self.push_common_unheld(meta, c, rate, None);
     }
 
     /// [`Analyzer::push_common`] once no switch clock's check holds frames back: what the
     /// record path calls, which has asked already (issue 39: no test twice per frame). Inlined
     /// in both, with [`Analyzer::begin_frame`]: no call per frame before the analysis.
+    /// `checked`: whether the frame is a mirror's copy, when that was checked ahead of the
+    /// analysis (crate::pipeline).
     #[inline(always)]
     pub(crate) fn push_common_unheld(
         &mut self,
         meta: &FrameMeta,
         c: &rocescope_decoder::fast::Common,
         rate: u32,
+        checked: Option<dedup::Copy>,
     ) {
         self.pushed += 1;
         let multi = self.begin_frame(meta, rate);
         let v = self.frame_of_common(meta, c);
-        self.on_roce(meta, &v, multi);
+        self.on_roce(meta, &v, multi, checked);
     }
 
     /// The bookkeeping every frame gets first: its point, weight and the capture-wide
@@ -801,15 +805,22 @@ impl Analyzer {
         multi
     }
 
-    /// The analysis of one RoCE packet `v`, however it was read.
-    fn on_roce(&mut self, meta: &FrameMeta, v: &frame::RoceFrame<'_>, multi: bool) {
+    /// The analysis of one RoCE packet `v`, however it was read; `checked`, whether it is a
+    /// mirror's copy when that was checked ahead of the analysis (crate::pipeline).
+    fn on_roce(
+        &mut self,
+        meta: &FrameMeta,
+        v: &frame::RoceFrame<'_>,
+        multi: bool,
+        checked: Option<dedup::Copy>,
+    ) {
         let w = self.weight;
         let point = usize::from(meta.point);
         let (src, dst, dscp, ecn, prio) = (v.src, v.dst, v.dscp, v.ecn, v.prio);
         let op = v.op;
         // A mirror's second copy of a packet (dedup module): counted, and left out of the
         // analysis unless kept.
-        if self.mirror_copy(meta, v, multi) {
+        if self.mirror_copy(meta, v, multi, checked) {
             return;
         }
         let wire = v.wire;

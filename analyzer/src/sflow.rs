@@ -115,7 +115,7 @@ impl Analyzer {
             self.push_sampled(&meta, &p, rate);
             return;
         }
-        self.push_common_unheld(&meta, c, rate);
+        self.push_common_unheld(&meta, c, rate, None);
     }
 
     /// Whether frames [`rocescope_decoder::fast::classify`] recognises with `opts` may go
