@@ -99,10 +99,11 @@ if command -v valgrind >/dev/null; then
   for kind in bulk mixed; do
     f="$work/ir$kind.pcap"
     echo "== instructions per frame, report --json --threads 1, 200,000 $kind frames (valgrind)"
-    for bin in $bin/rocescope ${ROCESCOPE_BASE:-}; do
+    # (Not `bin`: the loop's variable would replace the directory for what follows.)
+    for b in $bin/rocescope ${ROCESCOPE_BASE:-}; do
       ir=$(valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file=/dev/null \
-        "$bin" report -r "$f" --json --threads 1 2>&1 >/dev/null | sed -n 's/.*I *refs: *\([0-9,]*\).*/\1/p' | tr -d ,)
-      printf '  %-40s %s instructions, %s per frame\n' "$bin" "$ir" "$(python3 -c "print(round($ir / 200000))")"
+        "$b" report -r "$f" --json --threads 1 2>&1 >/dev/null | sed -n 's/.*I *refs: *\([0-9,]*\).*/\1/p' | tr -d ,)
+      printf '  %-40s %s instructions, %s per frame\n' "$b" "$ir" "$(python3 -c "print(round($ir / 200000))")"
     done
   done
 fi

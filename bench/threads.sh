@@ -4,7 +4,12 @@
 # count up to the machine's: wall time (hyperfine, median) and CPU time; then what the
 # design predicts on 4 to 64 free cores; then the machine's own ceiling for this work.
 #
-# The design (src/divided.rs, analyzer/src/divide.rs and parallel.rs, issue 39): the first
+# Two threads (the default with two cores or more) work in two stages (src/pipelined.rs,
+# analyzer/src/pipeline.rs, 2026-12-08): one reads the file, classifies each frame and
+# checks it for a mirror's copy, the other analyses it; the row "2 (shards)" is the same two
+# threads as two shards of host pairs (ROCESCOPE_PIPELINE=0), the design below.
+#
+# More threads (src/divided.rs, analyzer/src/divide.rs and parallel.rs, issue 39): the first
 # shard decodes every frame and runs the capture-wide pass on it (totals, priorities, pause
 # timelines, MAC table, fabric series, marks, fan-in), and keeps the flows of a part of the
 # host pairs; the others decode only their own pairs' frames. Each thread reads the whole
@@ -39,7 +44,7 @@ cores=$(nproc)
 counts=(1 2 4)
 for n in 8 16 32 64; do [ "$n" -le "$cores" ] && counts+=("$n"); done
 echo "$frames frames over $qps QPs ($(du -h "$f" | cut -f1)), $cores cores"
-printf "%8s %10s %10s %10s\n" threads wall_s cpu_s speedup
+printf "%12s %10s %10s %10s\n" threads wall_s cpu_s speedup
 rows=()
 for n in "${counts[@]}"; do
   hyperfine -N -w 1 -r 3 --export-json "$work/hf.json" \
@@ -48,13 +53,19 @@ for n in "${counts[@]}"; do
   cpu=$( { /usr/bin/time -f "%U %S" $bin/rocescope report -q -r "$f" --threads "$n" >/dev/null; } 2>&1 | tail -1 | awk '{print $1 + $2}')
   rows+=("$n $wall $cpu")
 done
-python3 - "$cores" "${rows[@]}" <<'PY'
+# The same two threads as two shards of host pairs.
+hyperfine -N -w 1 -r 3 --export-json "$work/hf.json" \
+  "env ROCESCOPE_PIPELINE=0 $bin/rocescope report -q -r $f --threads 2" >/dev/null 2>&1
+shards2=$(python3 -c "import json; print(json.load(open('$work/hf.json'))['results'][0]['median'])")
+python3 - "$cores" "$shards2" "${rows[@]}" <<'PY'
 import sys
-cores = int(sys.argv[1])
-rows = [tuple(float(x) for x in r.split()) for r in sys.argv[2:]]
+cores, shards2 = int(sys.argv[1]), float(sys.argv[2])
+rows = [tuple(float(x) for x in r.split()) for r in sys.argv[3:]]
 t1 = next(w for n, w, c in rows if n == 1)
 for n, w, c in rows:
-    print(f"{int(n):8d} {w:10.2f} {c:10.2f} {t1 / w:9.2f}x")
+    label = f"{int(n)} (stages)" if n == 2 else f"{int(n)}"
+    print(f"{label:>12s} {w:10.2f} {c:10.2f} {t1 / w:9.2f}x")
+print(f"{'2 (shards)':>12s} {shards2:10.2f} {'':>10s} {t1 / shards2:9.2f}x")
 # The prediction, with the parts of one thread's work measured per thread (callgrind
 # `--separate-threads`, the divided reading, 200,000 of these frames over 10,000 QPs,
 # 2026-12-07), and the first shard's part as analyzer/src/parallel.rs computes it.
@@ -66,7 +77,7 @@ def first(n):
         return 1.0
     qn = Q / (n - 1)
     return min(max((R + qn - F) / (P + qn), 0.0), 1.0 / n)
-print("predicted on a machine with that many free cores and one more for the walker (one thread's work = 1):")
+print("predicted for shards (3 threads and more) on a machine with that many free cores and one more for the walker (one thread's work = 1):")
 for n in (2, 4, 8, 16, 32, 64):
     s = first(n)
     wall = max(w, d + s * p, (1 - s) / (n - 1) * q)

@@ -697,13 +697,15 @@ pub struct ReportArgs {
     /// nothing fetched, to open in any browser or attach to a ticket (docs/html-report.md).
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
-    /// Analyse a capture file on N threads (default: the cores, up to 4), each keeping the
-    /// flows of its share of the host pairs; the report is the single-threaded one. With a
-    /// core to spare the file is read once and each thread handed its frames, else each
-    /// reads it; the first decodes every frame for the capture-wide figures. The JSON's flow
-    /// entries are written on N threads too.
-    /// A pipe, FIFO or standard input is read once: by that one reading where it is done,
-    /// else on one thread. Merged captures (`-r a -r b`) are analysed on one.
+    /// Analyse a capture file on N threads (default: 2 with two cores or more); the report
+    /// is the single-threaded one. Two threads work in two stages: one reads the capture,
+    /// classifies each frame and checks it for a mirror's copy, the other analyses it. More
+    /// threads each keep the flows of their share of the host pairs: with a core to spare
+    /// the file is read once and each thread handed its frames, else each reads it; the
+    /// first decodes every frame for the capture-wide figures. The JSON's flow entries are
+    /// written on N threads (default: the cores, up to 4).
+    /// A pipe, FIFO or standard input is read once: by two stages, by that one reading where
+    /// it is done, else on one thread. Merged captures (`-r a -r b`) are analysed on one.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     pub threads: Option<u16>,
     /// NIC counters to set beside the capture's figures (a COUNTERS section, and a

@@ -23,7 +23,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::mpsc::{channel, sync_channel, Receiver, Sender};
 
 /// Frames per chunk.
-const CHUNK_FRAMES: usize = 4096;
+const CHUNK_FRAMES: usize = 1024;
 /// Bytes of records copied per chunk (records the analysing thread decodes itself).
 const CHUNK_BYTES: usize = 256 << 10;
 /// Chunks the reading thread may be ahead of the analysing one.

@@ -562,17 +562,14 @@ fn unbuffered_stdout() -> Option<std::fs::File> {
     std::io::stdout().as_fd().try_clone_to_owned().ok().map(std::fs::File::from)
 }
 
-/// Shards of a parallel analysis (`--threads`, default the cores up to 4): one input only,
+/// Threads of the analysis (`--threads`, default 2 with two cores or more): one input only,
 /// and not merged captures matched across capture points. A file is read by each shard or
 /// once for all ([`divided_wanted`]); a pipe, FIFO or standard input, which can be read only
 /// once, by the divided reading where it is wanted and by one thread otherwise (and with
 /// `--parquet`, which the divided reading does not write) (issue 40: each shard reopened a
 /// `<(...)` and read garbage, or waited in open(2) on a FIFO).
 fn shard_count(args: &ReportArgs, cfg: &Config) -> u32 {
-    // The first shard decodes the whole file (the others only their own frames): past a few
-    // shards its work, not the flows, sets the pace, so the default stops at 4 (docs/performance.md,
-    // "Report").
-    let want = u32::try_from(requested_threads(args)).unwrap_or(1);
+    let want = u32::try_from(analysis_threads(args)).unwrap_or(1);
     match args.source.read.as_slice() {
         [p] if cfg.points.len() <= 1 => {
             let stream = crate::input::is_stream(p);
@@ -612,7 +609,17 @@ fn pipeline_allowed() -> bool {
     std::env::var("ROCESCOPE_PIPELINE").as_deref() != Ok("0")
 }
 
-/// The threads `--threads` asks for: by default the cores, up to 4.
+/// The threads `--threads` asks for the analysis: by default two where there are two cores
+/// or more, the two stages (crate::pipelined: 1.8x one thread on 2 cores, 2026-12-08). More
+/// shards of host pairs are slower than that unless a core is free for the walker: the first
+/// shard decodes every frame for the capture-wide figures (docs/scaling.md).
+fn analysis_threads(args: &ReportArgs) -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    args.threads.map_or(cores.min(2), usize::from).clamp(1, 64)
+}
+
+/// The threads the JSON's flow entries are formatted on: `--threads`, by default the cores,
+/// up to 4.
 fn requested_threads(args: &ReportArgs) -> usize {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     args.threads.map_or(cores.min(4), usize::from).clamp(1, 64)
