@@ -152,7 +152,7 @@ pub fn run(
         };
         let (mut number, mut bytes_read) = (0u64, 0u64);
         // `None` once handed over.
-        let mut checks = Some(CopyChecks::new());
+        let mut checks = Some(CopyChecks::new(cfg));
         let mut chunk = Chunk::new();
         let end = driver::pump(
             opened,
@@ -181,7 +181,7 @@ pub fn run(
                     }
                     None => {
                         let p = rocescope_decoder::decode(rec.link_type, rec.data, opts);
-                        if CopyChecks::hands_over(&p) {
+                        if checks.as_ref().is_some_and(|c| c.hands_over(&p)) {
                             if let Some(handed) = checks.take() {
                                 chunk.items.push(Item::new(rec, number, What::HandOver(Box::new(handed))));
                             }

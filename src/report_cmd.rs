@@ -599,7 +599,7 @@ fn divided_wanted(threads: u32) -> bool {
 
 /// Whether two threads run the analysis in two stages (crate::pipelined) rather than as two
 /// shards of host pairs: unless `ROCESCOPE_PIPELINE=0` (benchmarks), or frames to the RoCE
-/// port are sFlow datagrams (`--sflow` on its port: no common frames).
+/// port are sFlow datagrams (sFlow on its port: no common frames).
 fn pipeline_wanted(a: &Analyzer, opts: &DecodeOptions) -> bool {
     pipeline_allowed() && a.takes_common(opts)
 }

@@ -44,7 +44,7 @@ fn analyse_pipelined(path: &Path) -> (Analyzer, bool) {
     use rocescope_analyzer::pipeline::CopyChecks;
     let opts = rocescope_decoder::DecodeOptions::default();
     let mut a = Analyzer::new(rocescope_analyzer::Config::default());
-    let mut checks = Some(CopyChecks::new());
+    let mut checks = Some(CopyChecks::new(a.config()));
     let mut r = rocescope_capture::CaptureReader::open(path).unwrap();
     let mut n = 0;
     while let Some(rec) = r.next_record().unwrap() {
@@ -60,7 +60,7 @@ fn analyse_pipelined(path: &Path) -> (Analyzer, bool) {
             }
             None => {
                 let p = rocescope_decoder::decode(rec.link_type, rec.data, &opts);
-                if CopyChecks::hands_over(&p) {
+                if checks.as_ref().is_some_and(|c| c.hands_over(&p)) {
                     if let Some(handed) = checks.take() {
                         a.resume_copy_checks(handed);
                     }

@@ -13,14 +13,15 @@
 //!
 //! **The one rule.** The checks run ahead only while every frame that reaches the analysis
 //! of RoCE packets is a common frame. The first frame that is not (a RoCE frame only the full
-//! decoder reads, or a frame in a tunnel: an ERSPAN session's clock check holds frames back,
-//! [`crate::mirror`]) hands the checks over ([`CopyChecks::hands_over`],
+//! decoder reads, a frame in a tunnel: an ERSPAN session's clock check holds frames back,
+//! [`crate::mirror`]; an sFlow datagram, whose samples are analysed) hands the checks over
+//! ([`CopyChecks::hands_over`],
 //! [`Analyzer::resume_copy_checks`]), in order, and the analysing thread checks every frame
 //! from there on itself, as one thread does. Frames that never reach it (PFC and PAUSE
 //! frames, other traffic) hand nothing over.
 
 use crate::dedup::{Copy, Dedup};
-use crate::Analyzer;
+use crate::{Analyzer, Config};
 use rocescope_decoder::fast::Common;
 use rocescope_decoder::Packet;
 
@@ -28,12 +29,14 @@ use rocescope_decoder::Packet;
 #[derive(Clone, Debug, Default)]
 pub struct CopyChecks {
     dedup: Dedup,
+    /// The analysis reads sFlow datagrams ([`Config::sflow`]).
+    sflow: bool,
 }
 
 impl CopyChecks {
-    /// No frame checked yet.
-    pub fn new() -> Self {
-        CopyChecks::default()
+    /// No frame checked yet, for an analysis made with `cfg`.
+    pub fn new(cfg: &Config) -> Self {
+        CopyChecks { dedup: Dedup::default(), sflow: cfg.sflow }
     }
 
     /// Whether common frame `c` at capture point `point` and time `ts_ns` is a mirror's copy
@@ -44,10 +47,13 @@ impl CopyChecks {
     }
 
     /// Whether frame `p` (one [`rocescope_decoder::fast::classify`] did not take, decoded in
-    /// full) could reach the analysis of RoCE packets: then the checks go to the analysis
-    /// before it ([`Analyzer::resume_copy_checks`]).
-    pub fn hands_over(p: &Packet<'_>) -> bool {
-        p.roce.is_some() || !p.tunnels.is_empty() || p.tunnel_undecoded.is_some()
+    /// full) could bring a packet to the analysis of RoCE packets: RoCE, a tunnel, or an
+    /// sFlow datagram the analysis reads. Then the checks go to the analysis before it
+    /// ([`Analyzer::resume_copy_checks`]).
+    pub fn hands_over(&self, p: &Packet<'_>) -> bool {
+        let sflow = self.sflow
+            && p.udp.as_ref().is_some_and(|u| u.destination_port() == rocescope_decoder::sflow::PORT);
+        p.roce.is_some() || !p.tunnels.is_empty() || p.tunnel_undecoded.is_some() || sflow
     }
 }
 
@@ -156,7 +162,7 @@ mod tests {
         }
         let mut one = Analyzer::new(Config::default());
         let mut two = Analyzer::new(Config::default());
-        let mut checks = CopyChecks::new();
+        let mut checks = CopyChecks::new(&Config::default());
         let mut copies = 0;
         for (n, data) in frames.iter().enumerate() {
             let rec = rocescope_capture::Record {
@@ -199,9 +205,10 @@ mod tests {
         let pfc = Pfc { enable_vector: 1 << 3, quanta: [0xFFFF; 8], bad_dst: false };
         let pfc = pfc_frame([2, 0, 0, 0, 0, 1], None, &[], &pfc);
         let p = rocescope_decoder::decode(LinkType::ETHERNET, &pfc, &opts);
-        assert!(!CopyChecks::hands_over(&p));
+        let checks = CopyChecks::new(&Config::default());
+        assert!(!checks.hands_over(&p));
         let roce = frame(1, 2, Opcode::RC_WRITE_ONLY, 7, 1, 64, false, false);
         let p = rocescope_decoder::decode(LinkType::ETHERNET, &roce, &opts);
-        assert!(CopyChecks::hands_over(&p));
+        assert!(checks.hands_over(&p));
     }
 }
