@@ -185,7 +185,16 @@ fn the_first_shard_keeps_fewer_host_pairs_and_the_others_share_the_rest() {
 }
 
 fn report(args: &[&str]) -> (Vec<u8>, Option<i32>) {
-    let o = Command::new(env!("CARGO_BIN_EXE_rocescope")).arg("report").args(args).output().unwrap();
+    report_with(None, args)
+}
+
+/// `report` with `args`, and the variable `env` set (`ROCESCOPE_PIPELINE`, `ROCESCOPE_DIVIDED`).
+fn report_with(env: Option<(&str, &str)>, args: &[&str]) -> (Vec<u8>, Option<i32>) {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_rocescope"));
+    if let Some((k, v)) = env {
+        c.env(k, v);
+    }
+    let o = c.arg("report").args(args).output().unwrap();
     (o.stdout, o.status.code())
 }
 
@@ -204,21 +213,17 @@ fn the_command_gives_the_same_report_on_any_number_of_threads() {
                 assert!(one == many, "{f} {extra:?}: --threads {n} differs from --threads 1");
             }
             // Two shards of host pairs rather than two stages (src/pipelined.rs).
-            let o = Command::new(env!("CARGO_BIN_EXE_rocescope"))
-                .env("ROCESCOPE_PIPELINE", "0")
-                .arg("report")
-                .args([&["-r", &f, "--threads", "2"], extra].concat())
-                .output()
-                .unwrap();
-            assert!(one == (o.stdout, o.status.code()), "{f} {extra:?}: two shards differ");
+            let two = report_with(
+                Some(("ROCESCOPE_PIPELINE", "0")),
+                &[&["-r", &f, "--threads", "2"], extra].concat(),
+            );
+            assert!(one == two, "{f} {extra:?}: two shards differ");
             // Read once and divided among the shards (src/divided.rs), whatever the cores.
-            let o = Command::new(env!("CARGO_BIN_EXE_rocescope"))
-                .env("ROCESCOPE_DIVIDED", "1")
-                .arg("report")
-                .args([&["-r", &f, "--threads", "3"], extra].concat())
-                .output()
-                .unwrap();
-            assert!(one == (o.stdout, o.status.code()), "{f} {extra:?}: read once for 3 threads differs");
+            let three = report_with(
+                Some(("ROCESCOPE_DIVIDED", "1")),
+                &[&["-r", &f, "--threads", "3"], extra].concat(),
+            );
+            assert!(one == three, "{f} {extra:?}: read once for 3 threads differs");
         }
     }
 }
