@@ -307,7 +307,7 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
     let trace = crate::trace_out::TraceOut::create(args)?;
     // Before any frame is read too: a file that cannot be written is said at once.
     let html = args.html.as_deref().map(rocescope_output::html::HtmlFile::create).transpose()?;
-    let threads = shard_count(args, &cfg);
+    let threads = shard_count(args, &cfg, &opts);
     let live = args.source.read.is_empty();
     let max_flows = usize::try_from(args.analysis.max_flows).unwrap_or(usize::MAX);
     let mut analyzer = Analyzer::new(cfg.clone());
@@ -325,7 +325,7 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
     let mut agreed = None;
     // Two threads, Parquet aside: one reads and checks mirror copies, the other analyses
     // (crate::pipelined); no shards, no merge.
-    let pipelined = threads == 2 && parquet.is_none() && pipeline_wanted(&analyzer, &opts);
+    let pipelined = threads == 2 && parquet.is_none() && pipeline_wanted(&cfg, &opts);
     // A capture file on more threads, Parquet aside, with a core free for the walker: read
     // once, each shard handed its frames (crate::divided).
     // (A pipe, FIFO or standard input on several threads is always read so: shard_count.)
@@ -568,12 +568,13 @@ fn unbuffered_stdout() -> Option<std::fs::File> {
 /// once, by the divided reading where it is wanted and by one thread otherwise (and with
 /// `--parquet`, which the divided reading does not write) (issue 40: each shard reopened a
 /// `<(...)` and read garbage, or waited in open(2) on a FIFO).
-fn shard_count(args: &ReportArgs, cfg: &Config) -> u32 {
+fn shard_count(args: &ReportArgs, cfg: &Config, opts: &DecodeOptions) -> u32 {
     let want = u32::try_from(analysis_threads(args)).unwrap_or(1);
     match args.source.read.as_slice() {
         [p] if cfg.points.len() <= 1 => {
             let stream = crate::input::is_stream(p);
-            let once = if want == 2 { pipeline_allowed() } else { divided_wanted(want) };
+            // (The test that picks two stages: else two shards would each reopen it.)
+            let once = if want == 2 { pipeline_wanted(cfg, opts) } else { divided_wanted(want) };
             if stream && (args.parquet.is_some() || !once) {
                 1
             } else {
@@ -600,13 +601,8 @@ fn divided_wanted(threads: u32) -> bool {
 /// Whether two threads run the analysis in two stages (crate::pipelined) rather than as two
 /// shards of host pairs: unless `ROCESCOPE_PIPELINE=0` (benchmarks), or frames to the RoCE
 /// port are sFlow datagrams (sFlow on its port: no common frames).
-fn pipeline_wanted(a: &Analyzer, opts: &DecodeOptions) -> bool {
-    pipeline_allowed() && a.takes_common(opts)
-}
-
-/// `ROCESCOPE_PIPELINE=0` asks for two shards instead of two stages.
-fn pipeline_allowed() -> bool {
-    std::env::var("ROCESCOPE_PIPELINE").as_deref() != Ok("0")
+fn pipeline_wanted(cfg: &Config, opts: &DecodeOptions) -> bool {
+    std::env::var("ROCESCOPE_PIPELINE").as_deref() != Ok("0") && Analyzer::takes_common_with(cfg, opts)
 }
 
 /// The threads `--threads` asks for the analysis: by default two where there are two cores

@@ -150,6 +150,22 @@ fn a_compare_side_given_as_a_pipe_or_fifo_is_read_whole() {
     assert!(text(&o.stderr).contains("not a pipe or FIFO"), "{}", text(&o.stderr));
 }
 
+/// Two threads on a pipe where the two stages cannot run (the RoCE port set to sFlow's, whose
+/// datagrams are read: no common frame) read it on one thread, as before them: the second of
+/// two shards reopened standard input ("is empty", status 1) and waited on a FIFO.
+#[test]
+fn two_threads_on_a_pipe_without_two_stages_read_it_once() {
+    let path = sample("mirror-duplicates.pcap");
+    for input in [r#"-r - < "$S""#, r#"-r <(cat "$S")"#] {
+        let script = format!(r#""$R" report --json --threads "$T" --roce-port 6343 {input}"#);
+        let one = bash(&script, &path, &[("T", "1")]);
+        assert!(one.status.success(), "{input}: {}", text(&one.stderr));
+        let two = bash(&script, &path, &[("T", "2")]);
+        assert_eq!(two.status.code(), Some(0), "{input}: {}", text(&two.stderr));
+        assert!(one.stdout == two.stdout, "{input}: two threads differ");
+    }
+}
+
 /// `report --threads 2` and `3` on a FIFO and on a pipe read it once and print exactly the
 /// one-thread report (text and `--json`), whether the divided reading is wanted or not.
 /// Every shard used to reopen the input: a `<(...)` gave each shard the bytes the others

@@ -122,7 +122,12 @@ impl Analyzer {
     /// through [`Analyzer::push_common`]: always, except when sFlow datagrams are read and
     /// the RoCE port is sFlow's (such frames are datagrams to [`Analyzer::push_packet`]).
     pub fn takes_common(&self, opts: &DecodeOptions) -> bool {
-        !(self.cfg.sflow && opts.roce_port == sflow::PORT)
+        Self::takes_common_with(&self.cfg, opts)
+    }
+
+    /// [`Analyzer::takes_common`] of an analyzer made with `cfg`, before it is made.
+    pub fn takes_common_with(cfg: &crate::Config, opts: &DecodeOptions) -> bool {
+        !(cfg.sflow && opts.roce_port == sflow::PORT)
     }
 
     /// [`Analyzer::push_packet_with`] for a record read with `rocescope-capture`, as frame
