@@ -146,7 +146,8 @@ fn send(to: &[SyncSender<Arc<Chunk>>], chunk: Chunk) -> bool {
     to.iter().all(|tx| tx.send(Arc::clone(&chunk)).is_ok())
 }
 
-/// What a divided run read and the shards it analysed (first shard first), for the merge.
+/// What a divided run read and the shards it analysed (first shard first), for the merge; of
+/// two stages (crate::pipelined), its one analysis.
 pub struct Divided {
     pub end: anyhow::Result<RunEnd>,
     pub shards: Vec<anyhow::Result<Analyzer>>,

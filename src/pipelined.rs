@@ -12,7 +12,8 @@
 //! the two stages share one thread's work about evenly.
 
 use crate::cli::SourceArgs;
-use crate::driver::{self, Flow, Opened, RunEnd};
+use crate::divided::Divided;
+use crate::driver::{self, Flow, Opened};
 use rocescope_analyzer::dedup::Copy;
 use rocescope_analyzer::pipeline::CopyChecks;
 use rocescope_analyzer::{Analyzer, Config};
@@ -127,22 +128,15 @@ fn analyse(cfg: Config, opts: &DecodeOptions, chunks: Receiver<Chunk>, back: Sen
     a
 }
 
-/// What a two-stage run read and the analysis it made.
-pub struct Pipelined {
-    pub end: anyhow::Result<RunEnd>,
-    pub analyzer: anyhow::Result<Analyzer>,
-    /// The bytes the records take in the file, about (for an interrupted report).
-    pub bytes_read: u64,
-}
-
-/// Read `opened` on this thread, checking copies ahead, and analyse it on another.
+/// Read `opened` on this thread, checking copies ahead, and analyse it on another: what it
+/// read and the one analysis it made (as the divided reading's only shard).
 pub fn run(
     opened: &mut Opened,
     source: &SourceArgs,
     opts: &DecodeOptions,
     cfg: &Config,
     stop: &AtomicBool,
-) -> Pipelined {
+) -> Divided {
     std::thread::scope(|scope| {
         let (tx, rx) = sync_channel::<Chunk>(AHEAD);
         let (back_tx, back) = channel::<Chunk>();
@@ -198,6 +192,6 @@ pub fn run(
         }
         drop(tx);
         let analyzer = analysing.join().map_err(|_| anyhow::anyhow!("the analysing thread failed"));
-        Pipelined { end, analyzer, bytes_read }
+        Divided { end, shards: vec![analyzer], bytes_read }
     })
 }

@@ -330,13 +330,12 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
     // once, each shard handed its frames (crate::divided).
     // (A pipe, FIFO or standard input on several threads is always read so: shard_count.)
     let divided = !pipelined && threads > 1 && parquet.is_none() && divided_wanted(threads);
-    let (end, shards) = if pipelined {
-        let p = crate::pipelined::run(&mut opened, &args.source, &opts, &cfg, &stop);
-        bytes_read = p.bytes_read;
-        analyzer = p.analyzer.context("two-stage analysis")?;
-        (p.end, Vec::new())
-    } else if divided {
-        let d = crate::divided::run(&mut opened, &args.source, &opts, &cfg, threads, &stop);
+    let (end, shards) = if pipelined || divided {
+        let d = if pipelined {
+            crate::pipelined::run(&mut opened, &args.source, &opts, &cfg, &stop)
+        } else {
+            crate::divided::run(&mut opened, &args.source, &opts, &cfg, threads, &stop)
+        };
         bytes_read = d.bytes_read;
         let mut shards = d.shards.into_iter();
         if let Some(first) = shards.next() {
