@@ -211,4 +211,19 @@ mod tests {
         let p = rocescope_decoder::decode(LinkType::ETHERNET, &roce, &opts);
         assert!(checks.hands_over(&p));
     }
+
+    /// A datagram to the sFlow port brings its samples to the analysis when sFlow is read
+    /// (the default), and nothing with `--no-sflow`.
+    #[test]
+    fn a_datagram_to_the_sflow_port_hands_over_when_sflow_is_read() {
+        let opts = DecodeOptions::default();
+        let mut f = frame(1, 2, Opcode::RC_WRITE_ONLY, 1, 1, 64, false, false);
+        // The UDP destination port (Ethernet 14 + IPv4 20 + 2) set to sFlow's.
+        f[36..38].copy_from_slice(&rocescope_decoder::sflow::PORT.to_be_bytes());
+        assert!(fast::classify(LinkType::ETHERNET, &f, &opts).is_none());
+        let p = rocescope_decoder::decode(LinkType::ETHERNET, &f, &opts);
+        assert!(CopyChecks::new(&Config::default()).hands_over(&p));
+        let no_sflow = Config { sflow: false, ..Config::default() };
+        assert!(!CopyChecks::new(&no_sflow).hands_over(&p));
+    }
 }
