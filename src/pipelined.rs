@@ -50,6 +50,8 @@ struct Item {
     len: u32,
     link_type: LinkType,
     link_bps: Option<u64>,
+    /// Its capture point (0: one input).
+    point: u16,
     what: What,
 }
 
@@ -62,6 +64,7 @@ impl Item {
             len: rec.len,
             link_type: rec.link_type,
             link_bps: rec.link_bps,
+            point: rec.point,
             what,
         }
     }
@@ -76,7 +79,7 @@ impl Item {
             link_type: self.link_type,
             interface: 0,
             link_bps: self.link_bps,
-            point: 0,
+            point: self.point,
             data,
             empty_before: 0,
         }
@@ -175,7 +178,7 @@ pub fn run(
                     }
                     None => {
                         let p = rocescope_decoder::decode(rec.link_type, rec.data, opts);
-                        if checks.as_ref().is_some_and(|c| c.hands_over(&p)) {
+                        if ch.hands_over(&p) {
                             if let Some(handed) = checks.take() {
                                 chunk.items.push(Item::new(rec, number, What::HandOver(Box::new(handed))));
                             }

@@ -432,23 +432,19 @@ impl crate::Analyzer {
         let point = usize::from(meta.point);
         let (src, dst, ecn, prio) = (v.src, v.dst, v.ecn, v.prio);
         if let Some(ip) = v.ip {
-            let copy = match checked {
-                Some(c) => c,
-                None => {
-                    let fp = Fingerprint {
-                        point: meta.point,
-                        src,
-                        dst,
-                        ident: ip.ident,
-                        dest_qp: v.dest_qp,
-                        psn: v.psn,
-                        opcode: v.op.0,
-                        len: u32::from(ip.len_field),
-                        icrc: v.icrc.value.unwrap_or(0),
-                    };
-                    self.dedup.check(&fp, meta.ts_ns, ip.ttl, ecn == rocescope_decoder::Ecn::Ce)
-                }
+            let fp = || Fingerprint {
+                point: meta.point,
+                src,
+                dst,
+                ident: ip.ident,
+                dest_qp: v.dest_qp,
+                psn: v.psn,
+                opcode: v.op.0,
+                len: u32::from(ip.len_field),
+                icrc: v.icrc.value.unwrap_or(0),
             };
+            let ce = ecn == rocescope_decoder::Ecn::Ce;
+            let copy = checked.unwrap_or_else(|| self.dedup.check(&fp(), meta.ts_ns, ip.ttl, ce));
             if let Copy::Yes { marked } = copy {
                 self.totals.duplicates += w;
                 if multi {

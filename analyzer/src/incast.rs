@@ -829,16 +829,7 @@ mod tests {
         let mut f = FanIn::default();
         for s in 0..1100u32 {
             let src = IpAddr::from((0x0A01_0000 + s).to_be_bytes());
-            f.add(DataPacket {
-                point: 0,
-                src,
-                dst: ip(1),
-                bin: 0,
-                frame: 1,
-                bytes: 10,
-                packets: 1,
-                ce: false,
-            });
+            f.add(DataPacket { src, ..pkt(0, 1, 0, 10, false) });
         }
         let fan_in = f.busiest(1_000, 1).first().map(|b| b.busiest.fan_in);
         assert_eq!(fan_in, Some(MAX_SENDERS as u32));
@@ -854,16 +845,7 @@ mod tests {
         let mut f = FanIn::default();
         for dst in [v6(1), ip(9), v6(2), v6(3)] {
             for src in 1..=2 {
-                f.add(DataPacket {
-                    point: 0,
-                    src: ip(100 + src as u8),
-                    dst,
-                    bin: 0,
-                    frame: 1,
-                    bytes: 10,
-                    packets: 1,
-                    ce: false,
-                });
+                f.add(DataPacket { dst, ..pkt(100 + src as u8, 0, 0, 10, false) });
             }
         }
         assert_eq!(f.len(), 4);
@@ -876,16 +858,7 @@ mod tests {
         f.retain(|_, a| a != v6(1));
         assert_eq!(names(&f), [ip(9), v6(2), v6(3)]);
         // Found, not made anew.
-        f.add(DataPacket {
-            point: 0,
-            src: ip(103),
-            dst: v6(3),
-            bin: 0,
-            frame: 2,
-            bytes: 10,
-            packets: 1,
-            ce: false,
-        });
+        f.add(DataPacket { dst: v6(3), frame: 2, ..pkt(103, 0, 0, 10, false) });
         assert_eq!(f.len(), 3);
         assert_eq!(f.busiest(1_000, 1).first().map(|b| (b.receiver, b.busiest.fan_in)), Some((v6(3), 3)));
     }

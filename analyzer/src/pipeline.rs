@@ -51,8 +51,7 @@ impl CopyChecks {
     /// sFlow datagram the analysis reads. Then the checks go to the analysis before it
     /// ([`Analyzer::resume_copy_checks`]).
     pub fn hands_over(&self, p: &Packet<'_>) -> bool {
-        let sflow = self.sflow
-            && p.udp.as_ref().is_some_and(|u| u.destination_port() == rocescope_decoder::sflow::PORT);
+        let sflow = crate::sflow::reads_as_sflow(self.sflow, p);
         p.roce.is_some() || !p.tunnels.is_empty() || p.tunnel_undecoded.is_some() || sflow
     }
 }

@@ -67,7 +67,7 @@ impl Analyzer {
     ) {
         // The decoder has read the frame down to its UDP header already: an sFlow datagram is
         // told by its port there, not by walking the frame again per packet.
-        if self.cfg.sflow && p.udp.as_ref().is_some_and(|u| u.destination_port() == sflow::PORT) {
+        if reads_as_sflow(self.cfg.sflow, p) {
             match sflow::parse(p.udp_payload) {
                 Ok(dg) => return self.push_sflow(meta.number, meta.ts_ns, &dg, opts, &mut each),
                 Err(e) => {
@@ -238,4 +238,11 @@ impl Analyzer {
         self.sflow.points.insert(key, (point, n));
         (point, n)
     }
+}
+
+/// Whether an analysis that reads sFlow (`reads`, [`crate::Config::sflow`]) takes frame `p`
+/// as an sFlow datagram (its samples analysed, not the datagram): one to sFlow's port. The
+/// decoder has read the frame down to its UDP header already: told by its port there.
+pub(crate) fn reads_as_sflow(reads: bool, p: &Packet<'_>) -> bool {
+    reads && p.udp.as_ref().is_some_and(|u| u.destination_port() == sflow::PORT)
 }
