@@ -204,6 +204,9 @@ pub struct Bins {
     bins: Closed,
     /// The closed bins hold 64-bit figures.
     wide: bool,
+    /// Words of `bins` in use: kept here, in what was padding, so that closing a bin does
+    /// not read the (cold) series to find its end (the `closed` module).
+    used: closed::Used,
     /// The series index of `bins[0]`.
     first: u32,
     /// The bin being filled, by index at the `--bin` width.
@@ -303,6 +306,7 @@ impl Bins {
             doublings: 0,
             bins: Closed::default(),
             wide: false,
+            used: 0,
             first: 0,
             fine_idx: 0,
             fine: Fine::default(),
@@ -383,8 +387,8 @@ impl Bins {
     /// Closing `--bin` bin `i` appends it to the series as a bin of its own, after every bin
     /// held: the series stays one closed `--bin` bin per bin, in order.
     fn appends(&self, i: u64) -> bool {
-        let held = u64::from(self.first) + self.bins.len(self.wide) as u64;
-        self.doublings == 0 && i < MAX_BINS as u64 && (self.bins.is_empty() || i >= held)
+        let held = u64::from(self.first) + Closed::len(self.used, self.wide) as u64;
+        self.doublings == 0 && i < MAX_BINS as u64 && (self.used == 0 || i >= held)
     }
 
     /// The peaks kept apart from the series from now on (derived from it on the first call).
@@ -399,8 +403,8 @@ impl Bins {
     /// order, each bin as [`Peaks::add`] took it when it closed.
     fn derived_peaks(&self) -> Peaks {
         let mut p = Peaks::default();
-        for j in 0..self.bins.len(self.wide) {
-            p.add(u64::from(self.first) + j as u64, &self.bins.get(j, self.wide));
+        for j in 0..Closed::len(self.used, self.wide) {
+            p.add(u64::from(self.first) + j as u64, &self.bins.get(self.used, j, self.wide));
         }
         p
     }
@@ -414,33 +418,38 @@ impl Bins {
         }
         // Below MAX_BINS: fits the u32.
         let idx = idx as u32;
-        if self.bins.is_empty() {
+        if self.used == 0 {
             self.first = idx;
         } else if idx < self.first {
             // Before the first bin held (merged captures out of order): rare.
             let n = (self.first - idx) as usize;
-            self.bins.insert_front(n, self.wide);
+            self.bins.insert_front(&mut self.used, n, self.wide);
             self.first = idx;
         }
         let i = (idx - self.first) as usize;
         // Exactly as many as needed while the series is short: a flow of a few packets
         // holds one or two bins, not the four a growing `Vec` starts with (most of a quiet
         // flow's series memory at 100k QPs, issue 13). Longer series grow as usual.
-        self.bins.grow_to(i + 1, i < 8, self.wide);
-        self.bins.add(i, v, &mut self.wide);
+        if i == Closed::len(self.used, self.wide) {
+            // The next bin, as a flow's bins close in order: written, not read.
+            self.bins.push(&mut self.used, v, i < 8, &mut self.wide);
+        } else {
+            self.bins.grow_to(&mut self.used, i + 1, i < 8, self.wide);
+            self.bins.add(&mut self.used, i, v, &mut self.wide);
+        }
     }
 
     fn merge(&mut self) {
         self.width_ns *= 2;
         self.doublings = self.doublings.saturating_add(1);
         let first = self.first / 2;
-        let (mut merged, mut wide) = (Closed::default(), self.wide);
-        for j in 0..self.bins.len(self.wide) {
+        let (mut merged, mut used, mut wide) = (Closed::default(), 0, self.wide);
+        for j in 0..Closed::len(self.used, self.wide) {
             let t = ((self.first as usize + j) / 2).saturating_sub(first as usize);
-            merged.grow_to(t + 1, false, wide);
-            merged.add(t, self.bins.get(j, self.wide), &mut wide);
+            merged.grow_to(&mut used, t + 1, false, wide);
+            merged.add(&mut used, t, self.bins.get(self.used, j, self.wide), &mut wide);
         }
-        (self.bins, self.wide) = (merged, wide);
+        (self.bins, self.used, self.wide) = (merged, used, wide);
         self.first = first;
     }
 
@@ -469,13 +478,14 @@ impl Bins {
             // Spilling it widens the series: settle a copy.
             return self.settled().series(k);
         }
-        let first = if self.bins.is_empty() { 0 } else { self.first as usize };
+        let first = if self.used == 0 { 0 } else { self.first as usize };
         // Sized once: grown as it was filled, each of a flow's series cost two or three
         // reallocations (a report writes seven series a flow, for 200,000 flows at 100,000 QPs).
-        let len = (first + self.bins.len(self.wide)).max(if self.fine.is_empty() { 0 } else { idx + 1 });
+        let len =
+            (first + Closed::len(self.used, self.wide)).max(if self.fine.is_empty() { 0 } else { idx + 1 });
         let mut v: Vec<u64> = Vec::with_capacity(len);
         v.resize(first, 0);
-        v.extend(self.bins.figure(k, self.wide));
+        v.extend(self.bins.figure(self.used, k, self.wide));
         if !self.fine.is_empty() {
             if v.len() <= idx {
                 v.resize(idx + 1, 0);
@@ -879,7 +889,7 @@ mod tests {
         // Held: from the first bin with a packet, not from the capture start.
         let settled = b.settled();
         assert_eq!(settled.first as usize, bytes.iter().position(|x| *x > 0).unwrap());
-        assert_eq!(settled.bins.len(settled.wide) + settled.first as usize, bytes.len());
+        assert_eq!(Closed::len(settled.used, settled.wide) + settled.first as usize, bytes.len());
     }
 
     proptest::proptest! {
