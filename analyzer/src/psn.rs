@@ -906,6 +906,24 @@ impl PsnTracker {
     ) -> (Verdict, Option<Resolution>) {
         let (frame, ts_ns) = at;
         let (implied, read) = kind;
+        // The common case: the next request in sequence (its PSN the expected one, reference
+        // §1.9), not a READ, on a tracker with no resend burst, no run of fillers and no
+        // re-synchronisation pending. What the general path below does with it, without its
+        // tests (issue 39: the in-sequence check on the per-frame path).
+        if span == 1
+            && !read
+            && psn == self.expected
+            && self.started
+            && !self.resync
+            && self.burst.is_none()
+            && self.fill().is_none()
+        {
+            self.requests += 1;
+            self.last_new_ts = ts_ns;
+            self.advance(psn_add(psn, 1));
+            self.mark(psn, 1);
+            return (Verdict::InOrder, None);
+        }
         let unknown_span = span == 0;
         let span = span.clamp(1, 1 << 20);
         if std::mem::replace(&mut self.resync, unknown_span) && psn_diff(psn, self.expected) > 0 {

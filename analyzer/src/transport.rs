@@ -167,17 +167,22 @@ impl Analyzer {
         // (an implied NAK, reference §1.10).
         // From its first PSN, it is a re-issue only once some of its responses were seen
         // (else the READ itself may have been lost: the ACK timeout's business).
-        let reads = f.reads();
-        let resp_next = reads.resp_next;
-        let in_gap =
-            reads.gap.is_some_and(|(first, last)| psn_diff(psn, first) >= 0 && psn_diff(psn, last) <= 0);
-        let reissue = v.info.read_request
-            && (in_gap
+        // (Asked of READ requests only: a flow's READ state is behind two pointers.)
+        let (in_gap, reissue) = if v.info.read_request {
+            let reads = f.reads();
+            let resp_next = reads.resp_next;
+            let in_gap =
+                reads.gap.is_some_and(|(first, last)| psn_diff(psn, first) >= 0 && psn_diff(psn, last) <= 0);
+            let reissue = in_gap
                 || reads.outstanding.iter().any(|&(first, last, _)| {
                     psn_diff(psn, first) >= 0
                         && psn_diff(psn, last) <= 0
                         && (psn != first || resp_next != Some(first))
-                }));
+                });
+            (in_gap, reissue)
+        } else {
+            (false, false)
+        };
         // An implied NAK needs a later response that showed the requester the gap: seen here
         // (`in_gap`), or beyond this point, which a re-issue sooner than the ACK timeout
         // shows. A re-issue after the ACK timeout with no gap in sight is the tail of the
