@@ -904,26 +904,50 @@ impl PsnTracker {
         kind: (bool, bool),
         cfg: &PsnConfig,
     ) -> (Verdict, Option<Resolution>) {
-        let (frame, ts_ns) = at;
-        let (implied, read) = kind;
-        // The common case: the next request in sequence (its PSN the expected one, reference
-        // §1.9), not a READ, on a tracker with no resend burst, no run of fillers and no
-        // re-synchronisation pending. What the general path below does with it, without its
-        // tests (issue 39: the in-sequence check on the per-frame path).
-        if span == 1
+        if self.in_sequence(psn, span, kind.1) {
+            return self.take_in_sequence(psn, at.1);
+        }
+        self.on_request_general(psn, span, at, kind, cfg)
+    }
+
+    /// Whether a request with `psn` reserving `span` PSNs (a READ when `read`) is the common
+    /// case: the next request in sequence (its PSN the expected one, reference §1.9), not a
+    /// READ, on a tracker with no resend burst, no run of fillers and no re-synchronisation
+    /// pending. [`PsnTracker::take_in_sequence`] then does what the general path does with
+    /// it, without the general path's tests (issue 39: the in-sequence check on the
+    /// per-frame path; a property test holds the two paths to the same result).
+    #[inline]
+    fn in_sequence(&self, psn: u32, span: u32, read: bool) -> bool {
+        span == 1
             && !read
             && psn == self.expected
             && self.started
             && !self.resync
             && self.burst.is_none()
             && self.fill().is_none()
-        {
-            self.requests += 1;
-            self.last_new_ts = ts_ns;
-            self.advance(psn_add(psn, 1));
-            self.mark(psn, 1);
-            return (Verdict::InOrder, None);
-        }
+    }
+
+    /// The next request in sequence ([`PsnTracker::in_sequence`]), at `ts_ns`.
+    #[inline]
+    fn take_in_sequence(&mut self, psn: u32, ts_ns: i64) -> (Verdict, Option<Resolution>) {
+        self.requests += 1;
+        self.last_new_ts = ts_ns;
+        self.advance(psn_add(psn, 1));
+        self.mark(psn, 1);
+        (Verdict::InOrder, None)
+    }
+
+    /// [`PsnTracker::on_request_of`] for any request.
+    fn on_request_general(
+        &mut self,
+        psn: u32,
+        span: u32,
+        at: (u64, i64),
+        kind: (bool, bool),
+        cfg: &PsnConfig,
+    ) -> (Verdict, Option<Resolution>) {
+        let (frame, ts_ns) = at;
+        let (implied, read) = kind;
         let unknown_span = span == 0;
         let span = span.clamp(1, 1 << 20);
         if std::mem::replace(&mut self.resync, unknown_span) && psn_diff(psn, self.expected) > 0 {
@@ -1721,6 +1745,62 @@ mod tests {
             proptest::prop_assert!(s.timeout_bursts <= s.retransmits_timeout);
             proptest::prop_assert!(s.implied_bursts <= s.retransmits_implied);
         }
+    }
+
+    proptest::proptest! {
+        /// The short path of a request in sequence leaves the tracker as the general path
+        /// does, and says the same, on any stream of requests and NAKs before it.
+        #[test]
+        fn the_in_sequence_path_is_the_general_one(
+            base in proptest::prelude::prop_oneof![0u32..100, (PSN_MOD - 100)..PSN_MOD],
+            steps in proptest::collection::vec(step(), 1..200),
+        ) {
+            let mut t = PsnTracker::new();
+            let mut ts = 1_000_000_000i64;
+            // Started by a plain request: the first comparison runs at once.
+            t.on_request(base, 1, 0, ts, false, &cfg());
+            let mut taken = 0;
+            for (i, s) in steps.iter().enumerate() {
+                let at = |d: i32| psn_add(base, d.rem_euclid(PSN_MOD as i32) as u32);
+                // Every other step, the next request in sequence first, both ways.
+                if i % 2 == 0 && t.in_sequence(t.expected, 1, false) {
+                    let mut general = t.clone();
+                    let want = general.on_request_general(t.expected, 1, (0, ts), (false, false), &cfg());
+                    let got = t.on_request_of(t.expected, 1, (0, ts), (false, false), &cfg());
+                    proptest::prop_assert_eq!(got, want);
+                    proptest::prop_assert_eq!(format!("{t:?}"), format!("{general:?}"));
+                    taken += 1;
+                }
+                match *s {
+                    Step::Req(d, dt, span, implied) => {
+                        ts += dt;
+                        t.on_request(at(d), span, i as u64 + 1, ts, implied, &cfg());
+                    }
+                    Step::Nak(d) => t.on_nak(at(d), false),
+                    Step::Rnr(d) => t.on_nak(at(d), true),
+                }
+            }
+            proptest::prop_assert!(taken > 0);
+        }
+    }
+
+    #[test]
+    fn requests_in_sequence_take_the_short_path_until_a_gap() {
+        let mut t = PsnTracker::new();
+        assert!(!t.in_sequence(0, 1, false), "not before the first request");
+        t.on_request(10, 1, 1, 0, false, &cfg());
+        for psn in 11..20 {
+            assert!(t.in_sequence(psn, 1, false));
+            assert!(!t.in_sequence(psn, 3, true), "a READ takes the general path");
+            assert_eq!(t.on_request(psn, 1, u64::from(psn), 0, false, &cfg()).0, Verdict::InOrder);
+        }
+        assert_eq!((t.requests, t.expected), (10, 20));
+        assert_eq!(t.on_request(22, 1, 30, 0, false, &cfg()).0, Verdict::Gap { missing: 2 });
+        assert!(t.in_sequence(23, 1, false), "the next in sequence after the gap");
+        // A filler of the gap opens a run: the general path until it is settled.
+        t.on_request(20, 1, 31, 0, false, &cfg());
+        assert!(t.fill().is_some());
+        assert!(!t.in_sequence(23, 1, false));
     }
 
     #[test]
