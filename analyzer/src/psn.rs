@@ -1693,13 +1693,38 @@ mod tests {
         ]
     }
 
+    /// The PSN a random stream's offsets count from: near 0, or near the 24-bit wrap.
+    fn base() -> impl proptest::strategy::Strategy<Value = u32> {
+        proptest::prelude::prop_oneof![0u32..100, (PSN_MOD - 100)..PSN_MOD]
+    }
+
+    /// Step `i` of a random stream, its PSNs offsets from `base`, fed to `t` (a request
+    /// advances the time `ts`): what a request settled.
+    fn apply(t: &mut PsnTracker, base: u32, i: usize, s: &Step, ts: &mut i64) -> Option<Resolution> {
+        let at = |d: i32| psn_add(base, d.rem_euclid(PSN_MOD as i32) as u32);
+        match *s {
+            Step::Req(d, dt, span, implied) => {
+                *ts += dt;
+                t.on_request(at(d), span, i as u64 + 1, *ts, implied, &cfg()).1
+            }
+            Step::Nak(d) => {
+                t.on_nak(at(d), false);
+                None
+            }
+            Step::Rnr(d) => {
+                t.on_nak(at(d), true);
+                None
+            }
+        }
+    }
+
     proptest::proptest! {
         /// Whatever the order of requests, NAKs and times (across the 24-bit wrap too), the
         /// tracker never panics and its counters stay consistent: every resend has exactly
         /// one cause, and late packets and network-loss gaps never exceed what was seen.
         #[test]
         fn any_stream_keeps_the_counters_consistent(
-            base in proptest::prelude::prop_oneof![0u32..100, (PSN_MOD - 100)..PSN_MOD],
+            base in base(),
             steps in proptest::collection::vec(step(), 1..300),
         ) {
             let mut t = PsnTracker::new();
@@ -1707,22 +1732,13 @@ mod tests {
             let mut late = 0u64;
             let mut resent_by_resolution = 0u64;
             for (i, s) in steps.iter().enumerate() {
-                let at = |d: i32| psn_add(base, d.rem_euclid(PSN_MOD as i32) as u32);
-                match *s {
-                    Step::Req(d, dt, span, implied) => {
-                        ts += dt;
-                        let (_, r) = t.on_request(at(d), span, i as u64 + 1, ts, implied, &cfg());
-                        match r {
-                            Some(Resolution::Late { packets, late_ns, .. }) => {
-                                late += u64::from(packets);
-                                proptest::prop_assert!(late_ns >= 0);
-                            }
-                            Some(Resolution::Resent { .. }) => resent_by_resolution += 1,
-                            None => {}
-                        }
+                match apply(&mut t, base, i, s, &mut ts) {
+                    Some(Resolution::Late { packets, late_ns, .. }) => {
+                        late += u64::from(packets);
+                        proptest::prop_assert!(late_ns >= 0);
                     }
-                    Step::Nak(d) => t.on_nak(at(d), false),
-                    Step::Rnr(d) => t.on_nak(at(d), true),
+                    Some(Resolution::Resent { .. }) => resent_by_resolution += 1,
+                    None => {}
                 }
             }
             if let Some(Resolution::Late { packets, .. }) = t.flush(&cfg()) {
@@ -1745,23 +1761,19 @@ mod tests {
             proptest::prop_assert!(s.timeout_bursts <= s.retransmits_timeout);
             proptest::prop_assert!(s.implied_bursts <= s.retransmits_implied);
         }
-    }
 
-    proptest::proptest! {
         /// The short path of a request in sequence leaves the tracker as the general path
         /// does, and says the same, on any stream of requests and NAKs before it.
         #[test]
         fn the_in_sequence_path_is_the_general_one(
-            base in proptest::prelude::prop_oneof![0u32..100, (PSN_MOD - 100)..PSN_MOD],
+            base in base(),
             steps in proptest::collection::vec(step(), 1..200),
         ) {
-            let mut t = PsnTracker::new();
-            let mut ts = 1_000_000_000i64;
             // Started by a plain request: the first comparison runs at once.
+            let (mut t, mut ts) = (PsnTracker::new(), 1_000_000_000i64);
             t.on_request(base, 1, 0, ts, false, &cfg());
             let mut taken = 0;
             for (i, s) in steps.iter().enumerate() {
-                let at = |d: i32| psn_add(base, d.rem_euclid(PSN_MOD as i32) as u32);
                 // Every other step, the next request in sequence first, both ways.
                 if i % 2 == 0 && t.in_sequence(t.expected, 1, false) {
                     let mut general = t.clone();
@@ -1771,14 +1783,7 @@ mod tests {
                     proptest::prop_assert_eq!(format!("{t:?}"), format!("{general:?}"));
                     taken += 1;
                 }
-                match *s {
-                    Step::Req(d, dt, span, implied) => {
-                        ts += dt;
-                        t.on_request(at(d), span, i as u64 + 1, ts, implied, &cfg());
-                    }
-                    Step::Nak(d) => t.on_nak(at(d), false),
-                    Step::Rnr(d) => t.on_nak(at(d), true),
-                }
+                apply(&mut t, base, i, s, &mut ts);
             }
             proptest::prop_assert!(taken > 0);
         }
