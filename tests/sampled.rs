@@ -340,17 +340,7 @@ fn analyse(payload: &[u8]) {
         "10.0.0.1:6343".parse().unwrap(),
         payload,
     );
-    let rec = rocescope_capture::Record {
-        ts_ns: 1,
-        caplen: frame.len() as u32,
-        len: frame.len() as u32,
-        link_type: rocescope_decoder::LinkType::ETHERNET,
-        interface: 0,
-        link_bps: None,
-        point: 0,
-        data: &frame,
-        empty_before: 0,
-    };
+    let rec = rocescope_capture::Record::whole(rocescope_decoder::LinkType::ETHERNET, 1, &frame);
     let opts = rocescope_decoder::DecodeOptions::default();
     let mut a = Analyzer::new(Config::default());
     let p = rocescope_decoder::decode(rec.link_type, rec.data, &opts);

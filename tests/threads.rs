@@ -389,17 +389,7 @@ fn the_router_hands_each_shard_its_own_frames_and_every_shard_the_rest() {
         RoceV2Frame::new([2, 0, 0, 0, 0, src], [2, 0, 0, 0, 0, dst], ip, ib).build(opts.opcode)
     };
     fn record(data: &[u8]) -> rocescope_capture::Record<'_> {
-        rocescope_capture::Record {
-            ts_ns: 0,
-            caplen: data.len() as u32,
-            len: data.len() as u32,
-            link_type: LinkType::ETHERNET,
-            interface: 0,
-            link_bps: None,
-            point: 0,
-            data,
-            empty_before: 0,
-        }
+        rocescope_capture::Record::whole(LinkType::ETHERNET, 0, data)
     }
     let mut route = |data: &[u8]| router.route(&record(data), &opts);
     let ip = |x: u8| std::net::IpAddr::V4(Ipv4Addr::new(10, 0, 0, x));

@@ -164,17 +164,8 @@ mod tests {
         let mut checks = CopyChecks::new(&Config::default());
         let mut copies = 0;
         for (n, data) in frames.iter().enumerate() {
-            let rec = rocescope_capture::Record {
-                ts_ns: 1_000_000_000 + n as i64 * 1_000,
-                caplen: data.len() as u32,
-                len: data.len() as u32,
-                link_type: LinkType::ETHERNET,
-                interface: 0,
-                link_bps: None,
-                point: 0,
-                data,
-                empty_before: 0,
-            };
+            let rec =
+                rocescope_capture::Record::whole(LinkType::ETHERNET, 1_000_000_000 + n as i64 * 1_000, data);
             let number = n as u64 + 1;
             match fast::classify(rec.link_type, rec.data, &opts) {
                 Some(c) => {

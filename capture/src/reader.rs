@@ -106,7 +106,25 @@ pub struct Record<'a> {
     pub empty_before: u64,
 }
 
-impl Record<'_> {
+impl<'a> Record<'a> {
+    /// A record of all of frame `data` (of link type `link_type`), captured at `ts_ns` on the
+    /// first interface of a single source, no empty record passed over before it: what a
+    /// listener hands out, and what tests build.
+    pub fn whole(link_type: LinkType, ts_ns: i64, data: &'a [u8]) -> Self {
+        let len = u32::try_from(data.len()).unwrap_or(u32::MAX);
+        Record {
+            ts_ns,
+            caplen: len,
+            len,
+            link_type,
+            interface: 0,
+            link_bps: None,
+            point: 0,
+            data,
+            empty_before: 0,
+        }
+    }
+
     /// This record's frame number, `previous` being the number of the record before it (0 at
     /// the start): one more, plus the empty records passed over between them, so the numbers
     /// are tshark's (which numbers a record with no captured byte as a frame of length 0).

@@ -145,18 +145,7 @@ impl SflowListener {
         let ts_ns = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX));
-        let len = u32::try_from(self.frame.len()).unwrap_or(u32::MAX);
-        Record {
-            ts_ns,
-            caplen: len,
-            len,
-            link_type: LinkType::ETHERNET,
-            interface: 0,
-            link_bps: None,
-            point: 0,
-            data: &self.frame,
-            empty_before: 0,
-        }
+        Record::whole(LinkType::ETHERNET, ts_ns, &self.frame)
     }
 }
 
