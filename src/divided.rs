@@ -13,10 +13,11 @@
 
 use crate::cli::SourceArgs;
 use crate::driver::{self, Flow, Opened, RunEnd};
+use crate::held::Held;
 use rocescope_analyzer::divide::{Route, Router};
 use rocescope_analyzer::{Analyzer, Config};
 use rocescope_capture::Record;
-use rocescope_decoder::{DecodeOptions, LinkType};
+use rocescope_decoder::DecodeOptions;
 use std::sync::atomic::AtomicBool;
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::sync::Arc;
@@ -30,13 +31,7 @@ const AHEAD: usize = 4;
 struct Rec {
     /// Offset of its bytes in the chunk's data.
     at: usize,
-    caplen: u32,
-    len: u32,
-    ts_ns: i64,
-    link_type: LinkType,
-    link_bps: Option<u64>,
-    /// Its frame number (what findings cite).
-    number: u64,
+    held: Held,
     /// Its place among the records read, from 1.
     seq: u64,
 }
@@ -64,16 +59,7 @@ impl Chunk {
 
     fn push(&mut self, rec: &Record<'_>, number: u64, seq: u64, route: Route) {
         let i = u32::try_from(self.recs.len()).unwrap_or(u32::MAX);
-        self.recs.push(Rec {
-            at: self.data.len(),
-            caplen: rec.data.len() as u32,
-            len: rec.len,
-            ts_ns: rec.ts_ns,
-            link_type: rec.link_type,
-            link_bps: rec.link_bps,
-            number,
-            seq,
-        });
+        self.recs.push(Rec { at: self.data.len(), held: Held::of(rec, number), seq });
         self.data.extend_from_slice(rec.data);
         match route {
             Route::Owner(0) => {}
@@ -96,19 +82,8 @@ impl Chunk {
     /// Record `i` as the reader handed it out.
     fn record(&self, i: usize) -> Option<(&Rec, Record<'_>)> {
         let r = self.recs.get(i)?;
-        let data = self.data.get(r.at..r.at + r.caplen as usize)?;
-        let rec = Record {
-            ts_ns: r.ts_ns,
-            caplen: r.caplen,
-            len: r.len,
-            link_type: r.link_type,
-            interface: 0,
-            link_bps: r.link_bps,
-            point: 0,
-            data,
-            empty_before: 0,
-        };
-        Some((r, rec))
+        let data = self.data.get(r.at..r.at + r.held.caplen as usize)?;
+        Some((r, r.held.record(data)))
     }
 }
 
@@ -126,13 +101,13 @@ fn worker(
         if index == 0 {
             for i in 0..chunk.recs.len() {
                 if let Some((r, rec)) = chunk.record(i) {
-                    a.push_shard_record(r.number, &rec, opts);
+                    a.push_shard_record(r.held.number, &rec, opts);
                 }
             }
         } else if let Some(list) = chunk.own.get(index as usize - 1) {
             for &i in list {
                 if let Some((r, rec)) = chunk.record(i as usize) {
-                    a.push_divided(r.seq, chunk.first_ts, r.number, &rec, opts);
+                    a.push_divided(r.seq, chunk.first_ts, r.held.number, &rec, opts);
                 }
             }
         }
@@ -174,32 +149,22 @@ pub fn run(
             let cfg = cfg.clone();
             workers.push(scope.spawn(move || worker(index, count, cfg, opts, rx)));
         }
-        let (mut number, mut seq, mut bytes_read) = (0u64, 0u64, 0u64);
+        let mut seq = 0u64;
         let mut chunk: Option<Chunk> = None;
-        let end = driver::pump(
-            opened,
-            source,
-            opts,
-            driver::Decoding::Caller,
-            stop,
-            |rec, _, _| {
-                number = rec.number_after(number);
-                seq += 1;
-                bytes_read += driver::record_cost(rec.caplen);
-                let route = router.route(rec, opts);
-                let c = chunk.get_or_insert_with(|| Chunk::new(count, rec.ts_ns));
-                if c.full_for(rec.data.len()) {
-                    let first_ts = c.first_ts;
-                    let full = std::mem::replace(c, Chunk::new(count, first_ts));
-                    if !send(&senders, full) {
-                        return Ok(Flow::Stop);
-                    }
+        let (end, bytes_read) = driver::pump_numbered(opened, source, opts, stop, |rec, number| {
+            seq += 1;
+            let route = router.route(rec, opts);
+            let c = chunk.get_or_insert_with(|| Chunk::new(count, rec.ts_ns));
+            if c.full_for(rec.data.len()) {
+                let first_ts = c.first_ts;
+                let full = std::mem::replace(c, Chunk::new(count, first_ts));
+                if !send(&senders, full) {
+                    return Ok(Flow::Stop);
                 }
-                c.push(rec, number, seq, route);
-                Ok(Flow::Continue)
-            },
-            |_| Flow::Continue,
-        );
+            }
+            c.push(rec, number, seq, route);
+            Ok(Flow::Continue)
+        });
         if let Some(c) = chunk.take().filter(|c| !c.recs.is_empty()) {
             send(&senders, c);
         }

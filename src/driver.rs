@@ -240,6 +240,34 @@ pub enum Decoding {
 /// Frames per batch: one kernel block's worth for live captures.
 const BATCH: usize = 512;
 
+/// [`pump`] for a caller that decodes what it wants itself ([`Decoding::Caller`]: the two
+/// stages, the divided reading), each record handed to `each` with its frame number
+/// ([`Record::number_after`]). Returns how the run ended and about how many bytes of the
+/// files its records took ([`record_cost`]), for a report a signal cuts short.
+pub fn pump_numbered(
+    opened: &mut Opened,
+    args: &SourceArgs,
+    opts: &DecodeOptions,
+    stop: &AtomicBool,
+    mut each: impl FnMut(&Record<'_>, u64) -> anyhow::Result<Flow>,
+) -> (anyhow::Result<RunEnd>, u64) {
+    let (mut number, mut bytes) = (0u64, 0u64);
+    let end = pump(
+        opened,
+        args,
+        opts,
+        Decoding::Caller,
+        stop,
+        |rec, _, _| {
+            number = rec.number_after(number);
+            bytes += record_cost(rec.caplen);
+            each(rec, number)
+        },
+        |_| Flow::Continue,
+    );
+    (end, bytes)
+}
+
 /// Feed every frame to `each` until something stops the run. `each` gets the decoded
 /// packet when `decoding` asks for it. `tick` runs about once a second on live captures.
 pub fn pump(

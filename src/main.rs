@@ -13,6 +13,7 @@ mod docs_cmd;
 mod driver;
 mod exit;
 mod export_cmd;
+mod held;
 mod input;
 mod interfaces_cmd;
 mod output;

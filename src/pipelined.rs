@@ -14,12 +14,13 @@
 use crate::cli::SourceArgs;
 use crate::divided::Divided;
 use crate::driver::{self, Flow, Opened};
+use crate::held::Held;
 use rocescope_analyzer::dedup::Copy;
 use rocescope_analyzer::pipeline::CopyChecks;
 use rocescope_analyzer::{Analyzer, Config};
 use rocescope_capture::Record;
 use rocescope_decoder::fast::{self, Common};
-use rocescope_decoder::{DecodeOptions, LinkType};
+use rocescope_decoder::DecodeOptions;
 use std::sync::atomic::AtomicBool;
 use std::sync::mpsc::{channel, sync_channel, Receiver, Sender};
 
@@ -41,48 +42,15 @@ enum What {
     HandOver(Box<CopyChecks>),
 }
 
-/// One record as the reader handed it out.
+/// One record as the reader handed it out, and what the reading stage made of it.
 struct Item {
-    /// Its frame number (what findings cite).
-    number: u64,
-    ts_ns: i64,
-    caplen: u32,
-    len: u32,
-    link_type: LinkType,
-    link_bps: Option<u64>,
-    /// Its capture point (0: one input).
-    point: u16,
+    held: Held,
     what: What,
 }
 
 impl Item {
     fn new(rec: &Record<'_>, number: u64, what: What) -> Self {
-        Item {
-            number,
-            ts_ns: rec.ts_ns,
-            caplen: rec.caplen,
-            len: rec.len,
-            link_type: rec.link_type,
-            link_bps: rec.link_bps,
-            point: rec.point,
-            what,
-        }
-    }
-
-    /// The record again, with `data` for its bytes (none for a common frame: the analysis
-    /// reads its classification).
-    fn record<'a>(&self, data: &'a [u8]) -> Record<'a> {
-        Record {
-            ts_ns: self.ts_ns,
-            caplen: self.caplen,
-            len: self.len,
-            link_type: self.link_type,
-            interface: 0,
-            link_bps: self.link_bps,
-            point: self.point,
-            data,
-            empty_before: 0,
-        }
+        Item { held: Held::of(rec, number), what }
     }
 }
 
@@ -114,12 +82,15 @@ impl Chunk {
 fn analyse(cfg: Config, opts: &DecodeOptions, chunks: Receiver<Chunk>, back: Sender<Chunk>) -> Analyzer {
     let mut a = Analyzer::new(cfg);
     while let Ok(mut chunk) = chunks.recv() {
-        for item in chunk.items.drain(..) {
-            match item.what {
-                What::Checked(c, copy) => a.push_common_checked(item.number, &item.record(&[]), &c, copy),
+        for Item { held, what } in chunk.items.drain(..) {
+            match what {
+                // (A common frame's record carries no bytes: the analysis reads its
+                // classification.)
+                What::Checked(c, copy) => a.push_common_checked(held.number, &held.record(&[]), &c, copy),
                 What::Raw(at) => {
-                    let data = chunk.data.get(at..at + item.caplen as usize).unwrap_or(&[]);
-                    a.push_shard_record(item.number, &item.record(data), opts);
+                    // The bytes the reading stage put there (Held::caplen is their length).
+                    let data = chunk.data.get(at..at + held.caplen as usize).unwrap_or(&[]);
+                    a.push_shard_record(held.number, &held.record(data), opts);
                 }
                 What::HandOver(checks) => a.resume_copy_checks(*checks),
             }
@@ -147,49 +118,38 @@ pub fn run(
             let cfg = cfg.clone();
             scope.spawn(move || analyse(cfg, opts, rx, back_tx))
         };
-        let (mut number, mut bytes_read) = (0u64, 0u64);
         // `None` once handed over.
         let mut checks = Some(CopyChecks::new(cfg));
         let mut chunk = Chunk::new();
-        let end = driver::pump(
-            opened,
-            source,
-            opts,
-            driver::Decoding::Caller,
-            stop,
-            |rec, _, _| {
-                number = rec.number_after(number);
-                bytes_read += driver::record_cost(rec.caplen);
-                if chunk.full_for(rec.data.len()) {
-                    let next = back.try_recv().unwrap_or_else(|_| Chunk::new());
-                    if tx.send(std::mem::replace(&mut chunk, next)).is_err() {
-                        // The analysing thread has gone (it failed): said when it is joined.
-                        return Ok(Flow::Stop);
-                    }
+        let (end, bytes_read) = driver::pump_numbered(opened, source, opts, stop, |rec, number| {
+            if chunk.full_for(rec.data.len()) {
+                let next = back.try_recv().unwrap_or_else(|_| Chunk::new());
+                if tx.send(std::mem::replace(&mut chunk, next)).is_err() {
+                    // The analysing thread has gone (it failed): said when it is joined.
+                    return Ok(Flow::Stop);
                 }
-                let Some(ch) = checks.as_mut() else {
-                    chunk.raw(rec, number);
-                    return Ok(Flow::Continue);
-                };
-                match fast::classify(rec.link_type, rec.data, opts) {
-                    Some(c) => {
-                        let copy = ch.check_common(rec.point, rec.ts_ns, &c);
-                        chunk.items.push(Item::new(rec, number, What::Checked(c, copy)));
-                    }
-                    None => {
-                        let p = rocescope_decoder::decode(rec.link_type, rec.data, opts);
-                        if ch.hands_over(&p) {
-                            if let Some(handed) = checks.take() {
-                                chunk.items.push(Item::new(rec, number, What::HandOver(Box::new(handed))));
-                            }
+            }
+            let Some(ch) = checks.as_mut() else {
+                chunk.raw(rec, number);
+                return Ok(Flow::Continue);
+            };
+            match fast::classify(rec.link_type, rec.data, opts) {
+                Some(c) => {
+                    let copy = ch.check_common(rec.point, rec.ts_ns, &c);
+                    chunk.items.push(Item::new(rec, number, What::Checked(c, copy)));
+                }
+                None => {
+                    let p = rocescope_decoder::decode(rec.link_type, rec.data, opts);
+                    if ch.hands_over(&p) {
+                        if let Some(handed) = checks.take() {
+                            chunk.items.push(Item::new(rec, number, What::HandOver(Box::new(handed))));
                         }
-                        chunk.raw(rec, number);
                     }
+                    chunk.raw(rec, number);
                 }
-                Ok(Flow::Continue)
-            },
-            |_| Flow::Continue,
-        );
+            }
+            Ok(Flow::Continue)
+        });
         if !chunk.items.is_empty() {
             let _ = tx.send(chunk);
         }

@@ -475,7 +475,7 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
         // control character raw (`\u009b`, `\u202e`: the writer escapes them).
         // The flows' entries are built and formatted on --threads threads (the same bytes),
         // whatever the input (standard input and merged captures are read by one).
-        let t = requested_threads(args);
+        let t = threads_up_to(args, 4);
         match unbuffered_stdout() {
             Some(mut file) => crate::output::exact::report_to_writer_threads(&mut file, &streamed, t)
                 .map_err(std::io::Error::from)
@@ -568,7 +568,7 @@ fn unbuffered_stdout() -> Option<std::fs::File> {
 /// `--parquet`, which the divided reading does not write) (issue 40: each shard reopened a
 /// `<(...)` and read garbage, or waited in open(2) on a FIFO).
 fn shard_count(args: &ReportArgs, cfg: &Config, opts: &DecodeOptions) -> u32 {
-    let want = u32::try_from(analysis_threads(args)).unwrap_or(1);
+    let want = u32::try_from(threads_up_to(args, 2)).unwrap_or(1);
     match args.source.read.as_slice() {
         [p] if cfg.points.len() <= 1 => {
             let stream = crate::input::is_stream(p);
@@ -604,20 +604,14 @@ fn pipeline_wanted(cfg: &Config, opts: &DecodeOptions) -> bool {
     std::env::var("ROCESCOPE_PIPELINE").as_deref() != Ok("0") && Analyzer::takes_common_with(cfg, opts)
 }
 
-/// The threads `--threads` asks for the analysis: by default two where there are two cores
-/// or more, the two stages (crate::pipelined: 1.8x one thread on 2 cores, 2026-12-08). More
+/// The threads `--threads` asks for, by default the cores up to `default_cap`: 2 for the
+/// analysis, the two stages (crate::pipelined: 1.8x one thread on 2 cores, 2026-12-08; more
 /// shards of host pairs are slower than that unless a core is free for the walker: the first
-/// shard decodes every frame for the capture-wide figures (docs/scaling.md).
-fn analysis_threads(args: &ReportArgs) -> usize {
+/// shard decodes every frame for the capture-wide figures, docs/scaling.md); 4 for
+/// formatting the JSON's flow entries.
+fn threads_up_to(args: &ReportArgs, default_cap: usize) -> usize {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    args.threads.map_or(cores.min(2), usize::from).clamp(1, 64)
-}
-
-/// The threads the JSON's flow entries are formatted on: `--threads`, by default the cores,
-/// up to 4.
-fn requested_threads(args: &ReportArgs) -> usize {
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    args.threads.map_or(cores.min(4), usize::from).clamp(1, 64)
+    args.threads.map_or(cores.min(default_cap), usize::from).clamp(1, 64)
 }
 
 /// How the shards of a parallel analysis stop together on a signal (Ctrl-C): each, on
